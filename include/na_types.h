@@ -1,0 +1,159 @@
+/*
+ * Quicksilver NA (network abstraction) public types.
+ *
+ * The names, values and order follow the documented NA API so that programs
+ * written against it compile unchanged.
+ */
+#ifndef NA_TYPES_H
+#define NA_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque objects. */
+typedef struct na_class na_class_t;       /* one per initialized plugin   */
+typedef struct na_context na_context_t;   /* one completion queue         */
+typedef struct na_addr *na_addr_t;        /* plugin-defined address       */
+typedef struct na_mem_handle *na_mem_handle_t; /* plugin-defined region */
+typedef struct na_op_id na_op_id_t;       /* reusable operation id        */
+
+typedef uint32_t na_tag_t;
+typedef uint64_t na_offset_t;
+typedef bool na_bool_t;
+
+#define NA_TRUE true
+#define NA_FALSE false
+#define NA_ADDR_NULL ((na_addr_t) NULL)
+#define NA_MEM_HANDLE_NULL ((na_mem_handle_t) NULL)
+#define NA_OP_ID_NULL ((na_op_id_t *) NULL)
+
+/*
+ * Return codes. One table generates the enum and the strings returned by
+ * NA_Error_to_string(), so the two can never drift apart. The order is the
+ * documented one; HG's codes share the first 24 entries.
+ */
+#define NA_RETURN_VALUES                                                       \
+    X(NA_SUCCESS, "success")                                                   \
+    X(NA_PERMISSION, "operation not permitted")                                \
+    X(NA_NOENTRY, "no such file or directory")                                 \
+    X(NA_INTERRUPT, "operation interrupted")                                   \
+    X(NA_AGAIN, "operation must be retried")                                   \
+    X(NA_NOMEM, "out of memory")                                               \
+    X(NA_ACCESS, "permission denied")                                          \
+    X(NA_FAULT, "bad address")                                                 \
+    X(NA_BUSY, "device or resource busy")                                      \
+    X(NA_EXIST, "entry already exists")                                        \
+    X(NA_NODEV, "no such device")                                              \
+    X(NA_INVALID_ARG, "invalid argument")                                      \
+    X(NA_PROTOCOL_ERROR, "protocol error")                                     \
+    X(NA_OVERFLOW, "value too large")                                          \
+    X(NA_MSGSIZE, "message size too long")                                     \
+    X(NA_PROTONOSUPPORT, "protocol not supported")                             \
+    X(NA_OPNOTSUPPORTED, "operation not supported on endpoint")                \
+    X(NA_ADDRINUSE, "address already in use")                                  \
+    X(NA_ADDRNOTAVAIL, "cannot assign requested address")                      \
+    X(NA_HOSTUNREACH, "cannot reach host during operation")                    \
+    X(NA_TIMEOUT, "operation reached timeout")                                 \
+    X(NA_CANCELED, "operation canceled")                                       \
+    X(NA_IO_ERROR, "input/output error")                                       \
+    X(NA_HOSTFIREWALL, "host firewall refused the operation")
+
+typedef enum na_return {
+#define X(name, str) name,
+    NA_RETURN_VALUES
+#undef X
+    NA_RETURN_MAX
+} na_return_t;
+
+/* Completion types. */
+typedef enum na_cb_type {
+    NA_CB_SEND_UNEXPECTED,
+    NA_CB_RECV_UNEXPECTED,
+    NA_CB_SEND_EXPECTED,
+    NA_CB_RECV_EXPECTED,
+    NA_CB_PUT,
+    NA_CB_GET
+} na_cb_type_t;
+
+struct na_cb_info_recv_unexpected {
+    size_t actual_buf_size; /* bytes received                       */
+    na_addr_t source;       /* owned by the callee: NA_Addr_free it */
+    na_tag_t tag;
+};
+
+struct na_cb_info_recv_expected {
+    size_t actual_buf_size;
+};
+
+struct na_cb_info {
+    union {
+        struct na_cb_info_recv_unexpected recv_unexpected;
+        struct na_cb_info_recv_expected recv_expected;
+    } info;
+    void *arg;          /* the argument given when the op was posted */
+    na_cb_type_t type;
+    na_return_t ret;    /* NA_SUCCESS, an error, or NA_CANCELED      */
+};
+
+/* Completion callback, run from NA_Trigger() only. */
+typedef void (*na_cb_t)(const struct na_cb_info *callback_info);
+
+/* Memory access flags for NA_Mem_handle_create(). */
+#define NA_MEM_READ_ONLY 0x01
+#define NA_MEM_WRITE_ONLY 0x02
+#define NA_MEM_READWRITE 0x03
+
+/* Memory types for NA_Mem_register(); only host memory is supported. */
+enum na_mem_type { NA_MEM_TYPE_UNKNOWN, NA_MEM_TYPE_HOST };
+
+/* One memory segment for NA_Mem_handle_create_segments(). */
+struct na_segment {
+    uint64_t base; /* address of the segment */
+    size_t len;    /* length in bytes        */
+};
+
+/* Flags for NA_Op_create() and NA_Msg_buf_alloc(): none are defined yet. */
+
+/* Progress modes. */
+#define NA_NO_BLOCK 0x01 /* never sleep in progress: busy-poll */
+
+/* Thread modes. */
+#define NA_THREAD_MODE_SINGLE 0x01 /* caller promises one thread at a time */
+
+/*
+ * Options for NA_Initialize_opt(). Every field has a safe default of zero
+ * (NA_INIT_INFO_INITIALIZER); a plugin that cannot honour a non-zero field
+ * fails initialization with NA_OPNOTSUPPORTED rather than ignoring it.
+ */
+struct na_init_info {
+    const char *ip_subnet;     /* preferred subnet, e.g. "10.0.0.0/8"      */
+    const char *auth_key;      /* fabric authentication key (unsupported)  */
+    size_t max_unexpected_size; /* 0: plugin default                      */
+    size_t max_expected_size;   /* 0: plugin default                      */
+    uint32_t progress_mode;     /* 0 or NA_NO_BLOCK                       */
+    uint8_t max_contexts;       /* 0: 1                                    */
+    uint8_t thread_mode;        /* 0 or NA_THREAD_MODE_SINGLE             */
+    bool request_mem_device;    /* device memory (unsupported)             */
+    bool no_multi_recv;         /* plugins with multi-receive buffers do
+                                   not use them for unexpected messages    */
+};
+
+#define NA_INIT_INFO_INITIALIZER                                               \
+    (struct na_init_info)                                                      \
+    {                                                                          \
+        .ip_subnet = NULL, .auth_key = NULL, .max_unexpected_size = 0,         \
+        .max_expected_size = 0, .progress_mode = 0, .max_contexts = 1,         \
+        .thread_mode = 0, .request_mem_device = false,                         \
+        .no_multi_recv = false                                                 \
+    }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NA_TYPES_H */
