@@ -39,10 +39,13 @@ struct na_info {
 
 /*
  * A completion entry. Plugins embed one in each of their op ids and fill
- * `callback_info`, then hand it to na_cb_completion_add(). After the user
- * callback has run, the core calls plugin_callback(plugin_callback_args) so
- * the plugin can mark the op id reusable and release what it held; the
- * plugin must not reuse the entry before that.
+ * `callback_info`, then hand it to na_cb_completion_add(). NA_Trigger()
+ * dequeues it, copies callback_info and callback, then calls
+ * plugin_callback(plugin_callback_args) so the plugin can mark the op id
+ * reusable, and only then runs the user callback: a callback may repost
+ * the same op id. Anything callback_info points to (a recv_unexpected
+ * source address) must outlive plugin_callback; the source address belongs
+ * to the user.
  */
 struct na_cb_completion_data {
     struct na_cb_info callback_info;

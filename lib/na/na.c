@@ -1,0 +1,674 @@
+/*
+ * NA core: classes, contexts and their completion queues, and the argument
+ * checks in front of every plugin op. Plugins never see a NULL class,
+ * context or op id; everything else about an operation is theirs.
+ */
+#include "na/na_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Pick the plugin: by class name when given, else the first one that
+ * accepts the protocol. */
+static const struct na_class_ops *
+na_plugin_select(const struct na_info *info)
+{
+    for (size_t i = 0; na_plugin_table[i] != NULL; i++) {
+        const struct na_class_ops *ops = na_plugin_table[i];
+
+        if (info->class_name[0] != '\0' &&
+            strcmp(info->class_name, ops->class_name) != 0)
+            continue;
+        if (ops->check_protocol(info->protocol_name))
+            return ops;
+    }
+    return NULL;
+}
+
+na_class_t *
+NA_Initialize(const char *info_string, bool listen)
+{
+    return NA_Initialize_opt(info_string, listen, NULL);
+}
+
+na_class_t *
+NA_Initialize_opt(const char *info_string, bool listen,
+                  const struct na_init_info *na_init_info)
+{
+    struct na_info *info = NULL;
+    na_class_t *na_class = NULL;
+    const struct na_class_ops *ops;
+    na_return_t ret;
+
+    if (info_string == NULL) {
+        na_log_error("NA_Initialize: NULL info string");
+        return NULL;
+    }
+    info = calloc(1, sizeof(*info));
+    if (info == NULL)
+        return NULL;
+    ret = NA_Info_string_parse(info_string, info->class_name,
+                               info->protocol_name, info->host_name,
+                               sizeof(info->host_name));
+    if (ret != NA_SUCCESS) {
+        na_log_error("malformed info string \"%s\" (%s): expected "
+                     "[class+]protocol[://host]",
+                     info_string, NA_Error_to_string(ret));
+        goto error;
+    }
+    info->init_info = na_init_info ? *na_init_info : NA_INIT_INFO_INITIALIZER;
+
+    ops = na_plugin_select(info);
+    if (ops == NULL) {
+        if (info->class_name[0] != '\0')
+            na_log_error("no plugin \"%s\" serving protocol \"%s\" in this "
+                         "build (info string \"%s\")",
+                         info->class_name, info->protocol_name, info_string);
+        else
+            na_log_error("no plugin accepts protocol \"%s\" (info string "
+                         "\"%s\")",
+                         info->protocol_name, info_string);
+        goto error;
+    }
+
+    na_class = calloc(1, sizeof(*na_class));
+    if (na_class == NULL)
+        goto error;
+    na_class->ops = ops;
+    na_class->listen = listen;
+    na_class->protocol_name = strdup(info->protocol_name);
+    if (na_class->protocol_name == NULL)
+        goto error;
+    pthread_mutex_init(&na_class->lock, NULL);
+    ret = ops->initialize(na_class, info, listen);
+    if (ret != NA_SUCCESS) {
+        na_log_error("plugin \"%s\" could not initialize \"%s\": %s",
+                     ops->class_name, info_string, NA_Error_to_string(ret));
+        pthread_mutex_destroy(&na_class->lock);
+        goto error;
+    }
+    free(info);
+    return na_class;
+
+error:
+    if (na_class != NULL)
+        free(na_class->protocol_name);
+    free(na_class);
+    free(info);
+    return NULL;
+}
+
+na_return_t
+NA_Finalize(na_class_t *na_class)
+{
+    na_return_t ret;
+
+    if (na_class == NULL)
+        return NA_SUCCESS;
+    pthread_mutex_lock(&na_class->lock);
+    if (na_class->context_count > 0) {
+        pthread_mutex_unlock(&na_class->lock);
+        na_log_error("NA_Finalize: %u context(s) still exist",
+                     na_class->context_count);
+        return NA_BUSY;
+    }
+    pthread_mutex_unlock(&na_class->lock);
+    ret = na_class->ops->finalize(na_class);
+    if (ret != NA_SUCCESS)
+        return ret;
+    pthread_mutex_destroy(&na_class->lock);
+    free(na_class->protocol_name);
+    free(na_class);
+    return NA_SUCCESS;
+}
+
+const char *
+NA_Get_class_name(const na_class_t *na_class)
+{
+    return na_class ? na_class->ops->class_name : NULL;
+}
+
+const char *
+NA_Get_class_protocol(const na_class_t *na_class)
+{
+    return na_class ? na_class->protocol_name : NULL;
+}
+
+bool
+NA_Is_listening(const na_class_t *na_class)
+{
+    return na_class ? na_class->listen : false;
+}
+
+na_context_t *
+NA_Context_create(na_class_t *na_class)
+{
+    return NA_Context_create_id(na_class, 0);
+}
+
+na_context_t *
+NA_Context_create_id(na_class_t *na_class, uint8_t id)
+{
+    na_context_t *context;
+    na_return_t ret;
+
+    if (na_class == NULL)
+        return NULL;
+    context = calloc(1, sizeof(*context));
+    if (context == NULL)
+        return NULL;
+    context->na_class = na_class;
+    context->id = id;
+    STAILQ_INIT(&context->queue);
+    pthread_mutex_init(&context->lock, NULL);
+    ret = na_class->ops->context_create(na_class, context, id,
+                                        &context->plugin_context);
+    if (ret != NA_SUCCESS) {
+        na_log_error("context creation failed: %s", NA_Error_to_string(ret));
+        pthread_mutex_destroy(&context->lock);
+        free(context);
+        return NULL;
+    }
+    pthread_mutex_lock(&na_class->lock);
+    na_class->context_count++;
+    pthread_mutex_unlock(&na_class->lock);
+    return context;
+}
+
+na_return_t
+NA_Context_destroy(na_class_t *na_class, na_context_t *context)
+{
+    na_return_t ret;
+
+    if (na_class == NULL || context == NULL ||
+        context->na_class != na_class)
+        return NA_INVALID_ARG;
+    pthread_mutex_lock(&context->lock);
+    if (context->count > 0) {
+        pthread_mutex_unlock(&context->lock);
+        na_log_error("NA_Context_destroy: %u completion(s) not triggered",
+                     context->count);
+        return NA_BUSY;
+    }
+    pthread_mutex_unlock(&context->lock);
+    ret = na_class->ops->context_destroy(na_class, context->plugin_context);
+    if (ret != NA_SUCCESS)
+        return ret;
+    pthread_mutex_lock(&na_class->lock);
+    na_class->context_count--;
+    pthread_mutex_unlock(&na_class->lock);
+    pthread_mutex_destroy(&context->lock);
+    free(context);
+    return NA_SUCCESS;
+}
+
+na_op_id_t *
+NA_Op_create(na_class_t *na_class, unsigned long flags)
+{
+    if (na_class == NULL)
+        return NULL;
+    return na_class->ops->op_create(na_class, flags);
+}
+
+na_return_t
+NA_Op_destroy(na_class_t *na_class, na_op_id_t *op_id)
+{
+    if (na_class == NULL)
+        return NA_INVALID_ARG;
+    if (op_id == NULL)
+        return NA_SUCCESS;
+    return na_class->ops->op_destroy(na_class, op_id);
+}
+
+/* Addresses. */
+
+na_return_t
+NA_Addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
+{
+    if (na_class == NULL || name == NULL || addr == NULL)
+        return NA_INVALID_ARG;
+    return na_class->ops->addr_lookup(na_class, name, addr);
+}
+
+void
+NA_Addr_free(na_class_t *na_class, na_addr_t addr)
+{
+    if (na_class != NULL && addr != NA_ADDR_NULL)
+        na_class->ops->addr_free(na_class, addr);
+}
+
+na_return_t
+NA_Addr_self(na_class_t *na_class, na_addr_t *addr)
+{
+    if (na_class == NULL || addr == NULL)
+        return NA_INVALID_ARG;
+    return na_class->ops->addr_self(na_class, addr);
+}
+
+na_return_t
+NA_Addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
+{
+    if (na_class == NULL || addr == NA_ADDR_NULL || new_addr == NULL)
+        return NA_INVALID_ARG;
+    return na_class->ops->addr_dup(na_class, addr, new_addr);
+}
+
+bool
+NA_Addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
+{
+    if (na_class == NULL)
+        return false;
+    if (addr1 == NA_ADDR_NULL || addr2 == NA_ADDR_NULL)
+        return addr1 == addr2;
+    return na_class->ops->addr_cmp(na_class, addr1, addr2);
+}
+
+bool
+NA_Addr_is_self(na_class_t *na_class, na_addr_t addr)
+{
+    if (na_class == NULL || addr == NA_ADDR_NULL)
+        return false;
+    return na_class->ops->addr_is_self(na_class, addr);
+}
+
+na_return_t
+NA_Addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
+                  na_addr_t addr)
+{
+    if (na_class == NULL || buf_size == NULL || addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    return na_class->ops->addr_to_string(na_class, buf, buf_size, addr);
+}
+
+size_t
+NA_Addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
+{
+    if (na_class == NULL || addr == NA_ADDR_NULL)
+        return 0;
+    return na_class->ops->addr_get_serialize_size(na_class, addr);
+}
+
+na_return_t
+NA_Addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+                  na_addr_t addr)
+{
+    if (na_class == NULL || buf == NULL || addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    return na_class->ops->addr_serialize(na_class, buf, buf_size, addr);
+}
+
+na_return_t
+NA_Addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
+                    size_t buf_size)
+{
+    if (na_class == NULL || addr == NULL || (buf == NULL && buf_size > 0))
+        return NA_INVALID_ARG;
+    return na_class->ops->addr_deserialize(na_class, addr, buf, buf_size);
+}
+
+/* Messages. */
+
+size_t
+NA_Msg_get_max_unexpected_size(const na_class_t *na_class)
+{
+    return na_class ? na_class->ops->msg_get_max_unexpected_size(na_class)
+                    : 0;
+}
+
+size_t
+NA_Msg_get_max_expected_size(const na_class_t *na_class)
+{
+    return na_class ? na_class->ops->msg_get_max_expected_size(na_class) : 0;
+}
+
+na_tag_t
+NA_Msg_get_max_tag(const na_class_t *na_class)
+{
+    return na_class ? na_class->ops->msg_get_max_tag(na_class) : 0;
+}
+
+void *
+NA_Msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
+                 void **plugin_data)
+{
+    if (na_class == NULL || buf_size == 0 || plugin_data == NULL)
+        return NULL;
+    return na_class->ops->msg_buf_alloc(na_class, buf_size, flags,
+                                        plugin_data);
+}
+
+na_return_t
+NA_Msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
+{
+    if (na_class == NULL)
+        return NA_INVALID_ARG;
+    if (buf != NULL)
+        na_class->ops->msg_buf_free(na_class, buf, plugin_data);
+    return NA_SUCCESS;
+}
+
+/* Checks shared by every post: a usable class, context and op id. */
+static inline bool
+na_post_args_ok(const na_class_t *na_class, const na_context_t *context,
+                const na_op_id_t *op_id)
+{
+    return na_class != NULL && context != NULL &&
+           context->na_class == na_class && op_id != NULL;
+}
+
+na_return_t
+NA_Msg_send_unexpected(na_class_t *na_class, na_context_t *context,
+                       na_cb_t callback, void *arg, const void *buf,
+                       size_t buf_size, void *plugin_data,
+                       na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
+                       na_op_id_t *op_id)
+{
+    if (!na_post_args_ok(na_class, context, op_id) ||
+        (buf == NULL && buf_size > 0) || dest_addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    if (buf_size > na_class->ops->msg_get_max_unexpected_size(na_class))
+        return NA_MSGSIZE;
+    return na_class->ops->msg_send_unexpected(na_class, context, callback,
+                                              arg, buf, buf_size, plugin_data,
+                                              dest_addr, dest_id, tag, op_id);
+}
+
+na_return_t
+NA_Msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
+                       na_cb_t callback, void *arg, void *buf,
+                       size_t buf_size, void *plugin_data, na_op_id_t *op_id)
+{
+    if (!na_post_args_ok(na_class, context, op_id) || buf == NULL ||
+        buf_size == 0)
+        return NA_INVALID_ARG;
+    return na_class->ops->msg_recv_unexpected(na_class, context, callback,
+                                              arg, buf, buf_size, plugin_data,
+                                              op_id);
+}
+
+na_return_t
+NA_Msg_send_expected(na_class_t *na_class, na_context_t *context,
+                     na_cb_t callback, void *arg, const void *buf,
+                     size_t buf_size, void *plugin_data, na_addr_t dest_addr,
+                     uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
+{
+    if (!na_post_args_ok(na_class, context, op_id) ||
+        (buf == NULL && buf_size > 0) || dest_addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    if (buf_size > na_class->ops->msg_get_max_expected_size(na_class))
+        return NA_MSGSIZE;
+    if (tag > na_class->ops->msg_get_max_tag(na_class))
+        return NA_INVALID_ARG;
+    return na_class->ops->msg_send_expected(na_class, context, callback, arg,
+                                            buf, buf_size, plugin_data,
+                                            dest_addr, dest_id, tag, op_id);
+}
+
+na_return_t
+NA_Msg_recv_expected(na_class_t *na_class, na_context_t *context,
+                     na_cb_t callback, void *arg, void *buf, size_t buf_size,
+                     void *plugin_data, na_addr_t source_addr,
+                     uint8_t source_id, na_tag_t tag, na_op_id_t *op_id)
+{
+    if (!na_post_args_ok(na_class, context, op_id) ||
+        (buf == NULL && buf_size > 0) || source_addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    if (tag > na_class->ops->msg_get_max_tag(na_class))
+        return NA_INVALID_ARG;
+    return na_class->ops->msg_recv_expected(na_class, context, callback, arg,
+                                            buf, buf_size, plugin_data,
+                                            source_addr, source_id, tag,
+                                            op_id);
+}
+
+/* Memory. */
+
+static inline bool
+na_mem_flags_ok(unsigned long flags)
+{
+    return flags == NA_MEM_READ_ONLY || flags == NA_MEM_WRITE_ONLY ||
+           flags == NA_MEM_READWRITE;
+}
+
+na_return_t
+NA_Mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
+                     unsigned long flags, na_mem_handle_t *mem_handle)
+{
+    if (na_class == NULL || mem_handle == NULL ||
+        (buf == NULL && buf_size > 0) || !na_mem_flags_ok(flags))
+        return NA_INVALID_ARG;
+    return na_class->ops->mem_handle_create(na_class, buf, buf_size, flags,
+                                            mem_handle);
+}
+
+na_return_t
+NA_Mem_handle_create_segments(na_class_t *na_class,
+                              struct na_segment *segments,
+                              size_t segment_count, unsigned long flags,
+                              na_mem_handle_t *mem_handle)
+{
+    if (na_class == NULL || mem_handle == NULL || segments == NULL ||
+        segment_count == 0 || !na_mem_flags_ok(flags))
+        return NA_INVALID_ARG;
+    return na_class->ops->mem_handle_create_segments(
+        na_class, segments, segment_count, flags, mem_handle);
+}
+
+void
+NA_Mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle)
+{
+    if (na_class != NULL && mem_handle != NA_MEM_HANDLE_NULL)
+        na_class->ops->mem_handle_free(na_class, mem_handle);
+}
+
+na_return_t
+NA_Mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
+                enum na_mem_type mem_type, uint64_t device)
+{
+    if (na_class == NULL || mem_handle == NA_MEM_HANDLE_NULL)
+        return NA_INVALID_ARG;
+    if (mem_type != NA_MEM_TYPE_HOST && mem_type != NA_MEM_TYPE_UNKNOWN)
+        return NA_OPNOTSUPPORTED;
+    return na_class->ops->mem_register(na_class, mem_handle, mem_type,
+                                       device);
+}
+
+na_return_t
+NA_Mem_deregister(na_class_t *na_class, na_mem_handle_t mem_handle)
+{
+    if (na_class == NULL || mem_handle == NA_MEM_HANDLE_NULL)
+        return NA_INVALID_ARG;
+    return na_class->ops->mem_deregister(na_class, mem_handle);
+}
+
+size_t
+NA_Mem_handle_get_serialize_size(na_class_t *na_class,
+                                 na_mem_handle_t mem_handle)
+{
+    if (na_class == NULL || mem_handle == NA_MEM_HANDLE_NULL)
+        return 0;
+    return na_class->ops->mem_handle_get_serialize_size(na_class, mem_handle);
+}
+
+na_return_t
+NA_Mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+                        na_mem_handle_t mem_handle)
+{
+    if (na_class == NULL || buf == NULL || mem_handle == NA_MEM_HANDLE_NULL)
+        return NA_INVALID_ARG;
+    return na_class->ops->mem_handle_serialize(na_class, buf, buf_size,
+                                               mem_handle);
+}
+
+na_return_t
+NA_Mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
+                          const void *buf, size_t buf_size)
+{
+    if (na_class == NULL || mem_handle == NULL ||
+        (buf == NULL && buf_size > 0))
+        return NA_INVALID_ARG;
+    return na_class->ops->mem_handle_deserialize(na_class, mem_handle, buf,
+                                                 buf_size);
+}
+
+/* RMA. */
+
+na_return_t
+NA_Put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+       void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+       na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
+       size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
+       na_op_id_t *op_id)
+{
+    if (!na_post_args_ok(na_class, context, op_id) ||
+        local_mem_handle == NA_MEM_HANDLE_NULL ||
+        remote_mem_handle == NA_MEM_HANDLE_NULL ||
+        remote_addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    return na_class->ops->put(na_class, context, callback, arg,
+                              local_mem_handle, local_offset,
+                              remote_mem_handle, remote_offset, data_size,
+                              remote_addr, remote_id, op_id);
+}
+
+na_return_t
+NA_Get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+       void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+       na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
+       size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
+       na_op_id_t *op_id)
+{
+    if (!na_post_args_ok(na_class, context, op_id) ||
+        local_mem_handle == NA_MEM_HANDLE_NULL ||
+        remote_mem_handle == NA_MEM_HANDLE_NULL ||
+        remote_addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    return na_class->ops->get(na_class, context, callback, arg,
+                              local_mem_handle, local_offset,
+                              remote_mem_handle, remote_offset, data_size,
+                              remote_addr, remote_id, op_id);
+}
+
+/* Progress and completion. */
+
+unsigned int
+NA_Context_get_completion_count(na_context_t *context)
+{
+    unsigned int count;
+
+    if (context == NULL)
+        return 0;
+    pthread_mutex_lock(&context->lock);
+    count = context->count;
+    pthread_mutex_unlock(&context->lock);
+    return count;
+}
+
+na_return_t
+NA_Poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
+{
+    unsigned int n = 0;
+    na_return_t ret;
+
+    if (na_class == NULL || context == NULL || context->na_class != na_class)
+        return NA_INVALID_ARG;
+    ret = na_class->ops->poll(na_class, context, &n);
+    if (count != NULL)
+        *count = n;
+    return ret;
+}
+
+na_return_t
+NA_Poll_wait(na_class_t *na_class, na_context_t *context,
+             unsigned int timeout_ms, unsigned int *count)
+{
+    unsigned int n = 0;
+    na_return_t ret;
+
+    if (na_class == NULL || context == NULL || context->na_class != na_class)
+        return NA_INVALID_ARG;
+    /* Completions already queued need no waiting, only triggering. */
+    if (NA_Context_get_completion_count(context) > 0) {
+        ret = na_class->ops->poll(na_class, context, &n);
+        if (count != NULL)
+            *count = n;
+        return ret == NA_TIMEOUT ? NA_SUCCESS : ret;
+    }
+    ret = na_class->ops->poll_wait(na_class, context, timeout_ms, &n);
+    if (count != NULL)
+        *count = n;
+    return ret;
+}
+
+int
+NA_Poll_get_fd(na_class_t *na_class, na_context_t *context)
+{
+    if (na_class == NULL || context == NULL)
+        return -1;
+    return na_class->ops->poll_get_fd(na_class, context);
+}
+
+void
+na_cb_completion_add(na_context_t *context,
+                     struct na_cb_completion_data *data)
+{
+    pthread_mutex_lock(&context->lock);
+    STAILQ_INSERT_TAIL(&context->queue, data, entry);
+    context->count++;
+    pthread_mutex_unlock(&context->lock);
+}
+
+na_return_t
+NA_Trigger(na_context_t *context, unsigned int max_count,
+           unsigned int *actual_count)
+{
+    unsigned int done = 0;
+
+    if (context == NULL)
+        return NA_INVALID_ARG;
+    while (done < max_count) {
+        struct na_cb_completion_data *data;
+
+        pthread_mutex_lock(&context->lock);
+        data = STAILQ_FIRST(&context->queue);
+        if (data != NULL) {
+            STAILQ_REMOVE_HEAD(&context->queue, entry);
+            context->count--;
+        }
+        pthread_mutex_unlock(&context->lock);
+        if (data == NULL)
+            break;
+        /* Copy the info first: the plugin may reuse the entry as soon as
+         * its plugin_callback has run, and the user callback may repost
+         * the same op id. */
+        struct na_cb_info info = data->callback_info;
+        na_cb_t callback = data->callback;
+        void (*plugin_callback)(void *) = data->plugin_callback;
+        void *plugin_args = data->plugin_callback_args;
+
+        if (plugin_callback != NULL)
+            plugin_callback(plugin_args);
+        if (callback != NULL)
+            callback(&info);
+        done++;
+    }
+    if (actual_count != NULL)
+        *actual_count = done;
+    return done > 0 ? NA_SUCCESS : NA_TIMEOUT;
+}
+
+na_return_t
+NA_Cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op_id)
+{
+    if (!na_post_args_ok(na_class, context, op_id))
+        return NA_INVALID_ARG;
+    return na_class->ops->cancel(na_class, context, op_id);
+}
+
+uint64_t
+NA_Clock_now(na_class_t *na_class)
+{
+    if (na_class == NULL)
+        return na_plugin_clock_monotonic_ns();
+    return na_class->ops->clock_now(na_class);
+}
