@@ -1,0 +1,185 @@
+/*
+ * NA core: info-string parsing, error strings, argument checking and
+ * plugin selection. Runs without any network.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "na.h"
+
+struct parse_case {
+    const char *info;
+    na_return_t ret;
+    const char *class_name, *protocol, *host;
+};
+
+static void
+test_info_string_parse(void **state)
+{
+    (void) state;
+    static const struct parse_case cases[] = {
+        {"sim", NA_SUCCESS, "", "sim", ""},
+        {"sim://server", NA_SUCCESS, "", "sim", "server"},
+        {"ofi+tcp://127.0.0.1:1234", NA_SUCCESS, "ofi", "tcp",
+         "127.0.0.1:1234"},
+        {"ofi+tcp;ofi_rxm://10.0.0.1:0", NA_SUCCESS, "ofi", "tcp;ofi_rxm",
+         "10.0.0.1:0"},
+        {"na+sm", NA_SUCCESS, "na", "sm", ""},
+        {"tcp", NA_SUCCESS, "", "tcp", ""},
+        {"verbs://rxe0/10.11.0.1:0", NA_SUCCESS, "", "verbs",
+         "rxe0/10.11.0.1:0"},
+        {"", NA_INVALID_ARG, "", "", ""},
+        {"+tcp", NA_INVALID_ARG, "", "", ""},
+        {"ofi+", NA_INVALID_ARG, "", "", ""},
+        {"://host", NA_INVALID_ARG, "", "", ""},
+        {"of i+tcp", NA_INVALID_ARG, "", "", ""},
+        {"sim://bad host", NA_INVALID_ARG, "", "", ""},
+        {"ofi+tcp+x://h", NA_INVALID_ARG, "", "", ""},
+    };
+    char cls[64], proto[64], host[64];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        na_return_t ret = NA_Info_string_parse(cases[i].info, cls, proto,
+                                               host, sizeof(cls));
+        if (ret != cases[i].ret)
+            fail_msg("\"%s\": got %s, want %s", cases[i].info,
+                     NA_Error_to_string(ret),
+                     NA_Error_to_string(cases[i].ret));
+        if (ret != NA_SUCCESS)
+            continue;
+        assert_string_equal(cls, cases[i].class_name);
+        assert_string_equal(proto, cases[i].protocol);
+        assert_string_equal(host, cases[i].host);
+    }
+}
+
+static void
+test_info_string_overflow(void **state)
+{
+    (void) state;
+    char cls[8], proto[8], host[8];
+    char longhost[300];
+
+    assert_int_equal(NA_Info_string_parse("sim://0123456789", cls, proto,
+                                          host, sizeof(cls)),
+                     NA_OVERFLOW);
+    assert_int_equal(NA_Info_string_parse("verylongclass+tcp", cls, proto,
+                                          host, sizeof(cls)),
+                     NA_OVERFLOW);
+    assert_int_equal(NA_Info_string_parse(NULL, cls, proto, host,
+                                          sizeof(cls)),
+                     NA_INVALID_ARG);
+    memset(longhost, 'a', sizeof(longhost) - 1);
+    longhost[sizeof(longhost) - 1] = '\0';
+    memcpy(longhost, "sim://", 6);
+    /* NA_Initialize must refuse it cleanly, not truncate it. */
+    assert_null(NA_Initialize(longhost, false));
+}
+
+static void
+test_error_strings(void **state)
+{
+    (void) state;
+    assert_string_equal(NA_Error_to_string(NA_SUCCESS), "success");
+    assert_string_equal(NA_Error_to_string(NA_CANCELED),
+                        "operation canceled");
+    assert_string_equal(NA_Error_to_string(NA_RETURN_MAX), "unknown error");
+    assert_string_equal(NA_Error_to_string((na_return_t) -1),
+                        "unknown error");
+    /* Every code has its own non-empty string. */
+    for (int i = 0; i < NA_RETURN_MAX; i++) {
+        const char *s = NA_Error_to_string((na_return_t) i);
+        assert_non_null(s);
+        assert_true(strlen(s) > 0);
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(s, NA_Error_to_string((na_return_t) j));
+    }
+    /* The documented order. */
+    assert_int_equal(NA_SUCCESS, 0);
+    assert_int_equal(NA_PERMISSION, 1);
+    assert_int_equal(NA_NOENTRY, 2);
+    assert_int_equal(NA_INVALID_ARG, 11);
+    assert_int_equal(NA_TIMEOUT, 20);
+    assert_int_equal(NA_CANCELED, 21);
+    assert_int_equal(NA_HOSTFIREWALL, 23);
+}
+
+static void
+test_plugin_selection(void **state)
+{
+    (void) state;
+    /* No plugin serves these: a clear error, no crash. */
+    assert_null(NA_Initialize("nosuchproto", false));
+    assert_null(NA_Initialize("nosuchclass+sim", false));
+    assert_null(NA_Initialize("", false));
+    assert_null(NA_Initialize(NULL, false));
+
+    na_class_t *cls = NA_Initialize("sim", false);
+    assert_non_null(cls);
+    assert_string_equal(NA_Get_class_name(cls), "sim");
+    assert_string_equal(NA_Get_class_protocol(cls), "sim");
+    assert_false(NA_Is_listening(cls));
+    assert_int_equal(NA_Finalize(cls), NA_SUCCESS);
+
+    cls = NA_Initialize("sim+sim://selection", true);
+    assert_non_null(cls);
+    assert_true(NA_Is_listening(cls));
+    assert_int_equal(NA_Finalize(cls), NA_SUCCESS);
+}
+
+static void
+test_bad_arguments(void **state)
+{
+    (void) state;
+    na_class_t *cls = NA_Initialize("sim://badargs", true);
+    assert_non_null(cls);
+    na_context_t *ctx = NA_Context_create(cls);
+    assert_non_null(ctx);
+    na_addr_t addr = NA_ADDR_NULL;
+    char buf[16];
+    size_t size = sizeof(buf);
+
+    assert_int_equal(NA_Addr_lookup(NULL, "sim://x", &addr), NA_INVALID_ARG);
+    assert_int_equal(NA_Addr_lookup(cls, NULL, &addr), NA_INVALID_ARG);
+    assert_int_equal(NA_Addr_lookup(cls, "sim://x", NULL), NA_INVALID_ARG);
+    assert_int_equal(NA_Addr_to_string(cls, buf, &size, NA_ADDR_NULL),
+                     NA_INVALID_ARG);
+    assert_int_equal(NA_Msg_send_unexpected(cls, ctx, NULL, NULL, buf, 4,
+                                            NULL, NA_ADDR_NULL, 0, 0, NULL),
+                     NA_INVALID_ARG);
+    assert_int_equal(NA_Msg_recv_unexpected(cls, ctx, NULL, NULL, NULL, 4,
+                                            NULL, NULL),
+                     NA_INVALID_ARG);
+    assert_int_equal(NA_Mem_handle_create(cls, buf, sizeof(buf), 0x7, NULL),
+                     NA_INVALID_ARG);
+    na_mem_handle_t mh;
+    assert_int_equal(NA_Mem_handle_create(cls, buf, sizeof(buf), 0x7, &mh),
+                     NA_INVALID_ARG);
+    assert_int_equal(NA_Trigger(NULL, 1, NULL), NA_INVALID_ARG);
+    assert_int_equal(NA_Trigger(ctx, 1, NULL), NA_TIMEOUT);
+    assert_int_equal(NA_Poll(cls, NULL, NULL), NA_INVALID_ARG);
+
+    /* Finalizing with a live context is refused, and loses nothing. */
+    assert_int_equal(NA_Finalize(cls), NA_BUSY);
+    assert_int_equal(NA_Context_destroy(cls, ctx), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(cls), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(NULL), NA_SUCCESS);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_info_string_parse),
+        cmocka_unit_test(test_info_string_overflow),
+        cmocka_unit_test(test_error_strings),
+        cmocka_unit_test(test_plugin_selection),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests_name("na", tests, NULL, NULL);
+}
