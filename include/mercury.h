@@ -1,0 +1,273 @@
+/*
+ * Quicksilver HG: the RPC layer.
+ *
+ * A program registers RPCs by name on an HG class, creates handles to a
+ * target address, forwards encoded input and receives encoded output. All
+ * calls are non-blocking; completions are queued on an HG context and their
+ * callbacks run from HG_Trigger(). Nothing progresses outside HG_Progress()
+ * and HG_Trigger(); a callback never runs inside the call that started its
+ * operation.
+ *
+ * Ownership in one sentence each:
+ *  - A handle from HG_Create() is the caller's until HG_Destroy(); the
+ *    library holds its own reference while an operation is in flight, so
+ *    destroying a handle inside its callback is safe.
+ *  - A handle passed to an RPC callback belongs to that callback, which
+ *    must HG_Destroy() it (after HG_Respond(), or right away for one-way
+ *    RPCs).
+ *  - hg_info->addr of a handle belongs to the handle: HG_Addr_dup() it to
+ *    keep it.
+ */
+#ifndef MERCURY_H
+#define MERCURY_H
+
+#include "mercury_types.h"
+#include "mercury_bulk.h"
+#include "na.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HG_VERSION_MAJOR 2
+#define HG_VERSION_MINOR 3
+#define HG_VERSION_PATCH 0
+/* Passed to HG_Init_opt2() as `version`. */
+#define HG_VERSION ((HG_VERSION_MAJOR << 16) | (HG_VERSION_MINOR << 8) | HG_VERSION_PATCH)
+
+/* Quicksilver's own release. */
+#define QS_VERSION_STRING "0.1.0"
+
+/* Timeout value that means "wait forever" for HG_Progress()/HG_Trigger(). */
+#define HG_MAX_IDLE_TIME (3600 * 1000)
+
+/*
+ * Version of the HG API this library implements.
+ * Returns HG_INVALID_ARG if any pointer is NULL.
+ */
+hg_return_t HG_Version_get(unsigned int *major, unsigned int *minor,
+                           unsigned int *patch);
+
+/* Human-readable string for a return code; never NULL. */
+const char *HG_Error_to_string(hg_return_t errnum);
+
+/*
+ * Initialize an HG class over the NA plugin that `na_info_string` selects
+ * ("[class+]protocol[://host]", e.g. "sim://server", "ofi+tcp://127.0.0.1:0",
+ * "tcp"). `na_listen` makes it reachable by peers. Returns NULL on error and
+ * prints why on stderr.
+ *
+ * HG_Init_opt() / HG_Init_opt2() take options (struct hg_init_info, start
+ * from HG_INIT_INFO_INITIALIZER). Every field either works or is refused:
+ * auto_sm = HG_TRUE and a non-NULL sm_info_string fail initialization with a
+ * message naming the field, because this library has no shared-memory
+ * plugin. A given na_class is used and not finalized by HG_Finalize().
+ * HG_Init_opt2() checks `version` (use HG_VERSION): a newer major version
+ * than this library's is refused.
+ */
+hg_class_t *HG_Init(const char *na_info_string, hg_bool_t na_listen);
+hg_class_t *HG_Init_opt(const char *na_info_string, hg_bool_t na_listen,
+                        const struct hg_init_info *hg_init_info);
+hg_class_t *HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
+                         unsigned int version,
+                         const struct hg_init_info *hg_init_info);
+
+/*
+ * Finalize a class. Returns HG_BUSY (and finalizes nothing) while contexts,
+ * handles, addresses or bulk handles created from it still exist; the
+ * message names what is left.
+ */
+hg_return_t HG_Finalize(hg_class_t *hg_class);
+
+/* Free the class-wide cleanup resources of a finalized program (no-op). */
+void HG_Cleanup(void);
+
+/* Class information. */
+const char *HG_Class_get_name(const hg_class_t *hg_class);     /* "sim" */
+const char *HG_Class_get_protocol(const hg_class_t *hg_class); /* "tcp" */
+hg_bool_t HG_Class_is_listening(const hg_class_t *hg_class);
+/* Largest encoded input / output that travels inside the RPC message;
+ * larger arguments travel through bulk transparently. */
+hg_size_t HG_Class_get_input_eager_size(const hg_class_t *hg_class);
+hg_size_t HG_Class_get_output_eager_size(const hg_class_t *hg_class);
+na_class_t *HG_Class_get_na(const hg_class_t *hg_class);
+/* User data attached to the class; free_callback runs at HG_Finalize(). */
+hg_return_t HG_Class_set_data(hg_class_t *hg_class, void *data,
+                              void (*free_callback)(void *));
+void *HG_Class_get_data(const hg_class_t *hg_class);
+
+/*
+ * Contexts: each has its own completion queue and receives the requests
+ * sent to its id. HG_Context_destroy() returns HG_BUSY while handles or
+ * operations created on it are alive.
+ */
+hg_context_t *HG_Context_create(hg_class_t *hg_class);
+hg_context_t *HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id);
+hg_return_t HG_Context_destroy(hg_context_t *context);
+hg_class_t *HG_Context_get_class(const hg_context_t *context);
+hg_uint8_t HG_Context_get_id(const hg_context_t *context);
+hg_return_t HG_Context_set_data(hg_context_t *context, void *data,
+                                void (*free_callback)(void *));
+void *HG_Context_get_data(const hg_context_t *context);
+
+/*
+ * Registration. Ids are a hash of the name, so origin and target agree
+ * without talking. HG_Register_name() returns 0 on error (0 is never a
+ * valid id). Registering a name twice updates its callbacks and returns the
+ * same id. HG_Register() registers a caller-chosen id.
+ */
+hg_id_t HG_Register_name(hg_class_t *hg_class, const char *func_name,
+                         hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
+                         hg_rpc_cb_t rpc_cb);
+hg_return_t HG_Register(hg_class_t *hg_class, hg_id_t id,
+                        hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
+                        hg_rpc_cb_t rpc_cb);
+hg_return_t HG_Deregister(hg_class_t *hg_class, hg_id_t id);
+/* Whether a name / id is registered (*flag set on HG_SUCCESS). */
+hg_return_t HG_Registered_name(hg_class_t *hg_class, const char *func_name,
+                               hg_id_t *id, hg_bool_t *flag);
+hg_return_t HG_Registered(hg_class_t *hg_class, hg_id_t id, hg_bool_t *flag);
+/* Data attached to an RPC id, freed by free_callback at deregistration. */
+hg_return_t HG_Register_data(hg_class_t *hg_class, hg_id_t id, void *data,
+                             void (*free_callback)(void *));
+void *HG_Registered_data(hg_class_t *hg_class, hg_id_t id);
+/* One-way RPCs: the forward completes once the request is sent and
+ * HG_Respond() on the target returns HG_OPNOTSUPPORTED. Set on both sides. */
+hg_return_t HG_Registered_disable_response(hg_class_t *hg_class, hg_id_t id,
+                                           hg_bool_t disable);
+hg_return_t HG_Registered_disabled_response(hg_class_t *hg_class, hg_id_t id,
+                                            hg_bool_t *disabled);
+
+/*
+ * Addresses. Lookup is immediate: a well-formed name of an unreachable peer
+ * succeeds and forwards to it fail later (HG_HOSTUNREACH or HG_TIMEOUT).
+ * HG_Addr_lookup1() is the older callback form: its callback (type
+ * HG_CB_LOOKUP) runs from HG_Trigger().
+ */
+hg_return_t HG_Addr_lookup(hg_class_t *hg_class, const char *name,
+                           hg_addr_t *addr);
+hg_return_t HG_Addr_lookup2(hg_class_t *hg_class, const char *name,
+                            hg_addr_t *addr);
+hg_return_t HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback,
+                            void *arg, const char *name, hg_op_id_t *op_id);
+hg_return_t HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr);
+hg_return_t HG_Addr_self(hg_class_t *hg_class, hg_addr_t *addr);
+hg_return_t HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr,
+                        hg_addr_t *new_addr);
+hg_bool_t HG_Addr_cmp(hg_class_t *hg_class, hg_addr_t addr1,
+                      hg_addr_t addr2);
+hg_bool_t HG_Addr_is_self(hg_class_t *hg_class, hg_addr_t addr);
+/* NUL-terminated; buf NULL gives the size needed in *buf_size (with NUL);
+ * a too-small *buf_size returns HG_OVERFLOW and the size needed. */
+hg_return_t HG_Addr_to_string(hg_class_t *hg_class, char *buf,
+                              hg_size_t *buf_size, hg_addr_t addr);
+hg_size_t HG_Addr_get_serialize_size(hg_class_t *hg_class, hg_addr_t addr);
+hg_return_t HG_Addr_serialize(hg_class_t *hg_class, void *buf,
+                              hg_size_t buf_size, hg_addr_t addr);
+hg_return_t HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr,
+                                const void *buf, hg_size_t buf_size);
+
+/*
+ * Handles. HG_Create() takes a handle from the context's pool (no
+ * allocation in steady state). HG_Destroy() drops a reference; the handle
+ * returns to the pool at zero. HG_Reset() retargets an idle handle
+ * (HG_BUSY while an operation is in flight).
+ */
+hg_return_t HG_Create(hg_context_t *context, hg_addr_t addr, hg_id_t id,
+                      hg_handle_t *handle);
+hg_return_t HG_Destroy(hg_handle_t handle);
+hg_return_t HG_Reset(hg_handle_t handle, hg_addr_t addr, hg_id_t id);
+hg_return_t HG_Ref_incr(hg_handle_t handle);
+hg_uint32_t HG_Ref_get(hg_handle_t handle);
+/* NULL for an invalid handle. */
+const struct hg_info *HG_Get_info(hg_handle_t handle);
+hg_return_t HG_Set_data(hg_handle_t handle, void *data,
+                        void (*free_callback)(void *));
+void *HG_Get_data(hg_handle_t handle);
+/* Target context id for forwards (default 0). */
+hg_return_t HG_Set_target_id(hg_handle_t handle, hg_uint8_t id);
+
+/*
+ * Decode the input (target) / output (origin) with the registered proc.
+ * Decoding may allocate (strings, bulk handles): release with
+ * HG_Free_input() / HG_Free_output(). Malformed bytes from the peer give
+ * HG_PROTOCOL_ERROR or HG_OVERFLOW, never a crash.
+ */
+hg_return_t HG_Get_input(hg_handle_t handle, void *in_struct);
+hg_return_t HG_Free_input(hg_handle_t handle, void *in_struct);
+hg_return_t HG_Get_output(hg_handle_t handle, void *out_struct);
+hg_return_t HG_Free_output(hg_handle_t handle, void *out_struct);
+
+/*
+ * Forward an RPC. The input is encoded before this returns (in_struct may
+ * be reused at once). The callback (type HG_CB_FORWARD) runs once: when the
+ * response arrived (or, for one-way RPCs, when the request was sent), or
+ * with an error: HG_NOENTRY (target has no such RPC), the handler's error,
+ * HG_HOSTUNREACH, HG_CANCELED, HG_TIMEOUT, HG_CHECKSUM_ERROR, ...
+ * Returns HG_BUSY if the handle has an operation in flight; on any error
+ * return, no callback will run.
+ */
+hg_return_t HG_Forward(hg_handle_t handle, hg_cb_t callback, void *arg,
+                       void *in_struct);
+
+/*
+ * Extension: HG_Forward() with a deadline of timeout_ms on the NA clock
+ * (virtual time on the simulated fabric). When it passes, the forward is
+ * cancelled and completes with HG_TIMEOUT; a response arriving later is
+ * dropped. timeout_ms 0 means no deadline.
+ */
+hg_return_t HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
+                             void *in_struct, unsigned int timeout_ms);
+
+/*
+ * Send the response (target). The callback (HG_CB_RESPOND) runs once the
+ * response left (or failed). HG_OPNOTSUPPORTED for one-way RPCs.
+ */
+hg_return_t HG_Respond(hg_handle_t handle, hg_cb_t callback, void *arg,
+                       void *out_struct);
+
+/*
+ * Cancel the forward or respond in flight on a handle. Asynchronous: the
+ * callback still runs exactly once, with HG_CANCELED or with the result
+ * that won the race. No-op (HG_SUCCESS) when nothing is in flight.
+ */
+hg_return_t HG_Cancel(hg_handle_t handle);
+
+/*
+ * Make progress on a context for up to timeout_ms (on the NA clock):
+ * returns HG_SUCCESS once completions are queued for HG_Trigger(), or
+ * HG_TIMEOUT. It may return HG_TIMEOUT early; callers loop.
+ */
+hg_return_t HG_Progress(hg_context_t *context, unsigned int timeout_ms);
+
+/*
+ * Run up to max_count queued callbacks. Waits up to timeout_ms (real time)
+ * for one to be queued by another thread's progress; HG_TIMEOUT if none
+ * ran. *actual_count (may be NULL) gets the number run.
+ */
+hg_return_t HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
+                       unsigned int max_count, unsigned int *actual_count);
+
+/* Whether completions are waiting for HG_Trigger(). */
+hg_bool_t HG_Context_has_completions(hg_context_t *context);
+
+/* The class's NA clock in nanoseconds (virtual time on the simulator). */
+uint64_t HG_Clock_now(const hg_class_t *hg_class);
+
+/* Counters for tests and HG_init_info.stats (all since HG_Init). */
+struct hg_stats {
+    uint64_t forwards_sent;      /* HG_Forward() calls that posted       */
+    uint64_t requests_received;  /* requests that reached a handler      */
+    uint64_t responses_sent;
+    uint64_t overflow_transfers; /* arguments moved through bulk         */
+    uint64_t handles_allocated;  /* handle allocations (pool misses)     */
+    uint64_t protocol_errors;    /* malformed messages dropped           */
+};
+hg_return_t HG_Class_get_stats(const hg_class_t *hg_class,
+                               struct hg_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MERCURY_H */
