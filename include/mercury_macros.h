@@ -30,13 +30,7 @@
 /* A program that includes only mercury.h and this header can use every
  * proc-able field type, so the proc headers come with it. mercury.h declares
  * HG_Register_name() for MERCURY_REGISTER. */
-#if defined(__has_include)
-#if __has_include("mercury.h")
 #include "mercury.h"
-#endif
-#else
-#include "mercury.h"
-#endif
 #include "mercury_proc.h"
 #include "mercury_proc_bulk.h"
 #include "mercury_proc_string.h"
