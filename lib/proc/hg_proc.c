@@ -367,7 +367,7 @@ hg_proc_memcpy(hg_proc_t proc, void *data, hg_size_t data_size)
 hg_return_t
 qs_proc_uint_le(hg_proc_t proc, void *data, unsigned width)
 {
-    unsigned char wire[8];
+    unsigned char *wire;
     uint8_t v8;
     uint16_t v16;
     uint32_t v32;
@@ -398,15 +398,21 @@ qs_proc_uint_le(hg_proc_t proc, void *data, unsigned width)
             memcpy(&v, data, 8);
             break;
         }
-        for (unsigned i = 0; i < width; i++)
-            wire[i] = (unsigned char) (v >> (8 * i));
-        return hg_proc_memcpy(proc, wire, width);
-    case HG_DECODE:
-        ret = hg_proc_memcpy(proc, wire, width);
+        ret = proc_encode_reserve(proc, width);
         if (ret != HG_SUCCESS)
             return ret;
+        wire = proc->cur_buf + proc->pos;
+        for (unsigned i = 0; i < width; i++)
+            wire[i] = (unsigned char) (v >> (8 * i));
+        proc->pos += width;
+        return HG_SUCCESS;
+    case HG_DECODE:
+        if (width > proc->cur_size - proc->pos)
+            return HG_OVERFLOW;
+        wire = proc->cur_buf + proc->pos;
         for (unsigned i = 0; i < width; i++)
             v |= (uint64_t) wire[i] << (8 * i);
+        proc->pos += width;
         switch (width) {
         case 1:
             v8 = (uint8_t) v;
