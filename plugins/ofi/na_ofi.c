@@ -1,0 +1,482 @@
+/*
+ * The libfabric NA plugin: its ops table, class and context life cycle,
+ * operation ids and limits.
+ *
+ * A class opens one fabric, domain, address vector, completion queue and
+ * FI_EP_RDM endpoint on the provider its protocol names ("tcp" is served
+ * by libfabric as "tcp;ofi_rxm", "sockets" by the sockets provider).
+ */
+#include "na_ofi_internal.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/* Capabilities the plugin cannot work without. */
+#define NA_OFI_CAPS_REQUIRED                                                   \
+    (FI_MSG | FI_TAGGED | FI_RMA | FI_SEND | FI_RECV | FI_READ | FI_WRITE |    \
+     FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+static bool
+na_ofi_check_protocol(const char *protocol_name)
+{
+    return strcmp(protocol_name, "tcp") == 0 ||
+           strcmp(protocol_name, "tcp;ofi_rxm") == 0 ||
+           strcmp(protocol_name, "sockets") == 0;
+}
+
+/* Refuse the init_info fields this plugin cannot honour. */
+static na_return_t
+na_ofi_check_init_info(const struct na_init_info *ii)
+{
+    const char *field = NULL;
+
+    if (ii->auth_key != NULL)
+        field = "auth_key";
+    else if (ii->request_mem_device)
+        field = "request_mem_device";
+    else if (ii->ip_subnet != NULL)
+        field = "ip_subnet";
+    if (field == NULL)
+        return NA_SUCCESS;
+    na_plugin_log_error(NA_OFI_CLASS_NAME, "init option %s is not supported",
+                        field);
+    return NA_OPNOTSUPPORTED;
+}
+
+/* One fi_getinfo() attempt with the given capabilities. */
+static int
+na_ofi_getinfo_caps(struct na_ofi_class *cls, const struct sockaddr_in *sin,
+                    uint64_t caps, struct fi_info **info)
+{
+    struct fi_info *hints = fi_allocinfo();
+    int rc;
+
+    if (hints == NULL)
+        return -FI_ENOMEM;
+    hints->caps = caps;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->addr_format = FI_SOCKADDR_IN;
+    hints->domain_attr->threading = FI_THREAD_SAFE;
+    hints->domain_attr->mr_mode =
+        FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->av_type = FI_AV_UNSPEC;
+    hints->fabric_attr->prov_name = strdup(cls->prov_name);
+    hints->src_addr = malloc(sizeof(*sin));
+    if (hints->fabric_attr->prov_name == NULL || hints->src_addr == NULL) {
+        fi_freeinfo(hints);
+        return -FI_ENOMEM;
+    }
+    memcpy(hints->src_addr, sin, sizeof(*sin));
+    hints->src_addrlen = sizeof(*sin);
+
+    rc = fi_getinfo(NA_OFI_FI_VERSION, NULL, NULL, 0, hints, info);
+    fi_freeinfo(hints); /* also frees prov_name and src_addr */
+    return rc;
+}
+
+/*
+ * Ask for everything we can use, then drop the optional capabilities one
+ * by one: a provider that cannot match receives by source or cannot do
+ * multi-receive buffers still works, only less efficiently.
+ */
+static na_return_t
+na_ofi_getinfo(struct na_ofi_class *cls, const struct sockaddr_in *sin,
+               bool want_multi_recv)
+{
+    uint64_t optional[3] = {FI_DIRECTED_RECV, 0, 0};
+    int rc = -FI_ENODATA;
+
+    if (want_multi_recv) {
+        optional[0] |= FI_MULTI_RECV;
+        optional[1] = FI_MULTI_RECV;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        rc = na_ofi_getinfo_caps(cls, sin, NA_OFI_CAPS_REQUIRED | optional[i],
+                                 &cls->info);
+        if (rc == 0)
+            return NA_SUCCESS;
+        if (rc != -FI_ENODATA)
+            break;
+        if (optional[i] == 0)
+            break;
+    }
+    na_plugin_log_error(
+        NA_OFI_CLASS_NAME,
+        "provider \"%s\" is not available or refused the hints "
+        "(FI_EP_RDM, tagged messages, RMA, thread safe) on %s:%u: %s",
+        cls->prov_name, inet_ntoa(sin->sin_addr), ntohs(sin->sin_port),
+        fi_strerror(-rc));
+    return rc == -FI_ENODATA ? NA_NODEV : NA_PROTONOSUPPORT;
+}
+
+/* Record what the provider granted so the data path need not ask again. */
+static void
+na_ofi_read_info(struct na_ofi_class *cls)
+{
+    const struct fi_info *info = cls->info;
+
+    cls->multi_recv = (info->caps & FI_MULTI_RECV) != 0;
+    cls->directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
+    cls->mr_virt_addr = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    cls->mr_prov_key = (info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
+    cls->inject_size = info->tx_attr->inject_size;
+}
+
+/*
+ * Open the completion queue with a file-descriptor wait object when the
+ * provider has one, so an idle poll_wait can sleep in poll(2); otherwise
+ * fall back to the provider's own blocking read, then to none.
+ */
+static int
+na_ofi_cq_open(struct na_ofi_class *cls)
+{
+    static const enum fi_wait_obj objs[] = {FI_WAIT_FD, FI_WAIT_UNSPEC,
+                                            FI_WAIT_NONE};
+    static const enum na_ofi_wait_mode modes[] = {
+        NA_OFI_WAIT_FD, NA_OFI_WAIT_SREAD, NA_OFI_WAIT_NONE};
+    int rc = -FI_ENOSYS;
+
+    for (size_t i = cls->no_block ? 2 : 0; i < 3; i++) {
+        struct fi_cq_attr attr = {
+            .format = FI_CQ_FORMAT_TAGGED,
+            .wait_obj = objs[i],
+            .wait_cond = FI_CQ_COND_NONE,
+        };
+        rc = fi_cq_open(cls->domain, &attr, &cls->cq, NULL);
+        if (rc == 0) {
+            cls->wait_mode = modes[i];
+            return 0;
+        }
+    }
+    return rc;
+}
+
+/* Open and enable the endpoint; learn our own address. */
+static int
+na_ofi_endpoint_open(struct na_ofi_class *cls)
+{
+    struct fi_av_attr av_attr = {.type = FI_AV_UNSPEC};
+    size_t min_multi_recv = NA_OFI_HDR_SIZE + cls->max_unexp_size;
+    int rc;
+
+    rc = fi_fabric(cls->info->fabric_attr, &cls->fabric, NULL);
+    if (rc == 0)
+        rc = fi_domain(cls->fabric, cls->info, &cls->domain, NULL);
+    if (rc == 0)
+        rc = fi_av_open(cls->domain, &av_attr, &cls->av, NULL);
+    if (rc == 0)
+        rc = na_ofi_cq_open(cls);
+    if (rc == 0)
+        rc = fi_endpoint(cls->domain, cls->info, &cls->ep, NULL);
+    if (rc == 0)
+        rc = fi_ep_bind(cls->ep, &cls->av->fid, 0);
+    if (rc == 0)
+        rc = fi_ep_bind(cls->ep, &cls->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (rc == 0 && cls->multi_recv)
+        rc = fi_setopt(&cls->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+                       &min_multi_recv, sizeof(min_multi_recv));
+    if (rc == 0)
+        rc = fi_enable(cls->ep);
+    if (rc == 0 && cls->wait_mode == NA_OFI_WAIT_FD &&
+        fi_control(&cls->cq->fid, FI_GETWAIT, &cls->cq_fd) != 0) {
+        /* The CQ has a wait object but will not show it: block in it. */
+        cls->cq_fd = -1;
+        cls->wait_mode = NA_OFI_WAIT_SREAD;
+    }
+    return rc;
+}
+
+/* Close whatever na_ofi_endpoint_open() managed to open, newest first. */
+static void
+na_ofi_endpoint_close(struct na_ofi_class *cls)
+{
+    if (cls->ep != NULL)
+        fi_close(&cls->ep->fid);
+    if (cls->cq != NULL)
+        fi_close(&cls->cq->fid);
+    if (cls->av != NULL)
+        fi_close(&cls->av->fid);
+    if (cls->domain != NULL)
+        fi_close(&cls->domain->fid);
+    if (cls->fabric != NULL)
+        fi_close(&cls->fabric->fid);
+}
+
+/* Our own address as the provider bound it (the real port for port 0). */
+static na_return_t
+na_ofi_self_init(struct na_ofi_class *cls)
+{
+    struct sockaddr_in sin;
+    size_t len = sizeof(sin);
+    int rc = fi_getname(&cls->ep->fid, &sin, &len);
+
+    if (rc != 0 || len != sizeof(sin) || sin.sin_family != AF_INET) {
+        na_plugin_log_error(NA_OFI_CLASS_NAME,
+                            "fi_getname gave no IPv4 address: %s",
+                            rc ? fi_strerror(-rc) : "wrong address format");
+        return NA_PROTOCOL_ERROR;
+    }
+    if (na_ofi_addr_intern(cls, &sin, &cls->self) != NA_SUCCESS)
+        return NA_PROTOCOL_ERROR;
+    /* Every unexpected message we send starts with this header. */
+    memset(cls->hdr_template, 0, sizeof(cls->hdr_template));
+    cls->hdr_template[4] = NA_OFI_HDR_VERSION;
+    na_ofi_addr_to_wire(cls->self, cls->hdr_template + 5);
+    return NA_SUCCESS;
+}
+
+static void
+na_ofi_class_free(struct na_ofi_class *cls)
+{
+    na_ofi_backlog_destroy(cls);
+    na_ofi_endpoint_close(cls); /* discards the posted receive buffers */
+    na_ofi_rx_bufs_free(cls);
+    na_ofi_addr_cache_destroy(cls);
+    if (cls->info != NULL)
+        fi_freeinfo(cls->info);
+    if (cls->wake_fd >= 0)
+        close(cls->wake_fd);
+    pthread_mutex_destroy(&cls->addr_lock);
+    pthread_mutex_destroy(&cls->rx_lock);
+    pthread_mutex_destroy(&cls->retry_lock);
+    free(cls);
+}
+
+static struct na_ofi_class *
+na_ofi_class_alloc(const struct na_info *info)
+{
+    const struct na_init_info *ii = &info->init_info;
+    struct na_ofi_class *cls = calloc(1, sizeof(*cls));
+
+    if (cls == NULL)
+        return NULL;
+    pthread_mutex_init(&cls->addr_lock, NULL);
+    pthread_mutex_init(&cls->rx_lock, NULL);
+    pthread_mutex_init(&cls->retry_lock, NULL);
+    TAILQ_INIT(&cls->unexp_ops);
+    STAILQ_INIT(&cls->backlog);
+    TAILQ_INIT(&cls->retry_ops);
+    cls->cq_fd = -1;
+    cls->wake_fd = -1;
+    atomic_init(&cls->next_mr_key, 1);
+    atomic_init(&cls->spin_ns, 20000);
+    if (strcmp(info->protocol_name, "sockets") == 0) {
+        strcpy(cls->protocol, "sockets");
+        cls->prov_name = "sockets";
+    } else {
+        strcpy(cls->protocol, "tcp");
+        cls->prov_name = "tcp;ofi_rxm";
+    }
+    cls->max_unexp_size = ii->max_unexpected_size ? ii->max_unexpected_size
+                                                  : NA_OFI_DEFAULT_MSG_SIZE;
+    cls->max_exp_size = ii->max_expected_size ? ii->max_expected_size
+                                              : NA_OFI_DEFAULT_MSG_SIZE;
+    cls->no_block = (ii->progress_mode & NA_NO_BLOCK) != 0;
+    return cls;
+}
+
+static na_return_t
+na_ofi_initialize(na_class_t *na_class, const struct na_info *info,
+                  bool listen)
+{
+    struct na_ofi_class *cls;
+    struct sockaddr_in sin;
+    na_return_t ret;
+    int rc;
+
+    (void) listen; /* RDM endpoints always accept connections. */
+    ret = na_ofi_check_init_info(&info->init_info);
+    if (ret != NA_SUCCESS)
+        return ret;
+    ret = na_ofi_addr_parse_host(info->host_name, &sin, false);
+    if (ret != NA_SUCCESS) {
+        na_plugin_log_error(NA_OFI_CLASS_NAME, "bad host \"%s\"",
+                            info->host_name);
+        return ret;
+    }
+    cls = na_ofi_class_alloc(info);
+    if (cls == NULL)
+        return NA_NOMEM;
+    ret = na_ofi_getinfo(cls, &sin, !info->init_info.no_multi_recv);
+    if (ret != NA_SUCCESS)
+        goto free_class;
+    na_ofi_read_info(cls);
+
+    rc = na_ofi_endpoint_open(cls);
+    if (rc != 0) {
+        na_plugin_log_error(NA_OFI_CLASS_NAME, "opening a %s endpoint: %s",
+                            cls->prov_name, fi_strerror(-rc));
+        ret = rc == -FI_EADDRINUSE ? NA_ADDRINUSE : na_ofi_error_to_na(-rc);
+        goto free_class;
+    }
+    ret = na_ofi_self_init(cls);
+    if (ret != NA_SUCCESS)
+        goto free_class;
+    cls->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (cls->wake_fd < 0) {
+        ret = NA_NOMEM;
+        goto free_class;
+    }
+    ret = na_ofi_rx_bufs_post(cls);
+    if (ret != NA_SUCCESS)
+        goto free_class;
+    na_class->plugin_class = cls;
+    return NA_SUCCESS;
+
+free_class:
+    na_ofi_class_free(cls);
+    return ret;
+}
+
+static na_return_t
+na_ofi_finalize(na_class_t *na_class)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+
+    if (cls == NULL)
+        return NA_SUCCESS;
+    na_ofi_class_free(cls);
+    na_class->plugin_class = NULL;
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_ofi_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                      void **plugin_context)
+{
+    struct na_ofi_context *pc = calloc(1, sizeof(*pc));
+
+    (void) id; /* one endpoint serves every context id */
+    if (pc == NULL)
+        return NA_NOMEM;
+    pc->cls = na_ofi_class(na_class);
+    pc->context = context;
+    atomic_init(&pc->pending, 0);
+    *plugin_context = pc;
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_ofi_context_destroy(na_class_t *na_class, void *plugin_context)
+{
+    struct na_ofi_context *pc = plugin_context;
+
+    (void) na_class;
+    if (atomic_load(&pc->pending) != 0)
+        return NA_BUSY;
+    free(pc);
+    return NA_SUCCESS;
+}
+
+/* Runs after the user's callback: the op id may now be posted again. */
+static void
+na_ofi_op_release(void *arg)
+{
+    struct na_op_id *op = arg;
+
+    atomic_store(&op->status, NA_OFI_OP_IDLE);
+}
+
+static na_op_id_t *
+na_ofi_op_create(na_class_t *na_class, unsigned long flags)
+{
+    struct na_op_id *op = calloc(1, sizeof(*op));
+
+    (void) flags;
+    if (op == NULL)
+        return NULL;
+    op->hdr.kind = NA_OFI_CTX_OP;
+    op->cls = na_ofi_class(na_class);
+    op->completion.plugin_callback = na_ofi_op_release;
+    op->completion.plugin_callback_args = op;
+    atomic_init(&op->status, NA_OFI_OP_IDLE);
+    atomic_init(&op->cancel_requested, false);
+    return op;
+}
+
+static na_return_t
+na_ofi_op_destroy(na_class_t *na_class, na_op_id_t *op_id)
+{
+    (void) na_class;
+    if (atomic_load(&op_id->status) != NA_OFI_OP_IDLE)
+        return NA_BUSY;
+    free(op_id);
+    return NA_SUCCESS;
+}
+
+static size_t
+na_ofi_msg_get_max_unexpected_size(const na_class_t *na_class)
+{
+    return na_ofi_class(na_class)->max_unexp_size;
+}
+
+static size_t
+na_ofi_msg_get_max_expected_size(const na_class_t *na_class)
+{
+    return na_ofi_class(na_class)->max_exp_size;
+}
+
+/* NA tags travel in the low 32 bits of libfabric's 64-bit tag. */
+static na_tag_t
+na_ofi_msg_get_max_tag(const na_class_t *na_class)
+{
+    (void) na_class;
+    return UINT32_MAX;
+}
+
+static uint64_t
+na_ofi_clock_now(na_class_t *na_class)
+{
+    (void) na_class;
+    return na_plugin_clock_monotonic_ns();
+}
+
+const struct na_class_ops na_ofi_class_ops = {
+    .class_name = NA_OFI_CLASS_NAME,
+    .check_protocol = na_ofi_check_protocol,
+    .initialize = na_ofi_initialize,
+    .finalize = na_ofi_finalize,
+    .context_create = na_ofi_context_create,
+    .context_destroy = na_ofi_context_destroy,
+    .op_create = na_ofi_op_create,
+    .op_destroy = na_ofi_op_destroy,
+    .addr_lookup = na_ofi_addr_lookup,
+    .addr_free = na_ofi_addr_free,
+    .addr_self = na_ofi_addr_self,
+    .addr_dup = na_ofi_addr_dup,
+    .addr_cmp = na_ofi_addr_cmp,
+    .addr_is_self = na_ofi_addr_is_self,
+    .addr_to_string = na_ofi_addr_to_string,
+    .addr_get_serialize_size = na_ofi_addr_get_serialize_size,
+    .addr_serialize = na_ofi_addr_serialize,
+    .addr_deserialize = na_ofi_addr_deserialize,
+    .msg_get_max_unexpected_size = na_ofi_msg_get_max_unexpected_size,
+    .msg_get_max_expected_size = na_ofi_msg_get_max_expected_size,
+    .msg_get_max_tag = na_ofi_msg_get_max_tag,
+    .msg_buf_alloc = na_ofi_msg_buf_alloc,
+    .msg_buf_free = na_ofi_msg_buf_free,
+    .msg_send_unexpected = na_ofi_msg_send_unexpected,
+    .msg_recv_unexpected = na_ofi_msg_recv_unexpected,
+    .msg_send_expected = na_ofi_msg_send_expected,
+    .msg_recv_expected = na_ofi_msg_recv_expected,
+    .mem_handle_create = na_ofi_mem_handle_create,
+    .mem_handle_create_segments =
+        na_plugin_mem_handle_create_segments_opnotsupported,
+    .mem_handle_free = na_ofi_mem_handle_free,
+    .mem_register = na_ofi_mem_register,
+    .mem_deregister = na_ofi_mem_deregister,
+    .mem_handle_get_serialize_size = na_ofi_mem_handle_get_serialize_size,
+    .mem_handle_serialize = na_ofi_mem_handle_serialize,
+    .mem_handle_deserialize = na_ofi_mem_handle_deserialize,
+    .put = na_ofi_put,
+    .get = na_ofi_get,
+    .poll_get_fd = na_ofi_poll_get_fd,
+    .poll = na_ofi_poll,
+    .poll_wait = na_ofi_poll_wait,
+    .cancel = na_ofi_cancel,
+    .clock_now = na_ofi_clock_now,
+};

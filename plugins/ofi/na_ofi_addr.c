@@ -1,0 +1,330 @@
+/*
+ * Addresses of the ofi plugin: parsing "ofi+tcp://a.b.c.d:port", the
+ * address cache, and the wire form used by serialization and by the
+ * header of unexpected messages.
+ *
+ * Addresses are interned: the class keeps one object per peer for its
+ * whole life, inserted into the address vector once. Lookups, dups and
+ * sources of received messages hand out references to that object, so
+ * comparing two addresses is comparing pointers, and receiving from a
+ * known peer costs one hash lookup and no allocation.
+ */
+#include "na_ofi_internal.h"
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Digits only, no sign, no spaces, at most 65535; "" is absent (0). */
+static na_return_t
+na_ofi_parse_port(const char *s, uint16_t *port)
+{
+    unsigned long v = 0;
+    size_t n = 0;
+
+    for (; s[n] != '\0'; n++) {
+        if (s[n] < '0' || s[n] > '9' || n >= 5)
+            return NA_INVALID_ARG;
+        v = v * 10 + (unsigned long) (s[n] - '0');
+    }
+    if (v > 65535)
+        return NA_INVALID_ARG;
+    *port = (uint16_t) v;
+    return NA_SUCCESS;
+}
+
+/*
+ * Parse "host", "host:port", ":port" or "" into an IPv4 socket address.
+ * The host is a dotted quad or "localhost"; an absent host is 127.0.0.1.
+ * Names are not resolved, because a lookup must never block on DNS.
+ */
+na_return_t
+na_ofi_addr_parse_host(const char *host, struct sockaddr_in *sin,
+                       bool require_port)
+{
+    char name[64];
+    const char *colon = strrchr(host, ':');
+    size_t name_len = colon ? (size_t) (colon - host) : strlen(host);
+    uint16_t port = 0;
+
+    if (name_len >= sizeof(name))
+        return NA_INVALID_ARG;
+    memcpy(name, host, name_len);
+    name[name_len] = '\0';
+    if (colon != NULL &&
+        (colon[1] == '\0' || na_ofi_parse_port(colon + 1, &port) != NA_SUCCESS))
+        return NA_INVALID_ARG;
+    if (require_port && port == 0)
+        return NA_INVALID_ARG;
+
+    memset(sin, 0, sizeof(*sin));
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port);
+    if (name_len == 0 || strcmp(name, "localhost") == 0)
+        strcpy(name, "127.0.0.1");
+    if (inet_pton(AF_INET, name, &sin->sin_addr) != 1)
+        return NA_INVALID_ARG;
+    return NA_SUCCESS;
+}
+
+/* Accept "[ofi+]<protocol>://" in front of a name, for our protocol only. */
+static const char *
+na_ofi_strip_scheme(const struct na_ofi_class *cls, const char *name)
+{
+    const char *sep = strstr(name, "://");
+    size_t len;
+
+    if (sep == NULL)
+        return name; /* a bare "host:port" */
+    if (strncmp(name, "ofi+", 4) == 0)
+        name += 4;
+    len = (size_t) (sep - name);
+    if (len == strlen(cls->protocol) && strncmp(name, cls->protocol, len) == 0)
+        return sep + 3;
+    if (strcmp(cls->protocol, "tcp") == 0 && len == 11 &&
+        strncmp(name, "tcp;ofi_rxm", len) == 0)
+        return sep + 3;
+    return NULL;
+}
+
+static uint32_t
+na_ofi_addr_hash(const struct sockaddr_in *sin)
+{
+    uint32_t h = 2166136261u; /* FNV-1a over address and port */
+    const uint8_t *p = (const uint8_t *) &sin->sin_addr;
+
+    for (size_t i = 0; i < 4; i++)
+        h = (h ^ p[i]) * 16777619u;
+    p = (const uint8_t *) &sin->sin_port;
+    for (size_t i = 0; i < 2; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+/*
+ * Find or create the address object for `sin` and return a new reference.
+ * A new peer is inserted into the address vector here, once.
+ */
+na_return_t
+na_ofi_addr_intern(struct na_ofi_class *cls, const struct sockaddr_in *sin,
+                   struct na_addr **addr)
+{
+    struct sockaddr_in key;
+    uint32_t h;
+    struct na_addr *a;
+    na_return_t ret = NA_SUCCESS;
+    int rc;
+
+    memset(&key, 0, sizeof(key));
+    key.sin_family = AF_INET;
+    key.sin_port = sin->sin_port;
+    key.sin_addr = sin->sin_addr;
+    h = na_ofi_addr_hash(&key);
+
+    pthread_mutex_lock(&cls->addr_lock);
+    for (a = cls->addr_hash[h % NA_OFI_ADDR_HASH_SIZE]; a; a = a->hash_next)
+        if (a->hash == h && memcmp(&a->sin, &key, sizeof(key)) == 0)
+            break;
+    if (a != NULL) {
+        atomic_fetch_add(&a->refcount, 1);
+        goto unlock;
+    }
+    a = calloc(1, sizeof(*a));
+    if (a == NULL) {
+        ret = NA_NOMEM;
+        goto unlock;
+    }
+    rc = fi_av_insert(cls->av, &key, 1, &a->fi_addr, 0, NULL);
+    if (rc != 1) {
+        na_plugin_log_error(NA_OFI_CLASS_NAME, "fi_av_insert: %s",
+                            rc < 0 ? fi_strerror(-rc) : "address refused");
+        free(a);
+        a = NULL;
+        ret = NA_ADDRNOTAVAIL;
+        goto unlock;
+    }
+    a->sin = key;
+    a->hash = h;
+    atomic_init(&a->refcount, 1);
+    a->hash_next = cls->addr_hash[h % NA_OFI_ADDR_HASH_SIZE];
+    cls->addr_hash[h % NA_OFI_ADDR_HASH_SIZE] = a;
+unlock:
+    pthread_mutex_unlock(&cls->addr_lock);
+    if (a != NULL)
+        *addr = a;
+    return ret;
+}
+
+void
+na_ofi_addr_ref(struct na_addr *addr)
+{
+    atomic_fetch_add(&addr->refcount, 1);
+}
+
+/* The cache keeps the object (and its AV entry) even at zero references:
+ * peers are few and a peer we talked to once is likely to come back. */
+void
+na_ofi_addr_unref(struct na_addr *addr)
+{
+    unsigned int old = atomic_fetch_sub(&addr->refcount, 1);
+
+    (void) old;
+    assert(old > 0);
+}
+
+void
+na_ofi_addr_cache_destroy(struct na_ofi_class *cls)
+{
+    for (size_t i = 0; i < NA_OFI_ADDR_HASH_SIZE; i++) {
+        struct na_addr *a = cls->addr_hash[i];
+        while (a != NULL) {
+            struct na_addr *next = a->hash_next;
+            free(a);
+            a = next;
+        }
+        cls->addr_hash[i] = NULL;
+    }
+}
+
+void
+na_ofi_addr_to_wire(const struct na_addr *addr, uint8_t *wire)
+{
+    wire[0] = NA_OFI_ADDR_IPV4;
+    memcpy(wire + 1, &addr->sin.sin_addr, 4);
+    memcpy(wire + 5, &addr->sin.sin_port, 2);
+}
+
+/* Validate a wire address from a peer; port 0 and 0.0.0.0 cannot be
+ * sent to, so they are refused rather than inserted. */
+na_return_t
+na_ofi_addr_from_wire(const uint8_t *wire, struct sockaddr_in *sin)
+{
+    if (wire[0] != NA_OFI_ADDR_IPV4)
+        return NA_PROTOCOL_ERROR;
+    memset(sin, 0, sizeof(*sin));
+    sin->sin_family = AF_INET;
+    memcpy(&sin->sin_addr, wire + 1, 4);
+    memcpy(&sin->sin_port, wire + 5, 2);
+    if (sin->sin_port == 0 || sin->sin_addr.s_addr == htonl(INADDR_ANY))
+        return NA_PROTOCOL_ERROR;
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_ofi_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    const char *host = na_ofi_strip_scheme(cls, name);
+    struct sockaddr_in sin;
+
+    if (host == NULL ||
+        na_ofi_addr_parse_host(host, &sin, true) != NA_SUCCESS ||
+        sin.sin_addr.s_addr == htonl(INADDR_ANY))
+        return NA_INVALID_ARG;
+    return na_ofi_addr_intern(cls, &sin, addr);
+}
+
+void
+na_ofi_addr_free(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    if (addr != NULL)
+        na_ofi_addr_unref(addr);
+}
+
+na_return_t
+na_ofi_addr_self(na_class_t *na_class, na_addr_t *addr)
+{
+    struct na_addr *self = na_ofi_class(na_class)->self;
+
+    na_ofi_addr_ref(self);
+    *addr = self;
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_ofi_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
+{
+    (void) na_class;
+    na_ofi_addr_ref(addr);
+    *new_addr = addr;
+    return NA_SUCCESS;
+}
+
+bool
+na_ofi_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b)
+{
+    (void) na_class;
+    return a == b;
+}
+
+bool
+na_ofi_addr_is_self(na_class_t *na_class, na_addr_t addr)
+{
+    return addr == na_ofi_class(na_class)->self;
+}
+
+na_return_t
+na_ofi_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
+                      na_addr_t addr)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    char ip[INET_ADDRSTRLEN], str[96];
+    int len;
+
+    if (inet_ntop(AF_INET, &addr->sin.sin_addr, ip, sizeof(ip)) == NULL)
+        return NA_PROTOCOL_ERROR;
+    len = snprintf(str, sizeof(str), "ofi+%s://%s:%u", cls->protocol, ip,
+                   ntohs(addr->sin.sin_port));
+    if (buf == NULL || *buf_size < (size_t) len + 1) {
+        bool probe = buf == NULL;
+        *buf_size = (size_t) len + 1;
+        return probe ? NA_SUCCESS : NA_OVERFLOW;
+    }
+    memcpy(buf, str, (size_t) len + 1);
+    *buf_size = (size_t) len + 1;
+    return NA_SUCCESS;
+}
+
+/* Serialized form: one version byte, then the wire address. */
+#define NA_OFI_ADDR_SER_VERSION 1
+#define NA_OFI_ADDR_SER_SIZE (1 + NA_OFI_WIRE_ADDR_SIZE)
+
+size_t
+na_ofi_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    (void) addr;
+    return NA_OFI_ADDR_SER_SIZE;
+}
+
+na_return_t
+na_ofi_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+                      na_addr_t addr)
+{
+    uint8_t *p = buf;
+
+    (void) na_class;
+    if (buf_size < NA_OFI_ADDR_SER_SIZE)
+        return NA_OVERFLOW;
+    p[0] = NA_OFI_ADDR_SER_VERSION;
+    na_ofi_addr_to_wire(addr, p + 1);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
+                        const void *buf, size_t buf_size)
+{
+    const uint8_t *p = buf;
+    struct sockaddr_in sin;
+
+    if (buf_size != NA_OFI_ADDR_SER_SIZE)
+        return NA_MSGSIZE;
+    if (p[0] != NA_OFI_ADDR_SER_VERSION ||
+        na_ofi_addr_from_wire(p + 1, &sin) != NA_SUCCESS)
+        return NA_PROTOCOL_ERROR;
+    return na_ofi_addr_intern(na_ofi_class(na_class), &sin, addr);
+}

@@ -1,0 +1,363 @@
+/*
+ * Private state of the libfabric (ofi) NA plugin, shared by its files:
+ *
+ *   na_ofi.c           ops table, class and context life cycle, op ids
+ *   na_ofi_addr.c      address strings, the address cache, serialization
+ *   na_ofi_msg.c       unexpected and expected messages, receive buffers
+ *   na_ofi_rma.c       memory handles, registration, put and get
+ *   na_ofi_progress.c  completion queue, waiting, cancel, error mapping
+ *
+ * One class owns one FI_EP_RDM endpoint with one completion queue; every
+ * NA context of the class shares them, and each operation remembers the
+ * context its completion belongs to. Nothing here is exported: the only
+ * public symbol of the plugin is na_ofi_class_ops.
+ */
+#ifndef NA_OFI_INTERNAL_H
+#define NA_OFI_INTERNAL_H
+
+#include "na/na_plugin.h"
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/queue.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#define NA_OFI_CLASS_NAME "ofi"
+
+/* The libfabric API version we program against (Debian 12 ships 1.17). */
+#define NA_OFI_FI_VERSION FI_VERSION(1, 11)
+
+/* Payload limits when na_init_info leaves them at zero. */
+#define NA_OFI_DEFAULT_MSG_SIZE 4096
+
+/*
+ * Every unexpected message starts with a small header naming its sender,
+ * because the providers we use cannot be relied on to report a source
+ * address for a peer that is not yet in our address vector. The header is
+ * not counted against the caller's payload limit. Buffers from
+ * msg_buf_alloc reserve NA_OFI_HDR_RESERVE bytes in front of the pointer
+ * they return, so a send from such a buffer needs no copy and no iovec.
+ *
+ * Header layout (16 bytes, integers in network byte order):
+ *   0..3   NA tag     4  NA_OFI_HDR_VERSION     5..11  sender's wire address
+ *   12..15 zero
+ */
+#define NA_OFI_HDR_VERSION 1
+#define NA_OFI_HDR_SIZE 16
+#define NA_OFI_HDR_RESERVE 64
+
+/*
+ * Addresses on the wire (serialized and in headers) use a normalized form,
+ * not a struct sockaddr, so peers of any byte order agree on it:
+ * 1 byte family (NA_OFI_ADDR_IPV4), 4 bytes address, 2 bytes port.
+ */
+#define NA_OFI_ADDR_IPV4 4
+#define NA_OFI_WIRE_ADDR_SIZE 7
+
+/*
+ * The first member of everything we hand to libfabric as an operation
+ * context, so a completion entry can tell what it belongs to.
+ */
+enum na_ofi_ctx_kind {
+    NA_OFI_CTX_OP,    /* a struct na_op_id                     */
+    NA_OFI_CTX_RX_BUF /* a struct na_ofi_rx_buf (unexpected rx) */
+};
+
+struct na_ofi_ctx_hdr {
+    struct fi_context2 fi_ctx; /* scratch space the provider may use */
+    enum na_ofi_ctx_kind kind;
+};
+
+/* A peer, or ourselves. Addresses are interned: one object per peer. */
+struct na_addr {
+    struct na_addr *hash_next; /* guarded by the class's addr_lock */
+    atomic_uint refcount;      /* users' references; the cache's is implicit */
+    fi_addr_t fi_addr;         /* FI_ADDR_NOTAVAIL for self before insert */
+    uint32_t hash;
+    struct sockaddr_in sin;    /* canonical: sin_zero cleared */
+};
+
+/* A region: local (registered here) or described by a peer. */
+struct na_mem_handle {
+    uint64_t base;  /* virtual address of the first byte  */
+    uint64_t len;   /* bytes                              */
+    uint64_t key;   /* remote access key (0 before register) */
+    uint32_t flags; /* NA_MEM_READ_ONLY / WRITE_ONLY / READWRITE */
+    bool remote;    /* deserialized from a peer's bytes   */
+    struct fid_mr *mr; /* NULL unless registered         */
+};
+
+/* Operation id states; transitions are atomic. */
+enum na_ofi_op_status {
+    NA_OFI_OP_IDLE,      /* free for a new post                   */
+    NA_OFI_OP_POSTED,    /* owned by libfabric                    */
+    NA_OFI_OP_QUEUED,    /* on one of our queues (retry, unexp)   */
+    NA_OFI_OP_COMPLETED  /* completion queued, not yet triggered  */
+};
+
+/* Which of our queues holds an op that is not with libfabric. */
+enum na_ofi_queue { NA_OFI_QUEUE_NONE, NA_OFI_QUEUE_UNEXP, NA_OFI_QUEUE_RETRY };
+
+struct na_ofi_class;
+struct na_op_id;
+typedef int (*na_ofi_post_fn)(struct na_op_id *op);
+
+struct na_op_id {
+    struct na_ofi_ctx_hdr hdr;             /* must stay first */
+    struct na_cb_completion_data completion;
+    struct na_ofi_class *cls;
+    na_context_t *context;
+    atomic_int status;       /* enum na_ofi_op_status */
+    atomic_bool cancel_requested;
+    na_cb_type_t type;
+    na_ofi_post_fn post;     /* reposts after FI_EAGAIN */
+    bool injected;           /* post completed inline (fi_inject) */
+    atomic_int queued_on;    /* enum na_ofi_queue, under that queue's lock */
+    struct na_addr *addr;    /* reference held while posted */
+    TAILQ_ENTRY(na_op_id) entry; /* retry or unexpected queue */
+    union {
+        struct {
+            void *buf;
+            size_t size;
+            void *plugin_data;
+            na_tag_t tag;
+            uint8_t hdr[NA_OFI_HDR_SIZE]; /* for iovec sends */
+        } msg;
+        struct {
+            void *local;     /* first local byte       */
+            uint64_t remote; /* remote address or offset */
+            uint64_t key;
+            size_t size;
+        } rma;
+    } u;
+};
+
+TAILQ_HEAD(na_ofi_op_queue, na_op_id);
+
+/* An unexpected message that arrived before any receive was posted. */
+struct na_ofi_backlog_msg {
+    STAILQ_ENTRY(na_ofi_backlog_msg) entry;
+    struct na_addr *source; /* holds a reference */
+    na_tag_t tag;
+    size_t len;
+    uint8_t data[];
+};
+
+STAILQ_HEAD(na_ofi_backlog, na_ofi_backlog_msg);
+
+/* A receive buffer for unexpected messages, posted to the endpoint. */
+struct na_ofi_rx_buf {
+    struct na_ofi_ctx_hdr hdr; /* must stay first */
+    struct na_ofi_class *cls;
+    void *buf;
+    size_t size;
+    atomic_bool needs_post; /* a repost failed: poll tries again */
+};
+
+/* Per-context state: which class, and how many operations are in flight. */
+struct na_ofi_context {
+    struct na_ofi_class *cls;
+    na_context_t *context;
+    atomic_uint pending;
+};
+
+#define NA_OFI_ADDR_HASH_SIZE 256
+
+/* How poll_wait sleeps once spinning found nothing. */
+enum na_ofi_wait_mode {
+    NA_OFI_WAIT_FD,    /* poll(2) on the CQ's fd after fi_trywait      */
+    NA_OFI_WAIT_SREAD, /* fi_cq_sread with a timeout                    */
+    NA_OFI_WAIT_NONE   /* the provider offers no wait object: yield    */
+};
+
+struct na_ofi_class {
+    /* Immutable after initialize. */
+    char protocol[16]; /* "tcp" or "sockets", as printed in addresses */
+    const char *prov_name; /* "tcp;ofi_rxm" or "sockets"               */
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    struct na_addr *self;
+    size_t max_unexp_size; /* payload bytes the user may send        */
+    size_t max_exp_size;
+    size_t inject_size;    /* largest fi_inject the provider takes   */
+    bool multi_recv;       /* unexpected rx uses FI_MULTI_RECV       */
+    bool directed_recv;    /* expected rx can name its source        */
+    bool mr_virt_addr;     /* RMA addresses are virtual, not offsets */
+    bool mr_prov_key;      /* the provider chooses MR keys           */
+    bool no_block;         /* NA_NO_BLOCK: poll_wait busy-polls      */
+    enum na_ofi_wait_mode wait_mode;
+    int cq_fd;             /* FI_WAIT_FD descriptor, or -1           */
+    int wake_fd;           /* eventfd that interrupts poll_wait      */
+
+    /* Unexpected receive buffers, posted for the class's lifetime. */
+    struct na_ofi_rx_buf *rx_bufs;
+    size_t rx_buf_count;
+    void *rx_mem;
+    atomic_bool rx_repost; /* some rx buffer has needs_post set */
+    uint8_t hdr_template[NA_OFI_HDR_SIZE]; /* our header, tag left 0 */
+
+    /* Address cache, guarded by addr_lock. */
+    pthread_mutex_t addr_lock;
+    struct na_addr *addr_hash[NA_OFI_ADDR_HASH_SIZE];
+
+    /* Posted unexpected receives and early messages, guarded by rx_lock. */
+    pthread_mutex_t rx_lock;
+    struct na_ofi_op_queue unexp_ops;
+    struct na_ofi_backlog backlog;
+
+    /* Operations refused with FI_EAGAIN, guarded by retry_lock. */
+    pthread_mutex_t retry_lock;
+    struct na_ofi_op_queue retry_ops;
+    atomic_uint retry_count; /* lets poll skip the lock when empty */
+
+    /* Keys we choose when the provider does not (FI_MR_PROV_KEY off). */
+    atomic_uint_fast64_t next_mr_key;
+
+    /* Waiting: threads asleep in poll_wait, and the adaptive spin. */
+    atomic_uint sleepers;
+    atomic_uint spin_ns;
+};
+
+static inline struct na_ofi_class *
+na_ofi_class(const na_class_t *na_class)
+{
+    return (struct na_ofi_class *) na_class->plugin_class;
+}
+
+/*
+ * Everything below is shared between the plugin's files only: hidden, so
+ * the library exports nothing of the plugin but na_ofi_class_ops.
+ */
+#pragma GCC visibility push(hidden)
+
+/* na_ofi_addr.c */
+na_return_t na_ofi_addr_parse_host(const char *host, struct sockaddr_in *sin,
+                                   bool require_port);
+na_return_t na_ofi_addr_intern(struct na_ofi_class *cls,
+                               const struct sockaddr_in *sin,
+                               struct na_addr **addr);
+void na_ofi_addr_to_wire(const struct na_addr *addr, uint8_t *wire);
+na_return_t na_ofi_addr_from_wire(const uint8_t *wire, struct sockaddr_in *sin);
+void na_ofi_addr_ref(struct na_addr *addr);
+void na_ofi_addr_unref(struct na_addr *addr);
+void na_ofi_addr_cache_destroy(struct na_ofi_class *cls);
+na_return_t na_ofi_addr_lookup(na_class_t *na_class, const char *name,
+                               na_addr_t *addr);
+void na_ofi_addr_free(na_class_t *na_class, na_addr_t addr);
+na_return_t na_ofi_addr_self(na_class_t *na_class, na_addr_t *addr);
+na_return_t na_ofi_addr_dup(na_class_t *na_class, na_addr_t addr,
+                            na_addr_t *new_addr);
+bool na_ofi_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b);
+bool na_ofi_addr_is_self(na_class_t *na_class, na_addr_t addr);
+na_return_t na_ofi_addr_to_string(na_class_t *na_class, char *buf,
+                                  size_t *buf_size, na_addr_t addr);
+size_t na_ofi_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
+na_return_t na_ofi_addr_serialize(na_class_t *na_class, void *buf,
+                                  size_t buf_size, na_addr_t addr);
+na_return_t na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
+                                    const void *buf, size_t buf_size);
+
+/* na_ofi_msg.c */
+na_return_t na_ofi_rx_bufs_post(struct na_ofi_class *cls);
+void na_ofi_rx_bufs_free(struct na_ofi_class *cls);
+na_context_t *na_ofi_rx_buf_complete(struct na_ofi_rx_buf *rx,
+                                     const struct fi_cq_tagged_entry *e);
+void na_ofi_rx_buf_error(struct na_ofi_rx_buf *rx,
+                         const struct fi_cq_err_entry *err);
+void na_ofi_rx_bufs_repost(struct na_ofi_class *cls);
+void na_ofi_backlog_destroy(struct na_ofi_class *cls);
+bool na_ofi_unexp_cancel(struct na_ofi_class *cls, struct na_op_id *op);
+void *na_ofi_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
+                           unsigned long flags, void **plugin_data);
+void na_ofi_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
+na_return_t na_ofi_msg_send_unexpected(na_class_t *na_class,
+                                       na_context_t *context, na_cb_t callback,
+                                       void *arg, const void *buf,
+                                       size_t buf_size, void *plugin_data,
+                                       na_addr_t dest_addr, uint8_t dest_id,
+                                       na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_ofi_msg_recv_unexpected(na_class_t *na_class,
+                                       na_context_t *context, na_cb_t callback,
+                                       void *arg, void *buf, size_t buf_size,
+                                       void *plugin_data, na_op_id_t *op_id);
+na_return_t na_ofi_msg_send_expected(na_class_t *na_class,
+                                     na_context_t *context, na_cb_t callback,
+                                     void *arg, const void *buf,
+                                     size_t buf_size, void *plugin_data,
+                                     na_addr_t dest_addr, uint8_t dest_id,
+                                     na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_ofi_msg_recv_expected(na_class_t *na_class,
+                                     na_context_t *context, na_cb_t callback,
+                                     void *arg, void *buf, size_t buf_size,
+                                     void *plugin_data, na_addr_t source_addr,
+                                     uint8_t source_id, na_tag_t tag,
+                                     na_op_id_t *op_id);
+
+/* na_ofi_rma.c */
+na_return_t na_ofi_mem_handle_create(na_class_t *na_class, void *buf,
+                                     size_t buf_size, unsigned long flags,
+                                     na_mem_handle_t *mem_handle);
+void na_ofi_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
+na_return_t na_ofi_mem_register(na_class_t *na_class,
+                                na_mem_handle_t mem_handle,
+                                enum na_mem_type mem_type, uint64_t device);
+na_return_t na_ofi_mem_deregister(na_class_t *na_class,
+                                  na_mem_handle_t mem_handle);
+size_t na_ofi_mem_handle_get_serialize_size(na_class_t *na_class,
+                                            na_mem_handle_t mem_handle);
+na_return_t na_ofi_mem_handle_serialize(na_class_t *na_class, void *buf,
+                                        size_t buf_size,
+                                        na_mem_handle_t mem_handle);
+na_return_t na_ofi_mem_handle_deserialize(na_class_t *na_class,
+                                          na_mem_handle_t *mem_handle,
+                                          const void *buf, size_t buf_size);
+na_return_t na_ofi_put(na_class_t *na_class, na_context_t *context,
+                       na_cb_t callback, void *arg,
+                       na_mem_handle_t local_mem_handle,
+                       na_offset_t local_offset,
+                       na_mem_handle_t remote_mem_handle,
+                       na_offset_t remote_offset, size_t data_size,
+                       na_addr_t remote_addr, uint8_t remote_id,
+                       na_op_id_t *op_id);
+na_return_t na_ofi_get(na_class_t *na_class, na_context_t *context,
+                       na_cb_t callback, void *arg,
+                       na_mem_handle_t local_mem_handle,
+                       na_offset_t local_offset,
+                       na_mem_handle_t remote_mem_handle,
+                       na_offset_t remote_offset, size_t data_size,
+                       na_addr_t remote_addr, uint8_t remote_id,
+                       na_op_id_t *op_id);
+
+/* na_ofi_progress.c */
+na_return_t na_ofi_op_start(struct na_op_id *op, na_context_t *context,
+                            na_cb_type_t type, na_cb_t callback, void *arg,
+                            struct na_addr *addr);
+void na_ofi_op_abort(struct na_op_id *op);
+na_return_t na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post);
+void na_ofi_op_complete(struct na_op_id *op, na_return_t ret);
+void na_ofi_wake(struct na_ofi_class *cls);
+na_return_t na_ofi_error_to_na(int fi_err);
+int na_ofi_poll_get_fd(na_class_t *na_class, na_context_t *context);
+na_return_t na_ofi_poll(na_class_t *na_class, na_context_t *context,
+                        unsigned int *count);
+na_return_t na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
+                             unsigned int timeout_ms, unsigned int *count);
+na_return_t na_ofi_cancel(na_class_t *na_class, na_context_t *context,
+                          na_op_id_t *op_id);
+
+#pragma GCC visibility pop
+
+#endif /* NA_OFI_INTERNAL_H */

@@ -1,0 +1,510 @@
+/*
+ * Progress of the ofi plugin: posting with retry, reading the completion
+ * queue, waiting without spinning on an idle context, cancel, and the
+ * mapping from libfabric errors to NA codes.
+ *
+ * The providers we use (tcp;ofi_rxm, and sockets for its CQ) make data
+ * progress only when the CQ is read, so NA_Poll drives everything. An
+ * operation id moves IDLE -> QUEUED (claimed by a post) -> POSTED (with
+ * libfabric) or stays QUEUED on one of our queues -> COMPLETED (its
+ * completion handed to the core) -> IDLE (after the user callback ran).
+ * Exactly one path completes it: the CQ entry for a posted op, or whoever
+ * removes it from our queue under that queue's lock.
+ */
+#include "na_ofi_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdint.h>
+#include <unistd.h>
+
+/* CQ entries read per fi_cq_read() call, and per poll at most. */
+#define NA_OFI_CQ_BATCH 16
+#define NA_OFI_CQ_MAX_PER_POLL 256
+
+/* Bounds of the adaptive spin before sleeping, in nanoseconds. */
+#define NA_OFI_SPIN_MIN_NS 2000u
+#define NA_OFI_SPIN_MAX_NS 50000u
+
+na_return_t
+na_ofi_error_to_na(int fi_err)
+{
+    switch (fi_err) {
+    case 0:
+        return NA_SUCCESS;
+    case FI_ECONNREFUSED:
+    case FI_EHOSTUNREACH:
+    case FI_ENETUNREACH:
+    case FI_ECONNRESET:
+    case FI_ECONNABORTED:
+    case FI_ENOTCONN:
+    case FI_EHOSTDOWN:
+    case FI_ENETDOWN:
+    case FI_ESHUTDOWN:
+    case FI_EADDRNOTAVAIL:
+        return NA_HOSTUNREACH;
+    case FI_ETIMEDOUT:
+        return NA_TIMEOUT;
+    case FI_ECANCELED:
+        return NA_CANCELED;
+    case FI_EMSGSIZE:
+    case FI_ETRUNC:
+    case FI_ETOOSMALL:
+        return NA_MSGSIZE;
+    case FI_EAGAIN:
+        return NA_AGAIN;
+    case FI_ENOMEM:
+    case FI_ENOSPC:
+        return NA_NOMEM;
+    case FI_EACCES:
+    case FI_EKEYREJECTED:
+        return NA_ACCESS;
+    case FI_EPERM:
+        return NA_PERMISSION;
+    case FI_EFAULT:
+        return NA_FAULT;
+    case FI_EINVAL:
+        return NA_INVALID_ARG;
+    case FI_ENOSYS:
+    case FI_EOPNOTSUPP:
+        return NA_OPNOTSUPPORTED;
+    case FI_EBUSY:
+        return NA_BUSY;
+    case FI_EADDRINUSE:
+        return NA_ADDRINUSE;
+    case FI_ENODATA:
+    case FI_ENOENT:
+        return NA_NOENTRY;
+    case FI_ENODEV:
+        return NA_NODEV;
+    case FI_EOVERFLOW:
+        return NA_OVERFLOW;
+    default:
+        return NA_IO_ERROR;
+    }
+}
+
+/* Wake threads asleep in poll_wait after queueing a completion outside
+ * the progress loop (an injected send, a cancel, a backlog match). */
+void
+na_ofi_wake(struct na_ofi_class *cls)
+{
+    uint64_t one = 1;
+
+    if (atomic_load(&cls->sleepers) == 0)
+        return;
+    if (write(cls->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+        na_plugin_log_error(NA_OFI_CLASS_NAME, "eventfd write failed");
+}
+
+static struct na_ofi_context *
+na_ofi_pctx(na_context_t *context)
+{
+    return context->plugin_context;
+}
+
+na_return_t
+na_ofi_op_start(struct na_op_id *op, na_context_t *context,
+                na_cb_type_t type, na_cb_t callback, void *arg,
+                struct na_addr *addr)
+{
+    int idle = NA_OFI_OP_IDLE;
+
+    if (op == NULL)
+        return NA_INVALID_ARG;
+    if (!atomic_compare_exchange_strong(&op->status, &idle, NA_OFI_OP_QUEUED))
+        return NA_BUSY;
+    op->context = context;
+    op->type = type;
+    op->injected = false;
+    atomic_store(&op->cancel_requested, false);
+    atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+    op->completion.callback = callback;
+    op->completion.callback_info.arg = arg;
+    op->completion.callback_info.type = type;
+    op->addr = addr;
+    if (addr != NULL)
+        na_ofi_addr_ref(addr);
+    atomic_fetch_add(&na_ofi_pctx(context)->pending, 1);
+    return NA_SUCCESS;
+}
+
+/* Undo na_ofi_op_start() for a post that failed: no completion comes. */
+void
+na_ofi_op_abort(struct na_op_id *op)
+{
+    struct na_ofi_context *pc = na_ofi_pctx(op->context);
+
+    if (op->addr != NULL)
+        na_ofi_addr_unref(op->addr);
+    op->addr = NULL;
+    atomic_store(&op->status, NA_OFI_OP_IDLE);
+    atomic_fetch_sub(&pc->pending, 1);
+}
+
+/*
+ * Hand the op to the core. The op may be triggered and reused by another
+ * thread as soon as na_cb_completion_add() returns, so it is not touched
+ * afterwards; the context stays valid because it cannot be destroyed
+ * while `pending` counts this op.
+ */
+void
+na_ofi_op_complete(struct na_op_id *op, na_return_t ret)
+{
+    struct na_ofi_context *pc = na_ofi_pctx(op->context);
+
+    if (op->addr != NULL)
+        na_ofi_addr_unref(op->addr);
+    op->addr = NULL;
+    op->completion.callback_info.ret = ret;
+    atomic_store(&op->status, NA_OFI_OP_COMPLETED);
+    na_cb_completion_add(op->context, &op->completion);
+    atomic_fetch_sub(&pc->pending, 1);
+}
+
+static void
+na_ofi_retry_push(struct na_ofi_class *cls, struct na_op_id *op, bool head)
+{
+    pthread_mutex_lock(&cls->retry_lock);
+    atomic_store(&op->status, NA_OFI_OP_QUEUED);
+    atomic_store(&op->queued_on, NA_OFI_QUEUE_RETRY);
+    if (head)
+        TAILQ_INSERT_HEAD(&cls->retry_ops, op, entry);
+    else
+        TAILQ_INSERT_TAIL(&cls->retry_ops, op, entry);
+    atomic_fetch_add(&cls->retry_count, 1);
+    pthread_mutex_unlock(&cls->retry_lock);
+}
+
+/*
+ * Post a started op. FI_EAGAIN (the provider is out of credits or still
+ * connecting) does not reach the caller: the op waits on the retry queue
+ * and poll posts it again, in order.
+ */
+na_return_t
+na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
+{
+    struct na_ofi_class *cls = op->cls;
+    int rc;
+
+    op->post = post;
+    if (atomic_load(&cls->retry_count) != 0) {
+        /* Keep order behind ops already waiting. */
+        na_ofi_retry_push(cls, op, false);
+        return NA_SUCCESS;
+    }
+    atomic_store(&op->status, NA_OFI_OP_POSTED);
+    rc = post(op);
+    if (rc == 0) {
+        if (op->injected) {
+            na_ofi_op_complete(op, NA_SUCCESS);
+            na_ofi_wake(cls);
+        }
+        return NA_SUCCESS;
+    }
+    if (rc == -FI_EAGAIN) {
+        na_ofi_retry_push(cls, op, false);
+        return NA_SUCCESS;
+    }
+    na_ofi_op_abort(op);
+    return na_ofi_error_to_na(-rc);
+}
+
+/* Repost ops refused with FI_EAGAIN; stop at the first refusal. */
+static void
+na_ofi_retry_progress(struct na_ofi_class *cls)
+{
+    for (;;) {
+        struct na_op_id *op;
+        int rc;
+
+        pthread_mutex_lock(&cls->retry_lock);
+        op = TAILQ_FIRST(&cls->retry_ops);
+        if (op != NULL) {
+            TAILQ_REMOVE(&cls->retry_ops, op, entry);
+            atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+            atomic_fetch_sub(&cls->retry_count, 1);
+        }
+        pthread_mutex_unlock(&cls->retry_lock);
+        if (op == NULL)
+            return;
+
+        atomic_store(&op->status, NA_OFI_OP_POSTED);
+        rc = op->post(op);
+        if (rc == 0) {
+            if (op->injected)
+                na_ofi_op_complete(op, NA_SUCCESS);
+            continue;
+        }
+        if (rc == -FI_EAGAIN) {
+            na_ofi_retry_push(cls, op, true);
+            return;
+        }
+        na_ofi_op_complete(op, na_ofi_error_to_na(-rc));
+    }
+}
+
+static bool
+na_ofi_retry_cancel(struct na_ofi_class *cls, struct na_op_id *op)
+{
+    bool found = false;
+
+    pthread_mutex_lock(&cls->retry_lock);
+    if (atomic_load(&op->queued_on) == NA_OFI_QUEUE_RETRY) {
+        TAILQ_REMOVE(&cls->retry_ops, op, entry);
+        atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+        atomic_fetch_sub(&cls->retry_count, 1);
+        found = true;
+    }
+    pthread_mutex_unlock(&cls->retry_lock);
+    if (found)
+        na_ofi_op_complete(op, NA_CANCELED);
+    return found;
+}
+
+/* A successful CQ entry; returns the context its completion went to. */
+static na_context_t *
+na_ofi_dispatch(const struct fi_cq_tagged_entry *e)
+{
+    struct na_ofi_ctx_hdr *hdr = e->op_context;
+    struct na_op_id *op;
+    na_context_t *context;
+
+    if (hdr == NULL)
+        return NULL;
+    if (hdr->kind == NA_OFI_CTX_RX_BUF)
+        return na_ofi_rx_buf_complete((struct na_ofi_rx_buf *) hdr, e);
+    op = (struct na_op_id *) hdr;
+    context = op->context;
+    if (op->type == NA_CB_RECV_EXPECTED)
+        op->completion.callback_info.info.recv_expected.actual_buf_size =
+            e->len;
+    na_ofi_op_complete(op, NA_SUCCESS);
+    return context;
+}
+
+/* An error CQ entry: the op completes with the mapped error. */
+static na_context_t *
+na_ofi_dispatch_error(const struct fi_cq_err_entry *err)
+{
+    struct na_ofi_ctx_hdr *hdr = err->op_context;
+    struct na_op_id *op;
+    na_context_t *context;
+    na_return_t ret;
+
+    if (hdr == NULL)
+        return NULL;
+    if (hdr->kind == NA_OFI_CTX_RX_BUF) {
+        na_ofi_rx_buf_error((struct na_ofi_rx_buf *) hdr, err);
+        return NULL;
+    }
+    op = (struct na_op_id *) hdr;
+    context = op->context;
+    ret = na_ofi_error_to_na(err->err);
+    if (op->type == NA_CB_RECV_EXPECTED)
+        op->completion.callback_info.info.recv_expected.actual_buf_size = 0;
+    na_ofi_op_complete(op, ret);
+    return context;
+}
+
+/*
+ * Read the CQ until it is empty (or a bounded number of entries) and
+ * count the completions queued on `context`. Completions for other
+ * contexts sharing the endpoint are queued too, and their sleepers woken.
+ */
+static unsigned int
+na_ofi_progress(struct na_ofi_class *cls, na_context_t *context)
+{
+    struct fi_cq_tagged_entry entries[NA_OFI_CQ_BATCH];
+    unsigned int mine = 0, others = 0, total = 0;
+
+    if (atomic_load(&cls->retry_count) != 0)
+        na_ofi_retry_progress(cls);
+    na_ofi_rx_bufs_repost(cls);
+    while (total < NA_OFI_CQ_MAX_PER_POLL) {
+        ssize_t n = fi_cq_read(cls->cq, entries, NA_OFI_CQ_BATCH);
+        na_context_t *done;
+
+        if (n == -FI_EAGAIN)
+            break;
+        if (n == -FI_EAVAIL) {
+            struct fi_cq_err_entry err = {0};
+            if (fi_cq_readerr(cls->cq, &err, 0) != 1)
+                break;
+            done = na_ofi_dispatch_error(&err);
+            if (done != NULL)
+                *(done == context ? &mine : &others) += 1;
+            total++;
+            continue;
+        }
+        if (n < 0) {
+            na_plugin_log_error(NA_OFI_CLASS_NAME, "fi_cq_read: %s",
+                                fi_strerror((int) -n));
+            break;
+        }
+        for (ssize_t i = 0; i < n; i++) {
+            done = na_ofi_dispatch(&entries[i]);
+            if (done != NULL)
+                *(done == context ? &mine : &others) += 1;
+        }
+        total += (unsigned int) n;
+        if (n < NA_OFI_CQ_BATCH)
+            break;
+    }
+    if (others != 0)
+        na_ofi_wake(cls);
+    return mine;
+}
+
+int
+na_ofi_poll_get_fd(na_class_t *na_class, na_context_t *context)
+{
+    (void) context;
+    return na_ofi_class(na_class)->cq_fd;
+}
+
+na_return_t
+na_ofi_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
+{
+    unsigned int n = na_ofi_progress(na_ofi_class(na_class), context);
+
+    if (count != NULL)
+        *count = n;
+    return NA_SUCCESS;
+}
+
+static bool
+na_ofi_context_has_completions(na_context_t *context)
+{
+    bool any;
+
+    pthread_mutex_lock(&context->lock);
+    any = context->count != 0;
+    pthread_mutex_unlock(&context->lock);
+    return any;
+}
+
+static void
+na_ofi_drain_wake_fd(struct na_ofi_class *cls)
+{
+    uint64_t v;
+
+    while (read(cls->wake_fd, &v, sizeof(v)) > 0)
+        ;
+}
+
+/*
+ * Sleep until the CQ or the wake eventfd is readable, or timeout_ms.
+ * fi_trywait() refuses (FI_EAGAIN) when completions are already pending,
+ * in which case we return at once and let the caller poll.
+ */
+static void
+na_ofi_sleep(struct na_ofi_class *cls, na_context_t *context,
+             unsigned int timeout_ms)
+{
+    struct fid *fids[1] = {&cls->cq->fid};
+
+    if (cls->wait_mode == NA_OFI_WAIT_FD) {
+        struct pollfd pfd[2] = {{.fd = cls->cq_fd, .events = POLLIN},
+                                {.fd = cls->wake_fd, .events = POLLIN}};
+        int rc = fi_trywait(cls->fabric, fids, 1);
+        if (rc == FI_SUCCESS || rc == -FI_ENOSYS)
+            (void) poll(pfd, 2, (int) timeout_ms);
+        na_ofi_drain_wake_fd(cls);
+    } else if (cls->wait_mode == NA_OFI_WAIT_SREAD) {
+        /* The provider blocks for us; what it returns is dispatched so no
+         * entry is lost. A waiting sender is not woken early here. */
+        struct fi_cq_tagged_entry e;
+        ssize_t n = fi_cq_sread(cls->cq, &e, 1, NULL, (int) timeout_ms);
+        if (n == 1)
+            (void) na_ofi_dispatch(&e);
+        (void) context;
+    } else {
+        sched_yield();
+    }
+}
+
+/* Grow the spin when events come soon after we start waiting, shrink it
+ * when we end up sleeping anyway. */
+static void
+na_ofi_spin_adapt(struct na_ofi_class *cls, bool found_while_spinning)
+{
+    unsigned int s = atomic_load(&cls->spin_ns);
+
+    if (found_while_spinning)
+        s = s + s / 4 > NA_OFI_SPIN_MAX_NS ? NA_OFI_SPIN_MAX_NS : s + s / 4;
+    else
+        s = s / 2 < NA_OFI_SPIN_MIN_NS ? NA_OFI_SPIN_MIN_NS : s / 2;
+    atomic_store(&cls->spin_ns, s);
+}
+
+na_return_t
+na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
+                 unsigned int timeout_ms, unsigned int *count)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    uint64_t start = na_plugin_clock_monotonic_ns();
+    uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
+    uint64_t spin_end = cls->no_block ? deadline
+                                      : start + atomic_load(&cls->spin_ns);
+    unsigned int n = 0;
+    uint64_t now;
+
+    /* Spin first: a wake-up from sleep costs more than most round trips. */
+    for (;;) {
+        n = na_ofi_progress(cls, context);
+        if (n != 0 || na_ofi_context_has_completions(context)) {
+            if (!cls->no_block)
+                na_ofi_spin_adapt(cls, true);
+            goto done;
+        }
+        now = na_plugin_clock_monotonic_ns();
+        if (now >= spin_end)
+            break;
+    }
+    if (now >= deadline)
+        goto done;
+    na_ofi_spin_adapt(cls, false);
+
+    /* Publish that we sleep before the last look at the queue, so a thread
+     * that queues a completion after that look sees us and wakes us. */
+    atomic_fetch_add(&cls->sleepers, 1);
+    if (!na_ofi_context_has_completions(context)) {
+        uint64_t left_ms = (deadline - now + 999999u) / 1000000u;
+        na_ofi_sleep(cls, context, (unsigned int) left_ms);
+    }
+    atomic_fetch_sub(&cls->sleepers, 1);
+    n = na_ofi_progress(cls, context);
+
+done:
+    if (count != NULL)
+        *count = n;
+    return n != 0 || na_ofi_context_has_completions(context) ? NA_SUCCESS
+                                                             : NA_TIMEOUT;
+}
+
+na_return_t
+na_ofi_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    int status = atomic_load(&op->status);
+
+    (void) context;
+    if (status == NA_OFI_OP_IDLE || status == NA_OFI_OP_COMPLETED)
+        return NA_SUCCESS;
+    if (status == NA_OFI_OP_QUEUED) {
+        if (na_ofi_unexp_cancel(cls, op) || na_ofi_retry_cancel(cls, op)) {
+            na_ofi_wake(cls);
+            return NA_SUCCESS;
+        }
+        status = atomic_load(&op->status);
+    }
+    if (status == NA_OFI_OP_POSTED) {
+        /* The provider completes the op with FI_ECANCELED if it could
+         * still withdraw it, or with its real result; either way once. */
+        atomic_store(&op->cancel_requested, true);
+        (void) fi_cancel(&cls->ep->fid, &op->hdr.fi_ctx);
+    }
+    return NA_SUCCESS;
+}
