@@ -927,6 +927,21 @@ test_arguments(void **state)
     assert_null(none);
 }
 
+/* MERCURY_REGISTER must expand to an HG_Register_name() call that compiles
+ * with generated types and with void. sizeof does not evaluate the call, so
+ * this test checks the expansion without needing an HG class. */
+static void
+test_register_macro(void **state)
+{
+    (void) state;
+
+    assert_int_equal(sizeof(MERCURY_REGISTER(NULL, "shape", shape_t, point_t,
+                                             NULL)),
+                     sizeof(hg_id_t));
+    assert_int_equal(sizeof(MERCURY_REGISTER(NULL, "none", void, void, NULL)),
+                     sizeof(hg_id_t));
+}
+
 int
 main(void)
 {
@@ -950,6 +965,7 @@ main(void)
         cmocka_unit_test(test_checksum_overflow_and_implicit_flush),
         cmocka_unit_test(test_hash_kinds),
         cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_register_macro),
     };
 
     return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
