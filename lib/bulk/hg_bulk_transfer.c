@@ -1,0 +1,485 @@
+/*
+ * Bulk transfers: virtual offsets mapped onto both sides' segments, split
+ * into pieces of at most HG_BULK_PIECE_MAX and pipelined HG_BULK_PIPELINE
+ * at a time as NA puts and gets straight between the user's buffers (no
+ * staging copy). Eager descriptors and local-to-local transfers are plain
+ * memory copies.
+ *
+ * Completion rule: a transfer finishes when nothing is in flight and either
+ * every byte moved or an error / cancel stopped it; the callback is queued
+ * exactly once.
+ */
+#include "bulk/hg_bulk_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct hg_bulk_xfer *
+hg_bulk_op_get(hg_context_t *context)
+{
+    na_class_t *na_class = context->hg_class->na_class;
+    struct hg_bulk_xfer *op;
+
+    pthread_mutex_lock(&context->lock);
+    op = STAILQ_FIRST(&context->bulk_op_pool);
+    if (op != NULL)
+        STAILQ_REMOVE_HEAD(&context->bulk_op_pool, entry);
+    context->n_live_bulk_ops++;
+    pthread_mutex_unlock(&context->lock);
+    if (op != NULL)
+        return op;
+    op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        goto error;
+    op->ctx = context;
+    pthread_mutex_init(&op->lock, NULL);
+    for (int i = 0; i < HG_BULK_PIPELINE; i++) {
+        op->pieces[i].op = op;
+        op->pieces[i].na_op = NA_Op_create(na_class, 0);
+        if (op->pieces[i].na_op == NULL) {
+            for (int j = 0; j < i; j++)
+                NA_Op_destroy(na_class, op->pieces[j].na_op);
+            pthread_mutex_destroy(&op->lock);
+            free(op);
+            goto error;
+        }
+    }
+    return op;
+
+error:
+    pthread_mutex_lock(&context->lock);
+    context->n_live_bulk_ops--;
+    pthread_mutex_unlock(&context->lock);
+    return NULL;
+}
+
+static void
+hg_bulk_op_put(struct hg_bulk_xfer *op)
+{
+    hg_context_t *context = op->ctx;
+
+    HG_Bulk_free(op->origin);
+    HG_Bulk_free(op->local);
+    if (op->addr != HG_ADDR_NULL)
+        HG_Addr_free(context->hg_class, op->addr);
+    op->origin = op->local = HG_BULK_NULL;
+    op->addr = HG_ADDR_NULL;
+    pthread_mutex_lock(&op->lock);
+    op->active = false;
+    pthread_mutex_unlock(&op->lock);
+    pthread_mutex_lock(&context->lock);
+    context->n_live_bulk_ops--;
+    STAILQ_INSERT_HEAD(&context->bulk_op_pool, op, entry);
+    pthread_mutex_unlock(&context->lock);
+}
+
+void
+hg_context_free_bulk_ops(hg_context_t *context)
+{
+    na_class_t *na_class = context->hg_class->na_class;
+    struct hg_bulk_xfer *op;
+
+    while ((op = STAILQ_FIRST(&context->bulk_op_pool)) != NULL) {
+        STAILQ_REMOVE_HEAD(&context->bulk_op_pool, entry);
+        for (int i = 0; i < HG_BULK_PIPELINE; i++)
+            NA_Op_destroy(na_class, op->pieces[i].na_op);
+        pthread_mutex_destroy(&op->lock);
+        free(op);
+    }
+}
+
+static void
+hg_bulk_op_finish(struct hg_bulk_xfer *op)
+{
+    hg_timer_disarm(op->ctx, &op->timer);
+    if (op->internal_cb != NULL) {
+        /* The RPC layer's overflow pull: no user callback to queue. */
+        hg_bulk_internal_cb_t cb = op->internal_cb;
+        void *arg = op->internal_arg;
+        hg_return_t ret = op->ret;
+
+        hg_bulk_op_put(op);
+        cb(arg, ret);
+        return;
+    }
+    op->comp.type = HG_COMP_BULK;
+    op->comp.object = op;
+    hg_completion_add(op->ctx, &op->comp);
+}
+
+void
+hg_bulk_trigger(struct hg_completion *comp)
+{
+    struct hg_bulk_xfer *op = comp->object;
+    struct hg_cb_info info = {.arg = op->arg,
+                              .type = HG_CB_BULK,
+                              .ret = op->ret};
+
+    info.info.bulk.origin_handle = op->origin;
+    info.info.bulk.local_handle = op->local;
+    info.info.bulk.op = op->op;
+    info.info.bulk.size = op->size;
+    if (op->callback != NULL)
+        op->callback(&info);
+    hg_bulk_op_put(op);
+}
+
+static void hg_bulk_post_more(struct hg_bulk_xfer *op);
+
+static void
+hg_bulk_na_cb(const struct na_cb_info *info)
+{
+    struct hg_bulk_piece *piece = info->arg;
+    struct hg_bulk_xfer *op = piece->op;
+
+    pthread_mutex_lock(&op->lock);
+    piece->busy = false;
+    op->in_flight--;
+    if (info->ret != NA_SUCCESS && op->ret == HG_SUCCESS)
+        op->ret = hg_from_na(info->ret);
+    pthread_mutex_unlock(&op->lock);
+    hg_bulk_post_more(op);
+}
+
+/* Post pieces until the pipeline is full or the range is covered; finish
+ * the transfer when nothing is left in flight. */
+static void
+hg_bulk_post_more(struct hg_bulk_xfer *op)
+{
+    na_class_t *na_class = op->ctx->hg_class->na_class;
+    bool finished;
+
+    pthread_mutex_lock(&op->lock);
+    while (op->ret == HG_SUCCESS && !op->canceled && op->remaining > 0 &&
+           op->in_flight < HG_BULK_PIPELINE) {
+        struct hg_bulk_piece *piece = NULL;
+        hg_size_t o_off, l_off, len;
+        uint32_t oi, li;
+        na_return_t na_ret;
+
+        for (int i = 0; i < HG_BULK_PIPELINE; i++)
+            if (!op->pieces[i].busy) {
+                piece = &op->pieces[i];
+                break;
+            }
+        oi = hg_bulk_seek(op->origin, op->origin_off, &o_off);
+        li = hg_bulk_seek(op->local, op->local_off, &l_off);
+        len = op->remaining;
+        if (op->origin->segs[oi].len - o_off < len)
+            len = op->origin->segs[oi].len - o_off;
+        if (op->local->segs[li].len - l_off < len)
+            len = op->local->segs[li].len - l_off;
+        if (len > HG_BULK_PIECE_MAX)
+            len = HG_BULK_PIECE_MAX;
+        piece->busy = true;
+        op->in_flight++;
+        op->origin_off += len;
+        op->local_off += len;
+        op->remaining -= len;
+        na_ret = (op->op == HG_BULK_PULL ? NA_Get : NA_Put)(
+            na_class, op->ctx->na_context, hg_bulk_na_cb, piece,
+            op->local->segs[li].mh, l_off, op->origin->segs[oi].mh, o_off,
+            len, op->addr->na_addr, op->origin_id, piece->na_op);
+        if (na_ret != NA_SUCCESS) {
+            piece->busy = false;
+            op->in_flight--;
+            op->ret = hg_from_na(na_ret);
+        }
+    }
+    finished = op->in_flight == 0 &&
+               (op->remaining == 0 || op->ret != HG_SUCCESS || op->canceled);
+    if (finished && op->canceled && op->remaining > 0 &&
+        op->ret == HG_SUCCESS)
+        op->ret = HG_CANCELED;
+    pthread_mutex_unlock(&op->lock);
+    if (finished)
+        hg_bulk_op_finish(op);
+}
+
+void
+hg_bulk_op_cancel(struct hg_bulk_xfer *op)
+{
+    na_class_t *na_class = op->ctx->hg_class->na_class;
+
+    pthread_mutex_lock(&op->lock);
+    if (!op->active || (op->remaining == 0 && op->in_flight == 0)) {
+        pthread_mutex_unlock(&op->lock);
+        return;
+    }
+    op->canceled = true;
+    if (op->ret == HG_SUCCESS)
+        op->ret = HG_CANCELED;
+    for (int i = 0; i < HG_BULK_PIPELINE; i++)
+        if (op->pieces[i].busy)
+            NA_Cancel(na_class, op->ctx->na_context, op->pieces[i].na_op);
+    pthread_mutex_unlock(&op->lock);
+}
+
+hg_return_t
+HG_Bulk_cancel(hg_op_id_t op_id)
+{
+    if (op_id == HG_OP_ID_NULL || (hg_op_id_t *) op_id == HG_OP_ID_IGNORE)
+        return HG_INVALID_ARG;
+    hg_bulk_op_cancel((struct hg_bulk_xfer *) op_id);
+    return HG_SUCCESS;
+}
+
+static void
+hg_bulk_expire(struct hg_timer *timer)
+{
+    struct hg_bulk_xfer *op = (struct hg_bulk_xfer *) ((char *) timer -
+                                                   offsetof(struct hg_bulk_xfer,
+                                                            timer));
+
+    pthread_mutex_lock(&op->lock);
+    if (op->ret == HG_SUCCESS)
+        op->ret = HG_TIMEOUT;
+    pthread_mutex_unlock(&op->lock);
+    hg_bulk_op_cancel(op);
+}
+
+/* Copy between two memory-backed views over virtual offsets. */
+static void
+hg_bulk_copy(const struct hg_bulk *dst, hg_size_t dst_off,
+             const struct hg_bulk *src, const void *src_flat,
+             hg_size_t src_off, hg_size_t size)
+{
+    hg_size_t d_off, s_off = src_off;
+    uint32_t di = hg_bulk_seek(dst, dst_off, &d_off), si = 0;
+
+    if (src_flat == NULL)
+        si = hg_bulk_seek(src, src_off, &s_off);
+    while (size > 0) {
+        hg_size_t len = size, s_left;
+        const char *s;
+
+        if (dst->segs[di].len - d_off < len)
+            len = dst->segs[di].len - d_off;
+        if (src_flat != NULL) {
+            s = (const char *) src_flat + s_off;
+        } else {
+            s_left = src->segs[si].len - s_off;
+            if (s_left < len)
+                len = s_left;
+            s = (const char *) src->segs[si].base + s_off;
+        }
+        if (len > 0)
+            memcpy((char *) dst->segs[di].base + d_off, s, len);
+        size -= len;
+        d_off += len;
+        s_off += len;
+        if (d_off == dst->segs[di].len) {
+            di++;
+            d_off = 0;
+        }
+        if (src_flat == NULL && s_off == src->segs[si].len) {
+            si++;
+            s_off = 0;
+        }
+    }
+}
+
+static hg_return_t
+hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback,
+                       void *arg, hg_bulk_internal_cb_t internal_cb,
+                       void *internal_arg, hg_bulk_op_t op_type,
+                       hg_addr_t origin_addr, uint8_t origin_id,
+                       hg_bulk_t origin, hg_size_t origin_offset,
+                       hg_bulk_t local, hg_size_t local_offset,
+                       hg_size_t size, unsigned int timeout_ms,
+                       struct hg_bulk_xfer **op_p)
+{
+    struct hg_bulk_xfer *op;
+    uint8_t need_origin, need_local;
+    bool copy;
+
+    if (context == NULL || origin == HG_BULK_NULL || local == HG_BULK_NULL ||
+        (op_type != HG_BULK_PULL && op_type != HG_BULK_PUSH) ||
+        local->remote || origin->hg_class != context->hg_class ||
+        local->hg_class != context->hg_class)
+        return HG_INVALID_ARG;
+    if (origin_offset > origin->size || size > origin->size - origin_offset ||
+        local_offset > local->size || size > local->size - local_offset) {
+        hg_log_error("HG_Bulk_transfer: range [%llu+%llu] / [%llu+%llu] "
+                     "past the end of a %llu / %llu byte handle",
+                     (unsigned long long) origin_offset,
+                     (unsigned long long) size,
+                     (unsigned long long) local_offset,
+                     (unsigned long long) size,
+                     (unsigned long long) origin->size,
+                     (unsigned long long) local->size);
+        return HG_INVALID_ARG;
+    }
+    need_origin = op_type == HG_BULK_PULL ? HG_BULK_READ_ONLY
+                                          : HG_BULK_WRITE_ONLY;
+    need_local = op_type == HG_BULK_PULL ? HG_BULK_WRITE_ONLY
+                                         : HG_BULK_READ_ONLY;
+    if (!(origin->flags & need_origin) || !(local->flags & need_local)) {
+        hg_log_error("HG_Bulk_transfer: %s needs %s access to the origin "
+                     "and %s access to the local handle",
+                     op_type == HG_BULK_PULL ? "pull" : "push",
+                     need_origin == HG_BULK_READ_ONLY ? "read" : "write",
+                     need_local == HG_BULK_READ_ONLY ? "read" : "write");
+        return HG_PERMISSION;
+    }
+    /* RMA needs a peer; eager data and local memory need none. */
+    copy = size == 0 || !origin->remote ||
+           (origin->eager != NULL && op_type == HG_BULK_PULL);
+    if (!copy && origin_addr == HG_ADDR_NULL)
+        return HG_INVALID_ARG;
+
+    op = hg_bulk_op_get(context);
+    if (op == NULL)
+        return HG_NOMEM;
+    HG_Bulk_ref_incr(origin);
+    HG_Bulk_ref_incr(local);
+    op->origin = origin;
+    op->local = local;
+    op->op = op_type;
+    op->size = size;
+    op->addr = HG_ADDR_NULL;
+    if (!copy && HG_Addr_dup(context->hg_class, origin_addr, &op->addr) !=
+                     HG_SUCCESS) {
+        hg_bulk_op_put(op);
+        return HG_NOMEM;
+    }
+    op->origin_id = origin_id;
+    op->callback = callback;
+    op->arg = arg;
+    op->internal_cb = internal_cb;
+    op->internal_arg = internal_arg;
+    op->ret = HG_SUCCESS;
+    op->canceled = false;
+    op->origin_off = origin_offset;
+    op->local_off = local_offset;
+    op->remaining = size;
+    op->in_flight = 0;
+    op->timer.armed = false;
+    op->active = true;
+    if (op_p != NULL)
+        *op_p = op;
+
+    if (copy) {
+        if (op_type == HG_BULK_PULL)
+            hg_bulk_copy(local, local_offset, origin, origin->eager,
+                         origin_offset, size);
+        else
+            hg_bulk_copy(origin, origin_offset, local, NULL, local_offset,
+                         size);
+        op->remaining = 0;
+        /* Completion is still deferred: callbacks never run inside the
+         * call that started the operation. */
+        if (internal_cb != NULL) {
+            internal_cb(internal_arg, HG_SUCCESS);
+            hg_bulk_op_put(op);
+            return HG_SUCCESS;
+        }
+        hg_bulk_op_finish(op);
+        return HG_SUCCESS;
+    }
+    if (timeout_ms > 0)
+        hg_timer_arm(context, &op->timer, timeout_ms, hg_bulk_expire);
+    hg_bulk_post_more(op);
+    return HG_SUCCESS;
+}
+
+hg_return_t
+HG_Bulk_transfer_timed(hg_context_t *context, hg_bulk_cb_t callback,
+                       void *arg, hg_bulk_op_t op, hg_addr_t origin_addr,
+                       hg_bulk_t origin_handle, hg_size_t origin_offset,
+                       hg_bulk_t local_handle, hg_size_t local_offset,
+                       hg_size_t size, unsigned int timeout_ms,
+                       hg_op_id_t *op_id)
+{
+    struct hg_bulk_xfer *bulk_op = NULL;
+    hg_return_t ret;
+
+    ret = hg_bulk_transfer_start(context, callback, arg, NULL, NULL, op,
+                                 origin_addr,
+                                 origin_handle ? origin_handle->context_id : 0,
+                                 origin_handle, origin_offset, local_handle,
+                                 local_offset, size, timeout_ms, &bulk_op);
+    if (ret == HG_SUCCESS && op_id != NULL && op_id != HG_OP_ID_IGNORE)
+        *op_id = (hg_op_id_t) bulk_op;
+    return ret;
+}
+
+hg_return_t
+HG_Bulk_transfer(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
+                 hg_bulk_op_t op, hg_addr_t origin_addr,
+                 hg_bulk_t origin_handle, hg_size_t origin_offset,
+                 hg_bulk_t local_handle, hg_size_t local_offset,
+                 hg_size_t size, hg_op_id_t *op_id)
+{
+    return HG_Bulk_transfer_timed(context, callback, arg, op, origin_addr,
+                                  origin_handle, origin_offset, local_handle,
+                                  local_offset, size, 0, op_id);
+}
+
+hg_return_t
+HG_Bulk_transfer_id(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
+                    hg_bulk_op_t op, hg_addr_t origin_addr,
+                    hg_uint8_t origin_id, hg_bulk_t origin_handle,
+                    hg_size_t origin_offset, hg_bulk_t local_handle,
+                    hg_size_t local_offset, hg_size_t size,
+                    hg_op_id_t *op_id)
+{
+    struct hg_bulk_xfer *bulk_op = NULL;
+    hg_return_t ret;
+
+    ret = hg_bulk_transfer_start(context, callback, arg, NULL, NULL, op,
+                                 origin_addr, origin_id, origin_handle,
+                                 origin_offset, local_handle, local_offset,
+                                 size, 0, &bulk_op);
+    if (ret == HG_SUCCESS && op_id != NULL && op_id != HG_OP_ID_IGNORE)
+        *op_id = (hg_op_id_t) bulk_op;
+    return ret;
+}
+
+hg_return_t
+HG_Bulk_bind_transfer(hg_context_t *context, hg_bulk_cb_t callback,
+                      void *arg, hg_bulk_op_t op, hg_bulk_t origin_handle,
+                      hg_size_t origin_offset, hg_bulk_t local_handle,
+                      hg_size_t local_offset, hg_size_t size,
+                      hg_op_id_t *op_id)
+{
+    if (origin_handle == HG_BULK_NULL || origin_handle->addr == HG_ADDR_NULL)
+        return HG_INVALID_ARG;
+    return HG_Bulk_transfer_id(context, callback, arg, op,
+                               origin_handle->addr, origin_handle->context_id,
+                               origin_handle, origin_offset, local_handle,
+                               local_offset, size, op_id);
+}
+
+/* The RPC layer's overflow: pull `size` bytes described by `desc` into
+ * dst. A descriptor smaller than the announced size is refused. */
+hg_return_t
+hg_bulk_pull_internal(hg_context_t *context, hg_addr_t origin,
+                      uint8_t origin_id, const void *desc, size_t desc_size,
+                      void *dst, hg_size_t size, hg_bulk_internal_cb_t cb,
+                      void *arg, struct hg_bulk_xfer **op)
+{
+    hg_bulk_t remote = HG_BULK_NULL, local = HG_BULK_NULL;
+    hg_return_t ret;
+
+    ret = HG_Bulk_deserialize(context->hg_class, &remote, desc, desc_size);
+    if (ret != HG_SUCCESS)
+        return ret;
+    if (remote->size < size) {
+        hg_log_error("peer announced %llu bytes but exposes %llu",
+                     (unsigned long long) size,
+                     (unsigned long long) remote->size);
+        HG_Bulk_free(remote);
+        return HG_OVERFLOW;
+    }
+    ret = hg_bulk_create_internal(context->hg_class, dst, size,
+                                  HG_BULK_WRITE_ONLY, &local);
+    if (ret == HG_SUCCESS)
+        ret = hg_bulk_transfer_start(context, NULL, NULL, cb, arg,
+                                     HG_BULK_PULL, origin, origin_id, remote,
+                                     0, local, 0, size, 0, op);
+    /* The transfer holds its own references. */
+    HG_Bulk_free(remote);
+    HG_Bulk_free(local);
+    return ret;
+}

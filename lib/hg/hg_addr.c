@@ -1,0 +1,214 @@
+/*
+ * HG addresses: reference-counted wrappers of NA addresses. Lookup is
+ * immediate, as the RPC-layer document describes.
+ */
+#include "hg/hg_internal.h"
+
+#include <stdlib.h>
+
+hg_return_t
+hg_addr_create(hg_class_t *hg_class, na_addr_t na_addr, hg_addr_t *addr)
+{
+    struct hg_addr *hg_addr = calloc(1, sizeof(*hg_addr));
+
+    if (hg_addr == NULL)
+        return HG_NOMEM;
+    hg_addr->hg_class = hg_class;
+    hg_addr->na_addr = na_addr;
+    atomic_init(&hg_addr->refcount, 1);
+    atomic_fetch_add(&hg_class->n_addrs, 1);
+    *addr = hg_addr;
+    return HG_SUCCESS;
+}
+
+hg_return_t
+HG_Addr_lookup(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
+{
+    na_addr_t na_addr = NA_ADDR_NULL;
+    na_return_t na_ret;
+    hg_return_t ret;
+
+    if (hg_class == NULL || name == NULL || addr == NULL)
+        return HG_INVALID_ARG;
+    na_ret = NA_Addr_lookup(hg_class->na_class, name, &na_addr);
+    if (na_ret != NA_SUCCESS)
+        return hg_from_na(na_ret);
+    ret = hg_addr_create(hg_class, na_addr, addr);
+    if (ret != HG_SUCCESS)
+        NA_Addr_free(hg_class->na_class, na_addr);
+    return ret;
+}
+
+hg_return_t
+HG_Addr_lookup2(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
+{
+    return HG_Addr_lookup(hg_class, name, addr);
+}
+
+struct hg_lookup_op {
+    struct hg_completion comp;
+    hg_cb_t callback;
+    void *arg;
+    hg_addr_t addr;
+    hg_return_t ret;
+};
+
+hg_return_t
+HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
+                const char *name, hg_op_id_t *op_id)
+{
+    struct hg_lookup_op *op;
+
+    if (context == NULL || name == NULL)
+        return HG_INVALID_ARG;
+    op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        return HG_NOMEM;
+    op->callback = callback;
+    op->arg = arg;
+    op->ret = HG_Addr_lookup(context->hg_class, name, &op->addr);
+    op->comp.type = HG_COMP_LOOKUP;
+    op->comp.object = op;
+    /* The lookup itself is immediate; only its callback is deferred, so
+     * it never runs inside this call. */
+    hg_completion_add(context, &op->comp);
+    if (op_id != NULL && op_id != HG_OP_ID_IGNORE)
+        *op_id = (hg_op_id_t) op;
+    return HG_SUCCESS;
+}
+
+void
+hg_addr_lookup_trigger(struct hg_completion *comp)
+{
+    struct hg_lookup_op *op = comp->object;
+    struct hg_cb_info info = {.arg = op->arg,
+                              .type = HG_CB_LOOKUP,
+                              .ret = op->ret};
+
+    info.info.lookup.addr = op->ret == HG_SUCCESS ? op->addr : HG_ADDR_NULL;
+    if (op->callback != NULL)
+        op->callback(&info);
+    free(op);
+}
+
+hg_return_t
+HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr)
+{
+    if (hg_class == NULL)
+        return HG_INVALID_ARG;
+    if (addr == HG_ADDR_NULL)
+        return HG_SUCCESS;
+    /* The address inside a handle's hg_info belongs to the handle. */
+    if (addr->embedded)
+        return HG_SUCCESS;
+    if (atomic_fetch_sub(&addr->refcount, 1) == 1) {
+        NA_Addr_free(hg_class->na_class, addr->na_addr);
+        atomic_fetch_sub(&hg_class->n_addrs, 1);
+        free(addr);
+    }
+    return HG_SUCCESS;
+}
+
+hg_return_t
+HG_Addr_self(hg_class_t *hg_class, hg_addr_t *addr)
+{
+    if (hg_class == NULL || addr == NULL)
+        return HG_INVALID_ARG;
+    return HG_Addr_dup(hg_class, hg_class->self_addr, addr);
+}
+
+hg_return_t
+HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr, hg_addr_t *new_addr)
+{
+    na_addr_t na_addr = NA_ADDR_NULL;
+    na_return_t na_ret;
+    hg_return_t ret;
+
+    if (hg_class == NULL || addr == HG_ADDR_NULL || new_addr == NULL)
+        return HG_INVALID_ARG;
+    /* A handle's embedded address dies with the handle, so its duplicate
+     * needs its own NA address; others just gain a reference. */
+    if (!addr->embedded) {
+        atomic_fetch_add(&addr->refcount, 1);
+        *new_addr = addr;
+        return HG_SUCCESS;
+    }
+    na_ret = NA_Addr_dup(hg_class->na_class, addr->na_addr, &na_addr);
+    if (na_ret != NA_SUCCESS)
+        return hg_from_na(na_ret);
+    ret = hg_addr_create(hg_class, na_addr, new_addr);
+    if (ret != HG_SUCCESS)
+        NA_Addr_free(hg_class->na_class, na_addr);
+    return ret;
+}
+
+hg_bool_t
+HG_Addr_cmp(hg_class_t *hg_class, hg_addr_t addr1, hg_addr_t addr2)
+{
+    if (hg_class == NULL)
+        return HG_FALSE;
+    if (addr1 == HG_ADDR_NULL || addr2 == HG_ADDR_NULL)
+        return addr1 == addr2;
+    return NA_Addr_cmp(hg_class->na_class, addr1->na_addr, addr2->na_addr);
+}
+
+hg_bool_t
+HG_Addr_is_self(hg_class_t *hg_class, hg_addr_t addr)
+{
+    if (hg_class == NULL || addr == HG_ADDR_NULL)
+        return HG_FALSE;
+    return NA_Addr_is_self(hg_class->na_class, addr->na_addr);
+}
+
+hg_return_t
+HG_Addr_to_string(hg_class_t *hg_class, char *buf, hg_size_t *buf_size,
+                  hg_addr_t addr)
+{
+    size_t size;
+    na_return_t na_ret;
+
+    if (hg_class == NULL || buf_size == NULL || addr == HG_ADDR_NULL)
+        return HG_INVALID_ARG;
+    size = (size_t) *buf_size;
+    na_ret = NA_Addr_to_string(hg_class->na_class, buf, &size, addr->na_addr);
+    *buf_size = size;
+    return hg_from_na(na_ret);
+}
+
+hg_size_t
+HG_Addr_get_serialize_size(hg_class_t *hg_class, hg_addr_t addr)
+{
+    if (hg_class == NULL || addr == HG_ADDR_NULL)
+        return 0;
+    return NA_Addr_get_serialize_size(hg_class->na_class, addr->na_addr);
+}
+
+hg_return_t
+HG_Addr_serialize(hg_class_t *hg_class, void *buf, hg_size_t buf_size,
+                  hg_addr_t addr)
+{
+    if (hg_class == NULL || buf == NULL || addr == HG_ADDR_NULL)
+        return HG_INVALID_ARG;
+    return hg_from_na(NA_Addr_serialize(hg_class->na_class, buf,
+                                        (size_t) buf_size, addr->na_addr));
+}
+
+hg_return_t
+HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr, const void *buf,
+                    hg_size_t buf_size)
+{
+    na_addr_t na_addr = NA_ADDR_NULL;
+    na_return_t na_ret;
+    hg_return_t ret;
+
+    if (hg_class == NULL || addr == NULL || buf == NULL)
+        return HG_INVALID_ARG;
+    na_ret = NA_Addr_deserialize(hg_class->na_class, &na_addr, buf,
+                                 (size_t) buf_size);
+    if (na_ret != NA_SUCCESS)
+        return hg_from_na(na_ret);
+    ret = hg_addr_create(hg_class, na_addr, addr);
+    if (ret != HG_SUCCESS)
+        NA_Addr_free(hg_class->na_class, na_addr);
+    return ret;
+}

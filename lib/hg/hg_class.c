@@ -1,0 +1,534 @@
+/*
+ * HG classes: initialization over an NA class, registration of RPCs, class
+ * data, error strings and the leak check at finalize.
+ */
+#include "hg/hg_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const hg_return_strings[] = {
+#define X(name, str) [name] = str,
+    HG_RETURN_VALUES
+#undef X
+};
+
+const char *
+HG_Error_to_string(hg_return_t errnum)
+{
+    if ((unsigned) errnum >= HG_RETURN_MAX)
+        return "unknown error";
+    return hg_return_strings[errnum];
+}
+
+void
+hg_log_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fputs("quicksilver: hg: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+hg_return_t
+HG_Version_get(unsigned int *major, unsigned int *minor, unsigned int *patch)
+{
+    if (major == NULL || minor == NULL || patch == NULL)
+        return HG_INVALID_ARG;
+    *major = HG_VERSION_MAJOR;
+    *minor = HG_VERSION_MINOR;
+    *patch = HG_VERSION_PATCH;
+    return HG_SUCCESS;
+}
+
+hg_class_t *
+HG_Init(const char *na_info_string, hg_bool_t na_listen)
+{
+    return HG_Init_opt2(na_info_string, na_listen, HG_VERSION, NULL);
+}
+
+hg_class_t *
+HG_Init_opt(const char *na_info_string, hg_bool_t na_listen,
+            const struct hg_init_info *hg_init_info)
+{
+    return HG_Init_opt2(na_info_string, na_listen, HG_VERSION, hg_init_info);
+}
+
+/* Options this library cannot honour are refused by name, never ignored. */
+static bool
+hg_init_info_check(const struct hg_init_info *info)
+{
+    if (info->auto_sm) {
+        hg_log_error("hg_init_info.auto_sm is not supported: this library "
+                     "has no shared-memory plugin");
+        return false;
+    }
+    if (info->sm_info_string != NULL) {
+        hg_log_error("hg_init_info.sm_info_string is not supported: this "
+                     "library has no shared-memory plugin");
+        return false;
+    }
+    if ((unsigned) info->checksum_level > HG_CHECKSUM_RPC_PAYLOAD) {
+        hg_log_error("hg_init_info.checksum_level %d is not a valid level",
+                     (int) info->checksum_level);
+        return false;
+    }
+    if (info->request_post_incr == 0) {
+        hg_log_error("hg_init_info.request_post_incr must be at least 1");
+        return false;
+    }
+    if (info->request_post_init > 65536) {
+        hg_log_error("hg_init_info.request_post_init %u is above 65536",
+                     info->request_post_init);
+        return false;
+    }
+    return true;
+}
+
+hg_class_t *
+HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
+             unsigned int version, const struct hg_init_info *hg_init_info)
+{
+    hg_class_t *hg_class;
+    na_addr_t self = NA_ADDR_NULL;
+    na_tag_t max_tag;
+
+    if ((version >> 16) > HG_VERSION_MAJOR) {
+        hg_log_error("HG_Init_opt2: API version %u.%u is newer than this "
+                     "library's %u.%u",
+                     version >> 16, (version >> 8) & 0xff, HG_VERSION_MAJOR,
+                     HG_VERSION_MINOR);
+        return NULL;
+    }
+    hg_class = calloc(1, sizeof(*hg_class));
+    if (hg_class == NULL)
+        return NULL;
+    hg_class->info = hg_init_info ? *hg_init_info : HG_INIT_INFO_INITIALIZER;
+    if (!hg_init_info_check(&hg_class->info))
+        goto error;
+    if (hg_class->info.na_class != NULL) {
+        hg_class->na_class = hg_class->info.na_class;
+    } else {
+        struct na_init_info na_info = hg_class->info.na_init_info;
+
+        if (na_info_string == NULL) {
+            hg_log_error("HG_Init: NULL info string and no na_class");
+            goto error;
+        }
+        na_info.no_multi_recv = hg_class->info.no_multi_recv;
+        hg_class->na_class =
+            NA_Initialize_opt(na_info_string, na_listen, &na_info);
+        if (hg_class->na_class == NULL)
+            goto error;
+        hg_class->own_na_class = true;
+    }
+    hg_class->na_unexpected_size =
+        NA_Msg_get_max_unexpected_size(hg_class->na_class);
+    hg_class->na_expected_size =
+        NA_Msg_get_max_expected_size(hg_class->na_class);
+    if (hg_class->na_unexpected_size < HG_HEADER_SIZE + 64 ||
+        hg_class->na_expected_size < HG_HEADER_SIZE + 64) {
+        hg_log_error("NA message sizes (%zu, %zu) are too small for RPCs",
+                     hg_class->na_unexpected_size,
+                     hg_class->na_expected_size);
+        goto error;
+    }
+    hg_class->in_eager_size = hg_class->na_unexpected_size - HG_HEADER_SIZE;
+    hg_class->out_eager_size = hg_class->na_expected_size - HG_HEADER_SIZE;
+    max_tag = NA_Msg_get_max_tag(hg_class->na_class);
+    if (max_tag < 1024) {
+        hg_log_error("NA tag space (max %u) is too small", max_tag);
+        goto error;
+    }
+    /* The top bit of the tag space marks overflow acknowledgements. */
+    hg_class->tag_ack_bit = 1;
+    while (hg_class->tag_ack_bit <= max_tag / 2)
+        hg_class->tag_ack_bit <<= 1;
+    atomic_init(&hg_class->tag_next, 1);
+
+    if (NA_Addr_self(hg_class->na_class, &self) != NA_SUCCESS ||
+        hg_addr_create(hg_class, self, &hg_class->self_addr) != HG_SUCCESS) {
+        hg_log_error("could not get the class's own address");
+        if (self != NA_ADDR_NULL)
+            NA_Addr_free(hg_class->na_class, self);
+        goto error;
+    }
+    /* The cached self address is not a user object. */
+    atomic_fetch_sub(&hg_class->n_addrs, 1);
+    pthread_rwlock_init(&hg_class->rpc_lock, NULL);
+    pthread_mutex_init(&hg_class->lock, NULL);
+    return hg_class;
+
+error:
+    if (hg_class->own_na_class)
+        NA_Finalize(hg_class->na_class);
+    free(hg_class);
+    return NULL;
+}
+
+hg_return_t
+HG_Finalize(hg_class_t *hg_class)
+{
+    unsigned int contexts, addrs, bulks;
+
+    if (hg_class == NULL)
+        return HG_SUCCESS;
+    contexts = atomic_load(&hg_class->n_contexts);
+    /* The cached self address counts when users still hold it. */
+    addrs = atomic_load(&hg_class->n_addrs) +
+            (atomic_load(&hg_class->self_addr->refcount) - 1);
+    bulks = atomic_load(&hg_class->n_bulks);
+    if (contexts || addrs || bulks) {
+        hg_log_error("HG_Finalize: still in use: %u context(s), %u "
+                     "address(es), %u bulk handle(s)",
+                     contexts, addrs, bulks);
+        return HG_BUSY;
+    }
+    if (hg_class->info.stats)
+        fprintf(stderr,
+                "quicksilver: hg stats: %llu forwards, %llu requests, %llu "
+                "responses, %llu overflow transfers, %llu handle allocations, "
+                "%llu protocol errors\n",
+                (unsigned long long) hg_class->stats.forwards_sent,
+                (unsigned long long) hg_class->stats.requests_received,
+                (unsigned long long) hg_class->stats.responses_sent,
+                (unsigned long long) hg_class->stats.overflow_transfers,
+                (unsigned long long) hg_class->stats.handles_allocated,
+                (unsigned long long) hg_class->stats.protocol_errors);
+    NA_Addr_free(hg_class->na_class, hg_class->self_addr->na_addr);
+    free(hg_class->self_addr);
+    for (int i = 0; i < HG_RPC_BUCKETS; i++) {
+        struct hg_rpc *rpc = hg_class->rpc_table[i];
+        while (rpc != NULL) {
+            struct hg_rpc *next = rpc->next;
+            if (rpc->free_data != NULL)
+                rpc->free_data(rpc->data);
+            free(rpc->name);
+            free(rpc);
+            rpc = next;
+        }
+    }
+    if (hg_class->free_data != NULL)
+        hg_class->free_data(hg_class->data);
+    if (hg_class->own_na_class) {
+        na_return_t na_ret = NA_Finalize(hg_class->na_class);
+        if (na_ret != NA_SUCCESS) {
+            hg_log_error("NA_Finalize failed: %s",
+                         NA_Error_to_string(na_ret));
+            return hg_from_na(na_ret);
+        }
+    }
+    pthread_rwlock_destroy(&hg_class->rpc_lock);
+    pthread_mutex_destroy(&hg_class->lock);
+    free(hg_class);
+    return HG_SUCCESS;
+}
+
+void
+HG_Cleanup(void)
+{
+}
+
+const char *
+HG_Class_get_name(const hg_class_t *hg_class)
+{
+    return hg_class ? NA_Get_class_name(hg_class->na_class) : NULL;
+}
+
+const char *
+HG_Class_get_protocol(const hg_class_t *hg_class)
+{
+    return hg_class ? NA_Get_class_protocol(hg_class->na_class) : NULL;
+}
+
+hg_bool_t
+HG_Class_is_listening(const hg_class_t *hg_class)
+{
+    return hg_class && NA_Is_listening(hg_class->na_class) ? HG_TRUE
+                                                           : HG_FALSE;
+}
+
+hg_size_t
+HG_Class_get_input_eager_size(const hg_class_t *hg_class)
+{
+    return hg_class ? hg_class->in_eager_size : 0;
+}
+
+hg_size_t
+HG_Class_get_output_eager_size(const hg_class_t *hg_class)
+{
+    return hg_class ? hg_class->out_eager_size : 0;
+}
+
+na_class_t *
+HG_Class_get_na(const hg_class_t *hg_class)
+{
+    return hg_class ? hg_class->na_class : NULL;
+}
+
+hg_return_t
+HG_Class_set_data(hg_class_t *hg_class, void *data,
+                  void (*free_callback)(void *))
+{
+    if (hg_class == NULL)
+        return HG_INVALID_ARG;
+    hg_class->data = data;
+    hg_class->free_data = free_callback;
+    return HG_SUCCESS;
+}
+
+void *
+HG_Class_get_data(const hg_class_t *hg_class)
+{
+    return hg_class ? hg_class->data : NULL;
+}
+
+uint64_t
+HG_Clock_now(const hg_class_t *hg_class)
+{
+    return NA_Clock_now(hg_class ? hg_class->na_class : NULL);
+}
+
+hg_return_t
+HG_Class_get_stats(const hg_class_t *hg_class, struct hg_stats *stats)
+{
+    if (hg_class == NULL || stats == NULL)
+        return HG_INVALID_ARG;
+    stats->forwards_sent = hg_class->stats.forwards_sent;
+    stats->requests_received = hg_class->stats.requests_received;
+    stats->responses_sent = hg_class->stats.responses_sent;
+    stats->overflow_transfers = hg_class->stats.overflow_transfers;
+    stats->handles_allocated = hg_class->stats.handles_allocated;
+    stats->protocol_errors = hg_class->stats.protocol_errors;
+    return HG_SUCCESS;
+}
+
+na_tag_t
+hg_class_next_tag(hg_class_t *hg_class)
+{
+    unsigned int tag;
+
+    /* Tags cycle below the acknowledgement bit and skip 0. */
+    do {
+        tag = atomic_fetch_add(&hg_class->tag_next, 1) &
+              (hg_class->tag_ack_bit - 1);
+    } while (tag == 0);
+    return (na_tag_t) tag;
+}
+
+/* Registration. */
+
+/* FNV-1a of the name, folded so that 0 is never an id. */
+static hg_id_t
+hg_rpc_hash_name(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (const unsigned char *p = (const unsigned char *) name; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ull;
+    }
+    /* Ids fit in 32 bits so that every peer's hg_id_t agrees. */
+    h = (h ^ (h >> 32)) & 0xffffffffull;
+    return h ? h : 1;
+}
+
+static struct hg_rpc **
+hg_rpc_slot(hg_class_t *hg_class, hg_id_t id)
+{
+    struct hg_rpc **slot = &hg_class->rpc_table[id % HG_RPC_BUCKETS];
+
+    while (*slot != NULL && (*slot)->id != id)
+        slot = &(*slot)->next;
+    return slot;
+}
+
+const struct hg_rpc *
+hg_rpc_lookup(hg_class_t *hg_class, hg_id_t id)
+{
+    const struct hg_rpc *rpc;
+
+    pthread_rwlock_rdlock(&hg_class->rpc_lock);
+    rpc = *hg_rpc_slot(hg_class, id);
+    pthread_rwlock_unlock(&hg_class->rpc_lock);
+    return rpc;
+}
+
+static hg_return_t
+hg_register(hg_class_t *hg_class, hg_id_t id, const char *name,
+            hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
+            hg_rpc_cb_t rpc_cb)
+{
+    struct hg_rpc **slot, *rpc;
+
+    pthread_rwlock_wrlock(&hg_class->rpc_lock);
+    slot = hg_rpc_slot(hg_class, id);
+    rpc = *slot;
+    if (rpc != NULL && name != NULL && rpc->name != NULL &&
+        strcmp(rpc->name, name) != 0) {
+        pthread_rwlock_unlock(&hg_class->rpc_lock);
+        hg_log_error("RPC names \"%s\" and \"%s\" hash to the same id",
+                     rpc->name, name);
+        return HG_EXIST;
+    }
+    if (rpc == NULL) {
+        rpc = calloc(1, sizeof(*rpc));
+        if (rpc == NULL || (name && (rpc->name = strdup(name)) == NULL)) {
+            free(rpc);
+            pthread_rwlock_unlock(&hg_class->rpc_lock);
+            return HG_NOMEM;
+        }
+        rpc->id = id;
+        *slot = rpc;
+    }
+    /* Re-registration updates the callbacks in place: handles in flight
+     * keep a pointer to this entry. */
+    rpc->in_proc = in_proc_cb;
+    rpc->out_proc = out_proc_cb;
+    rpc->rpc_cb = rpc_cb;
+    pthread_rwlock_unlock(&hg_class->rpc_lock);
+    return HG_SUCCESS;
+}
+
+hg_id_t
+HG_Register_name(hg_class_t *hg_class, const char *func_name,
+                 hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
+                 hg_rpc_cb_t rpc_cb)
+{
+    hg_id_t id;
+
+    if (hg_class == NULL || func_name == NULL)
+        return 0;
+    id = hg_rpc_hash_name(func_name);
+    if (hg_register(hg_class, id, func_name, in_proc_cb, out_proc_cb,
+                    rpc_cb) != HG_SUCCESS)
+        return 0;
+    return id;
+}
+
+hg_return_t
+HG_Register(hg_class_t *hg_class, hg_id_t id, hg_proc_cb_t in_proc_cb,
+            hg_proc_cb_t out_proc_cb, hg_rpc_cb_t rpc_cb)
+{
+    if (hg_class == NULL || id == 0)
+        return HG_INVALID_ARG;
+    return hg_register(hg_class, id, NULL, in_proc_cb, out_proc_cb, rpc_cb);
+}
+
+hg_return_t
+HG_Deregister(hg_class_t *hg_class, hg_id_t id)
+{
+    struct hg_rpc **slot, *rpc;
+
+    if (hg_class == NULL)
+        return HG_INVALID_ARG;
+    pthread_rwlock_wrlock(&hg_class->rpc_lock);
+    slot = hg_rpc_slot(hg_class, id);
+    rpc = *slot;
+    if (rpc == NULL) {
+        pthread_rwlock_unlock(&hg_class->rpc_lock);
+        return HG_NOENTRY;
+    }
+    /* Handles still pointing at the entry keep working: it is unlinked
+     * here but freed only at HG_Finalize. */
+    rpc->rpc_cb = NULL;
+    rpc->in_proc = rpc->out_proc = NULL;
+    if (rpc->free_data != NULL)
+        rpc->free_data(rpc->data);
+    rpc->data = NULL;
+    rpc->free_data = NULL;
+    rpc->id = 0; /* never matches again: 0 is not a valid id */
+    pthread_rwlock_unlock(&hg_class->rpc_lock);
+    return HG_SUCCESS;
+}
+
+hg_return_t
+HG_Registered_name(hg_class_t *hg_class, const char *func_name, hg_id_t *id,
+                   hg_bool_t *flag)
+{
+    hg_id_t hashed;
+
+    if (hg_class == NULL || func_name == NULL || flag == NULL)
+        return HG_INVALID_ARG;
+    hashed = hg_rpc_hash_name(func_name);
+    *flag = hg_rpc_lookup(hg_class, hashed) != NULL;
+    if (id != NULL)
+        *id = hashed;
+    return HG_SUCCESS;
+}
+
+hg_return_t
+HG_Registered(hg_class_t *hg_class, hg_id_t id, hg_bool_t *flag)
+{
+    if (hg_class == NULL || flag == NULL)
+        return HG_INVALID_ARG;
+    *flag = id != 0 && hg_rpc_lookup(hg_class, id) != NULL;
+    return HG_SUCCESS;
+}
+
+hg_return_t
+HG_Register_data(hg_class_t *hg_class, hg_id_t id, void *data,
+                 void (*free_callback)(void *))
+{
+    struct hg_rpc *rpc;
+
+    if (hg_class == NULL || id == 0)
+        return HG_INVALID_ARG;
+    pthread_rwlock_wrlock(&hg_class->rpc_lock);
+    rpc = *hg_rpc_slot(hg_class, id);
+    if (rpc != NULL) {
+        if (rpc->free_data != NULL && rpc->data != data)
+            rpc->free_data(rpc->data);
+        rpc->data = data;
+        rpc->free_data = free_callback;
+    }
+    pthread_rwlock_unlock(&hg_class->rpc_lock);
+    return rpc ? HG_SUCCESS : HG_NOENTRY;
+}
+
+void *
+HG_Registered_data(hg_class_t *hg_class, hg_id_t id)
+{
+    const struct hg_rpc *rpc;
+
+    if (hg_class == NULL || id == 0)
+        return NULL;
+    rpc = hg_rpc_lookup(hg_class, id);
+    return rpc ? rpc->data : NULL;
+}
+
+hg_return_t
+HG_Registered_disable_response(hg_class_t *hg_class, hg_id_t id,
+                               hg_bool_t disable)
+{
+    struct hg_rpc *rpc;
+
+    if (hg_class == NULL || id == 0)
+        return HG_INVALID_ARG;
+    pthread_rwlock_wrlock(&hg_class->rpc_lock);
+    rpc = *hg_rpc_slot(hg_class, id);
+    if (rpc != NULL)
+        rpc->no_response = disable != HG_FALSE;
+    pthread_rwlock_unlock(&hg_class->rpc_lock);
+    return rpc ? HG_SUCCESS : HG_NOENTRY;
+}
+
+hg_return_t
+HG_Registered_disabled_response(hg_class_t *hg_class, hg_id_t id,
+                                hg_bool_t *disabled)
+{
+    const struct hg_rpc *rpc;
+
+    if (hg_class == NULL || id == 0 || disabled == NULL)
+        return HG_INVALID_ARG;
+    rpc = hg_rpc_lookup(hg_class, id);
+    if (rpc == NULL)
+        return HG_NOENTRY;
+    *disabled = rpc->no_response;
+    return HG_SUCCESS;
+}

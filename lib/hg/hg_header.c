@@ -1,0 +1,105 @@
+/*
+ * Request/response header codec. Layout (little-endian, 40 bytes):
+ *   0 magic u16 | 2 version u8 | 3 flags u8 | 4 cookie u32 | 8 rpc_id u64
+ *  16 payload_size u64 | 24 ret u8 | 25 context_id u8 | 26 reserved u16
+ *  28 header_crc u32 | 32 payload_crc u32 | 36 reserved u32
+ * header_crc is CRC-32C over the 40 bytes with header_crc zeroed.
+ */
+#include "hg/hg_header.h"
+
+#include "util/qs_checksum.h"
+
+#include <string.h>
+
+static inline void
+put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t) v;
+    p[1] = (uint8_t) (v >> 8);
+}
+
+static inline void
+put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static inline void
+put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static inline uint16_t
+get16(const uint8_t *p)
+{
+    return (uint16_t) (p[0] | (p[1] << 8));
+}
+
+static inline uint32_t
+get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint64_t
+get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+void
+hg_header_encode(void *buf, const struct hg_header *header)
+{
+    uint8_t *p = buf;
+
+    memset(p, 0, HG_HEADER_SIZE);
+    put16(p, HG_HEADER_MAGIC);
+    p[2] = HG_HEADER_VERSION;
+    p[3] = header->flags;
+    put32(p + 4, header->cookie);
+    put64(p + 8, header->rpc_id);
+    put64(p + 16, header->payload_size);
+    p[24] = header->ret;
+    p[25] = header->context_id;
+    put32(p + 32, header->payload_crc);
+    if (header->flags & HG_HEADER_CRC_HEADER)
+        put32(p + 28, qs_crc32c(0, p, HG_HEADER_SIZE));
+}
+
+hg_return_t
+hg_header_decode(const void *buf, size_t size, struct hg_header *header)
+{
+    const uint8_t *p = buf;
+
+    if (buf == NULL || size < HG_HEADER_SIZE)
+        return HG_MSGSIZE;
+    if (get16(p) != HG_HEADER_MAGIC || p[2] != HG_HEADER_VERSION)
+        return HG_PROTOCOL_ERROR;
+    if ((p[3] & ~HG_HEADER_FLAGS_ALL) != 0 || p[24] >= HG_RETURN_MAX)
+        return HG_PROTOCOL_ERROR;
+    if (p[3] & HG_HEADER_CRC_HEADER) {
+        uint8_t copy[HG_HEADER_SIZE];
+
+        memcpy(copy, p, HG_HEADER_SIZE);
+        memset(copy + 28, 0, 4);
+        if (qs_crc32c(0, copy, HG_HEADER_SIZE) != get32(p + 28))
+            return HG_CHECKSUM_ERROR;
+    }
+    header->flags = p[3];
+    header->cookie = get32(p + 4);
+    header->rpc_id = get64(p + 8);
+    header->payload_size = get64(p + 16);
+    header->ret = p[24];
+    header->context_id = p[25];
+    header->payload_crc = get32(p + 32);
+    return HG_SUCCESS;
+}

@@ -1,0 +1,227 @@
+/*
+ * Private structures of the HG RPC layer (lib/hg) and the bulk layer
+ * (lib/bulk), which share handles, contexts and the completion queue.
+ */
+#ifndef HG_INTERNAL_H
+#define HG_INTERNAL_H
+
+#include "mercury.h"
+#include "mercury_proc.h"
+
+#include "hg/hg_header.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/queue.h>
+
+/* Log once where an error starts: "quicksilver: hg: ...". */
+void hg_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* NA codes share HG's first 24 values. */
+static inline hg_return_t
+hg_from_na(na_return_t ret)
+{
+    return (unsigned) ret < NA_RETURN_MAX ? (hg_return_t) ret : HG_NA_ERROR;
+}
+
+/* One registered RPC. */
+struct hg_rpc {
+    hg_id_t id;
+    char *name; /* NULL when registered by id */
+    hg_proc_cb_t in_proc;
+    hg_proc_cb_t out_proc;
+    hg_rpc_cb_t rpc_cb;
+    void *data;
+    void (*free_data)(void *);
+    bool no_response;
+    struct hg_rpc *next; /* hash chain */
+};
+
+#define HG_RPC_BUCKETS 64
+
+struct hg_addr {
+    hg_class_t *hg_class;
+    na_addr_t na_addr;
+    atomic_uint refcount;
+    bool embedded; /* lives inside a handle; never freed on its own */
+};
+
+/* Kinds of entries on an HG context's completion queue. */
+enum hg_completion_type {
+    HG_COMP_FORWARD,
+    HG_COMP_RESPOND,
+    HG_COMP_RPC,    /* a request is ready for its handler */
+    HG_COMP_BULK,
+    HG_COMP_LOOKUP,
+};
+
+struct hg_completion {
+    enum hg_completion_type type;
+    void *object;
+    STAILQ_ENTRY(hg_completion) entry;
+};
+
+/* Something with a deadline on the NA clock (a forward or a transfer). */
+struct hg_timer {
+    uint64_t deadline_ns;
+    void (*expire)(struct hg_timer *timer);
+    bool armed;
+    TAILQ_ENTRY(hg_timer) entry;
+};
+
+struct hg_class {
+    na_class_t *na_class;
+    bool own_na_class;
+    struct hg_init_info info;
+    hg_size_t in_eager_size;  /* payload bytes inside a request  */
+    hg_size_t out_eager_size; /* payload bytes inside a response */
+    size_t na_unexpected_size;
+    size_t na_expected_size;
+    na_tag_t tag_ack_bit; /* tags with this bit acknowledge overflow */
+    atomic_uint tag_next;
+    hg_addr_t self_addr;
+
+    pthread_rwlock_t rpc_lock; /* guards rpc_table */
+    struct hg_rpc *rpc_table[HG_RPC_BUCKETS];
+
+    void *data;
+    void (*free_data)(void *);
+
+    pthread_mutex_t lock; /* guards contexts */
+    hg_context_t *contexts[256];
+
+    /* Live objects, for HG_Finalize()'s leak check. */
+    atomic_uint n_contexts;
+    atomic_uint n_addrs;
+    atomic_uint n_bulks;
+
+    struct {
+        atomic_uint_fast64_t forwards_sent, requests_received,
+            responses_sent, overflow_transfers, handles_allocated,
+            protocol_errors;
+    } stats;
+};
+
+struct hg_bulk_xfer;
+
+struct hg_context {
+    hg_class_t *hg_class;
+    na_context_t *na_context;
+    uint8_t id;
+    void *data;
+    void (*free_data)(void *);
+
+    pthread_mutex_t lock; /* guards everything below up to the queue */
+    LIST_HEAD(, hg_handle) pool;     /* idle handles ready for reuse     */
+    LIST_HEAD(, hg_handle) posted;   /* target handles with a recv posted */
+    unsigned int n_posted_target;    /* how many should stay posted      */
+    unsigned int n_posted;           /* how many are posted now          */
+    unsigned int n_live_handles;     /* created and not yet back in pool */
+    TAILQ_HEAD(, hg_timer) timers;
+    STAILQ_HEAD(, hg_bulk_xfer) bulk_op_pool;
+    unsigned int n_live_bulk_ops;
+    bool destroying;
+
+    pthread_mutex_t queue_lock; /* guards queue and queue_cond */
+    pthread_cond_t queue_cond;
+    STAILQ_HEAD(, hg_completion) queue;
+    unsigned int queue_len;
+};
+
+/* Handle states, for the origin's forward and the target's respond. */
+struct hg_handle {
+    struct hg_info info;
+    struct hg_addr src_addr; /* target side: the request's source */
+    hg_context_t *ctx;
+    const struct hg_rpc *rpc; /* resolved at create / receipt */
+    atomic_uint refcount;
+    bool is_target;
+    bool posted; /* target recv posted */
+
+    /* Message buffers and NA operations, allocated once per handle. */
+    void *in_buf, *in_buf_data;
+    void *out_buf, *out_buf_data;
+    na_op_id_t *send_op, *recv_op, *ack_op;
+    uint8_t ack_byte;
+    hg_proc_t in_proc, out_proc;
+
+    /* Per-operation state, guarded by lock. */
+    pthread_mutex_t lock;
+    unsigned int pending;   /* NA/bulk operations still outstanding */
+    hg_return_t ret;        /* first error wins                      */
+    bool active;            /* a forward/respond is in flight        */
+    bool canceled;
+    bool discard;           /* post failed: complete silently         */
+    bool responded;
+    bool loopback_pending;  /* loopback: origin waits for the target  */
+    hg_cb_t callback;
+    void *arg;
+    struct hg_timer timer;
+    struct hg_completion comp;
+    struct hg_bulk_xfer *bulk_op; /* overflow transfer in flight */
+
+    /* Request / response as received. */
+    struct hg_header req_header;
+    struct hg_header resp_header;
+    uint8_t target_id;   /* origin: context id of the target */
+    size_t in_size;      /* bytes of the request message     */
+    size_t out_size;     /* bytes of the response message    */
+    void *in_extra;      /* overflowed input (owned)         */
+    hg_size_t in_extra_size;
+    void *out_extra;     /* overflowed output (owned)        */
+    hg_size_t out_extra_size;
+    hg_bulk_t extra_bulk; /* exposes in_extra/out_extra to the peer */
+    struct hg_handle *lb_origin; /* loopback: the origin handle */
+
+    void *user_data;
+    void (*free_user_data)(void *);
+
+    LIST_ENTRY(hg_handle) entry; /* pool or posted list */
+};
+
+/* lib/hg/hg_context.c */
+void hg_completion_add(hg_context_t *context, struct hg_completion *comp);
+void hg_timer_arm(hg_context_t *context, struct hg_timer *timer,
+                  unsigned int timeout_ms, void (*expire)(struct hg_timer *));
+void hg_timer_disarm(hg_context_t *context, struct hg_timer *timer);
+hg_return_t hg_context_post_recvs(hg_context_t *context);
+hg_context_t *hg_class_find_context(hg_class_t *hg_class, uint8_t id);
+
+/* lib/hg/hg_handle.c */
+struct hg_handle *hg_handle_get(hg_context_t *context);
+void hg_handle_put(struct hg_handle *handle);
+hg_return_t hg_handle_post_recv(struct hg_handle *handle);
+void hg_handle_free(struct hg_handle *handle);
+void hg_handle_trigger(struct hg_completion *comp);
+void hg_addr_lookup_trigger(struct hg_completion *comp);
+
+/* lib/hg/hg_rpc.c */
+hg_return_t hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback,
+                                void *arg, void *out_struct,
+                                hg_return_t ret_code);
+void hg_rpc_respond_error(struct hg_handle *handle, hg_return_t ret);
+
+/* lib/hg/hg_class.c */
+const struct hg_rpc *hg_rpc_lookup(hg_class_t *hg_class, hg_id_t id);
+na_tag_t hg_class_next_tag(hg_class_t *hg_class);
+
+/* lib/hg/hg_addr.c */
+hg_return_t hg_addr_create(hg_class_t *hg_class, na_addr_t na_addr,
+                           hg_addr_t *addr);
+
+/* lib/bulk: internal transfers used by the RPC layer for overflow. */
+hg_return_t hg_bulk_create_internal(hg_class_t *hg_class, void *buf,
+                                    hg_size_t size, hg_uint8_t flags,
+                                    hg_bulk_t *bulk);
+typedef void (*hg_bulk_internal_cb_t)(void *arg, hg_return_t ret);
+hg_return_t hg_bulk_pull_internal(hg_context_t *context, hg_addr_t origin,
+                                  uint8_t origin_id, const void *desc,
+                                  size_t desc_size, void *dst,
+                                  hg_size_t size, hg_bulk_internal_cb_t cb,
+                                  void *arg, struct hg_bulk_xfer **op);
+void hg_bulk_op_cancel(struct hg_bulk_xfer *op);
+void hg_bulk_trigger(struct hg_completion *comp);
+void hg_context_free_bulk_ops(hg_context_t *context);
+
+#endif /* HG_INTERNAL_H */
