@@ -1,0 +1,159 @@
+/*
+ * Quicksilver simulated fabric: the control API.
+ *
+ * The "sim" NA plugin runs every node of a fabric inside one process, on a
+ * virtual clock, driven by a seeded event queue. Programs use it through
+ * the ordinary NA (or HG) API with info strings "sim" or "sim://<name>";
+ * tests use the functions below to pick the seed, shape the links, drive
+ * virtual time and read the event trace. docs/sim.md tells the whole story.
+ *
+ * There is at most one world per process. It is created by the first
+ * NA_Initialize() of a sim class (or by na_sim_world_hold()) and destroyed
+ * when its last class is finalized and no hold remains. Functions that act
+ * on "the world" return NA_NOENTRY when there is none.
+ *
+ * Every function here is thread-safe.
+ */
+#ifndef NA_SIM_H
+#define NA_SIM_H
+
+#include "na_types.h"
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Environment variable read when a world is created without an explicit
+ * seed: a decimal number or 0x-prefixed hexadecimal. */
+#define NA_SIM_SEED_ENV "QS_SIM_SEED"
+
+/* Seed used when neither na_sim_set_seed() nor QS_SIM_SEED gave one. */
+#define NA_SIM_DEFAULT_SEED UINT64_C(0x5153494d)
+
+/* Link parameters, per directed pair of nodes or as the world's default.
+ * A message or RMA of n bytes takes latency_ns + n * 1e9 / bandwidth ns. */
+struct na_sim_link {
+    uint64_t latency_ns; /* one-way latency in nanoseconds               */
+    uint64_t bandwidth;  /* bytes per second; 0 means unlimited          */
+};
+
+/*
+ * Seeds.
+ */
+
+/* Choose the seed of the next world. If a world exists and has no class
+ * (it is only held), it is reset at once: clock 0, empty event queue and
+ * trace, PRNG reseeded; its link settings stay. Returns NA_SUCCESS, or
+ * NA_BUSY when a world with live classes exists (nothing changes). */
+na_return_t na_sim_set_seed(uint64_t seed);
+
+/* Forget a seed given by na_sim_set_seed(): the next world takes its seed
+ * from QS_SIM_SEED, or NA_SIM_DEFAULT_SEED. Does not touch a live world. */
+void na_sim_clear_seed(void);
+
+/* The seed of the current world, or, when none exists, the seed the next
+ * world will use. */
+uint64_t na_sim_get_seed(void);
+
+/* Write "QS_SIM_SEED=<seed>" (decimal) for the current or next world into
+ * buf, snprintf-style: returns the length the full string needs, not
+ * counting the NUL. buf may be NULL when size is 0. */
+int na_sim_replay_hint(char *buf, size_t size);
+
+/* Print "replay with QS_SIM_SEED=<seed>" and a newline on stream. */
+void na_sim_print_replay_hint(FILE *stream);
+
+/*
+ * World lifetime.
+ */
+
+/* Create the world if none exists, and keep it alive until the matching
+ * na_sim_world_release() even after its classes are finalized: this lets a
+ * test set links and tracing before any class exists, and read the trace
+ * after all of them are gone. NA_NOMEM on allocation failure. */
+na_return_t na_sim_world_hold(void);
+
+/* Drop one hold. The world is destroyed once no hold and no class remain.
+ * NA_NOENTRY if there was no hold to drop. */
+na_return_t na_sim_world_release(void);
+
+/* Whether a world exists right now. */
+bool na_sim_world_exists(void);
+
+/*
+ * Virtual time. Nothing here waits on real time.
+ */
+
+/* The world's virtual clock in nanoseconds (0 when there is no world).
+ * NA_Clock_now() on a sim class returns the same value. */
+uint64_t na_sim_clock_now(void);
+
+/* Run the earliest queued event, advancing the clock to its time.
+ * NA_SUCCESS if one ran, NA_TIMEOUT if the queue was empty, NA_NOENTRY. */
+na_return_t na_sim_step(void);
+
+/* Run every event due at or before time_ns, in order, then set the clock
+ * to time_ns (the clock never goes back). *ran (may be NULL) receives the
+ * number of events run. NA_SUCCESS or NA_NOENTRY. */
+na_return_t na_sim_run_until(uint64_t time_ns, uint64_t *ran);
+
+/* Run events until the queue is empty. Completions are queued on their
+ * contexts but callbacks still run only from NA_Trigger(). *ran (may be
+ * NULL) receives the number of events run. NA_SUCCESS or NA_NOENTRY. */
+na_return_t na_sim_run_until_idle(uint64_t *ran);
+
+/*
+ * Links and queues.
+ */
+
+/* Set the parameters of every link without its own setting, including
+ * links set later. NA_INVALID_ARG if link is NULL. */
+na_return_t na_sim_set_link_default(const struct na_sim_link *link);
+
+/* Set the parameters of the directed link from node src to node dst.
+ * Names are given bare ("server") or as addresses ("sim://server"); the
+ * nodes need not exist yet. Operations already in flight keep the timing
+ * they were given at post. NA_INVALID_ARG for a malformed name or NULL. */
+na_return_t na_sim_set_link(const char *src, const char *dst,
+                            const struct na_sim_link *link);
+
+/* Read the parameters that apply to the link from src to dst (its own or
+ * the default) into *link. NA_INVALID_ARG, NA_NOENTRY. */
+na_return_t na_sim_get_link(const char *src, const char *dst,
+                            struct na_sim_link *link);
+
+/* Bound the unexpected backlog of every context: at most `limit` messages
+ * that arrived before a receive was posted wait for one; a message that
+ * finds the backlog full completes its send with NA_AGAIN. 0 means no
+ * backlog at all. The default is 256. NA_NOENTRY. */
+na_return_t na_sim_set_unexpected_backlog(size_t limit);
+
+/*
+ * Trace. Every post, delivery and completion appends one canonical line
+ *     <time_ns> <seq> <kind> <src> <dst> <size> <tag>\n
+ * to the world's trace; the hash (FNV-1a, 64 bits, over the lines in
+ * order) is always kept, the lines themselves only when enabled.
+ */
+
+/* Keep (true) or stop keeping (false) the trace lines in memory, for
+ * na_sim_trace_dump(). The hash is kept either way. NA_NOENTRY. */
+na_return_t na_sim_trace_enable(bool enable);
+
+/* The FNV-1a 64 hash of every trace line so far (the FNV offset basis when
+ * nothing happened yet). 0 when there is no world. */
+uint64_t na_sim_trace_hash(void);
+
+/* Number of trace lines so far (kept or not). 0 when there is no world. */
+uint64_t na_sim_trace_count(void);
+
+/* Write the kept trace lines to stream, preceded by a comment line with
+ * the seed and followed by one with the hash. NA_NOENTRY, NA_IO_ERROR. */
+na_return_t na_sim_trace_dump(FILE *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NA_SIM_H */

@@ -1,0 +1,594 @@
+/*
+ * The simulated fabric's ops table, and the parts of it that are about the
+ * class (a node of the world), its contexts, operation ids, progress,
+ * cancellation and the clock. Messages, RMA and addresses live in their
+ * own files.
+ */
+#include "na_sim_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Short names of return codes for trace lines: one token, no spaces. */
+static const char *const na_sim_ret_names[] = {
+#define X(name, str) [name] = #name,
+    NA_RETURN_VALUES
+#undef X
+};
+
+const char *
+na_sim_op_kind(na_cb_type_t type)
+{
+    switch (type) {
+        case NA_CB_SEND_UNEXPECTED:
+            return "send_unexpected";
+        case NA_CB_RECV_UNEXPECTED:
+            return "recv_unexpected";
+        case NA_CB_SEND_EXPECTED:
+            return "send_expected";
+        case NA_CB_RECV_EXPECTED:
+            return "recv_expected";
+        case NA_CB_PUT:
+            return "put";
+        case NA_CB_GET:
+            return "get";
+    }
+    return "unknown";
+}
+
+/*
+ * Nodes and contexts.
+ */
+
+struct na_sim_node *
+na_sim_node_find(struct na_sim_world *world, const struct na_sim_name *name)
+{
+    struct na_sim_node *node;
+
+    TAILQ_FOREACH (node, &world->nodes, link)
+        if (na_sim_name_eq(&node->name, name))
+            return node;
+    return NULL;
+}
+
+/* Several contexts may share an id (HG_Context_create() always asks for
+ * 0); traffic for that id goes to the oldest of them. */
+struct na_sim_ctx *
+na_sim_ctx_find(struct na_sim_node *node, uint8_t id)
+{
+    struct na_sim_ctx *ctx;
+
+    TAILQ_FOREACH (ctx, &node->contexts, link)
+        if (ctx->id == id)
+            return ctx;
+    return NULL;
+}
+
+static bool
+na_sim_check_protocol(const char *protocol_name)
+{
+    return strcmp(protocol_name, "sim") == 0;
+}
+
+/* Give the node a name nobody holds: "node<N>" in creation order. */
+static void
+na_sim_auto_name(struct na_sim_world *world, struct na_sim_name *name)
+{
+    for (;;) {
+        int n = snprintf(name->str, sizeof(name->str), "node%llu",
+                         (unsigned long long) world->next_auto_name++);
+
+        name->len = (uint8_t) n;
+        if (na_sim_node_find(world, name) == NULL)
+            return;
+    }
+}
+
+static na_return_t
+na_sim_initialize(na_class_t *na_class, const struct na_info *info,
+                  bool listen)
+{
+    const struct na_init_info *init = &info->init_info;
+    struct na_sim_world *world;
+    struct na_sim_node *node;
+    struct na_sim_name name = {0};
+    bool named = info->host_name[0] != '\0';
+    na_return_t ret;
+
+    (void) listen; /* every node can receive: clients need responses */
+    if (named &&
+        !na_sim_name_parse(info->host_name, strlen(info->host_name), &name))
+        return NA_INVALID_ARG;
+    /* There is no key to check and no device memory to reach; the subnet
+     * is a preference that a fabric without IP honours trivially. */
+    if (init->auth_key != NULL || init->request_mem_device)
+        return NA_OPNOTSUPPORTED;
+    node = calloc(1, sizeof(*node));
+    if (node == NULL)
+        return NA_NOMEM;
+    node->na_class = na_class;
+    node->max_unexpected_size = init->max_unexpected_size
+                                    ? init->max_unexpected_size
+                                    : NA_SIM_DEFAULT_MSG_SIZE;
+    node->max_expected_size = init->max_expected_size
+                                  ? init->max_expected_size
+                                  : NA_SIM_DEFAULT_MSG_SIZE;
+    node->no_block = (init->progress_mode & NA_NO_BLOCK) != 0;
+    TAILQ_INIT(&node->contexts);
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    ret = na_sim_world_ref(&world);
+    if (ret != NA_SUCCESS)
+        goto unlock_global;
+    pthread_mutex_lock(&world->lock);
+    if (named && na_sim_node_find(world, &name) != NULL) {
+        pthread_mutex_unlock(&world->lock);
+        na_sim_world_unref(world);
+        ret = NA_ADDRINUSE;
+        goto unlock_global;
+    }
+    if (!named)
+        na_sim_auto_name(world, &name);
+    node->world = world;
+    node->name = name;
+    node->incarnation = world->next_incarnation++;
+    TAILQ_INSERT_TAIL(&world->nodes, node, link);
+    na_sim_trace(world, na_sim_now(world), world->next_seq++, "node_up",
+                 node->name.str, node->name.str, 0, 0);
+    pthread_mutex_unlock(&world->lock);
+    na_class->plugin_class = node;
+
+unlock_global:
+    pthread_mutex_unlock(&na_sim_global_lock);
+    if (ret != NA_SUCCESS)
+        free(node);
+    return ret;
+}
+
+static na_return_t
+na_sim_finalize(na_class_t *na_class)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_world *world = node->world;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    pthread_mutex_lock(&world->lock);
+    if (!TAILQ_EMPTY(&node->contexts)) {
+        pthread_mutex_unlock(&world->lock);
+        pthread_mutex_unlock(&na_sim_global_lock);
+        return NA_BUSY;
+    }
+    /* Regions still registered die with their node, as a NIC's keys die
+     * with its process; the handles stay the caller's to free. */
+    na_sim_regions_drop_node(world, node);
+    TAILQ_REMOVE(&world->nodes, node, link);
+    na_sim_trace(world, na_sim_now(world), world->next_seq++, "node_down",
+                 node->name.str, node->name.str, 0, 0);
+    pthread_mutex_unlock(&world->lock);
+    na_sim_world_unref(world);
+    pthread_mutex_unlock(&na_sim_global_lock);
+    free(node);
+    na_class->plugin_class = NULL;
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_sim_context_create(na_class_t *na_class, na_context_t *context,
+                      uint8_t id, void **plugin_context)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_ctx *ctx = calloc(1, sizeof(*ctx));
+
+    if (ctx == NULL)
+        return NA_NOMEM;
+    ctx->node = node;
+    ctx->na_context = context;
+    ctx->id = id;
+    TAILQ_INIT(&ctx->unexpected_recvs);
+    TAILQ_INIT(&ctx->expected_recvs);
+    TAILQ_INIT(&ctx->backlog);
+    TAILQ_INIT(&ctx->early);
+    pthread_mutex_lock(&node->world->lock);
+    TAILQ_INSERT_TAIL(&node->contexts, ctx, link);
+    pthread_mutex_unlock(&node->world->lock);
+    *plugin_context = ctx;
+    return NA_SUCCESS;
+}
+
+/* Refused with NA_BUSY while any operation posted on the context has not
+ * completed: posted receives must be cancelled and sends must finish
+ * first, so no event can outlive the context. Queued messages nobody
+ * received are dropped. */
+static na_return_t
+na_sim_context_destroy(na_class_t *na_class, void *plugin_context)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_ctx *ctx = plugin_context;
+
+    pthread_mutex_lock(&node->world->lock);
+    if (ctx->pending > 0) {
+        pthread_mutex_unlock(&node->world->lock);
+        na_plugin_log_error("sim", "context destroy: %u operation(s) pending",
+                            ctx->pending);
+        return NA_BUSY;
+    }
+    TAILQ_REMOVE(&node->contexts, ctx, link);
+    na_sim_ctx_drain(ctx);
+    pthread_mutex_unlock(&node->world->lock);
+    free(ctx);
+    return NA_SUCCESS;
+}
+
+/*
+ * Operation ids.
+ */
+
+/* Runs from NA_Trigger() before the user callback, without the world
+ * lock: the op id becomes reusable, even from inside that callback. */
+static void
+na_sim_op_release(void *arg)
+{
+    struct na_op_id *op = arg;
+
+    atomic_store_explicit(&op->state, NA_SIM_OP_IDLE, memory_order_release);
+}
+
+static na_op_id_t *
+na_sim_op_create(na_class_t *na_class, unsigned long flags)
+{
+    struct na_op_id *op = calloc(1, sizeof(*op));
+
+    (void) flags;
+    if (op == NULL)
+        return NULL;
+    op->node = na_class->plugin_class;
+    atomic_init(&op->state, NA_SIM_OP_IDLE);
+    op->completion.plugin_callback = na_sim_op_release;
+    op->completion.plugin_callback_args = op;
+    return op;
+}
+
+static na_return_t
+na_sim_op_destroy(na_class_t *na_class, na_op_id_t *op)
+{
+    (void) na_class;
+    if (atomic_load_explicit(&op->state, memory_order_acquire) !=
+        NA_SIM_OP_IDLE) {
+        na_plugin_log_error("sim", "op destroy: operation still pending");
+        return NA_BUSY;
+    }
+    free(op);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
+               struct na_op_id *op, na_cb_type_t type, na_cb_t callback,
+               void *arg)
+{
+    struct na_sim_world *world = node->world;
+
+    if (op->node != node || ctx->node != node)
+        return NA_INVALID_ARG;
+    if (atomic_load_explicit(&op->state, memory_order_acquire) !=
+        NA_SIM_OP_IDLE)
+        return NA_BUSY;
+    op->ctx = ctx;
+    op->type = type;
+    op->canceled = false;
+    op->in_list = false;
+    op->scheduled = false;
+    op->result = NA_SUCCESS;
+    op->msg = NULL;
+    op->peer = NULL;
+    op->seq = world->next_seq++;
+    memset(&op->completion.callback_info, 0,
+           sizeof(op->completion.callback_info));
+    op->completion.callback_info.arg = arg;
+    op->completion.callback_info.type = type;
+    op->completion.callback = callback;
+    atomic_store_explicit(&op->state, NA_SIM_OP_POSTED, memory_order_relaxed);
+    ctx->pending++;
+    world->post_gen++;
+    na_sim_wake(world);
+    return NA_SUCCESS;
+}
+
+void
+na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
+                na_return_t ret)
+{
+    char kind[64];
+
+    snprintf(kind, sizeof(kind), "refused:%s:%s", na_sim_op_kind(op->type),
+             na_sim_ret_names[ret]);
+    na_sim_trace(world, na_sim_now(world), op->seq, kind, op->node->name.str,
+                 op->node->name.str, op->size, op->tag);
+    na_sim_addr_unref(op->peer);
+    op->peer = NULL;
+    op->ctx->pending--;
+    atomic_store_explicit(&op->state, NA_SIM_OP_IDLE, memory_order_release);
+}
+
+void
+na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
+                   na_return_t ret)
+{
+    struct na_sim_ctx *ctx = op->ctx;
+    char kind[64];
+    const char *peer = op->peer ? op->peer->name.str : "*";
+    bool inbound =
+        op->type == NA_CB_RECV_UNEXPECTED || op->type == NA_CB_RECV_EXPECTED;
+
+    snprintf(kind, sizeof(kind), "done:%s:%s", na_sim_op_kind(op->type),
+             na_sim_ret_names[ret]);
+    na_sim_trace(world, na_sim_now(world), op->seq, kind,
+                 inbound ? peer : op->node->name.str,
+                 inbound ? op->node->name.str : peer, op->size, op->tag);
+    op->completion.callback_info.ret = ret;
+    na_sim_addr_unref(op->peer);
+    op->peer = NULL;
+    atomic_store_explicit(&op->state, NA_SIM_OP_COMPLETED,
+                          memory_order_relaxed);
+    ctx->pending--;
+    ctx->completions++;
+    world->completions++;
+    na_cb_completion_add(ctx->na_context, &op->completion);
+}
+
+/*
+ * Cancel: mark the op; a posted receive leaves its list and completes from
+ * a local event at the current time, anything in flight completes with
+ * NA_CANCELED when its event comes due. Either way the callback runs from
+ * NA_Trigger() after progress, exactly once.
+ */
+static na_return_t
+na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_world *world = node->world;
+
+    (void) context;
+    pthread_mutex_lock(&world->lock);
+    if (op->node != node ||
+        atomic_load_explicit(&op->state, memory_order_acquire) !=
+            NA_SIM_OP_POSTED ||
+        op->canceled) {
+        pthread_mutex_unlock(&world->lock);
+        return NA_SUCCESS;
+    }
+    op->canceled = true;
+    na_sim_trace(world, na_sim_now(world), op->seq, "cancel",
+                 node->name.str, node->name.str, op->size, op->tag);
+    if (op->in_list) {
+        struct na_sim_op_list *list = op->type == NA_CB_RECV_UNEXPECTED
+                                          ? &op->ctx->unexpected_recvs
+                                          : &op->ctx->expected_recvs;
+
+        TAILQ_REMOVE(list, op, link);
+        op->in_list = false;
+        op->result = NA_CANCELED;
+        if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL, op) !=
+            NA_SUCCESS)
+            na_sim_op_complete(world, op, NA_CANCELED);
+    }
+    world->post_gen++;
+    na_sim_wake(world);
+    pthread_mutex_unlock(&world->lock);
+    return NA_SUCCESS;
+}
+
+/*
+ * Progress.
+ */
+
+/* Real-time waiting is only for worlds driven by several threads: one
+ * thread may be about to post what another waits for. */
+static void
+na_sim_note_poller(struct na_sim_world *world)
+{
+    pthread_t self = pthread_self();
+
+    if (!world->has_poller) {
+        world->has_poller = true;
+        world->poller = self;
+    } else if (!world->multi_threaded && !pthread_equal(world->poller, self))
+        world->multi_threaded = true;
+}
+
+/* NA_Poll never moves the clock: it runs what is due now. Time passes
+ * only in poll_wait (up to its deadline) and in the control API. */
+static na_return_t
+na_sim_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_world *world = node->world;
+    struct na_sim_ctx *ctx = context->plugin_context;
+    uint64_t start;
+
+    pthread_mutex_lock(&world->lock);
+    na_sim_note_poller(world);
+    start = ctx->completions;
+    na_sim_run_due(world);
+    *count = (unsigned int) (ctx->completions - start);
+    pthread_mutex_unlock(&world->lock);
+    return NA_SUCCESS;
+}
+
+/* Block on the condition variable for up to 1 ms of real time. */
+static void
+na_sim_wait_real(struct na_sim_world *world)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    world->waiters++;
+    pthread_cond_timedwait(&world->cond, &world->lock, &ts);
+    world->waiters--;
+}
+
+/*
+ * Run due events until one completes on `context`; when nothing is due,
+ * move the clock to the next event or the deadline, whichever is first.
+ * Returns early (NA_TIMEOUT, *count 0) when a completion lands on another
+ * context, so a single thread alternating between a client and a server
+ * context lets each of them handle its own.
+ */
+static na_return_t
+na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
+                 unsigned int timeout_ms, unsigned int *count)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_world *world = node->world;
+    struct na_sim_ctx *ctx = context->plugin_context;
+    uint64_t ctx_start, world_start, deadline, next;
+    na_return_t ret;
+    bool may_jump;
+
+    pthread_mutex_lock(&world->lock);
+    na_sim_note_poller(world);
+    ctx_start = ctx->completions;
+    world_start = world->completions;
+    deadline = na_sim_now(world) + (uint64_t) timeout_ms * 1000000U;
+    may_jump = !world->multi_threaded || node->no_block;
+    for (;;) {
+        na_sim_run_due(world);
+        if (ctx->completions != ctx_start) {
+            ret = NA_SUCCESS;
+            break;
+        }
+        if (world->completions != world_start ||
+            na_sim_now(world) >= deadline) {
+            ret = NA_TIMEOUT;
+            break;
+        }
+        if (!may_jump) {
+            uint64_t gen = world->post_gen;
+
+            na_sim_wait_real(world);
+            /* Time may pass only once a wait saw nothing new posted. */
+            may_jump = world->post_gen == gen;
+            continue;
+        }
+        if (!na_sim_event_next_time(world, &next) || next > deadline)
+            next = deadline;
+        na_sim_set_now(world, next);
+        may_jump = !world->multi_threaded || node->no_block;
+    }
+    *count = (unsigned int) (ctx->completions - ctx_start);
+    pthread_mutex_unlock(&world->lock);
+    return ret;
+}
+
+static int
+na_sim_poll_get_fd(na_class_t *na_class, na_context_t *context)
+{
+    (void) na_class;
+    (void) context;
+    return -1;
+}
+
+static uint64_t
+na_sim_clock_now_op(na_class_t *na_class)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+
+    return na_sim_now(node->world);
+}
+
+/*
+ * Message limits and buffers.
+ */
+
+static size_t
+na_sim_msg_get_max_unexpected_size(const na_class_t *na_class)
+{
+    const struct na_sim_node *node = na_class->plugin_class;
+
+    return node->max_unexpected_size;
+}
+
+static size_t
+na_sim_msg_get_max_expected_size(const na_class_t *na_class)
+{
+    const struct na_sim_node *node = na_class->plugin_class;
+
+    return node->max_expected_size;
+}
+
+static na_tag_t
+na_sim_msg_get_max_tag(const na_class_t *na_class)
+{
+    (void) na_class;
+    return NA_SIM_MAX_TAG;
+}
+
+/* Simulated memory needs no pinning: plain heap buffers. */
+static void *
+na_sim_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
+                     unsigned long flags, void **plugin_data)
+{
+    (void) na_class;
+    (void) flags;
+    *plugin_data = NULL;
+    return malloc(buf_size);
+}
+
+static void
+na_sim_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
+{
+    (void) na_class;
+    (void) plugin_data;
+    free(buf);
+}
+
+const struct na_class_ops na_sim_class_ops = {
+    .class_name = "sim",
+    .check_protocol = na_sim_check_protocol,
+    .initialize = na_sim_initialize,
+    .finalize = na_sim_finalize,
+    .context_create = na_sim_context_create,
+    .context_destroy = na_sim_context_destroy,
+    .op_create = na_sim_op_create,
+    .op_destroy = na_sim_op_destroy,
+    .addr_lookup = na_sim_addr_lookup,
+    .addr_free = na_sim_addr_free,
+    .addr_self = na_sim_addr_self,
+    .addr_dup = na_sim_addr_dup,
+    .addr_cmp = na_sim_addr_cmp,
+    .addr_is_self = na_sim_addr_is_self,
+    .addr_to_string = na_sim_addr_to_string,
+    .addr_get_serialize_size = na_sim_addr_get_serialize_size,
+    .addr_serialize = na_sim_addr_serialize,
+    .addr_deserialize = na_sim_addr_deserialize,
+    .msg_get_max_unexpected_size = na_sim_msg_get_max_unexpected_size,
+    .msg_get_max_expected_size = na_sim_msg_get_max_expected_size,
+    .msg_get_max_tag = na_sim_msg_get_max_tag,
+    .msg_buf_alloc = na_sim_msg_buf_alloc,
+    .msg_buf_free = na_sim_msg_buf_free,
+    .msg_send_unexpected = na_sim_msg_send_unexpected,
+    .msg_recv_unexpected = na_sim_msg_recv_unexpected,
+    .msg_send_expected = na_sim_msg_send_expected,
+    .msg_recv_expected = na_sim_msg_recv_expected,
+    .mem_handle_create = na_sim_mem_handle_create,
+    .mem_handle_create_segments = na_sim_mem_handle_create_segments,
+    .mem_handle_free = na_sim_mem_handle_free,
+    .mem_register = na_sim_mem_register,
+    .mem_deregister = na_sim_mem_deregister,
+    .mem_handle_get_serialize_size = na_sim_mem_handle_get_serialize_size,
+    .mem_handle_serialize = na_sim_mem_handle_serialize,
+    .mem_handle_deserialize = na_sim_mem_handle_deserialize,
+    .put = na_sim_put,
+    .get = na_sim_get,
+    .poll_get_fd = na_sim_poll_get_fd,
+    .poll = na_sim_poll,
+    .poll_wait = na_sim_poll_wait,
+    .cancel = na_sim_cancel,
+    .clock_now = na_sim_clock_now_op,
+};

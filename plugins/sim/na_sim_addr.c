@@ -1,0 +1,253 @@
+/*
+ * Addresses: node names, "sim://<name>" strings and their binary form.
+ *
+ * A name is 1 to 63 bytes of [A-Za-z0-9._:-]. An address is a small
+ * refcounted object holding the name and the incarnation of the node that
+ * bore it at lookup time. Sends resolve the name when they are delivered,
+ * so looking up a node that does not exist yet is not an error.
+ */
+#include "na_sim_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Version byte of the serialized address: bump it when the layout moves. */
+#define NA_SIM_ADDR_VERSION 1
+/* version, name length, name, incarnation (64-bit little endian). */
+#define NA_SIM_ADDR_FIXED_SIZE (1 + 1 + 8)
+
+static bool
+na_sim_name_char_ok(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' ||
+           c == ':';
+}
+
+bool
+na_sim_name_parse(const char *str, size_t len, struct na_sim_name *name)
+{
+    if (len == 0 || len > NA_SIM_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!na_sim_name_char_ok(str[i]))
+            return false;
+    memcpy(name->str, str, len);
+    name->str[len] = '\0';
+    name->len = (uint8_t) len;
+    return true;
+}
+
+/* Accept "sim://name", "sim+sim://name" or, for the control API, a bare
+ * "name". A string with "://" must use the sim protocol. */
+bool
+na_sim_name_from_string(const char *str, struct na_sim_name *name)
+{
+    const char *sep = strstr(str, "://");
+
+    if (sep != NULL) {
+        size_t plen = (size_t) (sep - str);
+
+        if (!((plen == 3 && strncmp(str, "sim", 3) == 0) ||
+              (plen == 7 && strncmp(str, "sim+sim", 7) == 0)))
+            return false;
+        str = sep + 3;
+    }
+    return na_sim_name_parse(str, strlen(str), name);
+}
+
+bool
+na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b)
+{
+    return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+}
+
+na_addr_t
+na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation)
+{
+    na_addr_t addr = malloc(sizeof(*addr));
+
+    if (addr == NULL)
+        return NULL;
+    atomic_init(&addr->refcount, 1);
+    addr->incarnation = incarnation;
+    addr->name = *name;
+    return addr;
+}
+
+na_addr_t
+na_sim_addr_ref(na_addr_t addr)
+{
+    atomic_fetch_add_explicit(&addr->refcount, 1, memory_order_relaxed);
+    return addr;
+}
+
+void
+na_sim_addr_unref(na_addr_t addr)
+{
+    if (addr != NULL &&
+        atomic_fetch_sub_explicit(&addr->refcount, 1, memory_order_acq_rel) ==
+            1)
+        free(addr);
+}
+
+/*
+ * Ops.
+ */
+
+na_return_t
+na_sim_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
+{
+    struct na_sim_node *self = na_class->plugin_class, *node;
+    struct na_sim_world *world = self->world;
+    struct na_sim_name n;
+    uint64_t incarnation = 0;
+    na_addr_t a;
+
+    /* Lookup strings are full addresses: a bare name is not accepted here,
+     * so that a string meant for another plugin fails loudly. */
+    if (strstr(name, "://") == NULL || !na_sim_name_from_string(name, &n))
+        return NA_INVALID_ARG;
+    pthread_mutex_lock(&world->lock);
+    node = na_sim_node_find(world, &n);
+    if (node != NULL)
+        incarnation = node->incarnation;
+    pthread_mutex_unlock(&world->lock);
+    a = na_sim_addr_new(&n, incarnation);
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}
+
+void
+na_sim_addr_free(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    na_sim_addr_unref(addr);
+}
+
+na_return_t
+na_sim_addr_self(na_class_t *na_class, na_addr_t *addr)
+{
+    struct na_sim_node *self = na_class->plugin_class;
+    na_addr_t a = na_sim_addr_new(&self->name, self->incarnation);
+
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
+{
+    (void) na_class;
+    *new_addr = na_sim_addr_ref(addr);
+    return NA_SUCCESS;
+}
+
+/* Two addresses are equal when they name the same node. Incarnations are
+ * not compared: an address looked up before its node existed still names
+ * that node. Fencing off old incarnations is a fault-model decision. */
+bool
+na_sim_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
+{
+    (void) na_class;
+    return na_sim_name_eq(&addr1->name, &addr2->name);
+}
+
+bool
+na_sim_addr_is_self(na_class_t *na_class, na_addr_t addr)
+{
+    struct na_sim_node *self = na_class->plugin_class;
+
+    return na_sim_name_eq(&addr->name, &self->name);
+}
+
+na_return_t
+na_sim_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
+                      na_addr_t addr)
+{
+    size_t need = NA_SIM_PREFIX_LEN + addr->name.len + 1;
+
+    (void) na_class;
+    if (buf == NULL) {
+        *buf_size = need;
+        return NA_SUCCESS;
+    }
+    if (*buf_size < need) {
+        *buf_size = need;
+        return NA_OVERFLOW;
+    }
+    memcpy(buf, NA_SIM_PREFIX, NA_SIM_PREFIX_LEN);
+    memcpy(buf + NA_SIM_PREFIX_LEN, addr->name.str, addr->name.len + 1u);
+    *buf_size = need;
+    return NA_SUCCESS;
+}
+
+size_t
+na_sim_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    return NA_SIM_ADDR_FIXED_SIZE + addr->name.len;
+}
+
+void
+na_sim_put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char) (v >> (8 * i));
+}
+
+uint64_t
+na_sim_get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+na_return_t
+na_sim_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+                      na_addr_t addr)
+{
+    unsigned char *p = buf;
+
+    if (buf_size < na_sim_addr_get_serialize_size(na_class, addr))
+        return NA_OVERFLOW;
+    p[0] = NA_SIM_ADDR_VERSION;
+    p[1] = addr->name.len;
+    memcpy(p + 2, addr->name.str, addr->name.len);
+    na_sim_put_u64(p + 2 + addr->name.len, addr->incarnation);
+    return NA_SUCCESS;
+}
+
+/* Untrusted bytes: every length is checked before it is used. Trailing
+ * bytes after the address are ignored, since callers may hand over a
+ * larger buffer than the address needs. */
+na_return_t
+na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
+                        const void *buf, size_t buf_size)
+{
+    const unsigned char *p = buf;
+    struct na_sim_name name;
+    na_addr_t a;
+
+    (void) na_class;
+    if (buf_size < NA_SIM_ADDR_FIXED_SIZE)
+        return NA_MSGSIZE;
+    if (p[0] != NA_SIM_ADDR_VERSION)
+        return NA_PROTOCOL_ERROR;
+    if (buf_size - NA_SIM_ADDR_FIXED_SIZE < p[1])
+        return NA_MSGSIZE;
+    if (!na_sim_name_parse((const char *) p + 2, p[1], &name))
+        return NA_PROTOCOL_ERROR;
+    a = na_sim_addr_new(&name, na_sim_get_u64(p + 2 + name.len));
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}

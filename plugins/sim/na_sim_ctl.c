@@ -1,0 +1,322 @@
+/*
+ * The public control API (include/na_sim.h). Each function takes the
+ * global lock, so the world cannot disappear under it, then the world lock.
+ */
+#include "na_sim_internal.h"
+
+#include <inttypes.h>
+
+/* Run `body` with `world` locked, or return NA_NOENTRY when none exists. */
+#define NA_SIM_WITH_WORLD(world, ...)                                         \
+    do {                                                                       \
+        struct na_sim_world *world;                                            \
+        pthread_mutex_lock(&na_sim_global_lock);                               \
+        world = na_sim_world_current();                                        \
+        if (world == NULL) {                                                   \
+            pthread_mutex_unlock(&na_sim_global_lock);                         \
+            return NA_NOENTRY;                                                 \
+        }                                                                      \
+        pthread_mutex_lock(&world->lock);                                      \
+        __VA_ARGS__;                                                           \
+        pthread_mutex_unlock(&world->lock);                                    \
+        pthread_mutex_unlock(&na_sim_global_lock);                             \
+    } while (0)
+
+na_return_t
+na_sim_set_seed(uint64_t seed)
+{
+    struct na_sim_world *world;
+    na_return_t ret = NA_SUCCESS;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    world = na_sim_world_current();
+    if (world != NULL) {
+        pthread_mutex_lock(&world->lock);
+        if (TAILQ_EMPTY(&world->nodes))
+            na_sim_world_reset_state(world, seed);
+        else
+            ret = NA_BUSY;
+        pthread_mutex_unlock(&world->lock);
+    }
+    if (ret == NA_SUCCESS)
+        na_sim_seed_set_next(seed, true);
+    pthread_mutex_unlock(&na_sim_global_lock);
+    return ret;
+}
+
+void
+na_sim_clear_seed(void)
+{
+    pthread_mutex_lock(&na_sim_global_lock);
+    na_sim_seed_set_next(0, false);
+    pthread_mutex_unlock(&na_sim_global_lock);
+}
+
+uint64_t
+na_sim_get_seed(void)
+{
+    struct na_sim_world *world;
+    uint64_t seed;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    world = na_sim_world_current();
+    if (world != NULL) {
+        pthread_mutex_lock(&world->lock);
+        seed = world->seed;
+        pthread_mutex_unlock(&world->lock);
+    } else
+        seed = na_sim_seed_next();
+    pthread_mutex_unlock(&na_sim_global_lock);
+    return seed;
+}
+
+int
+na_sim_replay_hint(char *buf, size_t size)
+{
+    return snprintf(buf, size, "%s=%" PRIu64, NA_SIM_SEED_ENV,
+                    na_sim_get_seed());
+}
+
+void
+na_sim_print_replay_hint(FILE *stream)
+{
+    char hint[64];
+
+    na_sim_replay_hint(hint, sizeof(hint));
+    fprintf(stream, "replay with %s\n", hint);
+    fflush(stream);
+}
+
+na_return_t
+na_sim_world_hold(void)
+{
+    struct na_sim_world *world;
+    na_return_t ret;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    ret = na_sim_world_ref(&world);
+    if (ret == NA_SUCCESS) {
+        pthread_mutex_lock(&world->lock);
+        world->holds++;
+        pthread_mutex_unlock(&world->lock);
+    }
+    pthread_mutex_unlock(&na_sim_global_lock);
+    return ret;
+}
+
+na_return_t
+na_sim_world_release(void)
+{
+    struct na_sim_world *world;
+    bool held = false;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    world = na_sim_world_current();
+    if (world != NULL) {
+        pthread_mutex_lock(&world->lock);
+        if (world->holds > 0) {
+            world->holds--;
+            held = true;
+        }
+        pthread_mutex_unlock(&world->lock);
+        if (held)
+            na_sim_world_unref(world);
+    }
+    pthread_mutex_unlock(&na_sim_global_lock);
+    return held ? NA_SUCCESS : NA_NOENTRY;
+}
+
+bool
+na_sim_world_exists(void)
+{
+    bool exists;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    exists = na_sim_world_current() != NULL;
+    pthread_mutex_unlock(&na_sim_global_lock);
+    return exists;
+}
+
+uint64_t
+na_sim_clock_now(void)
+{
+    struct na_sim_world *world;
+    uint64_t now = 0;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    world = na_sim_world_current();
+    if (world != NULL)
+        now = na_sim_now(world);
+    pthread_mutex_unlock(&na_sim_global_lock);
+    return now;
+}
+
+na_return_t
+na_sim_step(void)
+{
+    bool ran = false;
+
+    NA_SIM_WITH_WORLD(world, {
+        uint64_t before = world->completions;
+
+        ran = na_sim_step_locked(world);
+        if (world->completions != before)
+            na_sim_wake(world);
+    });
+    return ran ? NA_SUCCESS : NA_TIMEOUT;
+}
+
+na_return_t
+na_sim_run_until(uint64_t time_ns, uint64_t *ran)
+{
+    uint64_t n = 0;
+
+    NA_SIM_WITH_WORLD(world, {
+        uint64_t before = world->completions, next;
+
+        while (na_sim_event_next_time(world, &next) && next <= time_ns) {
+            na_sim_step_locked(world);
+            n++;
+        }
+        na_sim_set_now(world, time_ns);
+        if (world->completions != before)
+            na_sim_wake(world);
+    });
+    if (ran != NULL)
+        *ran = n;
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_run_until_idle(uint64_t *ran)
+{
+    uint64_t n = 0;
+
+    NA_SIM_WITH_WORLD(world, {
+        uint64_t before = world->completions;
+
+        while (na_sim_step_locked(world))
+            n++;
+        if (world->completions != before)
+            na_sim_wake(world);
+    });
+    if (ran != NULL)
+        *ran = n;
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_set_link_default(const struct na_sim_link *link)
+{
+    if (link == NULL)
+        return NA_INVALID_ARG;
+    NA_SIM_WITH_WORLD(world, world->link_default = *link);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_set_link(const char *src, const char *dst,
+                const struct na_sim_link *link)
+{
+    struct na_sim_name s, d;
+    na_return_t ret = NA_SUCCESS;
+
+    if (src == NULL || dst == NULL || link == NULL ||
+        !na_sim_name_from_string(src, &s) || !na_sim_name_from_string(dst, &d))
+        return NA_INVALID_ARG;
+    NA_SIM_WITH_WORLD(world, {
+        struct na_sim_link *l = na_sim_link_find(world, &s, &d, true);
+
+        if (l != NULL)
+            *l = *link;
+        else
+            ret = NA_NOMEM;
+    });
+    return ret;
+}
+
+na_return_t
+na_sim_get_link(const char *src, const char *dst, struct na_sim_link *link)
+{
+    struct na_sim_name s, d;
+
+    if (src == NULL || dst == NULL || link == NULL ||
+        !na_sim_name_from_string(src, &s) || !na_sim_name_from_string(dst, &d))
+        return NA_INVALID_ARG;
+    NA_SIM_WITH_WORLD(world, {
+        const struct na_sim_link *l = na_sim_link_find(world, &s, &d, false);
+
+        *link = l != NULL ? *l : world->link_default;
+    });
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_set_unexpected_backlog(size_t limit)
+{
+    NA_SIM_WITH_WORLD(world, world->backlog_limit = limit);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_trace_enable(bool enable)
+{
+    NA_SIM_WITH_WORLD(world, world->trace_keep = enable);
+    return NA_SUCCESS;
+}
+
+uint64_t
+na_sim_trace_hash(void)
+{
+    struct na_sim_world *world;
+    uint64_t hash = 0;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    world = na_sim_world_current();
+    if (world != NULL) {
+        pthread_mutex_lock(&world->lock);
+        hash = world->trace_hash;
+        pthread_mutex_unlock(&world->lock);
+    }
+    pthread_mutex_unlock(&na_sim_global_lock);
+    return hash;
+}
+
+uint64_t
+na_sim_trace_count(void)
+{
+    struct na_sim_world *world;
+    uint64_t count = 0;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    world = na_sim_world_current();
+    if (world != NULL) {
+        pthread_mutex_lock(&world->lock);
+        count = world->trace_lines;
+        pthread_mutex_unlock(&world->lock);
+    }
+    pthread_mutex_unlock(&na_sim_global_lock);
+    return count;
+}
+
+na_return_t
+na_sim_trace_dump(FILE *stream)
+{
+    na_return_t ret = NA_SUCCESS;
+
+    if (stream == NULL)
+        return NA_INVALID_ARG;
+    NA_SIM_WITH_WORLD(world, {
+        fprintf(stream, "# quicksilver sim trace, %s=%" PRIu64 "\n",
+                NA_SIM_SEED_ENV, world->seed);
+        if (world->trace_len > 0 &&
+            fwrite(world->trace_buf, 1, world->trace_len, stream) !=
+                world->trace_len)
+            ret = NA_IO_ERROR;
+        fprintf(stream, "# %" PRIu64 " lines, hash 0x%016" PRIx64 "\n",
+                world->trace_lines, world->trace_hash);
+        if (fflush(stream) != 0)
+            ret = NA_IO_ERROR;
+    });
+    return ret;
+}

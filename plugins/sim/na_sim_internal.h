@@ -1,0 +1,403 @@
+/*
+ * Private to the simulated fabric (plugins/sim).
+ *
+ * The plugin is split by concern:
+ *   na_sim.c        the ops table: class, context, op ids, progress, cancel
+ *   na_sim_world.c  the world: lifetime, clock, event heap, PRNG, trace
+ *   na_sim_ctl.c    the public control API of include/na_sim.h
+ *   na_sim_addr.c   addresses: names, lookup, serialization
+ *   na_sim_msg.c    unexpected and expected messages
+ *   na_sim_rma.c    memory handles, the key registry, put and get
+ *   na_sim_fault.c  the decision points where faults will be injected
+ *
+ * Locking: one mutex per world (world->lock) guards every field of the
+ * world and of everything reachable from it (nodes, contexts, queues,
+ * events, registry, trace). Two things are read without it: addresses and
+ * remote memory handles, which are immutable after creation apart from
+ * their atomic reference count, and op->state, which the core's
+ * NA_Trigger() resets through plugin_callback without the world lock.
+ * A global mutex (na_sim_global_lock) guards which world exists; it is
+ * always taken before a world's lock, never after.
+ *
+ * Internal helpers shared between these files carry the na_sim_ prefix and
+ * hidden visibility: the plugin exports its ops table and the control API
+ * of include/na_sim.h, nothing else.
+ */
+#ifndef NA_SIM_INTERNAL_H
+#define NA_SIM_INTERNAL_H
+
+#include "na/na_plugin.h"
+#include "na_sim.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+#define NA_SIM_HIDDEN __attribute__((visibility("hidden")))
+
+/* Longest node name, not counting the terminating NUL. */
+#define NA_SIM_NAME_MAX 63
+#define NA_SIM_PREFIX "sim://"
+#define NA_SIM_PREFIX_LEN 6
+
+#define NA_SIM_DEFAULT_MSG_SIZE 4096
+#define NA_SIM_MAX_TAG 0x7fffffffU
+#define NA_SIM_DEFAULT_LATENCY_NS 1000
+#define NA_SIM_DEFAULT_BANDWIDTH 10000000000ULL /* 10 GB/s */
+#define NA_SIM_DEFAULT_BACKLOG 256
+
+/* A node name with its length, as addresses and messages carry it. */
+struct na_sim_name {
+    uint8_t len;
+    char str[NA_SIM_NAME_MAX + 1];
+};
+
+/*
+ * An address: the peer's name and the incarnation of the node that bore
+ * that name when the address was made (0 when no node did). Immutable but
+ * for the reference count, so it is shared between threads without a lock.
+ */
+struct na_addr {
+    atomic_uint refcount;
+    uint64_t incarnation;
+    struct na_sim_name name;
+};
+
+/* A message waiting for a receive: in the unexpected backlog or among the
+ * expected messages that arrived before their receive was posted. */
+struct na_sim_msg {
+    TAILQ_ENTRY(na_sim_msg) link;
+    struct na_sim_name src;
+    uint64_t src_incarnation;
+    uint8_t src_ctx_id;
+    na_tag_t tag;
+    size_t size;
+    unsigned char data[];
+};
+TAILQ_HEAD(na_sim_msg_queue, na_sim_msg);
+
+enum na_sim_op_state {
+    NA_SIM_OP_IDLE,      /* free for a new post                      */
+    NA_SIM_OP_POSTED,    /* accepted, not yet completed              */
+    NA_SIM_OP_COMPLETED, /* on the core's completion queue           */
+};
+
+/*
+ * An operation id. The plugin owns it; the core only sees the embedded
+ * completion entry. Fields other than `state` are guarded by the world lock
+ * while the op is posted.
+ */
+struct na_op_id {
+    struct na_cb_completion_data completion; /* handed to the core     */
+    struct na_sim_node *node;                /* the class it belongs to */
+    struct na_sim_ctx *ctx;                  /* context of the post     */
+    atomic_int state;                        /* enum na_sim_op_state    */
+    na_cb_type_t type;
+    bool canceled;  /* cancel requested: complete with NA_CANCELED     */
+    bool in_list;   /* a posted receive, linked in a receive list     */
+    bool scheduled; /* an event for it sits in the world's heap       */
+    uint64_t seq;   /* world sequence number given at post            */
+    na_return_t result; /* decided outcome for a local event          */
+    /* Messages. */
+    void *buf;       /* send: the caller's data; recv: where to write */
+    size_t size;     /* bytes to send, or receive buffer capacity     */
+    na_tag_t tag;
+    uint8_t peer_ctx_id;     /* dest_id of a send, source_id of a recv */
+    na_addr_t peer;          /* reference held while posted           */
+    struct na_sim_msg *msg;  /* a queued message matched at post time */
+    bool msg_unexpected;     /* which queue msg came from             */
+    /* RMA. */
+    uint64_t local_key;
+    na_offset_t local_offset;
+    uint64_t remote_key;
+    na_offset_t remote_offset;
+    TAILQ_ENTRY(na_op_id) link; /* in a receive list while in_list   */
+};
+TAILQ_HEAD(na_sim_op_list, na_op_id);
+
+/* Per-context state: receive lists and queued messages. */
+struct na_sim_ctx {
+    TAILQ_ENTRY(na_sim_ctx) link; /* in node->contexts, creation order */
+    struct na_sim_node *node;
+    na_context_t *na_context;
+    uint8_t id;
+    struct na_sim_op_list unexpected_recvs; /* posted, FIFO           */
+    struct na_sim_op_list expected_recvs;   /* posted, FIFO           */
+    struct na_sim_msg_queue backlog;        /* unexpected, no recv yet */
+    size_t backlog_count;
+    struct na_sim_msg_queue early;          /* expected, no recv yet   */
+    unsigned int pending;     /* ops posted here and not yet completed */
+    uint64_t completions;     /* completions queued here, ever         */
+};
+TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);
+
+/*
+ * A node: what one NA class is on the fabric. plugin_class points here.
+ */
+struct na_sim_node {
+    TAILQ_ENTRY(na_sim_node) link; /* in world->nodes, creation order */
+    struct na_sim_world *world;
+    na_class_t *na_class;
+    struct na_sim_name name;
+    uint64_t incarnation; /* unique in the world, never reused        */
+    size_t max_unexpected_size;
+    size_t max_expected_size;
+    bool no_block; /* NA_NO_BLOCK: never wait on real time            */
+    struct na_sim_ctx_list contexts;
+};
+TAILQ_HEAD(na_sim_node_list, na_sim_node);
+
+enum na_sim_event_kind {
+    NA_SIM_EV_MSG,   /* a send reaches its destination                */
+    NA_SIM_EV_RMA,   /* a put or get executes                         */
+    NA_SIM_EV_LOCAL, /* a receive or cancel completes without traffic */
+};
+
+struct na_sim_event {
+    uint64_t time;
+    uint64_t seq;
+    enum na_sim_event_kind kind;
+    struct na_op_id *op;
+};
+
+/* A registered region, found by key as a NIC finds it. */
+struct na_sim_region {
+    uint64_t key;
+    struct na_sim_node *node;
+    struct na_mem_handle *handle;
+};
+
+struct na_sim_link_entry {
+    struct na_sim_name src, dst;
+    struct na_sim_link params;
+};
+
+struct na_sim_world {
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* broadcast on posts and on completions     */
+    unsigned int refs;   /* classes plus na_sim_world_hold() calls     */
+    unsigned int holds;
+    uint64_t seed;
+    uint64_t prng;          /* splitmix64 state                        */
+    atomic_uint_fast64_t now; /* virtual ns; written under lock        */
+    uint64_t next_seq;
+    uint64_t next_incarnation;
+    uint64_t next_auto_name;
+    uint64_t next_key;
+    uint64_t post_gen;     /* bumped on every post and cancel          */
+    uint64_t completions;  /* completions queued anywhere, ever        */
+    unsigned int waiters;  /* threads blocked on cond                  */
+    bool has_poller;
+    bool multi_threaded;   /* more than one thread has polled          */
+    pthread_t poller;
+    struct na_sim_node_list nodes;
+    /* Event heap ordered by (time, seq). */
+    struct na_sim_event *heap;
+    size_t heap_len, heap_cap;
+    /* Registry of regions, sorted by key. */
+    struct na_sim_region *regions;
+    size_t region_len, region_cap;
+    /* Links. */
+    struct na_sim_link link_default;
+    struct na_sim_link_entry *links;
+    size_t link_len, link_cap;
+    size_t backlog_limit;
+    /* Trace. */
+    uint64_t trace_hash;
+    uint64_t trace_lines;
+    bool trace_keep;
+    char *trace_buf;
+    size_t trace_len, trace_cap;
+};
+
+extern pthread_mutex_t na_sim_global_lock NA_SIM_HIDDEN;
+
+/* World lifetime (na_sim_world.c). Callers hold na_sim_global_lock. */
+NA_SIM_HIDDEN struct na_sim_world *na_sim_world_current(void);
+NA_SIM_HIDDEN na_return_t na_sim_world_ref(struct na_sim_world **world);
+NA_SIM_HIDDEN void na_sim_world_unref(struct na_sim_world *world);
+NA_SIM_HIDDEN void na_sim_world_reset_state(struct na_sim_world *world,
+                                            uint64_t seed);
+NA_SIM_HIDDEN uint64_t na_sim_seed_next(void);
+NA_SIM_HIDDEN void na_sim_seed_set_next(uint64_t seed, bool explicit_seed);
+
+/* Clock, events and PRNG (na_sim_world.c). Callers hold world->lock. */
+static inline uint64_t
+na_sim_now(const struct na_sim_world *world)
+{
+    return atomic_load_explicit(&world->now, memory_order_relaxed);
+}
+/* Virtual times saturate: an absurd link setting must not wrap around
+ * into the past. */
+static inline uint64_t
+na_sim_add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+NA_SIM_HIDDEN void na_sim_set_now(struct na_sim_world *world, uint64_t t);
+NA_SIM_HIDDEN uint64_t na_sim_prng_next(struct na_sim_world *world);
+NA_SIM_HIDDEN na_return_t na_sim_schedule(struct na_sim_world *world,
+                                          uint64_t time,
+                                          enum na_sim_event_kind kind,
+                                          struct na_op_id *op);
+NA_SIM_HIDDEN bool na_sim_event_next_time(const struct na_sim_world *world,
+                                          uint64_t *time);
+/* Run one event, advancing the clock to it. False if none is queued. */
+NA_SIM_HIDDEN bool na_sim_step_locked(struct na_sim_world *world);
+/* Run every event due at the current time; returns how many ran. */
+NA_SIM_HIDDEN unsigned int na_sim_run_due(struct na_sim_world *world);
+NA_SIM_HIDDEN void na_sim_wake(struct na_sim_world *world);
+NA_SIM_HIDDEN uint64_t na_sim_transfer_time(struct na_sim_world *world,
+                                            const struct na_sim_name *src,
+                                            const struct na_sim_name *dst,
+                                            size_t size);
+NA_SIM_HIDDEN struct na_sim_link *
+na_sim_link_find(struct na_sim_world *world, const struct na_sim_name *src,
+                 const struct na_sim_name *dst, bool create);
+NA_SIM_HIDDEN void na_sim_trace(struct na_sim_world *world, uint64_t time,
+                                uint64_t seq, const char *kind,
+                                const char *src, const char *dst,
+                                size_t size, na_tag_t tag);
+
+/* Operations (na_sim.c). Callers hold world->lock. */
+NA_SIM_HIDDEN na_return_t na_sim_op_post(struct na_sim_node *node,
+                                         struct na_sim_ctx *ctx,
+                                         struct na_op_id *op,
+                                         na_cb_type_t type, na_cb_t callback,
+                                         void *arg);
+/* Undo a post that failed after na_sim_op_post(): no completion comes. */
+NA_SIM_HIDDEN void na_sim_op_abort(struct na_sim_world *world,
+                                   struct na_op_id *op, na_return_t ret);
+NA_SIM_HIDDEN void na_sim_op_complete(struct na_sim_world *world,
+                                      struct na_op_id *op, na_return_t ret);
+NA_SIM_HIDDEN const char *na_sim_op_kind(na_cb_type_t type);
+NA_SIM_HIDDEN struct na_sim_node *
+na_sim_node_find(struct na_sim_world *world, const struct na_sim_name *name);
+NA_SIM_HIDDEN struct na_sim_ctx *na_sim_ctx_find(struct na_sim_node *node,
+                                                 uint8_t id);
+
+/* Addresses (na_sim_addr.c). */
+NA_SIM_HIDDEN bool na_sim_name_parse(const char *str, size_t len,
+                                     struct na_sim_name *name);
+NA_SIM_HIDDEN bool na_sim_name_from_string(const char *str,
+                                           struct na_sim_name *name);
+NA_SIM_HIDDEN bool na_sim_name_eq(const struct na_sim_name *a,
+                                  const struct na_sim_name *b);
+NA_SIM_HIDDEN na_addr_t na_sim_addr_new(const struct na_sim_name *name,
+                                        uint64_t incarnation);
+NA_SIM_HIDDEN na_addr_t na_sim_addr_ref(na_addr_t addr);
+NA_SIM_HIDDEN void na_sim_addr_unref(na_addr_t addr);
+
+/* Messages (na_sim_msg.c). */
+NA_SIM_HIDDEN void na_sim_msg_deliver(struct na_sim_world *world,
+                                      struct na_op_id *op);
+NA_SIM_HIDDEN void na_sim_msg_local(struct na_sim_world *world,
+                                    struct na_op_id *op);
+NA_SIM_HIDDEN void na_sim_msg_requeue(struct na_sim_world *world,
+                                      struct na_sim_ctx *ctx, bool unexpected,
+                                      struct na_sim_msg *msg);
+NA_SIM_HIDDEN void na_sim_ctx_drain(struct na_sim_ctx *ctx);
+
+/* RMA (na_sim_rma.c). */
+NA_SIM_HIDDEN void na_sim_rma_execute(struct na_sim_world *world,
+                                      struct na_op_id *op);
+NA_SIM_HIDDEN void na_sim_regions_drop_node(struct na_sim_world *world,
+                                            struct na_sim_node *node);
+
+/*
+ * Fault decision points (na_sim_fault.c). Each returns what the fabric
+ * does to one operation at one stage; today the answer is always "nothing":
+ * ret NA_SUCCESS and no extra delay.
+ */
+struct na_sim_fault {
+    na_return_t ret;      /* NA_SUCCESS, or the error to inject        */
+    uint64_t extra_delay; /* ns added to the link's delivery time      */
+};
+NA_SIM_HIDDEN struct na_sim_fault
+na_sim_fault_on_post(struct na_sim_world *world, const struct na_op_id *op);
+NA_SIM_HIDDEN struct na_sim_fault
+na_sim_fault_on_deliver(struct na_sim_world *world,
+                        const struct na_op_id *op);
+
+/* Ops referenced by the table (defined in the concern's own file). */
+
+/*
+ * Ops defined outside na_sim.c and referenced by its table. Their
+ * contracts are those of lib/na/na_plugin.h.
+ */
+NA_SIM_HIDDEN na_return_t na_sim_addr_lookup(na_class_t *na_class,
+                                             const char *name, na_addr_t *addr);
+NA_SIM_HIDDEN void na_sim_addr_free(na_class_t *na_class, na_addr_t addr);
+NA_SIM_HIDDEN na_return_t na_sim_addr_self(na_class_t *na_class,
+                                           na_addr_t *addr);
+NA_SIM_HIDDEN na_return_t na_sim_addr_dup(na_class_t *na_class,
+                                          na_addr_t addr, na_addr_t *new_addr);
+NA_SIM_HIDDEN bool na_sim_addr_cmp(na_class_t *na_class, na_addr_t addr1,
+                                   na_addr_t addr2);
+NA_SIM_HIDDEN bool na_sim_addr_is_self(na_class_t *na_class, na_addr_t addr);
+NA_SIM_HIDDEN na_return_t na_sim_addr_to_string(na_class_t *na_class,
+                                                char *buf, size_t *buf_size,
+                                                na_addr_t addr);
+NA_SIM_HIDDEN size_t na_sim_addr_get_serialize_size(na_class_t *na_class,
+                                                    na_addr_t addr);
+NA_SIM_HIDDEN na_return_t na_sim_addr_serialize(na_class_t *na_class,
+                                                void *buf, size_t buf_size,
+                                                na_addr_t addr);
+NA_SIM_HIDDEN na_return_t na_sim_addr_deserialize(na_class_t *na_class,
+                                                  na_addr_t *addr,
+                                                  const void *buf,
+                                                  size_t buf_size);
+NA_SIM_HIDDEN na_return_t na_sim_msg_send_unexpected(
+    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+    const void *buf, size_t buf_size, void *plugin_data, na_addr_t dest_addr,
+    uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id);
+NA_SIM_HIDDEN na_return_t na_sim_msg_recv_unexpected(
+    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+    void *buf, size_t buf_size, void *plugin_data, na_op_id_t *op_id);
+NA_SIM_HIDDEN na_return_t na_sim_msg_send_expected(
+    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+    const void *buf, size_t buf_size, void *plugin_data, na_addr_t dest_addr,
+    uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id);
+NA_SIM_HIDDEN na_return_t na_sim_msg_recv_expected(
+    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+    void *buf, size_t buf_size, void *plugin_data, na_addr_t source_addr,
+    uint8_t source_id, na_tag_t tag, na_op_id_t *op_id);
+NA_SIM_HIDDEN na_return_t na_sim_mem_handle_create(
+    na_class_t *na_class, void *buf, size_t buf_size, unsigned long flags,
+    na_mem_handle_t *mem_handle);
+NA_SIM_HIDDEN na_return_t na_sim_mem_handle_create_segments(
+    na_class_t *na_class, struct na_segment *segments, size_t segment_count,
+    unsigned long flags, na_mem_handle_t *mem_handle);
+NA_SIM_HIDDEN void na_sim_mem_handle_free(na_class_t *na_class,
+                                          na_mem_handle_t mem_handle);
+NA_SIM_HIDDEN na_return_t na_sim_mem_register(na_class_t *na_class,
+                                              na_mem_handle_t mem_handle,
+                                              enum na_mem_type mem_type,
+                                              uint64_t device);
+NA_SIM_HIDDEN na_return_t na_sim_mem_deregister(na_class_t *na_class,
+                                                na_mem_handle_t mem_handle);
+NA_SIM_HIDDEN size_t na_sim_mem_handle_get_serialize_size(
+    na_class_t *na_class, na_mem_handle_t mem_handle);
+NA_SIM_HIDDEN na_return_t na_sim_mem_handle_serialize(
+    na_class_t *na_class, void *buf, size_t buf_size,
+    na_mem_handle_t mem_handle);
+NA_SIM_HIDDEN na_return_t na_sim_mem_handle_deserialize(
+    na_class_t *na_class, na_mem_handle_t *mem_handle, const void *buf,
+    size_t buf_size);
+NA_SIM_HIDDEN na_return_t na_sim_put(
+    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+    na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+    na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
+    size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
+    na_op_id_t *op_id);
+NA_SIM_HIDDEN na_return_t na_sim_get(
+    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+    na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+    na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
+    size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
+    na_op_id_t *op_id);
+
+/* Little-endian integers in serialized forms (na_sim_addr.c). */
+NA_SIM_HIDDEN void na_sim_put_u64(unsigned char *p, uint64_t v);
+NA_SIM_HIDDEN uint64_t na_sim_get_u64(const unsigned char *p);
+
+#endif /* NA_SIM_INTERNAL_H */

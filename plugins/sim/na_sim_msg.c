@@ -1,0 +1,457 @@
+/*
+ * Messages: unexpected sends land in a posted unexpected receive of the
+ * destination context or in its bounded backlog; expected sends match a
+ * posted expected receive by (source node, source context id, tag) or wait
+ * among the context's early arrivals. Data moves from the sender's buffer
+ * at delivery time, which is also when the send completes.
+ */
+#include "na_sim_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Trace the post of a message op and ask the fault hook about it. */
+static na_return_t
+na_sim_msg_posted(struct na_sim_world *world, struct na_op_id *op,
+                  const char *src, const char *dst,
+                  struct na_sim_fault *fault)
+{
+    char kind[32];
+
+    snprintf(kind, sizeof(kind), "post:%s", na_sim_op_kind(op->type));
+    na_sim_trace(world, na_sim_now(world), op->seq, kind, src, dst, op->size,
+                 op->tag);
+    *fault = na_sim_fault_on_post(world, op);
+    return fault->ret;
+}
+
+static na_return_t
+na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+                void *arg, const void *buf, size_t buf_size,
+                na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
+                na_op_id_t *op, na_cb_type_t type)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_world *world = node->world;
+    size_t max = type == NA_CB_SEND_UNEXPECTED ? node->max_unexpected_size
+                                               : node->max_expected_size;
+    struct na_sim_fault fault;
+    uint64_t when;
+    na_return_t ret;
+
+    if (buf_size > max)
+        return NA_MSGSIZE;
+    if (tag > NA_SIM_MAX_TAG)
+        return NA_INVALID_ARG;
+    pthread_mutex_lock(&world->lock);
+    ret = na_sim_op_post(node, context->plugin_context, op, type, callback,
+                         arg);
+    if (ret != NA_SUCCESS)
+        goto unlock;
+    op->buf = (void *) (uintptr_t) buf; /* only ever read: it is a send */
+    op->size = buf_size;
+    op->tag = tag;
+    op->peer_ctx_id = dest_id;
+    op->peer = na_sim_addr_ref(dest_addr);
+    ret = na_sim_msg_posted(world, op, node->name.str, dest_addr->name.str,
+                            &fault);
+    if (ret != NA_SUCCESS)
+        goto abort;
+    when = na_sim_add_sat(
+        na_sim_now(world),
+        na_sim_add_sat(na_sim_transfer_time(world, &node->name,
+                                            &dest_addr->name, buf_size),
+                       fault.extra_delay));
+    ret = na_sim_schedule(world, when, NA_SIM_EV_MSG, op);
+    if (ret != NA_SUCCESS)
+        goto abort;
+    pthread_mutex_unlock(&world->lock);
+    return NA_SUCCESS;
+
+abort:
+    na_sim_op_abort(world, op, ret);
+unlock:
+    pthread_mutex_unlock(&world->lock);
+    return ret;
+}
+
+na_return_t
+na_sim_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
+                           na_cb_t callback, void *arg, const void *buf,
+                           size_t buf_size, void *plugin_data,
+                           na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
+                           na_op_id_t *op_id)
+{
+    (void) plugin_data;
+    return na_sim_msg_send(na_class, context, callback, arg, buf, buf_size,
+                           dest_addr, dest_id, tag, op_id,
+                           NA_CB_SEND_UNEXPECTED);
+}
+
+na_return_t
+na_sim_msg_send_expected(na_class_t *na_class, na_context_t *context,
+                         na_cb_t callback, void *arg, const void *buf,
+                         size_t buf_size, void *plugin_data,
+                         na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
+                         na_op_id_t *op_id)
+{
+    (void) plugin_data;
+    return na_sim_msg_send(na_class, context, callback, arg, buf, buf_size,
+                           dest_addr, dest_id, tag, op_id,
+                           NA_CB_SEND_EXPECTED);
+}
+
+/*
+ * Matching.
+ */
+
+static bool
+na_sim_expected_match(const struct na_op_id *recv,
+                      const struct na_sim_name *src, uint8_t src_ctx_id,
+                      na_tag_t tag)
+{
+    return recv->tag == tag && recv->peer_ctx_id == src_ctx_id &&
+           na_sim_name_eq(&recv->peer->name, src);
+}
+
+/* The first posted receive that would take a message from src, or NULL. */
+static struct na_op_id *
+na_sim_recv_find(struct na_sim_ctx *ctx, bool unexpected,
+                 const struct na_sim_name *src, uint8_t src_ctx_id,
+                 na_tag_t tag)
+{
+    struct na_op_id *recv;
+
+    if (unexpected)
+        return TAILQ_FIRST(&ctx->unexpected_recvs);
+    TAILQ_FOREACH (recv, &ctx->expected_recvs, link)
+        if (na_sim_expected_match(recv, src, src_ctx_id, tag))
+            return recv;
+    return NULL;
+}
+
+static void
+na_sim_recv_unlink(struct na_op_id *recv)
+{
+    TAILQ_REMOVE(recv->type == NA_CB_RECV_UNEXPECTED
+                     ? &recv->ctx->unexpected_recvs
+                     : &recv->ctx->expected_recvs,
+                 recv, link);
+    recv->in_list = false;
+}
+
+/* Complete a receive with a message's bytes: NA_MSGSIZE, and nothing
+ * written, when they do not fit the posted buffer. */
+static void
+na_sim_recv_fill(struct na_sim_world *world, struct na_op_id *recv,
+                 const struct na_sim_name *src, uint64_t src_incarnation,
+                 na_tag_t tag, const void *data, size_t size)
+{
+    struct na_cb_info *info = &recv->completion.callback_info;
+    na_return_t ret = NA_SUCCESS;
+
+    if (size > recv->size) {
+        ret = NA_MSGSIZE;
+        size = 0;
+    } else if (size > 0)
+        memcpy(recv->buf, data, size);
+    recv->size = size;
+    if (recv->type == NA_CB_RECV_UNEXPECTED) {
+        info->info.recv_unexpected.actual_buf_size = size;
+        info->info.recv_unexpected.tag = tag;
+        recv->tag = tag;
+        if (ret == NA_SUCCESS) {
+            na_addr_t source = na_sim_addr_new(src, src_incarnation);
+
+            if (source == NULL)
+                ret = NA_NOMEM;
+            else
+                recv->peer = na_sim_addr_ref(source); /* for the trace */
+            info->info.recv_unexpected.source = source;
+        }
+    } else
+        info->info.recv_expected.actual_buf_size = size;
+    na_sim_op_complete(world, recv, ret);
+}
+
+static struct na_sim_msg *
+na_sim_msg_copy(const struct na_op_id *send)
+{
+    struct na_sim_msg *msg = malloc(sizeof(*msg) + send->size);
+
+    if (msg == NULL)
+        return NULL;
+    msg->src = send->node->name;
+    msg->src_incarnation = send->node->incarnation;
+    msg->src_ctx_id = send->ctx->id;
+    msg->tag = send->tag;
+    msg->size = send->size;
+    if (send->size > 0)
+        memcpy(msg->data, send->buf, send->size);
+    return msg;
+}
+
+/*
+ * Delivery: the EV_MSG event of a send.
+ */
+void
+na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
+{
+    bool unexpected = send->type == NA_CB_SEND_UNEXPECTED;
+    const char *src = send->node->name.str, *dst = send->peer->name.str;
+    uint64_t now = na_sim_now(world);
+    struct na_sim_fault fault;
+    struct na_sim_node *node;
+    struct na_sim_ctx *dctx = NULL;
+    struct na_op_id *recv;
+    struct na_sim_msg *msg;
+
+    if (send->canceled) {
+        na_sim_op_complete(world, send, NA_CANCELED);
+        return;
+    }
+    fault = na_sim_fault_on_deliver(world, send);
+    if (fault.ret != NA_SUCCESS) {
+        na_sim_op_complete(world, send, fault.ret);
+        return;
+    }
+    node = na_sim_node_find(world, &send->peer->name);
+    if (node != NULL)
+        dctx = na_sim_ctx_find(node, send->peer_ctx_id);
+    if (dctx == NULL) {
+        na_sim_trace(world, now, send->seq, "unreachable", src, dst,
+                     send->size, send->tag);
+        na_sim_op_complete(world, send, NA_HOSTUNREACH);
+        return;
+    }
+    recv = na_sim_recv_find(dctx, unexpected, &send->node->name,
+                            send->ctx->id, send->tag);
+    if (recv != NULL) {
+        na_sim_trace(world, now, send->seq, "arrive:matched", src, dst,
+                     send->size, send->tag);
+        na_sim_recv_unlink(recv);
+        na_sim_recv_fill(world, recv, &send->node->name,
+                         send->node->incarnation, send->tag, send->buf,
+                         send->size);
+        na_sim_op_complete(world, send, NA_SUCCESS);
+        return;
+    }
+    if (unexpected && dctx->backlog_count >= world->backlog_limit) {
+        /* Receiver not ready and no room to buffer: the sender learns it
+         * (a fault profile will later decide whether it retries). */
+        na_sim_trace(world, now, send->seq, "arrive:backlog_full", src, dst,
+                     send->size, send->tag);
+        na_sim_op_complete(world, send, NA_AGAIN);
+        return;
+    }
+    msg = na_sim_msg_copy(send);
+    if (msg == NULL) {
+        na_sim_op_complete(world, send, NA_NOMEM);
+        return;
+    }
+    if (unexpected) {
+        TAILQ_INSERT_TAIL(&dctx->backlog, msg, link);
+        dctx->backlog_count++;
+    } else
+        TAILQ_INSERT_TAIL(&dctx->early, msg, link);
+    na_sim_trace(world, now, send->seq,
+                 unexpected ? "arrive:backlog" : "arrive:early", src, dst,
+                 send->size, send->tag);
+    na_sim_op_complete(world, send, NA_SUCCESS);
+}
+
+/*
+ * Receives.
+ */
+
+/* Take the first queued message a new receive matches, if any. */
+static struct na_sim_msg *
+na_sim_msg_take(struct na_sim_ctx *ctx, const struct na_op_id *recv)
+{
+    struct na_sim_msg *msg;
+
+    if (recv->type == NA_CB_RECV_UNEXPECTED) {
+        msg = TAILQ_FIRST(&ctx->backlog);
+        if (msg != NULL) {
+            TAILQ_REMOVE(&ctx->backlog, msg, link);
+            ctx->backlog_count--;
+        }
+        return msg;
+    }
+    TAILQ_FOREACH (msg, &ctx->early, link) {
+        if (na_sim_expected_match(recv, &msg->src, msg->src_ctx_id,
+                                  msg->tag)) {
+            TAILQ_REMOVE(&ctx->early, msg, link);
+            return msg;
+        }
+    }
+    return NULL;
+}
+
+/* A receive that finds its message already queued completes from a local
+ * event at the current time, so that completions still only appear during
+ * progress; otherwise it waits in its list. */
+static na_return_t
+na_sim_recv_post(struct na_sim_world *world, struct na_op_id *recv)
+{
+    struct na_sim_ctx *ctx = recv->ctx;
+    struct na_sim_msg *msg = na_sim_msg_take(ctx, recv);
+
+    if (msg != NULL) {
+        recv->msg = msg;
+        if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL,
+                            recv) == NA_SUCCESS)
+            return NA_SUCCESS;
+        recv->msg = NULL;
+        na_sim_msg_requeue(world, ctx, recv->type == NA_CB_RECV_UNEXPECTED,
+                           msg);
+        return NA_NOMEM;
+    }
+    TAILQ_INSERT_TAIL(recv->type == NA_CB_RECV_UNEXPECTED
+                          ? &ctx->unexpected_recvs
+                          : &ctx->expected_recvs,
+                      recv, link);
+    recv->in_list = true;
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
+                           na_cb_t callback, void *arg, void *buf,
+                           size_t buf_size, void *plugin_data,
+                           na_op_id_t *op)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_world *world = node->world;
+    struct na_sim_fault fault;
+    na_return_t ret;
+
+    (void) plugin_data;
+    if (buf_size > node->max_unexpected_size)
+        return NA_MSGSIZE;
+    pthread_mutex_lock(&world->lock);
+    ret = na_sim_op_post(node, context->plugin_context, op,
+                         NA_CB_RECV_UNEXPECTED, callback, arg);
+    if (ret != NA_SUCCESS)
+        goto unlock;
+    op->buf = buf;
+    op->size = buf_size;
+    op->tag = 0;
+    ret = na_sim_msg_posted(world, op, "*", node->name.str, &fault);
+    if (ret == NA_SUCCESS)
+        ret = na_sim_recv_post(world, op);
+    if (ret != NA_SUCCESS)
+        na_sim_op_abort(world, op, ret);
+unlock:
+    pthread_mutex_unlock(&world->lock);
+    return ret;
+}
+
+na_return_t
+na_sim_msg_recv_expected(na_class_t *na_class, na_context_t *context,
+                         na_cb_t callback, void *arg, void *buf,
+                         size_t buf_size, void *plugin_data,
+                         na_addr_t source_addr, uint8_t source_id,
+                         na_tag_t tag, na_op_id_t *op)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_world *world = node->world;
+    struct na_sim_fault fault;
+    na_return_t ret;
+
+    (void) plugin_data;
+    if (buf_size > node->max_expected_size)
+        return NA_MSGSIZE;
+    if (tag > NA_SIM_MAX_TAG)
+        return NA_INVALID_ARG;
+    pthread_mutex_lock(&world->lock);
+    ret = na_sim_op_post(node, context->plugin_context, op,
+                         NA_CB_RECV_EXPECTED, callback, arg);
+    if (ret != NA_SUCCESS)
+        goto unlock;
+    op->buf = buf;
+    op->size = buf_size;
+    op->tag = tag;
+    op->peer_ctx_id = source_id;
+    op->peer = na_sim_addr_ref(source_addr);
+    ret = na_sim_msg_posted(world, op, source_addr->name.str, node->name.str,
+                            &fault);
+    if (ret == NA_SUCCESS)
+        ret = na_sim_recv_post(world, op);
+    if (ret != NA_SUCCESS)
+        na_sim_op_abort(world, op, ret);
+unlock:
+    pthread_mutex_unlock(&world->lock);
+    return ret;
+}
+
+/*
+ * Local events: a receive that matched a queued message, or a cancelled
+ * receive leaving its list.
+ */
+void
+na_sim_msg_local(struct na_sim_world *world, struct na_op_id *recv)
+{
+    struct na_sim_msg *msg = recv->msg;
+
+    recv->msg = NULL;
+    if (msg == NULL) {
+        na_sim_op_complete(world, recv, recv->result);
+        return;
+    }
+    if (recv->canceled) {
+        /* The message was only promised to this receive: hand it on. */
+        na_sim_msg_requeue(world, recv->ctx,
+                           recv->type == NA_CB_RECV_UNEXPECTED, msg);
+        na_sim_op_complete(world, recv, NA_CANCELED);
+        return;
+    }
+    na_sim_recv_fill(world, recv, &msg->src, msg->src_incarnation, msg->tag,
+                     msg->data, msg->size);
+    free(msg);
+}
+
+/* Give a message back: to the first waiting receive that takes it, else to
+ * the head of its queue, where it was before. */
+void
+na_sim_msg_requeue(struct na_sim_world *world, struct na_sim_ctx *ctx,
+                   bool unexpected, struct na_sim_msg *msg)
+{
+    struct na_op_id *recv =
+        na_sim_recv_find(ctx, unexpected, &msg->src, msg->src_ctx_id, msg->tag);
+
+    if (recv != NULL) {
+        na_sim_recv_unlink(recv);
+        recv->msg = msg;
+        if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL,
+                            recv) == NA_SUCCESS)
+            return;
+        /* No memory for the event: complete the receive right here. */
+        recv->msg = NULL;
+        na_sim_recv_fill(world, recv, &msg->src, msg->src_incarnation,
+                         msg->tag, msg->data, msg->size);
+        free(msg);
+        return;
+    }
+    if (unexpected) {
+        TAILQ_INSERT_HEAD(&ctx->backlog, msg, link);
+        ctx->backlog_count++;
+    } else
+        TAILQ_INSERT_HEAD(&ctx->early, msg, link);
+}
+
+void
+na_sim_ctx_drain(struct na_sim_ctx *ctx)
+{
+    struct na_sim_msg *msg;
+
+    while ((msg = TAILQ_FIRST(&ctx->backlog)) != NULL) {
+        TAILQ_REMOVE(&ctx->backlog, msg, link);
+        free(msg);
+    }
+    ctx->backlog_count = 0;
+    while ((msg = TAILQ_FIRST(&ctx->early)) != NULL) {
+        TAILQ_REMOVE(&ctx->early, msg, link);
+        free(msg);
+    }
+}

@@ -1,0 +1,418 @@
+/*
+ * The simulated world: its lifetime, virtual clock, event heap, PRNG, link
+ * model and trace. Everything here runs under the world lock except the
+ * lifetime functions, which run under na_sim_global_lock.
+ */
+#include "na_sim_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+pthread_mutex_t na_sim_global_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Guarded by na_sim_global_lock. */
+static struct na_sim_world *na_sim_world_g;
+static bool na_sim_seed_explicit_g;
+static uint64_t na_sim_seed_g;
+
+#define NA_SIM_FNV_BASIS 0xcbf29ce484222325ULL
+#define NA_SIM_FNV_PRIME 0x100000001b3ULL
+
+/*
+ * Seeds.
+ */
+
+/* QS_SIM_SEED accepts decimal or 0x-prefixed hexadecimal; anything else is
+ * reported once per world and the default is used, so that a typo never
+ * silently turns into some other reproducible seed. */
+static uint64_t
+na_sim_seed_from_env(void)
+{
+    const char *env = getenv(NA_SIM_SEED_ENV);
+    char *end = NULL;
+    unsigned long long v;
+
+    if (env == NULL || *env == '\0')
+        return NA_SIM_DEFAULT_SEED;
+    errno = 0;
+    if (env[0] == '0' && (env[1] == 'x' || env[1] == 'X'))
+        v = strtoull(env + 2, &end, 16);
+    else
+        v = strtoull(env, &end, 10);
+    if (errno != 0 || end == NULL || *end != '\0' || env[0] == '-' ||
+        env[0] == '+' || end == env) {
+        na_plugin_log_error("sim", "%s=\"%s\" is not a number, using %" PRIu64,
+                            NA_SIM_SEED_ENV, env,
+                            (uint64_t) NA_SIM_DEFAULT_SEED);
+        return NA_SIM_DEFAULT_SEED;
+    }
+    return (uint64_t) v;
+}
+
+uint64_t
+na_sim_seed_next(void)
+{
+    return na_sim_seed_explicit_g ? na_sim_seed_g : na_sim_seed_from_env();
+}
+
+void
+na_sim_seed_set_next(uint64_t seed, bool explicit_seed)
+{
+    na_sim_seed_g = seed;
+    na_sim_seed_explicit_g = explicit_seed;
+}
+
+/*
+ * Lifetime.
+ */
+
+struct na_sim_world *
+na_sim_world_current(void)
+{
+    return na_sim_world_g;
+}
+
+/* Return the world to its initial state under a new seed. Configuration
+ * (links, backlog bound, whether lines are kept) survives: it describes the
+ * experiment, not its run. */
+void
+na_sim_world_reset_state(struct na_sim_world *world, uint64_t seed)
+{
+    world->seed = seed;
+    world->prng = seed;
+    atomic_store_explicit(&world->now, 0, memory_order_relaxed);
+    world->next_seq = 1;
+    world->next_incarnation = 1;
+    world->next_auto_name = 0;
+    world->next_key = 1;
+    world->heap_len = 0;
+    world->trace_hash = NA_SIM_FNV_BASIS;
+    world->trace_lines = 0;
+    world->trace_len = 0;
+}
+
+static struct na_sim_world *
+na_sim_world_create(void)
+{
+    struct na_sim_world *world = calloc(1, sizeof(*world));
+    pthread_condattr_t attr;
+
+    if (world == NULL)
+        return NULL;
+    pthread_mutex_init(&world->lock, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&world->cond, &attr);
+    pthread_condattr_destroy(&attr);
+    TAILQ_INIT(&world->nodes);
+    world->link_default.latency_ns = NA_SIM_DEFAULT_LATENCY_NS;
+    world->link_default.bandwidth = NA_SIM_DEFAULT_BANDWIDTH;
+    world->backlog_limit = NA_SIM_DEFAULT_BACKLOG;
+    na_sim_world_reset_state(world, na_sim_seed_next());
+    return world;
+}
+
+static void
+na_sim_world_destroy(struct na_sim_world *world)
+{
+    /* Classes are gone, so no context, op or region remains: the heap
+     * holds no event (pending ops block context_destroy). */
+    free(world->heap);
+    free(world->regions);
+    free(world->links);
+    free(world->trace_buf);
+    pthread_cond_destroy(&world->cond);
+    pthread_mutex_destroy(&world->lock);
+    free(world);
+}
+
+na_return_t
+na_sim_world_ref(struct na_sim_world **world)
+{
+    if (na_sim_world_g == NULL) {
+        na_sim_world_g = na_sim_world_create();
+        if (na_sim_world_g == NULL)
+            return NA_NOMEM;
+    }
+    pthread_mutex_lock(&na_sim_world_g->lock);
+    na_sim_world_g->refs++;
+    pthread_mutex_unlock(&na_sim_world_g->lock);
+    *world = na_sim_world_g;
+    return NA_SUCCESS;
+}
+
+void
+na_sim_world_unref(struct na_sim_world *world)
+{
+    unsigned int refs;
+
+    pthread_mutex_lock(&world->lock);
+    refs = --world->refs;
+    pthread_mutex_unlock(&world->lock);
+    if (refs == 0) {
+        if (na_sim_world_g == world)
+            na_sim_world_g = NULL;
+        na_sim_world_destroy(world);
+    }
+}
+
+/*
+ * Clock and PRNG.
+ */
+
+void
+na_sim_set_now(struct na_sim_world *world, uint64_t t)
+{
+    if (t > na_sim_now(world))
+        atomic_store_explicit(&world->now, t, memory_order_relaxed);
+}
+
+/* splitmix64: tiny, fast, and good enough to draw keys and, later, fault
+ * decisions. Its output depends only on the seed and the draw count. */
+uint64_t
+na_sim_prng_next(struct na_sim_world *world)
+{
+    uint64_t z = (world->prng += 0x9e3779b97f4a7c15ULL);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/*
+ * Event heap: a binary min-heap on (time, seq). Sequence numbers are
+ * unique, so the order is total and never depends on insertion details.
+ */
+
+static inline bool
+na_sim_event_before(const struct na_sim_event *a, const struct na_sim_event *b)
+{
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+na_return_t
+na_sim_schedule(struct na_sim_world *world, uint64_t time,
+                enum na_sim_event_kind kind, struct na_op_id *op)
+{
+    struct na_sim_event *heap = world->heap;
+    size_t i;
+
+    if (world->heap_len == world->heap_cap) {
+        size_t cap = world->heap_cap ? world->heap_cap * 2 : 64;
+
+        heap = realloc(world->heap, cap * sizeof(*heap));
+        if (heap == NULL)
+            return NA_NOMEM;
+        world->heap = heap;
+        world->heap_cap = cap;
+    }
+    i = world->heap_len++;
+    heap[i] = (struct na_sim_event){
+        .time = time, .seq = op->seq, .kind = kind, .op = op};
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        struct na_sim_event tmp;
+
+        if (!na_sim_event_before(&heap[i], &heap[parent]))
+            break;
+        tmp = heap[i];
+        heap[i] = heap[parent];
+        heap[parent] = tmp;
+        i = parent;
+    }
+    op->scheduled = true;
+    return NA_SUCCESS;
+}
+
+static struct na_sim_event
+na_sim_heap_pop(struct na_sim_world *world)
+{
+    struct na_sim_event *heap = world->heap;
+    struct na_sim_event top = heap[0];
+    size_t len = --world->heap_len, i = 0;
+
+    heap[0] = heap[len];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        struct na_sim_event tmp;
+
+        if (l < len && na_sim_event_before(&heap[l], &heap[m]))
+            m = l;
+        if (r < len && na_sim_event_before(&heap[r], &heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        tmp = heap[i];
+        heap[i] = heap[m];
+        heap[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+bool
+na_sim_event_next_time(const struct na_sim_world *world, uint64_t *time)
+{
+    if (world->heap_len == 0)
+        return false;
+    *time = world->heap[0].time;
+    return true;
+}
+
+static void
+na_sim_dispatch(struct na_sim_world *world, const struct na_sim_event *ev)
+{
+    ev->op->scheduled = false;
+    switch (ev->kind) {
+        case NA_SIM_EV_MSG:
+            na_sim_msg_deliver(world, ev->op);
+            break;
+        case NA_SIM_EV_RMA:
+            na_sim_rma_execute(world, ev->op);
+            break;
+        case NA_SIM_EV_LOCAL:
+            na_sim_msg_local(world, ev->op);
+            break;
+    }
+}
+
+bool
+na_sim_step_locked(struct na_sim_world *world)
+{
+    struct na_sim_event ev;
+
+    if (world->heap_len == 0)
+        return false;
+    ev = na_sim_heap_pop(world);
+    na_sim_set_now(world, ev.time);
+    na_sim_dispatch(world, &ev);
+    return true;
+}
+
+unsigned int
+na_sim_run_due(struct na_sim_world *world)
+{
+    uint64_t before = world->completions;
+    unsigned int ran = 0;
+
+    while (world->heap_len > 0 && world->heap[0].time <= na_sim_now(world)) {
+        na_sim_step_locked(world);
+        ran++;
+    }
+    if (world->completions != before)
+        na_sim_wake(world);
+    return ran;
+}
+
+/* Wake threads blocked in poll_wait: a post may make work due, and a
+ * completion may be the one they wait for. */
+void
+na_sim_wake(struct na_sim_world *world)
+{
+    if (world->waiters > 0)
+        pthread_cond_broadcast(&world->cond);
+}
+
+/*
+ * Links.
+ */
+
+struct na_sim_link *
+na_sim_link_find(struct na_sim_world *world, const struct na_sim_name *src,
+                 const struct na_sim_name *dst, bool create)
+{
+    struct na_sim_link_entry *e;
+
+    for (size_t i = 0; i < world->link_len; i++) {
+        e = &world->links[i];
+        if (na_sim_name_eq(&e->src, src) && na_sim_name_eq(&e->dst, dst))
+            return &e->params;
+    }
+    if (!create)
+        return NULL;
+    if (world->link_len == world->link_cap) {
+        size_t cap = world->link_cap ? world->link_cap * 2 : 8;
+
+        e = realloc(world->links, cap * sizeof(*e));
+        if (e == NULL)
+            return NULL;
+        world->links = e;
+        world->link_cap = cap;
+    }
+    e = &world->links[world->link_len++];
+    e->src = *src;
+    e->dst = *dst;
+    e->params = world->link_default;
+    return &e->params;
+}
+
+/* latency + size / bandwidth, in ns, saturating rather than wrapping. */
+uint64_t
+na_sim_transfer_time(struct na_sim_world *world, const struct na_sim_name *src,
+                     const struct na_sim_name *dst, size_t size)
+{
+    const struct na_sim_link *link = na_sim_link_find(world, src, dst, false);
+    unsigned __int128 ns;
+
+    if (link == NULL)
+        link = &world->link_default;
+    ns = link->latency_ns;
+    if (link->bandwidth != 0)
+        ns += ((unsigned __int128) size * 1000000000U + link->bandwidth - 1) /
+              link->bandwidth;
+    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t) ns;
+}
+
+/*
+ * Trace.
+ */
+
+static void
+na_sim_trace_keep(struct na_sim_world *world, const char *line, size_t len)
+{
+    if (world->trace_len + len > world->trace_cap) {
+        size_t cap = world->trace_cap ? world->trace_cap : 4096;
+        char *buf;
+
+        while (cap < world->trace_len + len)
+            cap *= 2;
+        buf = realloc(world->trace_buf, cap);
+        if (buf == NULL) {
+            /* Losing lines must not go unnoticed: stop keeping them and
+             * say so; the hash stays exact. */
+            na_plugin_log_error("sim", "out of memory, trace lines dropped");
+            world->trace_keep = false;
+            return;
+        }
+        world->trace_buf = buf;
+        world->trace_cap = cap;
+    }
+    memcpy(world->trace_buf + world->trace_len, line, len);
+    world->trace_len += len;
+}
+
+void
+na_sim_trace(struct na_sim_world *world, uint64_t time, uint64_t seq,
+             const char *kind, const char *src, const char *dst, size_t size,
+             na_tag_t tag)
+{
+    char line[256];
+    int n = snprintf(line, sizeof(line),
+                     "%" PRIu64 " %" PRIu64 " %s %s %s %zu %" PRIu32 "\n",
+                     time, seq, kind, src, dst, size, tag);
+    size_t len = n < 0 ? 0 : (size_t) n;
+
+    /* Names are at most 63 bytes and kinds are short, so the line always
+     * fits; the clamp only keeps the hash defined if that ever changes. */
+    if (len >= sizeof(line))
+        len = sizeof(line) - 1;
+    for (size_t i = 0; i < len; i++) {
+        world->trace_hash ^= (unsigned char) line[i];
+        world->trace_hash *= NA_SIM_FNV_PRIME;
+    }
+    world->trace_lines++;
+    if (world->trace_keep)
+        na_sim_trace_keep(world, line, len);
+}

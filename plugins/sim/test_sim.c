@@ -1,0 +1,1352 @@
+/*
+ * Tests of the simulated fabric, through the public NA API and the sim
+ * control API only. Every test builds its own world (two nodes, "alpha"
+ * and "beta", unless it says otherwise) and ends with everything freed,
+ * NA_Finalize() succeeding and no world left behind.
+ *
+ * The seed comes from QS_SIM_SEED or the default; it is printed before the
+ * tests run, and again after any failure, so a failure can be replayed.
+ */
+#include "na.h"
+#include "na_sim.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pthread.h>
+
+#include <cmocka.h>
+
+/* One completion as the callback saw it. */
+struct result {
+    int calls;
+    na_return_t ret;
+    na_cb_type_t type;
+    size_t size;
+    na_tag_t tag;
+    na_addr_t source;
+};
+
+static void
+record_cb(const struct na_cb_info *info)
+{
+    struct result *r = info->arg;
+
+    r->calls++;
+    r->ret = info->ret;
+    r->type = info->type;
+    if (info->type == NA_CB_RECV_UNEXPECTED) {
+        r->size = info->info.recv_unexpected.actual_buf_size;
+        r->tag = info->info.recv_unexpected.tag;
+        r->source = info->info.recv_unexpected.source;
+    } else if (info->type == NA_CB_RECV_EXPECTED)
+        r->size = info->info.recv_expected.actual_buf_size;
+}
+
+/* Two nodes, one context each, and each one's address of the other. */
+struct pair {
+    na_class_t *a, *b;
+    na_context_t *ca, *cb;
+    na_addr_t a_to_b, b_to_a;
+};
+
+static void
+pair_open_opt(struct pair *p, const struct na_init_info *info)
+{
+    memset(p, 0, sizeof(*p));
+    p->a = NA_Initialize_opt("sim://alpha", true, info);
+    assert_non_null(p->a);
+    p->b = NA_Initialize_opt("sim://beta", true, info);
+    assert_non_null(p->b);
+    p->ca = NA_Context_create(p->a);
+    assert_non_null(p->ca);
+    p->cb = NA_Context_create(p->b);
+    assert_non_null(p->cb);
+    assert_int_equal(NA_Addr_lookup(p->a, "sim://beta", &p->a_to_b),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Addr_lookup(p->b, "sim://alpha", &p->b_to_a),
+                     NA_SUCCESS);
+}
+
+static void
+pair_open(struct pair *p)
+{
+    pair_open_opt(p, NULL);
+}
+
+static void
+pair_close(struct pair *p)
+{
+    NA_Addr_free(p->a, p->a_to_b);
+    NA_Addr_free(p->b, p->b_to_a);
+    assert_int_equal(NA_Context_destroy(p->a, p->ca), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(p->b, p->cb), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(p->a), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(p->b), NA_SUCCESS);
+    assert_false(na_sim_world_exists());
+}
+
+/* Drive the pair the way HG does from one thread: poll_wait on each
+ * context in turn and trigger what completed, until `done` holds or the
+ * virtual-time budget runs out. */
+static void
+pair_drive(struct pair *p, const int *calls, int want)
+{
+    for (int i = 0; i < 1000 && *calls < want; i++) {
+        unsigned int n;
+
+        NA_Poll_wait(p->a, p->ca, 100, &n);
+        NA_Trigger(p->ca, 64, NULL);
+        NA_Poll_wait(p->b, p->cb, 100, &n);
+        NA_Trigger(p->cb, 64, NULL);
+    }
+}
+
+/* Run the world dry and trigger everything, on both contexts. */
+static void
+pair_settle(struct pair *p)
+{
+    uint64_t ran;
+    unsigned int ta, tb;
+
+    do {
+        assert_int_equal(na_sim_run_until_idle(&ran), NA_SUCCESS);
+        NA_Trigger(p->ca, 1024, &ta);
+        NA_Trigger(p->cb, 1024, &tb);
+    } while (ran > 0 || ta > 0 || tb > 0);
+}
+
+static void
+send_unexpected(struct pair *p, na_op_id_t *op, struct result *r,
+                const void *buf, size_t size, na_tag_t tag)
+{
+    assert_int_equal(NA_Msg_send_unexpected(p->a, p->ca, record_cb, r, buf,
+                                            size, NULL, p->a_to_b, 0, tag, op),
+                     NA_SUCCESS);
+}
+
+/*
+ * Messages.
+ */
+
+static void
+test_unexpected_and_expected(void **state)
+{
+    struct pair p;
+    struct result rs = {0}, rr = {0}, rs2 = {0}, rr2 = {0};
+    char in[64] = {0}, reply_in[64] = {0};
+    char name[32];
+    size_t name_size = sizeof(name);
+    na_addr_t self;
+
+    (void) state;
+    pair_open(&p);
+    na_op_id_t *send = NA_Op_create(p.a, 0), *recv = NA_Op_create(p.b, 0);
+
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &rr, in,
+                                            sizeof(in), NULL, recv),
+                     NA_SUCCESS);
+    send_unexpected(&p, send, &rs, "hello", 6, 42);
+    /* Nothing completes inside the post. */
+    assert_int_equal(rs.calls + rr.calls, 0);
+    pair_drive(&p, &rr.calls, 1);
+    pair_drive(&p, &rs.calls, 1);
+    assert_int_equal(rs.calls, 1);
+    assert_int_equal(rs.ret, NA_SUCCESS);
+    assert_int_equal(rs.type, NA_CB_SEND_UNEXPECTED);
+    assert_int_equal(rr.calls, 1);
+    assert_int_equal(rr.ret, NA_SUCCESS);
+    assert_int_equal(rr.size, 6);
+    assert_int_equal(rr.tag, 42);
+    assert_string_equal(in, "hello");
+    assert_non_null(rr.source);
+    assert_true(NA_Addr_cmp(p.b, rr.source, p.b_to_a));
+    assert_int_equal(NA_Addr_to_string(p.b, name, &name_size, rr.source),
+                     NA_SUCCESS);
+    assert_string_equal(name, "sim://alpha");
+    assert_int_equal(NA_Addr_self(p.a, &self), NA_SUCCESS);
+    assert_true(NA_Addr_is_self(p.a, self));
+    assert_false(NA_Addr_is_self(p.a, p.a_to_b));
+    NA_Addr_free(p.a, self);
+
+    /* The reply: an expected message back to the source, same ops. */
+    assert_int_equal(NA_Msg_recv_expected(p.a, p.ca, record_cb, &rr2,
+                                          reply_in, sizeof(reply_in), NULL,
+                                          p.a_to_b, 0, 7, send),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_send_expected(p.b, p.cb, record_cb, &rs2, "world",
+                                          6, NULL, rr.source, 0, 7, recv),
+                     NA_SUCCESS);
+    pair_drive(&p, &rr2.calls, 1);
+    pair_drive(&p, &rs2.calls, 1);
+    assert_int_equal(rs2.calls, 1);
+    assert_int_equal(rs2.ret, NA_SUCCESS);
+    assert_int_equal(rr2.calls, 1);
+    assert_int_equal(rr2.ret, NA_SUCCESS);
+    assert_int_equal(rr2.size, 6);
+    assert_string_equal(reply_in, "world");
+
+    NA_Addr_free(p.b, rr.source);
+    assert_int_equal(NA_Op_destroy(p.a, send), NA_SUCCESS);
+    assert_int_equal(NA_Op_destroy(p.b, recv), NA_SUCCESS);
+    pair_close(&p);
+}
+
+static void
+test_tag_matching(void **state)
+{
+    struct pair p;
+    struct result r1 = {0}, r2 = {0}, s1 = {0}, s2 = {0};
+    char b1[16] = {0}, b2[16] = {0};
+
+    (void) state;
+    pair_open(&p);
+    na_op_id_t *recv1 = NA_Op_create(p.b, 0), *recv2 = NA_Op_create(p.b, 0);
+    na_op_id_t *send1 = NA_Op_create(p.a, 0), *send2 = NA_Op_create(p.a, 0);
+
+    assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, record_cb, &r1, b1,
+                                          sizeof(b1), NULL, p.b_to_a, 0, 1,
+                                          recv1),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, record_cb, &r2, b2,
+                                          sizeof(b2), NULL, p.b_to_a, 0, 2,
+                                          recv2),
+                     NA_SUCCESS);
+    /* Tag 2 first, then tag 1: each lands in its own receive. */
+    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, record_cb, &s2, "two", 4,
+                                          NULL, p.a_to_b, 0, 2, send2),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, record_cb, &s1, "one", 4,
+                                          NULL, p.a_to_b, 0, 1, send1),
+                     NA_SUCCESS);
+    pair_settle(&p);
+    assert_int_equal(r1.calls, 1);
+    assert_int_equal(r2.calls, 1);
+    assert_int_equal(r1.ret, NA_SUCCESS);
+    assert_int_equal(r2.ret, NA_SUCCESS);
+    assert_string_equal(b1, "one");
+    assert_string_equal(b2, "two");
+    assert_int_equal(s1.calls + s2.calls, 2);
+    assert_int_equal(s1.ret, NA_SUCCESS);
+    assert_int_equal(s2.ret, NA_SUCCESS);
+
+    NA_Op_destroy(p.b, recv1);
+    NA_Op_destroy(p.b, recv2);
+    NA_Op_destroy(p.a, send1);
+    NA_Op_destroy(p.a, send2);
+    pair_close(&p);
+}
+
+static void
+test_early_expected_and_backlog(void **state)
+{
+    struct pair p;
+    struct result s1 = {0}, s2 = {0}, r1 = {0}, r2 = {0};
+    char b1[16] = {0}, b2[16] = {0};
+    unsigned int n;
+
+    (void) state;
+    pair_open(&p);
+    na_op_id_t *send1 = NA_Op_create(p.a, 0), *send2 = NA_Op_create(p.a, 0);
+    na_op_id_t *recv1 = NA_Op_create(p.b, 0), *recv2 = NA_Op_create(p.b, 0);
+
+    /* Both messages arrive before any receive is posted; the sends still
+     * complete, the data waits at the destination. */
+    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, record_cb, &s1, "early",
+                                          6, NULL, p.a_to_b, 0, 9, send1),
+                     NA_SUCCESS);
+    send_unexpected(&p, send2, &s2, "backlog", 8, 3);
+    pair_settle(&p);
+    assert_int_equal(s1.calls, 1);
+    assert_int_equal(s1.ret, NA_SUCCESS);
+    assert_int_equal(s2.calls, 1);
+    assert_int_equal(s2.ret, NA_SUCCESS);
+
+    assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, record_cb, &r1, b1,
+                                          sizeof(b1), NULL, p.b_to_a, 0, 9,
+                                          recv1),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r2, b2,
+                                            sizeof(b2), NULL, recv2),
+                     NA_SUCCESS);
+    /* The matches complete during progress, without time passing. */
+    assert_int_equal(r1.calls + r2.calls, 0);
+    uint64_t before = na_sim_clock_now();
+    assert_int_equal(NA_Poll(p.b, p.cb, &n), NA_SUCCESS);
+    assert_int_equal(n, 2);
+    assert_int_equal(na_sim_clock_now(), before);
+    NA_Trigger(p.cb, 16, NULL);
+    assert_int_equal(r1.calls, 1);
+    assert_int_equal(r1.ret, NA_SUCCESS);
+    assert_string_equal(b1, "early");
+    assert_int_equal(r2.calls, 1);
+    assert_int_equal(r2.ret, NA_SUCCESS);
+    assert_int_equal(r2.tag, 3);
+    assert_string_equal(b2, "backlog");
+    NA_Addr_free(p.b, r2.source);
+
+    NA_Op_destroy(p.a, send1);
+    NA_Op_destroy(p.a, send2);
+    NA_Op_destroy(p.b, recv1);
+    NA_Op_destroy(p.b, recv2);
+    pair_close(&p);
+}
+
+static void
+test_backlog_bound(void **state)
+{
+    struct pair p;
+    struct result s1 = {0}, s2 = {0};
+
+    (void) state;
+    pair_open(&p);
+    assert_int_equal(na_sim_set_unexpected_backlog(1), NA_SUCCESS);
+    na_op_id_t *send1 = NA_Op_create(p.a, 0), *send2 = NA_Op_create(p.a, 0);
+
+    send_unexpected(&p, send1, &s1, "a", 2, 0);
+    send_unexpected(&p, send2, &s2, "b", 2, 0);
+    pair_settle(&p);
+    assert_int_equal(s1.calls, 1);
+    assert_int_equal(s1.ret, NA_SUCCESS);
+    assert_int_equal(s2.calls, 1);
+    assert_int_equal(s2.ret, NA_AGAIN);
+
+    NA_Op_destroy(p.a, send1);
+    NA_Op_destroy(p.a, send2);
+    pair_close(&p);
+}
+
+static void
+test_message_size(void **state)
+{
+    struct pair p;
+    struct na_init_info info = NA_INIT_INFO_INITIALIZER;
+    struct result s = {0}, r = {0};
+    char big[256], small[8];
+
+    (void) state;
+    info.max_unexpected_size = 128;
+    info.max_expected_size = 8192;
+    pair_open_opt(&p, &info);
+    assert_int_equal(NA_Msg_get_max_unexpected_size(p.a), 128);
+    assert_int_equal(NA_Msg_get_max_expected_size(p.a), 8192);
+    assert_true(NA_Msg_get_max_tag(p.a) >= 0x7fffffffU);
+    na_op_id_t *send = NA_Op_create(p.a, 0), *recv = NA_Op_create(p.b, 0);
+
+    memset(big, 'x', sizeof(big));
+    /* Over the limit: refused at post, no completion. */
+    assert_int_equal(NA_Msg_send_unexpected(p.a, p.ca, record_cb, &s, big,
+                                            129, NULL, p.a_to_b, 0, 0, send),
+                     NA_MSGSIZE);
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, big,
+                                            129, NULL, recv),
+                     NA_MSGSIZE);
+    /* Larger than the posted buffer: the receive fails, nothing written
+     * past it; the send itself was delivered. */
+    memset(small, 0, sizeof(small));
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, small,
+                                            4, NULL, recv),
+                     NA_SUCCESS);
+    send_unexpected(&p, send, &s, big, 100, 0);
+    pair_settle(&p);
+    assert_int_equal(s.calls, 1);
+    assert_int_equal(s.ret, NA_SUCCESS);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.ret, NA_MSGSIZE);
+    for (size_t i = 0; i < sizeof(small); i++)
+        assert_int_equal(small[i], 0);
+    assert_null(r.source);
+
+    NA_Op_destroy(p.a, send);
+    NA_Op_destroy(p.b, recv);
+    pair_close(&p);
+}
+
+/*
+ * RMA.
+ */
+
+#define GUARD 0xa5
+#define GUARD_LEN 16
+
+/* A buffer with guard bytes on both sides of `len` usable bytes. */
+struct guarded {
+    unsigned char raw[GUARD_LEN + 256 + GUARD_LEN];
+    size_t len;
+};
+
+static unsigned char *
+guarded_init(struct guarded *g, size_t len, unsigned char fill)
+{
+    assert_true(len <= 256);
+    memset(g->raw, GUARD, sizeof(g->raw));
+    g->len = len;
+    memset(g->raw + GUARD_LEN, fill, len);
+    return g->raw + GUARD_LEN;
+}
+
+static void
+guarded_check(const struct guarded *g)
+{
+    for (size_t i = 0; i < GUARD_LEN; i++) {
+        assert_int_equal(g->raw[i], GUARD);
+        assert_int_equal(g->raw[GUARD_LEN + g->len + i], GUARD);
+    }
+}
+
+/* Hand a's view of one of b's handles over, as bytes. */
+static na_mem_handle_t
+ship_handle(struct pair *p, na_mem_handle_t h)
+{
+    size_t size = NA_Mem_handle_get_serialize_size(p->b, h);
+    unsigned char *buf = malloc(size);
+    na_mem_handle_t remote;
+
+    assert_non_null(buf);
+    assert_int_equal(NA_Mem_handle_serialize(p->b, buf, size - 1, h),
+                     NA_OVERFLOW);
+    assert_int_equal(NA_Mem_handle_serialize(p->b, buf, size, h), NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_deserialize(p->a, &remote, buf, size),
+                     NA_SUCCESS);
+    free(buf);
+    return remote;
+}
+
+static na_return_t
+rma(struct pair *p, bool put, na_mem_handle_t local, na_offset_t loff,
+    na_mem_handle_t remote, na_offset_t roff, size_t size)
+{
+    struct result r = {0};
+    na_op_id_t *op = NA_Op_create(p->a, 0);
+    na_return_t ret;
+
+    ret = (put ? NA_Put : NA_Get)(p->a, p->ca, record_cb, &r, local, loff,
+                                  remote, roff, size, p->a_to_b, 0, op);
+    if (ret == NA_SUCCESS) {
+        pair_drive(p, &r.calls, 1);
+        assert_int_equal(r.calls, 1);
+        assert_int_equal(r.type, put ? NA_CB_PUT : NA_CB_GET);
+        ret = r.ret;
+    }
+    assert_int_equal(NA_Op_destroy(p->a, op), NA_SUCCESS);
+    return ret;
+}
+
+static void
+test_rma_put_get(void **state)
+{
+    struct pair p;
+    struct guarded lg, rg, seg[3];
+    na_mem_handle_t lh, rh, rh_remote, mh, mh_remote;
+    struct na_segment segs[3];
+
+    (void) state;
+    pair_open(&p);
+    unsigned char *local = guarded_init(&lg, 64, 0);
+    unsigned char *remote = guarded_init(&rg, 64, 0);
+
+    for (int i = 0; i < 64; i++)
+        local[i] = (unsigned char) i;
+    assert_int_equal(NA_Mem_handle_create(p.a, local, 64, NA_MEM_READWRITE,
+                                          &lh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(p.b, remote, 64, NA_MEM_READWRITE,
+                                          &rh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    rh_remote = ship_handle(&p, rh);
+
+    /* Put 32 bytes from local[8] to remote[16]. */
+    assert_int_equal(rma(&p, true, lh, 8, rh_remote, 16, 32), NA_SUCCESS);
+    for (int i = 0; i < 64; i++)
+        assert_int_equal(remote[i], i >= 16 && i < 48 ? i - 8 : 0);
+    guarded_check(&rg);
+    /* Get it back into local[40..63] (24 bytes). */
+    memset(local, 0, 64);
+    assert_int_equal(rma(&p, false, lh, 40, rh_remote, 16, 24), NA_SUCCESS);
+    for (int i = 0; i < 64; i++)
+        assert_int_equal(local[i], i >= 40 ? i - 32 : 0);
+    guarded_check(&lg);
+
+    /* Multi-segment remote: three 20-byte segments; a 50-byte put at
+     * offset 5 spans all of them. */
+    for (int i = 0; i < 3; i++) {
+        segs[i].base = (uint64_t) (uintptr_t) guarded_init(&seg[i], 20, 0);
+        segs[i].len = 20;
+    }
+    assert_int_equal(NA_Mem_handle_create_segments(p.b, segs, 3,
+                                                   NA_MEM_READWRITE, &mh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, mh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    mh_remote = ship_handle(&p, mh);
+    for (int i = 0; i < 64; i++)
+        local[i] = (unsigned char) (100 + i);
+    assert_int_equal(rma(&p, true, lh, 0, mh_remote, 5, 50), NA_SUCCESS);
+    for (int s = 0; s < 3; s++) {
+        const unsigned char *b = (const unsigned char *) (uintptr_t) segs[s]
+                                     .base;
+
+        for (int i = 0; i < 20; i++) {
+            int off = s * 20 + i;
+
+            assert_int_equal(b[i], off >= 5 && off < 55 ? 100 + off - 5 : 0);
+        }
+        guarded_check(&seg[s]);
+    }
+    /* And read the whole 60 bytes back into local. */
+    memset(local, 0, 64);
+    assert_int_equal(rma(&p, false, lh, 4, mh_remote, 0, 60), NA_SUCCESS);
+    for (int i = 0; i < 60; i++)
+        assert_int_equal(local[4 + i], i >= 5 && i < 55 ? 100 + i - 5 : 0);
+    guarded_check(&lg);
+
+    NA_Mem_handle_free(p.a, mh_remote);
+    NA_Mem_handle_free(p.a, rh_remote);
+    assert_int_equal(NA_Mem_deregister(p.b, mh), NA_SUCCESS);
+    NA_Mem_handle_free(p.b, mh);
+    assert_int_equal(NA_Mem_deregister(p.b, rh), NA_SUCCESS);
+    NA_Mem_handle_free(p.b, rh);
+    assert_int_equal(NA_Mem_deregister(p.a, lh), NA_SUCCESS);
+    NA_Mem_handle_free(p.a, lh);
+    pair_close(&p);
+}
+
+static void
+test_rma_violations(void **state)
+{
+    struct pair p;
+    struct guarded lg, rg, rog, wog;
+    na_mem_handle_t lh, unreg, rh, ro, wo, rh_r, ro_r, wo_r;
+    unsigned char *local, *remote, *ronly, *wonly;
+
+    (void) state;
+    pair_open(&p);
+    local = guarded_init(&lg, 32, 0x11);
+    remote = guarded_init(&rg, 32, 0x22);
+    ronly = guarded_init(&rog, 32, 0x33);
+    wonly = guarded_init(&wog, 32, 0x44);
+    assert_int_equal(NA_Mem_handle_create(p.a, local, 32, NA_MEM_READWRITE,
+                                          &lh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(p.a, local, 32, NA_MEM_READWRITE,
+                                          &unreg),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(p.b, remote, 32, NA_MEM_READWRITE,
+                                          &rh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(p.b, ronly, 32, NA_MEM_READ_ONLY,
+                                          &ro),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, ro, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(p.b, wonly, 32, NA_MEM_WRITE_ONLY,
+                                          &wo),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, wo, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    rh_r = ship_handle(&p, rh);
+    ro_r = ship_handle(&p, ro);
+    wo_r = ship_handle(&p, wo);
+
+    /* Bounds: NA_FAULT, on either side, including offset overflow. */
+    assert_int_equal(rma(&p, true, lh, 0, rh_r, 16, 17), NA_FAULT);
+    assert_int_equal(rma(&p, true, lh, 0, rh_r, 33, 0), NA_FAULT);
+    assert_int_equal(rma(&p, true, lh, 0, rh_r, UINT64_MAX, 2), NA_FAULT);
+    assert_int_equal(rma(&p, false, lh, 20, rh_r, 0, 13), NA_FAULT);
+    assert_int_equal(rma(&p, false, lh, 0, rh_r, 0, SIZE_MAX), NA_FAULT);
+    /* Permissions: the remote must grant write for put, read for get. */
+    assert_int_equal(rma(&p, true, lh, 0, ro_r, 0, 8), NA_ACCESS);
+    assert_int_equal(rma(&p, false, lh, 0, wo_r, 0, 8), NA_ACCESS);
+    /* The allowed directions do work. */
+    assert_int_equal(rma(&p, false, lh, 0, ro_r, 0, 4), NA_SUCCESS);
+    assert_int_equal(rma(&p, true, lh, 0, wo_r, 0, 4), NA_SUCCESS);
+    assert_memory_equal(local, "\x33\x33\x33\x33", 4);
+    assert_memory_equal(wonly, "\x33\x33\x33\x33", 4);
+    local[0] = local[1] = local[2] = local[3] = 0x11;
+    wonly[0] = wonly[1] = wonly[2] = wonly[3] = 0x44;
+    /* The local side must be registered, and be this node's. */
+    assert_int_equal(rma(&p, true, unreg, 0, rh_r, 0, 4), NA_INVALID_ARG);
+    assert_int_equal(rma(&p, true, rh_r, 0, rh_r, 0, 4), NA_INVALID_ARG);
+    /* A deregistered remote region is gone: NA_ACCESS. */
+    assert_int_equal(NA_Mem_deregister(p.b, rh), NA_SUCCESS);
+    assert_int_equal(NA_Mem_deregister(p.b, rh), NA_INVALID_ARG);
+    assert_int_equal(rma(&p, true, lh, 0, rh_r, 0, 4), NA_ACCESS);
+    assert_int_equal(rma(&p, false, lh, 0, rh_r, 0, 4), NA_ACCESS);
+    /* A region of another node at the right key is still refused. */
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    {
+        struct result r = {0};
+        na_op_id_t *op = NA_Op_create(p.a, 0);
+        na_addr_t self;
+
+        assert_int_equal(NA_Addr_self(p.a, &self), NA_SUCCESS);
+        na_mem_handle_t fresh = ship_handle(&p, rh);
+        assert_int_equal(NA_Put(p.a, p.ca, record_cb, &r, lh, 0, fresh, 0, 4,
+                                self, 0, op),
+                         NA_SUCCESS);
+        pair_drive(&p, &r.calls, 1);
+        assert_int_equal(r.ret, NA_ACCESS);
+        NA_Mem_handle_free(p.a, fresh);
+        NA_Addr_free(p.a, self);
+        NA_Op_destroy(p.a, op);
+    }
+
+    /* Not a byte moved by any refused transfer. */
+    for (int i = 0; i < 32; i++) {
+        assert_int_equal(local[i], 0x11);
+        assert_int_equal(remote[i], 0x22);
+        assert_int_equal(ronly[i], 0x33);
+        assert_int_equal(wonly[i], 0x44);
+    }
+    guarded_check(&lg);
+    guarded_check(&rg);
+    guarded_check(&rog);
+    guarded_check(&wog);
+
+    NA_Mem_handle_free(p.a, rh_r);
+    NA_Mem_handle_free(p.a, ro_r);
+    NA_Mem_handle_free(p.a, wo_r);
+    /* Freeing registered handles deregisters them. */
+    NA_Mem_handle_free(p.b, rh);
+    NA_Mem_handle_free(p.b, ro);
+    NA_Mem_handle_free(p.b, wo);
+    NA_Mem_handle_free(p.a, unreg);
+    NA_Mem_handle_free(p.a, lh);
+    pair_close(&p);
+}
+
+/*
+ * Cancel, unreachable peers, busy teardown.
+ */
+
+static void
+test_cancel(void **state)
+{
+    struct pair p;
+    struct result r = {0}, s = {0}, r2 = {0};
+    char buf[16];
+    unsigned int n;
+
+    (void) state;
+    pair_open(&p);
+    na_op_id_t *recv = NA_Op_create(p.b, 0), *send = NA_Op_create(p.a, 0);
+
+    /* A posted receive: cancelled exactly once. */
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, buf,
+                                            sizeof(buf), NULL, recv),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Cancel(p.b, p.cb, recv), NA_SUCCESS);
+    assert_int_equal(NA_Cancel(p.b, p.cb, recv), NA_SUCCESS);
+    assert_int_equal(r.calls, 0);
+    assert_int_equal(NA_Poll(p.b, p.cb, &n), NA_SUCCESS);
+    assert_int_equal(n, 1);
+    assert_int_equal(NA_Trigger(p.cb, 16, &n), NA_SUCCESS);
+    assert_int_equal(n, 1);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.ret, NA_CANCELED);
+    /* After completion, cancel is a no-op. */
+    assert_int_equal(NA_Cancel(p.b, p.cb, recv), NA_SUCCESS);
+    pair_settle(&p);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(NA_Trigger(p.cb, 16, &n), NA_TIMEOUT);
+
+    /* A send in flight: completes once, canceled, and never delivered. */
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r2, buf,
+                                            sizeof(buf), NULL, recv),
+                     NA_SUCCESS);
+    send_unexpected(&p, send, &s, "gone", 5, 0);
+    assert_int_equal(NA_Cancel(p.a, p.ca, send), NA_SUCCESS);
+    pair_settle(&p);
+    assert_int_equal(s.calls, 1);
+    assert_int_equal(s.ret, NA_CANCELED);
+    assert_int_equal(r2.calls, 0);
+    assert_int_equal(NA_Cancel(p.a, p.ca, send), NA_SUCCESS);
+
+    /* While the receive is posted, its context and op id are busy. */
+    assert_int_equal(NA_Context_destroy(p.b, p.cb), NA_BUSY);
+    assert_int_equal(NA_Op_destroy(p.b, recv), NA_BUSY);
+    assert_int_equal(NA_Cancel(p.b, p.cb, recv), NA_SUCCESS);
+    pair_settle(&p);
+    assert_int_equal(r2.calls, 1);
+    assert_int_equal(r2.ret, NA_CANCELED);
+
+    NA_Op_destroy(p.a, send);
+    NA_Op_destroy(p.b, recv);
+    pair_close(&p);
+}
+
+static void
+test_cancel_rma_in_flight(void **state)
+{
+    struct pair p;
+    struct result r = {0};
+    unsigned char local[8] = "abcdefg", remote[8] = {0};
+    na_mem_handle_t lh, rh, rh_r;
+
+    (void) state;
+    pair_open(&p);
+    assert_int_equal(NA_Mem_handle_create(p.a, local, 8, NA_MEM_READWRITE,
+                                          &lh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(p.b, remote, 8, NA_MEM_READWRITE,
+                                          &rh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    rh_r = ship_handle(&p, rh);
+    na_op_id_t *op = NA_Op_create(p.a, 0);
+
+    assert_int_equal(NA_Put(p.a, p.ca, record_cb, &r, lh, 0, rh_r, 0, 8,
+                            p.a_to_b, 0, op),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Op_destroy(p.a, op), NA_BUSY);
+    assert_int_equal(NA_Cancel(p.a, p.ca, op), NA_SUCCESS);
+    pair_settle(&p);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.ret, NA_CANCELED);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(remote[i], 0);
+
+    NA_Op_destroy(p.a, op);
+    NA_Mem_handle_free(p.a, rh_r);
+    NA_Mem_handle_free(p.b, rh);
+    NA_Mem_handle_free(p.a, lh);
+    pair_close(&p);
+}
+
+static void
+test_unreachable(void **state)
+{
+    struct pair p;
+    struct result s = {0}, s2 = {0};
+    na_addr_t nobody;
+    unsigned char local[8] = {0};
+    na_mem_handle_t lh;
+
+    (void) state;
+    pair_open(&p);
+    assert_int_equal(NA_Addr_lookup(p.a, "sim://nobody", &nobody),
+                     NA_SUCCESS);
+    na_op_id_t *op = NA_Op_create(p.a, 0);
+
+    assert_int_equal(NA_Msg_send_unexpected(p.a, p.ca, record_cb, &s, "x", 2,
+                                            NULL, nobody, 0, 0, op),
+                     NA_SUCCESS);
+    pair_drive(&p, &s.calls, 1);
+    assert_int_equal(s.calls, 1);
+    assert_int_equal(s.ret, NA_HOSTUNREACH);
+    /* An existing node without a context of that id is unreachable too. */
+    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, record_cb, &s2, "x", 2,
+                                          NULL, p.a_to_b, 3, 0, op),
+                     NA_SUCCESS);
+    pair_drive(&p, &s2.calls, 1);
+    assert_int_equal(s2.ret, NA_HOSTUNREACH);
+    /* RMA to it as well, whatever the remote handle says. */
+    assert_int_equal(NA_Mem_handle_create(p.a, local, 8, NA_MEM_READWRITE,
+                                          &lh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(NA_Get(p.a, p.ca, record_cb, &s, lh, 0, lh, 0, 8, nobody,
+                            0, op),
+                     NA_SUCCESS);
+    pair_drive(&p, &s.calls, 1);
+    assert_int_equal(s.ret, NA_HOSTUNREACH);
+
+    NA_Mem_handle_free(p.a, lh);
+    NA_Op_destroy(p.a, op);
+    NA_Addr_free(p.a, nobody);
+    pair_close(&p);
+}
+
+/*
+ * Virtual time.
+ */
+
+static void
+test_virtual_time(void **state)
+{
+    struct pair p;
+    struct result s = {0}, r = {0};
+    struct na_sim_link link = {.latency_ns = 2000000, /* 2 ms */
+                               .bandwidth = 1000000}; /* 1 MB/s */
+    struct na_sim_link got;
+    char buf[1000];
+    unsigned int n;
+    uint64_t t0;
+
+    (void) state;
+    pair_open(&p);
+    /* Idle: a 5 s wait returns NA_TIMEOUT at exactly +5 s virtual. */
+    t0 = NA_Clock_now(p.a);
+    assert_int_equal(na_sim_clock_now(), t0);
+    assert_int_equal(NA_Poll_wait(p.a, p.ca, 5000, &n), NA_TIMEOUT);
+    assert_int_equal(n, 0);
+    assert_int_equal(NA_Clock_now(p.a) - t0, UINT64_C(5000000000));
+    assert_int_equal(NA_Poll_get_fd(p.a, p.ca), -1);
+
+    /* A 1000-byte message over 2 ms + 1 MB/s arrives 3 ms after post. */
+    assert_int_equal(na_sim_set_link("alpha", "sim://beta", &link),
+                     NA_SUCCESS);
+    assert_int_equal(na_sim_get_link("sim://alpha", "beta", &got),
+                     NA_SUCCESS);
+    assert_int_equal(got.latency_ns, link.latency_ns);
+    assert_int_equal(na_sim_get_link("beta", "alpha", &got), NA_SUCCESS);
+    assert_int_equal(got.latency_ns, 1000);
+    assert_int_equal(na_sim_set_link("bad name", "beta", &link),
+                     NA_INVALID_ARG);
+    na_op_id_t *send = NA_Op_create(p.a, 0), *recv = NA_Op_create(p.b, 0);
+
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, buf,
+                                            sizeof(buf), NULL, recv),
+                     NA_SUCCESS);
+    memset(buf, 'z', sizeof(buf));
+    t0 = na_sim_clock_now();
+    send_unexpected(&p, send, &s, buf, sizeof(buf), 0);
+    /* The receiver's wait ends at delivery, not at its deadline. */
+    assert_int_equal(NA_Poll_wait(p.b, p.cb, 10000, &n), NA_SUCCESS);
+    assert_int_equal(n, 1);
+    assert_int_equal(na_sim_clock_now() - t0, UINT64_C(3000000));
+    /* The sender's completion is already queued at that time. */
+    assert_int_equal(NA_Poll_wait(p.a, p.ca, 0, &n), NA_SUCCESS);
+    NA_Trigger(p.ca, 16, NULL);
+    NA_Trigger(p.cb, 16, NULL);
+    assert_int_equal(s.ret, NA_SUCCESS);
+    assert_int_equal(r.ret, NA_SUCCESS);
+    NA_Addr_free(p.b, r.source);
+
+    /* Stepping and running by hand. */
+    assert_int_equal(na_sim_step(), NA_TIMEOUT);
+    assert_int_equal(na_sim_run_until(na_sim_clock_now() + 42, NULL),
+                     NA_SUCCESS);
+    assert_int_equal(na_sim_clock_now() - t0, UINT64_C(3000042));
+
+    NA_Op_destroy(p.a, send);
+    NA_Op_destroy(p.b, recv);
+    pair_close(&p);
+}
+
+/*
+ * Determinism.
+ */
+
+/* A little of everything: messages both ways, a backlog, RMA, a cancel. */
+static uint64_t
+scenario(uint64_t seed, char **dump, size_t *dump_len)
+{
+    struct pair p;
+    struct result r[8];
+    char in[4][32];
+    unsigned char lbuf[64], rbuf[64];
+    na_mem_handle_t lh, rh, rh_r;
+    na_op_id_t *ops[8];
+    uint64_t hash;
+    FILE *f;
+
+    memset(r, 0, sizeof(r));
+    assert_int_equal(na_sim_set_seed(seed), NA_SUCCESS);
+    assert_int_equal(na_sim_world_hold(), NA_SUCCESS);
+    assert_int_equal(na_sim_trace_enable(true), NA_SUCCESS);
+    pair_open(&p);
+    for (int i = 0; i < 8; i++)
+        ops[i] = NA_Op_create(i < 4 ? p.a : p.b, 0);
+    memset(lbuf, 7, sizeof(lbuf));
+    memset(rbuf, 0, sizeof(rbuf));
+    assert_int_equal(NA_Mem_handle_create(p.a, lbuf, 64, NA_MEM_READWRITE,
+                                          &lh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(p.b, rbuf, 64, NA_MEM_READWRITE,
+                                          &rh),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    rh_r = ship_handle(&p, rh);
+
+    NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[4], in[0], 32, NULL,
+                           ops[4]);
+    send_unexpected(&p, ops[0], &r[0], "one", 4, 1);
+    send_unexpected(&p, ops[1], &r[1], "two", 4, 2); /* to the backlog */
+    NA_Msg_recv_expected(p.a, p.ca, record_cb, &r[2], in[1], 32, NULL,
+                         p.a_to_b, 0, 5, ops[2]);
+    NA_Put(p.a, p.ca, record_cb, &r[3], lh, 0, rh_r, 0, 64, p.a_to_b, 0,
+           ops[3]);
+    pair_drive(&p, &r[4].calls, 1);
+    NA_Msg_send_expected(p.b, p.cb, record_cb, &r[5], "reply", 6, NULL,
+                         p.b_to_a, 0, 5, ops[5]);
+    NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[6], in[2], 32, NULL,
+                           ops[6]);
+    NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[7], in[3], 32, NULL,
+                           ops[7]);
+    pair_drive(&p, &r[2].calls, 1);
+    NA_Cancel(p.b, p.cb, ops[7]);
+    pair_settle(&p);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(r[i].calls, 1);
+    assert_int_equal(r[7].ret, NA_CANCELED);
+    assert_memory_equal(rbuf, lbuf, 64);
+
+    NA_Addr_free(p.b, r[4].source);
+    NA_Addr_free(p.b, r[6].source);
+    NA_Mem_handle_free(p.a, rh_r);
+    NA_Mem_handle_free(p.b, rh);
+    NA_Mem_handle_free(p.a, lh);
+    for (int i = 0; i < 8; i++)
+        NA_Op_destroy(i < 4 ? p.a : p.b, ops[i]);
+    NA_Addr_free(p.a, p.a_to_b);
+    NA_Addr_free(p.b, p.b_to_a);
+    assert_int_equal(NA_Context_destroy(p.a, p.ca), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(p.b, p.cb), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(p.a), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(p.b), NA_SUCCESS);
+
+    /* The held world outlives its classes, so the trace is complete. */
+    assert_true(na_sim_trace_count() > 20);
+    hash = na_sim_trace_hash();
+    f = open_memstream(dump, dump_len);
+    assert_non_null(f);
+    assert_int_equal(na_sim_trace_dump(f), NA_SUCCESS);
+    fclose(f);
+    assert_int_equal(na_sim_world_release(), NA_SUCCESS);
+    assert_false(na_sim_world_exists());
+    na_sim_clear_seed();
+    return hash;
+}
+
+static void
+test_determinism(void **state)
+{
+    uint64_t seed = na_sim_get_seed();
+    char *d1 = NULL, *d2 = NULL, *d3 = NULL;
+    size_t l1, l2, l3;
+    uint64_t h1, h2, h3;
+
+    (void) state;
+    h1 = scenario(seed, &d1, &l1);
+    h2 = scenario(seed, &d2, &l2);
+    assert_int_equal(h1, h2);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(d1, d2, l1);
+    if (getenv("QS_SIM_TEST_VERBOSE") != NULL)
+        fwrite(d1, 1, l1, stdout);
+    /* Another seed may differ; it must be just as clean. */
+    h3 = scenario(seed ^ 0x9e3779b97f4a7c15ULL, &d3, &l3);
+    printf("[   INFO   ] trace hash 0x%016llx (seed %llu), 0x%016llx "
+           "(other seed)\n",
+           (unsigned long long) h1, (unsigned long long) seed,
+           (unsigned long long) h3);
+    free(d1);
+    free(d2);
+    free(d3);
+}
+
+/*
+ * Names, bad input, world control.
+ */
+
+static void
+test_names_and_info_strings(void **state)
+{
+    na_class_t *c1, *c2, *c3;
+    na_addr_t addr;
+    char buf[64];
+    size_t size;
+    char longname[80];
+
+    (void) state;
+    c1 = NA_Initialize("sim", false);
+    assert_non_null(c1);
+    c2 = NA_Initialize("sim", true);
+    assert_non_null(c2);
+    assert_int_equal(NA_Addr_self(c2, &addr), NA_SUCCESS);
+    size = 0;
+    assert_int_equal(NA_Addr_to_string(c2, NULL, &size, addr), NA_SUCCESS);
+    assert_int_equal(size, strlen("sim://node1") + 1);
+    size = 4;
+    assert_int_equal(NA_Addr_to_string(c2, buf, &size, addr), NA_OVERFLOW);
+    size = sizeof(buf);
+    assert_int_equal(NA_Addr_to_string(c2, buf, &size, addr), NA_SUCCESS);
+    assert_string_equal(buf, "sim://node1");
+    NA_Addr_free(c2, addr);
+    /* The string round-trips through lookup. */
+    assert_int_equal(NA_Addr_lookup(c1, buf, &addr), NA_SUCCESS);
+    assert_true(NA_Addr_cmp(c1, addr, addr));
+    NA_Addr_free(c1, addr);
+
+    /* Names are unique; an auto name is taken like any other. */
+    assert_null(NA_Initialize("sim://node0", true));
+    c3 = NA_Initialize("sim+sim://srv-1.a_b:2", true);
+    assert_non_null(c3);
+    assert_null(NA_Initialize("sim://srv-1.a_b:2", false));
+    assert_null(NA_Initialize("sim://bad!name", true));
+    /* 63 bytes is the longest name. */
+    memset(longname, 'n', sizeof(longname));
+    memcpy(longname, "sim://", 6);
+    longname[6 + 63] = '\0';
+    na_class_t *c4 = NA_Initialize(longname, true);
+    assert_non_null(c4);
+    assert_int_equal(NA_Finalize(c4), NA_SUCCESS);
+    longname[6 + 63] = 'n';
+    longname[6 + 64] = '\0';
+    assert_null(NA_Initialize(longname, true));
+
+    /* Malformed lookups. */
+    const char *bad[] = {"",          "sim://",      "tcp://x", "node0",
+                         "sim://a b", "sim://a/b",   "ofi+sim://x",
+                         "sim:/x",    longname};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(NA_Addr_lookup(c1, bad[i], &addr), NA_INVALID_ARG);
+    assert_int_equal(NA_Addr_lookup(c1, "sim+sim://x", &addr), NA_SUCCESS);
+    NA_Addr_free(c1, addr);
+
+    assert_int_equal(NA_Finalize(c3), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(c2), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(c1), NA_SUCCESS);
+    assert_false(na_sim_world_exists());
+
+    /* Unsupported options are refused, not ignored. */
+    struct na_init_info info = NA_INIT_INFO_INITIALIZER;
+    info.auth_key = "secret";
+    assert_null(NA_Initialize_opt("sim", true, &info));
+    assert_false(na_sim_world_exists());
+}
+
+static void
+test_bad_serialized_input(void **state)
+{
+    na_class_t *c;
+    na_addr_t addr, back;
+    na_mem_handle_t h, back_h;
+    unsigned char buf[256], mem[16];
+    size_t size;
+
+    (void) state;
+    c = NA_Initialize("sim://decoder", true);
+    assert_non_null(c);
+
+    /* Address: a good round trip, then every way to break it. */
+    assert_int_equal(NA_Addr_self(c, &addr), NA_SUCCESS);
+    size = NA_Addr_get_serialize_size(c, addr);
+    assert_true(size > 0 && size < sizeof(buf));
+    assert_int_equal(NA_Addr_serialize(c, buf, size - 1, addr), NA_OVERFLOW);
+    assert_int_equal(NA_Addr_serialize(c, buf, size, addr), NA_SUCCESS);
+    assert_int_equal(NA_Addr_deserialize(c, &back, buf, size), NA_SUCCESS);
+    assert_true(NA_Addr_cmp(c, addr, back));
+    assert_true(NA_Addr_is_self(c, back));
+    NA_Addr_free(c, back);
+    for (size_t cut = 0; cut < size; cut++)
+        assert_int_not_equal(NA_Addr_deserialize(c, &back, buf, cut),
+                             NA_SUCCESS);
+    buf[0] = 99;
+    assert_int_equal(NA_Addr_deserialize(c, &back, buf, size),
+                     NA_PROTOCOL_ERROR);
+    buf[0] = 1;
+    buf[1] = 200; /* name longer than the buffer */
+    assert_int_not_equal(NA_Addr_deserialize(c, &back, buf, size),
+                         NA_SUCCESS);
+    buf[1] = 0; /* empty name */
+    assert_int_not_equal(NA_Addr_deserialize(c, &back, buf, size),
+                         NA_SUCCESS);
+    buf[1] = 7;
+    buf[2] = '/';
+    assert_int_equal(NA_Addr_deserialize(c, &back, buf, size),
+                     NA_PROTOCOL_ERROR);
+    NA_Addr_free(c, addr);
+
+    /* Memory handle. */
+    struct na_segment segs[2] = {{(uint64_t) (uintptr_t) mem, 10},
+                                 {(uint64_t) (uintptr_t) (mem + 10), 6}};
+    assert_int_equal(NA_Mem_handle_create_segments(c, segs, 2,
+                                                   NA_MEM_READ_ONLY, &h),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(c, h, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(c, h, NA_MEM_TYPE_HOST, 0), NA_EXIST);
+    size = NA_Mem_handle_get_serialize_size(c, h);
+    assert_true(size > 0 && size < sizeof(buf));
+    assert_int_equal(NA_Mem_handle_serialize(c, buf, size, h), NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_deserialize(c, &back_h, buf, size),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_get_serialize_size(c, back_h), size);
+    /* A deserialized handle re-serializes to the same bytes. */
+    {
+        unsigned char again[256];
+
+        assert_int_equal(NA_Mem_handle_serialize(c, again, size, back_h),
+                         NA_SUCCESS);
+        assert_memory_equal(again, buf, size);
+    }
+    /* It describes remote memory: it cannot be registered. */
+    assert_int_equal(NA_Mem_register(c, back_h, NA_MEM_TYPE_HOST, 0),
+                     NA_INVALID_ARG);
+    NA_Mem_handle_free(c, back_h);
+    for (size_t cut = 0; cut < size; cut++)
+        assert_int_not_equal(NA_Mem_handle_deserialize(c, &back_h, buf, cut),
+                             NA_SUCCESS);
+    /* Layout: ver, flags, nlen, name[7], inc, key, total, count, lens. */
+    size_t name_len = buf[2], tail = 3 + name_len;
+    unsigned char bad[256];
+    struct {
+        size_t at;
+        unsigned char val;
+    } flips[] = {
+        {0, 2},              /* version                  */
+        {1, 0},              /* no access flags          */
+        {1, 4},              /* unknown access flags     */
+        {2, 0},              /* empty owner name         */
+        {2, 255},            /* name past the end        */
+        {3, ' '},            /* bad name character       */
+        {tail + 16, 17},     /* total != sum of lengths  */
+        {tail + 24, 0},      /* zero segments            */
+        {tail + 24, 3},      /* more segments than bytes */
+        {tail + 27, 0x80},   /* absurd segment count     */
+        {tail + 28, 11},     /* lengths do not add up    */
+        {tail + 35, 0xff},   /* a huge segment length    */
+    };
+    for (size_t i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
+        memcpy(bad, buf, size);
+        bad[flips[i].at] = flips[i].val;
+        assert_int_not_equal(NA_Mem_handle_deserialize(c, &back_h, bad, size),
+                             NA_SUCCESS);
+    }
+    assert_int_equal(NA_Mem_deregister(c, h), NA_SUCCESS);
+    NA_Mem_handle_free(c, h);
+    assert_int_equal(NA_Mem_handle_create_segments(c, segs, 0,
+                                                   NA_MEM_READ_ONLY, &h),
+                     NA_INVALID_ARG);
+    assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+}
+
+static void
+test_world_control(void **state)
+{
+    char hint[64];
+    uint64_t basis;
+
+    (void) state;
+    assert_false(na_sim_world_exists());
+    assert_int_equal(na_sim_world_release(), NA_NOENTRY);
+    assert_int_equal(na_sim_step(), NA_NOENTRY);
+    assert_int_equal(na_sim_trace_enable(true), NA_NOENTRY);
+    assert_int_equal(na_sim_clock_now(), 0);
+
+    assert_int_equal(na_sim_set_seed(1234), NA_SUCCESS);
+    assert_int_equal(na_sim_get_seed(), 1234);
+    assert_int_equal(na_sim_replay_hint(hint, sizeof(hint)),
+                     (int) strlen("QS_SIM_SEED=1234"));
+    assert_string_equal(hint, "QS_SIM_SEED=1234");
+    assert_int_equal(na_sim_world_hold(), NA_SUCCESS);
+    assert_int_equal(na_sim_get_seed(), 1234);
+    basis = na_sim_trace_hash();
+    assert_int_equal(na_sim_trace_count(), 0);
+    assert_int_equal(na_sim_run_until(1000, NULL), NA_SUCCESS);
+    assert_int_equal(na_sim_clock_now(), 1000);
+
+    na_class_t *c = NA_Initialize("sim", false);
+    assert_non_null(c);
+    assert_int_equal(NA_Clock_now(c), 1000);
+    /* A world with classes cannot be reseeded. */
+    assert_int_equal(na_sim_set_seed(99), NA_BUSY);
+    assert_int_equal(na_sim_get_seed(), 1234);
+    assert_int_not_equal(na_sim_trace_hash(), basis);
+    assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+    assert_true(na_sim_world_exists());
+    /* A held world without classes is reset by a new seed. */
+    assert_int_equal(na_sim_set_seed(99), NA_SUCCESS);
+    assert_int_equal(na_sim_get_seed(), 99);
+    assert_int_equal(na_sim_clock_now(), 0);
+    assert_int_equal(na_sim_trace_hash(), basis);
+    assert_int_equal(na_sim_world_release(), NA_SUCCESS);
+    assert_false(na_sim_world_exists());
+    na_sim_clear_seed();
+}
+
+/*
+ * Several threads: a server thread echoes what a client thread sends, both
+ * blocked in NA_Poll_wait. Checks the real-time waiting path and, under
+ * ThreadSanitizer, the locking.
+ */
+#define ECHO_ROUNDS 200
+
+struct echo {
+    struct pair *p;
+    int served;
+};
+
+static void
+echo_recv_cb(const struct na_cb_info *info)
+{
+    struct result *r = info->arg;
+
+    record_cb(info);
+    (void) r;
+}
+
+static void *
+echo_server(void *arg)
+{
+    struct echo *e = arg;
+    struct pair *p = e->p;
+    na_op_id_t *recv = NA_Op_create(p->b, 0), *send = NA_Op_create(p->b, 0);
+    char buf[64];
+
+    for (int i = 0; i < ECHO_ROUNDS; i++) {
+        struct result r = {0}, s = {0};
+        unsigned int n;
+
+        assert_int_equal(NA_Msg_recv_unexpected(p->b, p->cb, echo_recv_cb, &r,
+                                                buf, sizeof(buf), NULL, recv),
+                         NA_SUCCESS);
+        while (r.calls == 0) {
+            NA_Poll_wait(p->b, p->cb, 10, &n);
+            NA_Trigger(p->cb, 16, NULL);
+        }
+        assert_int_equal(r.ret, NA_SUCCESS);
+        assert_int_equal(NA_Msg_send_expected(p->b, p->cb, record_cb, &s, buf,
+                                              r.size, NULL, r.source, 0,
+                                              r.tag, send),
+                         NA_SUCCESS);
+        while (s.calls == 0) {
+            NA_Poll_wait(p->b, p->cb, 10, &n);
+            NA_Trigger(p->cb, 16, NULL);
+        }
+        assert_int_equal(s.ret, NA_SUCCESS);
+        NA_Addr_free(p->b, r.source);
+        e->served++;
+    }
+    NA_Op_destroy(p->b, recv);
+    NA_Op_destroy(p->b, send);
+    return NULL;
+}
+
+static void
+test_threads(void **state)
+{
+    struct pair p;
+    struct echo e = {.p = &p, .served = 0};
+    pthread_t server;
+
+    (void) state;
+    pair_open(&p);
+    assert_int_equal(pthread_create(&server, NULL, echo_server, &e), 0);
+    na_op_id_t *send = NA_Op_create(p.a, 0), *recv = NA_Op_create(p.a, 0);
+    for (int i = 0; i < ECHO_ROUNDS; i++) {
+        struct result s = {0}, r = {0};
+        char out[16], in[16] = {0};
+        unsigned int n;
+
+        snprintf(out, sizeof(out), "ping %d", i);
+        assert_int_equal(NA_Msg_recv_expected(p.a, p.ca, record_cb, &r, in,
+                                              sizeof(in), NULL, p.a_to_b, 0,
+                                              (na_tag_t) i, recv),
+                         NA_SUCCESS);
+        send_unexpected(&p, send, &s, out, strlen(out) + 1, (na_tag_t) i);
+        while (s.calls == 0 || r.calls == 0) {
+            NA_Poll_wait(p.a, p.ca, 10, &n);
+            NA_Trigger(p.ca, 16, NULL);
+        }
+        assert_int_equal(s.ret, NA_SUCCESS);
+        assert_int_equal(r.ret, NA_SUCCESS);
+        assert_string_equal(in, out);
+    }
+    assert_int_equal(pthread_join(server, NULL), 0);
+    assert_int_equal(e.served, ECHO_ROUNDS);
+    NA_Op_destroy(p.a, send);
+    NA_Op_destroy(p.a, recv);
+    pair_close(&p);
+}
+
+/*
+ * Every test starts from no world and the environment's seed, and a
+ * failure names the seed that replays it.
+ */
+static int
+test_setup(void **state)
+{
+    (void) state;
+    na_sim_clear_seed();
+    if (na_sim_world_exists()) {
+        fprintf(stderr, "an earlier failed test left its world behind\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+test_teardown(void **state)
+{
+    (void) state;
+    /* A failed assertion leaves classes behind; their world then still
+     * exists and is the sign to print the replay hint. */
+    if (na_sim_world_exists())
+        na_sim_print_replay_hint(stderr);
+    return 0;
+}
+
+static int
+group_setup(void **state)
+{
+    (void) state;
+    printf("[   SEED   ] sim seed %llu: on failure, replay with ",
+           (unsigned long long) na_sim_get_seed());
+    na_sim_print_replay_hint(stdout);
+    return 0;
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_unexpected_and_expected,
+                                        test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_tag_matching, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_early_expected_and_backlog,
+                                        test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_backlog_bound, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_message_size, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_rma_put_get, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_rma_violations, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_cancel, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_rma_in_flight, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_unreachable, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_virtual_time, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_determinism, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_names_and_info_strings,
+                                        test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_serialized_input, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_world_control, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_threads, test_setup,
+                                        test_teardown),
+    };
+
+    return cmocka_run_group_tests_name("sim", tests, group_setup, NULL);
+}
