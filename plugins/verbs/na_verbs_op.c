@@ -1,0 +1,166 @@
+/*
+ * Operation ids: their life cycle, exactly-once completion and cancel.
+ *
+ * IDLE -> (post) -> QUEUED or POSTED -> COMPLETED -> (triggered) -> IDLE.
+ * na_verbs_op_complete() is the only way out of QUEUED and POSTED, and it
+ * does nothing for an op in any other state, so whichever of a work
+ * completion, a cancel or a connection failure comes first wins and the
+ * others are no-ops.
+ */
+#include "na_verbs_internal.h"
+
+#include <stdlib.h>
+
+/* Runs from NA_Trigger() before the user callback (core contract), so the
+ * op may be reposted from inside that callback. */
+static void
+na_verbs_op_release(void *arg)
+{
+    na_op_id_t *op = arg;
+    struct na_verbs_class *cls = op->cls;
+
+    pthread_mutex_lock(&cls->lock);
+    /* A received unexpected message hands its source reference to the
+     * user through the callback info, so only other types drop theirs. */
+    na_verbs_addr_unref(op->addr);
+    op->addr = NULL;
+    op->state = NA_VERBS_OP_IDLE;
+    pthread_mutex_unlock(&cls->lock);
+}
+
+na_op_id_t *
+na_verbs_op_create(na_class_t *na_class, unsigned long flags)
+{
+    na_op_id_t *op;
+
+    (void) flags;
+    op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        return NULL;
+    op->cls = na_verbs_class(na_class);
+    op->state = NA_VERBS_OP_IDLE;
+    return op;
+}
+
+na_return_t
+na_verbs_op_destroy(na_class_t *na_class, na_op_id_t *op_id)
+{
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+    enum na_verbs_op_state state;
+
+    pthread_mutex_lock(&cls->lock);
+    state = op_id->state;
+    pthread_mutex_unlock(&cls->lock);
+    if (state != NA_VERBS_OP_IDLE) {
+        NA_VERBS_LOG("operation id destroyed while its operation is pending");
+        return NA_BUSY;
+    }
+    free(op_id);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_verbs_op_start(struct na_verbs_class *cls, na_op_id_t *op,
+                  na_context_t *context, na_cb_type_t type, na_cb_t cb,
+                  void *arg)
+{
+    struct na_verbs_context *ctx = context->plugin_context;
+
+    if (op->cls != cls)
+        return NA_INVALID_ARG;
+    if (op->state != NA_VERBS_OP_IDLE)
+        return NA_BUSY;
+    op->context = context;
+    op->type = type;
+    op->cancel_requested = false;
+    op->addr = NULL;
+    op->queue = NULL;
+    op->completion.callback = cb;
+    op->completion.callback_info.arg = arg;
+    op->completion.callback_info.type = type;
+    op->completion.plugin_callback = na_verbs_op_release;
+    op->completion.plugin_callback_args = op;
+    op->state = NA_VERBS_OP_QUEUED;
+    ctx->pending++;
+    return NA_SUCCESS;
+}
+
+void
+na_verbs_op_abort(na_op_id_t *op)
+{
+    struct na_verbs_context *ctx = op->context->plugin_context;
+
+    ctx->pending--;
+    na_verbs_addr_unref(op->addr);
+    op->addr = NULL;
+    op->state = NA_VERBS_OP_IDLE;
+}
+
+void
+na_verbs_op_enqueue(na_op_id_t *op, struct na_verbs_op_list *queue)
+{
+    op->state = NA_VERBS_OP_QUEUED;
+    op->queue = queue;
+    TAILQ_INSERT_TAIL(queue, op, entry);
+}
+
+void
+na_verbs_op_dequeue(na_op_id_t *op)
+{
+    if (op->queue != NULL) {
+        TAILQ_REMOVE(op->queue, op, entry);
+        op->queue = NULL;
+    }
+}
+
+void
+na_verbs_op_complete(na_op_id_t *op, na_return_t ret)
+{
+    struct na_verbs_context *ctx;
+
+    if (op->state != NA_VERBS_OP_QUEUED && op->state != NA_VERBS_OP_POSTED)
+        return;
+    na_verbs_op_dequeue(op);
+    op->state = NA_VERBS_OP_COMPLETED;
+    op->completion.callback_info.ret = ret;
+    ctx = op->context->plugin_context;
+    ctx->pending--;
+    ctx->completed++;
+    na_cb_completion_add(op->context, &op->completion);
+    na_verbs_wake(op->cls);
+}
+
+void
+na_verbs_op_list_fail(struct na_verbs_op_list *list, na_return_t ret)
+{
+    na_op_id_t *op;
+
+    while ((op = TAILQ_FIRST(list)) != NULL)
+        na_verbs_op_complete(op, ret);
+}
+
+na_return_t
+na_verbs_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op_id)
+{
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+
+    (void) context;
+    pthread_mutex_lock(&cls->lock);
+    switch (op_id->state) {
+    case NA_VERBS_OP_QUEUED:
+        /* Nothing reached the device yet: the op is ours to finish. */
+        na_verbs_op_complete(op_id, NA_CANCELED);
+        break;
+    case NA_VERBS_OP_POSTED:
+        /* A work request cannot be taken back. Its completion arrives soon
+         * (the peer answers, or the ACK timeout turns a silent peer into an
+         * error), and then the op completes with NA_CANCELED unless it
+         * succeeded first. */
+        op_id->cancel_requested = true;
+        break;
+    default:
+        break;
+    }
+    pthread_mutex_unlock(&cls->lock);
+    return NA_SUCCESS;
+}

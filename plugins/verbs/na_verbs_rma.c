@@ -1,0 +1,336 @@
+/*
+ * Memory handles and one-sided RMA (RDMA write for put, RDMA read for get).
+ *
+ * A local handle describes the caller's buffer and, once registered, its
+ * memory region. The access a peer is granted follows the handle's flags:
+ * NA_MEM_READ_ONLY lets peers read (and keeps the buffer read-only locally,
+ * so it can be a put source but not a get destination), NA_MEM_WRITE_ONLY
+ * lets peers write, NA_MEM_READWRITE both. A serialized handle carries the
+ * address, length, remote key and flags; a deserialized one is only a
+ * description of a peer's memory and may only be an RMA target.
+ *
+ * Ranges and permissions are checked at post time against both handles, so
+ * a bad request is refused before it can reach the device. What the device
+ * still rejects (a stale or revoked key) comes back as an error completion
+ * and, as on any reliable connection, breaks that connection.
+ */
+#include "na_verbs_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool
+na_verbs_mem_flags_ok(unsigned long flags)
+{
+    return flags == NA_MEM_READ_ONLY || flags == NA_MEM_WRITE_ONLY ||
+           flags == NA_MEM_READWRITE;
+}
+
+na_return_t
+na_verbs_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
+                           unsigned long flags, na_mem_handle_t *mem_handle)
+{
+    struct na_mem_handle *mh;
+
+    (void) na_class;
+    if ((buf == NULL && buf_size > 0) || !na_verbs_mem_flags_ok(flags))
+        return NA_INVALID_ARG;
+    mh = calloc(1, sizeof(*mh));
+    if (mh == NULL)
+        return NA_NOMEM;
+    mh->flags = flags;
+    mh->buf = buf;
+    mh->len = buf_size;
+    *mem_handle = mh;
+    return NA_SUCCESS;
+}
+
+void
+na_verbs_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle)
+{
+    if (mem_handle == NULL)
+        return;
+    if (mem_handle->mr != NULL)
+        (void) na_verbs_mem_deregister(na_class, mem_handle);
+    free(mem_handle);
+}
+
+na_return_t
+na_verbs_mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
+                      enum na_mem_type mem_type, uint64_t device)
+{
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+    int access = 0;
+
+    (void) device;
+    if (mem_handle == NULL || mem_handle->remote)
+        return NA_INVALID_ARG;
+    if (mem_type != NA_MEM_TYPE_HOST && mem_type != NA_MEM_TYPE_UNKNOWN)
+        return NA_OPNOTSUPPORTED;
+    if (mem_handle->mr != NULL)
+        return NA_SUCCESS;
+    /* The device refuses local writes to memory registered without
+     * LOCAL_WRITE, and remote writes need it too; a read-only handle is
+     * registered without it so read-only pages can be registered at all. */
+    if (mem_handle->flags & NA_MEM_READ_ONLY)
+        access |= IBV_ACCESS_REMOTE_READ;
+    if (mem_handle->flags != NA_MEM_READ_ONLY)
+        access |= IBV_ACCESS_LOCAL_WRITE;
+    if (mem_handle->flags & NA_MEM_WRITE_ONLY)
+        access |= IBV_ACCESS_REMOTE_WRITE;
+    /* ibv_reg_mr refuses a zero-length region; register one byte so an
+     * empty handle still has keys (no RMA can reach past its length). */
+    mem_handle->mr = ibv_reg_mr(cls->pd, mem_handle->buf,
+                                mem_handle->len ? mem_handle->len : 1, access);
+    if (mem_handle->mr == NULL) {
+        NA_VERBS_LOG("ibv_reg_mr(%zu bytes): %s", mem_handle->len,
+                     strerror(errno));
+        return errno == ENOMEM ? NA_NOMEM : NA_FAULT;
+    }
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_verbs_mem_deregister(na_class_t *na_class, na_mem_handle_t mem_handle)
+{
+    (void) na_class;
+    if (mem_handle == NULL || mem_handle->remote)
+        return NA_INVALID_ARG;
+    if (mem_handle->mr == NULL)
+        return NA_SUCCESS;
+    if (ibv_dereg_mr(mem_handle->mr) != 0) {
+        NA_VERBS_LOG("ibv_dereg_mr: %s", strerror(errno));
+        return NA_IO_ERROR;
+    }
+    mem_handle->mr = NULL;
+    return NA_SUCCESS;
+}
+
+size_t
+na_verbs_mem_handle_get_serialize_size(na_class_t *na_class,
+                                       na_mem_handle_t mem_handle)
+{
+    (void) na_class;
+    (void) mem_handle;
+    return NA_VERBS_MEM_SERIALIZE_SIZE;
+}
+
+na_return_t
+na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf,
+                              size_t buf_size, na_mem_handle_t mem_handle)
+{
+    struct na_verbs_mem_desc desc;
+
+    (void) na_class;
+    if (mem_handle == NULL || buf == NULL)
+        return NA_INVALID_ARG;
+    if (buf_size < NA_VERBS_MEM_SERIALIZE_SIZE)
+        return NA_OVERFLOW;
+    if (mem_handle->remote) {
+        desc = mem_handle->desc;
+    } else {
+        /* Without a registration there is no key a peer could use. */
+        if (mem_handle->mr == NULL) {
+            NA_VERBS_LOG("cannot serialize a memory handle that is not "
+                         "registered");
+            return NA_INVALID_ARG;
+        }
+        desc.addr = (uintptr_t) mem_handle->buf;
+        desc.len = mem_handle->len;
+        desc.rkey = mem_handle->mr->rkey;
+        desc.flags = (uint8_t) mem_handle->flags;
+    }
+    na_verbs_mem_encode(buf, &desc);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_verbs_mem_handle_deserialize(na_class_t *na_class,
+                                na_mem_handle_t *mem_handle, const void *buf,
+                                size_t buf_size)
+{
+    struct na_verbs_mem_desc desc;
+    struct na_mem_handle *mh;
+    na_return_t ret;
+
+    (void) na_class;
+    ret = na_verbs_mem_decode(buf, buf_size, &desc);
+    if (ret != NA_SUCCESS)
+        return ret;
+    mh = calloc(1, sizeof(*mh));
+    if (mh == NULL)
+        return NA_NOMEM;
+    mh->remote = true;
+    mh->flags = desc.flags;
+    mh->len = (size_t) desc.len;
+    mh->desc = desc;
+    *mem_handle = mh;
+    return NA_SUCCESS;
+}
+
+/* offset + size inside a region of len bytes, without overflow. */
+static bool
+na_verbs_range_ok(uint64_t offset, size_t size, uint64_t len)
+{
+    return offset <= len && size <= len - offset;
+}
+
+/* Check both sides of an RMA and fill the op's addresses and keys. */
+static na_return_t
+na_verbs_rma_prepare(na_op_id_t *op, bool is_put, struct na_mem_handle *local,
+                     na_offset_t local_offset, struct na_mem_handle *remote,
+                     na_offset_t remote_offset, size_t size,
+                     const struct ibv_device_attr *attr)
+{
+    unsigned long need = is_put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY;
+
+    if (local == NULL || remote == NULL || local->remote)
+        return NA_INVALID_ARG;
+    if (local->mr == NULL) {
+        NA_VERBS_LOG("RMA on a local memory handle that is not registered");
+        return NA_INVALID_ARG;
+    }
+    if (!na_verbs_range_ok(local_offset, size, local->len) ||
+        !na_verbs_range_ok(remote_offset, size, remote->len))
+        return NA_INVALID_ARG;
+    /* The remote side must grant the access; a get also writes into the
+     * local buffer, which a read-only handle does not allow. */
+    if ((remote->flags & need) == 0 ||
+        (!is_put && local->flags == NA_MEM_READ_ONLY))
+        return NA_PERMISSION;
+    if (size > attr->max_mr_size || size > UINT32_MAX)
+        return NA_MSGSIZE;
+    op->local_addr = (uintptr_t) local->buf + local_offset;
+    op->lkey = local->mr->lkey;
+    if (remote->remote) {
+        op->remote_addr = remote->desc.addr + remote_offset;
+        op->rkey = remote->desc.rkey;
+    } else {
+        if (remote->mr == NULL)
+            return NA_INVALID_ARG;
+        op->remote_addr = (uintptr_t) remote->buf + remote_offset;
+        op->rkey = remote->mr->rkey;
+    }
+    op->length = size;
+    return NA_SUCCESS;
+}
+
+int
+na_verbs_rma_post(struct na_verbs_conn *conn, na_op_id_t *op)
+{
+    struct ibv_sge sge = {
+        .addr = op->local_addr,
+        .length = (uint32_t) op->length,
+        .lkey = op->lkey,
+    };
+    struct ibv_send_wr wr = {
+        .wr_id = (uintptr_t) &op->wr,
+        .sg_list = &sge,
+        .num_sge = op->length > 0 ? 1 : 0,
+        .opcode = op->type == NA_CB_PUT ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
+        .send_flags = IBV_SEND_SIGNALED,
+        .wr.rdma = {.remote_addr = op->remote_addr, .rkey = op->rkey},
+    }, *bad;
+
+    /* One send-queue slot stays free for a credit-only message. */
+    if (conn->sq_used >= NA_VERBS_SQ_DEPTH - 1)
+        return -1;
+    op->wr = (struct na_verbs_wr){
+        .kind = NA_VERBS_WR_RMA, .conn = conn, .op = op};
+    na_verbs_op_dequeue(op);
+    if (ibv_post_send(conn->id->qp, &wr, &bad) != 0) {
+        na_verbs_op_complete(op, NA_IO_ERROR);
+        na_verbs_conn_fail(conn, NA_IO_ERROR, "ibv_post_send failed");
+        return 0;
+    }
+    op->state = NA_VERBS_OP_POSTED;
+    conn->sq_used++;
+    return 0;
+}
+
+void
+na_verbs_rma_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
+                  const struct ibv_wc *wc)
+{
+    na_return_t ret = na_verbs_wc_status_to_na(wc->status);
+
+    if (ret != NA_SUCCESS && wr->op->cancel_requested)
+        ret = NA_CANCELED;
+    na_verbs_op_complete(wr->op, ret);
+    if (wc->status != IBV_WC_SUCCESS) {
+        if (wc->status != IBV_WC_WR_FLUSH_ERR)
+            na_verbs_conn_fail(conn, ret, ibv_wc_status_str(wc->status));
+        return;
+    }
+    na_verbs_conn_kick(conn);
+}
+
+static na_return_t
+na_verbs_rma(na_class_t *na_class, na_context_t *context, bool is_put,
+             na_cb_t callback, void *arg, na_mem_handle_t local,
+             na_offset_t local_offset, na_mem_handle_t remote,
+             na_offset_t remote_offset, size_t size, na_addr_t remote_addr,
+             na_op_id_t *op)
+{
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+    struct na_verbs_conn *conn;
+    na_return_t ret;
+
+    if (remote_addr == NULL)
+        return NA_INVALID_ARG;
+    pthread_mutex_lock(&cls->lock);
+    ret = na_verbs_op_start(cls, op, context, is_put ? NA_CB_PUT : NA_CB_GET,
+                            callback, arg);
+    if (ret != NA_SUCCESS)
+        goto unlock;
+    ret = na_verbs_rma_prepare(op, is_put, local, local_offset, remote,
+                               remote_offset, size, &cls->dev_attr);
+    if (ret != NA_SUCCESS) {
+        na_verbs_op_abort(op);
+        goto unlock;
+    }
+    na_verbs_addr_ref(remote_addr);
+    op->addr = remote_addr;
+    ret = na_verbs_conn_get(cls, remote_addr, &conn);
+    if (ret == NA_AGAIN || ret == NA_NOMEM) {
+        na_verbs_op_abort(op);
+        goto unlock;
+    }
+    if (ret != NA_SUCCESS) {
+        na_verbs_op_complete(op, ret);
+        ret = NA_SUCCESS;
+        goto unlock;
+    }
+    na_verbs_op_enqueue(op, &conn->pending);
+    na_verbs_conn_kick(conn);
+unlock:
+    pthread_mutex_unlock(&cls->lock);
+    return ret;
+}
+
+na_return_t
+na_verbs_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+             void *arg, na_mem_handle_t local_mem_handle,
+             na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
+             na_offset_t remote_offset, size_t data_size,
+             na_addr_t remote_addr, uint8_t remote_id, na_op_id_t *op_id)
+{
+    (void) remote_id;
+    return na_verbs_rma(na_class, context, true, callback, arg,
+                        local_mem_handle, local_offset, remote_mem_handle,
+                        remote_offset, data_size, remote_addr, op_id);
+}
+
+na_return_t
+na_verbs_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+             void *arg, na_mem_handle_t local_mem_handle,
+             na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
+             na_offset_t remote_offset, size_t data_size,
+             na_addr_t remote_addr, uint8_t remote_id, na_op_id_t *op_id)
+{
+    (void) remote_id;
+    return na_verbs_rma(na_class, context, false, callback, arg,
+                        local_mem_handle, local_offset, remote_mem_handle,
+                        remote_offset, data_size, remote_addr, op_id);
+}

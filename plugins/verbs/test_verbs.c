@@ -1,0 +1,886 @@
+/*
+ * Tests of the verbs plugin.
+ *
+ * Two groups. The first needs no device: the pure decoders (address
+ * strings, serialized addresses and memory handles, headers, connection
+ * data) against valid and hostile input, and initialization failing fast
+ * with NA_NODEV on a machine with no RDMA device. The second runs real
+ * verbs traffic between two classes in this process, through the public NA
+ * API; without a device each of its cases is skipped with the reason
+ * printed. tests/verbs-vm runs this binary inside a qemu guest with
+ * Soft-RoCE, where the second group runs.
+ *
+ * The info string comes from QS_VERBS_INFO (default
+ * "verbs://rxe0/10.11.0.1:0"); port 0 gives every class its own port.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "na/na_plugin.h"
+#include "na_verbs_wire.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+extern const struct na_class_ops na_verbs_class_ops;
+
+#define TEST_TIMEOUT_MS 20000
+
+static const char *
+test_info(void)
+{
+    const char *s = getenv("QS_VERBS_INFO");
+
+    return s != NULL && s[0] != '\0' ? s : "verbs://rxe0/10.11.0.1:0";
+}
+
+/* An RDMA device exists when the kernel lists one; this is what decides
+ * between "must fail with NA_NODEV" and "must work". */
+static bool
+have_rdma_device(void)
+{
+    DIR *d = opendir("/sys/class/infiniband");
+    struct dirent *e;
+    bool found = false;
+
+    if (d == NULL)
+        return false;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            found = true;
+    closedir(d);
+    return found;
+}
+
+static uint64_t
+now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+#define SKIP_WITHOUT_DEVICE()                                                  \
+    do {                                                                       \
+        if (!have_rdma_device()) {                                             \
+            print_message("skipped: no RDMA device on this machine "          \
+                          "(/sys/class/infiniband is empty); the Soft-RoCE "   \
+                          "VM test (ctest -R verbs_softroce_vm) runs this "    \
+                          "case\n");                                           \
+            skip();                                                            \
+        }                                                                      \
+    } while (0)
+
+/* ------------------------------------------------------------------ */
+/* Without a device: pure decoders and the fast failure.               */
+/* ------------------------------------------------------------------ */
+
+static void
+test_addr_parse_valid(void **state)
+{
+    struct na_verbs_addr_parts p;
+
+    (void) state;
+    assert_int_equal(na_verbs_addr_parse("verbs://rxe0/10.11.0.1:0", &p),
+                     NA_SUCCESS);
+    assert_string_equal(p.device, "rxe0");
+    assert_true(p.has_ip && p.has_port);
+    assert_int_equal(p.ip, 0x0a0b0001u);
+    assert_int_equal(p.port, 0);
+
+    assert_int_equal(na_verbs_addr_parse("10.11.0.1:18515", &p), NA_SUCCESS);
+    assert_string_equal(p.device, "");
+    assert_int_equal(p.port, 18515);
+
+    assert_int_equal(na_verbs_addr_parse("verbs+verbs://mlx5_0/1.2.3.4", &p),
+                     NA_SUCCESS);
+    assert_string_equal(p.device, "mlx5_0");
+    assert_true(p.has_ip);
+    assert_false(p.has_port);
+
+    /* Device only, and nothing at all: the class picks the address. */
+    assert_int_equal(na_verbs_addr_parse("rxe0/", &p), NA_SUCCESS);
+    assert_false(p.has_ip);
+    assert_int_equal(na_verbs_addr_parse("", &p), NA_SUCCESS);
+    assert_false(p.has_ip);
+}
+
+static void
+test_addr_parse_bad(void **state)
+{
+    static const char *bad[] = {
+        "verbs://rxe0/10.11.0.1:65536", "verbs://rxe0/10.11.0.1:",
+        "verbs://rxe0/10.11.0.1:-1",    "verbs://rxe0/10.11.0.1:12a",
+        "verbs://rxe0/10.11.0.1:000001", "verbs://rxe0/10.11.0.256:1",
+        "verbs://rxe0/host.example:1",   "verbs://rxe0/10.11.0.1/x",
+        "verbs:///10.11.0.1:1",          "tcp://10.11.0.1:1",
+        "verbs://rx e0/10.11.0.1:1",     "verbs://:1",
+        "verbs://10.11.0.1:1:2",
+        "verbs://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/1.2.3.4",
+    };
+    struct na_verbs_addr_parts p;
+
+    (void) state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (na_verbs_addr_parse(bad[i], &p) != NA_INVALID_ARG)
+            fail_msg("accepted bad address \"%s\"", bad[i]);
+    }
+    assert_int_equal(na_verbs_addr_parse(NULL, &p), NA_INVALID_ARG);
+}
+
+static void
+test_addr_format_roundtrip(void **state)
+{
+    char buf[NA_VERBS_ADDR_STRING_MAX];
+    struct na_verbs_addr_parts p;
+    size_t n;
+
+    (void) state;
+    n = na_verbs_addr_format(buf, sizeof(buf), "rxe0", 0x0a0b0001u, 40000);
+    assert_string_equal(buf, "verbs://rxe0/10.11.0.1:40000");
+    assert_int_equal(n, strlen(buf));
+    assert_int_equal(na_verbs_addr_parse(buf, &p), NA_SUCCESS);
+    assert_int_equal(p.ip, 0x0a0b0001u);
+    assert_int_equal(p.port, 40000);
+    /* Too small a buffer: truncated, and the needed length is reported. */
+    n = na_verbs_addr_format(buf, 8, NULL, 0xffffffffu, 65535);
+    assert_int_equal(n, strlen("verbs://255.255.255.255:65535"));
+    assert_true(n < NA_VERBS_ADDR_STRING_MAX);
+}
+
+static void
+test_addr_serialize_junk(void **state)
+{
+    uint8_t buf[NA_VERBS_ADDR_SERIALIZE_SIZE + 1];
+    uint32_t ip;
+    uint16_t port;
+
+    (void) state;
+    na_verbs_addr_encode(buf, 0x0a0b0001u, 1234);
+    assert_int_equal(na_verbs_addr_decode(buf, NA_VERBS_ADDR_SERIALIZE_SIZE,
+                                          &ip, &port),
+                     NA_SUCCESS);
+    assert_int_equal(ip, 0x0a0b0001u);
+    assert_int_equal(port, 1234);
+    assert_int_equal(na_verbs_addr_decode(buf, 3, &ip, &port), NA_MSGSIZE);
+    assert_int_equal(na_verbs_addr_decode(buf, sizeof(buf), &ip, &port),
+                     NA_MSGSIZE);
+    buf[0] ^= 1;
+    assert_int_equal(na_verbs_addr_decode(buf, NA_VERBS_ADDR_SERIALIZE_SIZE,
+                                          &ip, &port),
+                     NA_PROTOCOL_ERROR);
+    na_verbs_addr_encode(buf, 1, 0); /* port 0 names nobody */
+    assert_int_equal(na_verbs_addr_decode(buf, NA_VERBS_ADDR_SERIALIZE_SIZE,
+                                          &ip, &port),
+                     NA_PROTOCOL_ERROR);
+}
+
+static void
+test_mem_handle_junk(void **state)
+{
+    struct na_verbs_mem_desc in = {.addr = 0x7f0000001000ull,
+                                   .len = 65536,
+                                   .rkey = 0x1234,
+                                   .flags = NA_MEM_READWRITE},
+                             out;
+    uint8_t buf[NA_VERBS_MEM_SERIALIZE_SIZE];
+    uint8_t junk[NA_VERBS_MEM_SERIALIZE_SIZE];
+
+    (void) state;
+    na_verbs_mem_encode(buf, &in);
+    assert_int_equal(na_verbs_mem_decode(buf, sizeof(buf), &out), NA_SUCCESS);
+    assert_int_equal(out.addr, in.addr);
+    assert_int_equal(out.len, in.len);
+    assert_int_equal(out.rkey, in.rkey);
+    assert_int_equal(out.flags, in.flags);
+
+    for (size_t n = 0; n < sizeof(buf); n++)
+        assert_int_equal(na_verbs_mem_decode(buf, n, &out), NA_MSGSIZE);
+    assert_int_equal(na_verbs_mem_decode(NULL, sizeof(buf), &out),
+                     NA_MSGSIZE);
+
+    /* Flags outside the three defined values. */
+    memcpy(junk, buf, sizeof(buf));
+    junk[5] = 0x07;
+    assert_int_equal(na_verbs_mem_decode(junk, sizeof(junk), &out),
+                     NA_PROTOCOL_ERROR);
+    junk[5] = 0;
+    assert_int_equal(na_verbs_mem_decode(junk, sizeof(junk), &out),
+                     NA_PROTOCOL_ERROR);
+    /* A region that wraps around the address space. */
+    in.addr = UINT64_MAX - 10;
+    in.len = 11;
+    na_verbs_mem_encode(junk, &in);
+    assert_int_equal(na_verbs_mem_decode(junk, sizeof(junk), &out),
+                     NA_PROTOCOL_ERROR);
+    /* Every single-byte corruption of the header is refused. */
+    for (size_t i = 0; i < 8; i++) {
+        if (i == 5)
+            continue; /* flags: covered above */
+        memcpy(junk, buf, sizeof(buf));
+        junk[i] ^= 0x5a;
+        assert_int_equal(na_verbs_mem_decode(junk, sizeof(junk), &out),
+                         NA_PROTOCOL_ERROR);
+    }
+    /* Pseudo-random junk never crashes and is almost always refused. */
+    srand(7);
+    for (int round = 0; round < 10000; round++) {
+        for (size_t i = 0; i < sizeof(junk); i++)
+            junk[i] = (uint8_t) rand();
+        assert_int_not_equal(na_verbs_mem_decode(junk, sizeof(junk), &out),
+                             NA_SUCCESS);
+    }
+}
+
+static void
+test_msg_hdr_and_conn_data(void **state)
+{
+    struct na_verbs_msg_hdr h = {.type = NA_VERBS_MSG_EXPECTED,
+                                 .credits = 17,
+                                 .tag = 0xdeadbeef,
+                                 .ctrl_ack = 3},
+                            o;
+    struct na_verbs_conn_data c = {.ip = 0x0a0b0001u,
+                                   .port = 7,
+                                   .credits = 32,
+                                   .max_payload = 4096},
+                              co;
+    uint8_t buf[64] = {0};
+
+    (void) state;
+    na_verbs_msg_hdr_encode(buf, &h);
+    assert_int_equal(na_verbs_msg_hdr_decode(buf, 100, &o), NA_SUCCESS);
+    assert_int_equal(o.type, h.type);
+    assert_int_equal(o.credits, 17);
+    assert_int_equal(o.tag, 0xdeadbeefu);
+    assert_int_equal(o.ctrl_ack, 3);
+    assert_int_equal(na_verbs_msg_hdr_decode(buf, 15, &o), NA_MSGSIZE);
+    h.type = NA_VERBS_MSG_CREDIT;
+    na_verbs_msg_hdr_encode(buf, &h);
+    /* A credit-only message with a payload is malformed. */
+    assert_int_equal(na_verbs_msg_hdr_decode(buf, 17, &o), NA_PROTOCOL_ERROR);
+    buf[0] = 9;
+    assert_int_equal(na_verbs_msg_hdr_decode(buf, 16, &o), NA_PROTOCOL_ERROR);
+
+    na_verbs_conn_data_encode(buf, &c);
+    /* The CM pads private data, so longer input is fine. */
+    assert_int_equal(na_verbs_conn_data_decode(buf, 56, &co), NA_SUCCESS);
+    assert_int_equal(co.ip, c.ip);
+    assert_int_equal(co.port, 7);
+    assert_int_equal(co.credits, 32);
+    assert_int_equal(co.max_payload, 4096);
+    assert_int_equal(na_verbs_conn_data_decode(buf, 19, &co), NA_MSGSIZE);
+    c.credits = 0;
+    na_verbs_conn_data_encode(buf, &c);
+    assert_int_equal(na_verbs_conn_data_decode(buf, 20, &co),
+                     NA_PROTOCOL_ERROR);
+}
+
+/* The plugin's own initialize, called directly so the exact code is
+ * checked (NA_Initialize only returns NULL). */
+static void
+test_init_nodev(void **state)
+{
+    struct na_info info;
+    na_class_t cls;
+    uint64_t t0;
+    na_return_t ret;
+
+    (void) state;
+    if (have_rdma_device()) {
+        print_message("skipped: an RDMA device exists here, so "
+                      "initialization cannot fail with NA_NODEV\n");
+        skip();
+    }
+    memset(&info, 0, sizeof(info));
+    memset(&cls, 0, sizeof(cls));
+    info.init_info = NA_INIT_INFO_INITIALIZER;
+    snprintf(info.protocol_name, sizeof(info.protocol_name), "verbs");
+    snprintf(info.host_name, sizeof(info.host_name), "rxe0/10.11.0.1:0");
+    t0 = now_ms();
+    ret = na_verbs_class_ops.initialize(&cls, &info, true);
+    assert_int_equal(ret, NA_NODEV);
+    assert_null(cls.plugin_class);
+    assert_true(now_ms() - t0 < 2000);
+
+    /* Through the public API: NULL, quickly, and nothing crashes. */
+    t0 = now_ms();
+    assert_null(NA_Initialize(test_info(), true));
+    assert_null(NA_Initialize("verbs", false));
+    assert_true(now_ms() - t0 < 2000);
+}
+
+static void
+test_init_bad_strings(void **state)
+{
+    (void) state;
+    /* Malformed hosts are refused before any device is touched. */
+    assert_null(NA_Initialize("verbs://rxe0/not-an-ip:1", true));
+    assert_null(NA_Initialize("verbs://10.0.0.1:99999", true));
+    assert_null(NA_Initialize("verbs://a/b/c", true));
+}
+
+/* ------------------------------------------------------------------ */
+/* With a device: two classes in this process.                         */
+/* ------------------------------------------------------------------ */
+
+struct peer {
+    na_class_t *cls;
+    na_context_t *ctx;
+};
+
+struct result {
+    int count;
+    na_return_t ret;
+    na_cb_type_t type;
+    size_t size;
+    na_addr_t source;
+    na_tag_t tag;
+};
+
+static void
+record_cb(const struct na_cb_info *info)
+{
+    struct result *r = info->arg;
+
+    r->count++;
+    r->ret = info->ret;
+    r->type = info->type;
+    if (info->type == NA_CB_RECV_UNEXPECTED) {
+        r->size = info->info.recv_unexpected.actual_buf_size;
+        r->source = info->info.recv_unexpected.source;
+        r->tag = info->info.recv_unexpected.tag;
+    } else if (info->type == NA_CB_RECV_EXPECTED) {
+        r->size = info->info.recv_expected.actual_buf_size;
+    }
+}
+
+static void
+peer_open(struct peer *p, bool listen)
+{
+    p->cls = NA_Initialize(test_info(), listen);
+    if (p->cls == NULL)
+        fail_msg("NA_Initialize(\"%s\") failed with a device present",
+                 test_info());
+    assert_string_equal(NA_Get_class_name(p->cls), "verbs");
+    assert_string_equal(NA_Get_class_protocol(p->cls), "verbs");
+    p->ctx = NA_Context_create(p->cls);
+    assert_non_null(p->ctx);
+}
+
+static void
+peer_close(struct peer *p)
+{
+    assert_int_equal(NA_Context_destroy(p->cls, p->ctx), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(p->cls), NA_SUCCESS);
+}
+
+/* Progress both peers until *count reaches want, or fail on timeout. */
+static void
+progress_until(struct peer *a, struct peer *b, const int *count, int want)
+{
+    uint64_t deadline = now_ms() + TEST_TIMEOUT_MS;
+
+    while (*count < want) {
+        unsigned int n;
+
+        if (now_ms() > deadline)
+            fail_msg("timed out waiting for %d completion(s), have %d", want,
+                     *count);
+        (void) NA_Poll(a->cls, a->ctx, &n);
+        (void) NA_Trigger(a->ctx, 64, NULL);
+        if (b != NULL) {
+            (void) NA_Poll(b->cls, b->ctx, &n);
+            (void) NA_Trigger(b->ctx, 64, NULL);
+        }
+    }
+}
+
+static na_addr_t
+lookup_peer(struct peer *from, struct peer *to)
+{
+    char name[128];
+    size_t size = sizeof(name);
+    na_addr_t self, addr;
+
+    assert_int_equal(NA_Addr_self(to->cls, &self), NA_SUCCESS);
+    assert_int_equal(NA_Addr_to_string(to->cls, name, &size, self),
+                     NA_SUCCESS);
+    NA_Addr_free(to->cls, self);
+    assert_int_equal(NA_Addr_lookup(from->cls, name, &addr), NA_SUCCESS);
+    return addr;
+}
+
+static void
+test_addr_roundtrip_live(void **state)
+{
+    struct peer s;
+    char name[128], name2[128];
+    size_t size = sizeof(name), size2 = sizeof(name2);
+    uint8_t ser[64];
+    na_addr_t self, looked, deser;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    peer_open(&s, true);
+    assert_int_equal(NA_Addr_self(s.cls, &self), NA_SUCCESS);
+    assert_true(NA_Addr_is_self(s.cls, self));
+    assert_int_equal(NA_Addr_to_string(s.cls, name, &size, self), NA_SUCCESS);
+    print_message("self address: %s\n", name);
+    /* Port 0 was replaced by the port actually bound. */
+    {
+        struct na_verbs_addr_parts parts;
+
+        assert_int_equal(na_verbs_addr_parse(name, &parts), NA_SUCCESS);
+        assert_true(parts.has_port && parts.port != 0);
+    }
+    assert_int_equal(NA_Addr_lookup(s.cls, name, &looked), NA_SUCCESS);
+    assert_true(NA_Addr_cmp(s.cls, self, looked));
+    assert_int_equal(NA_Addr_to_string(s.cls, name2, &size2, looked),
+                     NA_SUCCESS);
+    assert_string_equal(name, name2);
+    size = 4;
+    assert_int_equal(NA_Addr_to_string(s.cls, name2, &size, self),
+                     NA_OVERFLOW);
+    assert_int_equal(size, strlen(name) + 1);
+
+    assert_true(NA_Addr_get_serialize_size(s.cls, self) <= sizeof(ser));
+    assert_int_equal(NA_Addr_serialize(s.cls, ser, sizeof(ser), self),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Addr_deserialize(s.cls, &deser, ser,
+                                         NA_Addr_get_serialize_size(s.cls,
+                                                                    self)),
+                     NA_SUCCESS);
+    assert_true(NA_Addr_cmp(s.cls, self, deser));
+    assert_int_not_equal(NA_Addr_deserialize(s.cls, &deser, ser, 3),
+                         NA_SUCCESS);
+    NA_Addr_free(s.cls, deser);
+    NA_Addr_free(s.cls, looked);
+    NA_Addr_free(s.cls, self);
+    peer_close(&s);
+}
+
+static void
+test_unexpected_expected(void **state)
+{
+    struct peer s, c;
+    struct result r_srv = {0}, r_cli = {0}, r_send = {0}, r_resp = {0};
+    char req[] = "request over verbs", resp[] = "response with tag 7";
+    char sbuf[4096], cbuf[4096];
+    na_op_id_t *s_op, *s_send, *c_recv, *c_send;
+    na_addr_t srv;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    peer_open(&s, true);
+    peer_open(&c, false);
+    assert_int_equal(NA_Msg_get_max_unexpected_size(s.cls), 4096);
+    assert_int_equal(NA_Msg_get_max_expected_size(s.cls), 4096);
+    srv = lookup_peer(&c, &s);
+    s_op = NA_Op_create(s.cls, 0);
+    s_send = NA_Op_create(s.cls, 0);
+    c_recv = NA_Op_create(c.cls, 0);
+    c_send = NA_Op_create(c.cls, 0);
+
+    assert_int_equal(NA_Msg_recv_unexpected(s.cls, s.ctx, record_cb, &r_srv,
+                                            sbuf, sizeof(sbuf), NULL, s_op),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_cli,
+                                          cbuf, sizeof(cbuf), NULL, srv, 0, 7,
+                                          c_recv),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_send,
+                                            req, sizeof(req), NULL, srv, 0,
+                                            42, c_send),
+                     NA_SUCCESS);
+    /* Oversized posts are refused up front. */
+    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_send,
+                                            sbuf, 4097, NULL, srv, 0, 1,
+                                            c_recv),
+                     NA_MSGSIZE);
+    progress_until(&s, &c, &r_srv.count, 1);
+    progress_until(&s, &c, &r_send.count, 1);
+    assert_int_equal(r_send.ret, NA_SUCCESS);
+    assert_int_equal(r_srv.ret, NA_SUCCESS);
+    assert_int_equal(r_srv.size, sizeof(req));
+    assert_int_equal(r_srv.tag, 42);
+    assert_memory_equal(sbuf, req, sizeof(req));
+    assert_non_null(r_srv.source);
+
+    /* The source learnt from the connection is where the answer goes. */
+    assert_int_equal(NA_Msg_send_expected(s.cls, s.ctx, record_cb, &r_resp,
+                                          resp, sizeof(resp), NULL,
+                                          r_srv.source, 0, 7, s_send),
+                     NA_SUCCESS);
+    progress_until(&s, &c, &r_cli.count, 1);
+    progress_until(&s, &c, &r_resp.count, 1);
+    assert_int_equal(r_cli.ret, NA_SUCCESS);
+    assert_int_equal(r_cli.size, sizeof(resp));
+    assert_memory_equal(cbuf, resp, sizeof(resp));
+    assert_int_equal(r_resp.ret, NA_SUCCESS);
+    /* Exactly once. */
+    progress_until(&s, &c, &r_cli.count, 1);
+    assert_int_equal(r_cli.count, 1);
+    assert_int_equal(r_srv.count, 1);
+
+    NA_Addr_free(s.cls, r_srv.source);
+    NA_Addr_free(c.cls, srv);
+    NA_Op_destroy(s.cls, s_op);
+    NA_Op_destroy(s.cls, s_send);
+    NA_Op_destroy(c.cls, c_recv);
+    NA_Op_destroy(c.cls, c_send);
+    peer_close(&c);
+    peer_close(&s);
+}
+
+/* Expected messages that arrive before their receives are posted, in a
+ * different order from the receives, still match by tag. Many more
+ * messages than credits also exercise the credit return. */
+static void
+test_tag_matching_and_credits(void **state)
+{
+    enum { N = 100 };
+    struct peer s, c;
+    struct result r_send[N], r_recv[N];
+    uint32_t out[N], in[N];
+    na_op_id_t *send_op[N], *recv_op[N];
+    na_addr_t srv, cli;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    peer_open(&s, true);
+    peer_open(&c, true);
+    srv = lookup_peer(&c, &s);
+    cli = lookup_peer(&s, &c);
+    memset(r_send, 0, sizeof(r_send));
+    memset(r_recv, 0, sizeof(r_recv));
+    for (int i = 0; i < N; i++) {
+        send_op[i] = NA_Op_create(c.cls, 0);
+        recv_op[i] = NA_Op_create(s.cls, 0);
+        out[i] = 0xa5000000u + (uint32_t) i;
+        in[i] = 0;
+    }
+    /* Tag i carries out[i]; send them all first (early arrivals). */
+    for (int i = 0; i < N; i++)
+        assert_int_equal(NA_Msg_send_expected(c.cls, c.ctx, record_cb,
+                                              &r_send[i], &out[i],
+                                              sizeof(out[i]), NULL, srv, 0,
+                                              (na_tag_t) i, send_op[i]),
+                         NA_SUCCESS);
+    for (int i = 0; i < N; i++)
+        progress_until(&c, &s, &r_send[i].count, 1);
+    /* Receive in reverse tag order. */
+    for (int i = N - 1; i >= 0; i--)
+        assert_int_equal(NA_Msg_recv_expected(s.cls, s.ctx, record_cb,
+                                              &r_recv[i], &in[i],
+                                              sizeof(in[i]), NULL, cli, 0,
+                                              (na_tag_t) i, recv_op[i]),
+                         NA_SUCCESS);
+    for (int i = 0; i < N; i++) {
+        progress_until(&c, &s, &r_recv[i].count, 1);
+        assert_int_equal(r_send[i].ret, NA_SUCCESS);
+        assert_int_equal(r_recv[i].ret, NA_SUCCESS);
+        assert_int_equal(r_recv[i].size, sizeof(uint32_t));
+        assert_int_equal(in[i], out[i]);
+    }
+    /* A receive for a tag nobody sent stays pending, then cancels. */
+    assert_int_equal(NA_Msg_recv_expected(s.cls, s.ctx, record_cb,
+                                          &r_recv[0], &in[0], sizeof(in[0]),
+                                          NULL, cli, 0, 999999, recv_op[0]),
+                     NA_SUCCESS);
+    r_recv[0].count = 0;
+    assert_int_equal(NA_Cancel(s.cls, s.ctx, recv_op[0]), NA_SUCCESS);
+    progress_until(&c, &s, &r_recv[0].count, 1);
+    assert_int_equal(r_recv[0].ret, NA_CANCELED);
+
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(NA_Op_destroy(c.cls, send_op[i]), NA_SUCCESS);
+        assert_int_equal(NA_Op_destroy(s.cls, recv_op[i]), NA_SUCCESS);
+    }
+    NA_Addr_free(c.cls, srv);
+    NA_Addr_free(s.cls, cli);
+    peer_close(&c);
+    peer_close(&s);
+}
+
+static void
+test_put_get(void **state)
+{
+    enum { LEN = 256 * 1024 };
+    struct peer s, c;
+    struct result r_put = {0}, r_get = {0}, r_bad = {0};
+    uint8_t *cli_mem = malloc(LEN), *srv_mem = malloc(LEN);
+    uint8_t ser[64];
+    na_mem_handle_t cli_h, srv_h, remote_h, ro_h;
+    na_op_id_t *op;
+    na_addr_t cli;
+    size_t ser_size;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    assert_non_null(cli_mem);
+    assert_non_null(srv_mem);
+    peer_open(&s, true);
+    peer_open(&c, true);
+    cli = lookup_peer(&s, &c);
+    for (size_t i = 0; i < LEN; i++) {
+        cli_mem[i] = (uint8_t) (i * 7 + 1);
+        srv_mem[i] = (uint8_t) (i * 13 + 5);
+    }
+    /* The client exposes its buffer; the server does the RMA. */
+    assert_int_equal(NA_Mem_handle_create(c.cls, cli_mem, LEN,
+                                          NA_MEM_READWRITE, &cli_h),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(c.cls, cli_h, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    ser_size = NA_Mem_handle_get_serialize_size(c.cls, cli_h);
+    assert_true(ser_size <= sizeof(ser));
+    assert_int_equal(NA_Mem_handle_serialize(c.cls, ser, sizeof(ser), cli_h),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_deserialize(s.cls, &remote_h, ser,
+                                               ser_size),
+                     NA_SUCCESS);
+    ser[0] ^= 0xff;
+    assert_int_not_equal(NA_Mem_handle_deserialize(s.cls, &ro_h, ser,
+                                                   ser_size),
+                         NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(s.cls, srv_mem, LEN,
+                                          NA_MEM_READWRITE, &srv_h),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(s.cls, srv_h, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    op = NA_Op_create(s.cls, 0);
+
+    /* Put the server's first half into the client's second half. */
+    assert_int_equal(NA_Put(s.cls, s.ctx, record_cb, &r_put, srv_h, 0,
+                            remote_h, LEN / 2, LEN / 2, cli, 0, op),
+                     NA_SUCCESS);
+    progress_until(&s, &c, &r_put.count, 1);
+    assert_int_equal(r_put.ret, NA_SUCCESS);
+    assert_memory_equal(cli_mem + LEN / 2, srv_mem, LEN / 2);
+    for (size_t i = 0; i < LEN / 2; i++)
+        assert_int_equal(cli_mem[i], (uint8_t) (i * 7 + 1));
+
+    /* Get the client's first half into the server's second half. */
+    assert_int_equal(NA_Get(s.cls, s.ctx, record_cb, &r_get, srv_h, LEN / 2,
+                            remote_h, 0, LEN / 2, cli, 0, op),
+                     NA_SUCCESS);
+    progress_until(&s, &c, &r_get.count, 1);
+    assert_int_equal(r_get.ret, NA_SUCCESS);
+    assert_memory_equal(srv_mem + LEN / 2, cli_mem, LEN / 2);
+
+    /* Out of bounds and missing permission are refused at post time. */
+    assert_int_equal(NA_Put(s.cls, s.ctx, record_cb, &r_bad, srv_h, 0,
+                            remote_h, LEN / 2 + 1, LEN / 2, cli, 0, op),
+                     NA_INVALID_ARG);
+    assert_int_equal(NA_Mem_handle_create(c.cls, cli_mem, LEN,
+                                          NA_MEM_READ_ONLY, &ro_h),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(c.cls, ro_h, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_serialize(c.cls, ser, sizeof(ser), ro_h),
+                     NA_SUCCESS);
+    NA_Mem_handle_free(s.cls, remote_h);
+    assert_int_equal(NA_Mem_handle_deserialize(s.cls, &remote_h, ser,
+                                               ser_size),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Put(s.cls, s.ctx, record_cb, &r_bad, srv_h, 0,
+                            remote_h, 0, 16, cli, 0, op),
+                     NA_PERMISSION);
+    assert_int_equal(r_bad.count, 0);
+
+    NA_Op_destroy(s.cls, op);
+    NA_Mem_handle_free(s.cls, remote_h);
+    NA_Mem_deregister(c.cls, ro_h);
+    NA_Mem_handle_free(c.cls, ro_h);
+    NA_Mem_deregister(s.cls, srv_h);
+    NA_Mem_handle_free(s.cls, srv_h);
+    NA_Mem_deregister(c.cls, cli_h);
+    NA_Mem_handle_free(c.cls, cli_h);
+    NA_Addr_free(s.cls, cli);
+    peer_close(&c);
+    peer_close(&s);
+    free(cli_mem);
+    free(srv_mem);
+}
+
+static void
+test_cancel_recv(void **state)
+{
+    struct peer s;
+    struct result r = {0};
+    char buf[64];
+    na_op_id_t *op;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    peer_open(&s, true);
+    op = NA_Op_create(s.cls, 0);
+    assert_int_equal(NA_Msg_recv_unexpected(s.cls, s.ctx, record_cb, &r, buf,
+                                            sizeof(buf), NULL, op),
+                     NA_SUCCESS);
+    /* Busy until it completes and is triggered. */
+    assert_int_equal(NA_Op_destroy(s.cls, op), NA_BUSY);
+    assert_int_equal(NA_Cancel(s.cls, s.ctx, op), NA_SUCCESS);
+    assert_int_equal(NA_Cancel(s.cls, s.ctx, op), NA_SUCCESS);
+    progress_until(&s, NULL, &r.count, 1);
+    assert_int_equal(r.ret, NA_CANCELED);
+    assert_int_equal(r.type, NA_CB_RECV_UNEXPECTED);
+    /* Cancel after completion is a no-op; no second callback. */
+    assert_int_equal(NA_Cancel(s.cls, s.ctx, op), NA_SUCCESS);
+    for (int i = 0; i < 10; i++) {
+        unsigned int n;
+
+        (void) NA_Poll(s.cls, s.ctx, &n);
+        (void) NA_Trigger(s.ctx, 16, NULL);
+    }
+    assert_int_equal(r.count, 1);
+    assert_int_equal(NA_Op_destroy(s.cls, op), NA_SUCCESS);
+    peer_close(&s);
+}
+
+/* poll_wait sleeps on the completion channel instead of spinning, and a
+ * completion queued by another call (here a cancel) is seen at once. */
+static void
+test_poll_wait_sleeps(void **state)
+{
+    struct peer s;
+    struct rusage ru0, ru1;
+    uint64_t t0, elapsed, cpu_ms;
+    unsigned int n = 0;
+    na_return_t ret;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    peer_open(&s, true);
+    getrusage(RUSAGE_SELF, &ru0);
+    t0 = now_ms();
+    ret = NA_Poll_wait(s.cls, s.ctx, 300, &n);
+    elapsed = now_ms() - t0;
+    getrusage(RUSAGE_SELF, &ru1);
+    cpu_ms = (uint64_t) ((ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) * 1000 +
+                         (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1000 +
+                         (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000 +
+                         (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1000);
+    print_message("poll_wait(300 ms): %s after %llu ms, %llu ms of CPU\n",
+                  NA_Error_to_string(ret), (unsigned long long) elapsed,
+                  (unsigned long long) cpu_ms);
+    assert_int_equal(ret, NA_TIMEOUT);
+    assert_int_equal(n, 0);
+    assert_true(elapsed >= 250);
+    assert_true(cpu_ms < elapsed / 2);
+    assert_true(NA_Poll_get_fd(s.cls, s.ctx) >= 0);
+    peer_close(&s);
+}
+
+/* A peer that goes away turns into error completions, never a hang: a
+ * send to an address with no listener fails, and a receive waiting on a
+ * peer whose class is finalized fails. */
+static void
+test_peer_gone(void **state)
+{
+    struct peer s, c;
+    struct result r_send = {0}, r_recv = {0}, r_first = {0}, r_srv = {0};
+    char buf[64] = "hello", rbuf[64];
+    na_op_id_t *op_send, *op_recv, *s_op;
+    na_addr_t srv, nobody;
+    char name[128];
+    size_t size = sizeof(name);
+    uint64_t t0;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    peer_open(&s, true);
+    peer_open(&c, false);
+    op_send = NA_Op_create(c.cls, 0);
+    op_recv = NA_Op_create(c.cls, 0);
+    s_op = NA_Op_create(s.cls, 0);
+
+    /* Nobody listens on the client's port (it is not listening). */
+    nobody = lookup_peer(&s, &c);
+    assert_int_equal(NA_Addr_to_string(s.cls, name, &size, nobody),
+                     NA_SUCCESS);
+    t0 = now_ms();
+    assert_int_equal(NA_Msg_send_unexpected(s.cls, s.ctx, record_cb, &r_send,
+                                            buf, 6, NULL, nobody, 0, 1, s_op),
+                     NA_SUCCESS);
+    progress_until(&s, NULL, &r_send.count, 1);
+    print_message("send to %s (no listener): %s after %llu ms\n", name,
+                  NA_Error_to_string(r_send.ret),
+                  (unsigned long long) (now_ms() - t0));
+    assert_int_equal(r_send.ret, NA_HOSTUNREACH);
+    NA_Addr_free(s.cls, nobody);
+
+    /* Connect, then let the server vanish while the client waits. */
+    srv = lookup_peer(&c, &s);
+    assert_int_equal(NA_Msg_recv_unexpected(s.cls, s.ctx, record_cb, &r_srv,
+                                            rbuf, sizeof(rbuf), NULL, s_op),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_first,
+                                            buf, 6, NULL, srv, 0, 1, op_send),
+                     NA_SUCCESS);
+    progress_until(&s, &c, &r_srv.count, 1);
+    progress_until(&s, &c, &r_first.count, 1);
+    assert_int_equal(r_first.ret, NA_SUCCESS);
+    NA_Addr_free(s.cls, r_srv.source);
+    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_recv,
+                                          rbuf, sizeof(rbuf), NULL, srv, 0, 5,
+                                          op_recv),
+                     NA_SUCCESS);
+    NA_Op_destroy(s.cls, s_op);
+    peer_close(&s);
+    t0 = now_ms();
+    progress_until(&c, NULL, &r_recv.count, 1);
+    print_message("receive from a finalized peer: %s after %llu ms\n",
+                  NA_Error_to_string(r_recv.ret),
+                  (unsigned long long) (now_ms() - t0));
+    assert_int_equal(r_recv.ret, NA_HOSTUNREACH);
+
+    /* Sending again reconnects, which now fails cleanly. */
+    r_send.count = 0;
+    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_send,
+                                            buf, 6, NULL, srv, 0, 1, op_send),
+                     NA_SUCCESS);
+    progress_until(&c, NULL, &r_send.count, 1);
+    assert_int_equal(r_send.ret, NA_HOSTUNREACH);
+
+    NA_Addr_free(c.cls, srv);
+    NA_Op_destroy(c.cls, op_send);
+    NA_Op_destroy(c.cls, op_recv);
+    peer_close(&c);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_addr_parse_valid),
+        cmocka_unit_test(test_addr_parse_bad),
+        cmocka_unit_test(test_addr_format_roundtrip),
+        cmocka_unit_test(test_addr_serialize_junk),
+        cmocka_unit_test(test_mem_handle_junk),
+        cmocka_unit_test(test_msg_hdr_and_conn_data),
+        cmocka_unit_test(test_init_nodev),
+        cmocka_unit_test(test_init_bad_strings),
+        cmocka_unit_test(test_addr_roundtrip_live),
+        cmocka_unit_test(test_unexpected_expected),
+        cmocka_unit_test(test_tag_matching_and_credits),
+        cmocka_unit_test(test_put_get),
+        cmocka_unit_test(test_cancel_recv),
+        cmocka_unit_test(test_poll_wait_sleeps),
+        cmocka_unit_test(test_peer_gone),
+    };
+
+    print_message("verbs info string: %s (%s)\n", test_info(),
+                  have_rdma_device() ? "RDMA device present"
+                                     : "no RDMA device: device cases skip");
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
