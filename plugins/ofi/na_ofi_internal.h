@@ -36,6 +36,14 @@
 /* The libfabric API version we program against (Debian 12 ships 1.17). */
 #define NA_OFI_FI_VERSION FI_VERSION(1, 11)
 
+/*
+ * How long a post the provider keeps refusing with FI_EAGAIN is retried.
+ * tcp;ofi_rxm answers FI_EAGAIN for as long as it cannot connect to the
+ * peer, without ever reporting the refused connection, so this bound is
+ * what turns a dead peer into NA_HOSTUNREACH instead of a hang.
+ */
+#define NA_OFI_RETRY_TIMEOUT_NS (5ull * 1000000000ull)
+
 /* Payload limits when na_init_info leaves them at zero. */
 #define NA_OFI_DEFAULT_MSG_SIZE 4096
 
@@ -121,6 +129,7 @@ struct na_op_id {
     na_cb_type_t type;
     na_ofi_post_fn post;     /* reposts after FI_EAGAIN */
     bool injected;           /* post completed inline (fi_inject) */
+    uint64_t retry_deadline; /* when a refused post gives up (ns)   */
     atomic_int queued_on;    /* enum na_ofi_queue, under that queue's lock */
     struct na_addr *addr;    /* reference held while posted */
     TAILQ_ENTRY(na_op_id) entry; /* retry or unexpected queue */

@@ -85,6 +85,20 @@ na_ofi_error_to_na(int fi_err)
     }
 }
 
+/*
+ * Errors of an operation that names a peer. Providers that connect on
+ * demand report a peer they cannot reach as "no such entry" (sockets:
+ * FI_ENOENT or FI_ENODATA); for an op with a destination that means the
+ * host is unreachable.
+ */
+static na_return_t
+na_ofi_peer_error_to_na(const struct na_op_id *op, int fi_err)
+{
+    if (op->addr != NULL && (fi_err == FI_ENOENT || fi_err == FI_ENODATA))
+        return NA_HOSTUNREACH;
+    return na_ofi_error_to_na(fi_err);
+}
+
 /* Wake threads asleep in poll_wait after queueing a completion outside
  * the progress loop (an injected send, a cancel, a backlog match). */
 void
@@ -163,35 +177,56 @@ na_ofi_op_complete(struct na_op_id *op, na_return_t ret)
     atomic_fetch_sub(&pc->pending, 1);
 }
 
+/* Queue a refused op at the tail; its retry clock starts on first refusal. */
 static void
-na_ofi_retry_push(struct na_ofi_class *cls, struct na_op_id *op, bool head)
+na_ofi_retry_push(struct na_ofi_class *cls, struct na_op_id *op)
 {
     pthread_mutex_lock(&cls->retry_lock);
     atomic_store(&op->status, NA_OFI_OP_QUEUED);
     atomic_store(&op->queued_on, NA_OFI_QUEUE_RETRY);
-    if (head)
-        TAILQ_INSERT_HEAD(&cls->retry_ops, op, entry);
-    else
-        TAILQ_INSERT_TAIL(&cls->retry_ops, op, entry);
+    TAILQ_INSERT_TAIL(&cls->retry_ops, op, entry);
     atomic_fetch_add(&cls->retry_count, 1);
     pthread_mutex_unlock(&cls->retry_lock);
+}
+
+/* Whether an op to the same peer already waits: then a new one must wait
+ * behind it, so messages to one peer keep their order. */
+static bool
+na_ofi_retry_has_peer(struct na_ofi_class *cls, const struct na_addr *addr)
+{
+    struct na_op_id *q;
+    bool found = false;
+
+    if (atomic_load(&cls->retry_count) == 0)
+        return false;
+    pthread_mutex_lock(&cls->retry_lock);
+    TAILQ_FOREACH(q, &cls->retry_ops, entry) {
+        if (q->addr == addr) {
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&cls->retry_lock);
+    return found;
 }
 
 /*
  * Post a started op. FI_EAGAIN (the provider is out of credits or still
  * connecting) does not reach the caller: the op waits on the retry queue
- * and poll posts it again, in order.
+ * and poll posts it again, for up to NA_OFI_RETRY_TIMEOUT_NS.
  */
 na_return_t
 na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
 {
     struct na_ofi_class *cls = op->cls;
+    na_return_t ret;
     int rc;
 
     op->post = post;
-    if (atomic_load(&cls->retry_count) != 0) {
-        /* Keep order behind ops already waiting. */
-        na_ofi_retry_push(cls, op, false);
+    op->retry_deadline =
+        na_plugin_clock_monotonic_ns() + NA_OFI_RETRY_TIMEOUT_NS;
+    if (na_ofi_retry_has_peer(cls, op->addr)) {
+        na_ofi_retry_push(cls, op);
         return NA_SUCCESS;
     }
     atomic_store(&op->status, NA_OFI_OP_POSTED);
@@ -204,44 +239,80 @@ na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
         return NA_SUCCESS;
     }
     if (rc == -FI_EAGAIN) {
-        na_ofi_retry_push(cls, op, false);
+        na_ofi_retry_push(cls, op);
         return NA_SUCCESS;
     }
+    ret = na_ofi_peer_error_to_na(op, -rc);
     na_ofi_op_abort(op);
-    return na_ofi_error_to_na(-rc);
+    return ret;
 }
 
-/* Repost ops refused with FI_EAGAIN; stop at the first refusal. */
+#define NA_OFI_RETRY_BLOCKED_MAX 8
+
+/*
+ * Repost ops refused with FI_EAGAIN, oldest first. A refusal blocks only
+ * the later ops to the same peer in this pass, so one dead peer does not
+ * hold up the others; an op refused past its deadline fails.
+ */
 static void
 na_ofi_retry_progress(struct na_ofi_class *cls)
 {
-    for (;;) {
-        struct na_op_id *op;
+    const struct na_addr *blocked[NA_OFI_RETRY_BLOCKED_MAX];
+    size_t nblocked = 0;
+    struct na_op_id *op, *next;
+    struct na_ofi_op_queue failed = TAILQ_HEAD_INITIALIZER(failed);
+    uint64_t now = na_plugin_clock_monotonic_ns();
+
+    pthread_mutex_lock(&cls->retry_lock);
+    for (op = TAILQ_FIRST(&cls->retry_ops); op != NULL; op = next) {
+        bool skip = false;
         int rc;
 
-        pthread_mutex_lock(&cls->retry_lock);
-        op = TAILQ_FIRST(&cls->retry_ops);
-        if (op != NULL) {
-            TAILQ_REMOVE(&cls->retry_ops, op, entry);
-            atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
-            atomic_fetch_sub(&cls->retry_count, 1);
-        }
-        pthread_mutex_unlock(&cls->retry_lock);
-        if (op == NULL)
-            return;
-
+        next = TAILQ_NEXT(op, entry);
+        for (size_t i = 0; i < nblocked && !skip; i++)
+            skip = blocked[i] == op->addr;
+        if (skip)
+            continue;
+        /* Off the queue before posting: once posted, the op may complete
+         * on another thread at any moment. Posting under the lock keeps
+         * cancel from racing the repost. */
+        TAILQ_REMOVE(&cls->retry_ops, op, entry);
+        atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+        atomic_fetch_sub(&cls->retry_count, 1);
         atomic_store(&op->status, NA_OFI_OP_POSTED);
         rc = op->post(op);
-        if (rc == 0) {
-            if (op->injected)
-                na_ofi_op_complete(op, NA_SUCCESS);
+        if (rc == 0 && !op->injected)
+            continue; /* with the provider now */
+        if (rc == -FI_EAGAIN && now < op->retry_deadline &&
+            !atomic_load(&op->cancel_requested)) {
+            atomic_store(&op->status, NA_OFI_OP_QUEUED);
+            atomic_store(&op->queued_on, NA_OFI_QUEUE_RETRY);
+            atomic_fetch_add(&cls->retry_count, 1);
+            if (next != NULL)
+                TAILQ_INSERT_BEFORE(next, op, entry);
+            else
+                TAILQ_INSERT_TAIL(&cls->retry_ops, op, entry);
+            if (nblocked == NA_OFI_RETRY_BLOCKED_MAX)
+                break;
+            blocked[nblocked++] = op->addr;
             continue;
         }
-        if (rc == -FI_EAGAIN) {
-            na_ofi_retry_push(cls, op, true);
-            return;
-        }
-        na_ofi_op_complete(op, na_ofi_error_to_na(-rc));
+        if (rc == 0)
+            op->completion.callback_info.ret = NA_SUCCESS;
+        else if (rc != -FI_EAGAIN)
+            op->completion.callback_info.ret = na_ofi_peer_error_to_na(op, -rc);
+        else if (atomic_load(&op->cancel_requested))
+            op->completion.callback_info.ret = NA_CANCELED;
+        else
+            op->completion.callback_info.ret = NA_HOSTUNREACH;
+        TAILQ_INSERT_TAIL(&failed, op, entry);
+    }
+    pthread_mutex_unlock(&cls->retry_lock);
+
+    /* Complete outside the lock: the core's queue has its own. */
+    while ((op = TAILQ_FIRST(&failed)) != NULL) {
+        TAILQ_REMOVE(&failed, op, entry);
+        na_ofi_op_complete(op, op->completion.callback_info.ret);
     }
 }
 
@@ -301,7 +372,7 @@ na_ofi_dispatch_error(const struct fi_cq_err_entry *err)
     }
     op = (struct na_op_id *) hdr;
     context = op->context;
-    ret = na_ofi_error_to_na(err->err);
+    ret = na_ofi_peer_error_to_na(op, err->err);
     if (op->type == NA_CB_RECV_EXPECTED)
         op->completion.callback_info.info.recv_expected.actual_buf_size = 0;
     na_ofi_op_complete(op, ret);
