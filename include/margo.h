@@ -1,0 +1,316 @@
+/*
+ * Quicksilver Margo: a blocking layer over the HG RPC and bulk API.
+ *
+ * HG is non-blocking and callback driven; this layer turns it into plain
+ * blocking calls (margo_forward() returns when the response is there,
+ * margo_bulk_transfer() when the bytes have moved) and runs RPC handlers as
+ * ordinary functions. It uses POSIX threads; there is no user-level
+ * threading package underneath.
+ *
+ * Who makes progress:
+ *  - With use_progress_thread, a thread owned by the instance drives HG;
+ *    blocking calls sleep on a condition variable until their operation
+ *    completes, so an idle process uses no CPU.
+ *  - Without it, a blocking call drives progress itself. It drives every
+ *    instance of the process that has no progress thread, one after the
+ *    other, so a client and a server instance living in one thread (the
+ *    simulated fabric's usual test set-up) both move forward. Only one
+ *    thread drives at a time; other blocked threads sleep until their
+ *    operation is done or the driving role is free.
+ *
+ * Where handlers run (rpc_thread_count):
+ *  -  0: in the caller's context: inside any thread blocked in a Margo call
+ *        on the instance (typically margo_wait_for_finalize()), and, without
+ *        a progress thread, inside whichever thread is driving progress.
+ *  - >0: on that many handler threads owned by the instance.
+ *  - -1: on the progress thread (like 0 when there is none).
+ *
+ * Ownership: a handler owns the handle it is given and must margo_destroy()
+ * it. Addresses obtained from margo_addr_lookup(), margo_addr_self() and
+ * margo_addr_dup() are the caller's to margo_addr_free(); any still held at
+ * margo_finalize() are released there.
+ *
+ * With no progress thread and no handler threads on the simulated fabric,
+ * everything happens in the calling thread in a fixed order, so a run is
+ * deterministic for a given simulator seed. docs/margo.md has the details.
+ */
+#ifndef MARGO_H
+#define MARGO_H
+
+#include "mercury.h"
+#include "mercury_bulk.h"
+#include "mercury_proc.h"
+#include "mercury_proc_bulk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An instance: one HG class, one HG context and their threads. */
+typedef struct margo_instance *margo_instance_id;
+#define MARGO_INSTANCE_NULL ((margo_instance_id) NULL)
+
+/* The `mode` argument of margo_init(): whether the instance listens. */
+#define MARGO_CLIENT_MODE 0
+#define MARGO_SERVER_MODE 1
+
+/* An operation started by margo_iforward(), margo_irespond() or
+ * margo_bulk_itransfer(), finished by margo_wait(). */
+typedef struct margo_request_s *margo_request;
+#define MARGO_REQUEST_NULL ((margo_request) NULL)
+
+/*
+ * Create an instance over the NA plugin that addr_str selects ("tcp",
+ * "ofi+tcp://127.0.0.1:0", "sim://server", ...). mode is MARGO_CLIENT_MODE
+ * or MARGO_SERVER_MODE. use_progress_thread non-zero starts a progress
+ * thread. rpc_thread_count is -1, 0 or a positive count of handler threads
+ * (see the top of this file). Returns MARGO_INSTANCE_NULL on error, after
+ * logging why.
+ *
+ * margo_init_opt() also takes HG options (NULL for the defaults).
+ */
+margo_instance_id margo_init(const char *addr_str, int mode,
+                             int use_progress_thread, int rpc_thread_count);
+margo_instance_id margo_init_opt(const char *addr_str, int mode,
+                                 const struct hg_init_info *hg_init_info,
+                                 int use_progress_thread,
+                                 int rpc_thread_count);
+
+/*
+ * Shut an instance down. Handlers that have not started are dropped (their
+ * origin gets no response), handlers that are running are waited for, and
+ * every operation still in flight is cancelled, so the calls waiting on it
+ * return HG_CANCELED. Then the threads stop and HG is finalized; the
+ * instance id is invalid afterwards.
+ *
+ * Called from inside a handler, from one of the instance's own threads, or
+ * while another thread sits in margo_wait_for_finalize(), it only records
+ * the request and returns: the thread in margo_wait_for_finalize() (or a
+ * later margo_finalize() call from outside any handler) does the work.
+ */
+void margo_finalize(margo_instance_id mid);
+
+/*
+ * Block until margo_finalize() is called for this instance (usually by a
+ * handler), then finish the shutdown in this thread. Without a progress
+ * thread the caller drives progress meanwhile; with rpc_thread_count 0 it
+ * also runs the handlers. One thread at a time may wait here.
+ */
+void margo_wait_for_finalize(margo_instance_id mid);
+
+/* Whether the instance was created in MARGO_SERVER_MODE. */
+hg_bool_t margo_is_listening(margo_instance_id mid);
+
+/* The HG objects under an instance (owned by it). */
+hg_class_t *margo_get_class(margo_instance_id mid);
+hg_context_t *margo_get_context(margo_instance_id mid);
+
+/*
+ * Logging. Messages go to stderr as "[level] text". An instance logs what
+ * is at or above its level (MARGO_LOG_WARNING by default); calls with
+ * MARGO_INSTANCE_NULL use the global level.
+ */
+typedef enum margo_log_level {
+    MARGO_LOG_EXTERNAL, /* lowest: everything passes */
+    MARGO_LOG_TRACE,
+    MARGO_LOG_DEBUG,
+    MARGO_LOG_INFO,
+    MARGO_LOG_WARNING,
+    MARGO_LOG_ERROR,
+    MARGO_LOG_CRITICAL
+} margo_log_level;
+
+/* Returns 0, or -1 for an unknown level. */
+int margo_set_log_level(margo_instance_id mid, margo_log_level level);
+int margo_set_global_log_level(margo_log_level level);
+
+#if defined(__GNUC__)
+#define MARGO_PRINTF_LIKE __attribute__((format(printf, 2, 3)))
+#else
+#define MARGO_PRINTF_LIKE
+#endif
+void margo_trace(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
+void margo_debug(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
+void margo_info(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
+void margo_warning(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
+void margo_error(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
+void margo_critical(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
+
+/*
+ * RPC handlers.
+ *
+ *   static void sum(hg_handle_t h);          the handler: owns h
+ *   DECLARE_MARGO_RPC_HANDLER(sum)           declares sum_handler
+ *   ...
+ *   MARGO_REGISTER(mid, "sum", sum_in_t, sum_out_t, sum);
+ *   ...
+ *   DEFINE_MARGO_RPC_HANDLER(sum)            defines sum_handler
+ *
+ * DEFINE_MARGO_RPC_HANDLER(fn) defines fn##_handler, the HG RPC callback
+ * that hands `fn` to the instance's handler scheduling. MARGO_REGISTER
+ * passes fn##_handler to margo_register_name(); a client passes NULL,
+ * which pastes to NULL_handler, defined below as NULL, so no callback is
+ * registered.
+ */
+#define DECLARE_MARGO_RPC_HANDLER(fn) hg_return_t fn##_handler(hg_handle_t handle);
+#define DEFINE_MARGO_RPC_HANDLER(fn)                                           \
+    hg_return_t fn##_handler(hg_handle_t handle)                               \
+    {                                                                          \
+        return margo_rpc_dispatch(handle, fn);                                 \
+    }
+#define NULL_handler NULL
+
+#define MARGO_REGISTER(mid, func_name, in_t, out_t, fn)                        \
+    margo_register_name(mid, func_name, hg_proc_##in_t, hg_proc_##out_t,       \
+                        fn##_handler)
+
+/*
+ * Used by DEFINE_MARGO_RPC_HANDLER: queue `fn` to run on `handle` according
+ * to the instance's rpc_thread_count. If the instance is shutting down the
+ * handle is destroyed instead. Always returns HG_SUCCESS for a handle that
+ * belongs to a Margo instance.
+ */
+hg_return_t margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t));
+
+/*
+ * Register an RPC by name (the id is a hash of the name, the same in every
+ * process). rpc_cb is a handler from DEFINE_MARGO_RPC_HANDLER, any other
+ * HG RPC callback, or NULL for an RPC this instance only sends. Returns 0
+ * on error.
+ */
+hg_id_t margo_register_name(margo_instance_id mid, const char *func_name,
+                            hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
+                            hg_rpc_cb_t rpc_cb);
+hg_return_t margo_registered_name(margo_instance_id mid,
+                                  const char *func_name, hg_id_t *id,
+                                  hg_bool_t *flag);
+hg_return_t margo_deregister(margo_instance_id mid, hg_id_t id);
+
+/* One-way RPCs (set on both sides): a forward returns once the request is
+ * sent, and the handler must not respond. */
+hg_return_t margo_registered_disable_response(margo_instance_id mid,
+                                              hg_id_t id, int disable_flag);
+hg_return_t margo_registered_disabled_response(margo_instance_id mid,
+                                               hg_id_t id, int *disabled_flag);
+
+/* Data attached to a registered RPC; free_callback (may be NULL) runs when
+ * the RPC is deregistered or the instance finalized. */
+hg_return_t margo_register_data(margo_instance_id mid, hg_id_t id,
+                                void *data, void (*free_callback)(void *));
+void *margo_registered_data(margo_instance_id mid, hg_id_t id);
+
+/* Addresses. */
+hg_return_t margo_addr_lookup(margo_instance_id mid, const char *name,
+                              hg_addr_t *addr);
+hg_return_t margo_addr_free(margo_instance_id mid, hg_addr_t addr);
+hg_return_t margo_addr_self(margo_instance_id mid, hg_addr_t *addr);
+hg_return_t margo_addr_dup(margo_instance_id mid, hg_addr_t addr,
+                           hg_addr_t *new_addr);
+hg_bool_t margo_addr_cmp(margo_instance_id mid, hg_addr_t addr1,
+                         hg_addr_t addr2);
+/* NUL-terminated; buf NULL gives the size needed; too small a *buf_size
+ * gives HG_OVERFLOW and the size needed. */
+hg_return_t margo_addr_to_string(margo_instance_id mid, char *buf,
+                                 hg_size_t *buf_size, hg_addr_t addr);
+
+/* Handles. */
+hg_return_t margo_create(margo_instance_id mid, hg_addr_t addr, hg_id_t id,
+                         hg_handle_t *handle);
+hg_return_t margo_destroy(hg_handle_t handle);
+hg_return_t margo_ref_incr(hg_handle_t handle);
+/* NULL for an invalid handle. */
+const struct hg_info *margo_get_info(hg_handle_t handle);
+/* The instance a handle was created on (or received by). */
+margo_instance_id margo_hg_handle_get_instance(hg_handle_t handle);
+
+hg_return_t margo_get_input(hg_handle_t handle, void *in_struct);
+hg_return_t margo_free_input(hg_handle_t handle, void *in_struct);
+hg_return_t margo_get_output(hg_handle_t handle, void *out_struct);
+hg_return_t margo_free_output(hg_handle_t handle, void *out_struct);
+
+/*
+ * Send an RPC and wait for its response (or, for one-way RPCs, until it is
+ * sent). Returns the forward's result: HG_SUCCESS, HG_NOENTRY (the target
+ * has no such RPC), HG_HOSTUNREACH, HG_CANCELED (instance finalized),
+ * HG_TIMEOUT, ...
+ *
+ * margo_forward_timed() gives up after timeout_ms on the NA clock (virtual
+ * time on the simulated fabric) and returns HG_TIMEOUT; the handle is then
+ * idle and may be destroyed or reused. timeout_ms <= 0 means no deadline.
+ */
+hg_return_t margo_forward(hg_handle_t handle, void *in_struct);
+hg_return_t margo_forward_timed(hg_handle_t handle, void *in_struct,
+                                double timeout_ms);
+
+/* Start a forward; margo_wait() or margo_test() finishes it. On error no
+ * request is created. */
+hg_return_t margo_iforward(hg_handle_t handle, void *in_struct,
+                           margo_request *req);
+hg_return_t margo_iforward_timed(hg_handle_t handle, void *in_struct,
+                                 double timeout_ms, margo_request *req);
+
+/*
+ * Wait for a request, return its result and free it. Every request must
+ * be waited on exactly once (after margo_test() said it completed, too).
+ */
+hg_return_t margo_wait(margo_request req);
+/* Wait for one of `count` requests: *index gets which, and that request is
+ * freed (set to MARGO_REQUEST_NULL in the array); NULL entries are skipped.
+ * HG_INVALID_ARG if every entry is NULL. */
+hg_return_t margo_wait_any(size_t count, margo_request *reqs, size_t *index);
+/*
+ * *flag = 1 if the request has completed (then margo_wait() returns at
+ * once), 0 otherwise. Without a progress thread this makes one round of
+ * non-blocking progress first, so a margo_test() loop completes.
+ */
+hg_return_t margo_test(margo_request req, int *flag);
+
+/* Send a handler's response and wait until it has left. */
+hg_return_t margo_respond(hg_handle_t handle, void *out_struct);
+hg_return_t margo_irespond(hg_handle_t handle, void *out_struct,
+                           margo_request *req);
+
+/* Bulk handles over the instance's class (see HG_Bulk_create()). */
+hg_return_t margo_bulk_create(margo_instance_id mid, hg_uint32_t count,
+                              void **buf_ptrs, const hg_size_t *buf_sizes,
+                              hg_uint8_t flags, hg_bulk_t *handle);
+hg_return_t margo_bulk_free(hg_bulk_t handle);
+
+/*
+ * Move `size` bytes between a remote bulk handle at origin_addr and a
+ * local one and wait for completion (HG_BULK_PULL reads the remote memory
+ * into the local one, HG_BULK_PUSH writes it). The timed form returns
+ * HG_TIMEOUT after timeout_ms on the NA clock (<= 0: no deadline).
+ */
+hg_return_t margo_bulk_transfer(margo_instance_id mid, hg_bulk_op_t op,
+                                hg_addr_t origin_addr,
+                                hg_bulk_t origin_handle,
+                                size_t origin_offset, hg_bulk_t local_handle,
+                                size_t local_offset, size_t size);
+hg_return_t margo_bulk_transfer_timed(margo_instance_id mid, hg_bulk_op_t op,
+                                      hg_addr_t origin_addr,
+                                      hg_bulk_t origin_handle,
+                                      size_t origin_offset,
+                                      hg_bulk_t local_handle,
+                                      size_t local_offset, size_t size,
+                                      double timeout_ms);
+/* Start a transfer; margo_wait() finishes it. */
+hg_return_t margo_bulk_itransfer(margo_instance_id mid, hg_bulk_op_t op,
+                                 hg_addr_t origin_addr,
+                                 hg_bulk_t origin_handle,
+                                 size_t origin_offset, hg_bulk_t local_handle,
+                                 size_t local_offset, size_t size,
+                                 margo_request *req);
+hg_return_t margo_bulk_itransfer_timed(margo_instance_id mid,
+                                       hg_bulk_op_t op, hg_addr_t origin_addr,
+                                       hg_bulk_t origin_handle,
+                                       size_t origin_offset,
+                                       hg_bulk_t local_handle,
+                                       size_t local_offset, size_t size,
+                                       double timeout_ms, margo_request *req);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MARGO_H */

@@ -1,0 +1,290 @@
+/*
+ * Instance lifetime: margo_init(), margo_finalize(),
+ * margo_wait_for_finalize().
+ *
+ * Shutdown happens in one place, margo_teardown(), on a thread that is not
+ * inside a handler and is not one of the instance's own threads: it must
+ * join those threads and free what handlers still use. margo_finalize()
+ * called anywhere else only records the request; the teardown then runs in
+ * margo_wait_for_finalize() (or a later margo_finalize() from outside any
+ * handler).
+ */
+#include "margo_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct margo_instance *
+margo_instance_of_class(hg_class_t *hg_class)
+{
+    return hg_class ? HG_Class_get_data(hg_class) : NULL;
+}
+
+static void
+margo_instance_free(struct margo_instance *mid)
+{
+    pthread_cond_destroy(&mid->cond);
+    pthread_cond_destroy(&mid->handler_cond);
+    free(mid->addrs);
+    free(mid);
+}
+
+margo_instance_id
+margo_init_opt(const char *addr_str, int mode,
+               const struct hg_init_info *hg_init_info,
+               int use_progress_thread, int rpc_thread_count)
+{
+    struct margo_instance *mid;
+    hg_bool_t listen = mode == MARGO_SERVER_MODE ? HG_TRUE : HG_FALSE;
+    hg_return_t ret;
+
+    if (addr_str == NULL ||
+        (mode != MARGO_CLIENT_MODE && mode != MARGO_SERVER_MODE) ||
+        rpc_thread_count < -1) {
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init: invalid argument (addr %s, mode %d, "
+                  "rpc_thread_count %d)",
+                  addr_str ? addr_str : "NULL", mode, rpc_thread_count);
+        return MARGO_INSTANCE_NULL;
+    }
+
+    mid = calloc(1, sizeof(*mid));
+    if (mid == NULL)
+        return MARGO_INSTANCE_NULL;
+    pthread_cond_init(&mid->cond, NULL);
+    pthread_cond_init(&mid->handler_cond, NULL);
+    atomic_init(&mid->log_level, margo_log_default_level());
+    mid->listening = listen;
+    mid->has_progress_thread = use_progress_thread != 0;
+    mid->rpc_thread_count = rpc_thread_count;
+
+    mid->hg_class = hg_init_info
+                        ? HG_Init_opt(addr_str, listen, hg_init_info)
+                        : HG_Init(addr_str, listen);
+    if (mid->hg_class == NULL) {
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init: cannot initialize HG with \"%s\"", addr_str);
+        goto error_free;
+    }
+    mid->hg_context = HG_Context_create(mid->hg_class);
+    if (mid->hg_context == NULL) {
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init: cannot create an HG context");
+        goto error_finalize;
+    }
+    ret = HG_Class_set_data(mid->hg_class, mid, NULL);
+    if (ret != HG_SUCCESS) {
+        margo_log(NULL, MARGO_LOG_ERROR, "margo_init: HG_Class_set_data: %s",
+                  HG_Error_to_string(ret));
+        goto error_context;
+    }
+
+    if (!mid->has_progress_thread) {
+        pthread_mutex_lock(&margo_lock);
+        margo_driven_add(mid);
+        pthread_mutex_unlock(&margo_lock);
+    }
+    if (margo_threads_start(mid) != 0)
+        goto error_unlist;
+    margo_log(mid, MARGO_LOG_DEBUG,
+              "margo: initialized \"%s\" (%s, progress thread %s, "
+              "rpc_thread_count %d)",
+              addr_str, listen ? "server" : "client",
+              use_progress_thread ? "yes" : "no", rpc_thread_count);
+    return mid;
+
+error_unlist:
+    pthread_mutex_lock(&margo_lock);
+    margo_driven_remove(mid);
+    pthread_mutex_unlock(&margo_lock);
+error_context:
+    HG_Context_destroy(mid->hg_context);
+error_finalize:
+    HG_Finalize(mid->hg_class);
+error_free:
+    margo_instance_free(mid);
+    return MARGO_INSTANCE_NULL;
+}
+
+margo_instance_id
+margo_init(const char *addr_str, int mode, int use_progress_thread,
+           int rpc_thread_count)
+{
+    return margo_init_opt(addr_str, mode, NULL, use_progress_thread,
+                          rpc_thread_count);
+}
+
+/* Finalize's wait: first let running handlers finish (cancelling only
+ * operations that are not theirs), then, once they have or the grace
+ * period has passed, cancel everything still in flight. */
+struct margo_quiesce {
+    struct margo_instance *mid;
+    uint64_t grace_deadline_ns;
+    bool cancel_all;
+};
+
+static bool
+margo_quiescent(void *arg)
+{
+    struct margo_quiesce *q = arg;
+    struct margo_instance *mid = q->mid;
+
+    if (!q->cancel_all &&
+        (mid->running_handlers == 0 ||
+         HG_Clock_now(mid->hg_class) >= q->grace_deadline_ns)) {
+        if (mid->running_handlers > 0)
+            margo_log(mid, MARGO_LOG_WARNING,
+                      "margo_finalize: %u handler(s) still running after "
+                      "%d ms; cancelling their operations",
+                      mid->running_handlers, MARGO_FINALIZE_GRACE_MS);
+        q->cancel_all = true;
+    }
+    margo_cancel_inflight(mid, q->cancel_all);
+    return q->cancel_all && mid->running_handlers == 0 &&
+           mid->inflight == NULL && mid->active_calls == 0;
+}
+
+/*
+ * Destroy the context and the class. Completions can still be on their way
+ * (the send of the last response), so a busy context gets a few more rounds
+ * of progress. Returns false if HG would not let go, in which case the
+ * instance is leaked rather than freed under objects that still point to
+ * it.
+ */
+static bool
+margo_hg_release(struct margo_instance *mid)
+{
+    hg_return_t ret = HG_BUSY;
+
+    for (int i = 0; i < 100 && ret == HG_BUSY; i++) {
+        ret = HG_Context_destroy(mid->hg_context);
+        if (ret == HG_BUSY)
+            (void) margo_progress_instance(mid, 10);
+    }
+    if (ret != HG_SUCCESS) {
+        margo_log(mid, MARGO_LOG_ERROR,
+                  "margo_finalize: HG_Context_destroy: %s (handles, bulk "
+                  "handles or operations still alive); leaking the instance",
+                  HG_Error_to_string(ret));
+        return false;
+    }
+    ret = HG_Finalize(mid->hg_class);
+    if (ret != HG_SUCCESS) {
+        margo_log(mid, MARGO_LOG_ERROR,
+                  "margo_finalize: HG_Finalize: %s; leaking the instance",
+                  HG_Error_to_string(ret));
+        return false;
+    }
+    return true;
+}
+
+static void
+margo_teardown(struct margo_instance *mid)
+{
+    struct margo_handler_entry *dropped, *e;
+    struct margo_quiesce q = {mid, 0, false};
+
+    pthread_mutex_lock(&margo_lock);
+    if (mid->teardown_started) {
+        pthread_mutex_unlock(&margo_lock);
+        return;
+    }
+    mid->teardown_started = true;
+    mid->finalize_requested = true;
+    dropped = mid->queue_head;
+    mid->queue_head = mid->queue_tail = NULL;
+    pthread_mutex_unlock(&margo_lock);
+
+    /* Handlers that never started are dropped; their origins get no
+     * response, as from a server that went away. */
+    while ((e = dropped) != NULL) {
+        dropped = e->next;
+        margo_log(mid, MARGO_LOG_DEBUG,
+                  "margo_finalize: dropping a queued handler");
+        HG_Destroy(e->handle);
+        free(e);
+    }
+
+    q.grace_deadline_ns = HG_Clock_now(mid->hg_class) +
+                          (uint64_t) MARGO_FINALIZE_GRACE_MS * 1000000u;
+    pthread_mutex_lock(&margo_lock);
+    margo_block_until(mid, margo_quiescent, &q, false);
+    margo_driven_remove(mid);
+    pthread_mutex_unlock(&margo_lock);
+
+    margo_threads_stop(mid);
+    margo_addrs_release(mid);
+    if (margo_hg_release(mid))
+        margo_instance_free(mid);
+}
+
+static bool
+margo_finalize_requested(void *arg)
+{
+    return ((struct margo_instance *) arg)->finalize_requested;
+}
+
+void
+margo_finalize(margo_instance_id mid)
+{
+    bool defer;
+
+    if (mid == MARGO_INSTANCE_NULL)
+        return;
+    pthread_mutex_lock(&margo_lock);
+    if (mid->teardown_started) {
+        pthread_mutex_unlock(&margo_lock);
+        return;
+    }
+    mid->finalize_requested = true;
+    margo_wake(mid);
+    defer = margo_thread_must_defer(mid) || mid->finalize_waiters > 0;
+    pthread_mutex_unlock(&margo_lock);
+
+    if (defer) {
+        margo_log(mid, MARGO_LOG_DEBUG,
+                  "margo_finalize: requested; completes in "
+                  "margo_wait_for_finalize()");
+        return;
+    }
+    margo_teardown(mid);
+}
+
+void
+margo_wait_for_finalize(margo_instance_id mid)
+{
+    if (mid == MARGO_INSTANCE_NULL)
+        return;
+    if (margo_thread_must_defer(mid)) {
+        /* The teardown would have to join or free the very thread or
+         * handler it runs in. */
+        margo_log(mid, MARGO_LOG_ERROR,
+                  "margo_wait_for_finalize: called from a handler or a "
+                  "Margo thread; ignored");
+        return;
+    }
+    pthread_mutex_lock(&margo_lock);
+    mid->finalize_waiters++;
+    margo_block_until(mid, margo_finalize_requested, mid, true);
+    mid->finalize_waiters--;
+    pthread_mutex_unlock(&margo_lock);
+    margo_teardown(mid);
+}
+
+hg_bool_t
+margo_is_listening(margo_instance_id mid)
+{
+    return mid ? mid->listening : HG_FALSE;
+}
+
+hg_class_t *
+margo_get_class(margo_instance_id mid)
+{
+    return mid ? mid->hg_class : NULL;
+}
+
+hg_context_t *
+margo_get_context(margo_instance_id mid)
+{
+    return mid ? mid->hg_context : NULL;
+}

@@ -1,0 +1,178 @@
+/*
+ * Private to the Margo layer (lib/margo).
+ *
+ * Files by concern:
+ *   margo_instance.c  init, finalize, wait_for_finalize, class accessors
+ *   margo_progress.c  who drives HG progress, blocking waits, the
+ *                     progress and handler threads, handler dispatch
+ *   margo_rpc.c       registration, addresses, handles, forward, respond,
+ *                     requests
+ *   margo_bulk.c      bulk handles and transfers
+ *   margo_log.c       logging
+ *
+ * Locking: one process-wide mutex, margo_lock, guards every field marked
+ * "(L)" below in every instance, every request's state, and the list of
+ * instances driven without a progress thread. It is held only for short
+ * bookkeeping and never across HG_Progress(), HG_Trigger() or a handler;
+ * the only HG calls made under it are HG_Cancel() and HG_Bulk_cancel(),
+ * which queue a completion and never run callbacks. A single lock is enough
+ * because the work under it is tiny next to an RPC, and it makes the
+ * interplay between instances (one thread driving several of them) easy to
+ * get right.
+ */
+#ifndef MARGO_INTERNAL_H
+#define MARGO_INTERNAL_H
+
+#include "margo.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* How long an idle driver or progress thread blocks in HG_Progress(), in
+ * milliseconds of the NA clock. It bounds how late a stop request is seen;
+ * it costs no CPU because HG_Progress() sleeps. */
+#define MARGO_BLOCK_MS 100
+
+/* Completions HG_Trigger() runs per call, so that one busy instance cannot
+ * starve the others a driver serves. */
+#define MARGO_TRIGGER_BATCH 64
+
+/* Handlers run nested inside a blocking call (caller-context handlers) at
+ * most this deep; beyond it a nested wait only makes progress. */
+#define MARGO_MAX_HANDLER_DEPTH 16
+
+/* How long finalize lets running handlers finish before it cancels their
+ * operations, in milliseconds of the NA clock (virtual on the simulator). */
+#define MARGO_FINALIZE_GRACE_MS 10000
+
+extern pthread_mutex_t margo_lock;
+
+/* A handler waiting to run: the RPC's handle and the user function. */
+struct margo_handler_entry {
+    struct margo_handler_entry *next;
+    hg_handle_t handle;
+    void (*fn)(hg_handle_t);
+};
+
+enum margo_req_kind { MARGO_REQ_FORWARD, MARGO_REQ_RESPOND, MARGO_REQ_BULK };
+
+/*
+ * One HG operation a Margo call waits for. Blocking calls keep it on their
+ * stack; the i* calls allocate it and margo_wait() frees it. From post to
+ * completion it sits on its instance's in-flight list, so that finalize can
+ * cancel it.
+ */
+struct margo_request_s {
+    struct margo_instance *mid;
+    enum margo_req_kind kind;
+    hg_handle_t handle; /* forward and respond               */
+    hg_op_id_t op_id;   /* bulk: valid while posted (L)      */
+    bool heap;          /* freed by margo_wait()             */
+    bool from_handler;  /* posted by a running handler       */
+    bool done;          /* (L) the HG callback has run       */
+    bool posted;        /* (L) the HG call returned success  */
+    bool cancel_sent;   /* (L) finalize cancelled it         */
+    hg_return_t ret;    /* (L) result, valid once done       */
+    struct margo_request_s *prev, *next; /* (L) in-flight list */
+};
+
+struct margo_instance {
+    hg_class_t *hg_class;
+    hg_context_t *hg_context;
+    bool listening;
+    bool has_progress_thread;
+    int rpc_thread_count;       /* as given to margo_init()       */
+    atomic_int log_level;       /* enum margo_log_level           */
+    pthread_t progress_thread;
+    bool progress_thread_started;
+    pthread_t *handler_threads; /* rpc_thread_count of them       */
+    int handler_threads_started;
+
+    /* Broadcast whenever something a thread blocked on this instance may
+     * care about changes: a request completed, a handler was queued or
+     * finished, finalize was requested. */
+    pthread_cond_t cond;
+    /* Handler threads sleep here for queued handlers. */
+    pthread_cond_t handler_cond;
+
+    struct margo_handler_entry *queue_head, *queue_tail; /* (L) */
+    unsigned int running_handlers;  /* (L) */
+    unsigned int active_calls;      /* (L) threads in blocking calls  */
+    unsigned int finalize_waiters;  /* (L) */
+    bool finalize_requested;        /* (L) */
+    bool teardown_started;          /* (L) */
+    bool stop_threads;              /* (L) */
+    struct margo_request_s *inflight; /* (L) */
+
+    /* Addresses handed out by margo_addr_* and not yet freed (L). */
+    hg_addr_t *addrs;
+    size_t addr_count, addr_cap;
+
+    /* In the list of instances driven without a progress thread (L). */
+    struct margo_instance *driven_next;
+    bool driven;
+};
+
+/* margo_progress.c */
+typedef bool (*margo_pred_t)(void *arg);
+/*
+ * Block the calling thread until pred(arg) holds, making whatever progress
+ * this thread is responsible for meanwhile. Called and returns with
+ * margo_lock held; pred is evaluated with it held. `counted` adds the
+ * thread to mid->active_calls while it waits (every public blocking call;
+ * not finalize's own waits).
+ */
+void margo_block_until(struct margo_instance *mid, margo_pred_t pred,
+                       void *arg, bool counted);
+/* Trigger, progress for up to timeout_ms, trigger again, on one instance
+ * (lock not held). Returns 0 if nothing happened. */
+unsigned int margo_progress_instance(struct margo_instance *mid,
+                                     unsigned int timeout_ms);
+/* One round of non-blocking progress if this thread may drive mid without
+ * waiting for another thread; used by margo_test(). Lock held. */
+void margo_poke_progress(struct margo_instance *mid);
+/* Wake every thread blocked on mid (lock held). */
+void margo_wake(struct margo_instance *mid);
+/* Start / stop the instance's own threads. */
+int margo_threads_start(struct margo_instance *mid);
+void margo_threads_stop(struct margo_instance *mid);
+/* Add to / remove from the driven list (lock held). Removal waits for the
+ * driving role so no driver is using the instance. */
+void margo_driven_add(struct margo_instance *mid);
+void margo_driven_remove(struct margo_instance *mid);
+/* Whether the calling thread is running a handler (of any instance), or is
+ * one of mid's own threads: finalize must then be deferred. */
+bool margo_thread_must_defer(const struct margo_instance *mid);
+/* Whether the calling thread is running a handler of mid. */
+bool margo_thread_in_handler_of(const struct margo_instance *mid);
+
+/* margo_rpc.c */
+/* Start request `req` (already filled) as a forward, respond or bulk op is
+ * started by `post`; bookkeeping shared by every kind. */
+hg_return_t margo_req_track(struct margo_request_s *req);
+void margo_req_posted(struct margo_request_s *req, hg_return_t ret);
+hg_return_t margo_req_complete_cb(const struct hg_cb_info *info);
+/* Wait for a tracked request and return its result (lock not held). */
+hg_return_t margo_req_wait(struct margo_request_s *req);
+bool margo_req_is_done(void *req);
+/* Cancel every posted request of mid not yet cancelled (lock held).
+ * handler_ops_too: also those posted by running handlers. */
+void margo_cancel_inflight(struct margo_instance *mid, bool handler_ops_too);
+/* Milliseconds as HG takes them: <= 0 gives 0 (no deadline). */
+unsigned int margo_timeout_ms(double timeout_ms);
+/* Release addresses the program did not free (lock not held). */
+void margo_addrs_release(struct margo_instance *mid);
+
+/* margo_log.c */
+void margo_log(const struct margo_instance *mid, margo_log_level level,
+               const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The global level, which new instances start with. */
+int margo_log_default_level(void);
+
+/* The instance of an HG class created by margo_init(), or NULL. */
+struct margo_instance *margo_instance_of_class(hg_class_t *hg_class);
+
+#endif /* MARGO_INTERNAL_H */

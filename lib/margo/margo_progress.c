@@ -1,0 +1,518 @@
+/*
+ * Who drives HG progress, and how blocking calls wait.
+ *
+ * An instance with a progress thread is driven by that thread alone;
+ * threads blocked on it sleep on mid->cond and are woken by the HG
+ * callbacks that complete their operations.
+ *
+ * Instances without a progress thread are "driven": they sit on one
+ * process-wide list, and a thread that blocks on any of them takes the
+ * single driving role and makes rounds over the whole list (trigger,
+ * progress, run caller-context handlers) until its own condition holds.
+ * Driving every instance, not just the one waited on, is what lets a
+ * client and a server instance share one thread: the client's
+ * margo_forward() also moves the server. Other blocked threads sleep on
+ * margo_driver_cond until their operation completes or the role is free.
+ * With one thread, the rounds visit instances in creation order and make
+ * the same HG calls every run, so a run on the simulated fabric is
+ * deterministic for its seed.
+ *
+ * A handler runs on the thread that pops it from its instance's queue:
+ * a handler thread, the progress thread (rpc_thread_count -1), or a thread
+ * blocked in a Margo call (rpc_thread_count 0). The HG RPC callback only
+ * queues it, so handlers never run inside HG_Trigger() and a handler's own
+ * blocking calls never nest HG_Trigger().
+ */
+#include "margo_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+pthread_mutex_t margo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Threads waiting for the driving role or for an operation on a driven
+ * instance sleep here; every completion and every role release wakes them. */
+static pthread_cond_t margo_driver_cond = PTHREAD_COND_INITIALIZER;
+static bool margo_driver_active;        /* (L) the role is taken     */
+static unsigned int margo_role_waiters; /* (L) threads that want it  */
+static uint64_t margo_role_generation;  /* (L) bumped at every take  */
+static struct margo_instance *margo_driven_head; /* (L) creation order */
+
+/*
+ * What the calling thread is doing, for the decisions that depend on it:
+ * whether it already holds the driving role (a handler it runs made a
+ * nested blocking call), which handlers it is inside, and whether it is
+ * one of an instance's own threads.
+ */
+struct margo_tls {
+    int drive_depth;
+    int handler_depth;
+    const struct margo_instance *handler_of[MARGO_MAX_HANDLER_DEPTH];
+    const struct margo_instance *own_instance;
+    bool is_progress_thread;
+};
+static _Thread_local struct margo_tls margo_tls;
+
+void
+margo_wake(struct margo_instance *mid)
+{
+    pthread_cond_broadcast(&mid->cond);
+    if (mid->driven)
+        pthread_cond_broadcast(&margo_driver_cond);
+}
+
+bool
+margo_thread_must_defer(const struct margo_instance *mid)
+{
+    (void) mid;
+    return margo_tls.handler_depth > 0 || margo_tls.own_instance != NULL;
+}
+
+bool
+margo_thread_in_handler_of(const struct margo_instance *mid)
+{
+    for (int i = 0; i < margo_tls.handler_depth; i++)
+        if (margo_tls.handler_of[i] == mid)
+            return true;
+    return false;
+}
+
+/* ---- Handlers -------------------------------------------------------- */
+
+hg_return_t
+margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t))
+{
+    const struct hg_info *info = HG_Get_info(handle);
+    struct margo_instance *mid;
+    struct margo_handler_entry *e;
+
+    if (info == NULL || fn == NULL)
+        return HG_INVALID_ARG;
+    mid = margo_instance_of_class(info->hg_class);
+    if (mid == NULL) {
+        /* A handler registered on a class Margo does not own has no queue
+         * to go to; running it here is the only way it runs at all. */
+        fn(handle);
+        return HG_SUCCESS;
+    }
+
+    e = malloc(sizeof(*e));
+    pthread_mutex_lock(&margo_lock);
+    if (mid->finalize_requested || e == NULL) {
+        const char *why = e ? "instance is finalizing" : "out of memory";
+
+        pthread_mutex_unlock(&margo_lock);
+        free(e);
+        margo_log(mid, MARGO_LOG_DEBUG, "margo: dropping RPC %llu: %s",
+                  (unsigned long long) info->id, why);
+        HG_Destroy(handle);
+        return HG_SUCCESS;
+    }
+    e->next = NULL;
+    e->handle = handle;
+    e->fn = fn;
+    if (mid->queue_tail)
+        mid->queue_tail->next = e;
+    else
+        mid->queue_head = e;
+    mid->queue_tail = e;
+    if (mid->rpc_thread_count > 0)
+        pthread_cond_signal(&mid->handler_cond);
+    else
+        margo_wake(mid);
+    pthread_mutex_unlock(&margo_lock);
+    return HG_SUCCESS;
+}
+
+/* Whether threads blocked in Margo calls (rather than dedicated threads)
+ * run mid's handlers. */
+static bool
+margo_callers_run_handlers(const struct margo_instance *mid)
+{
+    return mid->rpc_thread_count == 0 ||
+           (mid->rpc_thread_count < 0 && !mid->has_progress_thread);
+}
+
+/*
+ * Pop and run one queued handler of mid on this thread. Lock held on entry
+ * and exit, released while the handler runs. False if none was run.
+ */
+static bool
+margo_run_one_handler(struct margo_instance *mid)
+{
+    struct margo_handler_entry *e = mid->queue_head;
+
+    if (e == NULL || margo_tls.handler_depth >= MARGO_MAX_HANDLER_DEPTH)
+        return false;
+    mid->queue_head = e->next;
+    if (mid->queue_head == NULL)
+        mid->queue_tail = NULL;
+    mid->running_handlers++;
+    pthread_mutex_unlock(&margo_lock);
+
+    margo_tls.handler_of[margo_tls.handler_depth++] = mid;
+    e->fn(e->handle);
+    margo_tls.handler_depth--;
+    free(e);
+
+    pthread_mutex_lock(&margo_lock);
+    mid->running_handlers--;
+    margo_wake(mid);
+    return true;
+}
+
+/* ---- Progress -------------------------------------------------------- */
+
+/*
+ * Run what is queued, then progress for up to timeout_ms (0 when something
+ * already ran), then run what that queued. Lock not held. Returns how much
+ * happened; 0 means the instance had nothing to do.
+ */
+unsigned int
+margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
+{
+    unsigned int activity = 0, n = 0;
+    hg_return_t ret;
+
+    if (HG_Trigger(mid->hg_context, 0, MARGO_TRIGGER_BATCH, &n) ==
+        HG_SUCCESS)
+        activity += n;
+    ret = HG_Progress(mid->hg_context, activity ? 0 : timeout_ms);
+    if (ret == HG_SUCCESS) {
+        activity++;
+        n = 0;
+        if (HG_Trigger(mid->hg_context, 0, MARGO_TRIGGER_BATCH, &n) ==
+            HG_SUCCESS)
+            activity += n;
+    } else if (ret != HG_TIMEOUT) {
+        margo_log(mid, MARGO_LOG_ERROR, "margo: HG_Progress: %s",
+                  HG_Error_to_string(ret));
+    }
+    return activity;
+}
+
+/*
+ * One round over every driven instance. The caller holds the driving role,
+ * which is what keeps the list (and the instances on it) stable while the
+ * lock is released: an instance leaves the list only in the hands of the
+ * role's holder. Lock not held.
+ */
+static void
+margo_drive_round(bool may_block)
+{
+    struct margo_instance *stack_set[8], **set = stack_set, *m;
+    size_t count = 0, i, cap = 8;
+    unsigned int activity = 0;
+
+    pthread_mutex_lock(&margo_lock);
+    for (m = margo_driven_head; m; m = m->driven_next) {
+        if (count == cap) {
+            struct margo_instance **bigger =
+                malloc(2 * cap * sizeof(*bigger));
+            if (bigger == NULL)
+                break;
+            memcpy(bigger, set, count * sizeof(*set));
+            if (set != stack_set)
+                free(set);
+            set = bigger;
+            cap *= 2;
+        }
+        set[count++] = m;
+    }
+    pthread_mutex_unlock(&margo_lock);
+
+    for (i = 0; i < count; i++) {
+        activity += margo_progress_instance(set[i], 0);
+        pthread_mutex_lock(&margo_lock);
+        if (margo_callers_run_handlers(set[i]))
+            while (margo_run_one_handler(set[i]))
+                activity++;
+        pthread_mutex_unlock(&margo_lock);
+    }
+
+    /*
+     * Nothing anywhere: sleep in HG_Progress() (virtual time on the
+     * simulated fabric). With several instances each gets a short slice,
+     * so that traffic arriving for one is not held up by a long wait on
+     * another.
+     */
+    if (activity == 0 && may_block && count > 0) {
+        unsigned int slice = count == 1 ? MARGO_BLOCK_MS : 1;
+        for (i = 0; i < count && activity == 0; i++)
+            activity += margo_progress_instance(set[i], slice);
+    }
+    if (set != stack_set)
+        free(set);
+}
+
+/*
+ * Take the driving role, waiting for it if another thread has it. Lock
+ * held. The caller must not already hold it.
+ */
+static void
+margo_role_take(void)
+{
+    while (margo_driver_active) {
+        margo_role_waiters++;
+        pthread_cond_wait(&margo_driver_cond, &margo_lock);
+        margo_role_waiters--;
+    }
+    margo_driver_active = true;
+    margo_role_generation++;
+    margo_tls.drive_depth++;
+}
+
+/*
+ * Give the role back. If others want it, wait until one of them has taken
+ * it or given up, so a thread that drives in a loop cannot starve a thread
+ * that needs the role once (finalize, to unlist its instance). Lock held.
+ */
+static void
+margo_role_release(void)
+{
+    uint64_t gen = margo_role_generation;
+
+    margo_tls.drive_depth--;
+    margo_driver_active = false;
+    pthread_cond_broadcast(&margo_driver_cond);
+    while (margo_role_waiters > 0 && margo_role_generation == gen &&
+           !margo_driver_active)
+        pthread_cond_wait(&margo_driver_cond, &margo_lock);
+}
+
+void
+margo_driven_add(struct margo_instance *mid)
+{
+    struct margo_instance **p = &margo_driven_head;
+
+    while (*p)
+        p = &(*p)->driven_next;
+    mid->driven_next = NULL;
+    *p = mid;
+    mid->driven = true;
+}
+
+void
+margo_driven_remove(struct margo_instance *mid)
+{
+    struct margo_instance **p;
+    bool took = false;
+
+    if (!mid->driven)
+        return;
+    if (margo_tls.drive_depth == 0) {
+        margo_role_take();
+        took = true;
+    }
+    for (p = &margo_driven_head; *p; p = &(*p)->driven_next) {
+        if (*p == mid) {
+            *p = mid->driven_next;
+            break;
+        }
+    }
+    mid->driven = false;
+    if (took)
+        margo_role_release();
+}
+
+/* ---- Blocking waits -------------------------------------------------- */
+
+static void
+margo_timed_cond_wait(pthread_cond_t *cond, unsigned int ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (long) (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    (void) pthread_cond_timedwait(cond, &margo_lock, &ts);
+}
+
+void
+margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
+                  bool counted)
+{
+    if (counted)
+        mid->active_calls++;
+    while (!pred(arg)) {
+        if (mid->has_progress_thread) {
+            if (margo_tls.is_progress_thread && margo_tls.own_instance == mid) {
+                /* A handler running on the progress thread: nobody else
+                 * moves this instance, so this thread must. */
+                pthread_mutex_unlock(&margo_lock);
+                (void) margo_progress_instance(mid, MARGO_BLOCK_MS);
+                pthread_mutex_lock(&margo_lock);
+                if (mid->rpc_thread_count < 0)
+                    (void) margo_run_one_handler(mid);
+                continue;
+            }
+            if (margo_tls.own_instance != mid &&
+                margo_callers_run_handlers(mid) && margo_run_one_handler(mid))
+                continue;
+            /* Finalize's own waits wake up now and then, to look at its
+             * grace period on the NA clock. */
+            if (counted)
+                pthread_cond_wait(&mid->cond, &margo_lock);
+            else
+                margo_timed_cond_wait(&mid->cond, MARGO_BLOCK_MS);
+            continue;
+        }
+        if (margo_tls.drive_depth > 0) {
+            /* A handler this thread runs made a blocking call: keep
+             * driving from here. */
+            pthread_mutex_unlock(&margo_lock);
+            margo_drive_round(true);
+            pthread_mutex_lock(&margo_lock);
+            continue;
+        }
+        if (margo_driver_active) {
+            margo_role_waiters++;
+            pthread_cond_wait(&margo_driver_cond, &margo_lock);
+            margo_role_waiters--;
+            /* The holder may be waiting to hand the role over. */
+            pthread_cond_broadcast(&margo_driver_cond);
+            continue;
+        }
+        margo_role_take();
+        pthread_mutex_unlock(&margo_lock);
+        margo_drive_round(true);
+        pthread_mutex_lock(&margo_lock);
+        margo_role_release();
+    }
+    if (counted) {
+        mid->active_calls--;
+        margo_wake(mid);
+    }
+}
+
+void
+margo_poke_progress(struct margo_instance *mid)
+{
+    if (mid->has_progress_thread) {
+        if (margo_tls.own_instance != mid && margo_callers_run_handlers(mid))
+            (void) margo_run_one_handler(mid);
+        return;
+    }
+    if (margo_tls.drive_depth > 0) {
+        pthread_mutex_unlock(&margo_lock);
+        margo_drive_round(false);
+        pthread_mutex_lock(&margo_lock);
+        return;
+    }
+    if (margo_driver_active)
+        return;
+    margo_role_take();
+    pthread_mutex_unlock(&margo_lock);
+    margo_drive_round(false);
+    pthread_mutex_lock(&margo_lock);
+    margo_role_release();
+}
+
+/* ---- Threads --------------------------------------------------------- */
+
+static void *
+margo_progress_main(void *arg)
+{
+    struct margo_instance *mid = arg;
+
+    margo_tls.own_instance = mid;
+    margo_tls.is_progress_thread = true;
+    pthread_mutex_lock(&margo_lock);
+    while (!mid->stop_threads) {
+        bool queued = mid->rpc_thread_count < 0 && mid->queue_head;
+
+        pthread_mutex_unlock(&margo_lock);
+        (void) margo_progress_instance(mid, queued ? 0 : MARGO_BLOCK_MS);
+        pthread_mutex_lock(&margo_lock);
+        if (mid->rpc_thread_count < 0)
+            while (margo_run_one_handler(mid))
+                ;
+    }
+    pthread_mutex_unlock(&margo_lock);
+    return NULL;
+}
+
+static void *
+margo_handler_main(void *arg)
+{
+    struct margo_instance *mid = arg;
+
+    margo_tls.own_instance = mid;
+    pthread_mutex_lock(&margo_lock);
+    for (;;) {
+        if (margo_run_one_handler(mid))
+            continue;
+        if (mid->stop_threads)
+            break;
+        pthread_cond_wait(&mid->handler_cond, &margo_lock);
+    }
+    pthread_mutex_unlock(&margo_lock);
+    return NULL;
+}
+
+int
+margo_threads_start(struct margo_instance *mid)
+{
+    int rc;
+
+    if (mid->has_progress_thread) {
+        rc = pthread_create(&mid->progress_thread, NULL, margo_progress_main,
+                            mid);
+        if (rc != 0) {
+            margo_log(mid, MARGO_LOG_ERROR,
+                      "margo: cannot start the progress thread: %s",
+                      strerror(rc));
+            return -1;
+        }
+        mid->progress_thread_started = true;
+        pthread_setname_np(mid->progress_thread, "margo-progress");
+    }
+    if (mid->rpc_thread_count > 0) {
+        mid->handler_threads =
+            calloc((size_t) mid->rpc_thread_count, sizeof(pthread_t));
+        if (mid->handler_threads == NULL)
+            goto error;
+        for (int i = 0; i < mid->rpc_thread_count; i++) {
+            rc = pthread_create(&mid->handler_threads[i], NULL,
+                                margo_handler_main, mid);
+            if (rc != 0) {
+                margo_log(mid, MARGO_LOG_ERROR,
+                          "margo: cannot start handler thread %d: %s", i,
+                          strerror(rc));
+                goto error;
+            }
+            pthread_setname_np(mid->handler_threads[i], "margo-rpc");
+            mid->handler_threads_started++;
+        }
+    }
+    return 0;
+
+error:
+    margo_threads_stop(mid);
+    return -1;
+}
+
+void
+margo_threads_stop(struct margo_instance *mid)
+{
+    pthread_mutex_lock(&margo_lock);
+    mid->stop_threads = true;
+    pthread_cond_broadcast(&mid->handler_cond);
+    pthread_mutex_unlock(&margo_lock);
+
+    for (int i = 0; i < mid->handler_threads_started; i++)
+        pthread_join(mid->handler_threads[i], NULL);
+    mid->handler_threads_started = 0;
+    free(mid->handler_threads);
+    mid->handler_threads = NULL;
+    if (mid->progress_thread_started) {
+        pthread_join(mid->progress_thread, NULL);
+        mid->progress_thread_started = false;
+    }
+}
