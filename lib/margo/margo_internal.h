@@ -83,6 +83,7 @@ struct margo_instance {
     hg_context_t *hg_context;
     bool listening;
     bool has_progress_thread;
+    bool virtual_clock;         /* the NA clock is the simulator's */
     int rpc_thread_count;       /* as given to margo_init()       */
     atomic_int log_level;       /* enum margo_log_level           */
     pthread_t progress_thread;

@@ -193,6 +193,13 @@ margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
     return activity;
 }
 
+/* How a round may wait when no instance had anything to do. */
+enum margo_round {
+    MARGO_ROUND_BLOCK, /* sleep in HG_Progress() (blocking calls)        */
+    MARGO_ROUND_POKE,  /* never on a real clock; on a virtual one, let
+                          time move so that a margo_test() loop ends     */
+};
+
 /*
  * One round over every driven instance. The caller holds the driving role,
  * which is what keeps the list (and the instances on it) stable while the
@@ -200,11 +207,12 @@ margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
  * role's holder. Lock not held.
  */
 static void
-margo_drive_round(bool may_block)
+margo_drive_round(enum margo_round mode)
 {
     struct margo_instance *stack_set[8], **set = stack_set, *m;
     size_t count = 0, i, cap = 8;
     unsigned int activity = 0;
+    bool all_virtual = true;
 
     pthread_mutex_lock(&margo_lock);
     for (m = margo_driven_head; m; m = m->driven_next) {
@@ -220,6 +228,7 @@ margo_drive_round(bool may_block)
             cap *= 2;
         }
         set[count++] = m;
+        all_virtual = all_virtual && m->virtual_clock;
     }
     pthread_mutex_unlock(&margo_lock);
 
@@ -233,13 +242,16 @@ margo_drive_round(bool may_block)
     }
 
     /*
-     * Nothing anywhere: sleep in HG_Progress() (virtual time on the
-     * simulated fabric). With several instances each gets a short slice,
-     * so that traffic arriving for one is not held up by a long wait on
-     * another.
+     * Nothing anywhere: sleep in HG_Progress() (in virtual time on the
+     * simulated fabric, whose wait also returns as soon as a completion
+     * lands on any context). With several instances each gets a short
+     * slice, so that traffic arriving for one is not held up by a long
+     * wait on another.
      */
-    if (activity == 0 && may_block && count > 0) {
-        unsigned int slice = count == 1 ? MARGO_BLOCK_MS : 1;
+    if (activity == 0 && count > 0 &&
+        (mode == MARGO_ROUND_BLOCK || all_virtual)) {
+        unsigned int slice =
+            count == 1 && mode == MARGO_ROUND_BLOCK ? MARGO_BLOCK_MS : 1;
         for (i = 0; i < count && activity == 0; i++)
             activity += margo_progress_instance(set[i], slice);
     }
@@ -367,7 +379,7 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
             /* A handler this thread runs made a blocking call: keep
              * driving from here. */
             pthread_mutex_unlock(&margo_lock);
-            margo_drive_round(true);
+            margo_drive_round(MARGO_ROUND_BLOCK);
             pthread_mutex_lock(&margo_lock);
             continue;
         }
@@ -381,7 +393,7 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
         }
         margo_role_take();
         pthread_mutex_unlock(&margo_lock);
-        margo_drive_round(true);
+        margo_drive_round(MARGO_ROUND_BLOCK);
         pthread_mutex_lock(&margo_lock);
         margo_role_release();
     }
@@ -401,7 +413,7 @@ margo_poke_progress(struct margo_instance *mid)
     }
     if (margo_tls.drive_depth > 0) {
         pthread_mutex_unlock(&margo_lock);
-        margo_drive_round(false);
+        margo_drive_round(MARGO_ROUND_POKE);
         pthread_mutex_lock(&margo_lock);
         return;
     }
@@ -409,7 +421,7 @@ margo_poke_progress(struct margo_instance *mid)
         return;
     margo_role_take();
     pthread_mutex_unlock(&margo_lock);
-    margo_drive_round(false);
+    margo_drive_round(MARGO_ROUND_POKE);
     pthread_mutex_lock(&margo_lock);
     margo_role_release();
 }
