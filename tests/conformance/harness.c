@@ -1,0 +1,774 @@
+/*
+ * The conformance harness; see harness.h for what it offers and why.
+ */
+#include "conformance/harness.h"
+#include "conformance/server.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#if defined(__has_include)
+#if __has_include("na_sim.h")
+#include "na_sim.h"
+#define CT_HAVE_NA_SIM 1
+#endif
+#endif
+
+#define CT_DEFAULT_INFO "sim"
+/* Real-time guard for the simulated fabric, where the budget of a wait is
+ * virtual time: a driver that spins without moving the virtual clock must
+ * still end. */
+#define CT_REAL_GUARD_NS (120ULL * 1000000000ULL)
+
+/* What the replay line repeats. */
+static const char *ct_argv0 = "test";
+static const char *ct_group = "";
+
+/* Every class this process creates gets a distinct name on the simulated
+ * fabric. */
+static unsigned ct_serial;
+
+static const char *
+ct_info(void)
+{
+    const char *info = getenv("QS_TEST_INFO");
+
+    return info != NULL && info[0] != '\0' ? info : CT_DEFAULT_INFO;
+}
+
+static int
+info_is_sim(const char *info)
+{
+    return strncmp(info, "sim", 3) == 0 && (info[3] == '\0' || info[3] == ':');
+}
+
+uint64_t
+harness_sim_seed(void)
+{
+#ifdef CT_HAVE_NA_SIM
+    return na_sim_get_seed();
+#else
+    const char *s = getenv("QS_SIM_SEED");
+
+    return s != NULL ? strtoull(s, NULL, 0) : 0;
+#endif
+}
+
+static uint64_t
+real_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+static void
+print_replay(FILE *f)
+{
+    if (info_is_sim(ct_info()))
+        fprintf(f, "replay: QS_SIM_SEED=%" PRIu64 " QS_TEST_INFO=%s %s\n",
+                harness_sim_seed(), ct_info(), ct_argv0);
+    else
+        fprintf(f, "replay: QS_TEST_INFO=%s %s\n", ct_info(), ct_argv0);
+}
+
+void
+harness_class_name(const struct ct_env *env, const char *role, char *buf,
+                   size_t size)
+{
+    if (env->is_sim)
+        snprintf(buf, size, "sim://%s-%u", role, ++ct_serial);
+    else
+        snprintf(buf, size, "%s", env->info);
+}
+
+uint64_t
+harness_now_ns(const struct ct_env *env)
+{
+    return HG_Clock_now(env->client);
+}
+
+void
+harness_add_context(struct ct_env *env, hg_context_t *ctx)
+{
+    assert_true(env->nctx < CT_MAX_CONTEXTS);
+    env->ctx[env->nctx++] = ctx;
+}
+
+void
+harness_remove_context(struct ct_env *env, hg_context_t *ctx)
+{
+    unsigned i;
+
+    for (i = 0; i < env->nctx; i++)
+        if (env->ctx[i] == ctx) {
+            env->ctx[i] = env->ctx[--env->nctx];
+            return;
+        }
+}
+
+/*
+ * One round over every context: progress, then run what completed. Waiting
+ * is allowed only in progress and only when asked (`wait_ms`), so a round
+ * never sleeps on real time unless the whole env was idle.
+ */
+static int
+drive_round(struct ct_env *env, unsigned wait_ms, unsigned *ran,
+            char *err, size_t err_size)
+{
+    unsigned i;
+
+    *ran = 0;
+    for (i = 0; i < env->nctx; i++) {
+        unsigned n = 0;
+        hg_return_t ret;
+
+        ret = HG_Progress(env->ctx[i], wait_ms);
+        if (ret != HG_SUCCESS && ret != HG_TIMEOUT) {
+            snprintf(err, err_size, "HG_Progress(context %u) returned %s", i,
+                     HG_Error_to_string(ret));
+            return -1;
+        }
+        ret = HG_Trigger(env->ctx[i], 0, 4096, &n);
+        if (ret != HG_SUCCESS && ret != HG_TIMEOUT) {
+            snprintf(err, err_size, "HG_Trigger(context %u) returned %s", i,
+                     HG_Error_to_string(ret));
+            return -1;
+        }
+        *ran += n;
+    }
+    return 0;
+}
+
+/*
+ * Drive until *counter >= target or the budget runs out. On the simulated
+ * fabric each progress call may wait a little virtual time, which is what
+ * lets the clock jump to the next event. On real fabrics rounds poll
+ * without waiting while work flows, and wait briefly on one context only
+ * after many idle rounds, so an in-process pair does not lose a round trip
+ * to a sleeping progress call.
+ * Returns 0, -1 on a progress error, -2 when the budget ran out.
+ */
+static int
+drive_until(struct ct_env *env, const int *counter, int target,
+            unsigned max_ms, uint64_t *waited_ns, char *err, size_t err_size)
+{
+    const uint64_t start = harness_now_ns(env), real_start = real_now_ns();
+    const uint64_t budget = (uint64_t) max_ms * 1000000ULL;
+    unsigned idle = 0;
+
+    for (;;) {
+        unsigned ran = 0, wait_ms;
+        uint64_t now;
+
+        if (counter != NULL && *counter >= target)
+            break;
+        now = harness_now_ns(env);
+        if (counter == NULL && now - start >= budget)
+            break;
+        if (now - start > budget) {
+            snprintf(err, err_size,
+                     "nothing completed the wait within %u ms on the %s clock "
+                     "(counter %d, wanted %d)",
+                     max_ms, env->is_sim ? "virtual" : "NA", counter ? *counter : 0, target);
+            *waited_ns = now - start;
+            return -2;
+        }
+        if (env->is_sim && real_now_ns() - real_start > CT_REAL_GUARD_NS) {
+            snprintf(err, err_size,
+                     "the virtual clock advanced only %" PRIu64
+                     " ns in 120 s of real time (counter %d, wanted %d)",
+                     now - start, counter ? *counter : 0, target);
+            *waited_ns = now - start;
+            return -2;
+        }
+        if (env->is_sim)
+            wait_ms = 1;
+        else
+            wait_ms = idle > 64 ? 1 : 0;
+        if (drive_round(env, wait_ms, &ran, err, err_size) != 0)
+            return -1;
+        idle = ran == 0 ? idle + 1 : 0;
+    }
+    *waited_ns = harness_now_ns(env) - start;
+    return 0;
+}
+
+uint64_t
+harness_run_until_count(struct ct_env *env, const int *counter, int target,
+                        unsigned max_ms)
+{
+    char err[256];
+    uint64_t waited = 0;
+
+    if (drive_until(env, counter, target, max_ms, &waited, err,
+                    sizeof(err)) != 0) {
+        print_replay(stderr);
+        fail_msg("harness_run_until: %s", err);
+    }
+    return waited / 1000000ULL;
+}
+
+uint64_t
+harness_run_until(struct ct_env *env, const int *flag, unsigned max_ms)
+{
+    return harness_run_until_count(env, flag, 1, max_ms);
+}
+
+void
+harness_settle(struct ct_env *env, unsigned ms)
+{
+    char err[256];
+    uint64_t waited;
+
+    if (drive_until(env, NULL, 0, ms, &waited, err, sizeof(err)) != 0)
+        fail_msg("harness_settle: %s", err);
+}
+
+/* ---- classes ------------------------------------------------------------ */
+
+static hg_class_t *
+init_class(const char *name, hg_bool_t listen, const struct hg_init_info *ii,
+           char *err, size_t err_size)
+{
+    hg_class_t *cls = HG_Init_opt2(name, listen, HG_VERSION, ii);
+
+    if (cls == NULL)
+        snprintf(err, err_size, "HG_Init_opt2(\"%s\", listen=%d) failed", name,
+                 (int) listen);
+    return cls;
+}
+
+/* The server's address as a string, looked up by the client: every test
+ * starts with an HG_Addr_to_string / HG_Addr_lookup round trip. */
+static int
+lookup_server(struct ct_env *env, const char *remote_addr, char *err,
+              size_t err_size)
+{
+    char buf[256];
+    hg_size_t size = sizeof(buf);
+    hg_addr_t self = HG_ADDR_NULL;
+    hg_return_t ret;
+
+    if (remote_addr == NULL) {
+        ret = HG_Addr_self(env->server, &self);
+        if (ret == HG_SUCCESS)
+            ret = HG_Addr_to_string(env->server, buf, &size, self);
+        if (self != HG_ADDR_NULL)
+            HG_Addr_free(env->server, self);
+        if (ret != HG_SUCCESS) {
+            snprintf(err, err_size, "server address to string: %s",
+                     HG_Error_to_string(ret));
+            return -1;
+        }
+        remote_addr = buf;
+    }
+    ret = HG_Addr_lookup(env->client, remote_addr, &env->server_addr);
+    if (ret != HG_SUCCESS) {
+        snprintf(err, err_size, "HG_Addr_lookup(\"%s\"): %s", remote_addr,
+                 HG_Error_to_string(ret));
+        return -1;
+    }
+    return 0;
+}
+
+/* Build an env. `serve_ids` receives the server class's ids (in-process
+ * only). Returns 0 or -1 with a message; on failure what was built stays
+ * in env for env_destroy(). */
+static int
+env_create(struct ct_env *env, const struct ct_opts *opts, char *err,
+           size_t err_size)
+{
+    struct hg_init_info ii;
+    struct ct_ids server_ids;
+    const char *remote_addr = getenv("QS_TEST_SERVER_ADDR");
+    char name[128];
+
+    memset(env, 0, sizeof(*env));
+    env->info = ct_info();
+    env->is_sim = info_is_sim(env->info);
+    if (remote_addr != NULL && remote_addr[0] == '\0')
+        remote_addr = NULL;
+    if (opts != NULL && opts->local_server)
+        remote_addr = NULL;
+    env->remote = remote_addr != NULL;
+
+    if (!env->remote) {
+        ii = opts != NULL && opts->has_server_init ? opts->server_init
+                                                    : HG_INIT_INFO_INITIALIZER;
+        if (ii.na_init_info.max_contexts < 2)
+            ii.na_init_info.max_contexts = 2;
+        harness_class_name(env, "server", name, sizeof(name));
+        env->server = init_class(name, HG_TRUE, &ii, err, err_size);
+        if (env->server == NULL)
+            return -1;
+        env->server_ctx[0] = HG_Context_create_id(env->server, 0);
+        env->server_ctx[1] = HG_Context_create_id(env->server, 1);
+        if (env->server_ctx[0] == NULL || env->server_ctx[1] == NULL) {
+            snprintf(err, err_size, "HG_Context_create_id(server, 0 and 1)");
+            return -1;
+        }
+        env->ctx[env->nctx++] = env->server_ctx[0];
+        env->ctx[env->nctx++] = env->server_ctx[1];
+        ct_register_rpcs(env->server, 1, &server_ids);
+    }
+
+    ii = opts != NULL && opts->has_client_init ? opts->client_init
+                                                : HG_INIT_INFO_INITIALIZER;
+    harness_class_name(env, "client", name, sizeof(name));
+    env->client = init_class(name, HG_FALSE, &ii, err, err_size);
+    if (env->client == NULL)
+        return -1;
+    env->client_ctx = HG_Context_create(env->client);
+    if (env->client_ctx == NULL) {
+        snprintf(err, err_size, "HG_Context_create(client)");
+        return -1;
+    }
+    env->ctx[env->nctx++] = env->client_ctx;
+    ct_register_rpcs(env->client, 0, &env->ids);
+    return lookup_server(env, remote_addr, err, err_size);
+}
+
+/*
+ * Destroy a context, driving the others while it reports HG_BUSY: a
+ * response that is still leaving the server is not a leak, a handle nobody
+ * destroyed is, and stays busy until the budget runs out.
+ */
+static int
+destroy_context(struct ct_env *env, hg_context_t *ctx, const char *what,
+                char *err, size_t err_size)
+{
+    const uint64_t start = harness_now_ns(env), real_start = real_now_ns();
+    hg_return_t ret;
+
+    for (;;) {
+        unsigned ran;
+
+        ret = HG_Context_destroy(ctx);
+        if (ret == HG_SUCCESS) {
+            harness_remove_context(env, ctx);
+            return 0;
+        }
+        if (ret != HG_BUSY) {
+            snprintf(err, err_size, "HG_Context_destroy(%s): %s", what,
+                     HG_Error_to_string(ret));
+            return -1;
+        }
+        if (harness_now_ns(env) - start > 2000ULL * 1000000ULL ||
+            real_now_ns() - real_start > CT_REAL_GUARD_NS) {
+            snprintf(err, err_size,
+                     "leak: HG_Context_destroy(%s) still returns HG_BUSY: a "
+                     "handle, bulk operation or completion created on it was "
+                     "never released",
+                     what);
+            return -1;
+        }
+        if (drive_round(env, env->is_sim ? 1 : 0, &ran, err, err_size) != 0)
+            return -1;
+    }
+}
+
+/* Leak check: everything the env created must go, each step returning
+ * HG_SUCCESS. */
+static int
+env_destroy(struct ct_env *env, char *err, size_t err_size)
+{
+    hg_return_t ret;
+
+    if (env->server != NULL && ct_server_problems(env->server, err, err_size))
+        return -1;
+    if (env->server_addr != HG_ADDR_NULL) {
+        ret = HG_Addr_free(env->client, env->server_addr);
+        env->server_addr = HG_ADDR_NULL;
+        if (ret != HG_SUCCESS) {
+            snprintf(err, err_size, "HG_Addr_free(server address): %s",
+                     HG_Error_to_string(ret));
+            return -1;
+        }
+    }
+    if (env->client_ctx != NULL &&
+        destroy_context(env, env->client_ctx, "client", err, err_size) != 0)
+        return -1;
+    env->client_ctx = NULL;
+    if (env->server_ctx[1] != NULL &&
+        destroy_context(env, env->server_ctx[1], "server id 1", err,
+                        err_size) != 0)
+        return -1;
+    env->server_ctx[1] = NULL;
+    if (env->server_ctx[0] != NULL &&
+        destroy_context(env, env->server_ctx[0], "server id 0", err,
+                        err_size) != 0)
+        return -1;
+    env->server_ctx[0] = NULL;
+    if (env->nctx != 0) {
+        snprintf(err, err_size,
+                 "%u context(s) added by the test are still alive", env->nctx);
+        return -1;
+    }
+    if (env->client != NULL) {
+        ret = HG_Finalize(env->client);
+        if (ret != HG_SUCCESS) {
+            snprintf(err, err_size, "leak: HG_Finalize(client): %s",
+                     HG_Error_to_string(ret));
+            return -1;
+        }
+        env->client = NULL;
+    }
+    if (env->server != NULL) {
+        ret = HG_Finalize(env->server);
+        if (ret != HG_SUCCESS) {
+            snprintf(err, err_size, "leak: HG_Finalize(server): %s",
+                     HG_Error_to_string(ret));
+            return -1;
+        }
+        env->server = NULL;
+    }
+    return 0;
+}
+
+/* The env of the running test, so teardown knows whether it finished. */
+struct ct_env_box {
+    struct ct_env env;
+    int finished;
+};
+
+int
+harness_setup(void **state)
+{
+    const struct ct_opts *opts = (const struct ct_opts *) *state;
+    struct ct_env_box *box = (struct ct_env_box *) calloc(1, sizeof(*box));
+    char err[256];
+
+    assert_non_null(box);
+    if (env_create(&box->env, opts, err, sizeof(err)) != 0) {
+        print_replay(stderr);
+        fail_msg("harness setup (info \"%s\"): %s", ct_info(), err);
+    }
+    *state = &box->env;
+    return 0;
+}
+
+void
+harness_finish(struct ct_env *env)
+{
+    struct ct_env_box *box = (struct ct_env_box *) env;
+    char err[256];
+
+    if (env_destroy(env, err, sizeof(err)) != 0) {
+        print_replay(stderr);
+        fail_msg("%s", err);
+    }
+    box->finished = 1;
+}
+
+int
+harness_teardown(void **state)
+{
+    struct ct_env_box *box = (struct ct_env_box *) *state;
+
+    if (box == NULL)
+        return 0;
+    /* A test that failed or skipped part way may have left operations in
+     * flight whose callbacks point into its stack frame, which no longer
+     * exists: its env is abandoned, never progressed again. */
+    if (!box->finished)
+        fprintf(stderr, "note: test ended early; its HG classes are "
+                        "abandoned without the leak check\n");
+    else
+        free(box);
+    *state = NULL;
+    return 0;
+}
+
+/* ---- operations --------------------------------------------------------- */
+
+hg_return_t
+ct_op_cb(const struct hg_cb_info *info)
+{
+    struct ct_op *op = (struct ct_op *) info->arg;
+
+    op->calls++;
+    if (op->calls == 1) {
+        op->ret = info->ret;
+        op->type = info->type;
+        if (op->env != NULL)
+            op->at_ns = harness_now_ns(op->env);
+        if (info->type == HG_CB_FORWARD && info->ret == HG_SUCCESS &&
+            op->out != NULL)
+            op->out_ret = HG_Get_output(info->info.forward.handle, op->out);
+    }
+    if (op->done != NULL)
+        (*op->done)++;
+    return HG_SUCCESS;
+}
+
+hg_return_t
+ct_forward_wait(struct ct_env *env, hg_handle_t handle, void *in,
+                struct ct_op *op)
+{
+    hg_return_t ret;
+
+    op->calls = 0;
+    op->env = env;
+    op->out_ret = HG_OTHER_ERROR;
+    ret = HG_Forward(handle, ct_op_cb, op, in);
+    if (ret != HG_SUCCESS)
+        return ret;
+    harness_run_until(env, &op->calls, CT_WAIT_MS);
+    return op->ret;
+}
+
+void
+ct_assert_once(struct ct_env *env, const struct ct_op *op)
+{
+    harness_settle(env, 20);
+    if (op->calls != 1)
+        fail_msg("callback ran %d times, want exactly once", op->calls);
+}
+
+void
+ct_server_stats(struct ct_env *env, ct_stats_out_t *stats)
+{
+    hg_handle_t h;
+    struct ct_op op = {0};
+
+    op.out = stats;
+    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.stats,
+                           &h));
+    assert_hg_ok(ct_forward_wait(env, h, NULL, &op));
+    assert_hg_ok(op.out_ret);
+    assert_hg_ok(HG_Free_output(h, stats)); /* scalars only: still readable */
+    assert_hg_ok(HG_Destroy(h));
+}
+
+uint32_t
+ct_release_held(struct ct_env *env)
+{
+    hg_handle_t h;
+    struct ct_op op = {0};
+    ct_release_out_t out;
+
+    op.out = &out;
+    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr,
+                           env->ids.release, &h));
+    assert_hg_ok(ct_forward_wait(env, h, NULL, &op));
+    assert_hg_ok(op.out_ret);
+    assert_hg_ok(HG_Free_output(h, &out));
+    assert_hg_ok(HG_Destroy(h));
+    return out.released;
+}
+
+void
+ct_wait_held(struct ct_env *env, uint32_t n)
+{
+    const uint64_t start = harness_now_ns(env);
+    ct_stats_out_t st;
+
+    for (;;) {
+        ct_server_stats(env, &st);
+        if (st.held >= n)
+            return;
+        if (harness_now_ns(env) - start > (uint64_t) CT_WAIT_MS * 1000000ULL)
+            fail_msg("the server holds %u request(s), want %u", st.held, n);
+    }
+}
+
+/* ---- two-process mode --------------------------------------------------- */
+
+/* Publish the server's address: atomically for a regular file (write and
+ * rename), directly for a FIFO the runner script reads from. */
+static int
+publish_address(const char *path, const char *addr)
+{
+    struct stat st;
+    char tmp[4096];
+    FILE *f;
+
+    if (path == NULL) {
+        printf("%s\n", addr);
+        fflush(stdout);
+        return 0;
+    }
+    if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        f = fopen(path, "w");
+        if (f == NULL)
+            return -1;
+        fprintf(f, "%s\n", addr);
+        return fclose(f) == 0 ? 0 : -1;
+    }
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    f = fopen(tmp, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "%s\n", addr);
+    if (fclose(f) != 0)
+        return -1;
+    return rename(tmp, path) == 0 ? 0 : -1;
+}
+
+/*
+ * `--server`: serve the suite's RPCs on a listening class until a client
+ * sends CT_RPC_SHUTDOWN, then tear down with the same leak checks as a
+ * test. The exit status reports a leak or a server-side invariant failure.
+ */
+static int
+serve(void)
+{
+    struct ct_env env;
+    struct ct_ids ids;
+    struct hg_init_info ii = HG_INIT_INFO_INITIALIZER;
+    char addr[256], err[256];
+    hg_size_t size = sizeof(addr);
+    hg_addr_t self = HG_ADDR_NULL;
+    hg_return_t ret;
+    unsigned idle = 0;
+
+    memset(&env, 0, sizeof(env));
+    env.info = ct_info();
+    env.is_sim = info_is_sim(env.info);
+    if (env.is_sim) {
+        fprintf(stderr, "--server needs a real fabric: the simulated fabric "
+                        "lives inside one process\n");
+        return 2;
+    }
+    ii.na_init_info.max_contexts = 2;
+    env.server = init_class(env.info, HG_TRUE, &ii, err, sizeof(err));
+    if (env.server == NULL) {
+        fprintf(stderr, "server: %s\n", err);
+        return 1;
+    }
+    /* The driver reads the clock of env.client; the server has no client
+     * class, so it stands in. */
+    env.client = env.server;
+    env.server_ctx[0] = HG_Context_create_id(env.server, 0);
+    env.server_ctx[1] = HG_Context_create_id(env.server, 1);
+    if (env.server_ctx[0] == NULL || env.server_ctx[1] == NULL) {
+        fprintf(stderr, "server: HG_Context_create_id failed\n");
+        return 1;
+    }
+    env.ctx[env.nctx++] = env.server_ctx[0];
+    env.ctx[env.nctx++] = env.server_ctx[1];
+    ct_register_rpcs(env.server, 1, &ids);
+    ret = HG_Addr_self(env.server, &self);
+    if (ret == HG_SUCCESS)
+        ret = HG_Addr_to_string(env.server, addr, &size, self);
+    if (self != HG_ADDR_NULL)
+        HG_Addr_free(env.server, self);
+    if (ret != HG_SUCCESS ||
+        publish_address(getenv("QS_TEST_ADDR_FILE"), addr) != 0) {
+        fprintf(stderr, "server: cannot publish address: %s\n",
+                HG_Error_to_string(ret));
+        return 1;
+    }
+    fprintf(stderr, "server: listening at %s (info %s)\n", addr, env.info);
+
+    while (!ct_server_shutdown_requested(env.server)) {
+        unsigned ran;
+
+        if (drive_round(&env, idle > 64 ? 10 : 0, &ran, err, sizeof(err)) !=
+            0) {
+            fprintf(stderr, "server: %s\n", err);
+            return 1;
+        }
+        idle = ran == 0 ? idle + 1 : 0;
+    }
+    if (ct_server_problems(env.server, err, sizeof(err))) {
+        fprintf(stderr, "server: %s\n", err);
+        return 1;
+    }
+    if (destroy_context(&env, env.server_ctx[1], "server id 1", err,
+                        sizeof(err)) != 0 ||
+        destroy_context(&env, env.server_ctx[0], "server id 0", err,
+                        sizeof(err)) != 0) {
+        fprintf(stderr, "server: %s\n", err);
+        return 1;
+    }
+    ret = HG_Finalize(env.server);
+    if (ret != HG_SUCCESS) {
+        fprintf(stderr, "server: leak: HG_Finalize: %s\n",
+                HG_Error_to_string(ret));
+        return 1;
+    }
+    fprintf(stderr, "server: clean shutdown\n");
+    return 0;
+}
+
+/* Ask the server process to stop, from a fresh client class. */
+static int
+send_shutdown(void)
+{
+    struct ct_env env;
+    struct ct_op op = {0};
+    hg_handle_t h = HG_HANDLE_NULL;
+    char err[256];
+    uint64_t waited;
+    int rc = -1;
+
+    if (env_create(&env, NULL, err, sizeof(err)) != 0)
+        goto out;
+    if (HG_Create(env.client_ctx, env.server_addr, env.ids.shutdown, &h) !=
+            HG_SUCCESS ||
+        HG_Forward(h, ct_op_cb, &op, NULL) != HG_SUCCESS) {
+        snprintf(err, sizeof(err), "cannot forward the shutdown request");
+        goto out;
+    }
+    if (drive_until(&env, &op.calls, 1, CT_WAIT_MS, &waited, err,
+                    sizeof(err)) != 0)
+        goto out;
+    if (op.ret != HG_SUCCESS) {
+        snprintf(err, sizeof(err), "shutdown request: %s",
+                 HG_Error_to_string(op.ret));
+        goto out;
+    }
+    HG_Destroy(h);
+    h = HG_HANDLE_NULL;
+    rc = env_destroy(&env, err, sizeof(err));
+out:
+    if (h != HG_HANDLE_NULL)
+        HG_Destroy(h);
+    if (rc != 0)
+        fprintf(stderr, "shutdown: %s\n", err);
+    return rc;
+}
+
+int
+harness_main(int argc, char **argv, const char *group,
+             const struct CMUnitTest *tests, size_t count)
+{
+    const char *filter = getenv("QS_TEST_FILTER");
+    const char *remote = getenv("QS_TEST_SERVER_ADDR");
+    int failed;
+
+    ct_argv0 = argv[0];
+    ct_group = group;
+    if (argc > 1 && strcmp(argv[1], "--server") == 0)
+        return serve();
+    if (filter != NULL && filter[0] != '\0')
+        cmocka_set_test_filter(filter);
+
+    fprintf(stderr, "conformance group %s: info %s, %s", ct_group, ct_info(),
+            remote != NULL && remote[0] != '\0' ? "two processes" : "one process");
+    if (info_is_sim(ct_info()))
+        fprintf(stderr, ", QS_SIM_SEED=%" PRIu64, harness_sim_seed());
+    fprintf(stderr, "\n");
+
+    failed = _cmocka_run_group_tests(group, tests, count, NULL, NULL);
+    if (remote != NULL && remote[0] != '\0' &&
+        getenv("QS_TEST_NO_SHUTDOWN") == NULL && send_shutdown() != 0)
+        failed++;
+    if (failed != 0) {
+        fprintf(stderr, "%d conformance case(s) failed in group %s\n", failed,
+                group);
+        print_replay(stderr);
+        if (filter == NULL)
+            fprintf(stderr, "(add QS_TEST_FILTER=<case name> to run one "
+                            "case)\n");
+    }
+    return failed != 0;
+}

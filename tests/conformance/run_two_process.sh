@@ -1,0 +1,56 @@
+#!/bin/bash
+# Run one conformance program across two processes: the program started
+# with --server serves the suite's RPCs, and a second copy runs the tests
+# against it as a client (QS_TEST_SERVER_ADDR). QS_TEST_INFO selects the
+# fabric, as for the one-process runs.
+#
+# The server writes its address into a FIFO, so the client starts the
+# moment the server listens, without polling for a file.
+set -u
+prog=${1:?usage: run_two_process.sh <conformance program> [args]}
+shift
+
+dir=$(mktemp -d)
+spid=""
+cleanup() {
+    if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
+        kill "$spid" 2>/dev/null
+        wait "$spid" 2>/dev/null
+    fi
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+mkfifo "$dir/addr"
+# Open read-write so neither side blocks on open, and a server that dies
+# before writing cannot leave this script waiting forever.
+exec 3<>"$dir/addr"
+QS_TEST_ADDR_FILE="$dir/addr" "$prog" --server &
+spid=$!
+
+addr=""
+if ! read -r -t 60 addr <&3 || [ -z "$addr" ]; then
+    echo "run_two_process: the server did not publish an address" >&2
+    exit 1
+fi
+exec 3<&-
+echo "run_two_process: server pid $spid at $addr" >&2
+
+QS_TEST_SERVER_ADDR="$addr" "$prog" "$@"
+crc=$?
+
+# The client asks the server to shut down as its last step; a server that
+# is still up a while later was left behind by a failed client.
+( sleep 30; kill "$spid" 2>/dev/null ) &
+watchdog=$!
+wait "$spid"
+src=$?
+spid=""
+kill "$watchdog" 2>/dev/null
+wait "$watchdog" 2>/dev/null
+
+if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
+    echo "run_two_process: client exit $crc, server exit $src" >&2
+    exit 1
+fi
+exit 0
