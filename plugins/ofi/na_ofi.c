@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 /* Capabilities the plugin cannot work without. */
@@ -115,11 +116,12 @@ na_ofi_getinfo(struct na_ofi_class *cls, const struct sockaddr_in *sin,
 
 /* Record what the provider granted so the data path need not ask again. */
 static void
-na_ofi_read_info(struct na_ofi_class *cls)
+na_ofi_read_info(struct na_ofi_class *cls, bool want_multi_recv)
 {
     const struct fi_info *info = cls->info;
 
-    cls->multi_recv = (info->caps & FI_MULTI_RECV) != 0;
+    /* Providers may report FI_MULTI_RECV even when it was not asked for. */
+    cls->multi_recv = want_multi_recv && (info->caps & FI_MULTI_RECV) != 0;
     cls->directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
     cls->mr_virt_addr = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     cls->mr_prov_key = (info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
@@ -246,6 +248,21 @@ na_ofi_class_free(struct na_ofi_class *cls)
     free(cls);
 }
 
+/*
+ * Where our memory keys start when the provider leaves keys to us (tcp
+ * and sockets do): a random start makes a peer's guess of another
+ * region's key unlikely, though keys are still consecutive after it.
+ */
+static uint64_t
+na_ofi_random_key(void)
+{
+    uint64_t key = 0;
+
+    if (getrandom(&key, sizeof(key), 0) != sizeof(key))
+        key = na_plugin_clock_monotonic_ns() * 0x9e3779b97f4a7c15ull;
+    return key == FI_KEY_NOTAVAIL ? 1 : key;
+}
+
 static struct na_ofi_class *
 na_ofi_class_alloc(const struct na_info *info)
 {
@@ -262,7 +279,7 @@ na_ofi_class_alloc(const struct na_info *info)
     TAILQ_INIT(&cls->retry_ops);
     cls->cq_fd = -1;
     cls->wake_fd = -1;
-    atomic_init(&cls->next_mr_key, 1);
+    atomic_init(&cls->next_mr_key, na_ofi_random_key());
     atomic_init(&cls->spin_ns, 20000);
     if (strcmp(info->protocol_name, "sockets") == 0) {
         strcpy(cls->protocol, "sockets");
@@ -304,7 +321,7 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info,
     ret = na_ofi_getinfo(cls, &sin, !info->init_info.no_multi_recv);
     if (ret != NA_SUCCESS)
         goto free_class;
-    na_ofi_read_info(cls);
+    na_ofi_read_info(cls, !info->init_info.no_multi_recv);
 
     rc = na_ofi_endpoint_open(cls);
     if (rc != 0) {

@@ -30,7 +30,14 @@ extern char **environ;
 /* Upper bound on any wait in these tests. */
 #define TEST_TIMEOUT_NS (20ull * 1000000000ull)
 
+/* One run of the suite: a provider, and whether multi-receive is off. */
+struct config {
+    const char *protocol;
+    bool no_multi_recv;
+};
+
 struct fixture {
+    const struct config *config;
     const char *protocol;
     na_class_t *srv, *cli;
     na_context_t *sctx, *cctx;
@@ -100,7 +107,8 @@ info_string(char *buf, size_t size, const char *protocol)
 static int
 setup(void **state)
 {
-    const char *protocol = *state;
+    const struct config *config = *state;
+    struct na_init_info init_info = NA_INIT_INFO_INITIALIZER;
     struct fixture *fx = calloc(1, sizeof(*fx));
     char info[64], addr[128];
     size_t addr_size = sizeof(addr);
@@ -108,15 +116,17 @@ setup(void **state)
 
     if (fx == NULL)
         return -1;
-    fx->protocol = protocol;
-    info_string(info, sizeof(info), protocol);
-    fx->srv = NA_Initialize(info, true);
+    fx->config = config;
+    fx->protocol = config->protocol;
+    init_info.no_multi_recv = config->no_multi_recv;
+    info_string(info, sizeof(info), fx->protocol);
+    fx->srv = NA_Initialize_opt(info, true, &init_info);
     if (fx->srv == NULL) {
         /* The plugin already printed why; the cases report the skip. */
         *state = fx;
         return 0;
     }
-    fx->cli = NA_Initialize(info, false);
+    fx->cli = NA_Initialize_opt(info, false, &init_info);
     fx->sctx = NA_Context_create(fx->srv);
     fx->cctx = fx->cli ? NA_Context_create(fx->cli) : NULL;
     if (fx->cli == NULL || fx->sctx == NULL || fx->cctx == NULL)
@@ -146,7 +156,7 @@ teardown(void **state)
         rc = -1;
     if (fx->srv != NULL && NA_Finalize(fx->srv) != NA_SUCCESS)
         rc = -1;
-    *state = (void *) fx->protocol;
+    *state = (void *) fx->config;
     free(fx);
     return rc;
 }
@@ -763,14 +773,15 @@ test_missing_provider(void **state)
         cmocka_unit_test_setup_teardown(test_bad_strings, setup, teardown)
 
 static int
-run_provider(const char *protocol)
+run_provider(const struct config *config)
 {
     struct CMUnitTest tests[] = {OFI_TESTS};
-    char name[32];
+    char name[64];
 
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-        tests[i].initial_state = (void *) protocol;
-    snprintf(name, sizeof(name), "ofi+%s", protocol);
+        tests[i].initial_state = (void *) config;
+    snprintf(name, sizeof(name), "ofi+%s%s", config->protocol,
+             config->no_multi_recv ? " (no_multi_recv)" : "");
     return _cmocka_run_group_tests(name, tests, sizeof(tests) / sizeof(tests[0]),
                                    NULL, NULL);
 }
@@ -786,8 +797,10 @@ main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--missing-provider") == 0)
         return child_missing_provider();
     setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
-    failed += run_provider("tcp");
-    failed += run_provider("sockets");
+    static const struct config configs[] = {
+        {"tcp", false}, {"tcp", true}, {"sockets", false}};
+    for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
+        failed += run_provider(&configs[i]);
     failed += cmocka_run_group_tests_name("ofi", common, NULL, NULL);
     return failed;
 }
