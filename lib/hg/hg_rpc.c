@@ -210,6 +210,25 @@ hg_rpc_overflow_desc(const void *payload, size_t payload_len,
     return HG_SUCCESS;
 }
 
+/*
+ * A peer must carry the checksums this class was configured for: otherwise
+ * a flipped flag bit could silently switch verification off.
+ */
+static hg_return_t
+hg_rpc_check_crc_flags(const hg_class_t *hg_class,
+                       const struct hg_header *header)
+{
+    hg_checksum_level_t level = hg_class->info.checksum_level;
+
+    if (level >= HG_CHECKSUM_RPC_HEADERS &&
+        !(header->flags & HG_HEADER_CRC_HEADER))
+        return HG_CHECKSUM_ERROR;
+    if (level == HG_CHECKSUM_RPC_PAYLOAD &&
+        !(header->flags & HG_HEADER_CRC_PAYLOAD))
+        return HG_CHECKSUM_ERROR;
+    return HG_SUCCESS;
+}
+
 static hg_return_t
 hg_rpc_check_crc(const struct hg_header *header, const void *payload,
                  hg_size_t len)
@@ -279,6 +298,8 @@ hg_forward_recv_cb(const struct na_cb_info *info)
     if (ret == HG_SUCCESS && (!(header->flags & HG_HEADER_RESPONSE) ||
                               header->cookie != handle->req_header.cookie))
         ret = HG_PROTOCOL_ERROR;
+    if (ret == HG_SUCCESS)
+        ret = hg_rpc_check_crc_flags(hg_class, header);
     if (ret != HG_SUCCESS) {
         atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
         handle->out_size = 0;
@@ -702,6 +723,12 @@ hg_request_recv_cb(const struct na_cb_info *info)
     handle->target_id = header->context_id;
     handle->active = true;
     handle->responded = false;
+    ret = hg_rpc_check_crc_flags(hg_class, header);
+    if (ret != HG_SUCCESS) {
+        hg_log_error("request without the configured checksums refused");
+        hg_rpc_respond_error(handle, ret);
+        return;
+    }
     handle->rpc = hg_rpc_lookup(hg_class, header->rpc_id);
     if (handle->rpc == NULL || handle->rpc->rpc_cb == NULL) {
         hg_rpc_respond_error(handle, HG_NOENTRY);
