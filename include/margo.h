@@ -166,9 +166,9 @@ void margo_critical(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LI
 
 /*
  * Used by DEFINE_MARGO_RPC_HANDLER: queue `fn` to run on `handle` according
- * to the instance's rpc_thread_count. If the instance is shutting down the
- * handle is destroyed instead. Always returns HG_SUCCESS for a handle that
- * belongs to a Margo instance.
+ * to the instance's rpc_thread_count and return HG_SUCCESS. Once finalize
+ * has been requested the handle is released instead and HG_CANCELED is
+ * returned, which HG sends back to the origin as the RPC's result.
  */
 hg_return_t margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t));
 

@@ -101,14 +101,17 @@ margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t))
     e = malloc(sizeof(*e));
     pthread_mutex_lock(&margo_lock);
     if (mid->finalize_requested || e == NULL) {
-        const char *why = e ? "instance is finalizing" : "out of memory";
+        hg_return_t why = e ? HG_CANCELED : HG_NOMEM;
 
         pthread_mutex_unlock(&margo_lock);
         free(e);
-        margo_log(mid, MARGO_LOG_DEBUG, "margo: dropping RPC %llu: %s",
-                  (unsigned long long) info->id, why);
+        margo_log(mid, MARGO_LOG_DEBUG, "margo: refusing RPC %llu: %s",
+                  (unsigned long long) info->id, HG_Error_to_string(why));
+        /* Drop the handler's reference; returning an error makes HG answer
+         * the origin with it (HG holds its own reference meanwhile), so
+         * the origin fails at once instead of waiting for a timeout. */
         HG_Destroy(handle);
-        return HG_SUCCESS;
+        return why;
     }
     e->next = NULL;
     e->handle = handle;
