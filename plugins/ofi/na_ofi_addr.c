@@ -3,8 +3,9 @@
  * address cache, and the wire form used by serialization and by the
  * header of unexpected messages.
  *
- * Addresses are interned: the class keeps one object per peer for its
- * whole life, inserted into the address vector once. Lookups, dups and
+ * Addresses are interned: the class keeps one object per peer, inserted
+ * into the address vector once, and keeps it after its last reference
+ * unless the cache is full. Lookups, dups and
  * sources of received messages hand out references to that object, so
  * comparing two addresses is comparing pointers, and receiving from a
  * known peer costs one hash lookup and no allocation.
@@ -104,6 +105,30 @@ na_ofi_addr_hash(const struct sockaddr_in *sin)
 }
 
 /*
+ * Over NA_OFI_ADDR_CACHE_MAX entries, drop one unreferenced peer (and its
+ * address-vector entry). Called with addr_lock held; a reference can only
+ * be taken from zero under that lock, so the check cannot go stale.
+ */
+static void
+na_ofi_addr_evict_one(struct na_ofi_class *cls, uint32_t start)
+{
+    for (size_t i = 0; i < NA_OFI_ADDR_HASH_SIZE; i++) {
+        struct na_addr **pp =
+            &cls->addr_hash[(start + i) % NA_OFI_ADDR_HASH_SIZE];
+        for (; *pp != NULL; pp = &(*pp)->hash_next) {
+            struct na_addr *a = *pp;
+            if (a == cls->self || atomic_load(&a->refcount) != 0)
+                continue;
+            *pp = a->hash_next;
+            cls->addr_count--;
+            fi_av_remove(cls->av, &a->fi_addr, 1, 0);
+            free(a);
+            return;
+        }
+    }
+}
+
+/*
  * Find or create the address object for `sin` and return a new reference.
  * A new peer is inserted into the address vector here, once.
  */
@@ -131,6 +156,8 @@ na_ofi_addr_intern(struct na_ofi_class *cls, const struct sockaddr_in *sin,
         atomic_fetch_add(&a->refcount, 1);
         goto unlock;
     }
+    if (cls->addr_count >= NA_OFI_ADDR_CACHE_MAX)
+        na_ofi_addr_evict_one(cls, h);
     a = calloc(1, sizeof(*a));
     if (a == NULL) {
         ret = NA_NOMEM;
@@ -147,6 +174,7 @@ na_ofi_addr_intern(struct na_ofi_class *cls, const struct sockaddr_in *sin,
     }
     a->sin = key;
     a->hash = h;
+    cls->addr_count++;
     atomic_init(&a->refcount, 1);
     a->hash_next = cls->addr_hash[h % NA_OFI_ADDR_HASH_SIZE];
     cls->addr_hash[h % NA_OFI_ADDR_HASH_SIZE] = a;
@@ -163,8 +191,11 @@ na_ofi_addr_ref(struct na_addr *addr)
     atomic_fetch_add(&addr->refcount, 1);
 }
 
-/* The cache keeps the object (and its AV entry) even at zero references:
- * peers are few and a peer we talked to once is likely to come back. */
+/*
+ * Drop a reference. The object stays cached at zero references; only
+ * na_ofi_addr_intern() frees peers, under the lock, so a reference can
+ * never be revived on a freed object.
+ */
 void
 na_ofi_addr_unref(struct na_addr *addr)
 {
@@ -186,6 +217,7 @@ na_ofi_addr_cache_destroy(struct na_ofi_class *cls)
         }
         cls->addr_hash[i] = NULL;
     }
+    cls->addr_count = 0;
 }
 
 void
@@ -321,7 +353,7 @@ na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
     const uint8_t *p = buf;
     struct sockaddr_in sin;
 
-    if (buf_size != NA_OFI_ADDR_SER_SIZE)
+    if (buf_size < NA_OFI_ADDR_SER_SIZE)
         return NA_MSGSIZE;
     if (p[0] != NA_OFI_ADDR_SER_VERSION ||
         na_ofi_addr_from_wire(p + 1, &sin) != NA_SUCCESS)

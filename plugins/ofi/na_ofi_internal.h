@@ -181,6 +181,14 @@ struct na_ofi_context {
 
 #define NA_OFI_ADDR_HASH_SIZE 256
 
+/*
+ * Peers stay cached (and in the address vector) after their last reference
+ * goes, because a peer we talked to is likely to come back; past this many
+ * entries, adding a peer drops an unreferenced one, so names from hostile
+ * bytes cannot grow the cache without bound.
+ */
+#define NA_OFI_ADDR_CACHE_MAX 1024
+
 /* How poll_wait sleeps once spinning found nothing. */
 enum na_ofi_wait_mode {
     NA_OFI_WAIT_FD,    /* poll(2) on the CQ's fd after fi_trywait      */
@@ -221,6 +229,7 @@ struct na_ofi_class {
     /* Address cache, guarded by addr_lock. */
     pthread_mutex_t addr_lock;
     struct na_addr *addr_hash[NA_OFI_ADDR_HASH_SIZE];
+    size_t addr_count;
 
     /* Posted unexpected receives and early messages, guarded by rx_lock. */
     pthread_mutex_t rx_lock;

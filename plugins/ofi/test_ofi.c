@@ -364,6 +364,24 @@ test_unexpected_mid_plain_buf(void **state)
     exchange(fixture_or_skip(state), 1000, false);
 }
 
+/* Many distinct peers looked up and freed do not break the class: the
+ * cache drops unreferenced peers past its bound, never a held one. */
+static void
+test_addr_cache_bound(void **state)
+{
+    struct fixture *fx = fixture_or_skip(state);
+    char name[64];
+
+    for (unsigned i = 0; i < 3000; i++) {
+        na_addr_t a;
+        snprintf(name, sizeof(name), "ofi+%s://10.%u.%u.1:%u", fx->protocol,
+                 i / 250, i % 250, 1000 + i);
+        assert_int_equal(NA_Addr_lookup(fx->cli, name, &a), NA_SUCCESS);
+        NA_Addr_free(fx->cli, a);
+    }
+    exchange(fx, 8, false); /* the held server address still works */
+}
+
 /* A message sent before any receive is posted waits in the backlog. */
 static void
 test_unexpected_backlog(void **state)
@@ -762,6 +780,8 @@ test_missing_provider(void **state)
         cmocka_unit_test_setup_teardown(test_unexpected_mid_plain_buf, setup,  \
                                         teardown),                             \
         cmocka_unit_test_setup_teardown(test_unexpected_backlog, setup,        \
+                                        teardown),                             \
+        cmocka_unit_test_setup_teardown(test_addr_cache_bound, setup,          \
                                         teardown),                             \
         cmocka_unit_test_setup_teardown(test_expected_tags, setup, teardown),  \
         cmocka_unit_test_setup_teardown(test_rma, setup, teardown),            \
