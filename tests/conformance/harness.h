@@ -63,6 +63,9 @@ struct ct_env {
     hg_context_t *client_ctx;
     hg_addr_t server_addr; /* the server, as the client looked it up    */
     struct ct_ids ids;
+    /* Simulated fabric: this env's classes started a new world (clock 0,
+     * empty trace), so its trace is comparable with another such env's. */
+    int fresh_world;
     /* Every context the driver progresses, and their classes. */
     hg_context_t *ctx[CT_MAX_CONTEXTS];
     unsigned nctx;
@@ -179,6 +182,16 @@ void ct_wait_held(struct ct_env *env, uint32_t n);
  */
 int harness_main(int argc, char **argv, const char *group,
                  const struct CMUnitTest *tests, size_t count);
+
+/* The simulated fabric's event trace so far: its hash and line count.
+ * Returns -1 (and sets nothing) on other plugins. */
+int harness_sim_trace(const struct ct_env *env, uint64_t *hash,
+                      uint64_t *count);
+
+/* Hook for checksum tests: arrange for one payload byte of the next
+ * message from the client to the server to be flipped in flight. Returns
+ * 0 when armed, -1 when the plugin offers no such fault. */
+int harness_sim_corrupt_next(struct ct_env *env);
 
 /* The simulated fabric's seed for this run (0 on other plugins). */
 uint64_t harness_sim_seed(void);
