@@ -86,8 +86,7 @@ na_sim_auto_name(struct na_sim_world *world, struct na_sim_name *name)
 }
 
 static na_return_t
-na_sim_initialize(na_class_t *na_class, const struct na_info *info,
-                  bool listen)
+na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
 {
     const struct na_init_info *init = &info->init_info;
     struct na_sim_world *world;
@@ -111,9 +110,8 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info,
     node->max_unexpected_size = init->max_unexpected_size
                                     ? init->max_unexpected_size
                                     : NA_SIM_DEFAULT_MSG_SIZE;
-    node->max_expected_size = init->max_expected_size
-                                  ? init->max_expected_size
-                                  : NA_SIM_DEFAULT_MSG_SIZE;
+    node->max_expected_size = init->max_expected_size ? init->max_expected_size
+                                                      : NA_SIM_DEFAULT_MSG_SIZE;
     node->no_block = (init->progress_mode & NA_NO_BLOCK) != 0;
     TAILQ_INIT(&node->contexts);
 
@@ -174,8 +172,8 @@ na_sim_finalize(na_class_t *na_class)
 }
 
 static na_return_t
-na_sim_context_create(na_class_t *na_class, na_context_t *context,
-                      uint8_t id, void **plugin_context)
+na_sim_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                      void **plugin_context)
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -278,8 +276,6 @@ na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
     op->type = type;
     op->canceled = false;
     op->in_list = false;
-    op->scheduled = false;
-    op->result = NA_SUCCESS;
     op->msg = NULL;
     op->peer = NULL;
     op->seq = world->next_seq++;
@@ -359,8 +355,8 @@ na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
         return NA_SUCCESS;
     }
     op->canceled = true;
-    na_sim_trace(world, na_sim_now(world), op->seq, "cancel",
-                 node->name.str, node->name.str, op->size, op->tag);
+    na_sim_trace(world, na_sim_now(world), op->seq, "cancel", node->name.str,
+                 node->name.str, op->size, op->tag);
     if (op->in_list) {
         struct na_sim_op_list *list = op->type == NA_CB_RECV_UNEXPECTED
                                           ? &op->ctx->unexpected_recvs
@@ -368,7 +364,6 @@ na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 
         TAILQ_REMOVE(list, op, link);
         op->in_list = false;
-        op->result = NA_CANCELED;
         if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL, op) !=
             NA_SUCCESS)
             na_sim_op_complete(world, op, NA_CANCELED);
@@ -531,8 +526,8 @@ na_sim_msg_get_max_tag(const na_class_t *na_class)
 
 /* Simulated memory needs no pinning: plain heap buffers. */
 static void *
-na_sim_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
-                     unsigned long flags, void **plugin_data)
+na_sim_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
+                     void **plugin_data)
 {
     (void) na_class;
     (void) flags;

@@ -85,9 +85,8 @@ na_sim_addr_ref(na_addr_t addr)
 void
 na_sim_addr_unref(na_addr_t addr)
 {
-    if (addr != NULL &&
-        atomic_fetch_sub_explicit(&addr->refcount, 1, memory_order_acq_rel) ==
-            1)
+    if (addr != NULL && atomic_fetch_sub_explicit(&addr->refcount, 1,
+                                                  memory_order_acq_rel) == 1)
         free(addr);
 }
 
@@ -229,8 +228,8 @@ na_sim_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
  * bytes after the address are ignored, since callers may hand over a
  * larger buffer than the address needs. */
 na_return_t
-na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                        const void *buf, size_t buf_size)
+na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
+                        size_t buf_size)
 {
     const unsigned char *p = buf;
     struct na_sim_name name;

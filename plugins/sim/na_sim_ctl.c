@@ -7,7 +7,7 @@
 #include <inttypes.h>
 
 /* Run `body` with `world` locked, or return NA_NOENTRY when none exists. */
-#define NA_SIM_WITH_WORLD(world, ...)                                         \
+#define NA_SIM_WITH_WORLD(world, ...)                                          \
     do {                                                                       \
         struct na_sim_world *world;                                            \
         pthread_mutex_lock(&na_sim_global_lock);                               \

@@ -29,8 +29,7 @@ na_sim_fault_on_post(struct na_sim_world *world, const struct na_op_id *op)
 /* At delivery: a non-success ret completes the operation with that code
  * instead of delivering it; extra_delay is ignored. */
 struct na_sim_fault
-na_sim_fault_on_deliver(struct na_sim_world *world,
-                        const struct na_op_id *op)
+na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
 {
     (void) world;
     (void) op;

@@ -92,19 +92,16 @@ struct na_op_id {
     struct na_sim_ctx *ctx;                  /* context of the post     */
     atomic_int state;                        /* enum na_sim_op_state    */
     na_cb_type_t type;
-    bool canceled;  /* cancel requested: complete with NA_CANCELED     */
-    bool in_list;   /* a posted receive, linked in a receive list     */
-    bool scheduled; /* an event for it sits in the world's heap       */
-    uint64_t seq;   /* world sequence number given at post            */
-    na_return_t result; /* decided outcome for a local event          */
+    bool canceled; /* cancel requested: complete with NA_CANCELED     */
+    bool in_list;  /* a posted receive, linked in a receive list     */
+    uint64_t seq;  /* world sequence number given at post            */
     /* Messages. */
-    void *buf;       /* send: the caller's data; recv: where to write */
-    size_t size;     /* bytes to send, or receive buffer capacity     */
+    void *buf;   /* send: the caller's data; recv: where to write */
+    size_t size; /* bytes to send, or receive buffer capacity     */
     na_tag_t tag;
-    uint8_t peer_ctx_id;     /* dest_id of a send, source_id of a recv */
-    na_addr_t peer;          /* reference held while posted           */
-    struct na_sim_msg *msg;  /* a queued message matched at post time */
-    bool msg_unexpected;     /* which queue msg came from             */
+    uint8_t peer_ctx_id;    /* dest_id of a send, source_id of a recv */
+    na_addr_t peer;         /* reference held while posted           */
+    struct na_sim_msg *msg; /* a queued message matched at post time */
     /* RMA. */
     uint64_t local_key;
     na_offset_t local_offset;
@@ -124,9 +121,9 @@ struct na_sim_ctx {
     struct na_sim_op_list expected_recvs;   /* posted, FIFO           */
     struct na_sim_msg_queue backlog;        /* unexpected, no recv yet */
     size_t backlog_count;
-    struct na_sim_msg_queue early;          /* expected, no recv yet   */
-    unsigned int pending;     /* ops posted here and not yet completed */
-    uint64_t completions;     /* completions queued here, ever         */
+    struct na_sim_msg_queue early; /* expected, no recv yet   */
+    unsigned int pending;          /* ops posted here and not yet completed */
+    uint64_t completions;          /* completions queued here, ever         */
 };
 TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);
 
@@ -177,17 +174,17 @@ struct na_sim_world {
     unsigned int refs;   /* classes plus na_sim_world_hold() calls     */
     unsigned int holds;
     uint64_t seed;
-    uint64_t prng;          /* splitmix64 state                        */
+    uint64_t prng;            /* splitmix64 state                        */
     atomic_uint_fast64_t now; /* virtual ns; written under lock        */
     uint64_t next_seq;
     uint64_t next_incarnation;
     uint64_t next_auto_name;
     uint64_t next_key;
-    uint64_t post_gen;     /* bumped on every post and cancel          */
-    uint64_t completions;  /* completions queued anywhere, ever        */
-    unsigned int waiters;  /* threads blocked on cond                  */
+    uint64_t post_gen;    /* bumped on every post and cancel          */
+    uint64_t completions; /* completions queued anywhere, ever        */
+    unsigned int waiters; /* threads blocked on cond                  */
     bool has_poller;
-    bool multi_threaded;   /* more than one thread has polled          */
+    bool multi_threaded; /* more than one thread has polled          */
     pthread_t poller;
     struct na_sim_node_list nodes;
     /* Event heap ordered by (time, seq). */
@@ -254,16 +251,14 @@ NA_SIM_HIDDEN struct na_sim_link *
 na_sim_link_find(struct na_sim_world *world, const struct na_sim_name *src,
                  const struct na_sim_name *dst, bool create);
 NA_SIM_HIDDEN void na_sim_trace(struct na_sim_world *world, uint64_t time,
-                                uint64_t seq, const char *kind,
-                                const char *src, const char *dst,
-                                size_t size, na_tag_t tag);
+                                uint64_t seq, const char *kind, const char *src,
+                                const char *dst, size_t size, na_tag_t tag);
 
 /* Operations (na_sim.c). Callers hold world->lock. */
 NA_SIM_HIDDEN na_return_t na_sim_op_post(struct na_sim_node *node,
                                          struct na_sim_ctx *ctx,
-                                         struct na_op_id *op,
-                                         na_cb_type_t type, na_cb_t callback,
-                                         void *arg);
+                                         struct na_op_id *op, na_cb_type_t type,
+                                         na_cb_t callback, void *arg);
 /* Undo a post that failed after na_sim_op_post(): no completion comes. */
 NA_SIM_HIDDEN void na_sim_op_abort(struct na_sim_world *world,
                                    struct na_op_id *op, na_return_t ret);
@@ -315,8 +310,7 @@ struct na_sim_fault {
 NA_SIM_HIDDEN struct na_sim_fault
 na_sim_fault_on_post(struct na_sim_world *world, const struct na_op_id *op);
 NA_SIM_HIDDEN struct na_sim_fault
-na_sim_fault_on_deliver(struct na_sim_world *world,
-                        const struct na_op_id *op);
+na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op);
 
 /* Ops referenced by the table (defined in the concern's own file). */
 
@@ -329,18 +323,18 @@ NA_SIM_HIDDEN na_return_t na_sim_addr_lookup(na_class_t *na_class,
 NA_SIM_HIDDEN void na_sim_addr_free(na_class_t *na_class, na_addr_t addr);
 NA_SIM_HIDDEN na_return_t na_sim_addr_self(na_class_t *na_class,
                                            na_addr_t *addr);
-NA_SIM_HIDDEN na_return_t na_sim_addr_dup(na_class_t *na_class,
-                                          na_addr_t addr, na_addr_t *new_addr);
+NA_SIM_HIDDEN na_return_t na_sim_addr_dup(na_class_t *na_class, na_addr_t addr,
+                                          na_addr_t *new_addr);
 NA_SIM_HIDDEN bool na_sim_addr_cmp(na_class_t *na_class, na_addr_t addr1,
                                    na_addr_t addr2);
 NA_SIM_HIDDEN bool na_sim_addr_is_self(na_class_t *na_class, na_addr_t addr);
-NA_SIM_HIDDEN na_return_t na_sim_addr_to_string(na_class_t *na_class,
-                                                char *buf, size_t *buf_size,
+NA_SIM_HIDDEN na_return_t na_sim_addr_to_string(na_class_t *na_class, char *buf,
+                                                size_t *buf_size,
                                                 na_addr_t addr);
 NA_SIM_HIDDEN size_t na_sim_addr_get_serialize_size(na_class_t *na_class,
                                                     na_addr_t addr);
-NA_SIM_HIDDEN na_return_t na_sim_addr_serialize(na_class_t *na_class,
-                                                void *buf, size_t buf_size,
+NA_SIM_HIDDEN na_return_t na_sim_addr_serialize(na_class_t *na_class, void *buf,
+                                                size_t buf_size,
                                                 na_addr_t addr);
 NA_SIM_HIDDEN na_return_t na_sim_addr_deserialize(na_class_t *na_class,
                                                   na_addr_t *addr,
@@ -361,9 +355,10 @@ NA_SIM_HIDDEN na_return_t na_sim_msg_recv_expected(
     na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
     void *buf, size_t buf_size, void *plugin_data, na_addr_t source_addr,
     uint8_t source_id, na_tag_t tag, na_op_id_t *op_id);
-NA_SIM_HIDDEN na_return_t na_sim_mem_handle_create(
-    na_class_t *na_class, void *buf, size_t buf_size, unsigned long flags,
-    na_mem_handle_t *mem_handle);
+NA_SIM_HIDDEN na_return_t na_sim_mem_handle_create(na_class_t *na_class,
+                                                   void *buf, size_t buf_size,
+                                                   unsigned long flags,
+                                                   na_mem_handle_t *mem_handle);
 NA_SIM_HIDDEN na_return_t na_sim_mem_handle_create_segments(
     na_class_t *na_class, struct na_segment *segments, size_t segment_count,
     unsigned long flags, na_mem_handle_t *mem_handle);
@@ -377,24 +372,24 @@ NA_SIM_HIDDEN na_return_t na_sim_mem_deregister(na_class_t *na_class,
                                                 na_mem_handle_t mem_handle);
 NA_SIM_HIDDEN size_t na_sim_mem_handle_get_serialize_size(
     na_class_t *na_class, na_mem_handle_t mem_handle);
-NA_SIM_HIDDEN na_return_t na_sim_mem_handle_serialize(
-    na_class_t *na_class, void *buf, size_t buf_size,
-    na_mem_handle_t mem_handle);
-NA_SIM_HIDDEN na_return_t na_sim_mem_handle_deserialize(
-    na_class_t *na_class, na_mem_handle_t *mem_handle, const void *buf,
-    size_t buf_size);
-NA_SIM_HIDDEN na_return_t na_sim_put(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    na_mem_handle_t local_mem_handle, na_offset_t local_offset,
-    na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
-    size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
-    na_op_id_t *op_id);
-NA_SIM_HIDDEN na_return_t na_sim_get(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    na_mem_handle_t local_mem_handle, na_offset_t local_offset,
-    na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
-    size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
-    na_op_id_t *op_id);
+NA_SIM_HIDDEN na_return_t
+na_sim_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+                            na_mem_handle_t mem_handle);
+NA_SIM_HIDDEN na_return_t
+na_sim_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
+                              const void *buf, size_t buf_size);
+NA_SIM_HIDDEN na_return_t
+na_sim_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+           void *arg, na_mem_handle_t local_mem_handle,
+           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
+           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
+           uint8_t remote_id, na_op_id_t *op_id);
+NA_SIM_HIDDEN na_return_t
+na_sim_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+           void *arg, na_mem_handle_t local_mem_handle,
+           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
+           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
+           uint8_t remote_id, na_op_id_t *op_id);
 
 /* Little-endian integers in serialized forms (na_sim_addr.c). */
 NA_SIM_HIDDEN void na_sim_put_u64(unsigned char *p, uint64_t v);

@@ -13,8 +13,7 @@
 /* Trace the post of a message op and ask the fault hook about it. */
 static na_return_t
 na_sim_msg_posted(struct na_sim_world *world, struct na_op_id *op,
-                  const char *src, const char *dst,
-                  struct na_sim_fault *fault)
+                  const char *src, const char *dst, struct na_sim_fault *fault)
 {
     char kind[32];
 
@@ -44,8 +43,8 @@ na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     if (tag > NA_SIM_MAX_TAG)
         return NA_INVALID_ARG;
     pthread_mutex_lock(&world->lock);
-    ret = na_sim_op_post(node, context->plugin_context, op, type, callback,
-                         arg);
+    ret =
+        na_sim_op_post(node, context->plugin_context, op, type, callback, arg);
     if (ret != NA_SUCCESS)
         goto unlock;
     op->buf = (void *) (uintptr_t) buf; /* only ever read: it is a send */
@@ -97,8 +96,7 @@ na_sim_msg_send_expected(na_class_t *na_class, na_context_t *context,
 {
     (void) plugin_data;
     return na_sim_msg_send(na_class, context, callback, arg, buf, buf_size,
-                           dest_addr, dest_id, tag, op_id,
-                           NA_CB_SEND_EXPECTED);
+                           dest_addr, dest_id, tag, op_id, NA_CB_SEND_EXPECTED);
 }
 
 /*
@@ -219,13 +217,13 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
     if (node != NULL)
         dctx = na_sim_ctx_find(node, send->peer_ctx_id);
     if (dctx == NULL) {
-        na_sim_trace(world, now, send->seq, "unreachable", src, dst,
-                     send->size, send->tag);
+        na_sim_trace(world, now, send->seq, "unreachable", src, dst, send->size,
+                     send->tag);
         na_sim_op_complete(world, send, NA_HOSTUNREACH);
         return;
     }
-    recv = na_sim_recv_find(dctx, unexpected, &send->node->name,
-                            send->ctx->id, send->tag);
+    recv = na_sim_recv_find(dctx, unexpected, &send->node->name, send->ctx->id,
+                            send->tag);
     if (recv != NULL) {
         na_sim_trace(world, now, send->seq, "arrive:matched", src, dst,
                      send->size, send->tag);
@@ -279,8 +277,7 @@ na_sim_msg_take(struct na_sim_ctx *ctx, const struct na_op_id *recv)
         return msg;
     }
     TAILQ_FOREACH (msg, &ctx->early, link) {
-        if (na_sim_expected_match(recv, &msg->src, msg->src_ctx_id,
-                                  msg->tag)) {
+        if (na_sim_expected_match(recv, &msg->src, msg->src_ctx_id, msg->tag)) {
             TAILQ_REMOVE(&ctx->early, msg, link);
             return msg;
         }
@@ -299,8 +296,8 @@ na_sim_recv_post(struct na_sim_world *world, struct na_op_id *recv)
 
     if (msg != NULL) {
         recv->msg = msg;
-        if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL,
-                            recv) == NA_SUCCESS)
+        if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL, recv) ==
+            NA_SUCCESS)
             return NA_SUCCESS;
         recv->msg = NULL;
         na_sim_msg_requeue(world, ctx, recv->type == NA_CB_RECV_UNEXPECTED,
@@ -318,8 +315,7 @@ na_sim_recv_post(struct na_sim_world *world, struct na_op_id *recv)
 na_return_t
 na_sim_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
                            na_cb_t callback, void *arg, void *buf,
-                           size_t buf_size, void *plugin_data,
-                           na_op_id_t *op)
+                           size_t buf_size, void *plugin_data, na_op_id_t *op)
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
@@ -351,8 +347,8 @@ na_return_t
 na_sim_msg_recv_expected(na_class_t *na_class, na_context_t *context,
                          na_cb_t callback, void *arg, void *buf,
                          size_t buf_size, void *plugin_data,
-                         na_addr_t source_addr, uint8_t source_id,
-                         na_tag_t tag, na_op_id_t *op)
+                         na_addr_t source_addr, uint8_t source_id, na_tag_t tag,
+                         na_op_id_t *op)
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
@@ -365,8 +361,8 @@ na_sim_msg_recv_expected(na_class_t *na_class, na_context_t *context,
     if (tag > NA_SIM_MAX_TAG)
         return NA_INVALID_ARG;
     pthread_mutex_lock(&world->lock);
-    ret = na_sim_op_post(node, context->plugin_context, op,
-                         NA_CB_RECV_EXPECTED, callback, arg);
+    ret = na_sim_op_post(node, context->plugin_context, op, NA_CB_RECV_EXPECTED,
+                         callback, arg);
     if (ret != NA_SUCCESS)
         goto unlock;
     op->buf = buf;
@@ -395,8 +391,8 @@ na_sim_msg_local(struct na_sim_world *world, struct na_op_id *recv)
     struct na_sim_msg *msg = recv->msg;
 
     recv->msg = NULL;
-    if (msg == NULL) {
-        na_sim_op_complete(world, recv, recv->result);
+    if (msg == NULL) { /* only a cancel schedules a receive without one */
+        na_sim_op_complete(world, recv, NA_CANCELED);
         return;
     }
     if (recv->canceled) {
@@ -423,13 +419,13 @@ na_sim_msg_requeue(struct na_sim_world *world, struct na_sim_ctx *ctx,
     if (recv != NULL) {
         na_sim_recv_unlink(recv);
         recv->msg = msg;
-        if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL,
-                            recv) == NA_SUCCESS)
+        if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL, recv) ==
+            NA_SUCCESS)
             return;
         /* No memory for the event: complete the receive right here. */
         recv->msg = NULL;
-        na_sim_recv_fill(world, recv, &msg->src, msg->src_incarnation,
-                         msg->tag, msg->data, msg->size);
+        na_sim_recv_fill(world, recv, &msg->src, msg->src_incarnation, msg->tag,
+                         msg->data, msg->size);
         free(msg);
         return;
     }

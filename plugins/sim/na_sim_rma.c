@@ -23,10 +23,10 @@
 #define NA_SIM_MEM_MAX_SEGMENTS (1U << 20)
 
 struct na_mem_handle {
-    unsigned long flags;       /* access granted to peers             */
-    bool remote;               /* deserialized: someone else's memory */
-    struct na_sim_node *owner; /* local: the creating node            */
-    uint64_t key;              /* 0 while not registered (local)      */
+    unsigned long flags;           /* access granted to peers             */
+    bool remote;                   /* deserialized: someone else's memory */
+    struct na_sim_node *owner;     /* local: the creating node            */
+    uint64_t key;                  /* 0 while not registered (local)      */
     struct na_sim_name owner_name; /* remote: where the memory lives  */
     uint64_t owner_incarnation;    /* remote                          */
     size_t total_len;
@@ -37,8 +37,8 @@ struct na_mem_handle {
 static struct na_mem_handle *
 na_sim_mem_alloc(size_t seg_count)
 {
-    if (seg_count > (SIZE_MAX - sizeof(struct na_mem_handle)) /
-                        sizeof(struct na_segment))
+    if (seg_count >
+        (SIZE_MAX - sizeof(struct na_mem_handle)) / sizeof(struct na_segment))
         return NULL;
     return calloc(1, sizeof(struct na_mem_handle) +
                          seg_count * sizeof(struct na_segment));
@@ -219,9 +219,8 @@ na_sim_mem_deregister(na_class_t *na_class, na_mem_handle_t h)
     else {
         na_sim_region_remove(world, h->key);
         h->key = 0;
-        na_sim_trace(world, na_sim_now(world), world->next_seq++,
-                     "deregister", node->name.str, node->name.str,
-                     h->total_len, 0);
+        na_sim_trace(world, na_sim_now(world), world->next_seq++, "deregister",
+                     node->name.str, node->name.str, h->total_len, 0);
     }
     pthread_mutex_unlock(&world->lock);
     return ret;
@@ -376,8 +375,8 @@ na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
         ret = NA_INVALID_ARG;
         goto unlock;
     }
-    ret = na_sim_op_post(node, context->plugin_context, op, type, callback,
-                         arg);
+    ret =
+        na_sim_op_post(node, context->plugin_context, op, type, callback, arg);
     if (ret != NA_SUCCESS)
         goto unlock;
     op->size = data_size;
@@ -433,8 +432,7 @@ na_sim_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
 {
     return na_sim_rma_post(na_class, context, callback, arg, local_mem_handle,
                            local_offset, remote_mem_handle, remote_offset,
-                           data_size, remote_addr, remote_id, op_id,
-                           NA_CB_PUT);
+                           data_size, remote_addr, remote_id, op_id, NA_CB_PUT);
 }
 
 na_return_t
@@ -446,8 +444,7 @@ na_sim_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
 {
     return na_sim_rma_post(na_class, context, callback, arg, local_mem_handle,
                            local_offset, remote_mem_handle, remote_offset,
-                           data_size, remote_addr, remote_id, op_id,
-                           NA_CB_GET);
+                           data_size, remote_addr, remote_id, op_id, NA_CB_GET);
 }
 
 static bool
@@ -522,8 +519,8 @@ na_sim_rma_transfer(struct na_sim_world *world, const struct na_op_id *op)
 {
     const struct na_sim_region *local, *remote;
     struct na_sim_node *target;
-    unsigned long need = op->type == NA_CB_PUT ? NA_MEM_WRITE_ONLY
-                                               : NA_MEM_READ_ONLY;
+    unsigned long need =
+        op->type == NA_CB_PUT ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY;
 
     local = na_sim_region_find(world, op->local_key);
     if (local == NULL || local->node != op->node)
@@ -558,7 +555,7 @@ na_sim_rma_execute(struct na_sim_world *world, struct na_op_id *op)
         return;
     }
     fault = na_sim_fault_on_deliver(world, op);
-    na_sim_op_complete(world, op,
-                       fault.ret != NA_SUCCESS ? fault.ret
-                                               : na_sim_rma_transfer(world, op));
+    na_sim_op_complete(
+        world, op,
+        fault.ret != NA_SUCCESS ? fault.ret : na_sim_rma_transfer(world, op));
 }

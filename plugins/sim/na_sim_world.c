@@ -222,7 +222,6 @@ na_sim_schedule(struct na_sim_world *world, uint64_t time,
         heap[parent] = tmp;
         i = parent;
     }
-    op->scheduled = true;
     return NA_SUCCESS;
 }
 
@@ -264,7 +263,6 @@ na_sim_event_next_time(const struct na_sim_world *world, uint64_t *time)
 static void
 na_sim_dispatch(struct na_sim_world *world, const struct na_sim_event *ev)
 {
-    ev->op->scheduled = false;
     switch (ev->kind) {
         case NA_SIM_EV_MSG:
             na_sim_msg_deliver(world, ev->op);
@@ -400,8 +398,8 @@ na_sim_trace(struct na_sim_world *world, uint64_t time, uint64_t seq,
 {
     char line[256];
     int n = snprintf(line, sizeof(line),
-                     "%" PRIu64 " %" PRIu64 " %s %s %s %zu %" PRIu32 "\n",
-                     time, seq, kind, src, dst, size, tag);
+                     "%" PRIu64 " %" PRIu64 " %s %s %s %zu %" PRIu32 "\n", time,
+                     seq, kind, src, dst, size, tag);
     size_t len = n < 0 ? 0 : (size_t) n;
 
     /* Names are at most 63 bytes and kinds are short, so the line always

@@ -175,9 +175,9 @@ test_unexpected_and_expected(void **state)
     NA_Addr_free(p.a, self);
 
     /* The reply: an expected message back to the source, same ops. */
-    assert_int_equal(NA_Msg_recv_expected(p.a, p.ca, record_cb, &rr2,
-                                          reply_in, sizeof(reply_in), NULL,
-                                          p.a_to_b, 0, 7, send),
+    assert_int_equal(NA_Msg_recv_expected(p.a, p.ca, record_cb, &rr2, reply_in,
+                                          sizeof(reply_in), NULL, p.a_to_b, 0,
+                                          7, send),
                      NA_SUCCESS);
     assert_int_equal(NA_Msg_send_expected(p.b, p.cb, record_cb, &rs2, "world",
                                           6, NULL, rr.source, 0, 7, recv),
@@ -257,8 +257,8 @@ test_early_expected_and_backlog(void **state)
 
     /* Both messages arrive before any receive is posted; the sends still
      * complete, the data waits at the destination. */
-    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, record_cb, &s1, "early",
-                                          6, NULL, p.a_to_b, 0, 9, send1),
+    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, record_cb, &s1, "early", 6,
+                                          NULL, p.a_to_b, 0, 9, send1),
                      NA_SUCCESS);
     send_unexpected(&p, send2, &s2, "backlog", 8, 3);
     pair_settle(&p);
@@ -340,18 +340,18 @@ test_message_size(void **state)
 
     memset(big, 'x', sizeof(big));
     /* Over the limit: refused at post, no completion. */
-    assert_int_equal(NA_Msg_send_unexpected(p.a, p.ca, record_cb, &s, big,
-                                            129, NULL, p.a_to_b, 0, 0, send),
+    assert_int_equal(NA_Msg_send_unexpected(p.a, p.ca, record_cb, &s, big, 129,
+                                            NULL, p.a_to_b, 0, 0, send),
                      NA_MSGSIZE);
-    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, big,
-                                            129, NULL, recv),
-                     NA_MSGSIZE);
+    assert_int_equal(
+        NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, big, 129, NULL, recv),
+        NA_MSGSIZE);
     /* Larger than the posted buffer: the receive fails, nothing written
      * past it; the send itself was delivered. */
     memset(small, 0, sizeof(small));
-    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, small,
-                                            4, NULL, recv),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, small, 4, NULL, recv),
+        NA_SUCCESS);
     send_unexpected(&p, send, &s, big, 100, 0);
     pair_settle(&p);
     assert_int_equal(s.calls, 1);
@@ -452,16 +452,14 @@ test_rma_put_get(void **state)
 
     for (int i = 0; i < 64; i++)
         local[i] = (unsigned char) i;
-    assert_int_equal(NA_Mem_handle_create(p.a, local, 64, NA_MEM_READWRITE,
-                                          &lh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(p.b, remote, 64, NA_MEM_READWRITE,
-                                          &rh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(p.a, local, 64, NA_MEM_READWRITE, &lh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(p.b, remote, 64, NA_MEM_READWRITE, &rh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
     rh_remote = ship_handle(&p, rh);
 
     /* Put 32 bytes from local[8] to remote[16]. */
@@ -482,18 +480,17 @@ test_rma_put_get(void **state)
         segs[i].base = (uint64_t) (uintptr_t) guarded_init(&seg[i], 20, 0);
         segs[i].len = 20;
     }
-    assert_int_equal(NA_Mem_handle_create_segments(p.b, segs, 3,
-                                                   NA_MEM_READWRITE, &mh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, mh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create_segments(p.b, segs, 3, NA_MEM_READWRITE, &mh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, mh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
     mh_remote = ship_handle(&p, mh);
     for (int i = 0; i < 64; i++)
         local[i] = (unsigned char) (100 + i);
     assert_int_equal(rma(&p, true, lh, 0, mh_remote, 5, 50), NA_SUCCESS);
     for (int s = 0; s < 3; s++) {
-        const unsigned char *b = (const unsigned char *) (uintptr_t) segs[s]
-                                     .base;
+        const unsigned char *b =
+            (const unsigned char *) (uintptr_t) segs[s].base;
 
         for (int i = 0; i < 20; i++) {
             int off = s * 20 + i;
@@ -534,29 +531,25 @@ test_rma_violations(void **state)
     remote = guarded_init(&rg, 32, 0x22);
     ronly = guarded_init(&rog, 32, 0x33);
     wonly = guarded_init(&wog, 32, 0x44);
-    assert_int_equal(NA_Mem_handle_create(p.a, local, 32, NA_MEM_READWRITE,
-                                          &lh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(p.a, local, 32, NA_MEM_READWRITE,
-                                          &unreg),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(p.b, remote, 32, NA_MEM_READWRITE,
-                                          &rh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(p.b, ronly, 32, NA_MEM_READ_ONLY,
-                                          &ro),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, ro, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(p.b, wonly, 32, NA_MEM_WRITE_ONLY,
-                                          &wo),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, wo, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(p.a, local, 32, NA_MEM_READWRITE, &lh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(p.a, local, 32, NA_MEM_READWRITE, &unreg),
+        NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(p.b, remote, 32, NA_MEM_READWRITE, &rh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(p.b, ronly, 32, NA_MEM_READ_ONLY, &ro),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, ro, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(p.b, wonly, 32, NA_MEM_WRITE_ONLY, &wo),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, wo, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
     rh_r = ship_handle(&p, rh);
     ro_r = ship_handle(&p, ro);
     wo_r = ship_handle(&p, wo);
@@ -586,8 +579,7 @@ test_rma_violations(void **state)
     assert_int_equal(rma(&p, true, lh, 0, rh_r, 0, 4), NA_ACCESS);
     assert_int_equal(rma(&p, false, lh, 0, rh_r, 0, 4), NA_ACCESS);
     /* A region of another node at the right key is still refused. */
-    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
     {
         struct result r = {0};
         na_op_id_t *op = NA_Op_create(p.a, 0);
@@ -595,9 +587,9 @@ test_rma_violations(void **state)
 
         assert_int_equal(NA_Addr_self(p.a, &self), NA_SUCCESS);
         na_mem_handle_t fresh = ship_handle(&p, rh);
-        assert_int_equal(NA_Put(p.a, p.ca, record_cb, &r, lh, 0, fresh, 0, 4,
-                                self, 0, op),
-                         NA_SUCCESS);
+        assert_int_equal(
+            NA_Put(p.a, p.ca, record_cb, &r, lh, 0, fresh, 0, 4, self, 0, op),
+            NA_SUCCESS);
         pair_drive(&p, &r.calls, 1);
         assert_int_equal(r.ret, NA_ACCESS);
         NA_Mem_handle_free(p.a, fresh);
@@ -699,22 +691,19 @@ test_cancel_rma_in_flight(void **state)
 
     (void) state;
     pair_open(&p);
-    assert_int_equal(NA_Mem_handle_create(p.a, local, 8, NA_MEM_READWRITE,
-                                          &lh),
+    assert_int_equal(NA_Mem_handle_create(p.a, local, 8, NA_MEM_READWRITE, &lh),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(p.b, remote, 8, NA_MEM_READWRITE,
-                                          &rh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(p.b, remote, 8, NA_MEM_READWRITE, &rh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
     rh_r = ship_handle(&p, rh);
     na_op_id_t *op = NA_Op_create(p.a, 0);
 
-    assert_int_equal(NA_Put(p.a, p.ca, record_cb, &r, lh, 0, rh_r, 0, 8,
-                            p.a_to_b, 0, op),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Put(p.a, p.ca, record_cb, &r, lh, 0, rh_r, 0, 8, p.a_to_b, 0, op),
+        NA_SUCCESS);
     assert_int_equal(NA_Op_destroy(p.a, op), NA_BUSY);
     assert_int_equal(NA_Cancel(p.a, p.ca, op), NA_SUCCESS);
     pair_settle(&p);
@@ -741,8 +730,7 @@ test_unreachable(void **state)
 
     (void) state;
     pair_open(&p);
-    assert_int_equal(NA_Addr_lookup(p.a, "sim://nobody", &nobody),
-                     NA_SUCCESS);
+    assert_int_equal(NA_Addr_lookup(p.a, "sim://nobody", &nobody), NA_SUCCESS);
     na_op_id_t *op = NA_Op_create(p.a, 0);
 
     assert_int_equal(NA_Msg_send_unexpected(p.a, p.ca, record_cb, &s, "x", 2,
@@ -758,15 +746,13 @@ test_unreachable(void **state)
     pair_drive(&p, &s2.calls, 1);
     assert_int_equal(s2.ret, NA_HOSTUNREACH);
     /* RMA to it as well, whatever the remote handle says. */
-    assert_int_equal(NA_Mem_handle_create(p.a, local, 8, NA_MEM_READWRITE,
-                                          &lh),
+    assert_int_equal(NA_Mem_handle_create(p.a, local, 8, NA_MEM_READWRITE, &lh),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(NA_Get(p.a, p.ca, record_cb, &s, lh, 0, lh, 0, 8, nobody,
-                            0, op),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Get(p.a, p.ca, record_cb, &s, lh, 0, lh, 0, 8, nobody, 0, op),
+        NA_SUCCESS);
     pair_drive(&p, &s.calls, 1);
     assert_int_equal(s.ret, NA_HOSTUNREACH);
 
@@ -803,10 +789,8 @@ test_virtual_time(void **state)
     assert_int_equal(NA_Poll_get_fd(p.a, p.ca), -1);
 
     /* A 1000-byte message over 2 ms + 1 MB/s arrives 3 ms after post. */
-    assert_int_equal(na_sim_set_link("alpha", "sim://beta", &link),
-                     NA_SUCCESS);
-    assert_int_equal(na_sim_get_link("sim://alpha", "beta", &got),
-                     NA_SUCCESS);
+    assert_int_equal(na_sim_set_link("alpha", "sim://beta", &link), NA_SUCCESS);
+    assert_int_equal(na_sim_get_link("sim://alpha", "beta", &got), NA_SUCCESS);
     assert_int_equal(got.latency_ns, link.latency_ns);
     assert_int_equal(na_sim_get_link("beta", "alpha", &got), NA_SUCCESS);
     assert_int_equal(got.latency_ns, 1000);
@@ -869,24 +853,20 @@ scenario(uint64_t seed, char **dump, size_t *dump_len)
         ops[i] = NA_Op_create(i < 4 ? p.a : p.b, 0);
     memset(lbuf, 7, sizeof(lbuf));
     memset(rbuf, 0, sizeof(rbuf));
-    assert_int_equal(NA_Mem_handle_create(p.a, lbuf, 64, NA_MEM_READWRITE,
-                                          &lh),
+    assert_int_equal(NA_Mem_handle_create(p.a, lbuf, 64, NA_MEM_READWRITE, &lh),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0),
+    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(p.b, rbuf, 64, NA_MEM_READWRITE, &rh),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(p.b, rbuf, 64, NA_MEM_READWRITE,
-                                          &rh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0),
-                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
     rh_r = ship_handle(&p, rh);
 
     NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[4], in[0], 32, NULL,
                            ops[4]);
     send_unexpected(&p, ops[0], &r[0], "one", 4, 1);
     send_unexpected(&p, ops[1], &r[1], "two", 4, 2); /* to the backlog */
-    NA_Msg_recv_expected(p.a, p.ca, record_cb, &r[2], in[1], 32, NULL,
-                         p.a_to_b, 0, 5, ops[2]);
+    NA_Msg_recv_expected(p.a, p.ca, record_cb, &r[2], in[1], 32, NULL, p.a_to_b,
+                         0, 5, ops[2]);
     NA_Put(p.a, p.ca, record_cb, &r[3], lh, 0, rh_r, 0, 64, p.a_to_b, 0,
            ops[3]);
     pair_drive(&p, &r[4].calls, 1);
@@ -1009,9 +989,9 @@ test_names_and_info_strings(void **state)
     assert_null(NA_Initialize(longname, true));
 
     /* Malformed lookups. */
-    const char *bad[] = {"",          "sim://",      "tcp://x", "node0",
-                         "sim://a b", "sim://a/b",   "ofi+sim://x",
-                         "sim:/x",    longname};
+    const char *bad[] = {"",          "sim://",    "tcp://x",     "node0",
+                         "sim://a b", "sim://a/b", "ofi+sim://x", "sim:/x",
+                         longname};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(NA_Addr_lookup(c1, bad[i], &addr), NA_INVALID_ARG);
     assert_int_equal(NA_Addr_lookup(c1, "sim+sim://x", &addr), NA_SUCCESS);
@@ -1060,11 +1040,9 @@ test_bad_serialized_input(void **state)
                      NA_PROTOCOL_ERROR);
     buf[0] = 1;
     buf[1] = 200; /* name longer than the buffer */
-    assert_int_not_equal(NA_Addr_deserialize(c, &back, buf, size),
-                         NA_SUCCESS);
+    assert_int_not_equal(NA_Addr_deserialize(c, &back, buf, size), NA_SUCCESS);
     buf[1] = 0; /* empty name */
-    assert_int_not_equal(NA_Addr_deserialize(c, &back, buf, size),
-                         NA_SUCCESS);
+    assert_int_not_equal(NA_Addr_deserialize(c, &back, buf, size), NA_SUCCESS);
     buf[1] = 7;
     buf[2] = '/';
     assert_int_equal(NA_Addr_deserialize(c, &back, buf, size),
@@ -1074,9 +1052,9 @@ test_bad_serialized_input(void **state)
     /* Memory handle. */
     struct na_segment segs[2] = {{(uint64_t) (uintptr_t) mem, 10},
                                  {(uint64_t) (uintptr_t) (mem + 10), 6}};
-    assert_int_equal(NA_Mem_handle_create_segments(c, segs, 2,
-                                                   NA_MEM_READ_ONLY, &h),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create_segments(c, segs, 2, NA_MEM_READ_ONLY, &h),
+        NA_SUCCESS);
     assert_int_equal(NA_Mem_register(c, h, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
     assert_int_equal(NA_Mem_register(c, h, NA_MEM_TYPE_HOST, 0), NA_EXIST);
     size = NA_Mem_handle_get_serialize_size(c, h);
@@ -1107,18 +1085,18 @@ test_bad_serialized_input(void **state)
         size_t at;
         unsigned char val;
     } flips[] = {
-        {0, 2},              /* version                  */
-        {1, 0},              /* no access flags          */
-        {1, 4},              /* unknown access flags     */
-        {2, 0},              /* empty owner name         */
-        {2, 255},            /* name past the end        */
-        {3, ' '},            /* bad name character       */
-        {tail + 16, 17},     /* total != sum of lengths  */
-        {tail + 24, 0},      /* zero segments            */
-        {tail + 24, 3},      /* more segments than bytes */
-        {tail + 27, 0x80},   /* absurd segment count     */
-        {tail + 28, 11},     /* lengths do not add up    */
-        {tail + 35, 0xff},   /* a huge segment length    */
+        {0, 2},            /* version                  */
+        {1, 0},            /* no access flags          */
+        {1, 4},            /* unknown access flags     */
+        {2, 0},            /* empty owner name         */
+        {2, 255},          /* name past the end        */
+        {3, ' '},          /* bad name character       */
+        {tail + 16, 17},   /* total != sum of lengths  */
+        {tail + 24, 0},    /* zero segments            */
+        {tail + 24, 3},    /* more segments than bytes */
+        {tail + 27, 0x80}, /* absurd segment count     */
+        {tail + 28, 11},   /* lengths do not add up    */
+        {tail + 35, 0xff}, /* a huge segment length    */
     };
     for (size_t i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
         memcpy(bad, buf, size);
@@ -1128,9 +1106,9 @@ test_bad_serialized_input(void **state)
     }
     assert_int_equal(NA_Mem_deregister(c, h), NA_SUCCESS);
     NA_Mem_handle_free(c, h);
-    assert_int_equal(NA_Mem_handle_create_segments(c, segs, 0,
-                                                   NA_MEM_READ_ONLY, &h),
-                     NA_INVALID_ARG);
+    assert_int_equal(
+        NA_Mem_handle_create_segments(c, segs, 0, NA_MEM_READ_ONLY, &h),
+        NA_INVALID_ARG);
     assert_int_equal(NA_Finalize(c), NA_SUCCESS);
 }
 
@@ -1220,8 +1198,8 @@ echo_server(void *arg)
         }
         assert_int_equal(r.ret, NA_SUCCESS);
         assert_int_equal(NA_Msg_send_expected(p->b, p->cb, record_cb, &s, buf,
-                                              r.size, NULL, r.source, 0,
-                                              r.tag, send),
+                                              r.size, NULL, r.source, 0, r.tag,
+                                              send),
                          NA_SUCCESS);
         while (s.calls == 0) {
             NA_Poll_wait(p->b, p->cb, 10, &n);
@@ -1328,8 +1306,7 @@ main(void)
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_rma_violations, test_setup,
                                         test_teardown),
-        cmocka_unit_test_setup_teardown(test_cancel, test_setup,
-                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_cancel, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_cancel_rma_in_flight, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_unreachable, test_setup,
@@ -1338,8 +1315,8 @@ main(void)
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_determinism, test_setup,
                                         test_teardown),
-        cmocka_unit_test_setup_teardown(test_names_and_info_strings,
-                                        test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_names_and_info_strings, test_setup,
+                                        test_teardown),
         cmocka_unit_test_setup_teardown(test_bad_serialized_input, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_world_control, test_setup,
