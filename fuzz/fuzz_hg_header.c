@@ -1,7 +1,7 @@
 /*
- * Fuzz target: the RPC request/response header decoder and the overflow
- * descriptor framing that follows it. Any input must decode to an error or
- * to a header that re-encodes to the same validated fields.
+ * Fuzz target: the RPC request/response header decoder. Any input must
+ * decode to an error or to a header that re-encodes to the same validated
+ * fields.
  */
 #include "hg/hg_header.h"
 

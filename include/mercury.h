@@ -38,7 +38,8 @@ extern "C" {
 /* Quicksilver's own release. */
 #define QS_VERSION_STRING "0.1.0"
 
-/* Timeout value that means "wait forever" for HG_Progress()/HG_Trigger(). */
+/* A long timeout (one hour, in ms) for HG_Progress()/HG_Trigger() loops
+ * that mean "until something happens". */
 #define HG_MAX_IDLE_TIME (3600 * 1000)
 
 /*

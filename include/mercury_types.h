@@ -172,8 +172,9 @@ typedef hg_cb_t hg_bulk_cb_t;
 struct hg_init_info {
     struct na_init_info na_init_info; /* passed to NA                    */
     na_class_t *na_class;             /* use an existing NA class        */
-    hg_uint32_t request_post_init;    /* receives posted up front        */
-    hg_uint32_t request_post_incr;    /* more when those run out         */
+    hg_uint32_t request_post_init;    /* request receives kept posted    */
+    hg_uint32_t request_post_incr;    /* handles the pool grows by when
+                                         it runs dry                     */
     hg_bool_t auto_sm;                /* shared memory: not supported    */
     const char *sm_info_string;       /* shared memory: not supported    */
     hg_checksum_level_t checksum_level;

@@ -170,7 +170,11 @@ HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle, const void *buf,
         (flags & HG_BULK_READWRITE) == 0 ||
         (flags & ~(HG_BULK_READWRITE | HG_BULK_DESC_EAGER |
                    HG_BULK_DESC_BOUND)) != 0 ||
-        count == 0)
+        reserved != 0 || count == 0)
+        return HG_PROTOCOL_ERROR;
+    /* Only read-only regions are ever embedded. */
+    if ((flags & HG_BULK_DESC_EAGER) &&
+        (flags & HG_BULK_READWRITE) != HG_BULK_READ_ONLY)
         return HG_PROTOCOL_ERROR;
     /* Each segment needs at least 12 bytes: a count that cannot fit is a
      * lie, refused before anything is allocated for it. */
@@ -238,7 +242,11 @@ HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle, const void *buf,
             goto error;
         }
         memcpy(bulk->eager, c.p, total);
+        c.p += total;
     }
+    /* The caller passes the descriptor's exact size. */
+    if (c.p != c.end)
+        goto error;
     *handle = bulk;
     return HG_SUCCESS;
 

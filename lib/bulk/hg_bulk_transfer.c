@@ -367,8 +367,9 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback,
             hg_bulk_copy(origin, origin_offset, local, NULL, local_offset,
                          size);
         op->remaining = 0;
-        /* Completion is still deferred: callbacks never run inside the
-         * call that started the operation. */
+        /* A user's callback is still deferred to HG_Trigger(): callbacks
+         * never run inside the call that started the operation. The RPC
+         * layer's internal continuation runs at once. */
         if (internal_cb != NULL) {
             internal_cb(internal_arg, HG_SUCCESS);
             hg_bulk_op_put(op);

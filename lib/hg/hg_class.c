@@ -434,8 +434,9 @@ HG_Deregister(hg_class_t *hg_class, hg_id_t id)
         pthread_rwlock_unlock(&hg_class->rpc_lock);
         return HG_NOENTRY;
     }
-    /* Handles still pointing at the entry keep working: it is unlinked
-     * here but freed only at HG_Finalize. */
+    /* Handles may still point at the entry, so it stays allocated (and in
+     * its chain, under id 0, which never matches) until HG_Finalize; their
+     * next forward fails with HG_NOENTRY. */
     rpc->rpc_cb = NULL;
     rpc->in_proc = rpc->out_proc = NULL;
     if (rpc->free_data != NULL)

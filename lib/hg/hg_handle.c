@@ -232,6 +232,9 @@ HG_Reset(hg_handle_t handle, hg_addr_t addr, hg_id_t id)
     }
     free(handle->out_extra);
     handle->out_extra = NULL;
+    if (handle->extra_bulk != HG_BULK_NULL)
+        HG_Bulk_free(handle->extra_bulk);
+    handle->extra_bulk = HG_BULK_NULL;
     free(handle->in_extra);
     handle->in_extra = NULL;
     return HG_SUCCESS;

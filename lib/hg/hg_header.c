@@ -86,6 +86,13 @@ hg_header_decode(const void *buf, size_t size, struct hg_header *header)
         return HG_PROTOCOL_ERROR;
     if ((p[3] & ~HG_HEADER_FLAGS_ALL) != 0 || p[24] >= HG_RETURN_MAX)
         return HG_PROTOCOL_ERROR;
+    /* Reserved bytes are zero in this version; anything else is not a
+     * header this library wrote. */
+    if (p[26] | p[27] | p[36] | p[37] | p[38] | p[39])
+        return HG_PROTOCOL_ERROR;
+    /* A response never asks for no response. */
+    if ((p[3] & HG_HEADER_RESPONSE) && (p[3] & HG_HEADER_NO_RESPONSE))
+        return HG_PROTOCOL_ERROR;
     if (p[3] & HG_HEADER_CRC_HEADER) {
         uint8_t copy[HG_HEADER_SIZE];
 

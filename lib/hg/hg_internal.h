@@ -126,7 +126,7 @@ struct hg_context {
     pthread_mutex_t queue_lock; /* guards queue and queue_cond */
     pthread_cond_t queue_cond;
     STAILQ_HEAD(, hg_completion) queue;
-    unsigned int queue_len;
+    unsigned int queue_len; /* guarded by lock, for the destroy check */
 };
 
 /* Handle states, for the origin's forward and the target's respond. */
@@ -186,6 +186,7 @@ void hg_timer_arm(hg_context_t *context, struct hg_timer *timer,
                   unsigned int timeout_ms, void (*expire)(struct hg_timer *));
 void hg_timer_disarm(hg_context_t *context, struct hg_timer *timer);
 hg_return_t hg_context_post_recvs(hg_context_t *context);
+hg_return_t hg_context_pool_grow(hg_context_t *context);
 hg_context_t *hg_class_find_context(hg_class_t *hg_class, uint8_t id);
 
 /* lib/hg/hg_handle.c */

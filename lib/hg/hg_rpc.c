@@ -20,6 +20,10 @@
  * are refused rather than allocated. */
 #define HG_OVERFLOW_MAX ((uint64_t) 1 << 32)
 
+/* How long a target keeps overflowed output exposed for an origin that
+ * does not acknowledge it (NA clock). */
+#define HG_RESPOND_ACK_TIMEOUT_MS 60000
+
 static void hg_rpc_finish(struct hg_handle *handle);
 
 /* Record one finished sub-operation. */
@@ -256,13 +260,13 @@ hg_forward_pull_cb(void *arg, hg_return_t ret)
 
     pthread_mutex_lock(&handle->lock);
     handle->bulk_op = NULL;
-    bool canceled = handle->canceled;
     pthread_mutex_unlock(&handle->lock);
     if (ret == HG_SUCCESS)
         ret = hg_rpc_check_crc(&handle->resp_header, handle->out_extra,
                                handle->out_extra_size);
-    if (ret == HG_SUCCESS && !canceled) {
-        /* Tell the target it may release the exposed output. */
+    {
+        /* Tell the target it may release the exposed output, whether the
+         * pull worked, failed or was cancelled: it waits for this. */
         pthread_mutex_lock(&handle->lock);
         handle->pending++;
         pthread_mutex_unlock(&handle->lock);
@@ -786,6 +790,22 @@ hg_respond_na_cb(const struct na_cb_info *info)
     hg_rpc_op_done(info->arg, hg_from_na(info->ret));
 }
 
+/* An origin that vanished never acknowledges its overflowed output: stop
+ * waiting and release it. */
+static void
+hg_respond_expire(struct hg_timer *timer)
+{
+    struct hg_handle *handle =
+        (struct hg_handle *) ((char *) timer - offsetof(struct hg_handle, timer));
+
+    pthread_mutex_lock(&handle->lock);
+    if (handle->ret == HG_SUCCESS)
+        handle->ret = HG_TIMEOUT;
+    pthread_mutex_unlock(&handle->lock);
+    NA_Cancel(handle->ctx->hg_class->na_class, handle->ctx->na_context,
+              handle->ack_op);
+}
+
 /* Deliver a loopback response straight into the origin handle. */
 static void
 hg_respond_loopback(struct hg_handle *target, size_t msg_len, void *extra,
@@ -882,6 +902,9 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
             handle->ack_op);
         if (na_ret != NA_SUCCESS)
             hg_rpc_op_done(handle, hg_from_na(na_ret));
+        else
+            hg_timer_arm(handle->ctx, &handle->timer, HG_RESPOND_ACK_TIMEOUT_MS,
+                         hg_respond_expire);
     }
     na_ret = NA_Msg_send_expected(na_class, handle->ctx->na_context,
                                   hg_respond_na_cb, handle, handle->out_buf,

@@ -1,0 +1,230 @@
+/*
+ * RPC-layer properties that the conformance suite does not show: handles
+ * and buffers are pooled (no allocation per RPC in steady state), and
+ * HG_Forward() is safe from several threads while one thread drives
+ * progress. Runs on the simulated fabric.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "mercury.h"
+#include "mercury_macros.h"
+#include "na_sim.h"
+
+MERCURY_GEN_PROC(add_in_t, ((int32_t)(a))((int32_t)(b)))
+MERCURY_GEN_PROC(add_out_t, ((int32_t)(sum)))
+
+static hg_return_t
+add_rpc(hg_handle_t handle)
+{
+    add_in_t in;
+    add_out_t out;
+
+    assert_int_equal(HG_Get_input(handle, &in), HG_SUCCESS);
+    out.sum = in.a + in.b;
+    HG_Free_input(handle, &in);
+    assert_int_equal(HG_Respond(handle, NULL, NULL, &out), HG_SUCCESS);
+    return HG_Destroy(handle);
+}
+
+struct env {
+    hg_class_t *server, *client;
+    hg_context_t *sctx, *cctx;
+    hg_addr_t addr;
+    hg_id_t id;
+};
+
+static void
+env_init(struct env *e, const char *name)
+{
+    char info[64];
+
+    snprintf(info, sizeof(info), "sim://%s", name);
+    e->server = HG_Init(info, HG_TRUE);
+    e->client = HG_Init("sim", HG_FALSE);
+    assert_non_null(e->server);
+    assert_non_null(e->client);
+    e->sctx = HG_Context_create(e->server);
+    e->cctx = HG_Context_create(e->client);
+    MERCURY_REGISTER(e->server, "add", add_in_t, add_out_t, add_rpc);
+    e->id = MERCURY_REGISTER(e->client, "add", add_in_t, add_out_t, NULL);
+    assert_int_equal(HG_Addr_lookup(e->client, info, &e->addr), HG_SUCCESS);
+}
+
+static void
+env_fini(struct env *e)
+{
+    assert_int_equal(HG_Addr_free(e->client, e->addr), HG_SUCCESS);
+    assert_int_equal(HG_Context_destroy(e->cctx), HG_SUCCESS);
+    assert_int_equal(HG_Context_destroy(e->sctx), HG_SUCCESS);
+    assert_int_equal(HG_Finalize(e->client), HG_SUCCESS);
+    assert_int_equal(HG_Finalize(e->server), HG_SUCCESS);
+}
+
+struct call {
+    atomic_int done;
+    hg_return_t ret;
+    int32_t sum;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+};
+
+static hg_return_t
+add_cb(const struct hg_cb_info *info)
+{
+    struct call *c = info->arg;
+    add_out_t out;
+
+    c->ret = info->ret;
+    if (info->ret == HG_SUCCESS &&
+        HG_Get_output(info->info.forward.handle, &out) == HG_SUCCESS) {
+        c->sum = out.sum;
+        HG_Free_output(info->info.forward.handle, &out);
+    }
+    pthread_mutex_lock(&c->lock);
+    atomic_store(&c->done, 1);
+    pthread_cond_signal(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    return HG_SUCCESS;
+}
+
+static void
+drive_until(struct env *e, struct call *c)
+{
+    for (int i = 0; i < 100000 && !atomic_load(&c->done); i++) {
+        HG_Progress(e->cctx, 100);
+        HG_Trigger(e->cctx, 0, 64, NULL);
+        HG_Progress(e->sctx, 100);
+        HG_Trigger(e->sctx, 0, 64, NULL);
+    }
+    assert_true(atomic_load(&c->done));
+}
+
+static void
+test_steady_state_no_allocation(void **state)
+{
+    (void) state;
+    struct env e;
+    struct hg_stats before, after;
+    hg_handle_t handle;
+
+    env_init(&e, "pool-server");
+    for (int round = 0; round < 2; round++) {
+        if (round == 1)
+            HG_Class_get_stats(e.client, &before);
+        for (int i = 0; i < 500; i++) {
+            struct call c = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                             .cond = PTHREAD_COND_INITIALIZER};
+            add_in_t in = {i, 1};
+
+            assert_int_equal(HG_Create(e.cctx, e.addr, e.id, &handle),
+                             HG_SUCCESS);
+            assert_int_equal(HG_Forward(handle, add_cb, &c, &in),
+                             HG_SUCCESS);
+            drive_until(&e, &c);
+            assert_int_equal(c.ret, HG_SUCCESS);
+            assert_int_equal(c.sum, i + 1);
+            assert_int_equal(HG_Destroy(handle), HG_SUCCESS);
+        }
+    }
+    HG_Class_get_stats(e.client, &after);
+    /* The second 500 RPCs reused pooled handles: no new allocation. */
+    assert_true(after.handles_allocated == before.handles_allocated);
+    assert_true(after.forwards_sent == before.forwards_sent + 500);
+    env_fini(&e);
+}
+
+/* Several threads forward while one thread drives progress. */
+
+#define SENDERS 4
+#define PER_SENDER 200
+
+struct shared {
+    struct env e;
+    atomic_int stop;
+    atomic_int failures;
+};
+
+static void *
+progress_main(void *arg)
+{
+    struct shared *s = arg;
+
+    while (!atomic_load(&s->stop)) {
+        HG_Progress(s->e.cctx, 1);
+        HG_Trigger(s->e.cctx, 0, 64, NULL);
+        HG_Progress(s->e.sctx, 1);
+        HG_Trigger(s->e.sctx, 0, 64, NULL);
+    }
+    return NULL;
+}
+
+static void *
+sender_main(void *arg)
+{
+    struct shared *s = arg;
+    hg_handle_t handle;
+
+    if (HG_Create(s->e.cctx, s->e.addr, s->e.id, &handle) != HG_SUCCESS) {
+        atomic_fetch_add(&s->failures, 1);
+        return NULL;
+    }
+    for (int i = 0; i < PER_SENDER; i++) {
+        struct call c = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                         .cond = PTHREAD_COND_INITIALIZER};
+        add_in_t in = {i, 1000};
+
+        if (HG_Forward(handle, add_cb, &c, &in) != HG_SUCCESS) {
+            atomic_fetch_add(&s->failures, 1);
+            break;
+        }
+        pthread_mutex_lock(&c.lock);
+        while (!atomic_load(&c.done))
+            pthread_cond_wait(&c.cond, &c.lock);
+        pthread_mutex_unlock(&c.lock);
+        if (c.ret != HG_SUCCESS || c.sum != i + 1000)
+            atomic_fetch_add(&s->failures, 1);
+    }
+    HG_Destroy(handle);
+    return NULL;
+}
+
+static void
+test_forward_from_threads(void **state)
+{
+    (void) state;
+    static struct shared s;
+    pthread_t progress, senders[SENDERS];
+
+    memset(&s, 0, sizeof(s));
+    env_init(&s.e, "thread-server");
+    pthread_create(&progress, NULL, progress_main, &s);
+    for (int i = 0; i < SENDERS; i++)
+        pthread_create(&senders[i], NULL, sender_main, &s);
+    for (int i = 0; i < SENDERS; i++)
+        pthread_join(senders[i], NULL);
+    atomic_store(&s.stop, 1);
+    pthread_join(progress, NULL);
+    assert_int_equal(atomic_load(&s.failures), 0);
+    env_fini(&s.e);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_steady_state_no_allocation),
+        cmocka_unit_test(test_forward_from_threads),
+    };
+    printf("sim seed %llu (replay with QS_SIM_SEED)\n",
+           (unsigned long long) na_sim_get_seed());
+    return cmocka_run_group_tests_name("hg_core", tests, NULL, NULL);
+}
