@@ -638,6 +638,9 @@ test_cancel_transfer(void **state)
         assert_hg_ret((hg_return_t) r.out.call_ret, HG_SUCCESS);
         assert_hg_ret((hg_return_t) r.out.cancel_ret, HG_SUCCESS);
         assert_int_equal(r.out.cb_count, 1);
+        fprintf(stderr, "cancelled %s completed with %s\n",
+                s.op == HG_BULK_PULL ? "pull" : "push",
+                HG_Error_to_string((hg_return_t) r.out.cb_ret));
         if (r.out.cb_ret == HG_SUCCESS)
             expect_ok(&r);
         else
