@@ -85,10 +85,8 @@ na_verbs_initialize(na_class_t *na_class, const struct na_info *info,
     cls->wake_fd = -1;
     LIST_INIT(&cls->peers);
     LIST_INIT(&cls->conns);
-    TAILQ_INIT(&cls->unexpected_ops);
-    TAILQ_INIT(&cls->expected_ops);
-    TAILQ_INIT(&cls->unexpected_msgs);
-    TAILQ_INIT(&cls->expected_msgs);
+    LIST_INIT(&cls->contexts);
+    LIST_INIT(&cls->mem_regs);
 
     ret = na_verbs_limits(cls, &info->init_info);
     if (ret != NA_SUCCESS)
@@ -129,11 +127,8 @@ na_verbs_finalize(na_class_t *na_class)
     if (cls == NULL)
         return NA_SUCCESS;
     /* No context remains, so no operation is pending; what is left are
-     * connections with their internal receive buffers, unclaimed messages
-     * and addresses the user did not free. */
-    pthread_mutex_lock(&cls->lock);
-    na_verbs_msg_lists_clear(cls);
-    pthread_mutex_unlock(&cls->lock);
+     * connections with their internal receive buffers and addresses the
+     * user did not free. */
     na_verbs_device_close(cls);
     na_verbs_progress_fini(cls);
     pthread_mutex_lock(&cls->lock);
@@ -149,14 +144,33 @@ static na_return_t
 na_verbs_context_create(na_class_t *na_class, na_context_t *context,
                         uint8_t id, void **plugin_context)
 {
-    struct na_verbs_context *ctx;
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+    struct na_verbs_context *ctx, *other;
+    na_return_t ret = NA_SUCCESS;
 
-    (void) na_class;
-    (void) id;
     ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL)
         return NA_NOMEM;
     ctx->context = context;
+    ctx->id = id;
+    TAILQ_INIT(&ctx->unexpected_ops);
+    TAILQ_INIT(&ctx->expected_ops);
+    TAILQ_INIT(&ctx->unexpected_msgs);
+    TAILQ_INIT(&ctx->expected_msgs);
+    pthread_mutex_lock(&cls->lock);
+    /* Peers address contexts by id, so two with one id are ambiguous. */
+    LIST_FOREACH(other, &cls->contexts, entry) {
+        if (other->id == id)
+            ret = NA_EXIST;
+    }
+    if (ret == NA_SUCCESS)
+        LIST_INSERT_HEAD(&cls->contexts, ctx, entry);
+    pthread_mutex_unlock(&cls->lock);
+    if (ret != NA_SUCCESS) {
+        NA_VERBS_LOG("a context with id %u already exists", (unsigned) id);
+        free(ctx);
+        return ret;
+    }
     *plugin_context = ctx;
     return NA_SUCCESS;
 }
@@ -170,6 +184,11 @@ na_verbs_context_destroy(na_class_t *na_class, void *plugin_context)
 
     pthread_mutex_lock(&cls->lock);
     pending = ctx->pending;
+    if (pending == 0) {
+        /* Messages no receive claimed die with their context. */
+        LIST_REMOVE(ctx, entry);
+        na_verbs_msg_lists_clear(ctx);
+    }
     pthread_mutex_unlock(&cls->lock);
     if (pending > 0) {
         NA_VERBS_LOG("context still has %u operation(s) pending", pending);

@@ -111,6 +111,7 @@ struct na_op_id {
     void *buf;
     size_t buf_size;
     na_tag_t tag;
+    uint8_t peer_ctx_id;   /* dest_id of a send, source_id of a recv */
     struct na_addr *addr;  /* destination or expected source; referenced */
     /* RMA. */
     uint64_t local_addr;
@@ -125,6 +126,7 @@ struct na_op_id {
 
 /* A memory handle: local (with its registration) or a peer's, decoded. */
 struct na_mem_handle {
+    LIST_ENTRY(na_mem_handle) entry; /* cls->mem_regs while registered */
     bool remote;
     unsigned long flags;          /* NA_MEM_* */
     void *buf;                    /* local */
@@ -136,6 +138,7 @@ struct na_mem_handle {
 /* A message that arrived before a matching receive was posted. */
 struct na_verbs_msg {
     struct na_addr *source; /* referenced */
+    uint8_t src_ctx;        /* sender's context id */
     na_tag_t tag;
     size_t size;
     TAILQ_ENTRY(na_verbs_msg) entry;
@@ -198,11 +201,21 @@ struct na_verbs_conn {
     LIST_ENTRY(na_verbs_conn) entry; /* cls->conns */
 };
 
-/* Per-context plugin state. */
+/*
+ * Per-context plugin state. Messages are addressed to a context id (the
+ * dest_id of a send), so the receive lists and the messages waiting for a
+ * receive live here.
+ */
 struct na_verbs_context {
     na_context_t *context;
+    uint8_t id;
     unsigned int pending;        /* operations posted, not yet completed */
     unsigned long completed;     /* completions queued so far (counter) */
+    struct na_verbs_op_list unexpected_ops;   /* posted unexpected recvs */
+    struct na_verbs_op_list expected_ops;     /* posted expected recvs */
+    struct na_verbs_msg_list unexpected_msgs; /* arrived, not yet claimed */
+    struct na_verbs_msg_list expected_msgs;   /* arrived early */
+    LIST_ENTRY(na_verbs_context) entry;       /* cls->contexts */
 };
 
 struct na_verbs_class {
@@ -244,10 +257,9 @@ struct na_verbs_class {
     LIST_HEAD(, na_verbs_conn) conns;
     unsigned int conn_count;
 
-    struct na_verbs_op_list unexpected_ops;   /* posted unexpected recvs */
-    struct na_verbs_op_list expected_ops;     /* posted expected recvs */
-    struct na_verbs_msg_list unexpected_msgs; /* arrived, not yet claimed */
-    struct na_verbs_msg_list expected_msgs;   /* arrived early */
+    LIST_HEAD(, na_verbs_context) contexts;
+    /* Registered local handles, to check RMA a class does on itself. */
+    LIST_HEAD(, na_mem_handle) mem_regs;
 };
 
 static inline struct na_verbs_class *
@@ -311,7 +323,7 @@ NA_VERBS_HIDDEN void na_verbs_msg_send_done(struct na_verbs_conn *conn,
                                             const struct ibv_wc *wc);
 NA_VERBS_HIDDEN void na_verbs_msg_peer_lost(struct na_verbs_class *cls,
                                             struct na_addr *peer);
-NA_VERBS_HIDDEN void na_verbs_msg_lists_clear(struct na_verbs_class *cls);
+NA_VERBS_HIDDEN void na_verbs_msg_lists_clear(struct na_verbs_context *ctx);
 
 /* na_verbs_rma.c (class lock held). */
 NA_VERBS_HIDDEN int na_verbs_rma_post(struct na_verbs_conn *conn,

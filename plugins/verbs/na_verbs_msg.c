@@ -91,13 +91,15 @@ na_verbs_post_send(struct na_verbs_conn *conn, struct na_verbs_wr *ctx,
 
 /* Fill a header, handing back every unreturned credit with it. */
 static void
-na_verbs_hdr_fill(struct na_verbs_conn *conn, uint8_t type, na_tag_t tag,
-                  uint8_t *buf)
+na_verbs_hdr_fill(struct na_verbs_conn *conn, uint8_t type,
+                  const na_op_id_t *op, uint8_t *buf)
 {
     struct na_verbs_msg_hdr hdr = {
         .type = type,
+        .src_ctx = op != NULL ? op->context->id : 0,
+        .dst_ctx = op != NULL ? op->peer_ctx_id : 0,
         .credits = (uint16_t) conn->unreturned,
-        .tag = tag,
+        .tag = op != NULL ? op->tag : 0,
         .ctrl_ack = conn->ctrl_received,
     };
 
@@ -113,7 +115,7 @@ na_verbs_maybe_send_credits(struct na_verbs_conn *conn)
         conn->ctrl_sent != conn->ctrl_acked ||
         conn->sq_used >= NA_VERBS_SQ_DEPTH)
         return;
-    na_verbs_hdr_fill(conn, NA_VERBS_MSG_CREDIT, 0,
+    na_verbs_hdr_fill(conn, NA_VERBS_MSG_CREDIT, NULL,
                       na_verbs_slot(conn, conn->ctrl_wr.slot));
     if (na_verbs_post_send(conn, &conn->ctrl_wr, conn->ctrl_wr.slot,
                            NA_VERBS_MSG_HDR_SIZE) != 0) {
@@ -144,7 +146,7 @@ na_verbs_send_one(struct na_verbs_conn *conn, na_op_id_t *op)
         return false;
     slot = conn->free_send[--conn->free_send_count];
     buf = na_verbs_slot(conn, slot);
-    na_verbs_hdr_fill(conn, type, op->tag, buf);
+    na_verbs_hdr_fill(conn, type, op, buf);
     memcpy(buf + NA_VERBS_MSG_HDR_SIZE, op->buf, op->buf_size);
     op->wr = (struct na_verbs_wr){
         .kind = NA_VERBS_WR_SEND, .conn = conn, .slot = slot, .op = op};
@@ -229,7 +231,7 @@ na_verbs_msg_free(struct na_verbs_msg *msg)
  * memory: the message is dropped, as a full backlog would drop it. */
 static bool
 na_verbs_msg_keep(struct na_verbs_msg_list *list, struct na_addr *source,
-                  na_tag_t tag, const void *data, size_t len)
+                  uint8_t src_ctx, na_tag_t tag, const void *data, size_t len)
 {
     struct na_verbs_msg *msg = malloc(sizeof(*msg) + len);
 
@@ -237,6 +239,7 @@ na_verbs_msg_keep(struct na_verbs_msg_list *list, struct na_addr *source,
         return false;
     na_verbs_addr_ref(source);
     msg->source = source;
+    msg->src_ctx = src_ctx;
     msg->tag = tag;
     msg->size = len;
     memcpy(msg->data, data, len);
@@ -244,28 +247,59 @@ na_verbs_msg_keep(struct na_verbs_msg_list *list, struct na_addr *source,
     return true;
 }
 
+static struct na_verbs_context *
+na_verbs_context_find(struct na_verbs_class *cls, uint8_t id)
+{
+    struct na_verbs_context *ctx;
+
+    LIST_FOREACH(ctx, &cls->contexts, entry) {
+        if (ctx->id == id)
+            return ctx;
+    }
+    return NULL;
+}
+
+static bool
+na_verbs_expected_match(const na_op_id_t *op, const struct na_addr *source,
+                        uint8_t src_ctx, na_tag_t tag)
+{
+    return op->addr == source && op->peer_ctx_id == src_ctx && op->tag == tag;
+}
+
+/* Hand a message to a posted receive of its context, or keep it there. */
 static void
 na_verbs_deliver(struct na_verbs_class *cls, struct na_addr *source,
-                 uint8_t type, na_tag_t tag, const uint8_t *data, size_t len)
+                 const struct na_verbs_msg_hdr *hdr, const uint8_t *data,
+                 size_t len)
 {
+    struct na_verbs_context *ctx = na_verbs_context_find(cls, hdr->dst_ctx);
     na_op_id_t *op;
 
-    if (type == NA_VERBS_MSG_UNEXPECTED) {
-        op = TAILQ_FIRST(&cls->unexpected_ops);
+    if (ctx == NULL) {
+        /* The sender's send already succeeded: all that can be done is
+         * to say so here; the sender's timeout reports it there. */
+        NA_VERBS_LOG("dropped a message for context id %u, which this class "
+                     "does not have",
+                     (unsigned) hdr->dst_ctx);
+        return;
+    }
+    if (hdr->type == NA_VERBS_MSG_UNEXPECTED) {
+        op = TAILQ_FIRST(&ctx->unexpected_ops);
         if (op != NULL)
-            na_verbs_fill_unexpected(op, source, tag, data, len);
-        else if (!na_verbs_msg_keep(&cls->unexpected_msgs, source, tag, data,
-                                    len))
+            na_verbs_fill_unexpected(op, source, hdr->tag, data, len);
+        else if (!na_verbs_msg_keep(&ctx->unexpected_msgs, source,
+                                    hdr->src_ctx, hdr->tag, data, len))
             NA_VERBS_LOG("out of memory: dropped an unexpected message");
         return;
     }
-    TAILQ_FOREACH(op, &cls->expected_ops, entry) {
-        if (op->addr == source && op->tag == tag) {
+    TAILQ_FOREACH(op, &ctx->expected_ops, entry) {
+        if (na_verbs_expected_match(op, source, hdr->src_ctx, hdr->tag)) {
             na_verbs_fill_expected(op, data, len);
             return;
         }
     }
-    if (!na_verbs_msg_keep(&cls->expected_msgs, source, tag, data, len))
+    if (!na_verbs_msg_keep(&ctx->expected_msgs, source, hdr->src_ctx,
+                           hdr->tag, data, len))
         NA_VERBS_LOG("out of memory: dropped an early expected message");
 }
 
@@ -304,7 +338,7 @@ na_verbs_msg_recv_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
     if (hdr.type == NA_VERBS_MSG_CREDIT) {
         conn->ctrl_received++;
     } else {
-        na_verbs_deliver(conn->cls, conn->peer, hdr.type, hdr.tag,
+        na_verbs_deliver(conn->cls, conn->peer, &hdr,
                          buf + NA_VERBS_MSG_HDR_SIZE,
                          wc->byte_len - NA_VERBS_MSG_HDR_SIZE);
         conn->unreturned++;
@@ -345,36 +379,57 @@ na_verbs_msg_send_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
 void
 na_verbs_msg_peer_lost(struct na_verbs_class *cls, struct na_addr *peer)
 {
+    struct na_verbs_context *ctx;
     na_op_id_t *op, *next;
 
     /* Nothing more can arrive from a peer with no connection left; a
      * receive waiting for it would never complete. */
-    for (op = TAILQ_FIRST(&cls->expected_ops); op != NULL; op = next) {
-        next = TAILQ_NEXT(op, entry);
-        if (op->addr == peer)
-            na_verbs_op_complete(op, NA_HOSTUNREACH);
+    LIST_FOREACH(ctx, &cls->contexts, entry) {
+        for (op = TAILQ_FIRST(&ctx->expected_ops); op != NULL; op = next) {
+            next = TAILQ_NEXT(op, entry);
+            if (op->addr == peer)
+                na_verbs_op_complete(op, NA_HOSTUNREACH);
+        }
     }
 }
 
 void
-na_verbs_msg_lists_clear(struct na_verbs_class *cls)
+na_verbs_msg_lists_clear(struct na_verbs_context *ctx)
 {
     struct na_verbs_msg *msg;
 
-    while ((msg = TAILQ_FIRST(&cls->unexpected_msgs)) != NULL) {
-        TAILQ_REMOVE(&cls->unexpected_msgs, msg, entry);
+    while ((msg = TAILQ_FIRST(&ctx->unexpected_msgs)) != NULL) {
+        TAILQ_REMOVE(&ctx->unexpected_msgs, msg, entry);
         na_verbs_msg_free(msg);
     }
-    while ((msg = TAILQ_FIRST(&cls->expected_msgs)) != NULL) {
-        TAILQ_REMOVE(&cls->expected_msgs, msg, entry);
+    while ((msg = TAILQ_FIRST(&ctx->expected_msgs)) != NULL) {
+        TAILQ_REMOVE(&ctx->expected_msgs, msg, entry);
         na_verbs_msg_free(msg);
     }
+}
+
+/* A message to our own address never touches the device: a class that
+ * does not listen could not even connect to itself. */
+static void
+na_verbs_send_self(struct na_verbs_class *cls, na_op_id_t *op)
+{
+    struct na_verbs_msg_hdr hdr = {
+        .type = op->type == NA_CB_SEND_UNEXPECTED ? NA_VERBS_MSG_UNEXPECTED
+                                                  : NA_VERBS_MSG_EXPECTED,
+        .src_ctx = op->context->id,
+        .dst_ctx = op->peer_ctx_id,
+        .tag = op->tag,
+    };
+
+    na_verbs_deliver(cls, cls->self, &hdr, op->buf, op->buf_size);
+    na_verbs_op_complete(op, NA_SUCCESS);
 }
 
 static na_return_t
 na_verbs_send(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
               na_cb_t callback, void *arg, const void *buf, size_t buf_size,
-              size_t limit, na_addr_t dest, na_tag_t tag, na_op_id_t *op)
+              size_t limit, na_addr_t dest, uint8_t dest_id, na_tag_t tag,
+              na_op_id_t *op)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
     struct na_verbs_conn *conn;
@@ -391,8 +446,13 @@ na_verbs_send(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
     op->buf = (void *) buf;
     op->buf_size = buf_size;
     op->tag = tag;
+    op->peer_ctx_id = dest_id;
     na_verbs_addr_ref(dest);
     op->addr = dest;
+    if (dest->self) {
+        na_verbs_send_self(cls, op);
+        goto unlock;
+    }
     ret = na_verbs_conn_get(cls, dest, &conn);
     if (ret == NA_AGAIN || ret == NA_NOMEM) {
         na_verbs_op_abort(op);
@@ -419,11 +479,10 @@ na_verbs_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
                              na_tag_t tag, na_op_id_t *op_id)
 {
     (void) plugin_data;
-    (void) dest_id;
     return na_verbs_send(na_class, context, NA_CB_SEND_UNEXPECTED, callback,
                          arg, buf, buf_size,
                          na_verbs_class(na_class)->max_unexpected, dest_addr,
-                         tag, op_id);
+                         dest_id, tag, op_id);
 }
 
 na_return_t
@@ -434,11 +493,10 @@ na_verbs_msg_send_expected(na_class_t *na_class, na_context_t *context,
                            na_op_id_t *op_id)
 {
     (void) plugin_data;
-    (void) dest_id;
     return na_verbs_send(na_class, context, NA_CB_SEND_EXPECTED, callback, arg,
                          buf, buf_size,
                          na_verbs_class(na_class)->max_expected, dest_addr,
-                         tag, op_id);
+                         dest_id, tag, op_id);
 }
 
 na_return_t
@@ -448,6 +506,7 @@ na_verbs_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
                              na_op_id_t *op_id)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
+    struct na_verbs_context *ctx = context->plugin_context;
     struct na_verbs_msg *msg;
     na_return_t ret;
 
@@ -461,14 +520,14 @@ na_verbs_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
         goto unlock;
     op_id->buf = buf;
     op_id->buf_size = buf_size;
-    msg = TAILQ_FIRST(&cls->unexpected_msgs);
+    msg = TAILQ_FIRST(&ctx->unexpected_msgs);
     if (msg != NULL) {
-        TAILQ_REMOVE(&cls->unexpected_msgs, msg, entry);
+        TAILQ_REMOVE(&ctx->unexpected_msgs, msg, entry);
         na_verbs_fill_unexpected(op_id, msg->source, msg->tag, msg->data,
                                  msg->size);
         na_verbs_msg_free(msg);
     } else {
-        na_verbs_op_enqueue(op_id, &cls->unexpected_ops);
+        na_verbs_op_enqueue(op_id, &ctx->unexpected_ops);
     }
 unlock:
     pthread_mutex_unlock(&cls->lock);
@@ -483,11 +542,11 @@ na_verbs_msg_recv_expected(na_class_t *na_class, na_context_t *context,
                            na_tag_t tag, na_op_id_t *op_id)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
+    struct na_verbs_context *ctx = context->plugin_context;
     struct na_verbs_msg *msg;
     na_return_t ret;
 
     (void) plugin_data;
-    (void) source_id;
     if (source_addr == NULL || (buf == NULL && buf_size > 0))
         return NA_INVALID_ARG;
     pthread_mutex_lock(&cls->lock);
@@ -498,18 +557,20 @@ na_verbs_msg_recv_expected(na_class_t *na_class, na_context_t *context,
     op_id->buf = buf;
     op_id->buf_size = buf_size;
     op_id->tag = tag;
+    op_id->peer_ctx_id = source_id;
     na_verbs_addr_ref(source_addr);
     op_id->addr = source_addr;
-    TAILQ_FOREACH(msg, &cls->expected_msgs, entry) {
-        if (msg->source == source_addr && msg->tag == tag)
+    TAILQ_FOREACH(msg, &ctx->expected_msgs, entry) {
+        if (na_verbs_expected_match(op_id, msg->source, msg->src_ctx,
+                                    msg->tag))
             break;
     }
     if (msg != NULL) {
-        TAILQ_REMOVE(&cls->expected_msgs, msg, entry);
+        TAILQ_REMOVE(&ctx->expected_msgs, msg, entry);
         na_verbs_fill_expected(op_id, msg->data, msg->size);
         na_verbs_msg_free(msg);
     } else {
-        na_verbs_op_enqueue(op_id, &cls->expected_ops);
+        na_verbs_op_enqueue(op_id, &ctx->expected_ops);
     }
 unlock:
     pthread_mutex_unlock(&cls->lock);

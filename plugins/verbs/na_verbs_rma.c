@@ -51,7 +51,7 @@ na_verbs_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
     if (mem_handle == NULL)
         return;
-    if (mem_handle->mr != NULL)
+    if (!mem_handle->remote && mem_handle->mr != NULL)
         (void) na_verbs_mem_deregister(na_class, mem_handle);
     free(mem_handle);
 }
@@ -88,17 +88,24 @@ na_verbs_mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
                      strerror(errno));
         return errno == ENOMEM ? NA_NOMEM : NA_FAULT;
     }
+    pthread_mutex_lock(&cls->lock);
+    LIST_INSERT_HEAD(&cls->mem_regs, mem_handle, entry);
+    pthread_mutex_unlock(&cls->lock);
     return NA_SUCCESS;
 }
 
 na_return_t
 na_verbs_mem_deregister(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
-    (void) na_class;
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+
     if (mem_handle == NULL || mem_handle->remote)
         return NA_INVALID_ARG;
     if (mem_handle->mr == NULL)
         return NA_SUCCESS;
+    pthread_mutex_lock(&cls->lock);
+    LIST_REMOVE(mem_handle, entry);
+    pthread_mutex_unlock(&cls->lock);
     if (ibv_dereg_mr(mem_handle->mr) != 0) {
         NA_VERBS_LOG("ibv_dereg_mr: %s", strerror(errno));
         return NA_IO_ERROR;
@@ -216,6 +223,40 @@ na_verbs_rma_prepare(na_op_id_t *op, bool is_put, struct na_mem_handle *local,
     return NA_SUCCESS;
 }
 
+/*
+ * RMA on our own address is a copy, checked as the device would check it:
+ * the remote key must name a region this class registered, the range must
+ * lie inside it and the region must grant the access. A class that does
+ * not listen could not connect to itself to let the device do it.
+ */
+static na_return_t
+na_verbs_rma_self(struct na_verbs_class *cls, na_op_id_t *op, bool is_put)
+{
+    struct na_mem_handle *mh;
+
+    LIST_FOREACH(mh, &cls->mem_regs, entry) {
+        uintptr_t base = (uintptr_t) mh->buf;
+
+        if (mh->mr->rkey != op->rkey)
+            continue;
+        if (op->remote_addr < base ||
+            !na_verbs_range_ok(op->remote_addr - base, op->length, mh->len))
+            return NA_ACCESS;
+        if ((mh->flags & (is_put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)) == 0)
+            return NA_ACCESS;
+        if (op->length == 0)
+            return NA_SUCCESS;
+        if (is_put)
+            memmove((void *) (uintptr_t) op->remote_addr,
+                    (const void *) (uintptr_t) op->local_addr, op->length);
+        else
+            memmove((void *) (uintptr_t) op->local_addr,
+                    (const void *) (uintptr_t) op->remote_addr, op->length);
+        return NA_SUCCESS;
+    }
+    return NA_ACCESS;
+}
+
 int
 na_verbs_rma_post(struct na_verbs_conn *conn, na_op_id_t *op)
 {
@@ -292,6 +333,10 @@ na_verbs_rma(na_class_t *na_class, na_context_t *context, bool is_put,
     }
     na_verbs_addr_ref(remote_addr);
     op->addr = remote_addr;
+    if (remote_addr->self) {
+        na_verbs_op_complete(op, na_verbs_rma_self(cls, op, is_put));
+        goto unlock;
+    }
     ret = na_verbs_conn_get(cls, remote_addr, &conn);
     if (ret == NA_AGAIN || ret == NA_NOMEM) {
         na_verbs_op_abort(op);

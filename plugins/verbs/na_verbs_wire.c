@@ -250,11 +250,12 @@ void
 na_verbs_msg_hdr_encode(uint8_t *buf, const struct na_verbs_msg_hdr *hdr)
 {
     buf[0] = hdr->type;
-    buf[1] = 0;
+    buf[1] = hdr->src_ctx;
     put_u16(buf + 2, hdr->credits);
     put_u32(buf + 4, hdr->tag);
     put_u32(buf + 8, hdr->ctrl_ack);
-    put_u32(buf + 12, 0);
+    buf[12] = hdr->dst_ctx;
+    buf[13] = buf[14] = buf[15] = 0;
 }
 
 na_return_t
@@ -269,10 +270,12 @@ na_verbs_msg_hdr_decode(const uint8_t *buf, size_t size,
     if (h.type != NA_VERBS_MSG_UNEXPECTED && h.type != NA_VERBS_MSG_EXPECTED &&
         h.type != NA_VERBS_MSG_CREDIT)
         return NA_PROTOCOL_ERROR;
-    if (buf[1] != 0 || get_u32(buf + 12) != 0)
+    if (buf[13] != 0 || buf[14] != 0 || buf[15] != 0)
         return NA_PROTOCOL_ERROR;
     if (h.type == NA_VERBS_MSG_CREDIT && size != NA_VERBS_MSG_HDR_SIZE)
         return NA_PROTOCOL_ERROR;
+    h.src_ctx = buf[1];
+    h.dst_ctx = buf[12];
     h.credits = get_u16(buf + 2);
     h.tag = get_u32(buf + 4);
     h.ctrl_ack = get_u32(buf + 8);

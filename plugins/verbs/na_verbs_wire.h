@@ -111,6 +111,8 @@ enum na_verbs_msg_type {
 
 struct na_verbs_msg_hdr {
     uint8_t type;      /* enum na_verbs_msg_type */
+    uint8_t src_ctx;   /* sender's context id (expected matching) */
+    uint8_t dst_ctx;   /* receiver's context id the message is for */
     uint16_t credits;  /* receive buffers returned to the peer */
     uint32_t tag;      /* NA tag of an unexpected or expected message */
     uint32_t ctrl_ack; /* credit-only messages received so far (wraps) */
@@ -121,8 +123,8 @@ struct na_verbs_msg_hdr {
 NA_VERBS_HIDDEN void na_verbs_msg_hdr_encode(
     uint8_t *buf, const struct na_verbs_msg_hdr *hdr);
 /* size is the byte count of the whole received message. NA_MSGSIZE when it
- * cannot hold a header, NA_PROTOCOL_ERROR for an unknown type, a non-zero
- * reserved byte, or a credit-only message that carries a payload. */
+ * cannot hold a header, NA_PROTOCOL_ERROR for an unknown type, non-zero
+ * reserved bytes, or a credit-only message that carries a payload. */
 NA_VERBS_HIDDEN na_return_t na_verbs_msg_hdr_decode(
     const uint8_t *buf, size_t size, struct na_verbs_msg_hdr *hdr);
 

@@ -244,6 +244,8 @@ static void
 test_msg_hdr_and_conn_data(void **state)
 {
     struct na_verbs_msg_hdr h = {.type = NA_VERBS_MSG_EXPECTED,
+                                 .src_ctx = 2,
+                                 .dst_ctx = 5,
                                  .credits = 17,
                                  .tag = 0xdeadbeef,
                                  .ctrl_ack = 3},
@@ -262,7 +264,12 @@ test_msg_hdr_and_conn_data(void **state)
     assert_int_equal(o.credits, 17);
     assert_int_equal(o.tag, 0xdeadbeefu);
     assert_int_equal(o.ctrl_ack, 3);
+    assert_int_equal(o.src_ctx, 2);
+    assert_int_equal(o.dst_ctx, 5);
     assert_int_equal(na_verbs_msg_hdr_decode(buf, 15, &o), NA_MSGSIZE);
+    buf[14] = 1; /* reserved */
+    assert_int_equal(na_verbs_msg_hdr_decode(buf, 16, &o), NA_PROTOCOL_ERROR);
+    buf[14] = 0;
     h.type = NA_VERBS_MSG_CREDIT;
     na_verbs_msg_hdr_encode(buf, &h);
     /* A credit-only message with a payload is malformed. */
@@ -747,6 +754,85 @@ test_cancel_recv(void **state)
     peer_close(&s);
 }
 
+/* A class that does not listen still talks to itself: messages and RMA
+ * to its own address are local copies with the device's checks. */
+static void
+test_self(void **state)
+{
+    struct peer c;
+    struct result r_recv = {0}, r_send = {0}, r_put = {0}, r_bad = {0};
+    uint8_t src[512], dst[512], ser[64], msg[32] = "to myself", in[32];
+    na_mem_handle_t hs, hd, remote;
+    na_op_id_t *op1, *op2;
+    na_addr_t self;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    peer_open(&c, false);
+    assert_int_equal(NA_Addr_self(c.cls, &self), NA_SUCCESS);
+    op1 = NA_Op_create(c.cls, 0);
+    op2 = NA_Op_create(c.cls, 0);
+    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_recv,
+                                          in, sizeof(in), NULL, self, 0, 9,
+                                          op1),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_send_expected(c.cls, c.ctx, record_cb, &r_send,
+                                          msg, sizeof(msg), NULL, self, 0, 9,
+                                          op2),
+                     NA_SUCCESS);
+    /* Completions come from progress, never from inside the post. */
+    assert_int_equal(r_recv.count + r_send.count, 0);
+    progress_until(&c, NULL, &r_recv.count, 1);
+    progress_until(&c, NULL, &r_send.count, 1);
+    assert_int_equal(r_recv.ret, NA_SUCCESS);
+    assert_memory_equal(in, msg, sizeof(msg));
+
+    for (size_t i = 0; i < sizeof(src); i++) {
+        src[i] = (uint8_t) (i ^ 0x3c);
+        dst[i] = 0;
+    }
+    assert_int_equal(NA_Mem_handle_create(c.cls, src, sizeof(src),
+                                          NA_MEM_READ_ONLY, &hs),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(c.cls, hs, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_create(c.cls, dst, sizeof(dst),
+                                          NA_MEM_READWRITE, &hd),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(c.cls, hd, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_serialize(c.cls, ser, sizeof(ser), hd),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_deserialize(
+                         c.cls, &remote, ser,
+                         NA_Mem_handle_get_serialize_size(c.cls, hd)),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Put(c.cls, c.ctx, record_cb, &r_put, hs, 10, remote,
+                            20, 100, self, 0, op1),
+                     NA_SUCCESS);
+    progress_until(&c, NULL, &r_put.count, 1);
+    assert_int_equal(r_put.ret, NA_SUCCESS);
+    assert_memory_equal(dst + 20, src + 10, 100);
+    assert_int_equal(dst[19], 0);
+    assert_int_equal(dst[120], 0);
+    /* After deregistration the key names nothing: refused like a NIC. */
+    assert_int_equal(NA_Mem_deregister(c.cls, hd), NA_SUCCESS);
+    assert_int_equal(NA_Put(c.cls, c.ctx, record_cb, &r_bad, hs, 0, remote,
+                            0, 8, self, 0, op1),
+                     NA_SUCCESS);
+    progress_until(&c, NULL, &r_bad.count, 1);
+    assert_int_equal(r_bad.ret, NA_ACCESS);
+
+    NA_Mem_handle_free(c.cls, remote);
+    NA_Mem_handle_free(c.cls, hd);
+    NA_Mem_deregister(c.cls, hs);
+    NA_Mem_handle_free(c.cls, hs);
+    NA_Op_destroy(c.cls, op1);
+    NA_Op_destroy(c.cls, op2);
+    NA_Addr_free(c.cls, self);
+    peer_close(&c);
+}
+
 /* poll_wait sleeps on the completion channel instead of spinning, and a
  * completion queued by another call (here a cancel) is seen at once. */
 static void
@@ -875,6 +961,7 @@ main(void)
         cmocka_unit_test(test_tag_matching_and_credits),
         cmocka_unit_test(test_put_get),
         cmocka_unit_test(test_cancel_recv),
+        cmocka_unit_test(test_self),
         cmocka_unit_test(test_poll_wait_sleeps),
         cmocka_unit_test(test_peer_gone),
     };

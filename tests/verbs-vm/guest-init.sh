@@ -66,11 +66,12 @@ while read -r cmd; do
     [ -n "$cmd" ] || continue
     n=$((n + 1))
     echo "qs-guest: [$n] $cmd"
+    t0=$(date +%s)
     chroot /host /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-        HOME=/tmp QS_VERBS_INFO="$QS_VERBS_INFO" \
+        HOME=/tmp QS_VERBS_INFO="$QS_VERBS_INFO" QS_TEST_INFO="$QS_VERBS_INFO" \
         /bin/sh -c "cd '$QS_BUILD_DIR' && exec timeout -k 5 $QS_CMD_TIMEOUT $cmd"
     rc=$?
-    echo "qs-guest: [$n] exit status $rc"
+    echo "qs-guest: [$n] exit status $rc ($(( $(date +%s) - t0 )) s)"
     # 77 means "skipped" to ctest: inside the guest the device exists, so a
     # skip there is a failure to report, not to hide.
     [ "$rc" -eq 77 ] && rc=1

@@ -4,8 +4,10 @@
 # the commands inside it against the host's build tree.
 #
 # Usage: run-vm-tests.sh --build-dir DIR [--kvm] [--timeout SEC] [--] CMD...
-#   CMD   commands relative to the build tree, e.g. plugins/verbs/test_verbs
-#         (one argument each; a command may contain spaces and arguments).
+#   CMD   commands run from the build tree, e.g. plugins/verbs/test_verbs
+#         (one argument each; a command may contain spaces and arguments;
+#         its program is relative to the build tree or absolute). The guest
+#         sets QS_VERBS_INFO and QS_TEST_INFO to the verbs info string.
 #         QS_VM_TESTS, if set, replaces them (commands separated by ';').
 #   --kvm use KVM (QS_VM_KVM=1 too); the default is TCG, the only mode
 #         that boots Debian's kernel on the machines this project runs on.
@@ -54,7 +56,8 @@ build_dir=$(cd "$build_dir" && pwd) || die "no build directory $build_dir"
 [ ${#tests[@]} -gt 0 ] || die "no test command given"
 for t in "${tests[@]}"; do
     bin=${t%% *}
-    [ -x "$build_dir/$bin" ] || die "test command not built: $build_dir/$bin"
+    case "$bin" in /*) ;; *) bin="$build_dir/$bin" ;; esac
+    [ -x "$bin" ] || die "test command not found or not built: $bin"
 done
 
 # What the host needs. Missing pieces skip, they do not fail: a machine
@@ -114,7 +117,7 @@ vmlinuz="$root/boot/vmlinuz-$kver"
 kernel="$vmlinuz"
 vmlinux="$kdir/vmlinux-$kver"
 if [ ! -s "$vmlinux" ]; then
-    off=$(grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" 2>/dev/null | head -n 1 | cut -d: -f1)
+    off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" 2>/dev/null | head -n 1 | cut -d: -f1)
     if [ -n "$off" ]; then
         tail -c +$((off + 1)) "$vmlinuz" | xz -dc 2>/dev/null >"$vmlinux.tmp"
         if [ "$(head -c 4 "$vmlinux.tmp" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
