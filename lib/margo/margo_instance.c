@@ -244,14 +244,15 @@ margo_finalize(margo_instance_id mid)
     mid->finalize_requested = true;
     margo_wake(mid);
     defer = margo_thread_must_defer(mid) || mid->finalize_waiters > 0;
-    pthread_mutex_unlock(&margo_lock);
-
-    if (defer) {
+    if (defer)
+        /* Logged under the lock: once it is released, the thread in
+         * margo_wait_for_finalize() may free the instance. */
         margo_log(mid, MARGO_LOG_DEBUG,
                   "margo_finalize: requested; completes in "
                   "margo_wait_for_finalize()");
+    pthread_mutex_unlock(&margo_lock);
+    if (defer)
         return;
-    }
     margo_teardown(mid);
 }
 
