@@ -124,11 +124,26 @@ na_return_t na_sim_set_link(const char *src, const char *dst,
 na_return_t na_sim_get_link(const char *src, const char *dst,
                             struct na_sim_link *link);
 
+/* What an unexpected message does when it finds its destination context
+ * without a posted receive and with a full backlog. */
+enum na_sim_backlog_policy {
+    /* The send stays in flight until a receive is posted or a backlog slot
+     * frees up, then completes with NA_SUCCESS: the back-pressure of RNR
+     * retry and credit flow control on real fabrics. The default. */
+    NA_SIM_BACKLOG_BLOCK,
+    /* The send completes at once with NA_AGAIN. */
+    NA_SIM_BACKLOG_FAIL,
+};
+
 /* Bound the unexpected backlog of every context: at most `limit` messages
- * that arrived before a receive was posted wait for one; a message that
- * finds the backlog full completes its send with NA_AGAIN. 0 means no
- * backlog at all. The default is 256. NA_NOENTRY. */
-na_return_t na_sim_set_unexpected_backlog(size_t limit);
+ * that arrived before a receive was posted wait for one (0: none wait);
+ * `when_full` says what a message that finds no room does. The default is
+ * 256 messages and NA_SIM_BACKLOG_BLOCK. The new setting applies at once
+ * to senders already blocked. A context destroyed while senders are
+ * blocked on it completes them with NA_HOSTUNREACH. NA_INVALID_ARG for an
+ * unknown policy, NA_NOENTRY. */
+na_return_t na_sim_set_unexpected_backlog(size_t limit,
+                                          enum na_sim_backlog_policy when_full);
 
 /*
  * Trace. Every post, delivery and completion appends one canonical line

@@ -187,6 +187,7 @@ na_sim_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
     TAILQ_INIT(&ctx->expected_recvs);
     TAILQ_INIT(&ctx->backlog);
     TAILQ_INIT(&ctx->early);
+    TAILQ_INIT(&ctx->blocked);
     pthread_mutex_lock(&node->world->lock);
     TAILQ_INSERT_TAIL(&node->contexts, ctx, link);
     pthread_mutex_unlock(&node->world->lock);
@@ -197,7 +198,8 @@ na_sim_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
 /* Refused with NA_BUSY while any operation posted on the context has not
  * completed: posted receives must be cancelled and sends must finish
  * first, so no event can outlive the context. Queued messages nobody
- * received are dropped. */
+ * received are dropped, and senders blocked on its backlog learn that
+ * their destination is gone (NA_HOSTUNREACH). */
 static na_return_t
 na_sim_context_destroy(na_class_t *na_class, void *plugin_context)
 {
@@ -212,7 +214,7 @@ na_sim_context_destroy(na_class_t *na_class, void *plugin_context)
         return NA_BUSY;
     }
     TAILQ_REMOVE(&node->contexts, ctx, link);
-    na_sim_ctx_drain(ctx);
+    na_sim_ctx_drain(node->world, ctx);
     pthread_mutex_unlock(&node->world->lock);
     free(ctx);
     return NA_SUCCESS;
@@ -275,7 +277,7 @@ na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
     op->ctx = ctx;
     op->type = type;
     op->canceled = false;
-    op->in_list = false;
+    op->list = NULL;
     op->msg = NULL;
     op->peer = NULL;
     op->seq = world->next_seq++;
@@ -357,13 +359,9 @@ na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
     op->canceled = true;
     na_sim_trace(world, na_sim_now(world), op->seq, "cancel", node->name.str,
                  node->name.str, op->size, op->tag);
-    if (op->in_list) {
-        struct na_sim_op_list *list = op->type == NA_CB_RECV_UNEXPECTED
-                                          ? &op->ctx->unexpected_recvs
-                                          : &op->ctx->expected_recvs;
-
-        TAILQ_REMOVE(list, op, link);
-        op->in_list = false;
+    if (op->list != NULL) {
+        TAILQ_REMOVE(op->list, op, link);
+        op->list = NULL;
         if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL, op) !=
             NA_SUCCESS)
             na_sim_op_complete(world, op, NA_CANCELED);
@@ -450,7 +448,8 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
     na_sim_note_poller(world);
     ctx_start = ctx->completions;
     world_start = world->completions;
-    deadline = na_sim_now(world) + (uint64_t) timeout_ms * 1000000U;
+    deadline =
+        na_sim_add_sat(na_sim_now(world), (uint64_t) timeout_ms * 1000000U);
     may_jump = !world->multi_threaded || node->no_block;
     for (;;) {
         na_sim_run_due(world);

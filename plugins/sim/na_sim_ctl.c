@@ -252,9 +252,24 @@ na_sim_get_link(const char *src, const char *dst, struct na_sim_link *link)
 }
 
 na_return_t
-na_sim_set_unexpected_backlog(size_t limit)
+na_sim_set_unexpected_backlog(size_t limit,
+                              enum na_sim_backlog_policy when_full)
 {
-    NA_SIM_WITH_WORLD(world, world->backlog_limit = limit);
+    if (when_full != NA_SIM_BACKLOG_BLOCK && when_full != NA_SIM_BACKLOG_FAIL)
+        return NA_INVALID_ARG;
+    NA_SIM_WITH_WORLD(world, {
+        uint64_t before = world->completions;
+        struct na_sim_node *node;
+        struct na_sim_ctx *ctx;
+
+        world->backlog_limit = limit;
+        world->backlog_full_fails = when_full == NA_SIM_BACKLOG_FAIL;
+        TAILQ_FOREACH (node, &world->nodes, link)
+            TAILQ_FOREACH (ctx, &node->contexts, link)
+                na_sim_backlog_reconsider(world, ctx);
+        if (world->completions != before)
+            na_sim_wake(world);
+    });
     return NA_SUCCESS;
 }
 

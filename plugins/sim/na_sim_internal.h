@@ -93,8 +93,10 @@ struct na_op_id {
     atomic_int state;                        /* enum na_sim_op_state    */
     na_cb_type_t type;
     bool canceled; /* cancel requested: complete with NA_CANCELED     */
-    bool in_list;  /* a posted receive, linked in a receive list     */
     uint64_t seq;  /* world sequence number given at post            */
+    /* The list the op waits on, or NULL: a posted receive on its
+     * context's receive list, or a send blocked on a full backlog. */
+    struct na_sim_op_list *list;
     /* Messages. */
     void *buf;   /* send: the caller's data; recv: where to write */
     size_t size; /* bytes to send, or receive buffer capacity     */
@@ -107,7 +109,7 @@ struct na_op_id {
     na_offset_t local_offset;
     uint64_t remote_key;
     na_offset_t remote_offset;
-    TAILQ_ENTRY(na_op_id) link; /* in a receive list while in_list   */
+    TAILQ_ENTRY(na_op_id) link; /* in *list while list is not NULL  */
 };
 TAILQ_HEAD(na_sim_op_list, na_op_id);
 
@@ -121,6 +123,7 @@ struct na_sim_ctx {
     struct na_sim_op_list expected_recvs;   /* posted, FIFO           */
     struct na_sim_msg_queue backlog;        /* unexpected, no recv yet */
     size_t backlog_count;
+    struct na_sim_op_list blocked; /* other nodes' sends, backlog full */
     struct na_sim_msg_queue early; /* expected, no recv yet   */
     unsigned int pending;          /* ops posted here and not yet completed */
     uint64_t completions;          /* completions queued here, ever         */
@@ -198,6 +201,7 @@ struct na_sim_world {
     struct na_sim_link_entry *links;
     size_t link_len, link_cap;
     size_t backlog_limit;
+    bool backlog_full_fails; /* NA_AGAIN instead of blocking the sender */
     /* Trace. */
     uint64_t trace_hash;
     uint64_t trace_lines;
@@ -290,7 +294,12 @@ NA_SIM_HIDDEN void na_sim_msg_local(struct na_sim_world *world,
 NA_SIM_HIDDEN void na_sim_msg_requeue(struct na_sim_world *world,
                                       struct na_sim_ctx *ctx, bool unexpected,
                                       struct na_sim_msg *msg);
-NA_SIM_HIDDEN void na_sim_ctx_drain(struct na_sim_ctx *ctx);
+NA_SIM_HIDDEN void na_sim_ctx_drain(struct na_sim_world *world,
+                                    struct na_sim_ctx *ctx);
+/* Apply the backlog setting to senders blocked on ctx: admit them into
+ * free slots, or fail them with NA_AGAIN under the failing policy. */
+NA_SIM_HIDDEN void na_sim_backlog_reconsider(struct na_sim_world *world,
+                                             struct na_sim_ctx *ctx);
 
 /* RMA (na_sim_rma.c). */
 NA_SIM_HIDDEN void na_sim_rma_execute(struct na_sim_world *world,

@@ -129,13 +129,10 @@ na_sim_recv_find(struct na_sim_ctx *ctx, bool unexpected,
 }
 
 static void
-na_sim_recv_unlink(struct na_op_id *recv)
+na_sim_op_unlink(struct na_op_id *op)
 {
-    TAILQ_REMOVE(recv->type == NA_CB_RECV_UNEXPECTED
-                     ? &recv->ctx->unexpected_recvs
-                     : &recv->ctx->expected_recvs,
-                 recv, link);
-    recv->in_list = false;
+    TAILQ_REMOVE(op->list, op, link);
+    op->list = NULL;
 }
 
 /* Complete a receive with a message's bytes: NA_MSGSIZE, and nothing
@@ -227,7 +224,7 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
     if (recv != NULL) {
         na_sim_trace(world, now, send->seq, "arrive:matched", src, dst,
                      send->size, send->tag);
-        na_sim_recv_unlink(recv);
+        na_sim_op_unlink(recv);
         na_sim_recv_fill(world, recv, &send->node->name,
                          send->node->incarnation, send->tag, send->buf,
                          send->size);
@@ -235,11 +232,21 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
         return;
     }
     if (unexpected && dctx->backlog_count >= world->backlog_limit) {
-        /* Receiver not ready and no room to buffer: the sender learns it
-         * (a fault profile will later decide whether it retries). */
-        na_sim_trace(world, now, send->seq, "arrive:backlog_full", src, dst,
+        /* Receiver not ready and no room to buffer. By default the
+         * sender's NIC holds the message and retries until room appears,
+         * as RNR retry and credit flow control do on real fabrics; the
+         * other policy reports NA_AGAIN. A fault profile will choose per
+         * link here. */
+        if (world->backlog_full_fails) {
+            na_sim_trace(world, now, send->seq, "arrive:backlog_full", src, dst,
+                         send->size, send->tag);
+            na_sim_op_complete(world, send, NA_AGAIN);
+            return;
+        }
+        na_sim_trace(world, now, send->seq, "arrive:blocked", src, dst,
                      send->size, send->tag);
-        na_sim_op_complete(world, send, NA_AGAIN);
+        TAILQ_INSERT_TAIL(&dctx->blocked, send, link);
+        send->list = &dctx->blocked;
         return;
     }
     msg = na_sim_msg_copy(send);
@@ -262,9 +269,66 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
  * Receives.
  */
 
-/* Take the first queued message a new receive matches, if any. */
+/* Accept a blocked sender's message at the current time: copy it out of
+ * the sender's buffer and complete the send. NULL if memory ran out (the
+ * send then fails with NA_NOMEM). */
 static struct na_sim_msg *
-na_sim_msg_take(struct na_sim_ctx *ctx, const struct na_op_id *recv)
+na_sim_blocked_accept(struct na_sim_world *world, struct na_op_id *send,
+                      const char *kind)
+{
+    struct na_sim_msg *msg;
+
+    na_sim_op_unlink(send);
+    msg = na_sim_msg_copy(send);
+    if (msg != NULL)
+        na_sim_trace(world, na_sim_now(world), send->seq, kind,
+                     send->node->name.str, send->peer->name.str, send->size,
+                     send->tag);
+    na_sim_op_complete(world, send, msg != NULL ? NA_SUCCESS : NA_NOMEM);
+    return msg;
+}
+
+/* Move blocked senders' messages into free backlog slots, oldest first. */
+static void
+na_sim_backlog_admit(struct na_sim_world *world, struct na_sim_ctx *ctx)
+{
+    struct na_op_id *send;
+
+    while (ctx->backlog_count < world->backlog_limit &&
+           (send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
+        struct na_sim_msg *msg =
+            na_sim_blocked_accept(world, send, "arrive:backlog");
+
+        if (msg != NULL) {
+            TAILQ_INSERT_TAIL(&ctx->backlog, msg, link);
+            ctx->backlog_count++;
+        }
+    }
+}
+
+void
+na_sim_backlog_reconsider(struct na_sim_world *world, struct na_sim_ctx *ctx)
+{
+    struct na_op_id *send;
+
+    while (world->backlog_full_fails &&
+           (send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
+        na_sim_op_unlink(send);
+        na_sim_trace(world, na_sim_now(world), send->seq, "arrive:backlog_full",
+                     send->node->name.str, send->peer->name.str, send->size,
+                     send->tag);
+        na_sim_op_complete(world, send, NA_AGAIN);
+    }
+    na_sim_backlog_admit(world, ctx);
+}
+
+/* Take the first queued message a new receive matches, if any. For an
+ * unexpected receive that is the backlog's head, or, with no backlog at
+ * all, the oldest blocked sender's message; either way a freed slot goes
+ * to the next blocked sender. */
+static struct na_sim_msg *
+na_sim_msg_take(struct na_sim_world *world, struct na_sim_ctx *ctx,
+                const struct na_op_id *recv)
 {
     struct na_sim_msg *msg;
 
@@ -273,7 +337,10 @@ na_sim_msg_take(struct na_sim_ctx *ctx, const struct na_op_id *recv)
         if (msg != NULL) {
             TAILQ_REMOVE(&ctx->backlog, msg, link);
             ctx->backlog_count--;
-        }
+        } else if (!TAILQ_EMPTY(&ctx->blocked))
+            msg = na_sim_blocked_accept(world, TAILQ_FIRST(&ctx->blocked),
+                                        "arrive:matched");
+        na_sim_backlog_admit(world, ctx);
         return msg;
     }
     TAILQ_FOREACH (msg, &ctx->early, link) {
@@ -292,7 +359,7 @@ static na_return_t
 na_sim_recv_post(struct na_sim_world *world, struct na_op_id *recv)
 {
     struct na_sim_ctx *ctx = recv->ctx;
-    struct na_sim_msg *msg = na_sim_msg_take(ctx, recv);
+    struct na_sim_msg *msg = na_sim_msg_take(world, ctx, recv);
 
     if (msg != NULL) {
         recv->msg = msg;
@@ -304,11 +371,9 @@ na_sim_recv_post(struct na_sim_world *world, struct na_op_id *recv)
                            msg);
         return NA_NOMEM;
     }
-    TAILQ_INSERT_TAIL(recv->type == NA_CB_RECV_UNEXPECTED
-                          ? &ctx->unexpected_recvs
-                          : &ctx->expected_recvs,
-                      recv, link);
-    recv->in_list = true;
+    recv->list = recv->type == NA_CB_RECV_UNEXPECTED ? &ctx->unexpected_recvs
+                                                     : &ctx->expected_recvs;
+    TAILQ_INSERT_TAIL(recv->list, recv, link);
     return NA_SUCCESS;
 }
 
@@ -391,7 +456,7 @@ na_sim_msg_local(struct na_sim_world *world, struct na_op_id *recv)
     struct na_sim_msg *msg = recv->msg;
 
     recv->msg = NULL;
-    if (msg == NULL) { /* only a cancel schedules a receive without one */
+    if (msg == NULL) { /* only a cancel schedules an op without one */
         na_sim_op_complete(world, recv, NA_CANCELED);
         return;
     }
@@ -417,7 +482,7 @@ na_sim_msg_requeue(struct na_sim_world *world, struct na_sim_ctx *ctx,
         na_sim_recv_find(ctx, unexpected, &msg->src, msg->src_ctx_id, msg->tag);
 
     if (recv != NULL) {
-        na_sim_recv_unlink(recv);
+        na_sim_op_unlink(recv);
         recv->msg = msg;
         if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL, recv) ==
             NA_SUCCESS)
@@ -437,9 +502,18 @@ na_sim_msg_requeue(struct na_sim_world *world, struct na_sim_ctx *ctx,
 }
 
 void
-na_sim_ctx_drain(struct na_sim_ctx *ctx)
+na_sim_ctx_drain(struct na_sim_world *world, struct na_sim_ctx *ctx)
 {
+    struct na_op_id *send;
     struct na_sim_msg *msg;
+
+    while ((send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
+        na_sim_op_unlink(send);
+        na_sim_trace(world, na_sim_now(world), send->seq, "unreachable",
+                     send->node->name.str, send->peer->name.str, send->size,
+                     send->tag);
+        na_sim_op_complete(world, send, NA_HOSTUNREACH);
+    }
 
     while ((msg = TAILQ_FIRST(&ctx->backlog)) != NULL) {
         TAILQ_REMOVE(&ctx->backlog, msg, link);

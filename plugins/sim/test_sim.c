@@ -298,14 +298,16 @@ test_early_expected_and_backlog(void **state)
 }
 
 static void
-test_backlog_bound(void **state)
+test_backlog_fail(void **state)
 {
     struct pair p;
     struct result s1 = {0}, s2 = {0};
 
     (void) state;
     pair_open(&p);
-    assert_int_equal(na_sim_set_unexpected_backlog(1), NA_SUCCESS);
+    assert_int_equal(na_sim_set_unexpected_backlog(1, NA_SIM_BACKLOG_FAIL),
+                     NA_SUCCESS);
+    assert_int_equal(na_sim_set_unexpected_backlog(1, 7), NA_INVALID_ARG);
     na_op_id_t *send1 = NA_Op_create(p.a, 0), *send2 = NA_Op_create(p.a, 0);
 
     send_unexpected(&p, send1, &s1, "a", 2, 0);
@@ -318,6 +320,91 @@ test_backlog_bound(void **state)
 
     NA_Op_destroy(p.a, send1);
     NA_Op_destroy(p.a, send2);
+    pair_close(&p);
+}
+
+/* By default a full backlog holds the sender back: its send completes
+ * only when a receive makes room, in order, and the data arrives intact. */
+static void
+test_backlog_block(void **state)
+{
+    struct pair p;
+    struct result s[4], r[4];
+    char in[4][8];
+    na_op_id_t *send[4], *recv[4];
+    const char *msgs[4] = {"m0", "m1", "m2", "m3"};
+
+    (void) state;
+    pair_open(&p);
+    memset(s, 0, sizeof(s));
+    memset(r, 0, sizeof(r));
+    assert_int_equal(na_sim_set_unexpected_backlog(1, NA_SIM_BACKLOG_BLOCK),
+                     NA_SUCCESS);
+    for (int i = 0; i < 4; i++) {
+        send[i] = NA_Op_create(p.a, 0);
+        recv[i] = NA_Op_create(p.b, 0);
+        send_unexpected(&p, send[i], &s[i], msgs[i], 3, (na_tag_t) i);
+    }
+    pair_settle(&p);
+    /* One message fits the backlog; the other three senders wait. */
+    assert_int_equal(s[0].calls, 1);
+    assert_int_equal(s[0].ret, NA_SUCCESS);
+    for (int i = 1; i < 4; i++)
+        assert_int_equal(s[i].calls, 0);
+    /* The sender's context is busy while its sends are held. */
+    assert_int_equal(NA_Context_destroy(p.a, p.ca), NA_BUSY);
+    /* Cancel the last one; it completes once, canceled. */
+    assert_int_equal(NA_Cancel(p.a, p.ca, send[3]), NA_SUCCESS);
+    pair_settle(&p);
+    assert_int_equal(s[3].calls, 1);
+    assert_int_equal(s[3].ret, NA_CANCELED);
+    /* Each receive takes the oldest message and admits the next sender. */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[i],
+                                                in[i], sizeof(in[i]), NULL,
+                                                recv[i]),
+                         NA_SUCCESS);
+        pair_settle(&p);
+        assert_int_equal(r[i].calls, 1);
+        assert_int_equal(r[i].ret, NA_SUCCESS);
+        assert_int_equal(r[i].tag, i);
+        assert_string_equal(in[i], msgs[i]);
+        NA_Addr_free(p.b, r[i].source);
+        if (i + 1 < 3) {
+            assert_int_equal(s[i + 1].calls, 1);
+            assert_int_equal(s[i + 1].ret, NA_SUCCESS);
+        }
+    }
+    /* With no backlog at all, a receive takes a blocked message directly;
+     * a destination that goes away releases its blocked senders. */
+    assert_int_equal(na_sim_set_unexpected_backlog(0, NA_SIM_BACKLOG_BLOCK),
+                     NA_SUCCESS);
+    memset(s, 0, sizeof(s));
+    memset(r, 0, sizeof(r));
+    send_unexpected(&p, send[0], &s[0], "x", 2, 0);
+    send_unexpected(&p, send[1], &s[1], "y", 2, 0);
+    pair_settle(&p);
+    assert_int_equal(s[0].calls + s[1].calls, 0);
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[0], in[0],
+                                            sizeof(in[0]), NULL, recv[0]),
+                     NA_SUCCESS);
+    pair_settle(&p);
+    assert_int_equal(r[0].ret, NA_SUCCESS);
+    assert_string_equal(in[0], "x");
+    NA_Addr_free(p.b, r[0].source);
+    assert_int_equal(s[0].ret, NA_SUCCESS);
+    assert_int_equal(s[1].calls, 0);
+    assert_int_equal(NA_Context_destroy(p.b, p.cb), NA_SUCCESS);
+    pair_settle(&p);
+    assert_int_equal(s[1].calls, 1);
+    assert_int_equal(s[1].ret, NA_HOSTUNREACH);
+    p.cb = NA_Context_create(p.b);
+    assert_non_null(p.cb);
+
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(NA_Op_destroy(p.a, send[i]), NA_SUCCESS);
+        assert_int_equal(NA_Op_destroy(p.b, recv[i]), NA_SUCCESS);
+    }
     pair_close(&p);
 }
 
@@ -1298,7 +1385,9 @@ main(void)
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_early_expected_and_backlog,
                                         test_setup, test_teardown),
-        cmocka_unit_test_setup_teardown(test_backlog_bound, test_setup,
+        cmocka_unit_test_setup_teardown(test_backlog_fail, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_backlog_block, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_message_size, test_setup,
                                         test_teardown),
