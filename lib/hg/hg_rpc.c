@@ -26,20 +26,28 @@
 
 static void hg_rpc_finish(struct hg_handle *handle);
 
-/* Record one finished sub-operation. */
+static void hg_rpc_cancel_ops(struct hg_handle *handle);
+
+/* Record one finished sub-operation. The first failure cancels the
+ * others: a request that could not be sent will get no response, so its
+ * posted response receive must not wait for one. */
 static void
 hg_rpc_op_done(struct hg_handle *handle, hg_return_t ret)
 {
-    bool finished;
+    bool finished, first_error = false;
 
     pthread_mutex_lock(&handle->lock);
-    if (ret != HG_SUCCESS && handle->ret == HG_SUCCESS)
+    if (ret != HG_SUCCESS && handle->ret == HG_SUCCESS) {
         handle->ret = ret;
+        first_error = true;
+    }
     handle->pending--;
     finished = handle->pending == 0;
     pthread_mutex_unlock(&handle->lock);
     if (finished)
         hg_rpc_finish(handle);
+    else if (first_error)
+        hg_rpc_cancel_ops(handle);
 }
 
 static void
@@ -570,22 +578,16 @@ HG_Forward(hg_handle_t handle, hg_cb_t callback, void *arg, void *in_struct)
 hg_return_t
 HG_Cancel(hg_handle_t handle)
 {
-    na_class_t *na_class;
-    na_context_t *na_context;
-    struct hg_bulk_xfer *bulk_op;
     bool loopback;
 
     if (handle == HG_HANDLE_NULL)
         return HG_INVALID_ARG;
-    na_class = handle->ctx->hg_class->na_class;
-    na_context = handle->ctx->na_context;
     pthread_mutex_lock(&handle->lock);
     if (!handle->active || handle->pending == 0) {
         pthread_mutex_unlock(&handle->lock);
         return HG_SUCCESS;
     }
     handle->canceled = true;
-    bulk_op = handle->bulk_op;
     loopback = handle->loopback_pending;
     handle->loopback_pending = false;
     if (loopback && handle->ret == HG_SUCCESS)
@@ -597,12 +599,29 @@ HG_Cancel(hg_handle_t handle)
         hg_rpc_op_done(handle, HG_CANCELED);
         return HG_SUCCESS;
     }
-    NA_Cancel(na_class, na_context, handle->recv_op);
+    hg_rpc_cancel_ops(handle);
+    return HG_SUCCESS;
+}
+
+/* Cancel whatever NA operations and overflow transfer are outstanding;
+ * cancelling one that already completed is a no-op. Target handles keep
+ * the request receive out of it: it completed before any respond. */
+static void
+hg_rpc_cancel_ops(struct hg_handle *handle)
+{
+    na_class_t *na_class = handle->ctx->hg_class->na_class;
+    na_context_t *na_context = handle->ctx->na_context;
+    struct hg_bulk_xfer *bulk_op;
+
+    pthread_mutex_lock(&handle->lock);
+    bulk_op = handle->bulk_op;
+    pthread_mutex_unlock(&handle->lock);
+    if (!handle->is_target)
+        NA_Cancel(na_class, na_context, handle->recv_op);
     NA_Cancel(na_class, na_context, handle->send_op);
     NA_Cancel(na_class, na_context, handle->ack_op);
     if (bulk_op != NULL)
         hg_bulk_op_cancel(bulk_op);
-    return HG_SUCCESS;
 }
 
 /* ---- Target ---- */
