@@ -395,11 +395,11 @@ test_backlog_block(void **state)
     assert_int_equal(s[0].ret, NA_SUCCESS);
     assert_int_equal(s[1].calls, 0);
     assert_int_equal(NA_Context_destroy(p.b, p.cb), NA_SUCCESS);
+    p.cb = NA_Context_create(p.b);
+    assert_non_null(p.cb);
     pair_settle(&p);
     assert_int_equal(s[1].calls, 1);
     assert_int_equal(s[1].ret, NA_HOSTUNREACH);
-    p.cb = NA_Context_create(p.b);
-    assert_non_null(p.cb);
 
     for (int i = 0; i < 4; i++) {
         assert_int_equal(NA_Op_destroy(p.a, send[i]), NA_SUCCESS);
