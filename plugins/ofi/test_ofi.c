@@ -18,7 +18,10 @@
 
 #include "na.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -727,6 +730,212 @@ test_bad_strings(void **state)
 }
 
 /*
+ * Threads: each class has a progress thread, and two client threads post
+ * request/reply exchanges concurrently. The server echoes every
+ * unexpected message back as an expected one with the same tag.
+ */
+#define MT_SLOTS 8
+#define MT_SENDERS 2
+#define MT_ROUNDS 300
+
+struct mt_slot {
+    struct mt_server *srv;
+    na_op_id_t *recv_op, *send_op;
+    uint8_t buf[256], reply[256];
+    na_addr_t source;
+};
+
+struct mt_server {
+    na_class_t *c;
+    na_context_t *ctx;
+    struct mt_slot slots[MT_SLOTS];
+    atomic_int errors;
+};
+
+struct mt_progress {
+    na_class_t *c;
+    na_context_t *ctx;
+    atomic_bool stop;
+};
+
+struct mt_sender {
+    struct fixture *fx;
+    int id;
+    atomic_int done;
+    atomic_int errors;
+};
+
+static void mt_post_recv(struct mt_slot *slot);
+
+static void
+mt_reply_cb(const struct na_cb_info *info)
+{
+    struct mt_slot *slot = info->arg;
+
+    if (info->ret != NA_SUCCESS)
+        atomic_fetch_add(&slot->srv->errors, 1);
+    NA_Addr_free(slot->srv->c, slot->source);
+    mt_post_recv(slot);
+}
+
+static void
+mt_recv_cb(const struct na_cb_info *info)
+{
+    struct mt_slot *slot = info->arg;
+    const struct na_cb_info_recv_unexpected *u = &info->info.recv_unexpected;
+
+    if (info->ret == NA_CANCELED)
+        return;
+    if (info->ret != NA_SUCCESS) {
+        atomic_fetch_add(&slot->srv->errors, 1);
+        return;
+    }
+    slot->source = u->source;
+    memcpy(slot->reply, slot->buf, u->actual_buf_size);
+    if (NA_Msg_send_expected(slot->srv->c, slot->srv->ctx, mt_reply_cb, slot,
+                             slot->reply, u->actual_buf_size, NULL, u->source,
+                             0, u->tag, slot->send_op) != NA_SUCCESS)
+        atomic_fetch_add(&slot->srv->errors, 1);
+}
+
+static void
+mt_post_recv(struct mt_slot *slot)
+{
+    if (NA_Msg_recv_unexpected(slot->srv->c, slot->srv->ctx, mt_recv_cb, slot,
+                               slot->buf, sizeof(slot->buf), NULL,
+                               slot->recv_op) != NA_SUCCESS)
+        atomic_fetch_add(&slot->srv->errors, 1);
+}
+
+static void *
+mt_progress_main(void *arg)
+{
+    struct mt_progress *p = arg;
+
+    while (!atomic_load(&p->stop)) {
+        NA_Poll_wait(p->c, p->ctx, 10, NULL);
+        NA_Trigger(p->ctx, 64, NULL);
+    }
+    return NULL;
+}
+
+static void
+mt_count_cb(const struct na_cb_info *info)
+{
+    struct mt_sender *s = info->arg;
+
+    if (info->ret != NA_SUCCESS)
+        atomic_fetch_add(&s->errors, 1);
+    atomic_fetch_add(&s->done, 1);
+}
+
+/* Wait for a counter that the progress thread advances. */
+static bool
+mt_wait(atomic_int *counter, int want, uint64_t deadline, na_class_t *c)
+{
+    while (atomic_load(counter) < want) {
+        if (NA_Clock_now(c) > deadline)
+            return false;
+        sched_yield();
+    }
+    return true;
+}
+
+static void *
+mt_sender_main(void *arg)
+{
+    struct mt_sender *s = arg;
+    struct fixture *fx = s->fx;
+    na_op_id_t *send_op = NA_Op_create(fx->cli, 0);
+    na_op_id_t *recv_op = NA_Op_create(fx->cli, 0);
+    uint64_t deadline = NA_Clock_now(fx->cli) + TEST_TIMEOUT_NS;
+    uint8_t out[64], in[64];
+
+    for (int i = 0; i < MT_ROUNDS; i++) {
+        na_tag_t tag = (na_tag_t) (s->id * 1000000 + i);
+        int want = atomic_load(&s->done) + 2;
+
+        fill(out, sizeof(out), (unsigned) tag);
+        memset(in, 0, sizeof(in));
+        if (NA_Msg_recv_expected(fx->cli, fx->cctx, mt_count_cb, s, in,
+                                 sizeof(in), NULL, fx->srv_addr, 0, tag,
+                                 recv_op) != NA_SUCCESS ||
+            NA_Msg_send_unexpected(fx->cli, fx->cctx, mt_count_cb, s, out,
+                                   (size_t) 1 + i % 64, NULL, fx->srv_addr, 0,
+                                   tag, send_op) != NA_SUCCESS ||
+            !mt_wait(&s->done, want, deadline, fx->cli) ||
+            memcmp(in, out, (size_t) 1 + i % 64) != 0) {
+            atomic_fetch_add(&s->errors, 1);
+            break;
+        }
+    }
+    NA_Op_destroy(fx->cli, send_op);
+    NA_Op_destroy(fx->cli, recv_op);
+    return NULL;
+}
+
+static void
+test_threads(void **state)
+{
+    struct fixture *fx = fixture_or_skip(state);
+    struct mt_server srv = {.c = fx->srv, .ctx = fx->sctx};
+    struct mt_progress sp = {.c = fx->srv, .ctx = fx->sctx};
+    struct mt_progress cp = {.c = fx->cli, .ctx = fx->cctx};
+    struct mt_sender senders[MT_SENDERS];
+    pthread_t st, ct, sender_threads[MT_SENDERS];
+    int cancelled = 0;
+
+    atomic_init(&srv.errors, 0);
+    atomic_init(&sp.stop, false);
+    atomic_init(&cp.stop, false);
+    for (int i = 0; i < MT_SLOTS; i++) {
+        srv.slots[i].srv = &srv;
+        srv.slots[i].recv_op = NA_Op_create(fx->srv, 0);
+        srv.slots[i].send_op = NA_Op_create(fx->srv, 0);
+        mt_post_recv(&srv.slots[i]);
+    }
+    pthread_create(&st, NULL, mt_progress_main, &sp);
+    pthread_create(&ct, NULL, mt_progress_main, &cp);
+    for (int i = 0; i < MT_SENDERS; i++) {
+        senders[i].fx = fx;
+        senders[i].id = i + 1;
+        atomic_init(&senders[i].done, 0);
+        atomic_init(&senders[i].errors, 0);
+        pthread_create(&sender_threads[i], NULL, mt_sender_main, &senders[i]);
+    }
+    for (int i = 0; i < MT_SENDERS; i++)
+        pthread_join(sender_threads[i], NULL);
+
+    /* Stop the server's receives while its progress thread still runs;
+     * each slot's receive completes (cancelled) before its op is freed. */
+    for (int i = 0; i < MT_SLOTS; i++)
+        NA_Cancel(fx->srv, fx->sctx, srv.slots[i].recv_op);
+    atomic_store(&cp.stop, true);
+    pthread_join(ct, NULL);
+    atomic_store(&sp.stop, true);
+    pthread_join(st, NULL);
+    for (int i = 0; i < MT_SLOTS; i++) {
+        uint64_t deadline = NA_Clock_now(fx->srv) + TEST_TIMEOUT_NS;
+        while (NA_Op_destroy(fx->srv, srv.slots[i].recv_op) != NA_SUCCESS) {
+            assert_true(NA_Clock_now(fx->srv) < deadline);
+            /* A reply finishing late may have reposted the receive. */
+            NA_Cancel(fx->srv, fx->sctx, srv.slots[i].recv_op);
+            NA_Poll_wait(fx->srv, fx->sctx, 1, NULL);
+            NA_Trigger(fx->sctx, 64, NULL);
+        }
+        cancelled++;
+        assert_int_equal(NA_Op_destroy(fx->srv, srv.slots[i].send_op),
+                         NA_SUCCESS);
+    }
+    assert_int_equal(cancelled, MT_SLOTS);
+    for (int i = 0; i < MT_SENDERS; i++) {
+        assert_int_equal(atomic_load(&senders[i].errors), 0);
+        assert_int_equal(atomic_load(&senders[i].done), 2 * MT_ROUNDS);
+    }
+    assert_int_equal(atomic_load(&srv.errors), 0);
+}
+
+/*
  * With no provider of that name in the process, initialization fails and
  * says which provider it wanted. libfabric reads FI_PROVIDER once per
  * process, so this runs in a child started with FI_PROVIDER=shm.
@@ -790,6 +999,7 @@ test_missing_provider(void **state)
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),         \
         cmocka_unit_test_setup_teardown(test_unreachable_peer, setup,          \
                                         teardown),                             \
+        cmocka_unit_test_setup_teardown(test_threads, setup, teardown),        \
         cmocka_unit_test_setup_teardown(test_bad_strings, setup, teardown)
 
 static int
