@@ -41,7 +41,15 @@ crc=$?
 
 # The client asks the server to shut down as its last step; a server that
 # is still up a while later was left behind by a failed client.
-( sleep 30; kill "$spid" 2>/dev/null ) &
+# The watchdog keeps no file descriptor of ours open, and takes its sleep
+# down with it, so ending it early releases the test runner at once.
+(
+    trap 'kill "$sp" 2>/dev/null; exit 0' TERM
+    sleep 30 &
+    sp=$!
+    wait "$sp"
+    kill "$spid" 2>/dev/null
+) >/dev/null 2>&1 </dev/null &
 watchdog=$!
 wait "$spid"
 src=$?

@@ -229,6 +229,7 @@ test_unreachable(void **state)
     hg_addr_t nobody;
     hg_handle_t h;
     struct ct_op op = {0};
+    hg_return_t ret;
 
     if (env->is_sim) {
         harness_class_name(env, "nobody", name, sizeof(name));
@@ -241,11 +242,19 @@ test_unreachable(void **state)
     assert_hg_ok(HG_Addr_lookup(env->client, name, &nobody));
     assert_hg_ok(HG_Create(env->client_ctx, nobody, env->ids.null, &h));
     op.env = env;
-    assert_hg_ok(HG_Forward_timed(h, ct_op_cb, &op, NULL, 200));
-    harness_run_until(env, &op.calls, CT_WAIT_MS);
-    if (op.ret == HG_SUCCESS)
-        fail_msg("a forward to %s, where nothing listens, succeeded", name);
-    ct_assert_once(env, &op);
+    /* A plugin may already know at the post that the peer is gone: then
+     * the error comes back from the call and no callback follows. */
+    ret = HG_Forward_timed(h, ct_op_cb, &op, NULL, 200);
+    if (ret == HG_SUCCESS) {
+        harness_run_until(env, &op.calls, CT_WAIT_MS);
+        if (op.ret == HG_SUCCESS)
+            fail_msg("a forward to %s, where nothing listens, succeeded",
+                     name);
+        ct_assert_once(env, &op);
+    } else {
+        harness_settle(env, 20);
+        assert_int_equal(op.calls, 0);
+    }
     assert_hg_ok(HG_Destroy(h));
     assert_hg_ok(HG_Addr_free(env->client, nobody));
     null_still_works(env);
