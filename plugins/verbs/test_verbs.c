@@ -624,7 +624,7 @@ test_put_get(void **state)
     enum { LEN = 256 * 1024 };
     struct peer s, c;
     struct result r_put = {0}, r_get = {0}, r_bad = {0};
-    uint8_t *cli_mem = malloc(LEN), *srv_mem = malloc(LEN);
+    uint8_t *cli_mem, *srv_mem;
     uint8_t ser[64];
     na_mem_handle_t cli_h, srv_h, remote_h, ro_h;
     na_op_id_t *op;
@@ -633,6 +633,8 @@ test_put_get(void **state)
 
     (void) state;
     SKIP_WITHOUT_DEVICE();
+    cli_mem = malloc(LEN);
+    srv_mem = malloc(LEN);
     assert_non_null(cli_mem);
     assert_non_null(srv_mem);
     peer_open(&s, true);
