@@ -21,22 +21,32 @@ hg_addr_create(hg_class_t *hg_class, na_addr_t na_addr, hg_addr_t *addr)
     return HG_SUCCESS;
 }
 
-hg_return_t
-HG_Addr_lookup(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
+/* Wrap the NA address an NA call produced, or pass on its failure; the
+ * NA address is freed if the wrapper cannot be made. */
+static hg_return_t
+hg_addr_wrap(hg_class_t *hg_class, na_return_t na_ret, na_addr_t na_addr,
+             hg_addr_t *addr)
 {
-    na_addr_t na_addr = NA_ADDR_NULL;
-    na_return_t na_ret;
     hg_return_t ret;
 
-    if (hg_class == NULL || name == NULL || addr == NULL)
-        return HG_INVALID_ARG;
-    na_ret = NA_Addr_lookup(hg_class->na_class, name, &na_addr);
     if (na_ret != NA_SUCCESS)
         return hg_from_na(na_ret);
     ret = hg_addr_create(hg_class, na_addr, addr);
     if (ret != HG_SUCCESS)
         NA_Addr_free(hg_class->na_class, na_addr);
     return ret;
+}
+
+hg_return_t
+HG_Addr_lookup(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
+{
+    na_addr_t na_addr = NA_ADDR_NULL;
+
+    if (hg_class == NULL || name == NULL || addr == NULL)
+        return HG_INVALID_ARG;
+    return hg_addr_wrap(hg_class,
+                        NA_Addr_lookup(hg_class->na_class, name, &na_addr),
+                        na_addr, addr);
 }
 
 hg_return_t
@@ -121,8 +131,6 @@ hg_return_t
 HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr, hg_addr_t *new_addr)
 {
     na_addr_t na_addr = NA_ADDR_NULL;
-    na_return_t na_ret;
-    hg_return_t ret;
 
     if (hg_class == NULL || addr == HG_ADDR_NULL || new_addr == NULL)
         return HG_INVALID_ARG;
@@ -133,13 +141,10 @@ HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr, hg_addr_t *new_addr)
         *new_addr = addr;
         return HG_SUCCESS;
     }
-    na_ret = NA_Addr_dup(hg_class->na_class, addr->na_addr, &na_addr);
-    if (na_ret != NA_SUCCESS)
-        return hg_from_na(na_ret);
-    ret = hg_addr_create(hg_class, na_addr, new_addr);
-    if (ret != HG_SUCCESS)
-        NA_Addr_free(hg_class->na_class, na_addr);
-    return ret;
+    return hg_addr_wrap(hg_class,
+                        NA_Addr_dup(hg_class->na_class, addr->na_addr,
+                                    &na_addr),
+                        na_addr, new_addr);
 }
 
 hg_bool_t
@@ -198,17 +203,11 @@ HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr, const void *buf,
                     hg_size_t buf_size)
 {
     na_addr_t na_addr = NA_ADDR_NULL;
-    na_return_t na_ret;
-    hg_return_t ret;
 
     if (hg_class == NULL || addr == NULL || buf == NULL)
         return HG_INVALID_ARG;
-    na_ret = NA_Addr_deserialize(hg_class->na_class, &na_addr, buf,
-                                 (size_t) buf_size);
-    if (na_ret != NA_SUCCESS)
-        return hg_from_na(na_ret);
-    ret = hg_addr_create(hg_class, na_addr, addr);
-    if (ret != HG_SUCCESS)
-        NA_Addr_free(hg_class->na_class, na_addr);
-    return ret;
+    return hg_addr_wrap(hg_class,
+                        NA_Addr_deserialize(hg_class->na_class, &na_addr, buf,
+                                            (size_t) buf_size),
+                        na_addr, addr);
 }

@@ -511,7 +511,29 @@ NA_Mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
                                                  buf_size);
 }
 
-/* RMA. */
+/* RMA. Put and get share their checks; only the plugin op differs. */
+
+typedef na_return_t (*na_rma_op_t)(na_class_t *, na_context_t *, na_cb_t,
+                                   void *, na_mem_handle_t, na_offset_t,
+                                   na_mem_handle_t, na_offset_t, size_t,
+                                   na_addr_t, uint8_t, na_op_id_t *);
+
+static na_return_t
+na_rma(na_rma_op_t op, na_class_t *na_class, na_context_t *context,
+       na_cb_t callback, void *arg, na_mem_handle_t local_mem_handle,
+       na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
+       na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
+       uint8_t remote_id, na_op_id_t *op_id)
+{
+    if (!na_post_args_ok(na_class, context, op_id) ||
+        local_mem_handle == NA_MEM_HANDLE_NULL ||
+        remote_mem_handle == NA_MEM_HANDLE_NULL ||
+        remote_addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    return op(na_class, context, callback, arg, local_mem_handle,
+              local_offset, remote_mem_handle, remote_offset, data_size,
+              remote_addr, remote_id, op_id);
+}
 
 na_return_t
 NA_Put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
@@ -520,15 +542,10 @@ NA_Put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
 {
-    if (!na_post_args_ok(na_class, context, op_id) ||
-        local_mem_handle == NA_MEM_HANDLE_NULL ||
-        remote_mem_handle == NA_MEM_HANDLE_NULL ||
-        remote_addr == NA_ADDR_NULL)
-        return NA_INVALID_ARG;
-    return na_class->ops->put(na_class, context, callback, arg,
-                              local_mem_handle, local_offset,
-                              remote_mem_handle, remote_offset, data_size,
-                              remote_addr, remote_id, op_id);
+    return na_rma(na_class ? na_class->ops->put : NULL, na_class, context,
+                  callback, arg, local_mem_handle, local_offset,
+                  remote_mem_handle, remote_offset, data_size, remote_addr,
+                  remote_id, op_id);
 }
 
 na_return_t
@@ -538,15 +555,10 @@ NA_Get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
 {
-    if (!na_post_args_ok(na_class, context, op_id) ||
-        local_mem_handle == NA_MEM_HANDLE_NULL ||
-        remote_mem_handle == NA_MEM_HANDLE_NULL ||
-        remote_addr == NA_ADDR_NULL)
-        return NA_INVALID_ARG;
-    return na_class->ops->get(na_class, context, callback, arg,
-                              local_mem_handle, local_offset,
-                              remote_mem_handle, remote_offset, data_size,
-                              remote_addr, remote_id, op_id);
+    return na_rma(na_class ? na_class->ops->get : NULL, na_class, context,
+                  callback, arg, local_mem_handle, local_offset,
+                  remote_mem_handle, remote_offset, data_size, remote_addr,
+                  remote_id, op_id);
 }
 
 /* Progress and completion. */
