@@ -44,9 +44,9 @@ HG_Addr_lookup(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
 
     if (hg_class == NULL || name == NULL || addr == NULL)
         return HG_INVALID_ARG;
-    return hg_addr_wrap(hg_class,
-                        NA_Addr_lookup(hg_class->na_class, name, &na_addr),
-                        na_addr, addr);
+    na_return_t na_ret = NA_Addr_lookup(hg_class->na_class, name, &na_addr);
+
+    return hg_addr_wrap(hg_class, na_ret, na_addr, addr);
 }
 
 hg_return_t
@@ -141,10 +141,10 @@ HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr, hg_addr_t *new_addr)
         *new_addr = addr;
         return HG_SUCCESS;
     }
-    return hg_addr_wrap(hg_class,
-                        NA_Addr_dup(hg_class->na_class, addr->na_addr,
-                                    &na_addr),
-                        na_addr, new_addr);
+    na_return_t na_ret =
+        NA_Addr_dup(hg_class->na_class, addr->na_addr, &na_addr);
+
+    return hg_addr_wrap(hg_class, na_ret, na_addr, new_addr);
 }
 
 hg_bool_t
@@ -206,8 +206,8 @@ HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr, const void *buf,
 
     if (hg_class == NULL || addr == NULL || buf == NULL)
         return HG_INVALID_ARG;
-    return hg_addr_wrap(hg_class,
-                        NA_Addr_deserialize(hg_class->na_class, &na_addr, buf,
-                                            (size_t) buf_size),
-                        na_addr, addr);
+    na_return_t na_ret = NA_Addr_deserialize(hg_class->na_class, &na_addr,
+                                             buf, (size_t) buf_size);
+
+    return hg_addr_wrap(hg_class, na_ret, na_addr, addr);
 }
