@@ -23,11 +23,14 @@
 #include "na_verbs_wire.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 extern const struct na_class_ops na_verbs_class_ops;
 
@@ -869,6 +872,175 @@ test_poll_wait_sleeps(void **state)
     peer_close(&s);
 }
 
+/* Thread safety: a server progress thread (sleeping in NA_Poll_wait) and
+ * two client threads that send and progress the same context at once. */
+enum { THR_SENDERS = 2, THR_MSGS = 100, THR_RECVS = 8 };
+
+struct thr_recv {
+    na_class_t *cls;
+    na_context_t *ctx;
+    na_op_id_t *op;
+    uint32_t buf[2];
+    atomic_int *received;
+    atomic_uint *seq_sum[THR_SENDERS];
+};
+
+struct thr_sender {
+    struct peer *c;
+    na_addr_t srv;
+    uint32_t id;
+    atomic_int done;
+    atomic_int failed;
+};
+
+static atomic_int thr_stop;
+
+static void
+thr_recv_cb(const struct na_cb_info *info)
+{
+    struct thr_recv *r = info->arg;
+
+    if (info->ret != NA_SUCCESS)
+        return; /* canceled at the end */
+    if (info->info.recv_unexpected.actual_buf_size == sizeof(r->buf) &&
+        r->buf[0] < THR_SENDERS)
+        atomic_fetch_add(r->seq_sum[r->buf[0]], r->buf[1]);
+    NA_Addr_free(r->cls, info->info.recv_unexpected.source);
+    atomic_fetch_add(r->received, 1);
+    /* Repost from the callback: the op is free again at this point. */
+    if (NA_Msg_recv_unexpected(r->cls, r->ctx, thr_recv_cb, r, r->buf,
+                               sizeof(r->buf), NULL, r->op) != NA_SUCCESS)
+        atomic_store(&thr_stop, 2);
+}
+
+static void *
+thr_progress(void *arg)
+{
+    struct peer *s = arg;
+
+    while (atomic_load(&thr_stop) == 0) {
+        unsigned int n;
+
+        (void) NA_Poll_wait(s->cls, s->ctx, 50, &n);
+        (void) NA_Trigger(s->ctx, 64, NULL);
+    }
+    return NULL;
+}
+
+static void
+thr_send_cb(const struct na_cb_info *info)
+{
+    struct thr_sender *t = info->arg;
+
+    if (info->ret != NA_SUCCESS)
+        atomic_fetch_add(&t->failed, 1);
+    atomic_fetch_add(&t->done, 1);
+}
+
+static void *
+thr_send(void *arg)
+{
+    struct thr_sender *t = arg;
+    na_op_id_t *op = NA_Op_create(t->c->cls, 0);
+    uint32_t msg[2];
+    uint64_t deadline = now_ms() + TEST_TIMEOUT_MS;
+
+    for (uint32_t i = 0; i < THR_MSGS; i++) {
+        msg[0] = t->id;
+        msg[1] = i;
+        if (NA_Msg_send_unexpected(t->c->cls, t->c->ctx, thr_send_cb, t, msg,
+                                   sizeof(msg), NULL, t->srv, 0, 1, op) !=
+            NA_SUCCESS) {
+            atomic_fetch_add(&t->failed, 1);
+            break;
+        }
+        /* Both senders progress the one client context; either may run
+         * the other's callback. */
+        while (atomic_load(&t->done) <= (int) i && now_ms() < deadline) {
+            unsigned int n;
+
+            (void) NA_Poll_wait(t->c->cls, t->c->ctx, 20, &n);
+            (void) NA_Trigger(t->c->ctx, 16, NULL);
+        }
+    }
+    while (NA_Op_destroy(t->c->cls, op) == NA_BUSY && now_ms() < deadline)
+        (void) NA_Trigger(t->c->ctx, 16, NULL);
+    return NULL;
+}
+
+static void
+test_threads(void **state)
+{
+    struct peer s, c;
+    struct thr_recv recvs[THR_RECVS];
+    struct thr_sender senders[THR_SENDERS];
+    pthread_t progress, send_threads[THR_SENDERS];
+    atomic_int received = 0;
+    atomic_uint seq_sum[THR_SENDERS];
+    uint64_t deadline;
+    unsigned int want = THR_MSGS * (THR_MSGS - 1) / 2;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    peer_open(&s, true);
+    peer_open(&c, false);
+    atomic_store(&thr_stop, 0);
+    for (int k = 0; k < THR_SENDERS; k++)
+        atomic_init(&seq_sum[k], 0);
+    for (int i = 0; i < THR_RECVS; i++) {
+        recvs[i].cls = s.cls;
+        recvs[i].ctx = s.ctx;
+        recvs[i].op = NA_Op_create(s.cls, 0);
+        recvs[i].received = &received;
+        for (int k = 0; k < THR_SENDERS; k++)
+            recvs[i].seq_sum[k] = &seq_sum[k];
+        assert_int_equal(NA_Msg_recv_unexpected(s.cls, s.ctx, thr_recv_cb,
+                                                &recvs[i], recvs[i].buf,
+                                                sizeof(recvs[i].buf), NULL,
+                                                recvs[i].op),
+                         NA_SUCCESS);
+    }
+    assert_int_equal(pthread_create(&progress, NULL, thr_progress, &s), 0);
+    for (int k = 0; k < THR_SENDERS; k++) {
+        senders[k].c = &c;
+        senders[k].srv = lookup_peer(&c, &s);
+        senders[k].id = (uint32_t) k;
+        atomic_init(&senders[k].done, 0);
+        atomic_init(&senders[k].failed, 0);
+        assert_int_equal(pthread_create(&send_threads[k], NULL, thr_send,
+                                        &senders[k]),
+                         0);
+    }
+    for (int k = 0; k < THR_SENDERS; k++)
+        pthread_join(send_threads[k], NULL);
+    deadline = now_ms() + TEST_TIMEOUT_MS;
+    while (atomic_load(&received) < THR_SENDERS * THR_MSGS &&
+           now_ms() < deadline && atomic_load(&thr_stop) == 0)
+        usleep(1000);
+    atomic_store(&thr_stop, 1);
+    pthread_join(progress, NULL);
+
+    print_message("threads: %d message(s) received of %d\n",
+                  atomic_load(&received), THR_SENDERS * THR_MSGS);
+    assert_int_equal(atomic_load(&received), THR_SENDERS * THR_MSGS);
+    for (int k = 0; k < THR_SENDERS; k++) {
+        assert_int_equal(atomic_load(&senders[k].failed), 0);
+        assert_int_equal(atomic_load(&senders[k].done), THR_MSGS);
+        assert_int_equal(atomic_load(&seq_sum[k]), want);
+        NA_Addr_free(c.cls, senders[k].srv);
+    }
+    /* Cancel the reposted receives and let their callbacks run. */
+    for (int i = 0; i < THR_RECVS; i++)
+        assert_int_equal(NA_Cancel(s.cls, s.ctx, recvs[i].op), NA_SUCCESS);
+    deadline = now_ms() + TEST_TIMEOUT_MS;
+    while (NA_Context_get_completion_count(s.ctx) > 0 && now_ms() < deadline)
+        (void) NA_Trigger(s.ctx, 16, NULL);
+    for (int i = 0; i < THR_RECVS; i++)
+        assert_int_equal(NA_Op_destroy(s.cls, recvs[i].op), NA_SUCCESS);
+    peer_close(&c);
+    peer_close(&s);
+}
+
 /* A peer that goes away turns into error completions, never a hang: a
  * send to an address with no listener fails, and a receive waiting on a
  * peer whose class is finalized fails. */
@@ -965,6 +1137,7 @@ main(void)
         cmocka_unit_test(test_cancel_recv),
         cmocka_unit_test(test_self),
         cmocka_unit_test(test_poll_wait_sleeps),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_peer_gone),
     };
 
