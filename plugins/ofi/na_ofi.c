@@ -234,7 +234,6 @@ na_ofi_self_init(struct na_ofi_class *cls)
 static void
 na_ofi_class_free(struct na_ofi_class *cls)
 {
-    na_ofi_backlog_destroy(cls);
     na_ofi_endpoint_close(cls); /* discards the posted receive buffers */
     na_ofi_rx_bufs_free(cls);
     na_ofi_addr_cache_destroy(cls);
@@ -274,8 +273,7 @@ na_ofi_class_alloc(const struct na_info *info)
     pthread_mutex_init(&cls->addr_lock, NULL);
     pthread_mutex_init(&cls->rx_lock, NULL);
     pthread_mutex_init(&cls->retry_lock, NULL);
-    TAILQ_INIT(&cls->unexp_ops);
-    STAILQ_INIT(&cls->backlog);
+    TAILQ_INIT(&cls->contexts);
     TAILQ_INIT(&cls->retry_ops);
     cls->cq_fd = -1;
     cls->wake_fd = -1;
@@ -365,26 +363,37 @@ static na_return_t
 na_ofi_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
                       void **plugin_context)
 {
+    struct na_ofi_class *cls = na_ofi_class(na_class);
     struct na_ofi_context *pc = calloc(1, sizeof(*pc));
 
-    (void) id; /* one endpoint serves every context id */
     if (pc == NULL)
         return NA_NOMEM;
-    pc->cls = na_ofi_class(na_class);
+    pc->cls = cls;
     pc->context = context;
+    pc->id = id;
     atomic_init(&pc->pending, 0);
+    TAILQ_INIT(&pc->unexp_ops);
+    STAILQ_INIT(&pc->backlog);
+    pthread_mutex_lock(&cls->rx_lock);
+    TAILQ_INSERT_TAIL(&cls->contexts, pc, entry);
+    pthread_mutex_unlock(&cls->rx_lock);
     *plugin_context = pc;
     return NA_SUCCESS;
 }
 
+/* Messages still in the backlog were never asked for: they are dropped. */
 static na_return_t
 na_ofi_context_destroy(na_class_t *na_class, void *plugin_context)
 {
+    struct na_ofi_class *cls = na_ofi_class(na_class);
     struct na_ofi_context *pc = plugin_context;
 
-    (void) na_class;
     if (atomic_load(&pc->pending) != 0)
         return NA_BUSY;
+    pthread_mutex_lock(&cls->rx_lock);
+    TAILQ_REMOVE(&cls->contexts, pc, entry);
+    pthread_mutex_unlock(&cls->rx_lock);
+    na_ofi_backlog_destroy(pc);
     free(pc);
     return NA_SUCCESS;
 }

@@ -57,7 +57,7 @@
  *
  * Header layout (16 bytes, integers in network byte order):
  *   0..3   NA tag     4  NA_OFI_HDR_VERSION     5..11  sender's wire address
- *   12..15 zero
+ *   12     id of the destination context        13..15 zero
  */
 #define NA_OFI_HDR_VERSION 1
 #define NA_OFI_HDR_SIZE 16
@@ -70,6 +70,19 @@
  */
 #define NA_OFI_ADDR_IPV4 4
 #define NA_OFI_WIRE_ADDR_SIZE 7
+
+/*
+ * Expected messages match on (source, source context id, tag). libfabric
+ * matches the source address; both context ids ride in the upper bits of
+ * its 64-bit tag, so a reply reaches only the receive posted on the right
+ * context for the right peer context.
+ */
+static inline uint64_t
+na_ofi_exp_tag(uint8_t dest_ctx_id, uint8_t src_ctx_id, na_tag_t tag)
+{
+    return ((uint64_t) dest_ctx_id << 40) | ((uint64_t) src_ctx_id << 32) |
+           tag;
+}
 
 /*
  * The first member of everything we hand to libfabric as an operation
@@ -139,6 +152,8 @@ struct na_op_id {
             size_t size;
             void *plugin_data;
             na_tag_t tag;
+            uint64_t fi_tag;  /* expected messages: na_ofi_exp_tag() */
+            uint8_t peer_id;  /* the peer's context id */
             uint8_t hdr[NA_OFI_HDR_SIZE]; /* for iovec sends */
         } msg;
         struct {
@@ -172,12 +187,22 @@ struct na_ofi_rx_buf {
     atomic_bool needs_post; /* a repost failed: poll tries again */
 };
 
-/* Per-context state: which class, and how many operations are in flight. */
+/*
+ * Per-context state. Unexpected messages are addressed to a context id,
+ * so each context has its own posted receives and backlog, guarded by the
+ * class's rx_lock like the class's list of contexts.
+ */
 struct na_ofi_context {
     struct na_ofi_class *cls;
     na_context_t *context;
-    atomic_uint pending;
+    uint8_t id;
+    atomic_uint pending; /* operations posted and not yet completed */
+    struct na_ofi_op_queue unexp_ops;
+    struct na_ofi_backlog backlog;
+    TAILQ_ENTRY(na_ofi_context) entry;
 };
+
+TAILQ_HEAD(na_ofi_context_list, na_ofi_context);
 
 #define NA_OFI_ADDR_HASH_SIZE 256
 
@@ -231,10 +256,9 @@ struct na_ofi_class {
     struct na_addr *addr_hash[NA_OFI_ADDR_HASH_SIZE];
     size_t addr_count;
 
-    /* Posted unexpected receives and early messages, guarded by rx_lock. */
+    /* The class's contexts (and their unexpected queues), under rx_lock. */
     pthread_mutex_t rx_lock;
-    struct na_ofi_op_queue unexp_ops;
-    struct na_ofi_backlog backlog;
+    struct na_ofi_context_list contexts;
 
     /* Operations refused with FI_EAGAIN, guarded by retry_lock. */
     pthread_mutex_t retry_lock;
@@ -296,7 +320,7 @@ na_context_t *na_ofi_rx_buf_complete(struct na_ofi_rx_buf *rx,
 void na_ofi_rx_buf_error(struct na_ofi_rx_buf *rx,
                          const struct fi_cq_err_entry *err);
 void na_ofi_rx_bufs_repost(struct na_ofi_class *cls);
-void na_ofi_backlog_destroy(struct na_ofi_class *cls);
+void na_ofi_backlog_destroy(struct na_ofi_context *pc);
 bool na_ofi_unexp_cancel(struct na_ofi_class *cls, struct na_op_id *op);
 void *na_ofi_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                            unsigned long flags, void **plugin_data);

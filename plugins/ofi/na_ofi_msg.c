@@ -1,19 +1,19 @@
 /*
  * Messages of the ofi plugin.
  *
- * Expected messages are libfabric tagged messages: the NA tag is the
- * libfabric tag and the receive names its source when the provider can
- * match on it (FI_DIRECTED_RECV), so they land in the caller's buffer
- * with no copy.
+ * Expected messages are libfabric tagged messages: the libfabric tag holds
+ * the NA tag and both context ids (na_ofi_exp_tag), and the receive names
+ * its source when the provider can match on it (FI_DIRECTED_RECV), so
+ * they land in the caller's buffer with no copy.
  *
  * Unexpected messages are untagged messages (a separate matching space,
  * so no tag bits are spent telling the two apart) that start with a
- * header carrying the NA tag and the sender's address. They arrive in
- * receive buffers the class posts for its whole life: a few large
- * FI_MULTI_RECV buffers when the provider offers them, else many
- * message-sized buffers. Each message is copied into the buffer of the
- * oldest posted NA_Msg_recv_unexpected, or kept in a backlog until one
- * is posted.
+ * header carrying the NA tag, the sender's address and the destination
+ * context id. They arrive in receive buffers the class posts for its
+ * whole life: a few large FI_MULTI_RECV buffers when the provider offers
+ * them, else many message-sized buffers. Each message is copied into the
+ * buffer of the oldest NA_Msg_recv_unexpected posted on the destination
+ * context, or kept in that context's backlog until one is posted.
  */
 #include "na_ofi_internal.h"
 
@@ -119,12 +119,12 @@ na_ofi_rx_bufs_free(struct na_ofi_class *cls)
 }
 
 void
-na_ofi_backlog_destroy(struct na_ofi_class *cls)
+na_ofi_backlog_destroy(struct na_ofi_context *pc)
 {
     struct na_ofi_backlog_msg *m;
 
-    while ((m = STAILQ_FIRST(&cls->backlog)) != NULL) {
-        STAILQ_REMOVE_HEAD(&cls->backlog, entry);
+    while ((m = STAILQ_FIRST(&pc->backlog)) != NULL) {
+        STAILQ_REMOVE_HEAD(&pc->backlog, entry);
         na_ofi_addr_unref(m->source);
         free(m);
     }
@@ -165,6 +165,7 @@ na_ofi_hdr_parse(struct na_ofi_class *cls, const uint8_t *msg, size_t len,
     uint32_t tag_be;
 
     if (len < NA_OFI_HDR_SIZE || msg[4] != NA_OFI_HDR_VERSION ||
+        msg[13] != 0 || msg[14] != 0 || msg[15] != 0 ||
         na_ofi_addr_from_wire(msg + 5, &sin) != NA_SUCCESS)
         return NA_PROTOCOL_ERROR;
     memcpy(&tag_be, msg, sizeof(tag_be));
@@ -172,48 +173,80 @@ na_ofi_hdr_parse(struct na_ofi_class *cls, const uint8_t *msg, size_t len,
     return na_ofi_addr_intern(cls, &sin, source);
 }
 
-/* Hand one arrived message to a waiting receive, or to the backlog. */
+static struct na_ofi_context *
+na_ofi_context_by_id(struct na_ofi_class *cls, uint8_t id)
+{
+    struct na_ofi_context *pc;
+
+    TAILQ_FOREACH(pc, &cls->contexts, entry)
+        if (pc->id == id)
+            return pc;
+    return NULL;
+}
+
+/* Keep a message no receive was posted for. Rare: HG keeps receives
+ * posted. The copy is needed because the rx buffer is reused as soon as
+ * we return. */
+static void
+na_ofi_backlog_push(struct na_ofi_context *pc, struct na_addr *source,
+                    na_tag_t tag, const uint8_t *msg, size_t len)
+{
+    struct na_ofi_backlog_msg *m = malloc(sizeof(*m) + len);
+
+    if (m == NULL) {
+        na_plugin_log_error(NA_OFI_CLASS_NAME,
+                            "out of memory: unexpected message dropped");
+        na_ofi_addr_unref(source);
+        return;
+    }
+    m->source = source;
+    m->tag = tag;
+    m->len = len;
+    memcpy(m->data, msg, len);
+    STAILQ_INSERT_TAIL(&pc->backlog, m, entry);
+}
+
+/*
+ * Hand one arrived message to the oldest receive posted on the context it
+ * is addressed to, or to that context's backlog. A message for a context
+ * id we do not have is dropped: the sender's RPC layer times out.
+ */
 static na_context_t *
 na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg,
                      size_t len)
 {
+    struct na_ofi_context *pc;
     struct na_addr *source;
-    struct na_op_id *op;
-    na_context_t *context = NULL;
+    struct na_op_id *op = NULL;
+    uint8_t dest_id;
     na_tag_t tag;
 
     if (na_ofi_hdr_parse(cls, msg, len, &tag, &source) != NA_SUCCESS)
         return NULL; /* not one of ours: dropped */
+    dest_id = msg[12];
     msg += NA_OFI_HDR_SIZE;
     len -= NA_OFI_HDR_SIZE;
 
     pthread_mutex_lock(&cls->rx_lock);
-    op = TAILQ_FIRST(&cls->unexp_ops);
-    if (op != NULL) {
-        TAILQ_REMOVE(&cls->unexp_ops, op, entry);
-        atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
-    } else {
-        /* Rare: HG keeps receives posted. Copy, since the rx buffer is
-         * reused as soon as we return. */
-        struct na_ofi_backlog_msg *m = malloc(sizeof(*m) + len);
-        if (m != NULL) {
-            m->source = source;
-            m->tag = tag;
-            m->len = len;
-            memcpy(m->data, msg, len);
-            STAILQ_INSERT_TAIL(&cls->backlog, m, entry);
+    pc = na_ofi_context_by_id(cls, dest_id);
+    if (pc != NULL) {
+        op = TAILQ_FIRST(&pc->unexp_ops);
+        if (op != NULL) {
+            TAILQ_REMOVE(&pc->unexp_ops, op, entry);
+            atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
         } else {
-            na_plugin_log_error(NA_OFI_CLASS_NAME,
-                                "out of memory: unexpected message dropped");
-            na_ofi_addr_unref(source);
+            na_ofi_backlog_push(pc, source, tag, msg, len);
         }
     }
     pthread_mutex_unlock(&cls->rx_lock);
-    if (op != NULL) {
-        context = op->context;
-        na_ofi_unexp_deliver(op, source, tag, msg, len);
+    if (pc == NULL) {
+        na_ofi_addr_unref(source);
+        return NULL;
     }
-    return context;
+    if (op == NULL)
+        return NULL;
+    na_ofi_unexp_deliver(op, source, tag, msg, len);
+    return pc->context;
 }
 
 na_context_t *
@@ -247,11 +280,12 @@ na_ofi_rx_buf_error(struct na_ofi_rx_buf *rx, const struct fi_cq_err_entry *err)
 bool
 na_ofi_unexp_cancel(struct na_ofi_class *cls, struct na_op_id *op)
 {
+    struct na_ofi_context *pc = op->context->plugin_context;
     bool found = false;
 
     pthread_mutex_lock(&cls->rx_lock);
     if (atomic_load(&op->queued_on) == NA_OFI_QUEUE_UNEXP) {
-        TAILQ_REMOVE(&cls->unexp_ops, op, entry);
+        TAILQ_REMOVE(&pc->unexp_ops, op, entry);
         atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
         found = true;
     }
@@ -292,6 +326,7 @@ na_ofi_hdr_fill(const struct na_op_id *op, uint8_t *hdr)
 
     memcpy(hdr, op->cls->hdr_template, NA_OFI_HDR_SIZE);
     memcpy(hdr, &tag_be, sizeof(tag_be));
+    hdr[12] = op->u.msg.peer_id;
 }
 
 /*
@@ -334,11 +369,12 @@ na_ofi_post_send_unexpected(struct na_op_id *op)
 
 static void
 na_ofi_msg_set(struct na_op_id *op, const void *buf, size_t size,
-               void *plugin_data, na_tag_t tag)
+               void *plugin_data, uint8_t peer_id, na_tag_t tag)
 {
     op->u.msg.buf = (void *) buf; /* sends only read it */
     op->u.msg.size = size;
     op->u.msg.plugin_data = plugin_data;
+    op->u.msg.peer_id = peer_id;
     op->u.msg.tag = tag;
 }
 
@@ -351,14 +387,13 @@ na_ofi_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
 {
     na_return_t ret;
 
-    (void) dest_id;
     if (buf_size > na_ofi_class(na_class)->max_unexp_size)
         return NA_MSGSIZE;
     ret = na_ofi_op_start(op_id, context, NA_CB_SEND_UNEXPECTED, callback,
                           arg, dest_addr);
     if (ret != NA_SUCCESS)
         return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, tag);
+    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, dest_id, tag);
     return na_ofi_op_submit(op_id, na_ofi_post_send_unexpected);
 }
 
@@ -369,6 +404,7 @@ na_ofi_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
                            na_op_id_t *op_id)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
+    struct na_ofi_context *pc = context->plugin_context;
     struct na_ofi_backlog_msg *m;
     na_return_t ret;
 
@@ -376,15 +412,15 @@ na_ofi_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
                           arg, NULL);
     if (ret != NA_SUCCESS)
         return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, 0);
+    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, 0, 0);
 
     pthread_mutex_lock(&cls->rx_lock);
-    m = STAILQ_FIRST(&cls->backlog);
+    m = STAILQ_FIRST(&pc->backlog);
     if (m != NULL) {
-        STAILQ_REMOVE_HEAD(&cls->backlog, entry);
+        STAILQ_REMOVE_HEAD(&pc->backlog, entry);
     } else {
         atomic_store(&op_id->queued_on, NA_OFI_QUEUE_UNEXP);
-        TAILQ_INSERT_TAIL(&cls->unexp_ops, op_id, entry);
+        TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
     }
     pthread_mutex_unlock(&cls->rx_lock);
     if (m != NULL) {
@@ -402,12 +438,12 @@ na_ofi_post_send_expected(struct na_op_id *op)
 
     if (op->u.msg.size <= cls->inject_size) {
         int rc = (int) fi_tinject(cls->ep, op->u.msg.buf, op->u.msg.size,
-                                  op->addr->fi_addr, op->u.msg.tag);
+                                  op->addr->fi_addr, op->u.msg.fi_tag);
         op->injected = rc == 0;
         return rc;
     }
     return (int) fi_tsend(cls->ep, op->u.msg.buf, op->u.msg.size, NULL,
-                          op->addr->fi_addr, op->u.msg.tag, &op->hdr.fi_ctx);
+                          op->addr->fi_addr, op->u.msg.fi_tag, &op->hdr.fi_ctx);
 }
 
 na_return_t
@@ -419,14 +455,14 @@ na_ofi_msg_send_expected(na_class_t *na_class, na_context_t *context,
 {
     na_return_t ret;
 
-    (void) dest_id;
     if (buf_size > na_ofi_class(na_class)->max_exp_size)
         return NA_MSGSIZE;
     ret = na_ofi_op_start(op_id, context, NA_CB_SEND_EXPECTED, callback, arg,
                           dest_addr);
     if (ret != NA_SUCCESS)
         return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, tag);
+    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, dest_id, tag);
+    op_id->u.msg.fi_tag = na_ofi_exp_tag(dest_id, context->id, tag);
     return na_ofi_op_submit(op_id, na_ofi_post_send_expected);
 }
 
@@ -437,7 +473,7 @@ na_ofi_post_recv_expected(struct na_op_id *op)
     fi_addr_t src = cls->directed_recv ? op->addr->fi_addr : FI_ADDR_UNSPEC;
 
     return (int) fi_trecv(cls->ep, op->u.msg.buf, op->u.msg.size, NULL, src,
-                          op->u.msg.tag, 0, &op->hdr.fi_ctx);
+                          op->u.msg.fi_tag, 0, &op->hdr.fi_ctx);
 }
 
 na_return_t
@@ -450,11 +486,11 @@ na_ofi_msg_recv_expected(na_class_t *na_class, na_context_t *context,
     na_return_t ret;
 
     (void) na_class;
-    (void) source_id;
     ret = na_ofi_op_start(op_id, context, NA_CB_RECV_EXPECTED, callback, arg,
                           source_addr);
     if (ret != NA_SUCCESS)
         return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, tag);
+    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, source_id, tag);
+    op_id->u.msg.fi_tag = na_ofi_exp_tag(context->id, source_id, tag);
     return na_ofi_op_submit(op_id, na_ofi_post_recv_expected);
 }

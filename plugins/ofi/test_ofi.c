@@ -478,6 +478,87 @@ test_expected_tags(void **state)
                          NA_SUCCESS);
 }
 
+/*
+ * Context ids: an unexpected message reaches the receives of the context
+ * id it was sent to, and an expected reply matches only the receive that
+ * names the replying context's id.
+ */
+static void
+test_context_ids(void **state)
+{
+    struct fixture *fx = fixture_or_skip(state);
+    na_context_t *sctx1 = NA_Context_create_id(fx->srv, 1);
+    uint8_t req[32], r0[32], r1[32], rep[48], q0[48], q1[48];
+    struct result u0 = {0}, u1 = {0}, s = {0}, rs = {0}, e0 = {0}, e1 = {0};
+    na_op_id_t *u0_op = NA_Op_create(fx->srv, 0), *u1_op = NA_Op_create(fx->srv, 0);
+    na_op_id_t *rs_op = NA_Op_create(fx->srv, 0), *s_op = NA_Op_create(fx->cli, 0);
+    na_op_id_t *e0_op = NA_Op_create(fx->cli, 0), *e1_op = NA_Op_create(fx->cli, 0);
+    uint64_t deadline;
+
+    assert_non_null(sctx1);
+    fill(req, sizeof(req), 4);
+    fill(rep, sizeof(rep), 8);
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &u0,
+                                            r0, sizeof(r0), NULL, u0_op),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, sctx1, record_cb, &u1, r1,
+                                            sizeof(r1), NULL, u1_op),
+                     NA_SUCCESS);
+    /* Replies from server context 0 and from server context 1, same tag. */
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &e0,
+                                          q0, sizeof(q0), NULL, fx->srv_addr,
+                                          0, 55, e0_op),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &e1,
+                                          q1, sizeof(q1), NULL, fx->srv_addr,
+                                          1, 55, e1_op),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &s,
+                                            req, sizeof(req), NULL,
+                                            fx->srv_addr, 1, 55, s_op),
+                     NA_SUCCESS);
+    deadline = NA_Clock_now(fx->srv) + TEST_TIMEOUT_NS;
+    while (u1.calls == 0) {
+        assert_true(NA_Clock_now(fx->srv) < deadline);
+        progress_some(fx, 1);
+        NA_Poll_wait(fx->srv, sctx1, 1, NULL);
+        NA_Trigger(sctx1, 64, NULL);
+    }
+    assert_int_equal(u1.ret, NA_SUCCESS);
+    assert_memory_equal(r1, req, sizeof(req));
+    assert_int_equal(u0.calls, 0);
+
+    /* Context 1 answers: only the receive naming source id 1 matches. */
+    assert_int_equal(NA_Msg_send_expected(fx->srv, sctx1, record_cb, &rs, rep,
+                                          sizeof(rep), NULL, u1.source, 0, 55,
+                                          rs_op),
+                     NA_SUCCESS);
+    while (e1.calls == 0 || rs.calls == 0) {
+        assert_true(NA_Clock_now(fx->srv) < deadline);
+        progress_some(fx, 1);
+        NA_Poll_wait(fx->srv, sctx1, 1, NULL);
+        NA_Trigger(sctx1, 64, NULL);
+    }
+    assert_int_equal(e1.ret, NA_SUCCESS);
+    assert_memory_equal(q1, rep, sizeof(rep));
+    assert_int_equal(e0.calls, 0);
+
+    NA_Cancel(fx->srv, fx->sctx, u0_op);
+    NA_Cancel(fx->cli, fx->cctx, e0_op);
+    assert_true(progress_until(fx, &u0.calls, 1));
+    assert_true(progress_until(fx, &e0.calls, 1));
+    assert_int_equal(u0.ret, NA_CANCELED);
+    assert_int_equal(e0.ret, NA_CANCELED);
+    NA_Addr_free(fx->srv, u1.source);
+    NA_Op_destroy(fx->srv, u0_op);
+    NA_Op_destroy(fx->srv, u1_op);
+    NA_Op_destroy(fx->srv, rs_op);
+    NA_Op_destroy(fx->cli, s_op);
+    NA_Op_destroy(fx->cli, e0_op);
+    NA_Op_destroy(fx->cli, e1_op);
+    assert_int_equal(NA_Context_destroy(fx->srv, sctx1), NA_SUCCESS);
+}
+
 /* Put and get between a client buffer and a server region, byte-exact. */
 static void
 test_rma(void **state)
@@ -993,6 +1074,7 @@ test_missing_provider(void **state)
         cmocka_unit_test_setup_teardown(test_addr_cache_bound, setup,          \
                                         teardown),                             \
         cmocka_unit_test_setup_teardown(test_expected_tags, setup, teardown),  \
+        cmocka_unit_test_setup_teardown(test_context_ids, setup, teardown),    \
         cmocka_unit_test_setup_teardown(test_rma, setup, teardown),            \
         cmocka_unit_test_setup_teardown(test_mem_handle_bad_bytes, setup,      \
                                         teardown),                             \
