@@ -214,12 +214,13 @@ na_verbs_poll_wait(na_class_t *na_class, na_context_t *context,
     struct na_verbs_context *ctx = context->plugin_context;
     uint64_t start = na_plugin_clock_monotonic_ns();
     uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
-    uint64_t spin_end = start + cls->spin_ns;
+    uint64_t spin_end;
     unsigned long before, now_done;
     bool slept = false;
 
     pthread_mutex_lock(&cls->lock);
     before = ctx->completed;
+    spin_end = start + cls->spin_ns;
     pthread_mutex_unlock(&cls->lock);
 
     for (;;) {
