@@ -432,9 +432,7 @@ test_unreachable(void **state)
     pair_drive(&p, &s2.calls, 1);
     assert_int_equal(s2.ret, NA_HOSTUNREACH);
     /* RMA to it as well, whatever the remote handle says. */
-    assert_int_equal(NA_Mem_handle_create(p.a, local, 8, NA_MEM_READWRITE, &lh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    lh = registered(p.a, local, 8, NA_MEM_READWRITE);
     memset(&s, 0, sizeof(s));
     assert_int_equal(
         NA_Get(p.a, p.ca, record_cb, &s, lh, 0, lh, 0, 8, nobody, 0, op),
@@ -539,12 +537,8 @@ scenario(uint64_t seed, char **dump, size_t *dump_len)
         ops[i] = NA_Op_create(i < 4 ? p.a : p.b, 0);
     memset(lbuf, 7, sizeof(lbuf));
     memset(rbuf, 0, sizeof(rbuf));
-    assert_int_equal(NA_Mem_handle_create(p.a, lbuf, 64, NA_MEM_READWRITE, &lh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(p.b, rbuf, 64, NA_MEM_READWRITE, &rh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    lh = registered(p.a, lbuf, 64, NA_MEM_READWRITE);
+    rh = registered(p.b, rbuf, 64, NA_MEM_READWRITE);
     rh_r = ship_handle(&p, rh);
 
     NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[4], in[0], 32, NULL,
@@ -763,8 +757,8 @@ echo_server(void *arg)
         struct result r = {0}, s = {0};
         unsigned int n;
 
-        assert_int_equal(NA_Msg_recv_unexpected(p->b, p->cb, record_cb, &r,
-                                                buf, sizeof(buf), NULL, recv),
+        assert_int_equal(NA_Msg_recv_unexpected(p->b, p->cb, record_cb, &r, buf,
+                                                sizeof(buf), NULL, recv),
                          NA_SUCCESS);
         while (r.calls == 0) {
             NA_Poll_wait(p->b, p->cb, 10, &n);

@@ -42,6 +42,9 @@ void pair_settle(struct pair *p);
 /* An unexpected send from a to b on context id 0. */
 void send_unexpected(struct pair *p, na_op_id_t *op, struct result *r,
                      const void *buf, size_t size, na_tag_t tag);
+/* Create and register a handle for len bytes at buf. */
+na_mem_handle_t registered(na_class_t *na_class, void *buf, size_t len,
+                           unsigned long flags);
 /* Serialize one of b's handles and deserialize it on a. */
 na_mem_handle_t ship_handle(struct pair *p, na_mem_handle_t h);
 

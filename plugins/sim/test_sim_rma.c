@@ -81,14 +81,8 @@ test_rma_put_get(void **state)
 
     for (int i = 0; i < 64; i++)
         local[i] = (unsigned char) i;
-    assert_int_equal(
-        NA_Mem_handle_create(p.a, local, 64, NA_MEM_READWRITE, &lh),
-        NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
-    assert_int_equal(
-        NA_Mem_handle_create(p.b, remote, 64, NA_MEM_READWRITE, &rh),
-        NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    lh = registered(p.a, local, 64, NA_MEM_READWRITE);
+    rh = registered(p.b, remote, 64, NA_MEM_READWRITE);
     rh_remote = ship_handle(&p, rh);
 
     /* Put 32 bytes from local[8] to remote[16]. */
@@ -160,25 +154,13 @@ test_rma_violations(void **state)
     remote = guarded_init(&rg, 32, 0x22);
     ronly = guarded_init(&rog, 32, 0x33);
     wonly = guarded_init(&wog, 32, 0x44);
-    assert_int_equal(
-        NA_Mem_handle_create(p.a, local, 32, NA_MEM_READWRITE, &lh),
-        NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    lh = registered(p.a, local, 32, NA_MEM_READWRITE);
     assert_int_equal(
         NA_Mem_handle_create(p.a, local, 32, NA_MEM_READWRITE, &unreg),
         NA_SUCCESS);
-    assert_int_equal(
-        NA_Mem_handle_create(p.b, remote, 32, NA_MEM_READWRITE, &rh),
-        NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
-    assert_int_equal(
-        NA_Mem_handle_create(p.b, ronly, 32, NA_MEM_READ_ONLY, &ro),
-        NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, ro, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
-    assert_int_equal(
-        NA_Mem_handle_create(p.b, wonly, 32, NA_MEM_WRITE_ONLY, &wo),
-        NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, wo, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    rh = registered(p.b, remote, 32, NA_MEM_READWRITE);
+    ro = registered(p.b, ronly, 32, NA_MEM_READ_ONLY);
+    wo = registered(p.b, wonly, 32, NA_MEM_WRITE_ONLY);
     rh_r = ship_handle(&p, rh);
     ro_r = ship_handle(&p, ro);
     wo_r = ship_handle(&p, wo);
@@ -260,13 +242,8 @@ test_cancel_rma_in_flight(void **state)
 
     (void) state;
     pair_open(&p);
-    assert_int_equal(NA_Mem_handle_create(p.a, local, 8, NA_MEM_READWRITE, &lh),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
-    assert_int_equal(
-        NA_Mem_handle_create(p.b, remote, 8, NA_MEM_READWRITE, &rh),
-        NA_SUCCESS);
-    assert_int_equal(NA_Mem_register(p.b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    lh = registered(p.a, local, 8, NA_MEM_READWRITE);
+    rh = registered(p.b, remote, 8, NA_MEM_READWRITE);
     rh_r = ship_handle(&p, rh);
     na_op_id_t *op = NA_Op_create(p.a, 0);
 

@@ -120,3 +120,15 @@ ship_handle(struct pair *p, na_mem_handle_t h)
     free(buf);
     return remote;
 }
+
+na_mem_handle_t
+registered(na_class_t *na_class, void *buf, size_t len, unsigned long flags)
+{
+    na_mem_handle_t h;
+
+    assert_int_equal(NA_Mem_handle_create(na_class, buf, len, flags, &h),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(na_class, h, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    return h;
+}
