@@ -300,6 +300,10 @@ env_create(struct ct_env *env, const struct ct_opts *opts, char *err,
     env->fresh_world = env->is_sim && !na_sim_world_exists();
     if (env->fresh_world)
         ct_serial = 0;
+    else if (env->is_sim)
+        /* A world left over from a case that ended early may carry that
+         * case's backlog setting: start from the default again. */
+        (void) na_sim_set_unexpected_backlog(256, NA_SIM_BACKLOG_BLOCK);
 #endif
     if (remote_addr != NULL && remote_addr[0] == '\0')
         remote_addr = NULL;
@@ -515,6 +519,23 @@ harness_sim_trace(const struct ct_env *env, uint64_t *hash, uint64_t *count)
     (void) env;
     (void) hash;
     (void) count;
+    return -1;
+}
+
+int
+harness_sim_backlog(struct ct_env *env, size_t limit, int fail_when_full)
+{
+#ifdef CT_HAVE_NA_SIM
+    if (env->is_sim)
+        return na_sim_set_unexpected_backlog(
+                   limit, fail_when_full ? NA_SIM_BACKLOG_FAIL
+                                         : NA_SIM_BACKLOG_BLOCK) == NA_SUCCESS
+                   ? 0
+                   : -1;
+#endif
+    (void) env;
+    (void) limit;
+    (void) fail_when_full;
     return -1;
 }
 

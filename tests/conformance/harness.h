@@ -188,6 +188,12 @@ int harness_main(int argc, char **argv, const char *group,
 int harness_sim_trace(const struct ct_env *env, uint64_t *hash,
                       uint64_t *count);
 
+/* Simulated fabric: bound every context's unexpected backlog to `limit`
+ * messages; a message that finds it full waits (fail_when_full 0, the
+ * default, like credit flow control) or fails its send with NA_AGAIN.
+ * Returns -1 on other plugins. */
+int harness_sim_backlog(struct ct_env *env, size_t limit, int fail_when_full);
+
 /* Hook for checksum tests: arrange for one payload byte of the next
  * message from the client to the server to be flipped in flight. Returns
  * 0 when armed, -1 when the plugin offers no such fault. */
