@@ -540,6 +540,32 @@ harness_sim_backlog(struct ct_env *env, size_t limit, int fail_when_full)
 }
 
 int
+harness_sim_link_default(struct ct_env *env, uint64_t latency_ns,
+                         uint64_t bandwidth, uint64_t *old_latency_ns,
+                         uint64_t *old_bandwidth)
+{
+#ifdef CT_HAVE_NA_SIM
+    struct na_sim_link link;
+
+    /* Two names no node has: their link is the default one. */
+    if (env->is_sim &&
+        na_sim_get_link("ct-none-a", "ct-none-b", &link) == NA_SUCCESS) {
+        *old_latency_ns = link.latency_ns;
+        *old_bandwidth = link.bandwidth;
+        link.latency_ns = latency_ns;
+        link.bandwidth = bandwidth;
+        return na_sim_set_link_default(&link) == NA_SUCCESS ? 0 : -1;
+    }
+#endif
+    (void) env;
+    (void) latency_ns;
+    (void) bandwidth;
+    (void) old_latency_ns;
+    (void) old_bandwidth;
+    return -1;
+}
+
+int
 harness_sim_corrupt_next(struct ct_env *env)
 {
     /* The simulated fabric has no corruption fault yet (na_sim.h); when it

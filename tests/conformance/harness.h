@@ -194,6 +194,13 @@ int harness_sim_trace(const struct ct_env *env, uint64_t *hash,
  * Returns -1 on other plugins. */
 int harness_sim_backlog(struct ct_env *env, size_t limit, int fail_when_full);
 
+/* Simulated fabric: set the default link (latency, bytes per second) and
+ * return the previous one, for cases that need a transfer to take a known
+ * amount of virtual time. Returns -1 on other plugins. */
+int harness_sim_link_default(struct ct_env *env, uint64_t latency_ns,
+                             uint64_t bandwidth, uint64_t *old_latency_ns,
+                             uint64_t *old_bandwidth);
+
 /* Hook for checksum tests: arrange for one payload byte of the next
  * message from the client to the server to be flipped in flight. Returns
  * 0 when armed, -1 when the plugin offers no such fault. */

@@ -698,6 +698,52 @@ test_timed_transfer(void **state)
     harness_finish(env);
 }
 
+/*
+ * A transfer whose deadline passes: on the simulated fabric a slow link
+ * makes a 1 MiB pull take about a second of virtual time, so a 200 ms
+ * deadline must end it with HG_TIMEOUT, exactly once, and the server must
+ * go on working. Real fabrics cannot be slowed down on demand: the case
+ * skips there.
+ */
+static void
+test_transfer_timeout(void **state)
+{
+    struct ct_env *env = (struct ct_env *) *state;
+    struct xfer_spec s = {
+        .op = HG_BULK_PULL,
+        .origin_layout = CT_LAYOUT_CONTIG,
+        .origin_size = 1 * MiB,
+        .local_layout = CT_LAYOUT_CONTIG,
+        .local_size = 1 * MiB,
+        .size = 1 * MiB,
+        .timeout_ms = 200,
+        .seed = 99,
+    };
+    struct xfer_run r;
+    uint64_t lat, bw, unused_lat, unused_bw;
+
+    if (harness_sim_link_default(env, 1000, 1000000, &lat, &bw) != 0) {
+        harness_finish(env);
+        fprintf(stderr, "skip: %s cannot slow a link down on demand\n",
+                env->info);
+        skip();
+    }
+    xfer_run(env, &r, &s);
+    assert_int_equal(harness_sim_link_default(env, lat, bw, &unused_lat,
+                                              &unused_bw),
+                     0);
+    assert_hg_ret((hg_return_t) r.out.call_ret, HG_SUCCESS);
+    assert_int_equal(r.out.cb_count, 1);
+    assert_hg_ret((hg_return_t) r.out.cb_ret, HG_TIMEOUT);
+    assert_true(r.origin_bad == 0);
+    assert_no_server_duplicates(env);
+    /* A normal transfer afterwards. */
+    s.size = 4096;
+    s.timeout_ms = 0;
+    run_ok(env, &s);
+    harness_finish(env);
+}
+
 /* A transfer to a peer that does not exist: exactly one callback, with an
  * error or HG_TIMEOUT (or a refusal at the post), never success. */
 static void
@@ -1218,6 +1264,7 @@ main(int argc, char **argv)
         CT_TEST(test_cancel_transfer),
         CT_TEST(test_free_in_flight),
         CT_TEST(test_timed_transfer),
+        CT_TEST(test_transfer_timeout),
         CT_TEST(test_transfer_unreachable),
         CT_TEST(test_overflow_1mib),
         CT_TEST(test_eager_mode),
