@@ -630,6 +630,9 @@ na_verbs_conn_reap(struct na_verbs_class *cls)
         if (now == 0)
             now = na_plugin_clock_monotonic_ns();
         if (!conn->zombie && now - conn->closing_since > NA_VERBS_FLUSH_WAIT_NS) {
+            NA_VERBS_LOG("%u receive buffer(s) of a closed connection were "
+                         "not flushed within 2 s; destroying its queue pair",
+                         conn->recv_posted);
             if (conn->qp_created)
                 rdma_destroy_qp(conn->id);
             conn->qp_created = false;

@@ -28,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1118,6 +1120,89 @@ test_peer_gone(void **state)
     peer_close(&c);
 }
 
+/* The server is another process, killed with SIGKILL while the client
+ * waits for its answer: the kernel tears its connection down, and the
+ * client's receive completes with an error instead of hanging. */
+static void
+crash_child(int fd)
+{
+    char addr[128], buf[64];
+    size_t size = sizeof(addr);
+    na_class_t *cls = NA_Initialize(test_info(), true);
+    na_context_t *ctx = cls ? NA_Context_create(cls) : NULL;
+    na_op_id_t *op = cls ? NA_Op_create(cls, 0) : NULL;
+    struct result r = {0};
+    na_addr_t self;
+
+    if (ctx == NULL || op == NULL || NA_Addr_self(cls, &self) != NA_SUCCESS ||
+        NA_Addr_to_string(cls, addr, &size, self) != NA_SUCCESS ||
+        NA_Msg_recv_unexpected(cls, ctx, record_cb, &r, buf, sizeof(buf),
+                               NULL, op) != NA_SUCCESS)
+        _exit(2);
+    if (write(fd, addr, size) != (ssize_t) size)
+        _exit(2);
+    while (r.count == 0) {
+        unsigned int n;
+
+        (void) NA_Poll_wait(cls, ctx, 100, &n);
+        (void) NA_Trigger(ctx, 16, NULL);
+    }
+    raise(SIGKILL);
+    _exit(3);
+}
+
+static void
+test_peer_killed(void **state)
+{
+    struct peer c;
+    struct result r_send = {0}, r_recv = {0};
+    char addr[128] = {0}, buf[16] = "ping", rbuf[16];
+    na_op_id_t *op_send, *op_recv;
+    na_addr_t srv;
+    int fds[2], status;
+    pid_t pid;
+    uint64_t t0;
+
+    (void) state;
+    SKIP_WITHOUT_DEVICE();
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        crash_child(fds[1]);
+    }
+    close(fds[1]);
+    assert_true(read(fds[0], addr, sizeof(addr) - 1) > 0);
+    close(fds[0]);
+    peer_open(&c, false);
+    assert_int_equal(NA_Addr_lookup(c.cls, addr, &srv), NA_SUCCESS);
+    op_send = NA_Op_create(c.cls, 0);
+    op_recv = NA_Op_create(c.cls, 0);
+    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_recv,
+                                          rbuf, sizeof(rbuf), NULL, srv, 0, 3,
+                                          op_recv),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_send,
+                                            buf, sizeof(buf), NULL, srv, 0, 1,
+                                            op_send),
+                     NA_SUCCESS);
+    progress_until(&c, NULL, &r_send.count, 1);
+    assert_int_equal(r_send.ret, NA_SUCCESS);
+    t0 = now_ms();
+    progress_until(&c, NULL, &r_recv.count, 1);
+    print_message("receive from a killed peer: %s after %llu ms\n",
+                  NA_Error_to_string(r_recv.ret),
+                  (unsigned long long) (now_ms() - t0));
+    assert_int_equal(r_recv.ret, NA_HOSTUNREACH);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    NA_Addr_free(c.cls, srv);
+    NA_Op_destroy(c.cls, op_send);
+    NA_Op_destroy(c.cls, op_recv);
+    peer_close(&c);
+}
+
 int
 main(void)
 {
@@ -1139,6 +1224,7 @@ main(void)
         cmocka_unit_test(test_poll_wait_sleeps),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_peer_gone),
+        cmocka_unit_test(test_peer_killed),
     };
 
     print_message("verbs info string: %s (%s)\n", test_info(),
