@@ -7,8 +7,9 @@
  * A provider missing at run time skips its cases with the reason; nothing
  * sleeps on the wall clock: waiting is NA_Poll_wait with a bound.
  *
- * FI_SOCKETS_PE_WAITTIME=0 is set for the sockets provider, whose progress
- * thread otherwise naps 10 ms between polls and makes each case slow.
+ * FI_SOCKETS_PE_WAITTIME=0 is set for the sockets provider (unless the
+ * environment already sets it): by default its progress thread spins for
+ * 10 ms after each event and competes with the test for the CPU.
  */
 #include <setjmp.h>
 #include <stdarg.h>
