@@ -1,0 +1,580 @@
+/*
+ * hg_rate: empty-RPC latency and rate over any Quicksilver info string.
+ *
+ *   hg_rate [options] [info]                  one process: server + client
+ *   hg_rate --server [options] [info]         serve until a shutdown RPC
+ *   hg_rate --client ADDR [options] [info]    measure against that server
+ *
+ * The info string comes from the argument, else QS_BENCH_INFO, else "sim".
+ * For each progress mode (busy, noblock, wait; see bench_hg.h) it measures:
+ *  - the round trip of an empty RPC with one in flight (median, p99, mean);
+ *  - the RPC rate with N in flight, N = 1, 4, 16, 64 by default.
+ * Each measurement prints a human line and a JSON line.
+ *
+ * In one process the server class is driven by its own progress thread and
+ * the client by the main thread, as a service and its user would be. On the
+ * simulated fabric both are driven from the main thread instead (--driver
+ * inline), because a single-threaded sim run is deterministic and lets
+ * virtual time jump; its numbers are the simulator's real-time cost per RPC.
+ *
+ * Every loop is bounded: by its RPC count and by --max-seconds of real time.
+ */
+#include "bench_hg.h"
+#include "bench_util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RATE_MAX_INFLIGHT 1024
+#define RATE_MAX_POINTS 16
+
+enum role { ROLE_SELF, ROLE_SERVER, ROLE_CLIENT };
+
+struct opts {
+    const char *info;
+    enum role role;
+    const char *server_addr;
+    const char *addr_file;
+    unsigned modes;
+    uint64_t lat_iters;
+    uint64_t rate_count;
+    uint64_t warmup;
+    unsigned inflight[RATE_MAX_POINTS];
+    unsigned ninflight;
+    double max_seconds;
+    double server_seconds;
+    bool inline_driver;
+    bool shutdown;
+};
+
+/* One RPC slot: a handle that is forwarded again as soon as it completes. */
+struct slot {
+    hg_handle_t handle;
+    uint64_t t0;
+    struct run *run;
+};
+
+/* The state of one measurement. Only the main thread touches it: forward
+ * callbacks run from the client's HG_Trigger(). */
+struct run {
+    uint64_t target;   /* RPCs to complete                         */
+    uint64_t issued;   /* HG_Forward() calls that succeeded        */
+    uint64_t done;     /* successful completions                   */
+    unsigned active;   /* slots with a forward in flight           */
+    bool stop;         /* the time bound passed: issue nothing new */
+    hg_return_t err;   /* first error seen                         */
+    uint64_t last_ns;  /* time of the last completion              */
+    double *samples;   /* per-RPC round trips in us, or NULL       */
+    uint64_t cap;      /* room in samples                          */
+};
+
+struct bench {
+    struct opts *o;
+    enum bh_mode mode;
+    struct bh_side server, client;
+    struct bh_driver driver;
+    struct bh_pump pump;
+    hg_addr_t target;
+    hg_id_t null_id, shutdown_id;
+    atomic_int shutdown_state;
+    struct slot slots[RATE_MAX_INFLIGHT];
+    unsigned nslots;
+    int procs;
+};
+
+/* ---- server side -------------------------------------------------------- */
+
+static hg_return_t
+null_handler(hg_handle_t handle)
+{
+    hg_return_t ret = HG_Respond(handle, NULL, NULL, NULL);
+
+    HG_Destroy(handle);
+    return ret;
+}
+
+static int
+server_setup(struct bench *b, struct bh_side *side)
+{
+    if (bh_side_init(side, b->o->info, true, b->mode, "sim://hg-rate-server") !=
+        0)
+        return -1;
+    if (HG_Register_name(side->cls, "qs_bench_null", NULL, NULL,
+                         null_handler) == 0 ||
+        bh_register_shutdown(side->cls, true, &b->shutdown_state) == 0) {
+        fprintf(stderr, "hg_rate: RPC registration failed\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- client side -------------------------------------------------------- */
+
+static int slot_post(struct slot *s);
+
+static hg_return_t
+null_done(const struct hg_cb_info *info)
+{
+    struct slot *s = info->arg;
+    struct run *r = s->run;
+    uint64_t now = bu_now_ns();
+
+    if (info->ret != HG_SUCCESS) {
+        if (r->err == HG_SUCCESS)
+            r->err = info->ret;
+        r->active--;
+        return HG_SUCCESS;
+    }
+    if (r->samples != NULL && r->done < r->cap)
+        r->samples[r->done] = (double) (now - s->t0) / 1e3;
+    r->done++;
+    r->last_ns = now;
+    if (r->stop || r->err != HG_SUCCESS || r->issued >= r->target ||
+        slot_post(s) != 0)
+        r->active--;
+    return HG_SUCCESS;
+}
+
+static int
+slot_post(struct slot *s)
+{
+    struct run *r = s->run;
+    hg_return_t ret;
+
+    s->t0 = bu_now_ns();
+    ret = HG_Forward(s->handle, null_done, s, NULL);
+    if (ret != HG_SUCCESS) {
+        if (r->err == HG_SUCCESS)
+            r->err = ret;
+        return -1;
+    }
+    r->issued++;
+    return 0;
+}
+
+/*
+ * Complete `count` RPCs with `inflight` of them outstanding. Returns 0 when
+ * the run ended (possibly cut short by the time bound: r->done says how
+ * many completed), -1 on an RPC error, -2 when RPCs stayed in flight past
+ * every bound (a hang: the caller must not finalize).
+ */
+static int
+run_rpcs(struct bench *b, struct run *r, unsigned inflight, uint64_t count,
+         uint64_t *start_ns)
+{
+    double deadline = bu_now_s() + b->o->max_seconds;
+    /* Past the time bound, RPCs in flight get this long to come back
+     * before they are cancelled and the run is declared hung. */
+    double grace = 10.0;
+
+    r->target = count;
+    r->issued = r->done = 0;
+    r->active = 0;
+    r->stop = false;
+    r->err = HG_SUCCESS;
+    *start_ns = r->last_ns = bu_now_ns();
+    for (unsigned i = 0; i < inflight && r->issued < count; i++) {
+        b->slots[i].run = r;
+        if (slot_post(&b->slots[i]) != 0)
+            break;
+        r->active++;
+    }
+    while (r->active > 0) {
+        double now;
+
+        bh_pump(&b->pump);
+        now = bu_now_s();
+        if (now > deadline)
+            r->stop = true;
+        if (now > deadline + grace) {
+            fprintf(stderr,
+                    "hg_rate: %u RPC(s) still in flight %.0f s after the "
+                    "time bound (%s, %s mode, %u in flight, %" PRIu64
+                    " done): cancelling\n",
+                    r->active, grace, b->o->info, bh_mode_name(b->mode),
+                    inflight, r->done);
+            for (unsigned i = 0; i < inflight; i++)
+                HG_Cancel(b->slots[i].handle);
+            double cancel_deadline = bu_now_s() + 5.0;
+            while (r->active > 0 && bu_now_s() < cancel_deadline)
+                bh_pump(&b->pump);
+            if (r->active > 0) {
+                fprintf(stderr, "hg_rate: %u RPC(s) did not complete after "
+                                "HG_Cancel: hung\n",
+                        r->active);
+                return -2;
+            }
+            return -1;
+        }
+    }
+    if (r->err != HG_SUCCESS) {
+        fprintf(stderr, "hg_rate: RPC failed (%s, %s mode, %u in flight): %s\n",
+                b->o->info, bh_mode_name(b->mode), inflight,
+                HG_Error_to_string(r->err));
+        return -1;
+    }
+    return 0;
+}
+
+static void
+json_common(struct bu_json *j, const struct bench *b, const char *metric)
+{
+    bu_json_begin(j, "hg_rate");
+    bu_json_str(j, "metric", metric);
+    bu_json_str(j, "info", b->o->info);
+    bu_json_str(j, "mode", bh_mode_name(b->mode));
+    bu_json_u64(j, "procs", (uint64_t) b->procs);
+    bu_json_str(j, "driver", b->pump.inline_server != NULL ? "inline"
+                             : b->procs == 1               ? "thread"
+                                                           : "process");
+}
+
+static int
+measure_latency(struct bench *b)
+{
+    struct run r = {0};
+    uint64_t start;
+    double med, p99, mean, lo;
+    struct bu_json j;
+    int rc;
+
+    if (b->o->warmup > 0) {
+        rc = run_rpcs(b, &r, 1, b->o->warmup, &start);
+        if (rc != 0)
+            return rc;
+    }
+    r.cap = b->o->lat_iters;
+    r.samples = calloc(r.cap, sizeof(double));
+    if (r.samples == NULL)
+        return -1;
+    rc = run_rpcs(b, &r, 1, b->o->lat_iters, &start);
+    if (rc == 0) {
+        uint64_t n = r.done < r.cap ? r.done : r.cap;
+        med = bu_quantile(r.samples, n, 0.5);
+        p99 = bu_quantile(r.samples, n, 0.99);
+        lo = bu_quantile(r.samples, n, 0.0);
+        mean = bu_mean(r.samples, n);
+        printf("hg_rate %-26s %-7s procs=%d latency: median %8.2f us  p99 "
+               "%8.2f us  min %7.2f us  mean %8.2f us  (%" PRIu64 " RPCs%s)\n",
+               b->o->info, bh_mode_name(b->mode), b->procs, med, p99, lo, mean,
+               n, n < b->o->lat_iters ? ", cut short by the time bound" : "");
+        json_common(&j, b, "latency");
+        bu_json_u64(&j, "iters", n);
+        bu_json_bool(&j, "truncated", n < b->o->lat_iters);
+        bu_json_dbl(&j, "median_us", med);
+        bu_json_dbl(&j, "p99_us", p99);
+        bu_json_dbl(&j, "min_us", lo);
+        bu_json_dbl(&j, "mean_us", mean);
+        bu_json_end(&j);
+    }
+    free(r.samples);
+    return rc;
+}
+
+static int
+measure_rate(struct bench *b, unsigned inflight)
+{
+    struct run r = {0};
+    uint64_t start;
+    double secs, rate, cpu0, cpu;
+    struct bu_json j;
+    int rc;
+
+    cpu0 = bu_cpu_s();
+    rc = run_rpcs(b, &r, inflight, b->o->rate_count, &start);
+    if (rc != 0)
+        return rc;
+    cpu = bu_cpu_s() - cpu0;
+    secs = (double) (r.last_ns - start) / 1e9;
+    rate = secs > 0 ? (double) r.done / secs : 0.0;
+    printf("hg_rate %-26s %-7s procs=%d rate: %3u in flight %10.0f RPC/s  "
+           "(%" PRIu64 " RPCs in %.3f s, %.2f CPU s%s)\n",
+           b->o->info, bh_mode_name(b->mode), b->procs, inflight, rate, r.done,
+           secs, cpu, r.done < b->o->rate_count ? ", cut short" : "");
+    json_common(&j, b, "rate");
+    bu_json_u64(&j, "inflight", inflight);
+    bu_json_u64(&j, "count", r.done);
+    bu_json_bool(&j, "truncated", r.done < b->o->rate_count);
+    bu_json_dbl(&j, "seconds", secs);
+    bu_json_dbl(&j, "rpc_per_s", rate);
+    bu_json_dbl(&j, "cpu_s", cpu);
+    bu_json_end(&j);
+    return 0;
+}
+
+/* Set up the client (and, in one process, the server), measure, tear
+ * down. Returns 0, 1 when a measurement failed, 2 on a hang. */
+static int
+run_mode(struct opts *o, enum bh_mode mode, bool last_mode)
+{
+    struct bench *b = calloc(1, sizeof(*b));
+    char addr[256];
+    int rc = 0, hang = 0;
+    unsigned max_inflight = 1;
+
+    if (b == NULL)
+        return 1;
+    b->o = o;
+    b->mode = mode;
+    b->procs = o->role == ROLE_SELF ? 1 : 2;
+    for (unsigned i = 0; i < o->ninflight; i++)
+        if (o->inflight[i] > max_inflight)
+            max_inflight = o->inflight[i];
+
+    if (o->role == ROLE_SELF) {
+        if (server_setup(b, &b->server) != 0 ||
+            bh_self_string(&b->server, addr, sizeof(addr)) != 0) {
+            rc = 1;
+            goto out_server;
+        }
+    } else {
+        snprintf(addr, sizeof(addr), "%s", o->server_addr);
+    }
+    if (bh_side_init(&b->client, o->info, false, mode, NULL) != 0) {
+        rc = 1;
+        goto out_server;
+    }
+    b->null_id = HG_Register_name(b->client.cls, "qs_bench_null", NULL, NULL,
+                                  NULL);
+    b->shutdown_id = bh_register_shutdown(b->client.cls, false, NULL);
+    if (b->null_id == 0 || b->shutdown_id == 0 ||
+        bh_lookup(&b->client, addr, &b->target) != 0) {
+        rc = 1;
+        goto out_client;
+    }
+    b->pump.client = &b->client;
+    if (o->role == ROLE_SELF) {
+        if (o->inline_driver)
+            b->pump.inline_server = &b->server;
+        else if (bh_driver_start(&b->driver, &b->server) != 0) {
+            rc = 1;
+            goto out_addr;
+        }
+    }
+    for (unsigned i = 0; i < max_inflight; i++) {
+        hg_return_t ret = HG_Create(b->client.ctx, b->target, b->null_id,
+                                    &b->slots[i].handle);
+        if (ret != HG_SUCCESS) {
+            fprintf(stderr, "hg_rate: HG_Create: %s\n",
+                    HG_Error_to_string(ret));
+            rc = 1;
+            goto out_handles;
+        }
+        b->nslots++;
+    }
+
+    rc = measure_latency(b);
+    for (unsigned i = 0; i < o->ninflight && rc == 0; i++)
+        rc = measure_rate(b, o->inflight[i]);
+    if (rc == -2)
+        hang = 1;
+    if (o->role == ROLE_CLIENT && last_mode && o->shutdown && !hang &&
+        bh_send_shutdown(&b->pump, b->target, b->shutdown_id, 10.0) != 0 &&
+        rc == 0)
+        rc = -1;
+
+out_handles:
+    if (hang) {
+        /* Handles with forwards in flight cannot be destroyed, and a
+         * context with live handles cannot be; leave everything to exit. */
+        fprintf(stderr, "hg_rate: exiting without finalizing after a hang\n");
+        fflush(NULL);
+        _Exit(2);
+    }
+    for (unsigned i = 0; i < b->nslots; i++)
+        HG_Destroy(b->slots[i].handle);
+    bh_driver_stop(&b->driver);
+out_addr:
+    HG_Addr_free(b->client.cls, b->target);
+out_client:
+    if (bh_side_fini(&b->client) != 0 && rc == 0)
+        rc = 1;
+out_server:
+    if (o->role == ROLE_SELF && b->server.cls != NULL &&
+        bh_side_fini(&b->server) != 0 && rc == 0)
+        rc = 1;
+    free(b);
+    return rc == 0 ? 0 : 1;
+}
+
+static int
+serve(struct opts *o, enum bh_mode mode)
+{
+    struct bench *b = calloc(1, sizeof(*b));
+    int rc = 0;
+
+    if (b == NULL)
+        return 1;
+    b->o = o;
+    b->mode = mode;
+    if (server_setup(b, &b->server) != 0 ||
+        bh_publish_address("hg_rate", &b->server, o->addr_file) != 0) {
+        rc = 1;
+    } else if (bh_serve(&b->server, &b->shutdown_state, o->server_seconds) !=
+               0) {
+        rc = 1;
+    }
+    if (b->server.cls != NULL && bh_side_fini(&b->server) != 0)
+        rc = 1;
+    free(b);
+    return rc;
+}
+
+static void
+usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hg_rate [--server | --client ADDR] [options] [info]\n"
+            "  info                 Quicksilver info string (default: "
+            "$QS_BENCH_INFO, else sim)\n"
+            "  --server             serve; print the address (and write it "
+            "to --addr-file)\n"
+            "  --client ADDR        measure against a server started with "
+            "--server\n"
+            "  --addr-file PATH     where --server writes its address\n"
+            "  --mode LIST          busy,noblock,wait or all (default all; "
+            "wait on sim)\n"
+            "  --iters N            latency samples (default 10000)\n"
+            "  --rate-count N       RPCs per rate point (default 20000)\n"
+            "  --warmup N           RPCs before the latency run (default "
+            "1000)\n"
+            "  --inflight LIST      rate points (default 1,4,16,64)\n"
+            "  --max-seconds S      bound of each measurement (default 5)\n"
+            "  --server-seconds S   lifetime bound of --server (default "
+            "600)\n"
+            "  --driver thread|inline  one process: server on its own "
+            "thread, or both\n"
+            "                       contexts from the main thread (default: "
+            "inline on sim)\n"
+            "  --no-shutdown        --client leaves the server running\n");
+}
+
+static bool
+parse_inflight(const char *s, struct opts *o)
+{
+    char buf[256], *tok, *save = NULL;
+
+    if (strlen(s) >= sizeof(buf))
+        return false;
+    strcpy(buf, s);
+    o->ninflight = 0;
+    for (tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        uint64_t v;
+        if (!bu_parse_u64(tok, &v) || v == 0 || v > RATE_MAX_INFLIGHT ||
+            o->ninflight == RATE_MAX_POINTS)
+            return false;
+        o->inflight[o->ninflight++] = (unsigned) v;
+    }
+    return o->ninflight > 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    struct opts o = {
+        .role = ROLE_SELF,
+        .lat_iters = 10000,
+        .rate_count = 20000,
+        .warmup = 1000,
+        .inflight = {1, 4, 16, 64},
+        .ninflight = 4,
+        .max_seconds = 5.0,
+        .server_seconds = 600.0,
+        .shutdown = true,
+    };
+    const char *driver = NULL, *modes = NULL;
+    int rc = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool ok = true, used = true;
+
+        if (strcmp(a, "--server") == 0) {
+            o.role = ROLE_SERVER;
+            used = false;
+        } else if (strcmp(a, "--no-shutdown") == 0) {
+            o.shutdown = false;
+            used = false;
+        } else if (strcmp(a, "--client") == 0 && v != NULL) {
+            o.role = ROLE_CLIENT;
+            o.server_addr = v;
+        } else if (strcmp(a, "--addr-file") == 0 && v != NULL) {
+            o.addr_file = v;
+        } else if (strcmp(a, "--mode") == 0 && v != NULL) {
+            modes = v;
+        } else if (strcmp(a, "--iters") == 0 && v != NULL) {
+            ok = bu_parse_u64(v, &o.lat_iters) && o.lat_iters > 0;
+        } else if (strcmp(a, "--rate-count") == 0 && v != NULL) {
+            ok = bu_parse_u64(v, &o.rate_count) && o.rate_count > 0;
+        } else if (strcmp(a, "--warmup") == 0 && v != NULL) {
+            ok = bu_parse_u64(v, &o.warmup);
+        } else if (strcmp(a, "--inflight") == 0 && v != NULL) {
+            ok = parse_inflight(v, &o);
+        } else if (strcmp(a, "--max-seconds") == 0 && v != NULL) {
+            ok = bu_parse_double(v, &o.max_seconds);
+        } else if (strcmp(a, "--server-seconds") == 0 && v != NULL) {
+            ok = bu_parse_double(v, &o.server_seconds);
+        } else if (strcmp(a, "--driver") == 0 && v != NULL) {
+            driver = v;
+            ok = strcmp(v, "thread") == 0 || strcmp(v, "inline") == 0;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (a[0] != '-' && o.info == NULL) {
+            o.info = a;
+            used = false;
+        } else {
+            ok = false;
+        }
+        if (!ok) {
+            fprintf(stderr, "hg_rate: bad argument near '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (used)
+            i++;
+    }
+    if (o.info == NULL)
+        o.info = getenv("QS_BENCH_INFO");
+    if (o.info == NULL || o.info[0] == '\0')
+        o.info = "sim";
+    if (bh_info_is_sim(o.info) && o.role != ROLE_SELF) {
+        fprintf(stderr, "hg_rate: the simulated fabric lives inside one "
+                        "process; --server/--client need a real fabric\n");
+        return 2;
+    }
+    o.inline_driver = driver != NULL ? strcmp(driver, "inline") == 0
+                                     : bh_info_is_sim(o.info);
+    if (modes == NULL)
+        modes = bh_info_is_sim(o.info) ? "wait" : "all";
+    if (!bh_mode_parse_list(modes, &o.modes)) {
+        fprintf(stderr, "hg_rate: bad --mode '%s'\n", modes);
+        return 2;
+    }
+    /* On sim a zero-timeout progress loop never moves virtual time, so a
+     * busy-polling run would spin forever at time zero. */
+    if (bh_info_is_sim(o.info) &&
+        (o.modes & ~(1u << BH_MODE_WAIT)) != 0) {
+        fprintf(stderr, "hg_rate: on sim only --mode wait advances virtual "
+                        "time; using it\n");
+        o.modes = 1u << BH_MODE_WAIT;
+    }
+
+    if (o.role == ROLE_SERVER) {
+        for (int m = 0; m < BH_MODE_COUNT; m++)
+            if (o.modes & (1u << m))
+                return serve(&o, (enum bh_mode) m);
+    }
+    for (int m = 0; m < BH_MODE_COUNT; m++) {
+        unsigned later = o.modes & ~((2u << m) - 1);
+        if (!(o.modes & (1u << m)))
+            continue;
+        if (run_mode(&o, (enum bh_mode) m, later == 0) != 0)
+            rc = 1;
+    }
+    return rc;
+}
