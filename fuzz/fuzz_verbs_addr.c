@@ -29,8 +29,8 @@ check_string(const uint8_t *data, size_t size)
     memcpy(str, data, size);
     str[size] = '\0';
     if (na_verbs_addr_parse(str, &p) == NA_SUCCESS && p.has_ip) {
-        size_t n = na_verbs_addr_format(buf, sizeof(buf), p.device, p.ip,
-                                        p.port);
+        size_t n =
+            na_verbs_addr_format(buf, sizeof(buf), p.device, p.ip, p.port);
 
         if (n >= sizeof(buf) || na_verbs_addr_parse(buf, &q) != NA_SUCCESS ||
             q.ip != p.ip || q.port != p.port || strcmp(q.device, p.device))

@@ -141,8 +141,8 @@ na_verbs_finalize(na_class_t *na_class)
 }
 
 static na_return_t
-na_verbs_context_create(na_class_t *na_class, na_context_t *context,
-                        uint8_t id, void **plugin_context)
+na_verbs_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                        void **plugin_context)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
     struct na_verbs_context *ctx, *other;
@@ -159,7 +159,8 @@ na_verbs_context_create(na_class_t *na_class, na_context_t *context,
     TAILQ_INIT(&ctx->expected_msgs);
     pthread_mutex_lock(&cls->lock);
     /* Peers address contexts by id, so two with one id are ambiguous. */
-    LIST_FOREACH(other, &cls->contexts, entry) {
+    LIST_FOREACH(other, &cls->contexts, entry)
+    {
         if (other->id == id)
             ret = NA_EXIST;
     }

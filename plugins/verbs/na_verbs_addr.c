@@ -19,7 +19,8 @@ na_verbs_addr_get(struct na_verbs_class *cls, uint32_t ip, uint16_t port,
 {
     struct na_addr *a;
 
-    LIST_FOREACH(a, &cls->peers, entry) {
+    LIST_FOREACH(a, &cls->peers, entry)
+    {
         if (a->ip == ip && a->port == port) {
             a->refcount++;
             *addr = a;
@@ -155,10 +156,10 @@ na_verbs_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
         return NA_INVALID_ARG;
     /* Only our own device is known; a peer's string leaves it out, which
      * lookup accepts just the same. */
-    need = na_verbs_addr_format(tmp, sizeof(tmp),
-                                addr->self ? cls->device : NULL, addr->ip,
-                                addr->port) +
-           1;
+    need =
+        na_verbs_addr_format(tmp, sizeof(tmp), addr->self ? cls->device : NULL,
+                             addr->ip, addr->port) +
+        1;
     if (buf == NULL) {
         *buf_size = need;
         return NA_SUCCESS;

@@ -163,8 +163,8 @@ na_verbs_bind(struct na_verbs_class *cls, uint32_t ip, uint16_t port,
 /* No IP in the info string: take the first IPv4 address that belongs to an
  * RDMA device (the requested one if a device was named). */
 static na_return_t
-na_verbs_bind_any(struct na_verbs_class *cls, const char *device,
-                  uint16_t port, struct rdma_cm_id **idp)
+na_verbs_bind_any(struct na_verbs_class *cls, const char *device, uint16_t port,
+                  struct rdma_cm_id **idp)
 {
     struct ifaddrs *ifa_list, *ifa;
     na_return_t ret = NA_NODEV;
@@ -192,8 +192,7 @@ na_verbs_bind_any(struct na_verbs_class *cls, const char *device,
     if (ret != NA_SUCCESS)
         NA_VERBS_LOG("no IPv4 address belongs to %s%s; give one in the info "
                      "string (verbs://[device/]ip[:port])",
-                     device[0] ? "RDMA device " : "an RDMA device",
-                     device);
+                     device[0] ? "RDMA device " : "an RDMA device", device);
     return ret;
 }
 
@@ -292,8 +291,8 @@ na_verbs_device_open(struct na_verbs_class *cls, const char *device,
     cls->cq_size = NA_VERBS_CQ_SIZE;
     if (cls->dev_attr.max_cqe > 0 && cls->dev_attr.max_cqe < cls->cq_size)
         cls->cq_size = cls->dev_attr.max_cqe;
-    cls->cq = ibv_create_cq(cls->verbs, cls->cq_size, cls, cls->comp_channel,
-                            0);
+    cls->cq =
+        ibv_create_cq(cls->verbs, cls->cq_size, cls, cls->comp_channel, 0);
     if (cls->cq == NULL) {
         NA_VERBS_LOG("ibv_create_cq(%d): %s", cls->cq_size, strerror(errno));
         ret = NA_NOMEM;
@@ -417,8 +416,8 @@ na_verbs_conn_alloc(struct na_verbs_class *cls, struct na_addr *peer,
         conn->region == NULL)
         goto free_conn;
     memset(conn->region, 0, region_len);
-    conn->mr = ibv_reg_mr(cls->pd, conn->region, region_len,
-                          IBV_ACCESS_LOCAL_WRITE);
+    conn->mr =
+        ibv_reg_mr(cls->pd, conn->region, region_len, IBV_ACCESS_LOCAL_WRITE);
     if (conn->mr == NULL) {
         NA_VERBS_LOG("ibv_reg_mr(%zu bytes) for connection buffers: %s",
                      region_len, strerror(errno));
@@ -476,9 +475,8 @@ na_verbs_conn_create_qp(struct na_verbs_conn *conn)
     conn->qp_created = true;
     /* Bounded ACK timeout: a silent peer becomes an error completion in
      * seconds instead of the default of minutes. Not fatal if refused. */
-    (void) rdma_set_option(conn->id, RDMA_OPTION_ID,
-                           RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
-                           sizeof(timeout));
+    (void) rdma_set_option(conn->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+                           &timeout, sizeof(timeout));
     return na_verbs_conn_post_recvs(conn);
 }
 
@@ -500,13 +498,12 @@ na_verbs_conn_param(struct na_verbs_conn *conn, uint8_t *pdata,
     param->private_data_len = NA_VERBS_CONN_DATA_SIZE;
     /* RDMA reads need outstanding read credits in both directions;
      * librdmacm's default of 0 would make every get fail. */
-    param->responder_resources =
-        (uint8_t) (cls->dev_attr.max_qp_rd_atom < 16 ? cls->dev_attr.max_qp_rd_atom
-                                                     : 16);
-    param->initiator_depth =
-        (uint8_t) (cls->dev_attr.max_qp_init_rd_atom < 16
-                       ? cls->dev_attr.max_qp_init_rd_atom
-                       : 16);
+    param->responder_resources = (uint8_t) (cls->dev_attr.max_qp_rd_atom < 16
+                                                ? cls->dev_attr.max_qp_rd_atom
+                                                : 16);
+    param->initiator_depth = (uint8_t) (cls->dev_attr.max_qp_init_rd_atom < 16
+                                            ? cls->dev_attr.max_qp_init_rd_atom
+                                            : 16);
     param->retry_count = NA_VERBS_RETRY_COUNT;
     param->rnr_retry_count = NA_VERBS_RNR_RETRY;
 }
@@ -517,7 +514,8 @@ na_verbs_conn_find_live(struct na_verbs_class *cls, struct na_addr *peer)
 {
     struct na_verbs_conn *conn, *best = NULL;
 
-    LIST_FOREACH(conn, &cls->conns, entry) {
+    LIST_FOREACH(conn, &cls->conns, entry)
+    {
         if (conn->peer != peer || conn->state == NA_VERBS_CONN_CLOSING)
             continue;
         if (conn->state == NA_VERBS_CONN_CONNECTED)
@@ -575,8 +573,7 @@ na_verbs_conn_get(struct na_verbs_class *cls, struct na_addr *peer,
 }
 
 void
-na_verbs_conn_fail(struct na_verbs_conn *conn, na_return_t ret,
-                   const char *why)
+na_verbs_conn_fail(struct na_verbs_conn *conn, na_return_t ret, const char *why)
 {
     struct na_verbs_class *cls = conn->cls;
     struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
@@ -585,8 +582,8 @@ na_verbs_conn_fail(struct na_verbs_conn *conn, na_return_t ret,
 
     if (conn->state == NA_VERBS_CONN_CLOSING)
         return;
-    if (why != NULL && (had_work || ret != NA_HOSTUNREACH ||
-                        !conn->established)) {
+    if (why != NULL &&
+        (had_work || ret != NA_HOSTUNREACH || !conn->established)) {
         na_verbs_ip_string(conn->peer->ip, ipstr, sizeof(ipstr));
         NA_VERBS_LOG("connection to %s:%u lost: %s", ipstr,
                      (unsigned) conn->peer->port, why);
@@ -629,7 +626,8 @@ na_verbs_conn_reap(struct na_verbs_class *cls)
          * was queued just before cannot touch freed memory. */
         if (now == 0)
             now = na_plugin_clock_monotonic_ns();
-        if (!conn->zombie && now - conn->closing_since > NA_VERBS_FLUSH_WAIT_NS) {
+        if (!conn->zombie &&
+            now - conn->closing_since > NA_VERBS_FLUSH_WAIT_NS) {
             NA_VERBS_LOG("%u receive buffer(s) of a closed connection were "
                          "not flushed within 2 s; destroying its queue pair",
                          conn->recv_posted);
@@ -705,8 +703,7 @@ na_verbs_handle_established(struct na_verbs_conn *conn, const uint8_t *pdata,
     struct na_verbs_conn_data data;
 
     if (conn->active) {
-        if (na_verbs_conn_data_decode(pdata, pdata_len, &data) !=
-            NA_SUCCESS) {
+        if (na_verbs_conn_data_decode(pdata, pdata_len, &data) != NA_SUCCESS) {
             na_verbs_conn_fail(conn, NA_PROTOCOL_ERROR,
                                "malformed accept private data");
             return;
@@ -763,7 +760,7 @@ na_verbs_handle_event(struct na_verbs_class *cls,
     }
     if (ev->type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
         LIST_FOREACH(conn, &cls->conns, entry)
-            na_verbs_conn_fail(conn, NA_NODEV, "RDMA device removed");
+        na_verbs_conn_fail(conn, NA_NODEV, "RDMA device removed");
         return;
     }
     if (conn == NULL || conn->state == NA_VERBS_CONN_CLOSING)

@@ -69,8 +69,8 @@ enum na_verbs_wr_kind {
 struct na_verbs_wr {
     enum na_verbs_wr_kind kind;
     struct na_verbs_conn *conn;
-    uint32_t slot;          /* buffer slot for RECV and SEND */
-    struct na_op_id *op;    /* SEND and RMA */
+    uint32_t slot;       /* buffer slot for RECV and SEND */
+    struct na_op_id *op; /* SEND and RMA */
 };
 
 /*
@@ -81,12 +81,12 @@ struct na_verbs_wr {
  */
 struct na_addr {
     struct na_verbs_class *cls;
-    uint32_t ip;                 /* host byte order */
-    uint16_t port;               /* host byte order, never 0 */
+    uint32_t ip;   /* host byte order */
+    uint16_t port; /* host byte order, never 0 */
     bool self;
     unsigned int refcount;
-    struct na_verbs_conn *conn;  /* the connection sends use, or NULL */
-    LIST_ENTRY(na_addr) entry;   /* cls->peers */
+    struct na_verbs_conn *conn; /* the connection sends use, or NULL */
+    LIST_ENTRY(na_addr) entry;  /* cls->peers */
 };
 
 TAILQ_HEAD(na_verbs_op_list, na_op_id);
@@ -111,8 +111,8 @@ struct na_op_id {
     void *buf;
     size_t buf_size;
     na_tag_t tag;
-    uint8_t peer_ctx_id;   /* dest_id of a send, source_id of a recv */
-    struct na_addr *addr;  /* destination or expected source; referenced */
+    uint8_t peer_ctx_id;  /* dest_id of a send, source_id of a recv */
+    struct na_addr *addr; /* destination or expected source; referenced */
     /* RMA. */
     uint64_t local_addr;
     uint32_t lkey;
@@ -128,10 +128,10 @@ struct na_op_id {
 struct na_mem_handle {
     LIST_ENTRY(na_mem_handle) entry; /* cls->mem_regs while registered */
     bool remote;
-    unsigned long flags;          /* NA_MEM_* */
-    void *buf;                    /* local */
+    unsigned long flags; /* NA_MEM_* */
+    void *buf;           /* local */
     size_t len;
-    struct ibv_mr *mr;            /* local, once registered */
+    struct ibv_mr *mr;             /* local, once registered */
     struct na_verbs_mem_desc desc; /* remote */
 };
 
@@ -151,7 +151,7 @@ enum na_verbs_conn_state {
     NA_VERBS_CONN_CONNECTING, /* active: request sent */
     NA_VERBS_CONN_ACCEPTING,  /* passive: accepted, not yet established */
     NA_VERBS_CONN_CONNECTED,
-    NA_VERBS_CONN_CLOSING,    /* broken: draining work requests */
+    NA_VERBS_CONN_CLOSING, /* broken: draining work requests */
 };
 
 /*
@@ -163,32 +163,32 @@ enum na_verbs_conn_state {
 struct na_verbs_conn {
     struct na_verbs_class *cls;
     struct rdma_cm_id *id;
-    struct na_addr *peer;          /* referenced */
+    struct na_addr *peer; /* referenced */
     enum na_verbs_conn_state state;
-    bool active;                   /* we sent the connection request */
-    bool established;              /* reached CONNECTED once */
+    bool active;      /* we sent the connection request */
+    bool established; /* reached CONNECTED once */
     bool qp_created;
-    bool zombie;                   /* queue pair gone, receive buffers never
-                                      flushed: kept only as wr_id targets */
-    uint64_t closing_since;        /* when it entered CLOSING */
+    bool zombie;            /* queue pair gone, receive buffers never
+                               flushed: kept only as wr_id targets */
+    uint64_t closing_since; /* when it entered CLOSING */
 
     uint8_t *region;
     size_t slot_size;
     struct ibv_mr *mr;
-    struct na_verbs_wr *recv_wr;   /* NA_VERBS_RECV_CREDITS + 1 */
+    struct na_verbs_wr *recv_wr; /* NA_VERBS_RECV_CREDITS + 1 */
     struct na_verbs_wr ctrl_wr;
-    uint32_t *free_send;           /* stack of free send slot indices */
+    uint32_t *free_send; /* stack of free send slot indices */
     uint32_t free_send_count;
 
     /* Flow control (na_verbs_msg.c explains it). */
-    uint32_t send_credits;         /* data messages we may still send */
-    uint32_t credits_granted;      /* what the peer granted at connect time:
-                                      send_credits never exceeds it */
-    uint32_t unreturned;           /* re-posted buffers the peer does not
-                                      know about yet */
-    uint32_t ctrl_sent;            /* credit-only messages sent */
-    uint32_t ctrl_acked;           /* ... of which the peer re-posted */
-    uint32_t ctrl_received;        /* credit-only messages we re-posted */
+    uint32_t send_credits;    /* data messages we may still send */
+    uint32_t credits_granted; /* what the peer granted at connect time:
+                                 send_credits never exceeds it */
+    uint32_t unreturned;      /* re-posted buffers the peer does not
+                                 know about yet */
+    uint32_t ctrl_sent;       /* credit-only messages sent */
+    uint32_t ctrl_acked;      /* ... of which the peer re-posted */
+    uint32_t ctrl_received;   /* credit-only messages we re-posted */
     bool ctrl_inflight;
     uint32_t peer_max_payload;
 
@@ -209,8 +209,8 @@ struct na_verbs_conn {
 struct na_verbs_context {
     na_context_t *context;
     uint8_t id;
-    unsigned int pending;        /* operations posted, not yet completed */
-    unsigned long completed;     /* completions queued so far (counter) */
+    unsigned int pending;    /* operations posted, not yet completed */
+    unsigned long completed; /* completions queued so far (counter) */
     struct na_verbs_op_list unexpected_ops;   /* posted unexpected recvs */
     struct na_verbs_op_list expected_ops;     /* posted expected recvs */
     struct na_verbs_msg_list unexpected_msgs; /* arrived, not yet claimed */
@@ -229,11 +229,11 @@ struct na_verbs_class {
 
     size_t max_unexpected;
     size_t max_expected;
-    size_t max_payload;          /* the larger of the two */
+    size_t max_payload; /* the larger of the two */
 
     /* Device objects. */
     struct rdma_event_channel *cm_channel;
-    struct rdma_cm_id *bind_id;  /* bound (and listening if listen) */
+    struct rdma_cm_id *bind_id; /* bound (and listening if listen) */
     struct ibv_context *verbs;
     struct ibv_device_attr dev_attr;
     struct ibv_pd *pd;
@@ -249,8 +249,8 @@ struct na_verbs_class {
     int wake_fd;
     unsigned int waiters;
     bool cq_armed;
-    bool fd_exported;            /* poll_get_fd was called */
-    unsigned int spin_ns;        /* adaptive spin before sleeping */
+    bool fd_exported;     /* poll_get_fd was called */
+    unsigned int spin_ns; /* adaptive spin before sleeping */
 
     struct na_addr *self;
     LIST_HEAD(, na_addr) peers;
@@ -312,8 +312,8 @@ NA_VERBS_HIDDEN void na_verbs_cm_progress(struct na_verbs_class *cls);
 NA_VERBS_HIDDEN na_return_t na_verbs_wc_status_to_na(enum ibv_wc_status s);
 
 /* na_verbs_msg.c (class lock held). */
-NA_VERBS_HIDDEN na_return_t na_verbs_conn_post_recvs(
-    struct na_verbs_conn *conn);
+NA_VERBS_HIDDEN na_return_t
+na_verbs_conn_post_recvs(struct na_verbs_conn *conn);
 NA_VERBS_HIDDEN void na_verbs_conn_kick(struct na_verbs_conn *conn);
 NA_VERBS_HIDDEN void na_verbs_msg_recv_done(struct na_verbs_conn *conn,
                                             struct na_verbs_wr *wr,
@@ -353,14 +353,12 @@ NA_VERBS_HIDDEN bool na_verbs_addr_cmp(na_class_t *na_class, na_addr_t addr1,
 NA_VERBS_HIDDEN bool na_verbs_addr_is_self(na_class_t *na_class,
                                            na_addr_t addr);
 NA_VERBS_HIDDEN na_return_t na_verbs_addr_to_string(na_class_t *na_class,
-                                                    char *buf,
-                                                    size_t *buf_size,
+                                                    char *buf, size_t *buf_size,
                                                     na_addr_t addr);
 NA_VERBS_HIDDEN size_t na_verbs_addr_get_serialize_size(na_class_t *na_class,
                                                         na_addr_t addr);
 NA_VERBS_HIDDEN na_return_t na_verbs_addr_serialize(na_class_t *na_class,
-                                                    void *buf,
-                                                    size_t buf_size,
+                                                    void *buf, size_t buf_size,
                                                     na_addr_t addr);
 NA_VERBS_HIDDEN na_return_t na_verbs_addr_deserialize(na_class_t *na_class,
                                                       na_addr_t *addr,
@@ -391,37 +389,37 @@ NA_VERBS_HIDDEN na_return_t na_verbs_msg_recv_expected(
     void *buf, size_t buf_size, void *plugin_data, na_addr_t source_addr,
     uint8_t source_id, na_tag_t tag, na_op_id_t *op_id);
 
-NA_VERBS_HIDDEN na_return_t na_verbs_mem_handle_create(
-    na_class_t *na_class, void *buf, size_t buf_size, unsigned long flags,
-    na_mem_handle_t *mem_handle);
+NA_VERBS_HIDDEN na_return_t
+na_verbs_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
+                           unsigned long flags, na_mem_handle_t *mem_handle);
 NA_VERBS_HIDDEN void na_verbs_mem_handle_free(na_class_t *na_class,
                                               na_mem_handle_t mem_handle);
 NA_VERBS_HIDDEN na_return_t na_verbs_mem_register(na_class_t *na_class,
                                                   na_mem_handle_t mem_handle,
                                                   enum na_mem_type mem_type,
                                                   uint64_t device);
-NA_VERBS_HIDDEN na_return_t na_verbs_mem_deregister(
-    na_class_t *na_class, na_mem_handle_t mem_handle);
+NA_VERBS_HIDDEN na_return_t na_verbs_mem_deregister(na_class_t *na_class,
+                                                    na_mem_handle_t mem_handle);
 NA_VERBS_HIDDEN size_t na_verbs_mem_handle_get_serialize_size(
     na_class_t *na_class, na_mem_handle_t mem_handle);
-NA_VERBS_HIDDEN na_return_t na_verbs_mem_handle_serialize(
-    na_class_t *na_class, void *buf, size_t buf_size,
-    na_mem_handle_t mem_handle);
+NA_VERBS_HIDDEN na_return_t
+na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+                              na_mem_handle_t mem_handle);
 NA_VERBS_HIDDEN na_return_t na_verbs_mem_handle_deserialize(
     na_class_t *na_class, na_mem_handle_t *mem_handle, const void *buf,
     size_t buf_size);
-NA_VERBS_HIDDEN na_return_t na_verbs_put(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    na_mem_handle_t local_mem_handle, na_offset_t local_offset,
-    na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
-    size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
-    na_op_id_t *op_id);
-NA_VERBS_HIDDEN na_return_t na_verbs_get(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    na_mem_handle_t local_mem_handle, na_offset_t local_offset,
-    na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
-    size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
-    na_op_id_t *op_id);
+NA_VERBS_HIDDEN na_return_t
+na_verbs_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+             void *arg, na_mem_handle_t local_mem_handle,
+             na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
+             na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
+             uint8_t remote_id, na_op_id_t *op_id);
+NA_VERBS_HIDDEN na_return_t
+na_verbs_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+             void *arg, na_mem_handle_t local_mem_handle,
+             na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
+             na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
+             uint8_t remote_id, na_op_id_t *op_id);
 
 NA_VERBS_HIDDEN int na_verbs_poll_get_fd(na_class_t *na_class,
                                          na_context_t *context);

@@ -41,11 +41,13 @@ na_verbs_post_recv(struct na_verbs_conn *conn, uint32_t slot)
         .length = (uint32_t) conn->slot_size,
         .lkey = conn->mr->lkey,
     };
-    struct ibv_recv_wr wr = {
-        .wr_id = (uintptr_t) &conn->recv_wr[slot],
-        .sg_list = &sge,
-        .num_sge = 1,
-    }, *bad;
+    struct ibv_recv_wr wr =
+                           {
+                               .wr_id = (uintptr_t) &conn->recv_wr[slot],
+                               .sg_list = &sge,
+                               .num_sge = 1,
+                           },
+                       *bad;
 
     if (ibv_post_recv(conn->id->qp, &wr, &bad) != 0)
         return -1;
@@ -75,13 +77,15 @@ na_verbs_post_send(struct na_verbs_conn *conn, struct na_verbs_wr *ctx,
         .length = (uint32_t) len,
         .lkey = conn->mr->lkey,
     };
-    struct ibv_send_wr wr = {
-        .wr_id = (uintptr_t) ctx,
-        .sg_list = &sge,
-        .num_sge = 1,
-        .opcode = IBV_WR_SEND,
-        .send_flags = IBV_SEND_SIGNALED,
-    }, *bad;
+    struct ibv_send_wr wr =
+                           {
+                               .wr_id = (uintptr_t) ctx,
+                               .sg_list = &sge,
+                               .num_sge = 1,
+                               .opcode = IBV_WR_SEND,
+                               .send_flags = IBV_SEND_SIGNALED,
+                           },
+                       *bad;
 
     if (ibv_post_send(conn->id->qp, &wr, &bad) != 0)
         return -1;
@@ -252,7 +256,8 @@ na_verbs_context_find(struct na_verbs_class *cls, uint8_t id)
 {
     struct na_verbs_context *ctx;
 
-    LIST_FOREACH(ctx, &cls->contexts, entry) {
+    LIST_FOREACH(ctx, &cls->contexts, entry)
+    {
         if (ctx->id == id)
             return ctx;
     }
@@ -287,19 +292,20 @@ na_verbs_deliver(struct na_verbs_class *cls, struct na_addr *source,
         op = TAILQ_FIRST(&ctx->unexpected_ops);
         if (op != NULL)
             na_verbs_fill_unexpected(op, source, hdr->tag, data, len);
-        else if (!na_verbs_msg_keep(&ctx->unexpected_msgs, source,
-                                    hdr->src_ctx, hdr->tag, data, len))
+        else if (!na_verbs_msg_keep(&ctx->unexpected_msgs, source, hdr->src_ctx,
+                                    hdr->tag, data, len))
             NA_VERBS_LOG("out of memory: dropped an unexpected message");
         return;
     }
-    TAILQ_FOREACH(op, &ctx->expected_ops, entry) {
+    TAILQ_FOREACH(op, &ctx->expected_ops, entry)
+    {
         if (na_verbs_expected_match(op, source, hdr->src_ctx, hdr->tag)) {
             na_verbs_fill_expected(op, data, len);
             return;
         }
     }
-    if (!na_verbs_msg_keep(&ctx->expected_msgs, source, hdr->src_ctx,
-                           hdr->tag, data, len))
+    if (!na_verbs_msg_keep(&ctx->expected_msgs, source, hdr->src_ctx, hdr->tag,
+                           data, len))
         NA_VERBS_LOG("out of memory: dropped an early expected message");
 }
 
@@ -384,7 +390,8 @@ na_verbs_msg_peer_lost(struct na_verbs_class *cls, struct na_addr *peer)
 
     /* Nothing more can arrive from a peer with no connection left; a
      * receive waiting for it would never complete. */
-    LIST_FOREACH(ctx, &cls->contexts, entry) {
+    LIST_FOREACH(ctx, &cls->contexts, entry)
+    {
         for (op = TAILQ_FIRST(&ctx->expected_ops); op != NULL; op = next) {
             next = TAILQ_NEXT(op, entry);
             if (op->addr == peer)
@@ -475,8 +482,8 @@ na_return_t
 na_verbs_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
                              na_cb_t callback, void *arg, const void *buf,
                              size_t buf_size, void *plugin_data,
-                             na_addr_t dest_addr, uint8_t dest_id,
-                             na_tag_t tag, na_op_id_t *op_id)
+                             na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
+                             na_op_id_t *op_id)
 {
     (void) plugin_data;
     return na_verbs_send(na_class, context, NA_CB_SEND_UNEXPECTED, callback,
@@ -494,9 +501,8 @@ na_verbs_msg_send_expected(na_class_t *na_class, na_context_t *context,
 {
     (void) plugin_data;
     return na_verbs_send(na_class, context, NA_CB_SEND_EXPECTED, callback, arg,
-                         buf, buf_size,
-                         na_verbs_class(na_class)->max_expected, dest_addr,
-                         dest_id, tag, op_id);
+                         buf, buf_size, na_verbs_class(na_class)->max_expected,
+                         dest_addr, dest_id, tag, op_id);
 }
 
 na_return_t
@@ -560,9 +566,9 @@ na_verbs_msg_recv_expected(na_class_t *na_class, na_context_t *context,
     op_id->peer_ctx_id = source_id;
     na_verbs_addr_ref(source_addr);
     op_id->addr = source_addr;
-    TAILQ_FOREACH(msg, &ctx->expected_msgs, entry) {
-        if (na_verbs_expected_match(op_id, msg->source, msg->src_ctx,
-                                    msg->tag))
+    TAILQ_FOREACH(msg, &ctx->expected_msgs, entry)
+    {
+        if (na_verbs_expected_match(op_id, msg->source, msg->src_ctx, msg->tag))
             break;
     }
     if (msg != NULL) {

@@ -124,8 +124,8 @@ na_verbs_mem_handle_get_serialize_size(na_class_t *na_class,
 }
 
 na_return_t
-na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf,
-                              size_t buf_size, na_mem_handle_t mem_handle)
+na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+                              na_mem_handle_t mem_handle)
 {
     struct na_verbs_mem_desc desc;
 
@@ -234,7 +234,8 @@ na_verbs_rma_self(struct na_verbs_class *cls, na_op_id_t *op, bool is_put)
 {
     struct na_mem_handle *mh;
 
-    LIST_FOREACH(mh, &cls->mem_regs, entry) {
+    LIST_FOREACH(mh, &cls->mem_regs, entry)
+    {
         uintptr_t base = (uintptr_t) mh->buf;
 
         if (mh->mr->rkey != op->rkey)
@@ -265,20 +266,25 @@ na_verbs_rma_post(struct na_verbs_conn *conn, na_op_id_t *op)
         .length = (uint32_t) op->length,
         .lkey = op->lkey,
     };
-    struct ibv_send_wr wr = {
-        .wr_id = (uintptr_t) &op->wr,
-        .sg_list = &sge,
-        .num_sge = op->length > 0 ? 1 : 0,
-        .opcode = op->type == NA_CB_PUT ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
-        .send_flags = IBV_SEND_SIGNALED,
-        .wr.rdma = {.remote_addr = op->remote_addr, .rkey = op->rkey},
-    }, *bad;
+    struct ibv_send_wr wr =
+                           {
+                               .wr_id = (uintptr_t) &op->wr,
+                               .sg_list = &sge,
+                               .num_sge = op->length > 0 ? 1 : 0,
+                               .opcode = op->type == NA_CB_PUT
+                                             ? IBV_WR_RDMA_WRITE
+                                             : IBV_WR_RDMA_READ,
+                               .send_flags = IBV_SEND_SIGNALED,
+                               .wr.rdma = {.remote_addr = op->remote_addr,
+                                           .rkey = op->rkey},
+                           },
+                       *bad;
 
     /* One send-queue slot stays free for a credit-only message. */
     if (conn->sq_used >= NA_VERBS_SQ_DEPTH - 1)
         return -1;
-    op->wr = (struct na_verbs_wr){
-        .kind = NA_VERBS_WR_RMA, .conn = conn, .op = op};
+    op->wr =
+        (struct na_verbs_wr){.kind = NA_VERBS_WR_RMA, .conn = conn, .op = op};
     na_verbs_op_dequeue(op);
     if (ibv_post_send(conn->id->qp, &wr, &bad) != 0) {
         na_verbs_op_complete(op, NA_IO_ERROR);
@@ -358,8 +364,8 @@ na_return_t
 na_verbs_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
              void *arg, na_mem_handle_t local_mem_handle,
              na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-             na_offset_t remote_offset, size_t data_size,
-             na_addr_t remote_addr, uint8_t remote_id, na_op_id_t *op_id)
+             na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
+             uint8_t remote_id, na_op_id_t *op_id)
 {
     (void) remote_id;
     return na_verbs_rma(na_class, context, true, callback, arg,
@@ -371,8 +377,8 @@ na_return_t
 na_verbs_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
              void *arg, na_mem_handle_t local_mem_handle,
              na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-             na_offset_t remote_offset, size_t data_size,
-             na_addr_t remote_addr, uint8_t remote_id, na_op_id_t *op_id)
+             na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
+             uint8_t remote_id, na_op_id_t *op_id)
 {
     (void) remote_id;
     return na_verbs_rma(na_class, context, false, callback, arg,

@@ -53,8 +53,8 @@ struct na_verbs_addr_parts {
  * 0-65535). Host names are not resolved: this function never blocks.
  * Returns NA_SUCCESS, or NA_INVALID_ARG for anything malformed.
  */
-NA_VERBS_HIDDEN na_return_t na_verbs_addr_parse(
-    const char *str, struct na_verbs_addr_parts *parts);
+NA_VERBS_HIDDEN na_return_t
+na_verbs_addr_parse(const char *str, struct na_verbs_addr_parts *parts);
 
 /*
  * Write "verbs://[device/]ip:port" into buf (buf_size bytes). device may be
@@ -79,10 +79,10 @@ NA_VERBS_HIDDEN na_return_t na_verbs_addr_decode(const uint8_t *buf,
 
 /* What a peer needs to reach a registered region with RDMA. */
 struct na_verbs_mem_desc {
-    uint64_t addr;  /* remote virtual address of the first byte */
-    uint64_t len;   /* bytes, addr + len does not wrap */
-    uint32_t rkey;  /* remote key of the region */
-    uint8_t flags;  /* NA_MEM_READ_ONLY / NA_MEM_WRITE_ONLY / NA_MEM_READWRITE */
+    uint64_t addr; /* remote virtual address of the first byte */
+    uint64_t len;  /* bytes, addr + len does not wrap */
+    uint32_t rkey; /* remote key of the region */
+    uint8_t flags; /* NA_MEM_READ_ONLY / NA_MEM_WRITE_ONLY / NA_MEM_READWRITE */
 };
 
 /* Serialized memory handle: "QSVM", version, flags, reserved, rkey, addr,
@@ -93,8 +93,7 @@ NA_VERBS_HIDDEN void na_verbs_mem_encode(uint8_t *buf,
                                          const struct na_verbs_mem_desc *desc);
 /* NA_MSGSIZE on a wrong size, NA_PROTOCOL_ERROR on a bad magic, version,
  * flags, reserved field or a range that wraps around. */
-NA_VERBS_HIDDEN na_return_t na_verbs_mem_decode(const uint8_t *buf,
-                                                size_t size,
+NA_VERBS_HIDDEN na_return_t na_verbs_mem_decode(const uint8_t *buf, size_t size,
                                                 struct na_verbs_mem_desc *desc);
 
 /*
@@ -120,8 +119,8 @@ struct na_verbs_msg_hdr {
 
 #define NA_VERBS_MSG_HDR_SIZE 16
 
-NA_VERBS_HIDDEN void na_verbs_msg_hdr_encode(
-    uint8_t *buf, const struct na_verbs_msg_hdr *hdr);
+NA_VERBS_HIDDEN void
+na_verbs_msg_hdr_encode(uint8_t *buf, const struct na_verbs_msg_hdr *hdr);
 /* size is the byte count of the whole received message. NA_MSGSIZE when it
  * cannot hold a header, NA_PROTOCOL_ERROR for an unknown type, non-zero
  * reserved bytes, or a credit-only message that carries a payload. */
@@ -144,8 +143,8 @@ struct na_verbs_conn_data {
 
 #define NA_VERBS_CONN_DATA_SIZE 20
 
-NA_VERBS_HIDDEN void na_verbs_conn_data_encode(
-    uint8_t *buf, const struct na_verbs_conn_data *data);
+NA_VERBS_HIDDEN void
+na_verbs_conn_data_encode(uint8_t *buf, const struct na_verbs_conn_data *data);
 /* Private data arrives padded by the CM, so size may exceed the encoded
  * size. NA_MSGSIZE when too short, NA_PROTOCOL_ERROR for a bad magic,
  * version, zero credits or a zero payload limit. */

@@ -76,7 +76,7 @@ now_ms(void)
 #define SKIP_WITHOUT_DEVICE()                                                  \
     do {                                                                       \
         if (!have_rdma_device()) {                                             \
-            print_message("skipped: no RDMA device on this machine "          \
+            print_message("skipped: no RDMA device on this machine "           \
                           "(/sys/class/infiniband is empty); the Soft-RoCE "   \
                           "VM test (ctest -R verbs_softroce_vm) runs this "    \
                           "case\n");                                           \
@@ -122,14 +122,22 @@ static void
 test_addr_parse_bad(void **state)
 {
     static const char *bad[] = {
-        "verbs://rxe0/10.11.0.1:65536", "verbs://rxe0/10.11.0.1:",
-        "verbs://rxe0/10.11.0.1:-1",    "verbs://rxe0/10.11.0.1:12a",
-        "verbs://rxe0/10.11.0.1:000001", "verbs://rxe0/10.11.0.256:1",
-        "verbs://rxe0/host.example:1",   "verbs://rxe0/10.11.0.1/x",
-        "verbs:///10.11.0.1:1",          "tcp://10.11.0.1:1",
-        "verbs://rx e0/10.11.0.1:1",     "verbs://:1",
+        "verbs://rxe0/10.11.0.1:65536",
+        "verbs://rxe0/10.11.0.1:",
+        "verbs://rxe0/10.11.0.1:-1",
+        "verbs://rxe0/10.11.0.1:12a",
+        "verbs://rxe0/10.11.0.1:000001",
+        "verbs://rxe0/10.11.0.256:1",
+        "verbs://rxe0/host.example:1",
+        "verbs://rxe0/10.11.0.1/x",
+        "verbs:///10.11.0.1:1",
+        "tcp://10.11.0.1:1",
+        "verbs://rx e0/10.11.0.1:1",
+        "verbs://:1",
         "verbs://10.11.0.1:1:2",
-        "verbs://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/1.2.3.4",
+        "verbs://"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"
+        "1.2.3.4",
     };
     struct na_verbs_addr_parts p;
 
@@ -170,22 +178,22 @@ test_addr_serialize_junk(void **state)
 
     (void) state;
     na_verbs_addr_encode(buf, 0x0a0b0001u, 1234);
-    assert_int_equal(na_verbs_addr_decode(buf, NA_VERBS_ADDR_SERIALIZE_SIZE,
-                                          &ip, &port),
-                     NA_SUCCESS);
+    assert_int_equal(
+        na_verbs_addr_decode(buf, NA_VERBS_ADDR_SERIALIZE_SIZE, &ip, &port),
+        NA_SUCCESS);
     assert_int_equal(ip, 0x0a0b0001u);
     assert_int_equal(port, 1234);
     assert_int_equal(na_verbs_addr_decode(buf, 3, &ip, &port), NA_MSGSIZE);
     assert_int_equal(na_verbs_addr_decode(buf, sizeof(buf), &ip, &port),
                      NA_MSGSIZE);
     buf[0] ^= 1;
-    assert_int_equal(na_verbs_addr_decode(buf, NA_VERBS_ADDR_SERIALIZE_SIZE,
-                                          &ip, &port),
-                     NA_PROTOCOL_ERROR);
+    assert_int_equal(
+        na_verbs_addr_decode(buf, NA_VERBS_ADDR_SERIALIZE_SIZE, &ip, &port),
+        NA_PROTOCOL_ERROR);
     na_verbs_addr_encode(buf, 1, 0); /* port 0 names nobody */
-    assert_int_equal(na_verbs_addr_decode(buf, NA_VERBS_ADDR_SERIALIZE_SIZE,
-                                          &ip, &port),
-                     NA_PROTOCOL_ERROR);
+    assert_int_equal(
+        na_verbs_addr_decode(buf, NA_VERBS_ADDR_SERIALIZE_SIZE, &ip, &port),
+        NA_PROTOCOL_ERROR);
 }
 
 static void
@@ -209,8 +217,7 @@ test_mem_handle_junk(void **state)
 
     for (size_t n = 0; n < sizeof(buf); n++)
         assert_int_equal(na_verbs_mem_decode(buf, n, &out), NA_MSGSIZE);
-    assert_int_equal(na_verbs_mem_decode(NULL, sizeof(buf), &out),
-                     NA_MSGSIZE);
+    assert_int_equal(na_verbs_mem_decode(NULL, sizeof(buf), &out), NA_MSGSIZE);
 
     /* Flags outside the three defined values. */
     memcpy(junk, buf, sizeof(buf));
@@ -424,8 +431,7 @@ lookup_peer(struct peer *from, struct peer *to)
     na_addr_t self, addr;
 
     assert_int_equal(NA_Addr_self(to->cls, &self), NA_SUCCESS);
-    assert_int_equal(NA_Addr_to_string(to->cls, name, &size, self),
-                     NA_SUCCESS);
+    assert_int_equal(NA_Addr_to_string(to->cls, name, &size, self), NA_SUCCESS);
     NA_Addr_free(to->cls, self);
     assert_int_equal(NA_Addr_lookup(from->cls, name, &addr), NA_SUCCESS);
     return addr;
@@ -460,17 +466,16 @@ test_addr_roundtrip_live(void **state)
                      NA_SUCCESS);
     assert_string_equal(name, name2);
     size = 4;
-    assert_int_equal(NA_Addr_to_string(s.cls, name2, &size, self),
-                     NA_OVERFLOW);
+    assert_int_equal(NA_Addr_to_string(s.cls, name2, &size, self), NA_OVERFLOW);
     assert_int_equal(size, strlen(name) + 1);
 
     assert_true(NA_Addr_get_serialize_size(s.cls, self) <= sizeof(ser));
     assert_int_equal(NA_Addr_serialize(s.cls, ser, sizeof(ser), self),
                      NA_SUCCESS);
-    assert_int_equal(NA_Addr_deserialize(s.cls, &deser, ser,
-                                         NA_Addr_get_serialize_size(s.cls,
-                                                                    self)),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Addr_deserialize(s.cls, &deser, ser,
+                            NA_Addr_get_serialize_size(s.cls, self)),
+        NA_SUCCESS);
     assert_true(NA_Addr_cmp(s.cls, self, deser));
     assert_int_not_equal(NA_Addr_deserialize(s.cls, &deser, ser, 3),
                          NA_SUCCESS);
@@ -505,13 +510,13 @@ test_unexpected_expected(void **state)
     assert_int_equal(NA_Msg_recv_unexpected(s.cls, s.ctx, record_cb, &r_srv,
                                             sbuf, sizeof(sbuf), NULL, s_op),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_cli,
-                                          cbuf, sizeof(cbuf), NULL, srv, 0, 7,
+    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_cli, cbuf,
+                                          sizeof(cbuf), NULL, srv, 0, 7,
                                           c_recv),
                      NA_SUCCESS);
     assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_send,
-                                            req, sizeof(req), NULL, srv, 0,
-                                            42, c_send),
+                                            req, sizeof(req), NULL, srv, 0, 42,
+                                            c_send),
                      NA_SUCCESS);
     /* Oversized posts are refused up front. */
     assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_send,
@@ -592,9 +597,9 @@ test_tag_matching_and_credits(void **state)
     /* Receive in reverse tag order. */
     for (int i = N - 1; i >= 0; i--)
         assert_int_equal(NA_Msg_recv_expected(s.cls, s.ctx, record_cb,
-                                              &r_recv[i], &in[i],
-                                              sizeof(in[i]), NULL, cli, 0,
-                                              (na_tag_t) i, recv_op[i]),
+                                              &r_recv[i], &in[i], sizeof(in[i]),
+                                              NULL, cli, 0, (na_tag_t) i,
+                                              recv_op[i]),
                          NA_SUCCESS);
     for (int i = 0; i < N; i++) {
         progress_until(&c, &s, &r_recv[i].count, 1);
@@ -604,9 +609,9 @@ test_tag_matching_and_credits(void **state)
         assert_int_equal(in[i], out[i]);
     }
     /* A receive for a tag nobody sent stays pending, then cancels. */
-    assert_int_equal(NA_Msg_recv_expected(s.cls, s.ctx, record_cb,
-                                          &r_recv[0], &in[0], sizeof(in[0]),
-                                          NULL, cli, 0, 999999, recv_op[0]),
+    assert_int_equal(NA_Msg_recv_expected(s.cls, s.ctx, record_cb, &r_recv[0],
+                                          &in[0], sizeof(in[0]), NULL, cli, 0,
+                                          999999, recv_op[0]),
                      NA_SUCCESS);
     r_recv[0].count = 0;
     assert_int_equal(NA_Cancel(s.cls, s.ctx, recv_op[0]), NA_SUCCESS);
@@ -650,32 +655,30 @@ test_put_get(void **state)
         srv_mem[i] = (uint8_t) (i * 13 + 5);
     }
     /* The client exposes its buffer; the server does the RMA. */
-    assert_int_equal(NA_Mem_handle_create(c.cls, cli_mem, LEN,
-                                          NA_MEM_READWRITE, &cli_h),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(c.cls, cli_mem, LEN, NA_MEM_READWRITE, &cli_h),
+        NA_SUCCESS);
     assert_int_equal(NA_Mem_register(c.cls, cli_h, NA_MEM_TYPE_HOST, 0),
                      NA_SUCCESS);
     ser_size = NA_Mem_handle_get_serialize_size(c.cls, cli_h);
     assert_true(ser_size <= sizeof(ser));
     assert_int_equal(NA_Mem_handle_serialize(c.cls, ser, sizeof(ser), cli_h),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_deserialize(s.cls, &remote_h, ser,
-                                               ser_size),
+    assert_int_equal(NA_Mem_handle_deserialize(s.cls, &remote_h, ser, ser_size),
                      NA_SUCCESS);
     ser[0] ^= 0xff;
-    assert_int_not_equal(NA_Mem_handle_deserialize(s.cls, &ro_h, ser,
-                                                   ser_size),
+    assert_int_not_equal(NA_Mem_handle_deserialize(s.cls, &ro_h, ser, ser_size),
                          NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(s.cls, srv_mem, LEN,
-                                          NA_MEM_READWRITE, &srv_h),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(s.cls, srv_mem, LEN, NA_MEM_READWRITE, &srv_h),
+        NA_SUCCESS);
     assert_int_equal(NA_Mem_register(s.cls, srv_h, NA_MEM_TYPE_HOST, 0),
                      NA_SUCCESS);
     op = NA_Op_create(s.cls, 0);
 
     /* Put the server's first half into the client's second half. */
-    assert_int_equal(NA_Put(s.cls, s.ctx, record_cb, &r_put, srv_h, 0,
-                            remote_h, LEN / 2, LEN / 2, cli, 0, op),
+    assert_int_equal(NA_Put(s.cls, s.ctx, record_cb, &r_put, srv_h, 0, remote_h,
+                            LEN / 2, LEN / 2, cli, 0, op),
                      NA_SUCCESS);
     progress_until(&s, &c, &r_put.count, 1);
     assert_int_equal(r_put.ret, NA_SUCCESS);
@@ -692,22 +695,21 @@ test_put_get(void **state)
     assert_memory_equal(srv_mem + LEN / 2, cli_mem, LEN / 2);
 
     /* Out of bounds and missing permission are refused at post time. */
-    assert_int_equal(NA_Put(s.cls, s.ctx, record_cb, &r_bad, srv_h, 0,
-                            remote_h, LEN / 2 + 1, LEN / 2, cli, 0, op),
+    assert_int_equal(NA_Put(s.cls, s.ctx, record_cb, &r_bad, srv_h, 0, remote_h,
+                            LEN / 2 + 1, LEN / 2, cli, 0, op),
                      NA_INVALID_ARG);
-    assert_int_equal(NA_Mem_handle_create(c.cls, cli_mem, LEN,
-                                          NA_MEM_READ_ONLY, &ro_h),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(c.cls, cli_mem, LEN, NA_MEM_READ_ONLY, &ro_h),
+        NA_SUCCESS);
     assert_int_equal(NA_Mem_register(c.cls, ro_h, NA_MEM_TYPE_HOST, 0),
                      NA_SUCCESS);
     assert_int_equal(NA_Mem_handle_serialize(c.cls, ser, sizeof(ser), ro_h),
                      NA_SUCCESS);
     NA_Mem_handle_free(s.cls, remote_h);
-    assert_int_equal(NA_Mem_handle_deserialize(s.cls, &remote_h, ser,
-                                               ser_size),
+    assert_int_equal(NA_Mem_handle_deserialize(s.cls, &remote_h, ser, ser_size),
                      NA_SUCCESS);
-    assert_int_equal(NA_Put(s.cls, s.ctx, record_cb, &r_bad, srv_h, 0,
-                            remote_h, 0, 16, cli, 0, op),
+    assert_int_equal(NA_Put(s.cls, s.ctx, record_cb, &r_bad, srv_h, 0, remote_h,
+                            0, 16, cli, 0, op),
                      NA_PERMISSION);
     assert_int_equal(r_bad.count, 0);
 
@@ -779,13 +781,11 @@ test_self(void **state)
     assert_int_equal(NA_Addr_self(c.cls, &self), NA_SUCCESS);
     op1 = NA_Op_create(c.cls, 0);
     op2 = NA_Op_create(c.cls, 0);
-    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_recv,
-                                          in, sizeof(in), NULL, self, 0, 9,
-                                          op1),
+    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_recv, in,
+                                          sizeof(in), NULL, self, 0, 9, op1),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_expected(c.cls, c.ctx, record_cb, &r_send,
-                                          msg, sizeof(msg), NULL, self, 0, 9,
-                                          op2),
+    assert_int_equal(NA_Msg_send_expected(c.cls, c.ctx, record_cb, &r_send, msg,
+                                          sizeof(msg), NULL, self, 0, 9, op2),
                      NA_SUCCESS);
     /* Completions come from progress, never from inside the post. */
     assert_int_equal(r_recv.count + r_send.count, 0);
@@ -798,24 +798,24 @@ test_self(void **state)
         src[i] = (uint8_t) (i ^ 0x3c);
         dst[i] = 0;
     }
-    assert_int_equal(NA_Mem_handle_create(c.cls, src, sizeof(src),
-                                          NA_MEM_READ_ONLY, &hs),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(c.cls, src, sizeof(src), NA_MEM_READ_ONLY, &hs),
+        NA_SUCCESS);
     assert_int_equal(NA_Mem_register(c.cls, hs, NA_MEM_TYPE_HOST, 0),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(c.cls, dst, sizeof(dst),
-                                          NA_MEM_READWRITE, &hd),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(c.cls, dst, sizeof(dst), NA_MEM_READWRITE, &hd),
+        NA_SUCCESS);
     assert_int_equal(NA_Mem_register(c.cls, hd, NA_MEM_TYPE_HOST, 0),
                      NA_SUCCESS);
     assert_int_equal(NA_Mem_handle_serialize(c.cls, ser, sizeof(ser), hd),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_deserialize(
-                         c.cls, &remote, ser,
-                         NA_Mem_handle_get_serialize_size(c.cls, hd)),
-                     NA_SUCCESS);
-    assert_int_equal(NA_Put(c.cls, c.ctx, record_cb, &r_put, hs, 10, remote,
-                            20, 100, self, 0, op1),
+    assert_int_equal(
+        NA_Mem_handle_deserialize(c.cls, &remote, ser,
+                                  NA_Mem_handle_get_serialize_size(c.cls, hd)),
+        NA_SUCCESS);
+    assert_int_equal(NA_Put(c.cls, c.ctx, record_cb, &r_put, hs, 10, remote, 20,
+                            100, self, 0, op1),
                      NA_SUCCESS);
     progress_until(&c, NULL, &r_put.count, 1);
     assert_int_equal(r_put.ret, NA_SUCCESS);
@@ -824,8 +824,8 @@ test_self(void **state)
     assert_int_equal(dst[120], 0);
     /* After deregistration the key names nothing: refused like a NIC. */
     assert_int_equal(NA_Mem_deregister(c.cls, hd), NA_SUCCESS);
-    assert_int_equal(NA_Put(c.cls, c.ctx, record_cb, &r_bad, hs, 0, remote,
-                            0, 8, self, 0, op1),
+    assert_int_equal(NA_Put(c.cls, c.ctx, record_cb, &r_bad, hs, 0, remote, 0,
+                            8, self, 0, op1),
                      NA_SUCCESS);
     progress_until(&c, NULL, &r_bad.count, 1);
     assert_int_equal(r_bad.ret, NA_ACCESS);
@@ -951,8 +951,8 @@ thr_send(void *arg)
         msg[0] = t->id;
         msg[1] = i;
         if (NA_Msg_send_unexpected(t->c->cls, t->c->ctx, thr_send_cb, t, msg,
-                                   sizeof(msg), NULL, t->srv, 0, 1, op) !=
-            NA_SUCCESS) {
+                                   sizeof(msg), NULL, t->srv, 0, 1,
+                                   op) != NA_SUCCESS) {
             atomic_fetch_add(&t->failed, 1);
             break;
         }
@@ -996,10 +996,9 @@ test_threads(void **state)
         recvs[i].received = &received;
         for (int k = 0; k < THR_SENDERS; k++)
             recvs[i].seq_sum[k] = &seq_sum[k];
-        assert_int_equal(NA_Msg_recv_unexpected(s.cls, s.ctx, thr_recv_cb,
-                                                &recvs[i], recvs[i].buf,
-                                                sizeof(recvs[i].buf), NULL,
-                                                recvs[i].op),
+        assert_int_equal(NA_Msg_recv_unexpected(
+                             s.cls, s.ctx, thr_recv_cb, &recvs[i], recvs[i].buf,
+                             sizeof(recvs[i].buf), NULL, recvs[i].op),
                          NA_SUCCESS);
     }
     assert_int_equal(pthread_create(&progress, NULL, thr_progress, &s), 0);
@@ -1009,9 +1008,8 @@ test_threads(void **state)
         senders[k].id = (uint32_t) k;
         atomic_init(&senders[k].done, 0);
         atomic_init(&senders[k].failed, 0);
-        assert_int_equal(pthread_create(&send_threads[k], NULL, thr_send,
-                                        &senders[k]),
-                         0);
+        assert_int_equal(
+            pthread_create(&send_threads[k], NULL, thr_send, &senders[k]), 0);
     }
     for (int k = 0; k < THR_SENDERS; k++)
         pthread_join(send_threads[k], NULL);
@@ -1068,8 +1066,7 @@ test_peer_gone(void **state)
 
     /* Nobody listens on the client's port (it is not listening). */
     nobody = lookup_peer(&s, &c);
-    assert_int_equal(NA_Addr_to_string(s.cls, name, &size, nobody),
-                     NA_SUCCESS);
+    assert_int_equal(NA_Addr_to_string(s.cls, name, &size, nobody), NA_SUCCESS);
     t0 = now_ms();
     assert_int_equal(NA_Msg_send_unexpected(s.cls, s.ctx, record_cb, &r_send,
                                             buf, 6, NULL, nobody, 0, 1, s_op),
@@ -1136,8 +1133,8 @@ crash_child(int fd)
 
     if (ctx == NULL || op == NULL || NA_Addr_self(cls, &self) != NA_SUCCESS ||
         NA_Addr_to_string(cls, addr, &size, self) != NA_SUCCESS ||
-        NA_Msg_recv_unexpected(cls, ctx, record_cb, &r, buf, sizeof(buf),
-                               NULL, op) != NA_SUCCESS)
+        NA_Msg_recv_unexpected(cls, ctx, record_cb, &r, buf, sizeof(buf), NULL,
+                               op) != NA_SUCCESS)
         _exit(2);
     if (write(fd, addr, size) != (ssize_t) size)
         _exit(2);
