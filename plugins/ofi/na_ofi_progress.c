@@ -517,10 +517,12 @@ na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
     struct na_ofi_class *cls = na_ofi_class(na_class);
     uint64_t start = na_plugin_clock_monotonic_ns();
     uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
-    uint64_t spin_end = cls->no_block ? deadline
-                                      : start + atomic_load(&cls->spin_ns);
+    uint64_t spin_end = start + atomic_load(&cls->spin_ns);
     unsigned int n = 0;
     uint64_t now;
+
+    if (cls->no_block || spin_end > deadline)
+        spin_end = deadline;
 
     /* Spin first: a wake-up from sleep costs more than most round trips. */
     for (;;) {
