@@ -146,6 +146,60 @@ na_return_t na_sim_set_unexpected_backlog(size_t limit,
                                           enum na_sim_backlog_policy when_full);
 
 /*
+ * Faults. A fault profile is a list of rules in a compact text form, for
+ * example
+ *     world:loss=0.01;link:a>b:latency=5us,jitter=pareto:2us;
+ *     node:srv:crash@3ms,restart@8ms;partition:a>b@1ms-4ms
+ * (docs/sim.md has the grammar and the catalogue of faults). Every random
+ * decision draws from the world's seeded PRNG, so a seed replays them; each
+ * fault that strikes appends a "fault:<what>" line to the trace. A world
+ * created while QS_SIM_FAULTS is set starts with that profile (a malformed
+ * one makes NA_Initialize fail, with the reason on stderr). Scheduled times
+ * are absolute virtual times; those already past act at once.
+ */
+#define NA_SIM_FAULTS_ENV "QS_SIM_FAULTS"
+
+/* Check a profile without applying it: a pure function that needs no
+ * world. err (may be NULL) receives a one-line reason on failure.
+ * NA_SUCCESS, NA_INVALID_ARG (malformed), NA_OVERFLOW (too long or too many
+ * rules), NA_NOMEM. */
+na_return_t na_sim_fault_validate(const char *spec, char *err,
+                                  size_t err_size);
+
+/* Replace the world's profile with `spec` (NULL or "" for none). Pending
+ * scheduled actions of the old profile are dropped; nodes already crashed
+ * stay crashed until restarted. On error nothing changes. NA_NOENTRY
+ * without a world, else as na_sim_fault_validate(). */
+na_return_t na_sim_fault_set(const char *spec, char *err, size_t err_size);
+
+/* Append the rules of `spec` to the world's profile (its scheduled actions
+ * are queued again, so add actions in one call with their rules). */
+na_return_t na_sim_fault_add(const char *spec, char *err, size_t err_size);
+
+/* Heal: no rule remains (crashed nodes stay down until restarted). */
+na_return_t na_sim_fault_clear(void);
+
+/* Crash node `name` now: its operations are held back and never complete
+ * while it is down (cancel still completes them), what was queued for it
+ * is lost, and peers' sends and RMA to it fail with NA_HOSTUNREACH after
+ * the detection delay ("world:detect=", 100 us by default). NA_NOENTRY
+ * when no such node, NA_INVALID_ARG for a malformed name. */
+na_return_t na_sim_node_crash(const char *name);
+
+/* Restart node `name` now, crashed or not: it takes a new incarnation at
+ * the same address. Addresses looked up for an older incarnation are
+ * fenced off (NA_HOSTUNREACH) and must be looked up again; its operations
+ * held back since the crash complete with NA_HOSTUNREACH. */
+na_return_t na_sim_node_restart(const char *name);
+
+/* How many times fault `kind` struck in this world since its last reset:
+ * "loss", "dup", "trunc", "corrupt", "send_err", "rma_err", "partial",
+ * "revoke", "again", "rnr", "reorder", "crash", "restart", "partition",
+ * "crashed_peer", "fenced", "frozen", "jitter"; NULL, "" or "*" for all.
+ * 0 without a world. */
+uint64_t na_sim_fault_count(const char *kind);
+
+/*
  * Trace. Every post, delivery and completion appends one canonical line
  *     <time_ns> <seq> <kind> <src> <dst> <size> <tag>\n
  * to the world's trace; the hash (FNV-1a, 64 bits, over the lines in

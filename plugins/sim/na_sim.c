@@ -114,6 +114,7 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
                                                       : NA_SIM_DEFAULT_MSG_SIZE;
     node->no_block = (init->progress_mode & NA_NO_BLOCK) != 0;
     TAILQ_INIT(&node->contexts);
+    TAILQ_INIT(&node->frozen);
 
     pthread_mutex_lock(&na_sim_global_lock);
     ret = na_sim_world_ref(&world);
@@ -281,6 +282,8 @@ na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
     op->msg = NULL;
     op->peer = NULL;
     op->seq = world->next_seq++;
+    op->src_incarnation = node->incarnation;
+    op->fault_ret = NA_SUCCESS;
     memset(&op->completion.callback_info, 0,
            sizeof(op->completion.callback_info));
     op->completion.callback_info.arg = arg;

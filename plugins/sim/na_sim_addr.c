@@ -130,8 +130,13 @@ na_return_t
 na_sim_addr_self(na_class_t *na_class, na_addr_t *addr)
 {
     struct na_sim_node *self = na_class->plugin_class;
-    na_addr_t a = na_sim_addr_new(&self->name, self->incarnation);
+    uint64_t inc;
+    na_addr_t a;
 
+    pthread_mutex_lock(&self->world->lock);
+    inc = self->incarnation;
+    pthread_mutex_unlock(&self->world->lock);
+    a = na_sim_addr_new(&self->name, inc);
     if (a == NULL)
         return NA_NOMEM;
     *addr = a;
@@ -146,22 +151,38 @@ na_sim_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
     return NA_SUCCESS;
 }
 
-/* Two addresses are equal when they name the same node. Incarnations are
- * not compared: an address looked up before its node existed still names
- * that node. Fencing off old incarnations is a fault-model decision. */
+/* Two addresses are equal when they name the same incarnation of the same
+ * node. An address looked up before its node existed (incarnation 0) is
+ * bound to no incarnation and equals any address of that name: it reaches
+ * whichever node holds the name when its traffic arrives. */
+static bool
+na_sim_incarnation_match(uint64_t a, uint64_t b)
+{
+    return a == b || a == 0 || b == 0;
+}
+
 bool
 na_sim_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
 {
     (void) na_class;
-    return na_sim_name_eq(&addr1->name, &addr2->name);
+    return na_sim_name_eq(&addr1->name, &addr2->name) &&
+           na_sim_incarnation_match(addr1->incarnation, addr2->incarnation);
 }
 
+/* An address of an earlier incarnation of this node is not this node: its
+ * traffic goes out to the fabric and is fenced there. The node's
+ * incarnation changes only under the world lock. */
 bool
 na_sim_addr_is_self(na_class_t *na_class, na_addr_t addr)
 {
     struct na_sim_node *self = na_class->plugin_class;
+    uint64_t inc;
 
-    return na_sim_name_eq(&addr->name, &self->name);
+    pthread_mutex_lock(&self->world->lock);
+    inc = self->incarnation;
+    pthread_mutex_unlock(&self->world->lock);
+    return na_sim_name_eq(&addr->name, &self->name) &&
+           na_sim_incarnation_match(addr->incarnation, inc);
 }
 
 na_return_t

@@ -8,7 +8,8 @@
  *   na_sim_addr.c   addresses: names, lookup, serialization
  *   na_sim_msg.c    unexpected and expected messages
  *   na_sim_rma.c    memory handles, the key registry, put and get
- *   na_sim_fault.c  the decision points where faults will be injected
+ *   na_sim_fault.c  fault decisions, crash and restart, the fault control API
+ *   na_sim_fault_parse.c  the fault profile's text form (untrusted input)
  *
  * Locking: one mutex per world (world->lock) guards every field of the
  * world and of everything reachable from it (nodes, contexts, queues,
@@ -103,6 +104,8 @@ struct na_op_id {
     na_tag_t tag;
     uint8_t peer_ctx_id;    /* dest_id of a send, source_id of a recv */
     na_addr_t peer;         /* reference held while posted           */
+    uint64_t src_incarnation; /* the node's incarnation at post       */
+    na_return_t fault_ret;    /* what an EV_FAIL event completes with  */
     struct na_sim_msg *msg; /* a queued message matched at post time */
     /* RMA. */
     uint64_t local_key;
@@ -142,6 +145,8 @@ struct na_sim_node {
     size_t max_unexpected_size;
     size_t max_expected_size;
     bool no_block; /* NA_NO_BLOCK: never wait on real time            */
+    bool crashed;  /* its operations are held back until restart     */
+    struct na_sim_op_list frozen; /* ops held back while crashed     */
     struct na_sim_ctx_list contexts;
 };
 TAILQ_HEAD(na_sim_node_list, na_sim_node);
@@ -150,6 +155,8 @@ enum na_sim_event_kind {
     NA_SIM_EV_MSG,   /* a send reaches its destination                */
     NA_SIM_EV_RMA,   /* a put or get executes                         */
     NA_SIM_EV_LOCAL, /* a receive or cancel completes without traffic */
+    NA_SIM_EV_FAIL,  /* an op completes with op->fault_ret            */
+    NA_SIM_EV_ACTION, /* a scheduled fault action (op is NULL)        */
 };
 
 struct na_sim_event {
@@ -157,6 +164,14 @@ struct na_sim_event {
     uint64_t seq;
     enum na_sim_event_kind kind;
     struct na_op_id *op;
+    uint64_t arg; /* EV_ACTION: profile generation and action index  */
+};
+
+struct na_sim_profile;
+/* Per-link time of the latest message arrival, for FIFO under jitter. */
+struct na_sim_fifo {
+    struct na_sim_name src, dst;
+    uint64_t last;
 };
 
 /* A registered region, found by key as a NIC finds it. */
@@ -202,6 +217,12 @@ struct na_sim_world {
     size_t link_len, link_cap;
     size_t backlog_limit;
     bool backlog_full_fails; /* NA_AGAIN instead of blocking the sender */
+    /* Faults (na_sim_fault.c). */
+    struct na_sim_profile *profile; /* NULL: a perfect fabric          */
+    uint64_t profile_gen;           /* stale EV_ACTIONs are ignored    */
+    uint64_t fault_counts[24];      /* enum na_sim_fault_counter       */
+    struct na_sim_fifo *fifo;
+    size_t fifo_len, fifo_cap;
     /* Trace. */
     uint64_t trace_hash;
     uint64_t trace_lines;
@@ -240,6 +261,8 @@ NA_SIM_HIDDEN na_return_t na_sim_schedule(struct na_sim_world *world,
                                           uint64_t time,
                                           enum na_sim_event_kind kind,
                                           struct na_op_id *op);
+NA_SIM_HIDDEN na_return_t na_sim_schedule_action(struct na_sim_world *world,
+                                                 uint64_t time, uint64_t arg);
 NA_SIM_HIDDEN bool na_sim_event_next_time(const struct na_sim_world *world,
                                           uint64_t *time);
 /* Run one event, advancing the clock to it. False if none is queued. */
@@ -308,18 +331,42 @@ NA_SIM_HIDDEN void na_sim_regions_drop_node(struct na_sim_world *world,
                                             struct na_sim_node *node);
 
 /*
- * Fault decision points (na_sim_fault.c). Each returns what the fabric
- * does to one operation at one stage; today the answer is always "nothing":
- * ret NA_SUCCESS and no extra delay.
+ * Fault decision points (na_sim_fault.c).
+ *
+ * At post: a non-success return refuses the post with that code (no
+ * completion follows); *when (the arrival time of a send or RMA, NULL for
+ * a receive) may be moved later by latency and jitter.
+ *
+ * At delivery, the verdict on one send or RMA event.
  */
-struct na_sim_fault {
-    na_return_t ret;      /* NA_SUCCESS, or the error to inject        */
-    uint64_t extra_delay; /* ns added to the link's delivery time      */
+enum na_sim_verdict {
+    NA_SIM_V_DELIVER, /* go ahead (possibly mangled, see the flags)     */
+    NA_SIM_V_FAIL,    /* complete with ret after delay, deliver nothing */
+    NA_SIM_V_DROP,    /* lost on the wire: the send still succeeds      */
+    NA_SIM_V_RETRY,   /* receiver not ready: try again after delay      */
 };
-NA_SIM_HIDDEN struct na_sim_fault
-na_sim_fault_on_post(struct na_sim_world *world, const struct na_op_id *op);
+struct na_sim_fault {
+    enum na_sim_verdict verdict;
+    na_return_t ret;
+    uint64_t delay;
+    bool dup, trunc, corrupt, partial; /* message or RMA mangling   */
+    uint64_t bits;                     /* randomness for the mangling */
+};
+NA_SIM_HIDDEN na_return_t na_sim_fault_on_post(struct na_sim_world *world,
+                                               const struct na_op_id *op,
+                                               const struct na_sim_name *dst,
+                                               uint64_t *when);
 NA_SIM_HIDDEN struct na_sim_fault
 na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op);
+/* Complete op with ret after delay ns (through an EV_FAIL event). */
+NA_SIM_HIDDEN void na_sim_fault_fail_later(struct na_sim_world *world,
+                                           struct na_op_id *op,
+                                           na_return_t ret, uint64_t delay);
+/* Trace one fault decision about op (or about nothing, op NULL). */
+NA_SIM_HIDDEN void na_sim_fault_trace(struct na_sim_world *world,
+                                      const struct na_op_id *op,
+                                      const char *what, const char *src,
+                                      const char *dst, size_t size);
 
 /* Ops referenced by the table (defined in the concern's own file). */
 

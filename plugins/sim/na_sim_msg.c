@@ -5,23 +5,25 @@
  * among the context's early arrivals. Data moves from the sender's buffer
  * at delivery time, which is also when the send completes.
  */
-#include "na_sim_internal.h"
+#include "na_sim_fault.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Trace the post of a message op and ask the fault hook about it. */
+/* Trace the post of a message op and ask the fault model about it: it may
+ * refuse a send (NA_AGAIN) or move its arrival (*when; NULL for a
+ * receive). */
 static na_return_t
 na_sim_msg_posted(struct na_sim_world *world, struct na_op_id *op,
-                  const char *src, const char *dst, struct na_sim_fault *fault)
+                  const char *src, const char *dst,
+                  const struct na_sim_name *dst_name, uint64_t *when)
 {
     char kind[32];
 
     snprintf(kind, sizeof(kind), "post:%s", na_sim_op_kind(op->type));
     na_sim_trace(world, na_sim_now(world), op->seq, kind, src, dst, op->size,
                  op->tag);
-    *fault = na_sim_fault_on_post(world, op);
-    return fault->ret;
+    return na_sim_fault_on_post(world, op, dst_name, when);
 }
 
 static na_return_t
@@ -34,7 +36,6 @@ na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     struct na_sim_world *world = node->world;
     size_t max = type == NA_CB_SEND_UNEXPECTED ? node->max_unexpected_size
                                                : node->max_expected_size;
-    struct na_sim_fault fault;
     uint64_t when;
     na_return_t ret;
 
@@ -52,15 +53,13 @@ na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     op->tag = tag;
     op->peer_ctx_id = dest_id;
     op->peer = na_sim_addr_ref(dest_addr);
+    when = na_sim_add_sat(na_sim_now(world),
+                          na_sim_transfer_time(world, &node->name,
+                                               &dest_addr->name, buf_size));
     ret = na_sim_msg_posted(world, op, node->name.str, dest_addr->name.str,
-                            &fault);
+                            &dest_addr->name, &when);
     if (ret != NA_SUCCESS)
         goto abort;
-    when = na_sim_add_sat(
-        na_sim_now(world),
-        na_sim_add_sat(na_sim_transfer_time(world, &node->name,
-                                            &dest_addr->name, buf_size),
-                       fault.extra_delay));
     ret = na_sim_schedule(world, when, NA_SIM_EV_MSG, op);
     if (ret != NA_SUCCESS)
         goto abort;
@@ -170,9 +169,9 @@ na_sim_recv_fill(struct na_sim_world *world, struct na_op_id *recv,
 }
 
 static struct na_sim_msg *
-na_sim_msg_copy(const struct na_op_id *send)
+na_sim_msg_copy(const struct na_op_id *send, const void *data, size_t size)
 {
-    struct na_sim_msg *msg = malloc(sizeof(*msg) + send->size);
+    struct na_sim_msg *msg = malloc(sizeof(*msg) + size);
 
     if (msg == NULL)
         return NULL;
@@ -180,10 +179,76 @@ na_sim_msg_copy(const struct na_op_id *send)
     msg->src_incarnation = send->node->incarnation;
     msg->src_ctx_id = send->ctx->id;
     msg->tag = send->tag;
-    msg->size = send->size;
-    if (send->size > 0)
-        memcpy(msg->data, send->buf, send->size);
+    msg->size = size;
+    if (size > 0)
+        memcpy(msg->data, data, size);
     return msg;
+}
+
+/* A second copy of a message (the duplication fault): it goes where a new
+ * message would, except that it never blocks anyone; with no room it is
+ * simply lost again. The sender is not involved. */
+static void
+na_sim_msg_dup(struct na_sim_world *world, struct na_op_id *send,
+               struct na_sim_ctx *dctx, bool unexpected, const void *data,
+               size_t size)
+{
+    struct na_op_id *recv = na_sim_recv_find(dctx, unexpected,
+                                             &send->node->name, send->ctx->id,
+                                             send->tag);
+    struct na_sim_msg *msg;
+    size_t limit;
+    bool fails;
+
+    na_sim_fault_trace(world, send, "dup", send->node->name.str,
+                       send->peer->name.str, size);
+    if (recv != NULL) {
+        na_sim_op_unlink(recv);
+        na_sim_recv_fill(world, recv, &send->node->name,
+                         send->node->incarnation, send->tag, data, size);
+        return;
+    }
+    na_sim_fault_backlog(world, dctx->node, &limit, &fails);
+    if (unexpected && dctx->backlog_count >= limit)
+        return;
+    msg = na_sim_msg_copy(send, data, size);
+    if (msg == NULL)
+        return;
+    if (unexpected) {
+        TAILQ_INSERT_TAIL(&dctx->backlog, msg, link);
+        dctx->backlog_count++;
+    } else
+        TAILQ_INSERT_TAIL(&dctx->early, msg, link);
+}
+
+/* Apply truncation and corruption to a private copy of the bytes: the
+ * sender's buffer is never touched. Returns the copy (to free) or NULL
+ * when nothing was mangled or memory ran out. */
+static unsigned char *
+na_sim_msg_mangle(struct na_sim_world *world, const struct na_op_id *send,
+                  const struct na_sim_fault *fault, size_t *size)
+{
+    unsigned char *copy;
+
+    if (!(fault->trunc || fault->corrupt) || send->size == 0)
+        return NULL;
+    copy = malloc(send->size);
+    if (copy == NULL)
+        return NULL;
+    memcpy(copy, send->buf, send->size);
+    if (fault->trunc) {
+        *size = (size_t) (fault->bits % send->size); /* strictly shorter */
+        na_sim_fault_trace(world, send, "trunc", send->node->name.str,
+                           send->peer->name.str, *size);
+    }
+    if (fault->corrupt && *size > 0) {
+        uint64_t bit = (fault->bits >> 24) % ((uint64_t) *size * 8);
+
+        copy[bit / 8] ^= (unsigned char) (1U << (bit % 8));
+        na_sim_fault_trace(world, send, "corrupt", send->node->name.str,
+                           send->peer->name.str, (size_t) bit);
+    }
+    return copy;
 }
 
 /*
@@ -200,15 +265,31 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
     struct na_sim_ctx *dctx = NULL;
     struct na_op_id *recv;
     struct na_sim_msg *msg;
+    unsigned char *mangled;
+    const void *data;
+    size_t size, limit;
+    bool fails;
 
     if (send->canceled) {
         na_sim_op_complete(world, send, NA_CANCELED);
         return;
     }
     fault = na_sim_fault_on_deliver(world, send);
-    if (fault.ret != NA_SUCCESS) {
-        na_sim_op_complete(world, send, fault.ret);
-        return;
+    switch (fault.verdict) {
+        case NA_SIM_V_FAIL:
+            na_sim_fault_fail_later(world, send, fault.ret, fault.delay);
+            return;
+        case NA_SIM_V_DROP:
+            /* Lost on the wire: the sender's NIC saw nothing wrong. */
+            na_sim_op_complete(world, send, NA_SUCCESS);
+            return;
+        case NA_SIM_V_RETRY:
+            if (na_sim_schedule(world, na_sim_add_sat(now, fault.delay),
+                                NA_SIM_EV_MSG, send) != NA_SUCCESS)
+                na_sim_op_complete(world, send, NA_NOMEM);
+            return;
+        case NA_SIM_V_DELIVER:
+            break;
     }
     node = na_sim_node_find(world, &send->peer->name);
     if (node != NULL)
@@ -219,40 +300,46 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
         na_sim_op_complete(world, send, NA_HOSTUNREACH);
         return;
     }
+    size = send->size;
+    mangled = na_sim_msg_mangle(world, send, &fault, &size);
+    data = mangled != NULL ? (const void *) mangled : send->buf;
+    if (fault.dup)
+        na_sim_msg_dup(world, send, dctx, unexpected, data, size);
     recv = na_sim_recv_find(dctx, unexpected, &send->node->name, send->ctx->id,
                             send->tag);
     if (recv != NULL) {
-        na_sim_trace(world, now, send->seq, "arrive:matched", src, dst,
-                     send->size, send->tag);
+        na_sim_trace(world, now, send->seq, "arrive:matched", src, dst, size,
+                     send->tag);
         na_sim_op_unlink(recv);
         na_sim_recv_fill(world, recv, &send->node->name,
-                         send->node->incarnation, send->tag, send->buf,
-                         send->size);
+                         send->node->incarnation, send->tag, data, size);
         na_sim_op_complete(world, send, NA_SUCCESS);
-        return;
+        goto out;
     }
-    if (unexpected && dctx->backlog_count >= world->backlog_limit) {
+    na_sim_fault_backlog(world, node, &limit, &fails);
+    if (unexpected && dctx->backlog_count >= limit) {
         /* Receiver not ready and no room to buffer. By default the
          * sender's NIC holds the message and retries until room appears,
          * as RNR retry and credit flow control do on real fabrics; the
-         * other policy reports NA_AGAIN. A fault profile will choose per
-         * link here. */
-        if (world->backlog_full_fails) {
+         * other policy (per world or, in a fault profile, per node)
+         * reports NA_AGAIN. A held message is taken from the sender's
+         * buffer when admitted, unmangled. */
+        if (fails) {
             na_sim_trace(world, now, send->seq, "arrive:backlog_full", src, dst,
                          send->size, send->tag);
             na_sim_op_complete(world, send, NA_AGAIN);
-            return;
+            goto out;
         }
         na_sim_trace(world, now, send->seq, "arrive:blocked", src, dst,
                      send->size, send->tag);
         TAILQ_INSERT_TAIL(&dctx->blocked, send, link);
         send->list = &dctx->blocked;
-        return;
+        goto out;
     }
-    msg = na_sim_msg_copy(send);
+    msg = na_sim_msg_copy(send, data, size);
     if (msg == NULL) {
         na_sim_op_complete(world, send, NA_NOMEM);
-        return;
+        goto out;
     }
     if (unexpected) {
         TAILQ_INSERT_TAIL(&dctx->backlog, msg, link);
@@ -260,9 +347,11 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
     } else
         TAILQ_INSERT_TAIL(&dctx->early, msg, link);
     na_sim_trace(world, now, send->seq,
-                 unexpected ? "arrive:backlog" : "arrive:early", src, dst,
-                 send->size, send->tag);
+                 unexpected ? "arrive:backlog" : "arrive:early", src, dst, size,
+                 send->tag);
     na_sim_op_complete(world, send, NA_SUCCESS);
+out:
+    free(mangled);
 }
 
 /*
@@ -279,7 +368,7 @@ na_sim_blocked_accept(struct na_sim_world *world, struct na_op_id *send,
     struct na_sim_msg *msg;
 
     na_sim_op_unlink(send);
-    msg = na_sim_msg_copy(send);
+    msg = na_sim_msg_copy(send, send->buf, send->size);
     if (msg != NULL)
         na_sim_trace(world, na_sim_now(world), send->seq, kind,
                      send->node->name.str, send->peer->name.str, send->size,
@@ -293,8 +382,11 @@ static void
 na_sim_backlog_admit(struct na_sim_world *world, struct na_sim_ctx *ctx)
 {
     struct na_op_id *send;
+    size_t limit;
+    bool fails;
 
-    while (ctx->backlog_count < world->backlog_limit &&
+    na_sim_fault_backlog(world, ctx->node, &limit, &fails);
+    while (ctx->backlog_count < limit &&
            (send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
         struct na_sim_msg *msg =
             na_sim_blocked_accept(world, send, "arrive:backlog");
@@ -310,9 +402,11 @@ void
 na_sim_backlog_reconsider(struct na_sim_world *world, struct na_sim_ctx *ctx)
 {
     struct na_op_id *send;
+    size_t limit;
+    bool fails;
 
-    while (world->backlog_full_fails &&
-           (send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
+    na_sim_fault_backlog(world, ctx->node, &limit, &fails);
+    while (fails && (send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
         na_sim_op_unlink(send);
         na_sim_trace(world, na_sim_now(world), send->seq, "arrive:backlog_full",
                      send->node->name.str, send->peer->name.str, send->size,
@@ -384,7 +478,6 @@ na_sim_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
-    struct na_sim_fault fault;
     na_return_t ret;
 
     (void) plugin_data;
@@ -398,7 +491,7 @@ na_sim_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
     op->buf = buf;
     op->size = buf_size;
     op->tag = 0;
-    ret = na_sim_msg_posted(world, op, "*", node->name.str, &fault);
+    ret = na_sim_msg_posted(world, op, "*", node->name.str, &node->name, NULL);
     if (ret == NA_SUCCESS)
         ret = na_sim_recv_post(world, op);
     if (ret != NA_SUCCESS)
@@ -417,7 +510,6 @@ na_sim_msg_recv_expected(na_class_t *na_class, na_context_t *context,
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
-    struct na_sim_fault fault;
     na_return_t ret;
 
     (void) plugin_data;
@@ -436,7 +528,7 @@ na_sim_msg_recv_expected(na_class_t *na_class, na_context_t *context,
     op->peer_ctx_id = source_id;
     op->peer = na_sim_addr_ref(source_addr);
     ret = na_sim_msg_posted(world, op, source_addr->name.str, node->name.str,
-                            &fault);
+                            &node->name, NULL);
     if (ret == NA_SUCCESS)
         ret = na_sim_recv_post(world, op);
     if (ret != NA_SUCCESS)

@@ -9,7 +9,7 @@
  * NA_ACCESS (unknown, revoked or foreign key; missing remote permission)
  * or NA_FAULT (a range outside its region).
  */
-#include "na_sim_internal.h"
+#include "na_sim_fault.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -262,8 +262,8 @@ na_sim_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
 
     if (buf_size < na_sim_mem_handle_get_serialize_size(na_class, h))
         return NA_OVERFLOW;
-    owner = na_sim_mem_owner(h, &inc);
     pthread_mutex_lock(&node->world->lock);
+    owner = na_sim_mem_owner(h, &inc); /* a restart changes incarnations */
     key = h->key;
     pthread_mutex_unlock(&node->world->lock);
     /* An unregistered handle travels with key 0, which no region ever
@@ -361,7 +361,6 @@ na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
-    struct na_sim_fault fault;
     uint64_t when;
     char kind[16];
     na_return_t ret;
@@ -390,10 +389,6 @@ na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     snprintf(kind, sizeof(kind), "post:%s", na_sim_op_kind(type));
     na_sim_trace(world, na_sim_now(world), op->seq, kind, node->name.str,
                  remote_addr->name.str, data_size, 0);
-    fault = na_sim_fault_on_post(world, op);
-    ret = fault.ret;
-    if (ret != NA_SUCCESS)
-        goto abort;
     /* A put carries its data out; a get sends a request and waits for the
      * data to come back. No transfer moves more than the local region
      * holds, so an over-long request is charged for that much and fails
@@ -408,8 +403,10 @@ na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
             na_sim_transfer_time(world, &node->name, &remote_addr->name, 0),
             na_sim_transfer_time(world, &remote_addr->name, &node->name,
                                  data_size));
-    when = na_sim_add_sat(na_sim_now(world),
-                          na_sim_add_sat(when, fault.extra_delay));
+    when = na_sim_add_sat(na_sim_now(world), when);
+    ret = na_sim_fault_on_post(world, op, &remote_addr->name, &when);
+    if (ret != NA_SUCCESS)
+        goto abort;
     ret = na_sim_schedule(world, when, NA_SIM_EV_RMA, op);
     if (ret != NA_SUCCESS)
         goto abort;
@@ -513,9 +510,11 @@ na_sim_rma_copy(const struct na_mem_handle *dst, uint64_t dst_offset,
     }
 }
 
-/* The checks a NIC makes, in its order: keys, permission, bounds. */
+/* The checks a NIC makes, in its order: keys, permission, bounds. Then
+ * `land` bytes move (all of them unless a partial-RMA fault cut it). */
 static na_return_t
-na_sim_rma_transfer(struct na_sim_world *world, const struct na_op_id *op)
+na_sim_rma_transfer(struct na_sim_world *world, const struct na_op_id *op,
+                    size_t land)
 {
     const struct na_sim_region *local, *remote;
     struct na_sim_node *target;
@@ -536,12 +535,14 @@ na_sim_rma_transfer(struct na_sim_world *world, const struct na_op_id *op)
     if (!na_sim_range_ok(local->handle, op->local_offset, op->size) ||
         !na_sim_range_ok(remote->handle, op->remote_offset, op->size))
         return NA_FAULT;
+    if (land > op->size)
+        land = op->size;
     if (op->type == NA_CB_PUT)
         na_sim_rma_copy(remote->handle, op->remote_offset, local->handle,
-                        op->local_offset, op->size);
+                        op->local_offset, land);
     else
         na_sim_rma_copy(local->handle, op->local_offset, remote->handle,
-                        op->remote_offset, op->size);
+                        op->remote_offset, land);
     return NA_SUCCESS;
 }
 
@@ -555,7 +556,20 @@ na_sim_rma_execute(struct na_sim_world *world, struct na_op_id *op)
         return;
     }
     fault = na_sim_fault_on_deliver(world, op);
-    na_sim_op_complete(
-        world, op,
-        fault.ret != NA_SUCCESS ? fault.ret : na_sim_rma_transfer(world, op));
+    if (fault.verdict != NA_SIM_V_DELIVER) {
+        /* RMA is never dropped or retried: only failures reach here. */
+        na_sim_fault_fail_later(world, op, fault.ret, fault.delay);
+        return;
+    }
+    if (fault.partial) {
+        /* The link died mid-transfer: a prefix landed, then the error. */
+        size_t land = (size_t) (fault.bits % op->size);
+        na_return_t ret = na_sim_rma_transfer(world, op, land);
+
+        na_sim_fault_trace(world, op, "partial", op->node->name.str,
+                           op->peer->name.str, land);
+        na_sim_op_complete(world, op, ret == NA_SUCCESS ? NA_IO_ERROR : ret);
+        return;
+    }
+    na_sim_op_complete(world, op, na_sim_rma_transfer(world, op, op->size));
 }

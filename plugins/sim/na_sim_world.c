@@ -3,7 +3,7 @@
  * model and trace. Everything here runs under the world lock except the
  * lifetime functions, which run under na_sim_global_lock.
  */
-#include "na_sim_internal.h"
+#include "na_sim_fault.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -91,16 +91,47 @@ na_sim_world_reset_state(struct na_sim_world *world, uint64_t seed)
     world->trace_hash = NA_SIM_FNV_BASIS;
     world->trace_lines = 0;
     world->trace_len = 0;
+    /* The fault profile is configuration too; its scheduled actions are
+     * queued again on the fresh clock. */
+    na_sim_fault_reset(world);
 }
 
-static struct na_sim_world *
-na_sim_world_create(void)
+/* QS_SIM_FAULTS: a profile for every world created while it is set. A
+ * malformed one is an error, not a silently perfect fabric. */
+static na_return_t
+na_sim_faults_from_env(struct na_sim_world *world)
+{
+    const char *env = getenv(NA_SIM_FAULTS_ENV);
+    struct na_sim_profile *prof;
+    char err[128];
+    na_return_t ret;
+
+    if (env == NULL || *env == '\0')
+        return NA_SUCCESS;
+    prof = calloc(1, sizeof(*prof));
+    if (prof == NULL)
+        return NA_NOMEM;
+    ret = na_sim_profile_parse(env, prof, err, sizeof(err));
+    if (ret != NA_SUCCESS) {
+        na_plugin_log_error("sim", "%s is malformed: %s", NA_SIM_FAULTS_ENV,
+                            err);
+        free(prof);
+        return ret;
+    }
+    return na_sim_fault_install(world, prof);
+}
+
+static void na_sim_world_destroy(struct na_sim_world *world);
+
+static na_return_t
+na_sim_world_create(struct na_sim_world **out)
 {
     struct na_sim_world *world = calloc(1, sizeof(*world));
     pthread_condattr_t attr;
+    na_return_t ret;
 
     if (world == NULL)
-        return NULL;
+        return NA_NOMEM;
     pthread_mutex_init(&world->lock, NULL);
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -111,7 +142,13 @@ na_sim_world_create(void)
     world->link_default.bandwidth = NA_SIM_DEFAULT_BANDWIDTH;
     world->backlog_limit = NA_SIM_DEFAULT_BACKLOG;
     na_sim_world_reset_state(world, na_sim_seed_next());
-    return world;
+    ret = na_sim_faults_from_env(world);
+    if (ret != NA_SUCCESS) {
+        na_sim_world_destroy(world);
+        return ret;
+    }
+    *out = world;
+    return NA_SUCCESS;
 }
 
 static void
@@ -123,6 +160,7 @@ na_sim_world_destroy(struct na_sim_world *world)
     free(world->regions);
     free(world->links);
     free(world->trace_buf);
+    na_sim_fault_free(world);
     pthread_cond_destroy(&world->cond);
     pthread_mutex_destroy(&world->lock);
     free(world);
@@ -132,9 +170,10 @@ na_return_t
 na_sim_world_ref(struct na_sim_world **world)
 {
     if (na_sim_world_g == NULL) {
-        na_sim_world_g = na_sim_world_create();
-        if (na_sim_world_g == NULL)
-            return NA_NOMEM;
+        na_return_t ret = na_sim_world_create(&na_sim_world_g);
+
+        if (ret != NA_SUCCESS)
+            return ret;
     }
     pthread_mutex_lock(&na_sim_world_g->lock);
     na_sim_world_g->refs++;
@@ -192,9 +231,10 @@ na_sim_event_before(const struct na_sim_event *a, const struct na_sim_event *b)
     return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
-na_return_t
-na_sim_schedule(struct na_sim_world *world, uint64_t time,
-                enum na_sim_event_kind kind, struct na_op_id *op)
+static na_return_t
+na_sim_schedule_arg(struct na_sim_world *world, uint64_t time,
+                    enum na_sim_event_kind kind, struct na_op_id *op,
+                    uint64_t arg)
 {
     struct na_sim_event *heap = world->heap;
     size_t i;
@@ -209,8 +249,11 @@ na_sim_schedule(struct na_sim_world *world, uint64_t time,
         world->heap_cap = cap;
     }
     i = world->heap_len++;
-    heap[i] = (struct na_sim_event){
-        .time = time, .seq = op->seq, .kind = kind, .op = op};
+    heap[i] = (struct na_sim_event){.time = time,
+                                    .seq = op ? op->seq : world->next_seq++,
+                                    .kind = kind,
+                                    .op = op,
+                                    .arg = arg};
     while (i > 0) {
         size_t parent = (i - 1) / 2;
         struct na_sim_event tmp;
@@ -223,6 +266,21 @@ na_sim_schedule(struct na_sim_world *world, uint64_t time,
         i = parent;
     }
     return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_schedule(struct na_sim_world *world, uint64_t time,
+                enum na_sim_event_kind kind, struct na_op_id *op)
+{
+    return na_sim_schedule_arg(world, time, kind, op, 0);
+}
+
+/* Scheduled fault actions are events too, so the clock stops at them and
+ * they take their place in the (time, seq) order. */
+na_return_t
+na_sim_schedule_action(struct na_sim_world *world, uint64_t time, uint64_t arg)
+{
+    return na_sim_schedule_arg(world, time, NA_SIM_EV_ACTION, NULL, arg);
 }
 
 static struct na_sim_event
@@ -263,6 +321,14 @@ na_sim_event_next_time(const struct na_sim_world *world, uint64_t *time)
 static void
 na_sim_dispatch(struct na_sim_world *world, const struct na_sim_event *ev)
 {
+    if (ev->kind == NA_SIM_EV_ACTION) {
+        na_sim_fault_action_run(world, ev->arg);
+        return;
+    }
+    /* Crashed nodes and old incarnations are dealt with before any
+     * operation runs. */
+    if (na_sim_fault_intercept(world, ev->op))
+        return;
     switch (ev->kind) {
         case NA_SIM_EV_MSG:
             na_sim_msg_deliver(world, ev->op);
@@ -272,6 +338,11 @@ na_sim_dispatch(struct na_sim_world *world, const struct na_sim_event *ev)
             break;
         case NA_SIM_EV_LOCAL:
             na_sim_msg_local(world, ev->op);
+            break;
+        case NA_SIM_EV_FAIL:
+            na_sim_fault_fail_execute(world, ev->op);
+            break;
+        case NA_SIM_EV_ACTION:
             break;
     }
 }
