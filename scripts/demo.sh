@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 QS_DEPS_VM=0 ./scripts/install-deps.sh
 build=${QS_BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQS_PLUGIN_OFI=AUTO -DQS_PLUGIN_VERBS=AUTO >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 echo "== NA over the simulated fabric (examples/na_demo) =="
 "$build/examples/na_demo/na_demo"

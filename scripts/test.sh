@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 build=${QS_BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQS_WERROR=ON ${QS_CMAKE_ARGS:-}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQS_WERROR=ON \
+  -DQS_PLUGIN_OFI=AUTO -DQS_PLUGIN_VERBS=AUTO -DQS_SANITIZE= ${QS_CMAKE_ARGS:-}
 cmake --build "$build" -j"$(nproc)"
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "$@"
