@@ -222,6 +222,7 @@ peer_main(void *arg)
 /* Run the peer on a thread or in a child process; peer_join() waits. */
 struct peer_run {
     struct peer peer;
+    int other_fd; /* our end, which a forked child must not keep open */
     pthread_t tid;
     pid_t pid;
 };
@@ -234,8 +235,10 @@ peer_start(struct peer_run *r, int procs)
         if (r->pid < 0)
             return -1;
         if (r->pid == 0) {
-            /* The child exits on its own deadline even if the parent dies
-             * without closing the socket. */
+            /* The child holds a copy of our end too; closing it here is
+             * what lets it see end-of-file when we close ours. It also
+             * exits on its own deadline if the parent dies. */
+            close(r->other_fd);
             alarm((unsigned) (r->peer.deadline - bu_now_s()) + 5u);
             peer_main(&r->peer);
             _exit(r->peer.result == 0 ? 0 : 1);
@@ -284,6 +287,7 @@ pingpong(const struct opts *o, bool busy)
         return -1;
     }
     deadline = bu_now_s() + o->max_seconds;
+    r.other_fd = fd;
     r.peer.job = busy ? JOB_ECHO_BUSY : JOB_ECHO_BLOCK;
     r.peer.msg_size = o->msg_size;
     r.peer.deadline = deadline + 5.0;
@@ -311,8 +315,11 @@ pingpong(const struct opts *o, bool busy)
     }
     /* Closing our end is how the echo side learns to stop. */
     close(fd);
-    if (peer_join(&r) != 0)
+    if (peer_join(&r) != 0) {
+        fprintf(stderr, "floor_tcp: the %s echo side failed\n",
+                busy ? "busy" : "blocking");
         rc = -1;
+    }
     if (rc == 0) {
         double med = bu_quantile(samples, n, 0.5);
         double p99 = bu_quantile(samples, n, 0.99);
@@ -364,6 +371,7 @@ stream(const struct opts *o, uint64_t size, uint32_t seed)
     }
     bu_pattern_fill(buf, size, seed);
     deadline = bu_now_s() + o->max_seconds;
+    r.other_fd = fd;
     r.peer.job = JOB_STREAM;
     r.peer.chunk = size;
     r.peer.chunks = reps;
