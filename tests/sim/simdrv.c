@@ -446,7 +446,7 @@ sd_round(struct sd_world *w)
     for (int i = 0; i < w->n; i++) {
         unsigned int count;
 
-        HG_Progress(w->node[i].ctx, 1);
+        HG_Progress(w->node[i].ctx, w->progress_ms);
         while (HG_Trigger(w->node[i].ctx, 0, 64, &count) == HG_SUCCESS &&
                count > 0)
             ;
@@ -538,6 +538,7 @@ sd_open(struct sd_world *w, const struct sd_opts *opts)
         na_sim_trace_enable(true);
     sd_current = w;
     w->n = opts->nodes;
+    w->progress_ms = 1;
     for (int i = 0; i < w->n; i++) {
         struct hg_init_info info = HG_INIT_INFO_INITIALIZER;
         struct sd_node *n = &w->node[i];
@@ -645,6 +646,7 @@ sd_close(struct sd_world *w)
     assert_int_equal(w->respond_cbs, w->responds);
     assert_int_equal(w->nheld, 0);
     sd_report(NULL);
+    w->final_faults = na_sim_fault_count(NULL);
     assert_int_equal(na_sim_fault_clear(), NA_SUCCESS);
     for (int i = 0; i < w->nops; i++) {
         struct sd_op *op = &w->ops[i];
@@ -668,6 +670,8 @@ sd_close(struct sd_world *w)
     for (int i = 0; i < w->n; i++)
         assert_hg_ok_sd(HG_Finalize(w->node[i].cls));
     sd_current = NULL;
+    w->final_hash = na_sim_trace_hash();
+    w->final_lines = na_sim_trace_count();
     assert_int_equal(na_sim_world_release(), NA_SUCCESS);
     assert_false(na_sim_world_exists());
 }

@@ -86,6 +86,10 @@ struct sd_world {
     int oneways;
     hg_handle_t held[64];
     int nheld;
+    unsigned progress_ms; /* HG_Progress timeout per context and round  */
+    uint64_t final_hash;  /* trace hash and line count at sd_close      */
+    uint64_t final_lines;
+    uint64_t final_faults; /* faults that struck, all kinds          */
 };
 
 /* Fail with the error's name unless expr returns HG_SUCCESS. */
