@@ -77,10 +77,12 @@ margo_instance_id margo_init_opt(const char *addr_str, int mode,
                                  int rpc_thread_count);
 
 /*
- * Shut an instance down. Handlers that have not started are dropped (their
- * origin gets no response), handlers that are running are waited for, and
- * every operation still in flight is cancelled, so the calls waiting on it
- * return HG_CANCELED. Then the threads stop and HG is finalized; the
+ * Shut an instance down. From the call on, new requests are answered with
+ * HG_CANCELED. Handlers queued but not started are dropped (their origins
+ * get no response), running handlers are given time to finish (10 s on the
+ * NA clock), and every operation still in flight is cancelled, so the
+ * calls waiting on it return HG_CANCELED. Then the threads stop, addresses
+ * from margo_addr_* not yet freed are released, and HG is finalized; the
  * instance id is invalid afterwards.
  *
  * Called from inside a handler, from one of the instance's own threads, or
