@@ -25,6 +25,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,37 @@ tm_outer(hg_handle_t h)
 }
 DEFINE_MARGO_RPC_HANDLER(tm_outer)
 
+/* Forwards tm_hold, with no deadline, to the address in tm_relay_target:
+ * a handler blocked on a target that never answers. Records the result. */
+static const char *tm_relay_target;
+static atomic_int tm_relay_ret = -1;
+
+static void
+tm_relay(hg_handle_t h)
+{
+    margo_instance_id mid = margo_hg_handle_get_instance(h);
+    hg_addr_t target;
+    hg_handle_t h2;
+    hg_id_t hold_id;
+    hg_bool_t found = HG_FALSE;
+    hg_return_t ret = HG_OTHER_ERROR;
+
+    if (margo_registered_name(mid, "tm_hold", &hold_id, &found) ==
+            HG_SUCCESS &&
+        found &&
+        margo_addr_lookup(mid, tm_relay_target, &target) == HG_SUCCESS) {
+        if (margo_create(mid, target, hold_id, &h2) == HG_SUCCESS) {
+            ret = margo_forward(h2, NULL);
+            margo_destroy(h2);
+        }
+        margo_addr_free(mid, target);
+    }
+    atomic_store(&tm_relay_ret, (int) ret);
+    margo_respond(h, NULL);
+    margo_destroy(h);
+}
+DEFINE_MARGO_RPC_HANDLER(tm_relay)
+
 /* ---- The environment -------------------------------------------------- */
 
 static const char *
@@ -270,7 +302,8 @@ tm_is_sim(void)
 
 /* Ids are the same in both instances (a hash of the name). */
 struct tm_ids {
-    hg_id_t add, hold, sum, sum_async, quit, notify, data, outer, missing;
+    hg_id_t add, hold, sum, sum_async, quit, notify, data, outer, relay;
+    hg_id_t missing;
 };
 
 struct tm_env {
@@ -300,6 +333,7 @@ tm_register(margo_instance_id mid, int serve, struct tm_ids *ids)
                                    tm_data);
         ids->outer = MARGO_REGISTER(mid, "tm_outer", tm_add_in_t,
                                     tm_add_out_t, tm_outer);
+        ids->relay = MARGO_REGISTER(mid, "tm_relay", void, void, tm_relay);
     } else {
         ids->add = MARGO_REGISTER(mid, "tm_add", tm_add_in_t, tm_add_out_t,
                                   NULL);
@@ -313,6 +347,7 @@ tm_register(margo_instance_id mid, int serve, struct tm_ids *ids)
         ids->data = MARGO_REGISTER(mid, "tm_data", void, tm_add_out_t, NULL);
         ids->outer = MARGO_REGISTER(mid, "tm_outer", tm_add_in_t,
                                     tm_add_out_t, NULL);
+        ids->relay = MARGO_REGISTER(mid, "tm_relay", void, void, NULL);
         /* Registered only here: the server answers HG_NOENTRY. */
         ids->missing = MARGO_REGISTER(mid, "tm_missing", tm_add_in_t,
                                       tm_add_out_t, NULL);
@@ -673,6 +708,104 @@ test_finalize_with_rpc_in_flight(void **state)
     tm_stop(&env);
 }
 
+/* A thread blocked in margo_forward() when another finalizes the
+ * instance: the forward fails with HG_CANCELED and the thread goes on. */
+struct tm_blocked {
+    struct tm_env *env;
+    hg_return_t ret;
+};
+
+static void *
+tm_blocked_main(void *arg)
+{
+    struct tm_blocked *b = arg;
+    hg_handle_t h;
+
+    b->ret = margo_create(b->env->client, b->env->server_addr,
+                          b->env->ids.hold, &h);
+    if (b->ret != HG_SUCCESS)
+        return NULL;
+    b->ret = margo_forward(h, NULL);
+    margo_destroy(h);
+    return NULL;
+}
+
+static void
+test_finalize_with_thread_blocked(void **state)
+{
+    struct tm_env env;
+    struct tm_blocked b;
+    pthread_t thread;
+
+    (void) state;
+    tm_start(&env, 0, 0, 0);
+    b.env = &env;
+    b.ret = HG_SUCCESS;
+    assert_int_equal(pthread_create(&thread, NULL, tm_blocked_main, &b), 0);
+    /* The blocked thread drives the server too: wait until the request
+     * is held there, so the forward is certainly in flight. */
+    while (tm_held_get() == 0)
+        sched_yield();
+    assert_hg_ok(margo_addr_free(env.client, env.server_addr));
+    env.server_addr = HG_ADDR_NULL;
+    margo_finalize(env.client);
+    env.client = MARGO_INSTANCE_NULL;
+    pthread_join(thread, NULL);
+    assert_hg_ret(b.ret, HG_CANCELED);
+    tm_held_release();
+    tm_stop(&env);
+}
+
+/* A handler blocked on a target that never answers does not hold finalize
+ * forever: after the grace period its forward is cancelled. */
+static void
+test_finalize_with_handler_blocked(void **state)
+{
+    struct tm_env env;
+    struct tm_ids silent_ids;
+    margo_instance_id silent;
+    margo_request req;
+    hg_handle_t h;
+    hg_return_t ret;
+    char silent_name[64];
+    int flag = 0;
+
+    (void) state;
+    if (!tm_is_sim())
+        skip(); /* the grace period is 10 s of real time elsewhere */
+    /* The server runs the relay on a handler thread. */
+    tm_start(&env, 1, 1, 0);
+    /* A server that holds every tm_hold request without answering. */
+    snprintf(silent_name, sizeof(silent_name), "sim://margo-silent-%u",
+             ++tm_serial);
+    silent = margo_init(silent_name, MARGO_SERVER_MODE, 0, 0);
+    assert_non_null(silent);
+    tm_register(silent, 1, &silent_ids);
+    tm_relay_target = silent_name;
+    atomic_store(&tm_relay_ret, -1);
+
+    assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.relay,
+                              &h));
+    assert_hg_ok(margo_iforward_timed(h, NULL, 5000.0, &req));
+    /* This thread drives the client and the silent server: once the
+     * relayed request is held there, the relay handler is blocked. */
+    while (tm_held_get() == 0) {
+        assert_hg_ok(margo_test(req, &flag));
+        assert_false(flag);
+    }
+    margo_finalize(env.server);
+    env.server = MARGO_INSTANCE_NULL;
+    assert_int_equal(atomic_load(&tm_relay_ret), HG_CANCELED);
+    /* The client's request ends one way or another, without hanging. */
+    ret = margo_wait(req);
+    assert_true(ret == HG_SUCCESS || ret == HG_CANCELED ||
+                ret == HG_TIMEOUT);
+    assert_hg_ok(margo_destroy(h));
+    tm_held_release();
+    margo_finalize(silent);
+    tm_stop(&env);
+}
+
 /* Forwards from several threads at once, each blocking in margo_forward().
  */
 struct tm_worker {
@@ -949,6 +1082,8 @@ main(void)
         cmocka_unit_test(test_finalize_from_handler),
         cmocka_unit_test(test_finalize_from_handler_thread),
         cmocka_unit_test(test_finalize_with_rpc_in_flight),
+        cmocka_unit_test(test_finalize_with_thread_blocked),
+        cmocka_unit_test(test_finalize_with_handler_blocked),
         cmocka_unit_test(test_register_data),
         cmocka_unit_test(test_disable_response),
         cmocka_unit_test(test_deterministic_replay),
