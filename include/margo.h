@@ -73,8 +73,7 @@ margo_instance_id margo_init(const char *addr_str, int mode,
                              int use_progress_thread, int rpc_thread_count);
 margo_instance_id margo_init_opt(const char *addr_str, int mode,
                                  const struct hg_init_info *hg_init_info,
-                                 int use_progress_thread,
-                                 int rpc_thread_count);
+                                 int use_progress_thread, int rpc_thread_count);
 
 /*
  * Shut an instance down. From the call on, new requests are answered with
@@ -134,9 +133,11 @@ int margo_set_global_log_level(margo_log_level level);
 void margo_trace(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
 void margo_debug(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
 void margo_info(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_warning(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
+void margo_warning(margo_instance_id mid, const char *fmt,
+                   ...) MARGO_PRINTF_LIKE;
 void margo_error(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_critical(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
+void margo_critical(margo_instance_id mid, const char *fmt,
+                    ...) MARGO_PRINTF_LIKE;
 
 /*
  * RPC handlers.
@@ -154,7 +155,8 @@ void margo_critical(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LI
  * which pastes to NULL_handler, defined below as NULL, so no callback is
  * registered.
  */
-#define DECLARE_MARGO_RPC_HANDLER(fn) hg_return_t fn##_handler(hg_handle_t handle);
+#define DECLARE_MARGO_RPC_HANDLER(fn)                                          \
+    hg_return_t fn##_handler(hg_handle_t handle);
 #define DEFINE_MARGO_RPC_HANDLER(fn)                                           \
     hg_return_t fn##_handler(hg_handle_t handle)                               \
     {                                                                          \
@@ -183,22 +185,21 @@ hg_return_t margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t));
 hg_id_t margo_register_name(margo_instance_id mid, const char *func_name,
                             hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
                             hg_rpc_cb_t rpc_cb);
-hg_return_t margo_registered_name(margo_instance_id mid,
-                                  const char *func_name, hg_id_t *id,
-                                  hg_bool_t *flag);
+hg_return_t margo_registered_name(margo_instance_id mid, const char *func_name,
+                                  hg_id_t *id, hg_bool_t *flag);
 hg_return_t margo_deregister(margo_instance_id mid, hg_id_t id);
 
 /* One-way RPCs (set on both sides): a forward returns once the request is
  * sent, and the handler must not respond. */
-hg_return_t margo_registered_disable_response(margo_instance_id mid,
-                                              hg_id_t id, int disable_flag);
+hg_return_t margo_registered_disable_response(margo_instance_id mid, hg_id_t id,
+                                              int disable_flag);
 hg_return_t margo_registered_disabled_response(margo_instance_id mid,
                                                hg_id_t id, int *disabled_flag);
 
 /* Data attached to a registered RPC; free_callback (may be NULL) runs when
  * the RPC is deregistered or the instance finalized. */
-hg_return_t margo_register_data(margo_instance_id mid, hg_id_t id,
-                                void *data, void (*free_callback)(void *));
+hg_return_t margo_register_data(margo_instance_id mid, hg_id_t id, void *data,
+                                void (*free_callback)(void *));
 void *margo_registered_data(margo_instance_id mid, hg_id_t id);
 
 /* Addresses. */
@@ -285,31 +286,24 @@ hg_return_t margo_bulk_free(hg_bulk_t handle);
  * HG_TIMEOUT after timeout_ms on the NA clock (<= 0: no deadline).
  */
 hg_return_t margo_bulk_transfer(margo_instance_id mid, hg_bulk_op_t op,
-                                hg_addr_t origin_addr,
-                                hg_bulk_t origin_handle,
+                                hg_addr_t origin_addr, hg_bulk_t origin_handle,
                                 size_t origin_offset, hg_bulk_t local_handle,
                                 size_t local_offset, size_t size);
-hg_return_t margo_bulk_transfer_timed(margo_instance_id mid, hg_bulk_op_t op,
-                                      hg_addr_t origin_addr,
-                                      hg_bulk_t origin_handle,
-                                      size_t origin_offset,
-                                      hg_bulk_t local_handle,
-                                      size_t local_offset, size_t size,
-                                      double timeout_ms);
+hg_return_t
+margo_bulk_transfer_timed(margo_instance_id mid, hg_bulk_op_t op,
+                          hg_addr_t origin_addr, hg_bulk_t origin_handle,
+                          size_t origin_offset, hg_bulk_t local_handle,
+                          size_t local_offset, size_t size, double timeout_ms);
 /* Start a transfer; margo_wait() finishes it. */
 hg_return_t margo_bulk_itransfer(margo_instance_id mid, hg_bulk_op_t op,
-                                 hg_addr_t origin_addr,
-                                 hg_bulk_t origin_handle,
+                                 hg_addr_t origin_addr, hg_bulk_t origin_handle,
                                  size_t origin_offset, hg_bulk_t local_handle,
                                  size_t local_offset, size_t size,
                                  margo_request *req);
-hg_return_t margo_bulk_itransfer_timed(margo_instance_id mid,
-                                       hg_bulk_op_t op, hg_addr_t origin_addr,
-                                       hg_bulk_t origin_handle,
-                                       size_t origin_offset,
-                                       hg_bulk_t local_handle,
-                                       size_t local_offset, size_t size,
-                                       double timeout_ms, margo_request *req);
+hg_return_t margo_bulk_itransfer_timed(
+    margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
+    hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
+    size_t local_offset, size_t size, double timeout_ms, margo_request *req);
 
 #ifdef __cplusplus
 }

@@ -20,12 +20,10 @@ main(int argc, char **argv)
     int rc = 0;
 
     if (argc < 2) {
-        fprintf(stderr, "Usage: %s <server address> [info-string]\n",
-                argv[0]);
+        fprintf(stderr, "Usage: %s <server address> [info-string]\n", argv[0]);
         return 1;
     }
-    if (hg_sum_client_start(&client, argc > 2 ? argv[2] : "tcp", argv[1]) !=
-        0)
+    if (hg_sum_client_start(&client, argc > 2 ? argv[2] : "tcp", argv[1]) != 0)
         return 1;
     for (int i = 0; i < HG_SUM_RPCS_PER_CLIENT; i++) {
         if (hg_sum_client_call(&client, client_progress, client.context,

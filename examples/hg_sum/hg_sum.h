@@ -14,8 +14,8 @@
 #include <mercury.h>
 #include <mercury_macros.h>
 
-MERCURY_GEN_PROC(hg_sum_in_t, ((int32_t)(n))((hg_bulk_t)(bulk)))
-MERCURY_GEN_PROC(hg_sum_out_t, ((int32_t)(ret)))
+MERCURY_GEN_PROC(hg_sum_in_t, ((int32_t) (n))((hg_bulk_t) (bulk)))
+MERCURY_GEN_PROC(hg_sum_out_t, ((int32_t) (ret)))
 
 /* The server stops after this many RPCs: four clients of four RPCs. */
 #define HG_SUM_TOTAL_RPCS 16
@@ -51,9 +51,8 @@ int hg_sum_client_stop(struct hg_sum_client *client);
  * progress(progress_arg) until it is in: the caller decides which contexts
  * move. Returns 0 and the sum in *result, or -1.
  */
-int hg_sum_client_call(struct hg_sum_client *client,
-                       void (*progress)(void *), void *progress_arg,
-                       int32_t *result);
+int hg_sum_client_call(struct hg_sum_client *client, void (*progress)(void *),
+                       void *progress_arg, int32_t *result);
 
 /* HG_Progress() then HG_Trigger() on one context. */
 void hg_sum_progress_one(hg_context_t *context, unsigned int timeout_ms);

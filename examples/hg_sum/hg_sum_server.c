@@ -91,14 +91,14 @@ hg_sum_rpc_cb(hg_handle_t handle)
     }
     size = (hg_size_t) req->in.n * sizeof(int32_t);
     req->values = calloc((size_t) req->in.n, sizeof(int32_t));
-    ret = req->values ? HG_Bulk_create(info->hg_class, 1,
-                                       (void **) &req->values, &size,
-                                       HG_BULK_WRITE_ONLY, &req->local_bulk)
-                      : HG_NOMEM;
+    ret = req->values
+              ? HG_Bulk_create(info->hg_class, 1, (void **) &req->values, &size,
+                               HG_BULK_WRITE_ONLY, &req->local_bulk)
+              : HG_NOMEM;
     if (ret == HG_SUCCESS)
-        ret = HG_Bulk_transfer(info->context, hg_sum_pull_cb, req,
-                               HG_BULK_PULL, info->addr, req->in.bulk, 0,
-                               req->local_bulk, 0, size, HG_OP_ID_IGNORE);
+        ret = HG_Bulk_transfer(info->context, hg_sum_pull_cb, req, HG_BULK_PULL,
+                               info->addr, req->in.bulk, 0, req->local_bulk, 0,
+                               size, HG_OP_ID_IGNORE);
     if (ret != HG_SUCCESS) {
         /* Returning the error makes HG answer the client with it. */
         hg_sum_request_free(req);

@@ -38,9 +38,8 @@ main(void)
     if (hg_sum_server_start(&server, "sim://hg-sum-server") != 0)
         return 1;
     printf("Server running at address sim://hg-sum-server\n");
-    for (int run = 0; run < HG_SUM_TOTAL_RPCS / HG_SUM_RPCS_PER_CLIENT &&
-                      rc == 0;
-         run++) {
+    for (int run = 0;
+         run < HG_SUM_TOTAL_RPCS / HG_SUM_RPCS_PER_CLIENT && rc == 0; run++) {
         if (hg_sum_client_start(&client, "sim", "sim://hg-sum-server") != 0) {
             rc = 1;
             break;

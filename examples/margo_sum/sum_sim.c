@@ -25,8 +25,8 @@ sum_sim_init(const char *addr_str, int mode, int use_progress_thread,
 {
     (void) addr_str;
     /* "sim" alone gives each client run a fresh, automatically named node. */
-    return margo_init(mode == MARGO_SERVER_MODE ? SUM_SIM_SERVER : "sim",
-                      mode, use_progress_thread, rpc_thread_count);
+    return margo_init(mode == MARGO_SERVER_MODE ? SUM_SIM_SERVER : "sim", mode,
+                      use_progress_thread, rpc_thread_count);
 }
 
 static void

@@ -23,11 +23,10 @@ margo_bulk_free(hg_bulk_t handle)
 }
 
 static hg_return_t
-margo_bulk_start(margo_instance_id mid, hg_bulk_op_t op,
-                 hg_addr_t origin_addr, hg_bulk_t origin_handle,
-                 size_t origin_offset, hg_bulk_t local_handle,
-                 size_t local_offset, size_t size, double timeout_ms,
-                 struct margo_request_s *storage,
+margo_bulk_start(margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
+                 hg_bulk_t origin_handle, size_t origin_offset,
+                 hg_bulk_t local_handle, size_t local_offset, size_t size,
+                 double timeout_ms, struct margo_request_s *storage,
                  struct margo_request_s **reqp)
 {
     struct margo_request_s *req = storage;
@@ -44,15 +43,14 @@ margo_bulk_start(margo_instance_id mid, hg_bulk_op_t op,
 
     ret = margo_req_track(req);
     if (ret == HG_SUCCESS) {
-        ret = ms ? HG_Bulk_transfer_timed(mid->hg_context,
-                                          margo_req_complete_cb, req, op,
-                                          origin_addr, origin_handle,
-                                          origin_offset, local_handle,
-                                          local_offset, size, ms, &op_id)
-                 : HG_Bulk_transfer(mid->hg_context, margo_req_complete_cb,
-                                    req, op, origin_addr, origin_handle,
-                                    origin_offset, local_handle,
-                                    local_offset, size, &op_id);
+        ret =
+            ms ? HG_Bulk_transfer_timed(mid->hg_context, margo_req_complete_cb,
+                                        req, op, origin_addr, origin_handle,
+                                        origin_offset, local_handle,
+                                        local_offset, size, ms, &op_id)
+               : HG_Bulk_transfer(mid->hg_context, margo_req_complete_cb, req,
+                                  op, origin_addr, origin_handle, origin_offset,
+                                  local_handle, local_offset, size, &op_id);
         /* The op id is only needed to cancel at finalize, which reads it
          * under the lock once the request is marked posted. */
         pthread_mutex_lock(&margo_lock);
@@ -93,22 +91,22 @@ margo_bulk_transfer(margo_instance_id mid, hg_bulk_op_t op,
                     size_t local_offset, size_t size)
 {
     return margo_bulk_transfer_timed(mid, op, origin_addr, origin_handle,
-                                     origin_offset, local_handle,
-                                     local_offset, size, 0);
+                                     origin_offset, local_handle, local_offset,
+                                     size, 0);
 }
 
 hg_return_t
 margo_bulk_itransfer_timed(margo_instance_id mid, hg_bulk_op_t op,
                            hg_addr_t origin_addr, hg_bulk_t origin_handle,
                            size_t origin_offset, hg_bulk_t local_handle,
-                           size_t local_offset, size_t size,
-                           double timeout_ms, margo_request *req)
+                           size_t local_offset, size_t size, double timeout_ms,
+                           margo_request *req)
 {
     if (req == NULL)
         return HG_INVALID_ARG;
-    return margo_bulk_start(mid, op, origin_addr, origin_handle,
-                            origin_offset, local_handle, local_offset, size,
-                            timeout_ms, NULL, req);
+    return margo_bulk_start(mid, op, origin_addr, origin_handle, origin_offset,
+                            local_handle, local_offset, size, timeout_ms, NULL,
+                            req);
 }
 
 hg_return_t
@@ -118,6 +116,6 @@ margo_bulk_itransfer(margo_instance_id mid, hg_bulk_op_t op,
                      size_t local_offset, size_t size, margo_request *req)
 {
     return margo_bulk_itransfer_timed(mid, op, origin_addr, origin_handle,
-                                      origin_offset, local_handle,
-                                      local_offset, size, 0, req);
+                                      origin_offset, local_handle, local_offset,
+                                      size, 0, req);
 }

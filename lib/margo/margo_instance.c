@@ -31,8 +31,8 @@ margo_instance_free(struct margo_instance *mid)
 
 margo_instance_id
 margo_init_opt(const char *addr_str, int mode,
-               const struct hg_init_info *hg_init_info,
-               int use_progress_thread, int rpc_thread_count)
+               const struct hg_init_info *hg_init_info, int use_progress_thread,
+               int rpc_thread_count)
 {
     struct margo_instance *mid;
     hg_bool_t listen = mode == MARGO_SERVER_MODE ? HG_TRUE : HG_FALSE;
@@ -59,9 +59,8 @@ margo_init_opt(const char *addr_str, int mode,
     mid->has_progress_thread = use_progress_thread != 0;
     mid->rpc_thread_count = rpc_thread_count;
 
-    mid->hg_class = hg_init_info
-                        ? HG_Init_opt(addr_str, listen, hg_init_info)
-                        : HG_Init(addr_str, listen);
+    mid->hg_class = hg_init_info ? HG_Init_opt(addr_str, listen, hg_init_info)
+                                 : HG_Init(addr_str, listen);
     if (mid->hg_class == NULL) {
         margo_log(NULL, MARGO_LOG_ERROR,
                   "margo_init: cannot initialize HG with \"%s\"", addr_str);

@@ -67,14 +67,14 @@ enum margo_req_kind { MARGO_REQ_FORWARD, MARGO_REQ_RESPOND, MARGO_REQ_BULK };
 struct margo_request_s {
     struct margo_instance *mid;
     enum margo_req_kind kind;
-    hg_handle_t handle; /* forward and respond               */
-    hg_op_id_t op_id;   /* bulk: valid while posted (L)      */
-    bool heap;          /* freed by margo_wait()             */
-    bool from_handler;  /* posted by a running handler       */
-    bool done;          /* (L) the HG callback has run       */
-    bool posted;        /* (L) the HG call returned success  */
-    bool cancel_sent;   /* (L) finalize cancelled it         */
-    hg_return_t ret;    /* (L) result, valid once done       */
+    hg_handle_t handle;                  /* forward and respond               */
+    hg_op_id_t op_id;                    /* bulk: valid while posted (L)      */
+    bool heap;                           /* freed by margo_wait()             */
+    bool from_handler;                   /* posted by a running handler       */
+    bool done;                           /* (L) the HG callback has run       */
+    bool posted;                         /* (L) the HG call returned success  */
+    bool cancel_sent;                    /* (L) finalize cancelled it         */
+    hg_return_t ret;                     /* (L) result, valid once done       */
     struct margo_request_s *prev, *next; /* (L) in-flight list */
 };
 
@@ -83,9 +83,9 @@ struct margo_instance {
     hg_context_t *hg_context;
     bool listening;
     bool has_progress_thread;
-    bool virtual_clock;         /* the NA clock is the simulator's */
-    int rpc_thread_count;       /* as given to margo_init()       */
-    atomic_int log_level;       /* enum margo_log_level           */
+    bool virtual_clock;   /* the NA clock is the simulator's */
+    int rpc_thread_count; /* as given to margo_init()       */
+    atomic_int log_level; /* enum margo_log_level           */
     pthread_t progress_thread;
     bool progress_thread_started;
     pthread_t *handler_threads; /* rpc_thread_count of them       */
@@ -99,12 +99,12 @@ struct margo_instance {
     pthread_cond_t handler_cond;
 
     struct margo_handler_entry *queue_head, *queue_tail; /* (L) */
-    unsigned int running_handlers;  /* (L) */
-    unsigned int active_calls;      /* (L) threads in blocking calls  */
-    unsigned int finalize_waiters;  /* (L) */
-    bool finalize_requested;        /* (L) */
-    bool teardown_started;          /* (L) */
-    bool stop_threads;              /* (L) */
+    unsigned int running_handlers;                       /* (L) */
+    unsigned int active_calls;        /* (L) threads in blocking calls  */
+    unsigned int finalize_waiters;    /* (L) */
+    bool finalize_requested;          /* (L) */
+    bool teardown_started;            /* (L) */
+    bool stop_threads;                /* (L) */
     struct margo_request_s *inflight; /* (L) */
 
     /* Addresses handed out by margo_addr_* and not yet freed (L). */
@@ -125,8 +125,8 @@ typedef bool (*margo_pred_t)(void *arg);
  * thread to mid->active_calls while it waits (every public blocking call;
  * not finalize's own waits).
  */
-void margo_block_until(struct margo_instance *mid, margo_pred_t pred,
-                       void *arg, bool counted);
+void margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
+                       bool counted);
 /* Trigger, progress for up to timeout_ms, trigger again, on one instance
  * (lock not held). Returns 0 if nothing happened. */
 unsigned int margo_progress_instance(struct margo_instance *mid,

@@ -53,8 +53,8 @@ static void
 margo_vlog(const struct margo_instance *mid, margo_log_level level,
            const char *fmt, va_list ap)
 {
-    int threshold = mid ? atomic_load(&mid->log_level)
-                        : atomic_load(&margo_global_level);
+    int threshold =
+        mid ? atomic_load(&mid->log_level) : atomic_load(&margo_global_level);
     char stack_buf[512];
     char *buf = stack_buf;
     size_t prefix, len;

@@ -35,9 +35,9 @@ pthread_mutex_t margo_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Threads waiting for the driving role or for an operation on a driven
  * instance sleep here; every completion and every role release wakes them. */
 static pthread_cond_t margo_driver_cond = PTHREAD_COND_INITIALIZER;
-static bool margo_driver_active;        /* (L) the role is taken     */
-static unsigned int margo_role_waiters; /* (L) threads that want it  */
-static uint64_t margo_role_generation;  /* (L) bumped at every take  */
+static bool margo_driver_active;                 /* (L) the role is taken     */
+static unsigned int margo_role_waiters;          /* (L) threads that want it  */
+static uint64_t margo_role_generation;           /* (L) bumped at every take  */
 static struct margo_instance *margo_driven_head; /* (L) creation order */
 
 /*
@@ -179,8 +179,7 @@ margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
     unsigned int activity = 0, n = 0;
     hg_return_t ret;
 
-    if (HG_Trigger(mid->hg_context, 0, MARGO_TRIGGER_BATCH, &n) ==
-        HG_SUCCESS)
+    if (HG_Trigger(mid->hg_context, 0, MARGO_TRIGGER_BATCH, &n) == HG_SUCCESS)
         activity += n;
     ret = HG_Progress(mid->hg_context, activity ? 0 : timeout_ms);
     if (ret == HG_SUCCESS) {
@@ -220,8 +219,7 @@ margo_drive_round(enum margo_round mode)
     pthread_mutex_lock(&margo_lock);
     for (m = margo_driven_head; m; m = m->driven_next) {
         if (count == cap) {
-            struct margo_instance **bigger =
-                malloc(2 * cap * sizeof(*bigger));
+            struct margo_instance **bigger = malloc(2 * cap * sizeof(*bigger));
             if (bigger == NULL)
                 break;
             memcpy(bigger, set, count * sizeof(*set));

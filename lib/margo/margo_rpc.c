@@ -374,8 +374,7 @@ margo_hg_handle_get_instance(hg_handle_t handle)
 {
     const struct hg_info *info = HG_Get_info(handle);
 
-    return info ? margo_instance_of_class(info->hg_class)
-                : MARGO_INSTANCE_NULL;
+    return info ? margo_instance_of_class(info->hg_class) : MARGO_INSTANCE_NULL;
 }
 
 hg_return_t
@@ -411,13 +410,13 @@ margo_register_name(margo_instance_id mid, const char *func_name,
 {
     if (mid == MARGO_INSTANCE_NULL || func_name == NULL)
         return 0;
-    return HG_Register_name(mid->hg_class, func_name, in_proc_cb,
-                            out_proc_cb, rpc_cb);
+    return HG_Register_name(mid->hg_class, func_name, in_proc_cb, out_proc_cb,
+                            rpc_cb);
 }
 
 hg_return_t
-margo_registered_name(margo_instance_id mid, const char *func_name,
-                      hg_id_t *id, hg_bool_t *flag)
+margo_registered_name(margo_instance_id mid, const char *func_name, hg_id_t *id,
+                      hg_bool_t *flag)
 {
     if (mid == MARGO_INSTANCE_NULL)
         return HG_INVALID_ARG;
@@ -529,8 +528,7 @@ margo_addrs_release(struct margo_instance *mid)
 
     if (count > 0)
         margo_log(mid, MARGO_LOG_DEBUG,
-                  "margo: finalize releases %zu address(es) not freed",
-                  count);
+                  "margo: finalize releases %zu address(es) not freed", count);
     for (size_t i = 0; i < count; i++)
         HG_Addr_free(mid->hg_class, addrs[i]);
     free(addrs);

@@ -31,10 +31,10 @@
 #include <string.h>
 #include <time.h>
 
-MERCURY_GEN_PROC(tm_add_in_t, ((int32_t)(a))((int32_t)(b)))
-MERCURY_GEN_PROC(tm_add_out_t, ((int32_t)(sum)))
-MERCURY_GEN_PROC(tm_sum_in_t, ((int32_t)(n))((hg_bulk_t)(bulk)))
-MERCURY_GEN_PROC(tm_sum_out_t, ((int32_t)(ret)))
+MERCURY_GEN_PROC(tm_add_in_t, ((int32_t) (a))((int32_t) (b)))
+MERCURY_GEN_PROC(tm_add_out_t, ((int32_t) (sum)))
+MERCURY_GEN_PROC(tm_sum_in_t, ((int32_t) (n))((hg_bulk_t) (bulk)))
+MERCURY_GEN_PROC(tm_sum_out_t, ((int32_t) (ret)))
 
 #define assert_hg_ret(got, want)                                               \
     do {                                                                       \
@@ -143,8 +143,8 @@ tm_sum_common(hg_handle_t h, int async)
             if (ret == HG_SUCCESS)
                 ret = margo_wait(req);
         } else {
-            ret = margo_bulk_transfer(mid, HG_BULK_PULL, info->addr, in.bulk,
-                                      0, local, 0, size);
+            ret = margo_bulk_transfer(mid, HG_BULK_PULL, info->addr, in.bulk, 0,
+                                      local, 0, size);
         }
         margo_bulk_free(local);
     }
@@ -234,8 +234,7 @@ tm_outer(hg_handle_t h)
     hg_bool_t found = HG_FALSE;
 
     margo_get_input(h, &in);
-    if (margo_registered_name(mid, "tm_add", &add_id, &found) ==
-            HG_SUCCESS &&
+    if (margo_registered_name(mid, "tm_add", &add_id, &found) == HG_SUCCESS &&
         found && margo_addr_self(mid, &self) == HG_SUCCESS) {
         if (margo_create(mid, self, add_id, &h2) == HG_SUCCESS) {
             if (margo_forward(h2, &in) == HG_SUCCESS &&
@@ -268,8 +267,7 @@ tm_relay(hg_handle_t h)
     hg_bool_t found = HG_FALSE;
     hg_return_t ret = HG_OTHER_ERROR;
 
-    if (margo_registered_name(mid, "tm_hold", &hold_id, &found) ==
-            HG_SUCCESS &&
+    if (margo_registered_name(mid, "tm_hold", &hold_id, &found) == HG_SUCCESS &&
         found &&
         margo_addr_lookup(mid, tm_relay_target, &target) == HG_SUCCESS) {
         if (margo_create(mid, target, hold_id, &h2) == HG_SUCCESS) {
@@ -320,37 +318,36 @@ static void
 tm_register(margo_instance_id mid, int serve, struct tm_ids *ids)
 {
     if (serve) {
-        ids->add = MARGO_REGISTER(mid, "tm_add", tm_add_in_t, tm_add_out_t,
-                                  tm_add);
+        ids->add =
+            MARGO_REGISTER(mid, "tm_add", tm_add_in_t, tm_add_out_t, tm_add);
         ids->hold = MARGO_REGISTER(mid, "tm_hold", void, void, tm_hold);
-        ids->sum = MARGO_REGISTER(mid, "tm_sum", tm_sum_in_t, tm_sum_out_t,
-                                  tm_sum);
+        ids->sum =
+            MARGO_REGISTER(mid, "tm_sum", tm_sum_in_t, tm_sum_out_t, tm_sum);
         ids->sum_async = MARGO_REGISTER(mid, "tm_sum_async", tm_sum_in_t,
                                         tm_sum_out_t, tm_sum_async);
         ids->quit = MARGO_REGISTER(mid, "tm_quit", void, void, tm_quit);
         ids->notify = MARGO_REGISTER(mid, "tm_notify", void, void, tm_notify);
-        ids->data = MARGO_REGISTER(mid, "tm_data", void, tm_add_out_t,
-                                   tm_data);
-        ids->outer = MARGO_REGISTER(mid, "tm_outer", tm_add_in_t,
-                                    tm_add_out_t, tm_outer);
+        ids->data = MARGO_REGISTER(mid, "tm_data", void, tm_add_out_t, tm_data);
+        ids->outer = MARGO_REGISTER(mid, "tm_outer", tm_add_in_t, tm_add_out_t,
+                                    tm_outer);
         ids->relay = MARGO_REGISTER(mid, "tm_relay", void, void, tm_relay);
     } else {
-        ids->add = MARGO_REGISTER(mid, "tm_add", tm_add_in_t, tm_add_out_t,
-                                  NULL);
+        ids->add =
+            MARGO_REGISTER(mid, "tm_add", tm_add_in_t, tm_add_out_t, NULL);
         ids->hold = MARGO_REGISTER(mid, "tm_hold", void, void, NULL);
-        ids->sum = MARGO_REGISTER(mid, "tm_sum", tm_sum_in_t, tm_sum_out_t,
-                                  NULL);
+        ids->sum =
+            MARGO_REGISTER(mid, "tm_sum", tm_sum_in_t, tm_sum_out_t, NULL);
         ids->sum_async = MARGO_REGISTER(mid, "tm_sum_async", tm_sum_in_t,
                                         tm_sum_out_t, NULL);
         ids->quit = MARGO_REGISTER(mid, "tm_quit", void, void, NULL);
         ids->notify = MARGO_REGISTER(mid, "tm_notify", void, void, NULL);
         ids->data = MARGO_REGISTER(mid, "tm_data", void, tm_add_out_t, NULL);
-        ids->outer = MARGO_REGISTER(mid, "tm_outer", tm_add_in_t,
-                                    tm_add_out_t, NULL);
+        ids->outer =
+            MARGO_REGISTER(mid, "tm_outer", tm_add_in_t, tm_add_out_t, NULL);
         ids->relay = MARGO_REGISTER(mid, "tm_relay", void, void, NULL);
         /* Registered only here: the server answers HG_NOENTRY. */
-        ids->missing = MARGO_REGISTER(mid, "tm_missing", tm_add_in_t,
-                                      tm_add_out_t, NULL);
+        ids->missing =
+            MARGO_REGISTER(mid, "tm_missing", tm_add_in_t, tm_add_out_t, NULL);
     }
 }
 
@@ -360,9 +357,8 @@ tm_register(margo_instance_id mid, int serve, struct tm_ids *ids)
  * `names`, if not NULL, fixes the simulated node names (for replays).
  */
 static void
-tm_start_named(struct tm_env *env, int server_pt, int server_rt,
-               int client_pt, const char *server_name,
-               const char *client_name)
+tm_start_named(struct tm_env *env, int server_pt, int server_rt, int client_pt,
+               const char *server_name, const char *client_name)
 {
     char server_info[64], client_info[64], addr_str[256];
     hg_size_t addr_size = sizeof(addr_str);
@@ -377,20 +373,20 @@ tm_start_named(struct tm_env *env, int server_pt, int server_rt,
         if (server_name)
             snprintf(server_info, sizeof(server_info), "%s", server_name);
         else
-            snprintf(server_info, sizeof(server_info),
-                     "sim://margo-server-%u", n);
+            snprintf(server_info, sizeof(server_info), "sim://margo-server-%u",
+                     n);
         if (client_name)
             snprintf(client_info, sizeof(client_info), "%s", client_name);
         else
-            snprintf(client_info, sizeof(client_info),
-                     "sim://margo-client-%u", n);
+            snprintf(client_info, sizeof(client_info), "sim://margo-client-%u",
+                     n);
     } else {
         snprintf(server_info, sizeof(server_info), "%s", tm_info());
         snprintf(client_info, sizeof(client_info), "%s", tm_info());
     }
 
-    env->server = margo_init(server_info, MARGO_SERVER_MODE, server_pt,
-                             server_rt);
+    env->server =
+        margo_init(server_info, MARGO_SERVER_MODE, server_pt, server_rt);
     assert_non_null(env->server);
     assert_true(margo_is_listening(env->server));
     tm_register(env->server, 1, &env->ids);
@@ -404,8 +400,7 @@ tm_start_named(struct tm_env *env, int server_pt, int server_rt,
     env->ids.missing = client_ids.missing;
 
     assert_hg_ok(margo_addr_self(env->server, &self));
-    assert_hg_ok(margo_addr_to_string(env->server, addr_str, &addr_size,
-                                      self));
+    assert_hg_ok(margo_addr_to_string(env->server, addr_str, &addr_size, self));
     assert_hg_ok(margo_addr_free(env->server, self));
     assert_hg_ok(margo_addr_lookup(env->client, addr_str, &env->server_addr));
 }
@@ -441,8 +436,7 @@ tm_call_add(struct tm_env *env, int32_t a, int32_t b)
     hg_handle_t h;
     int32_t sum;
 
-    assert_hg_ok(margo_create(env->client, env->server_addr, env->ids.add,
-                              &h));
+    assert_hg_ok(margo_create(env->client, env->server_addr, env->ids.add, &h));
     assert_hg_ok(margo_forward(h, &in));
     assert_hg_ok(margo_get_output(h, &out));
     sum = out.sum;
@@ -503,8 +497,8 @@ test_forward_blocking(void **state)
     assert_int_equal(atomic_load(&tm_add_calls), 10);
 
     /* An RPC the server never registered. */
-    assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.missing,
-                              &h));
+    assert_hg_ok(
+        margo_create(env.client, env.server_addr, env.ids.missing, &h));
     assert_hg_ret(margo_forward(h, &in), HG_NOENTRY);
     assert_hg_ok(margo_destroy(h));
 
@@ -515,8 +509,7 @@ test_forward_blocking(void **state)
     assert_non_null(margo_get_class(env.client));
     assert_non_null(margo_get_context(env.client));
     assert_int_equal(margo_set_log_level(env.client, MARGO_LOG_ERROR), 0);
-    assert_int_equal(margo_set_log_level(env.client, (margo_log_level) 42),
-                     -1);
+    assert_int_equal(margo_set_log_level(env.client, (margo_log_level) 42), -1);
     tm_stop(&env);
 }
 
@@ -551,8 +544,8 @@ test_forward_timed_silent_target(void **state)
         tm_add_in_t in = {3, 4};
         tm_add_out_t out;
 
-        assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.add,
-                                  &h));
+        assert_hg_ok(
+            margo_create(env.client, env.server_addr, env.ids.add, &h));
         assert_hg_ok(margo_forward_timed(h, &in, 10000.0));
         assert_hg_ok(margo_get_output(h, &out));
         assert_int_equal(out.sum, 7);
@@ -578,8 +571,8 @@ test_iforward_wait_test(void **state)
     (void) state;
     tm_start(&env, 0, 0, 0);
     for (int i = 0; i < N; i++) {
-        assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.add,
-                                  &h[i]));
+        assert_hg_ok(
+            margo_create(env.client, env.server_addr, env.ids.add, &h[i]));
         in.a = i;
         in.b = i;
         assert_hg_ok(margo_iforward(h[i], &in, &req[i]));
@@ -631,8 +624,7 @@ test_nested_forward_in_handler(void **state)
 
     (void) state;
     tm_start(&env, 0, 0, 0);
-    assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.outer,
-                              &h));
+    assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.outer, &h));
     assert_hg_ok(margo_forward(h, &in));
     assert_hg_ok(margo_get_output(h, &out));
     assert_int_equal(out.sum, 6);
@@ -721,8 +713,8 @@ tm_blocked_main(void *arg)
     struct tm_blocked *b = arg;
     hg_handle_t h;
 
-    b->ret = margo_create(b->env->client, b->env->server_addr,
-                          b->env->ids.hold, &h);
+    b->ret =
+        margo_create(b->env->client, b->env->server_addr, b->env->ids.hold, &h);
     if (b->ret != HG_SUCCESS)
         return NULL;
     b->ret = margo_forward(h, NULL);
@@ -784,8 +776,7 @@ test_finalize_with_handler_blocked(void **state)
     tm_relay_target = silent_name;
     atomic_store(&tm_relay_ret, -1);
 
-    assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.relay,
-                              &h));
+    assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.relay, &h));
     assert_hg_ok(margo_iforward_timed(h, NULL, 5000.0, &req));
     /* This thread drives the client and the silent server: once the
      * relayed request is held there, the relay handler is blocked. */
@@ -798,8 +789,7 @@ test_finalize_with_handler_blocked(void **state)
     assert_int_equal(atomic_load(&tm_relay_ret), HG_CANCELED);
     /* The client's request ends one way or another, without hanging. */
     ret = margo_wait(req);
-    assert_true(ret == HG_SUCCESS || ret == HG_CANCELED ||
-                ret == HG_TIMEOUT);
+    assert_true(ret == HG_SUCCESS || ret == HG_CANCELED || ret == HG_TIMEOUT);
     assert_hg_ok(margo_destroy(h));
     tm_held_release();
     margo_finalize(silent);
@@ -828,8 +818,8 @@ tm_worker_main(void *arg)
 
         memcpy(values, tm_values, sizeof(values));
         in.n = 10;
-        if (margo_bulk_create(w->env->client, 1, &ptr, &size,
-                              HG_BULK_READ_ONLY, &in.bulk) != HG_SUCCESS) {
+        if (margo_bulk_create(w->env->client, 1, &ptr, &size, HG_BULK_READ_ONLY,
+                              &in.bulk) != HG_SUCCESS) {
             w->failures++;
             continue;
         }
@@ -862,9 +852,8 @@ tm_run_workers(struct tm_env *env, int count)
     for (int i = 0; i < count; i++) {
         workers[i].env = env;
         workers[i].failures = 0;
-        assert_int_equal(pthread_create(&threads[i], NULL, tm_worker_main,
-                                        &workers[i]),
-                         0);
+        assert_int_equal(
+            pthread_create(&threads[i], NULL, tm_worker_main, &workers[i]), 0);
     }
     for (int i = 0; i < count; i++) {
         pthread_join(threads[i], NULL);
@@ -942,9 +931,9 @@ test_progress_thread_caller_handlers(void **state)
 
     (void) state;
     tm_start(&env, 1, 0, 0);
-    assert_int_equal(pthread_create(&waiter, NULL, tm_wait_for_finalize_main,
-                                    env.server),
-                     0);
+    assert_int_equal(
+        pthread_create(&waiter, NULL, tm_wait_for_finalize_main, env.server),
+        0);
     for (int i = 0; i < 5; i++)
         assert_int_equal(tm_call_add(&env, i, i), 2 * i);
     assert_int_equal(tm_call_sum(&env, env.ids.sum), TM_SUM);
@@ -982,14 +971,14 @@ test_register_data(void **state)
     tm_start(&env, 0, 0, 0);
     env.data.counter = 0;
     env.data.freed = 0;
-    assert_hg_ok(margo_register_data(env.server, env.ids.data, &env.data,
-                                     tm_data_free));
+    assert_hg_ok(
+        margo_register_data(env.server, env.ids.data, &env.data, tm_data_free));
     assert_ptr_equal(margo_registered_data(env.server, env.ids.data),
                      &env.data);
     assert_null(margo_registered_data(env.client, env.ids.data));
     for (int i = 1; i <= 3; i++) {
-        assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.data,
-                                  &h));
+        assert_hg_ok(
+            margo_create(env.client, env.server_addr, env.ids.data, &h));
         assert_hg_ok(margo_forward(h, NULL));
         assert_hg_ok(margo_get_output(h, &out));
         assert_int_equal(out.sum, i);
@@ -1011,16 +1000,14 @@ test_disable_response(void **state)
 
     (void) state;
     tm_start(&env, 0, 0, 0);
-    assert_hg_ok(margo_registered_disable_response(env.server,
-                                                   env.ids.notify, 1));
-    assert_hg_ok(margo_registered_disable_response(env.client,
-                                                   env.ids.notify, 1));
-    assert_hg_ok(margo_registered_disabled_response(env.client,
-                                                    env.ids.notify,
+    assert_hg_ok(
+        margo_registered_disable_response(env.server, env.ids.notify, 1));
+    assert_hg_ok(
+        margo_registered_disable_response(env.client, env.ids.notify, 1));
+    assert_hg_ok(margo_registered_disabled_response(env.client, env.ids.notify,
                                                     &disabled));
     assert_int_equal(disabled, 1);
-    assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.notify,
-                              &h));
+    assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.notify, &h));
     /* Returns once sent; nothing comes back. */
     assert_hg_ok(margo_forward(h, NULL));
     assert_hg_ok(margo_destroy(h));
@@ -1040,8 +1027,7 @@ tm_replay_once(uint64_t seed)
     hg_handle_t h;
 
     assert_int_equal(na_sim_set_seed(seed), NA_SUCCESS);
-    tm_start_named(&env, 0, 0, 0, "sim://replay-server",
-                   "sim://replay-client");
+    tm_start_named(&env, 0, 0, 0, "sim://replay-server", "sim://replay-client");
     assert_int_equal(tm_call_add(&env, 1, 2), 3);
     assert_int_equal(tm_call_sum(&env, env.ids.sum), TM_SUM);
     assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.hold, &h));
