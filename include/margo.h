@@ -102,7 +102,8 @@ void margo_wait_for_finalize(margo_instance_id mid);
 /* Whether the instance was created in MARGO_SERVER_MODE. */
 hg_bool_t margo_is_listening(margo_instance_id mid);
 
-/* The HG objects under an instance (owned by it). */
+/* The HG objects under an instance (owned by it). Margo keeps the instance
+ * in the class's data (HG_Class_set_data()): do not replace it. */
 hg_class_t *margo_get_class(margo_instance_id mid);
 hg_context_t *margo_get_context(margo_instance_id mid);
 

@@ -144,14 +144,20 @@ void margo_threads_stop(struct margo_instance *mid);
 void margo_driven_add(struct margo_instance *mid);
 void margo_driven_remove(struct margo_instance *mid);
 /* Whether the calling thread is running a handler (of any instance), or is
- * one of mid's own threads: finalize must then be deferred. */
+ * one of any instance's own threads: finalize must then be deferred. */
 bool margo_thread_must_defer(const struct margo_instance *mid);
 /* Whether the calling thread is running a handler of mid. */
 bool margo_thread_in_handler_of(const struct margo_instance *mid);
 
 /* margo_rpc.c */
-/* Start request `req` (already filled) as a forward, respond or bulk op is
- * started by `post`; bookkeeping shared by every kind. */
+/*
+ * The life of a request, shared by forwards, responds and transfers (lock
+ * not held): margo_req_track() puts a filled-in request on its instance's
+ * in-flight list just before the HG call (HG_CANCELED, and nothing
+ * tracked, once shutdown has begun, except for the handlers it waits for);
+ * margo_req_posted() records what the HG call returned; the HG call's
+ * callback must be margo_req_complete_cb() with the request as its arg.
+ */
 hg_return_t margo_req_track(struct margo_request_s *req);
 void margo_req_posted(struct margo_request_s *req, hg_return_t ret);
 hg_return_t margo_req_complete_cb(const struct hg_cb_info *info);

@@ -25,7 +25,6 @@
  */
 #include "margo_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
