@@ -258,9 +258,10 @@ hg_return_t margo_iforward_timed(hg_handle_t handle, void *in_struct,
  * be waited on exactly once (after margo_test() said it completed, too).
  */
 hg_return_t margo_wait(margo_request req);
-/* Wait for one of `count` requests: *index gets which, and that request is
- * freed (set to MARGO_REQUEST_NULL in the array); NULL entries are skipped.
- * HG_INVALID_ARG if every entry is NULL. */
+/* Wait for one of `count` requests of one instance: *index gets which, and
+ * that request is freed (set to MARGO_REQUEST_NULL in the array) and its
+ * result returned; NULL entries are skipped. HG_INVALID_ARG if every entry
+ * is NULL. */
 hg_return_t margo_wait_any(size_t count, margo_request *reqs, size_t *index);
 /*
  * *flag = 1 if the request has completed (then margo_wait() returns at
