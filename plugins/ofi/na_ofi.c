@@ -294,6 +294,17 @@ na_ofi_class_alloc(const struct na_info *info)
     return cls;
 }
 
+/* At initialization, address errors are about our own address. */
+static na_return_t
+na_ofi_init_error_to_na(int rc)
+{
+    if (rc == -FI_EADDRINUSE)
+        return NA_ADDRINUSE;
+    if (rc == -FI_EADDRNOTAVAIL)
+        return NA_ADDRNOTAVAIL;
+    return na_ofi_error_to_na(-rc);
+}
+
 static na_return_t
 na_ofi_initialize(na_class_t *na_class, const struct na_info *info,
                   bool listen)
@@ -323,9 +334,11 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info,
 
     rc = na_ofi_endpoint_open(cls);
     if (rc != 0) {
-        na_plugin_log_error(NA_OFI_CLASS_NAME, "opening a %s endpoint: %s",
-                            cls->prov_name, fi_strerror(-rc));
-        ret = rc == -FI_EADDRINUSE ? NA_ADDRINUSE : na_ofi_error_to_na(-rc);
+        na_plugin_log_error(NA_OFI_CLASS_NAME,
+                            "opening a %s endpoint on %s:%u: %s",
+                            cls->prov_name, inet_ntoa(sin.sin_addr),
+                            ntohs(sin.sin_port), fi_strerror(-rc));
+        ret = na_ofi_init_error_to_na(rc);
         goto free_class;
     }
     ret = na_ofi_self_init(cls);

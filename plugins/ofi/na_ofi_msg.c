@@ -66,7 +66,10 @@ na_ofi_rx_buf_repost(struct na_ofi_class *cls, struct na_ofi_rx_buf *rx)
 void
 na_ofi_rx_bufs_repost(struct na_ofi_class *cls)
 {
-    if (!atomic_exchange(&cls->rx_repost, false))
+    /* A plain load first: this runs on every poll, and a write would
+     * bounce the cache line between polling threads. */
+    if (!atomic_load(&cls->rx_repost) ||
+        !atomic_exchange(&cls->rx_repost, false))
         return;
     for (size_t i = 0; i < cls->rx_buf_count; i++)
         if (atomic_exchange(&cls->rx_bufs[i].needs_post, false))
@@ -221,8 +224,12 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg,
     uint8_t dest_id;
     na_tag_t tag;
 
-    if (na_ofi_hdr_parse(cls, msg, len, &tag, &source) != NA_SUCCESS)
-        return NULL; /* not one of ours: dropped */
+    if (na_ofi_hdr_parse(cls, msg, len, &tag, &source) != NA_SUCCESS) {
+        na_plugin_log_error(NA_OFI_CLASS_NAME,
+                            "dropped a %zu-byte message with a bad header",
+                            len);
+        return NULL;
+    }
     dest_id = msg[12];
     msg += NA_OFI_HDR_SIZE;
     len -= NA_OFI_HDR_SIZE;
@@ -240,6 +247,10 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg,
     }
     pthread_mutex_unlock(&cls->rx_lock);
     if (pc == NULL) {
+        na_plugin_log_error(NA_OFI_CLASS_NAME,
+                            "dropped an unexpected message for context id "
+                            "%u, which this class does not have",
+                            (unsigned) dest_id);
         na_ofi_addr_unref(source);
         return NULL;
     }
@@ -273,6 +284,9 @@ na_ofi_rx_buf_error(struct na_ofi_rx_buf *rx, const struct fi_cq_err_entry *err)
 {
     if (err->err == FI_ECANCELED)
         return;
+    na_plugin_log_error(NA_OFI_CLASS_NAME,
+                        "an unexpected message was lost: %s (%zu bytes)",
+                        fi_strerror(err->err), err->len);
     if (!rx->cls->multi_recv || (err->flags & FI_MULTI_RECV))
         na_ofi_rx_buf_repost(rx->cls, rx);
 }

@@ -790,6 +790,7 @@ test_bad_strings(void **state)
         "ofi+tcp://256.1.1.1:x", "ofi+nosuchprov://", "", "ofi+tcp://1.2.3",
         "ofi+tcp://127.0.0.1:65536", "ofi+tcp://127.0.0.1:-1",
         "ofi+sockets://example.invalid:1",
+        "ofi+tcp://198.51.100.7:0", /* TEST-NET-2: not an address of ours */
     };
     static const char *bad_lookup[] = {
         "", "ofi+tcp://", "ofi+tcp://256.1.1.1:1", "ofi+tcp://1.2.3.4:x",
