@@ -29,6 +29,11 @@
 
 #define RATE_MAX_INFLIGHT 1024
 #define RATE_MAX_POINTS 16
+/* A rate run is also timed in this many equal windows of completions. On a
+ * shared machine a window in which the process was descheduled is slow
+ * while the others are not, so the median window says what the library
+ * does when it has the CPU, and the overall rate what it did in fact. */
+#define RATE_WINDOWS 20
 
 enum role { ROLE_SELF, ROLE_SERVER, ROLE_CLIENT };
 
@@ -68,6 +73,8 @@ struct run {
     uint64_t last_ns;  /* time of the last completion              */
     double *samples;   /* per-RPC round trips in us, or NULL       */
     uint64_t cap;      /* room in samples                          */
+    uint64_t win_size; /* completions per window, 0: no windows    */
+    uint64_t win_ns[RATE_WINDOWS + 1]; /* end of each window       */
 };
 
 struct bench {
@@ -131,6 +138,9 @@ null_done(const struct hg_cb_info *info)
         r->samples[r->done] = (double) (now - s->t0) / 1e3;
     r->done++;
     r->last_ns = now;
+    if (r->win_size != 0 && r->done % r->win_size == 0 &&
+        r->done / r->win_size <= RATE_WINDOWS)
+        r->win_ns[r->done / r->win_size] = now;
     if (r->stop || r->err != HG_SUCCESS || r->issued >= r->target ||
         slot_post(s) != 0)
         r->active--;
@@ -175,6 +185,7 @@ run_rpcs(struct bench *b, struct run *r, unsigned inflight, uint64_t count,
     r->stop = false;
     r->err = HG_SUCCESS;
     *start_ns = r->last_ns = bu_now_ns();
+    r->win_ns[0] = *start_ns;
     for (unsigned i = 0; i < inflight && r->issued < count; i++) {
         b->slots[i].run = r;
         if (slot_post(&b->slots[i]) != 0)
@@ -278,10 +289,12 @@ measure_rate(struct bench *b, unsigned inflight)
 {
     struct run r = {0};
     uint64_t start;
-    double secs, rate, cpu0, cpu;
+    double secs, rate, cpu0, cpu, win_rates[RATE_WINDOWS], win_med = 0.0;
+    unsigned nwin = 0;
     struct bu_json j;
     int rc;
 
+    r.win_size = b->o->rate_count / RATE_WINDOWS;
     cpu0 = bu_cpu_s();
     rc = run_rpcs(b, &r, inflight, b->o->rate_count, &start);
     if (rc != 0)
@@ -289,16 +302,29 @@ measure_rate(struct bench *b, unsigned inflight)
     cpu = bu_cpu_s() - cpu0;
     secs = (double) (r.last_ns - start) / 1e9;
     rate = secs > 0 ? (double) r.done / secs : 0.0;
+    for (uint64_t w = 1; r.win_size != 0 && w <= RATE_WINDOWS &&
+                         w * r.win_size <= r.done;
+         w++) {
+        uint64_t ns = r.win_ns[w] - r.win_ns[w - 1];
+        win_rates[nwin++] = ns > 0 ? (double) r.win_size * 1e9 / (double) ns
+                                   : 0.0;
+    }
+    if (nwin > 0)
+        win_med = bu_quantile(win_rates, nwin, 0.5);
     printf("hg_rate %-26s %-7s procs=%d rate: %3u in flight %10.0f RPC/s  "
-           "(%" PRIu64 " RPCs in %.3f s, %.2f CPU s%s)\n",
+           "(%" PRIu64 " RPCs in %.3f s, %.2f CPU s%s; median of %u windows "
+           "%.0f RPC/s)\n",
            b->o->info, bh_mode_name(b->mode), b->procs, inflight, rate, r.done,
-           secs, cpu, r.done < b->o->rate_count ? ", cut short" : "");
+           secs, cpu, r.done < b->o->rate_count ? ", cut short" : "", nwin,
+           win_med);
     json_common(&j, b, "rate");
     bu_json_u64(&j, "inflight", inflight);
     bu_json_u64(&j, "count", r.done);
     bu_json_bool(&j, "truncated", r.done < b->o->rate_count);
     bu_json_dbl(&j, "seconds", secs);
     bu_json_dbl(&j, "rpc_per_s", rate);
+    bu_json_u64(&j, "windows", nwin);
+    bu_json_dbl(&j, "rpc_per_s_window_median", win_med);
     bu_json_dbl(&j, "cpu_s", cpu);
     bu_json_end(&j);
     return 0;

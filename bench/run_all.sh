@@ -78,6 +78,9 @@ sockets=ofi+sockets://127.0.0.1:0
     echo "run_all: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), $(nproc) cores"
     echo "run_all: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
     echo "run_all: build $build ($(grep -m1 CMAKE_BUILD_TYPE: "$build/CMakeCache.txt" 2>/dev/null | sed 's/.*=//'))"
+    echo "run_all: source $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null)" \
+        "($(git -C "$here/.." status --porcelain -- lib plugins include 2>/dev/null | wc -l) uncommitted change(s) in lib, plugins, include)"
+    echo "run_all: $(fi_info --version 2>/dev/null | head -1), $(cc --version | head -1)"
     echo "run_all: load before: $(cat /proc/loadavg)"
     echo "run_all: results in $out"
 } | tee "$log"
