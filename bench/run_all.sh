@@ -202,6 +202,7 @@ for r in $(seq "$runs"); do
             two_proc "$json" 120 -- hg_rate "$m" "$tcp" "${rate_args[@]}"
         done
         two_proc "$json" 180 -- hg_bw busy "$tcp" "${bw_args[@]}"
+        two_proc "$json" 180 -- hg_bw wait "$tcp" "${bw_args[@]}"
     fi
 
     # 4. ofi+sockets, with its progress engine told not to sleep.
