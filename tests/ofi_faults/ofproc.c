@@ -109,6 +109,14 @@ of_child_line(struct of_child *c, const char *line)
             c->bulk_done++;
         }
         break;
+    case 'F':
+        c->forwarded++;
+        break;
+    case 'D':
+        if (sscanf(line + 1, "%d", &ret) == 1)
+            c->origin_ret = ret;
+        c->origin_done++;
+        break;
     case 'R':
         if (sscanf(line + 1, "%d", &n) == 1)
             c->released += n;

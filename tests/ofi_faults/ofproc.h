@@ -6,7 +6,8 @@
  * event to a pipe inherited as OF_NOTIFY_FD: "A <address>" once it listens,
  * "H" when a held handler was entered, "P" when a pull was posted,
  * "B <ret> <calls>" when a pull's callback ran, "R <n>" when held handles
- * were answered. The parent reads the pipe without blocking between its
+ * were answered; an origin writes "F" once it forwarded its pull and
+ * "D <ret>" if that forward ever completes. The parent reads the pipe without blocking between its
  * own HG progress calls, so it never waits on wall-clock time to pass.
  *
  * Every child started is recorded, so a cmocka teardown can kill and reap
@@ -34,6 +35,9 @@ struct of_child {
     int bulk_done;   /* "B" lines                                      */
     int bulk_ret;    /* the ret of the last "B" line                   */
     int released;    /* the sum of "R" lines                           */
+    int forwarded;   /* "F" lines                                      */
+    int origin_done; /* "D" lines                                      */
+    int origin_ret;  /* the ret of the last "D" line                   */
     int status;      /* waitpid status once reaped                     */
 };
 
