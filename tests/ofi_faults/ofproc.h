@@ -7,8 +7,9 @@
  * "H" when a held handler was entered, "P" when a pull was posted,
  * "B <ret> <calls>" when a pull's callback ran, "R <n>" when held handles
  * were answered; an origin writes "F" once it forwarded its pull and
- * "D <ret>" if that forward ever completes. The parent reads the pipe without blocking between its
- * own HG progress calls, so it never waits on wall-clock time to pass.
+ * "D <ret>" if that forward ever completes. The parent reads the pipe without
+ * blocking between its own HG progress calls, so it never waits on wall-clock
+ * time to pass.
  *
  * Every child started is recorded, so a cmocka teardown can kill and reap
  * whatever a failed scenario left behind.
@@ -23,10 +24,10 @@
 #define OF_NOTIFY_FD 3
 
 struct of_child {
-    pid_t pid;       /* 0 once reaped                                  */
-    int fd;          /* read end of the child's pipe; -1 once closed   */
-    int eof;         /* the child closed its end (it is exiting)       */
-    char line[512];  /* an incomplete line read so far                 */
+    pid_t pid;      /* 0 once reaped                                  */
+    int fd;         /* read end of the child's pipe; -1 once closed   */
+    int eof;        /* the child closed its end (it is exiting)       */
+    char line[512]; /* an incomplete line read so far                 */
     size_t len;
     char addr[256];  /* from "A <address>"                             */
     int listening;   /* an "A" line arrived                            */

@@ -17,16 +17,16 @@
 #define OF_BIG_PULL ((uint64_t) 64 << 20)
 
 /* of_echo answers value + 1; of_hold keeps its handle until of_release. */
-MERCURY_GEN_PROC(of_val_t, ((uint64_t)(value)))
+MERCURY_GEN_PROC(of_val_t, ((uint64_t) (value)))
 
 /* of_pull: the target pulls `size` bytes of `bulk` from the origin; with
  * cancel set it cancels its own transfer after one progress round. */
 MERCURY_GEN_PROC(of_pull_in_t,
-                 ((hg_bulk_t)(bulk))((uint64_t)(size))((uint32_t)(cancel)))
+                 ((hg_bulk_t) (bulk))((uint64_t) (size))((uint32_t) (cancel)))
 /* The transfer's result as the target saw it: its hg_return_t, how many
  * times its callback ran, and a hash of the bytes when it succeeded. */
 MERCURY_GEN_PROC(of_pull_out_t,
-                 ((int32_t)(ret))((uint32_t)(calls))((uint64_t)(hash)))
+                 ((int32_t) (ret))((uint32_t) (calls))((uint64_t) (hash)))
 
 struct of_ids {
     hg_id_t echo, hold, release, pull, shutdown;

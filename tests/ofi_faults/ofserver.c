@@ -263,7 +263,8 @@ of_server_main(int argc, char **argv)
     HG_Addr_free(srv.cls, self);
     of_notify("A %s", addr);
 
-    deadline = HG_Clock_now(srv.cls) + (uint64_t) OF_CHILD_LIFETIME_MS * 1000000;
+    deadline =
+        HG_Clock_now(srv.cls) + (uint64_t) OF_CHILD_LIFETIME_MS * 1000000;
     /* After of_shutdown, keep going until every respond and transfer has
      * completed, so finalize sees only what really leaked. */
     while (!srv.done || srv.outstanding > 0) {
@@ -298,8 +299,7 @@ of_server_main(int argc, char **argv)
         of_trigger_all(srv.ctx);
     }
     if (srv.twice > 0) {
-        fprintf(stderr, "server: %d callbacks ran more than once\n",
-                srv.twice);
+        fprintf(stderr, "server: %d callbacks ran more than once\n", srv.twice);
         status = OF_EXIT_TWICE;
     }
     if (HG_Context_destroy(srv.ctx) != HG_SUCCESS ||

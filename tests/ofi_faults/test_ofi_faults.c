@@ -50,10 +50,10 @@
 
 struct of_op {
     int calls;
-    hg_return_t ret;      /* of the first invocation                   */
-    uint64_t at_ns;       /* NA clock when it ran                      */
-    int is_pull;          /* decode of_pull_out_t rather than of_val_t */
-    hg_return_t out_ret;  /* HG_Get_output's result                    */
+    hg_return_t ret;     /* of the first invocation                   */
+    uint64_t at_ns;      /* NA clock when it ran                      */
+    int is_pull;         /* decode of_pull_out_t rather than of_val_t */
+    hg_return_t out_ret; /* HG_Get_output's result                    */
     of_val_t val;
     of_pull_out_t pull;
     hg_class_t *cls;
@@ -101,8 +101,7 @@ is_clean_error(hg_return_t ret)
     do {                                                                       \
         hg_return_t of_got_ = (got), of_want_ = (want);                        \
         if (of_got_ != of_want_)                                               \
-            fail_msg("%s: got %s, want %s", #got,                              \
-                     HG_Error_to_string(of_got_),                              \
+            fail_msg("%s: got %s, want %s", #got, HG_Error_to_string(of_got_), \
                      HG_Error_to_string(of_want_));                            \
     } while (0)
 #define assert_hg_ok(expr) assert_hg_ret((expr), HG_SUCCESS)
@@ -183,8 +182,8 @@ of_poll_children(struct of_env *e)
  * Returns the milliseconds the wait took.
  */
 static uint64_t
-of_run_until(struct of_env *e, const int *counter, int target,
-             unsigned max_ms, const char *what)
+of_run_until(struct of_env *e, const int *counter, int target, unsigned max_ms,
+             const char *what)
 {
     uint64_t start = of_now(e), limit = (uint64_t) max_ms * 1000000;
     /* HG_Progress may return at once when completions are queued; the
@@ -204,8 +203,7 @@ of_run_until(struct of_env *e, const int *counter, int target,
             n = 0;
         } while (HG_Trigger(e->ctx, 0, 16, &n) == HG_SUCCESS && n > 0);
     }
-    fail_msg("%s: not within %u ms (%d of %d)", what, max_ms, *counter,
-             target);
+    fail_msg("%s: not within %u ms (%d of %d)", what, max_ms, *counter, target);
     return 0;
 }
 
@@ -213,7 +211,6 @@ of_run_until(struct of_env *e, const int *counter, int target,
 static void
 of_settle(struct of_env *e, unsigned ms)
 {
-    int never = 0;
     uint64_t start = of_now(e), limit = (uint64_t) ms * 1000000;
 
     for (uint64_t iter = 0; iter < (uint64_t) ms * 1000 + 1000; iter++) {
@@ -227,7 +224,6 @@ of_settle(struct of_env *e, unsigned ms)
             n = 0;
         } while (HG_Trigger(e->ctx, 0, 16, &n) == HG_SUCCESS && n > 0);
     }
-    (void) never;
 }
 
 static hg_return_t
@@ -381,8 +377,8 @@ of_exposed(struct of_env *e, uint64_t size, hg_bulk_t *bulk)
     assert_non_null(buf);
     for (uint64_t i = 0; i < size; i++)
         buf[i] = of_pattern(i);
-    assert_hg_ok(HG_Bulk_create(e->cls, 1, &ptr, &len, HG_BULK_READ_ONLY,
-                                bulk));
+    assert_hg_ok(
+        HG_Bulk_create(e->cls, 1, &ptr, &len, HG_BULK_READ_ONLY, bulk));
     return buf;
 }
 
