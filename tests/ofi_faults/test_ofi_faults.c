@@ -394,6 +394,8 @@ test_kill_in_handler(void **state)
     hg_handle_t h, d;
     char info[300];
     uint64_t t0;
+    hg_return_t ret;
+    int posted;
 
     of_echo_ok(e, addr, 1);
     /* The request reaches the handler, which holds it; then the server
@@ -416,13 +418,25 @@ test_kill_in_handler(void **state)
      * refused for 5 s. The deadline here is longer, so HG_TIMEOUT would
      * mean that bound did not fire. */
     t0 = of_now(e);
-    d = of_forward(e, addr, e->ids.echo, &in, &down, 15000);
-    of_run_until(e, &down.calls, 1, OF_WAIT_MS, "forward to dead address");
+    memset(&down, 0, sizeof(down));
+    down.cls = e->cls;
+    assert_hg_ok(HG_Create(e->ctx, addr, e->ids.echo, &d));
+    ret = HG_Forward_timed(d, of_op_cb, &down, &in, 15000);
+    posted = ret == HG_SUCCESS;
+    if (posted) {
+        of_run_until(e, &down.calls, 1, OF_WAIT_MS, "forward to dead address");
+        ret = down.ret;
+    } else {
+        /* Providers that connect while posting (ofi+sockets) refuse the
+         * post itself; then no callback may ever run. */
+        down.at_ns = of_now(e);
+    }
     print_message("  forward to the dead address: %s after %llu ms\n",
-                  HG_Error_to_string(down.ret),
+                  HG_Error_to_string(ret),
                   (unsigned long long) ((down.at_ns - t0) / 1000000));
-    assert_hg_ret(down.ret, HG_HOSTUNREACH);
-    of_assert_once(e, &down, "forward to dead address");
+    assert_hg_ret(ret, HG_HOSTUNREACH);
+    of_settle(e, 100);
+    assert_int_equal(down.calls, posted ? 1 : 0);
     assert_hg_ok(HG_Destroy(d));
     assert_hg_ok(HG_Addr_free(e->cls, addr));
 
