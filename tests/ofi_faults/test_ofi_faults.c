@@ -498,8 +498,13 @@ test_no_answer(void **state)
     took = (op.at_ns - t0) / 1000000;
     print_message("  timed out after %llu ms (deadline 200 ms)\n",
                   (unsigned long long) took);
+    /* Never early. How late depends on scheduling: quiet runs see 202 to
+     * 204 ms, but with this 2-core machine loaded (several copies of this
+     * test at once) the report came 1.3 s after the deadline, so the upper
+     * bound only separates "the deadline fired" from "something else (the
+     * 5 s connection bound, a hang) ended it". */
     assert_true(took >= 200);
-    assert_true(took < 1000);
+    assert_true(took < 4000);
     /* The handler did run and still holds the request. */
     of_run_until(e, &e->srv.held, 1, OF_WAIT_MS, "handler entered");
 
@@ -547,7 +552,14 @@ test_cancel_stages(void **state)
     assert_hg_ok(HG_Forward(h, of_op_cb, &op, &in));
     assert_hg_ok(HG_Cancel(h));
     of_run_until(e, &op.calls, 1, OF_WAIT_MS, "cancel before sending");
-    assert_hg_ret(op.ret, HG_CANCELED);
+    /* With tcp;ofi_rxm nothing moves outside this process's progress, so
+     * the cancel must win. The sockets provider moves data from its own
+     * thread and the whole round trip can finish between the two calls:
+     * then a correct answer is the result that won the race. */
+    if (strstr(e->info, "sockets") != NULL && op.ret == HG_SUCCESS)
+        assert_int_equal(op.val.value, in.value + 1);
+    else
+        assert_hg_ret(op.ret, HG_CANCELED);
     of_assert_once(e, &op, "cancel before sending");
     assert_hg_ok(HG_Destroy(h));
 
