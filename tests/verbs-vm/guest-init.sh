@@ -38,14 +38,31 @@ done < /qs/modules.list
 mkdir -p /host
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose \
     hostroot /host || { echo "qs-guest: cannot mount the host root"; result 3; }
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 \
-    buildtree "/host$QS_BUILD_DIR" ||
-    { echo "qs-guest: cannot mount the build tree"; result 3; }
 mount --bind /dev /host/dev
 mount --bind /proc /host/proc
 mount --bind /sys /host/sys
+# Tests need a writable /tmp, but the build and source trees may live under
+# the host's /tmp (a CI clone, say): keep the host's view of /tmp reachable,
+# then put those trees back on top of the fresh tmpfs.
+mkdir -p /qs/hosttmp
+mount --bind /host/tmp /qs/hosttmp
 mount -t tmpfs tmpfs /host/tmp
 mount -t tmpfs tmpfs /host/run 2>/dev/null
+for tree in "$QS_BUILD_DIR" "$QS_SOURCE_DIR"; do
+    case "$tree" in
+    /tmp/?*)
+        top=${tree#/tmp/}
+        top=${top%%/*}
+        if [ ! -d "/host/tmp/$top" ]; then
+            mkdir -p "/host/tmp/$top"
+            mount --bind "/qs/hosttmp/$top" "/host/tmp/$top"
+        fi
+        ;;
+    esac
+done
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 \
+    buildtree "/host$QS_BUILD_DIR" ||
+    { echo "qs-guest: cannot mount the build tree"; result 3; }
 
 # librdmacm cannot resolve routes over lo, so the device sits on a dummy
 # interface with a real subnet.

@@ -163,6 +163,7 @@ grep -q rdma_ucm "$initrd_dir/qs/modules.list" ||
     die "rdma_ucm module not found in $pkg"
 cat >"$initrd_dir/qs/config" <<EOF
 QS_BUILD_DIR='$build_dir'
+QS_SOURCE_DIR='$(cd "$(dirname "$0")/../.." && pwd)'
 QS_VERBS_INFO='$info'
 QS_CMD_TIMEOUT='$cmd_timeout'
 EOF
