@@ -288,8 +288,8 @@ na_ofi_class_alloc(const struct na_info *info)
     }
     cls->max_unexp_size = ii->max_unexpected_size ? ii->max_unexpected_size
                                                   : NA_OFI_DEFAULT_MSG_SIZE;
-    cls->max_exp_size = ii->max_expected_size ? ii->max_expected_size
-                                              : NA_OFI_DEFAULT_MSG_SIZE;
+    cls->max_exp_size =
+        ii->max_expected_size ? ii->max_expected_size : NA_OFI_DEFAULT_MSG_SIZE;
     cls->no_block = (ii->progress_mode & NA_NO_BLOCK) != 0;
     return cls;
 }
@@ -306,8 +306,7 @@ na_ofi_init_error_to_na(int rc)
 }
 
 static na_return_t
-na_ofi_initialize(na_class_t *na_class, const struct na_info *info,
-                  bool listen)
+na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
 {
     struct na_ofi_class *cls;
     struct sockaddr_in sin;

@@ -347,8 +347,8 @@ na_ofi_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
 }
 
 na_return_t
-na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                        const void *buf, size_t buf_size)
+na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
+                        size_t buf_size)
 {
     const uint8_t *p = buf;
     struct sockaddr_in sin;

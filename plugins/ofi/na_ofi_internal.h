@@ -80,8 +80,7 @@
 static inline uint64_t
 na_ofi_exp_tag(uint8_t dest_ctx_id, uint8_t src_ctx_id, na_tag_t tag)
 {
-    return ((uint64_t) dest_ctx_id << 40) | ((uint64_t) src_ctx_id << 32) |
-           tag;
+    return ((uint64_t) dest_ctx_id << 40) | ((uint64_t) src_ctx_id << 32) | tag;
 }
 
 /*
@@ -104,25 +103,25 @@ struct na_addr {
     atomic_uint refcount;      /* users' references; the cache's is implicit */
     fi_addr_t fi_addr;         /* FI_ADDR_NOTAVAIL for self before insert */
     uint32_t hash;
-    struct sockaddr_in sin;    /* canonical: sin_zero cleared */
+    struct sockaddr_in sin; /* canonical: sin_zero cleared */
 };
 
 /* A region: local (registered here) or described by a peer. */
 struct na_mem_handle {
-    uint64_t base;  /* virtual address of the first byte  */
-    uint64_t len;   /* bytes                              */
-    uint64_t key;   /* remote access key (0 before register) */
-    uint32_t flags; /* NA_MEM_READ_ONLY / WRITE_ONLY / READWRITE */
-    bool remote;    /* deserialized from a peer's bytes   */
+    uint64_t base;     /* virtual address of the first byte  */
+    uint64_t len;      /* bytes                              */
+    uint64_t key;      /* remote access key (0 before register) */
+    uint32_t flags;    /* NA_MEM_READ_ONLY / WRITE_ONLY / READWRITE */
+    bool remote;       /* deserialized from a peer's bytes   */
     struct fid_mr *mr; /* NULL unless registered         */
 };
 
 /* Operation id states; transitions are atomic. */
 enum na_ofi_op_status {
-    NA_OFI_OP_IDLE,      /* free for a new post                   */
-    NA_OFI_OP_POSTED,    /* owned by libfabric                    */
-    NA_OFI_OP_QUEUED,    /* on one of our queues (retry, unexp)   */
-    NA_OFI_OP_COMPLETED  /* completion queued, not yet triggered  */
+    NA_OFI_OP_IDLE,     /* free for a new post                   */
+    NA_OFI_OP_POSTED,   /* owned by libfabric                    */
+    NA_OFI_OP_QUEUED,   /* on one of our queues (retry, unexp)   */
+    NA_OFI_OP_COMPLETED /* completion queued, not yet triggered  */
 };
 
 /* Which of our queues holds an op that is not with libfabric. */
@@ -133,11 +132,11 @@ struct na_op_id;
 typedef int (*na_ofi_post_fn)(struct na_op_id *op);
 
 struct na_op_id {
-    struct na_ofi_ctx_hdr hdr;             /* must stay first */
+    struct na_ofi_ctx_hdr hdr; /* must stay first */
     struct na_cb_completion_data completion;
     struct na_ofi_class *cls;
     na_context_t *context;
-    atomic_int status;       /* enum na_ofi_op_status */
+    atomic_int status; /* enum na_ofi_op_status */
     atomic_bool cancel_requested;
     na_cb_type_t type;
     na_ofi_post_fn post;     /* reposts after FI_EAGAIN */
@@ -152,8 +151,8 @@ struct na_op_id {
             size_t size;
             void *plugin_data;
             na_tag_t tag;
-            uint64_t fi_tag;  /* expected messages: na_ofi_exp_tag() */
-            uint8_t peer_id;  /* the peer's context id */
+            uint64_t fi_tag; /* expected messages: na_ofi_exp_tag() */
+            uint8_t peer_id; /* the peer's context id */
             uint8_t hdr[NA_OFI_HDR_SIZE]; /* for iovec sends */
         } msg;
         struct {
@@ -223,7 +222,7 @@ enum na_ofi_wait_mode {
 
 struct na_ofi_class {
     /* Immutable after initialize. */
-    char protocol[16]; /* "tcp" or "sockets", as printed in addresses */
+    char protocol[16];     /* "tcp" or "sockets", as printed in addresses */
     const char *prov_name; /* "tcp;ofi_rxm" or "sockets"               */
     struct fi_info *info;
     struct fid_fabric *fabric;
@@ -234,15 +233,15 @@ struct na_ofi_class {
     struct na_addr *self;
     size_t max_unexp_size; /* payload bytes the user may send        */
     size_t max_exp_size;
-    size_t inject_size;    /* largest fi_inject the provider takes   */
-    bool multi_recv;       /* unexpected rx uses FI_MULTI_RECV       */
-    bool directed_recv;    /* expected rx can name its source        */
-    bool mr_virt_addr;     /* RMA addresses are virtual, not offsets */
-    bool mr_prov_key;      /* the provider chooses MR keys           */
-    bool no_block;         /* NA_NO_BLOCK: poll_wait busy-polls      */
+    size_t inject_size; /* largest fi_inject the provider takes   */
+    bool multi_recv;    /* unexpected rx uses FI_MULTI_RECV       */
+    bool directed_recv; /* expected rx can name its source        */
+    bool mr_virt_addr;  /* RMA addresses are virtual, not offsets */
+    bool mr_prov_key;   /* the provider chooses MR keys           */
+    bool no_block;      /* NA_NO_BLOCK: poll_wait busy-polls      */
     enum na_ofi_wait_mode wait_mode;
-    int cq_fd;             /* FI_WAIT_FD descriptor, or -1           */
-    int wake_fd;           /* eventfd that interrupts poll_wait      */
+    int cq_fd;   /* FI_WAIT_FD descriptor, or -1           */
+    int wake_fd; /* eventfd that interrupts poll_wait      */
 
     /* Unexpected receive buffers, posted for the class's lifetime. */
     struct na_ofi_rx_buf *rx_bufs;
@@ -366,22 +365,18 @@ na_return_t na_ofi_mem_handle_serialize(na_class_t *na_class, void *buf,
 na_return_t na_ofi_mem_handle_deserialize(na_class_t *na_class,
                                           na_mem_handle_t *mem_handle,
                                           const void *buf, size_t buf_size);
-na_return_t na_ofi_put(na_class_t *na_class, na_context_t *context,
-                       na_cb_t callback, void *arg,
-                       na_mem_handle_t local_mem_handle,
-                       na_offset_t local_offset,
-                       na_mem_handle_t remote_mem_handle,
-                       na_offset_t remote_offset, size_t data_size,
-                       na_addr_t remote_addr, uint8_t remote_id,
-                       na_op_id_t *op_id);
-na_return_t na_ofi_get(na_class_t *na_class, na_context_t *context,
-                       na_cb_t callback, void *arg,
-                       na_mem_handle_t local_mem_handle,
-                       na_offset_t local_offset,
-                       na_mem_handle_t remote_mem_handle,
-                       na_offset_t remote_offset, size_t data_size,
-                       na_addr_t remote_addr, uint8_t remote_id,
-                       na_op_id_t *op_id);
+na_return_t
+na_ofi_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+           void *arg, na_mem_handle_t local_mem_handle,
+           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
+           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
+           uint8_t remote_id, na_op_id_t *op_id);
+na_return_t
+na_ofi_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+           void *arg, na_mem_handle_t local_mem_handle,
+           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
+           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
+           uint8_t remote_id, na_op_id_t *op_id);
 
 /* na_ofi_progress.c */
 na_return_t na_ofi_op_start(struct na_op_id *op, na_context_t *context,

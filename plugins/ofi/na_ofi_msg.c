@@ -57,8 +57,8 @@ na_ofi_rx_buf_repost(struct na_ofi_class *cls, struct na_ofi_rx_buf *rx)
     if (rc == 0)
         return;
     if (rc != -FI_EAGAIN)
-        na_plugin_log_error(NA_OFI_CLASS_NAME,
-                            "reposting a receive buffer: %s", fi_strerror(-rc));
+        na_plugin_log_error(NA_OFI_CLASS_NAME, "reposting a receive buffer: %s",
+                            fi_strerror(-rc));
     atomic_store(&rx->needs_post, true);
     atomic_store(&cls->rx_repost, true);
 }
@@ -138,8 +138,8 @@ na_ofi_backlog_destroy(struct na_ofi_context *pc)
  * `source` passes to the user on success.
  */
 static void
-na_ofi_unexp_deliver(struct na_op_id *op, struct na_addr *source,
-                     na_tag_t tag, const void *data, size_t len)
+na_ofi_unexp_deliver(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
+                     const void *data, size_t len)
 {
     struct na_cb_info_recv_unexpected *info =
         &op->completion.callback_info.info.recv_unexpected;
@@ -167,8 +167,8 @@ na_ofi_hdr_parse(struct na_ofi_class *cls, const uint8_t *msg, size_t len,
     struct sockaddr_in sin;
     uint32_t tag_be;
 
-    if (len < NA_OFI_HDR_SIZE || msg[4] != NA_OFI_HDR_VERSION ||
-        msg[13] != 0 || msg[14] != 0 || msg[15] != 0 ||
+    if (len < NA_OFI_HDR_SIZE || msg[4] != NA_OFI_HDR_VERSION || msg[13] != 0 ||
+        msg[14] != 0 || msg[15] != 0 ||
         na_ofi_addr_from_wire(msg + 5, &sin) != NA_SUCCESS)
         return NA_PROTOCOL_ERROR;
     memcpy(&tag_be, msg, sizeof(tag_be));
@@ -182,8 +182,8 @@ na_ofi_context_by_id(struct na_ofi_class *cls, uint8_t id)
     struct na_ofi_context *pc;
 
     TAILQ_FOREACH(pc, &cls->contexts, entry)
-        if (pc->id == id)
-            return pc;
+    if (pc->id == id)
+        return pc;
     return NULL;
 }
 
@@ -215,8 +215,7 @@ na_ofi_backlog_push(struct na_ofi_context *pc, struct na_addr *source,
  * id we do not have is dropped: the sender's RPC layer times out.
  */
 static na_context_t *
-na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg,
-                     size_t len)
+na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len)
 {
     struct na_ofi_context *pc;
     struct na_addr *source;
@@ -310,8 +309,8 @@ na_ofi_unexp_cancel(struct na_ofi_class *cls, struct na_op_id *op)
 }
 
 void *
-na_ofi_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
-                     unsigned long flags, void **plugin_data)
+na_ofi_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
+                     void **plugin_data)
 {
     void *base = NULL;
 
@@ -403,8 +402,8 @@ na_ofi_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
 
     if (buf_size > na_ofi_class(na_class)->max_unexp_size)
         return NA_MSGSIZE;
-    ret = na_ofi_op_start(op_id, context, NA_CB_SEND_UNEXPECTED, callback,
-                          arg, dest_addr);
+    ret = na_ofi_op_start(op_id, context, NA_CB_SEND_UNEXPECTED, callback, arg,
+                          dest_addr);
     if (ret != NA_SUCCESS)
         return ret;
     na_ofi_msg_set(op_id, buf, buf_size, plugin_data, dest_id, tag);
@@ -422,8 +421,8 @@ na_ofi_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
     struct na_ofi_backlog_msg *m;
     na_return_t ret;
 
-    ret = na_ofi_op_start(op_id, context, NA_CB_RECV_UNEXPECTED, callback,
-                          arg, NULL);
+    ret = na_ofi_op_start(op_id, context, NA_CB_RECV_UNEXPECTED, callback, arg,
+                          NULL);
     if (ret != NA_SUCCESS)
         return ret;
     na_ofi_msg_set(op_id, buf, buf_size, plugin_data, 0, 0);
@@ -494,8 +493,8 @@ na_return_t
 na_ofi_msg_recv_expected(na_class_t *na_class, na_context_t *context,
                          na_cb_t callback, void *arg, void *buf,
                          size_t buf_size, void *plugin_data,
-                         na_addr_t source_addr, uint8_t source_id,
-                         na_tag_t tag, na_op_id_t *op_id)
+                         na_addr_t source_addr, uint8_t source_id, na_tag_t tag,
+                         na_op_id_t *op_id)
 {
     na_return_t ret;
 

@@ -119,9 +119,8 @@ na_ofi_pctx(na_context_t *context)
 }
 
 na_return_t
-na_ofi_op_start(struct na_op_id *op, na_context_t *context,
-                na_cb_type_t type, na_cb_t callback, void *arg,
-                struct na_addr *addr)
+na_ofi_op_start(struct na_op_id *op, na_context_t *context, na_cb_type_t type,
+                na_cb_t callback, void *arg, struct na_addr *addr)
 {
     int idle = NA_OFI_OP_IDLE;
 
@@ -200,7 +199,8 @@ na_ofi_retry_has_peer(struct na_ofi_class *cls, const struct na_addr *addr)
     if (atomic_load(&cls->retry_count) == 0)
         return false;
     pthread_mutex_lock(&cls->retry_lock);
-    TAILQ_FOREACH(q, &cls->retry_ops, entry) {
+    TAILQ_FOREACH(q, &cls->retry_ops, entry)
+    {
         if (q->addr == addr) {
             found = true;
             break;

@@ -78,7 +78,8 @@ na_ofi_mem_register(na_class_t *na_class, na_mem_handle_t mh,
     if (mh->len == 0)
         return NA_SUCCESS; /* nothing a peer could reach */
     for (int i = 0; i < NA_OFI_MR_KEY_TRIES && rc == -FI_ENOKEY; i++) {
-        uint64_t key = cls->mr_prov_key ? 0 : atomic_fetch_add(&cls->next_mr_key, 1);
+        uint64_t key =
+            cls->mr_prov_key ? 0 : atomic_fetch_add(&cls->next_mr_key, 1);
         rc = fi_mr_reg(cls->domain, (void *) (uintptr_t) mh->base, mh->len,
                        na_ofi_mr_access(mh->flags), 0, key, 0, &mh->mr, NULL);
     }
@@ -197,8 +198,7 @@ na_ofi_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
 
 /* Whether [offset, offset + size) lies inside the handle. */
 static bool
-na_ofi_range_ok(const struct na_mem_handle *mh, na_offset_t offset,
-                size_t size)
+na_ofi_range_ok(const struct na_mem_handle *mh, na_offset_t offset, size_t size)
 {
     return offset <= mh->len && size <= mh->len - offset;
 }
@@ -239,11 +239,9 @@ na_ofi_rma_start(struct na_ofi_class *cls, struct na_op_id *op,
 static int
 na_ofi_post_put(struct na_op_id *op)
 {
-    struct iovec iov = {.iov_base = op->u.rma.local,
-                        .iov_len = op->u.rma.size};
-    struct fi_rma_iov riov = {.addr = op->u.rma.remote,
-                              .len = op->u.rma.size,
-                              .key = op->u.rma.key};
+    struct iovec iov = {.iov_base = op->u.rma.local, .iov_len = op->u.rma.size};
+    struct fi_rma_iov riov = {
+        .addr = op->u.rma.remote, .len = op->u.rma.size, .key = op->u.rma.key};
     struct fi_msg_rma msg = {
         .msg_iov = &iov,
         .iov_count = 1,
@@ -276,10 +274,10 @@ na_ofi_rma(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
     bool put = type == NA_CB_PUT;
     na_return_t ret;
 
-    ret = na_ofi_rma_start(cls, op, context, type, callback, arg, local,
-                           local_offset, remote, remote_offset, size,
-                           remote_addr,
-                           put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY);
+    ret =
+        na_ofi_rma_start(cls, op, context, type, callback, arg, local,
+                         local_offset, remote, remote_offset, size, remote_addr,
+                         put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY);
     if (ret != NA_SUCCESS)
         return ret;
     if (size == 0) {

@@ -194,8 +194,7 @@ test_addr_roundtrip(void **state)
     assert_true(NA_Addr_is_self(fx->srv, self));
 
     /* Size probe, then too small, then exact. */
-    assert_int_equal(NA_Addr_to_string(fx->srv, NULL, &size, self),
-                     NA_SUCCESS);
+    assert_int_equal(NA_Addr_to_string(fx->srv, NULL, &size, self), NA_SUCCESS);
     assert_true(size > 1);
     str_size = size - 1;
     assert_int_equal(NA_Addr_to_string(fx->srv, str, &str_size, self),
@@ -215,17 +214,17 @@ test_addr_roundtrip(void **state)
 
     /* On the client the same string is a peer, and prints the same. */
     assert_false(NA_Addr_is_self(fx->cli, fx->srv_addr));
-    assert_int_equal(NA_Addr_to_string(fx->cli, again, &again_size,
-                                       fx->srv_addr),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Addr_to_string(fx->cli, again, &again_size, fx->srv_addr),
+        NA_SUCCESS);
     assert_string_equal(again, str);
 
     /* Serialize / deserialize round trip. */
     ser_size = NA_Addr_get_serialize_size(fx->cli, fx->srv_addr);
     assert_true(ser_size > 0 && ser_size <= sizeof(ser));
-    assert_int_equal(NA_Addr_serialize(fx->cli, ser, ser_size - 1,
-                                       fx->srv_addr),
-                     NA_OVERFLOW);
+    assert_int_equal(
+        NA_Addr_serialize(fx->cli, ser, ser_size - 1, fx->srv_addr),
+        NA_OVERFLOW);
     assert_int_equal(NA_Addr_serialize(fx->cli, ser, ser_size, fx->srv_addr),
                      NA_SUCCESS);
     assert_int_equal(NA_Addr_deserialize(fx->cli, &deser, ser, ser_size),
@@ -245,8 +244,7 @@ test_addr_roundtrip(void **state)
         char rxm[160];
         snprintf(rxm, sizeof(rxm), "ofi+tcp;ofi_rxm://%s",
                  str + strlen("ofi+tcp://"));
-        assert_int_equal(NA_Addr_lookup(fx->cli, rxm, &looked_up),
-                         NA_SUCCESS);
+        assert_int_equal(NA_Addr_lookup(fx->cli, rxm, &looked_up), NA_SUCCESS);
         assert_true(NA_Addr_cmp(fx->cli, looked_up, fx->srv_addr));
         NA_Addr_free(fx->cli, looked_up);
     }
@@ -440,20 +438,20 @@ test_expected_tags(void **state)
     assert_int_equal(NA_Addr_lookup(fx->srv, cli, &cli_addr), NA_SUCCESS);
     fill(a, sizeof(a), 11);
     fill(b, sizeof(b), 22);
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &qa,
-                                          ra, sizeof(ra), NULL, fx->srv_addr,
-                                          0, 7, ops[2]),
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &qa, ra,
+                                          sizeof(ra), NULL, fx->srv_addr, 0, 7,
+                                          ops[2]),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &qb,
-                                          rb, sizeof(rb), NULL, fx->srv_addr,
-                                          0, 8, ops[3]),
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &qb, rb,
+                                          sizeof(rb), NULL, fx->srv_addr, 0, 8,
+                                          ops[3]),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, record_cb, &sb,
-                                          b, sizeof(b), NULL, cli_addr, 0, 8,
+    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, record_cb, &sb, b,
+                                          sizeof(b), NULL, cli_addr, 0, 8,
                                           ops[1]),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, record_cb, &sa,
-                                          a, sizeof(a), NULL, cli_addr, 0, 7,
+    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, record_cb, &sa, a,
+                                          sizeof(a), NULL, cli_addr, 0, 7,
                                           ops[0]),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &qa.calls, 1));
@@ -491,9 +489,12 @@ test_context_ids(void **state)
     na_context_t *sctx1 = NA_Context_create_id(fx->srv, 1);
     uint8_t req[32], r0[32], r1[32], rep[48], q0[48], q1[48];
     struct result u0 = {0}, u1 = {0}, s = {0}, rs = {0}, e0 = {0}, e1 = {0};
-    na_op_id_t *u0_op = NA_Op_create(fx->srv, 0), *u1_op = NA_Op_create(fx->srv, 0);
-    na_op_id_t *rs_op = NA_Op_create(fx->srv, 0), *s_op = NA_Op_create(fx->cli, 0);
-    na_op_id_t *e0_op = NA_Op_create(fx->cli, 0), *e1_op = NA_Op_create(fx->cli, 0);
+    na_op_id_t *u0_op = NA_Op_create(fx->srv, 0),
+               *u1_op = NA_Op_create(fx->srv, 0);
+    na_op_id_t *rs_op = NA_Op_create(fx->srv, 0),
+               *s_op = NA_Op_create(fx->cli, 0);
+    na_op_id_t *e0_op = NA_Op_create(fx->cli, 0),
+               *e1_op = NA_Op_create(fx->cli, 0);
     uint64_t deadline;
 
     assert_non_null(sctx1);
@@ -506,13 +507,13 @@ test_context_ids(void **state)
                                             sizeof(r1), NULL, u1_op),
                      NA_SUCCESS);
     /* Replies from server context 0 and from server context 1, same tag. */
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &e0,
-                                          q0, sizeof(q0), NULL, fx->srv_addr,
-                                          0, 55, e0_op),
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &e0, q0,
+                                          sizeof(q0), NULL, fx->srv_addr, 0, 55,
+                                          e0_op),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &e1,
-                                          q1, sizeof(q1), NULL, fx->srv_addr,
-                                          1, 55, e1_op),
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &e1, q1,
+                                          sizeof(q1), NULL, fx->srv_addr, 1, 55,
+                                          e1_op),
                      NA_SUCCESS);
     assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &s,
                                             req, sizeof(req), NULL,
@@ -577,9 +578,9 @@ test_rma(void **state)
     assert_non_null(local);
     fill(local, size, 5);
 
-    assert_int_equal(NA_Mem_handle_create(fx->srv, region, size,
-                                          NA_MEM_READWRITE, &srv_mh),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(fx->srv, region, size, NA_MEM_READWRITE, &srv_mh),
+        NA_SUCCESS);
     assert_int_equal(NA_Mem_register(fx->srv, srv_mh, NA_MEM_TYPE_HOST, 0),
                      NA_SUCCESS);
     assert_int_equal(NA_Mem_handle_create(fx->srv, region, size,
@@ -587,9 +588,9 @@ test_rma(void **state)
                      NA_SUCCESS);
     assert_int_equal(NA_Mem_register(fx->srv, srv_ro_mh, NA_MEM_TYPE_HOST, 0),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_create(fx->cli, local, size,
-                                          NA_MEM_READWRITE, &cli_mh),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(fx->cli, local, size, NA_MEM_READWRITE, &cli_mh),
+        NA_SUCCESS);
     assert_int_equal(NA_Mem_register(fx->cli, cli_mh, NA_MEM_TYPE_HOST, 0),
                      NA_SUCCESS);
 
@@ -597,19 +598,17 @@ test_rma(void **state)
     assert_true(ser_size <= sizeof(ser));
     assert_int_equal(NA_Mem_handle_serialize(fx->srv, ser, ser_size, srv_mh),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_deserialize(fx->cli, &remote, ser,
-                                               ser_size),
+    assert_int_equal(NA_Mem_handle_deserialize(fx->cli, &remote, ser, ser_size),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_serialize(fx->srv, ser, ser_size,
-                                             srv_ro_mh),
+    assert_int_equal(NA_Mem_handle_serialize(fx->srv, ser, ser_size, srv_ro_mh),
                      NA_SUCCESS);
-    assert_int_equal(NA_Mem_handle_deserialize(fx->cli, &remote_ro, ser,
-                                               ser_size),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_deserialize(fx->cli, &remote_ro, ser, ser_size),
+        NA_SUCCESS);
 
     /* Put the whole buffer, then get a window back into a cleared copy. */
-    assert_int_equal(NA_Put(fx->cli, fx->cctx, record_cb, &p, cli_mh, 0,
-                            remote, 0, size, fx->srv_addr, 0, op),
+    assert_int_equal(NA_Put(fx->cli, fx->cctx, record_cb, &p, cli_mh, 0, remote,
+                            0, size, fx->srv_addr, 0, op),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &p.calls, 1));
     assert_int_equal(p.ret, NA_SUCCESS);
@@ -629,23 +628,22 @@ test_rma(void **state)
     assert_int_equal(NA_Put(fx->cli, fx->cctx, record_cb, &p, cli_mh, 0,
                             remote_ro, 0, 16, fx->srv_addr, 0, op),
                      NA_PERMISSION);
-    assert_int_equal(NA_Get(fx->cli, fx->cctx, record_cb, &g, cli_mh, 0,
-                            remote, size - 8, 16, fx->srv_addr, 0, op),
+    assert_int_equal(NA_Get(fx->cli, fx->cctx, record_cb, &g, cli_mh, 0, remote,
+                            size - 8, 16, fx->srv_addr, 0, op),
                      NA_INVALID_ARG);
-    assert_int_equal(NA_Get(fx->cli, fx->cctx, record_cb, &g, cli_mh,
-                            size - 8, remote, 0, 16, fx->srv_addr, 0, op),
+    assert_int_equal(NA_Get(fx->cli, fx->cctx, record_cb, &g, cli_mh, size - 8,
+                            remote, 0, 16, fx->srv_addr, 0, op),
                      NA_INVALID_ARG);
     assert_int_equal(p.calls + g.calls, 2);
 
     /* A forged handle with a wrong key is refused by the target. */
     ser[24] ^= 0x5a;
     na_mem_handle_t forged;
-    assert_int_equal(NA_Mem_handle_deserialize(fx->cli, &forged, ser,
-                                               ser_size),
+    assert_int_equal(NA_Mem_handle_deserialize(fx->cli, &forged, ser, ser_size),
                      NA_SUCCESS);
     g.calls = 0;
-    assert_int_equal(NA_Get(fx->cli, fx->cctx, record_cb, &g, cli_mh, 0,
-                            forged, 0, 64, fx->srv_addr, 0, op),
+    assert_int_equal(NA_Get(fx->cli, fx->cctx, record_cb, &g, cli_mh, 0, forged,
+                            0, 64, fx->srv_addr, 0, op),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &g.calls, 1));
     assert_int_not_equal(g.ret, NA_SUCCESS);
@@ -673,9 +671,9 @@ test_mem_handle_bad_bytes(void **state)
     na_mem_handle_t mh, out;
     size_t size;
 
-    assert_int_equal(NA_Mem_handle_create(fx->srv, buf, sizeof(buf),
-                                          NA_MEM_READ_ONLY, &mh),
-                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(fx->srv, buf, sizeof(buf), NA_MEM_READ_ONLY, &mh),
+        NA_SUCCESS);
     assert_int_equal(NA_Mem_register(fx->srv, mh, NA_MEM_TYPE_HOST, 0),
                      NA_SUCCESS);
     size = NA_Mem_handle_get_serialize_size(fx->srv, mh);
@@ -721,9 +719,9 @@ test_cancel(void **state)
     assert_int_equal(u.ret, NA_CANCELED);
 
     /* An expected receive is with the provider: fi_cancel withdraws it. */
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &e,
-                                          buf, sizeof(buf), NULL, fx->srv_addr,
-                                          0, 99, e_op),
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &e, buf,
+                                          sizeof(buf), NULL, fx->srv_addr, 0,
+                                          99, e_op),
                      NA_SUCCESS);
     progress_some(fx, 5);
     assert_int_equal(NA_Cancel(fx->cli, fx->cctx, e_op), NA_SUCCESS);
@@ -787,16 +785,28 @@ test_bad_strings(void **state)
 {
     struct fixture *fx = fixture_or_skip(state);
     static const char *bad_init[] = {
-        "ofi+tcp://256.1.1.1:x", "ofi+nosuchprov://", "", "ofi+tcp://1.2.3",
-        "ofi+tcp://127.0.0.1:65536", "ofi+tcp://127.0.0.1:-1",
+        "ofi+tcp://256.1.1.1:x",
+        "ofi+nosuchprov://",
+        "",
+        "ofi+tcp://1.2.3",
+        "ofi+tcp://127.0.0.1:65536",
+        "ofi+tcp://127.0.0.1:-1",
         "ofi+sockets://example.invalid:1",
         "ofi+tcp://198.51.100.7:0", /* TEST-NET-2: not an address of ours */
     };
     static const char *bad_lookup[] = {
-        "", "ofi+tcp://", "ofi+tcp://256.1.1.1:1", "ofi+tcp://1.2.3.4:x",
-        "ofi+tcp://1.2.3.4:0", "ofi+tcp://1.2.3.4", "ofi+tcp://1.2.3.4:99999",
-        "ofi+verbs://1.2.3.4:5", "ofi+tcp://0.0.0.0:5", "1.2.3.4:",
-        "ofi+tcp://[::1]:5", "ofi+tcp://1.2.3.4:5:6",
+        "",
+        "ofi+tcp://",
+        "ofi+tcp://256.1.1.1:1",
+        "ofi+tcp://1.2.3.4:x",
+        "ofi+tcp://1.2.3.4:0",
+        "ofi+tcp://1.2.3.4",
+        "ofi+tcp://1.2.3.4:99999",
+        "ofi+verbs://1.2.3.4:5",
+        "ofi+tcp://0.0.0.0:5",
+        "1.2.3.4:",
+        "ofi+tcp://[::1]:5",
+        "ofi+tcp://1.2.3.4:5:6",
     };
     na_addr_t addr;
 
@@ -1096,8 +1106,8 @@ run_provider(const struct config *config)
         tests[i].initial_state = (void *) config;
     snprintf(name, sizeof(name), "ofi+%s%s", config->protocol,
              config->no_multi_recv ? " (no_multi_recv)" : "");
-    return _cmocka_run_group_tests(name, tests, sizeof(tests) / sizeof(tests[0]),
-                                   NULL, NULL);
+    return _cmocka_run_group_tests(
+        name, tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
 }
 
 int
