@@ -104,6 +104,10 @@ uint64_t harness_run_until(struct ct_env *env, const int *flag,
 /* The same until *counter >= target. */
 uint64_t harness_run_until_count(struct ct_env *env, const int *counter,
                                  int target, unsigned max_ms);
+/* The same, but a budget that runs out returns -1 instead of failing, so
+ * the caller can say what is missing before it fails. */
+int harness_try_run_until_count(struct ct_env *env, const int *counter,
+                                int target, unsigned max_ms);
 /* Progress for `ms` more on the NA clock, so a duplicate or stray
  * completion would have the chance to show up. */
 void harness_settle(struct ct_env *env, unsigned ms);

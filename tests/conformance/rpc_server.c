@@ -632,6 +632,28 @@ ct_server_shutdown_requested(hg_class_t *cls)
     return s != NULL && s->shutdown_requested;
 }
 
+void
+ct_server_describe(hg_class_t *cls, char *msg, size_t size)
+{
+    struct ct_server *s = (struct ct_server *) HG_Class_get_data(cls);
+    const struct ct_xfer *x;
+    unsigned started = 0, pending = 0;
+
+    if (s == NULL) {
+        snprintf(msg, size, "no server state");
+        return;
+    }
+    for (x = s->xfers; x != NULL; x = x->next) {
+        started++;
+        pending += x->calls == 0;
+    }
+    snprintf(msg, size,
+             "%llu request(s) handled, %u held, %u transfer(s) started, %u "
+             "still waiting for their callback, %u failed respond(s)",
+             (unsigned long long) s->handled, s->held, started, pending,
+             s->respond_errors);
+}
+
 int
 ct_server_problems(hg_class_t *cls, char *msg, size_t size)
 {

@@ -20,4 +20,7 @@ int ct_server_shutdown_requested(hg_class_t *cls);
  * a duplicate or missing bulk callback or a failed respond. */
 int ct_server_problems(hg_class_t *cls, char *msg, size_t size);
 
+/* One line about the server's state, for diagnosing a stalled run. */
+void ct_server_describe(hg_class_t *cls, char *msg, size_t size);
+
 #endif /* CT_SERVER_H */

@@ -504,7 +504,19 @@ test_many_transfers(void **state)
 
         xfer_start(env, &r[i], &s, &done);
     }
-    harness_run_until_count(env, &done, CT_XFER_MANY, CT_WAIT_MS);
+    if (harness_try_run_until_count(env, &done, CT_XFER_MANY, CT_WAIT_MS) !=
+        0) {
+        char missing[CT_XFER_MANY * 8] = "";
+        size_t len = 0;
+
+        for (i = 0; i < CT_XFER_MANY && len + 8 < sizeof(missing); i++)
+            if (r[i].op.calls == 0)
+                len += (size_t) snprintf(missing + len, sizeof(missing) - len,
+                                         " %d%c", i, i % 2 ? 'P' : 'G');
+        fail_msg("%d of %d requests completed; still waiting for (P push, G "
+                 "pull):%s",
+                 done, CT_XFER_MANY, missing);
+    }
     harness_settle(env, 20);
     for (i = 0; i < CT_XFER_MANY; i++) {
         xfer_finish(&r[i]);
