@@ -86,13 +86,36 @@ struct xfer {
     uint32_t done;
     uint64_t t0, t_end, deadline;
     uint64_t t_post;  /* when the transfer in flight was posted       */
+    uint64_t excluded_ns; /* preparing the checked transfer: not timed */
     double *durs;     /* each transfer's duration in ns, or NULL      */
+    bool final;       /* the transfer in flight is the checked one    */
     hg_return_t err;
 };
 
 /* ---- server side -------------------------------------------------------- */
 
 static hg_return_t xfer_done(const struct hg_cb_info *info);
+
+/*
+ * Get the server's buffer ready for the next transfer. The last transfer
+ * is the one checked, so it must be the one that moved the bytes: a pull's
+ * destination is cleared before it, and a push's source gets the pattern
+ * the client checks only then (earlier pushes carry another pattern). The
+ * time this takes is not counted.
+ */
+static void
+xfer_prepare(struct xfer *x, bool final)
+{
+    uint64_t t = bu_now_ns();
+
+    if (x->in.op == BW_OP_PULL)
+        memset(x->srv->buf, 0, x->in.size);
+    else
+        bu_pattern_fill(x->srv->buf, x->in.size,
+                        final ? x->in.seed : x->in.seed ^ 0xffffu);
+    x->final = final;
+    x->excluded_ns += bu_now_ns() - t;
+}
 
 static hg_return_t
 xfer_post(struct xfer *x)
@@ -113,7 +136,7 @@ xfer_finish(struct xfer *x)
 
     out.ret = (int32_t) x->err;
     out.done = x->done;
-    out.elapsed_ns = x->t_end - x->t0;
+    out.elapsed_ns = x->t_end - x->t0 - x->excluded_ns;
     /* One transfer's median time is what the path does when nothing else
      * takes the CPU; the total is what it did. */
     out.median_ns = x->durs != NULL && x->done > 0
@@ -147,8 +170,12 @@ xfer_done(const struct hg_cb_info *info)
     if (x->durs != NULL)
         x->durs[x->done] = (double) (x->t_end - x->t_post);
     x->done++;
-    if (x->done < x->in.reps && x->t_end < x->deadline) {
-        hg_return_t ret = xfer_post(x);
+    if (!x->final) {
+        hg_return_t ret;
+        /* Past the time bound, one more (checked) transfer ends the run. */
+        if (x->done + 1 >= x->in.reps || x->t_end >= x->deadline)
+            xfer_prepare(x, true);
+        ret = xfer_post(x);
         if (ret == HG_SUCCESS)
             return HG_SUCCESS;
         x->err = ret;
@@ -184,12 +211,8 @@ bw_handler(hg_handle_t handle)
         xfer_finish(x);
         return HG_SUCCESS;
     }
-    /* What a push sends is written before the clock starts, and a pull's
-     * destination is cleared so a transfer that moved nothing is caught. */
-    if (x->in.op == BW_OP_PUSH)
-        bu_pattern_fill(srv->buf, x->in.size, x->in.seed);
-    else
-        memset(srv->buf, 0, x->in.size);
+    xfer_prepare(x, x->in.reps == 1);
+    x->excluded_ns = 0;
     x->origin = hi->addr;
     x->durs = malloc(x->in.reps * sizeof(double));
     x->t0 = bu_now_ns();
