@@ -580,14 +580,55 @@ harness_sim_link_default(struct ct_env *env, uint64_t latency_ns,
     return -1;
 }
 
+/* The node name of a sim address ("sim://name" -> "name"). */
+static int
+harness_sim_name(struct ct_env *env, hg_class_t *cls, hg_addr_t addr,
+                 char *name, size_t size)
+{
+    char buf[256];
+    hg_size_t len = sizeof(buf);
+
+    if (HG_Addr_to_string(cls, buf, &len, addr) != HG_SUCCESS ||
+        strncmp(buf, "sim://", 6) != 0)
+        return -1;
+    (void) env;
+    snprintf(name, size, "%s", buf + 6);
+    return 0;
+}
+
 int
 harness_sim_corrupt_next(struct ct_env *env)
 {
-    /* The simulated fabric has no corruption fault yet (na_sim.h); when it
-     * has, arm it here for the next message from the client to the server
-     * and return 0. */
-    (void) env;
-    return -1;
+    char client[256], server[256], spec[600], err[256];
+    hg_addr_t self = HG_ADDR_NULL;
+    int rc = -1;
+
+    if (!env->is_sim || env->remote)
+        return -1;
+    if (HG_Addr_self(env->client, &self) != HG_SUCCESS)
+        return -1;
+    if (harness_sim_name(env, env->client, self, client, sizeof(client)) ==
+            0 &&
+        harness_sim_name(env, env->client, env->server_addr, server,
+                         sizeof(server)) == 0) {
+        /* Every message from the client to the server gets one flipped
+         * bit until harness_sim_faults_clear(). */
+        snprintf(spec, sizeof(spec), "link:%s>%s:corrupt=1", client, server);
+        if (na_sim_fault_add(spec, err, sizeof(err)) == NA_SUCCESS)
+            rc = 0;
+        else
+            fprintf(stderr, "harness: fault \"%s\" refused: %s\n", spec,
+                    err);
+    }
+    HG_Addr_free(env->client, self);
+    return rc;
+}
+
+void
+harness_sim_faults_clear(struct ct_env *env)
+{
+    if (env->is_sim && !env->remote)
+        na_sim_fault_clear();
 }
 
 /* ---- operations --------------------------------------------------------- */
@@ -875,6 +916,34 @@ out:
     return rc;
 }
 
+/* Cases excluded for a plugin (QS_TEST_EXCLUDE) still show up, as
+ * skipped, with the reason the registration gave. */
+static void
+harness_excluded_case(void **state)
+{
+    const char *reason = getenv("QS_TEST_EXCLUDE_REASON");
+
+    (void) state;
+    fprintf(stderr, "skip: excluded on %s: %s\n", ct_info(),
+            reason != NULL ? reason : "(no reason given)");
+    skip();
+}
+
+/* Whether `name` is in the comma-separated QS_TEST_EXCLUDE list. */
+static int
+harness_is_excluded(const char *name)
+{
+    const char *list = getenv("QS_TEST_EXCLUDE"), *p;
+    size_t len = strlen(name);
+
+    if (list == NULL)
+        return 0;
+    for (p = list; (p = strstr(p, name)) != NULL; p += len)
+        if ((p == list || p[-1] == ',') && (p[len] == '\0' || p[len] == ','))
+            return 1;
+    return 0;
+}
+
 int
 harness_main(int argc, char **argv, const char *group,
              const struct CMUnitTest *tests, size_t count)
@@ -896,7 +965,22 @@ harness_main(int argc, char **argv, const char *group,
         fprintf(stderr, ", QS_SIM_SEED=%" PRIu64, harness_sim_seed());
     fprintf(stderr, "\n");
 
-    failed = _cmocka_run_group_tests(group, tests, count, NULL, NULL);
+    {
+        struct CMUnitTest *run = calloc(count, sizeof(*run));
+
+        if (run == NULL)
+            return 1;
+        for (size_t i = 0; i < count; i++) {
+            run[i] = tests[i];
+            if (harness_is_excluded(tests[i].name)) {
+                run[i].test_func = harness_excluded_case;
+                run[i].setup_func = NULL;
+                run[i].teardown_func = NULL;
+            }
+        }
+        failed = _cmocka_run_group_tests(group, run, count, NULL, NULL);
+        free(run);
+    }
     if (remote != NULL && remote[0] != '\0' &&
         getenv("QS_TEST_NO_SHUTDOWN") == NULL && send_shutdown() != 0)
         failed++;

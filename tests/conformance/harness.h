@@ -209,6 +209,8 @@ int harness_sim_link_default(struct ct_env *env, uint64_t latency_ns,
  * message from the client to the server to be flipped in flight. Returns
  * 0 when armed, -1 when the plugin offers no such fault. */
 int harness_sim_corrupt_next(struct ct_env *env);
+/* Remove every fault armed by harness_sim_corrupt_next(). */
+void harness_sim_faults_clear(struct ct_env *env);
 
 /* The simulated fabric's seed for this run (0 on other plugins). */
 uint64_t harness_sim_seed(void);
