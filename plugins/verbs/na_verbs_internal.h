@@ -315,6 +315,12 @@ NA_VERBS_HIDDEN na_return_t na_verbs_wc_status_to_na(enum ibv_wc_status s);
 NA_VERBS_HIDDEN na_return_t
 na_verbs_conn_post_recvs(struct na_verbs_conn *conn);
 NA_VERBS_HIDDEN void na_verbs_conn_kick(struct na_verbs_conn *conn);
+/* Queue a started op whose addr is set on the connection to that peer,
+ * opening one if needed. NA_AGAIN and NA_NOMEM abort the op and are returned
+ * to the caller; any other connection error is accepted and becomes the op's
+ * completion, so the post returns NA_SUCCESS. */
+NA_VERBS_HIDDEN na_return_t na_verbs_conn_submit(struct na_verbs_class *cls,
+                                                 na_op_id_t *op);
 NA_VERBS_HIDDEN void na_verbs_msg_recv_done(struct na_verbs_conn *conn,
                                             struct na_verbs_wr *wr,
                                             const struct ibv_wc *wc);

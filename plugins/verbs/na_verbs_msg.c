@@ -186,6 +186,27 @@ na_verbs_conn_kick(struct na_verbs_conn *conn)
     na_verbs_maybe_send_credits(conn);
 }
 
+na_return_t
+na_verbs_conn_submit(struct na_verbs_class *cls, na_op_id_t *op)
+{
+    struct na_verbs_conn *conn;
+    na_return_t ret;
+
+    ret = na_verbs_conn_get(cls, op->addr, &conn);
+    if (ret == NA_AGAIN || ret == NA_NOMEM) {
+        na_verbs_op_abort(op);
+        return ret;
+    }
+    if (ret != NA_SUCCESS) {
+        /* Accepted, then failed: the error is the op's completion. */
+        na_verbs_op_complete(op, ret);
+        return NA_SUCCESS;
+    }
+    na_verbs_op_enqueue(op, &conn->pending);
+    na_verbs_conn_kick(conn);
+    return NA_SUCCESS;
+}
+
 static void
 na_verbs_fill_unexpected(na_op_id_t *op, struct na_addr *source, na_tag_t tag,
                          const void *data, size_t len)
@@ -439,7 +460,6 @@ na_verbs_send(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
               na_op_id_t *op)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
-    struct na_verbs_conn *conn;
     na_return_t ret;
 
     if (dest == NULL || (buf == NULL && buf_size > 0))
@@ -456,23 +476,10 @@ na_verbs_send(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
     op->peer_ctx_id = dest_id;
     na_verbs_addr_ref(dest);
     op->addr = dest;
-    if (dest->self) {
+    if (dest->self)
         na_verbs_send_self(cls, op);
-        goto unlock;
-    }
-    ret = na_verbs_conn_get(cls, dest, &conn);
-    if (ret == NA_AGAIN || ret == NA_NOMEM) {
-        na_verbs_op_abort(op);
-        goto unlock;
-    }
-    if (ret != NA_SUCCESS) {
-        /* Accepted, then failed: the error is the op's completion. */
-        na_verbs_op_complete(op, ret);
-        ret = NA_SUCCESS;
-        goto unlock;
-    }
-    na_verbs_op_enqueue(op, &conn->pending);
-    na_verbs_conn_kick(conn);
+    else
+        ret = na_verbs_conn_submit(cls, op);
 unlock:
     pthread_mutex_unlock(&cls->lock);
     return ret;

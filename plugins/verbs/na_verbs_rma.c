@@ -321,7 +321,6 @@ na_verbs_rma(na_class_t *na_class, na_context_t *context, bool is_put,
              na_op_id_t *op)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
-    struct na_verbs_conn *conn;
     na_return_t ret;
 
     if (remote_addr == NULL)
@@ -339,22 +338,10 @@ na_verbs_rma(na_class_t *na_class, na_context_t *context, bool is_put,
     }
     na_verbs_addr_ref(remote_addr);
     op->addr = remote_addr;
-    if (remote_addr->self) {
+    if (remote_addr->self)
         na_verbs_op_complete(op, na_verbs_rma_self(cls, op, is_put));
-        goto unlock;
-    }
-    ret = na_verbs_conn_get(cls, remote_addr, &conn);
-    if (ret == NA_AGAIN || ret == NA_NOMEM) {
-        na_verbs_op_abort(op);
-        goto unlock;
-    }
-    if (ret != NA_SUCCESS) {
-        na_verbs_op_complete(op, ret);
-        ret = NA_SUCCESS;
-        goto unlock;
-    }
-    na_verbs_op_enqueue(op, &conn->pending);
-    na_verbs_conn_kick(conn);
+    else
+        ret = na_verbs_conn_submit(cls, op);
 unlock:
     pthread_mutex_unlock(&cls->lock);
     return ret;
