@@ -312,6 +312,34 @@ na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
     atomic_store_explicit(&op->state, NA_SIM_OP_IDLE, memory_order_release);
 }
 
+na_return_t
+na_sim_op_posted(struct na_sim_world *world, struct na_op_id *op,
+                 const char *src, const char *dst,
+                 const struct na_sim_name *dst_name, uint64_t *when)
+{
+    char kind[32];
+
+    snprintf(kind, sizeof(kind), "post:%s", na_sim_op_kind(op->type));
+    na_sim_trace(world, na_sim_now(world), op->seq, kind, src, dst, op->size,
+                 op->tag);
+    return na_sim_fault_on_post(world, op, dst_name, when);
+}
+
+na_return_t
+na_sim_op_schedule(struct na_sim_world *world, struct na_op_id *op,
+                   const struct na_sim_name *src, const struct na_sim_name *dst,
+                   uint64_t when, enum na_sim_event_kind kind)
+{
+    na_return_t ret;
+
+    ret = na_sim_op_posted(world, op, src->str, dst->str, dst, &when);
+    if (ret == NA_SUCCESS)
+        ret = na_sim_schedule(world, when, kind, op);
+    if (ret != NA_SUCCESS)
+        na_sim_op_abort(world, op, ret);
+    return ret;
+}
+
 void
 na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
                    na_return_t ret)

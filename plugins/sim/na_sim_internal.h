@@ -289,6 +289,23 @@ NA_SIM_HIDDEN na_return_t na_sim_op_post(struct na_sim_node *node,
 /* Undo a post that failed after na_sim_op_post(): no completion comes. */
 NA_SIM_HIDDEN void na_sim_op_abort(struct na_sim_world *world,
                                    struct na_op_id *op, na_return_t ret);
+/* Trace the post of op and ask the fault model about it: it may refuse a
+ * send (NA_AGAIN) or move its arrival (*when; NULL for a receive). */
+NA_SIM_HIDDEN na_return_t na_sim_op_posted(struct na_sim_world *world,
+                                           struct na_op_id *op, const char *src,
+                                           const char *dst,
+                                           const struct na_sim_name *dst_name,
+                                           uint64_t *when);
+/* Finish posting a send or an RMA op from src to dst that would arrive at
+ * when: trace it, let the fault model refuse or delay it, and schedule its
+ * event. On failure the post is undone with na_sim_op_abort() and the error
+ * is returned. */
+NA_SIM_HIDDEN na_return_t na_sim_op_schedule(struct na_sim_world *world,
+                                             struct na_op_id *op,
+                                             const struct na_sim_name *src,
+                                             const struct na_sim_name *dst,
+                                             uint64_t when,
+                                             enum na_sim_event_kind kind);
 NA_SIM_HIDDEN void na_sim_op_complete(struct na_sim_world *world,
                                       struct na_op_id *op, na_return_t ret);
 NA_SIM_HIDDEN const char *na_sim_op_kind(na_cb_type_t type);

@@ -10,22 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Trace the post of a message op and ask the fault model about it: it may
- * refuse a send (NA_AGAIN) or move its arrival (*when; NULL for a
- * receive). */
-static na_return_t
-na_sim_msg_posted(struct na_sim_world *world, struct na_op_id *op,
-                  const char *src, const char *dst,
-                  const struct na_sim_name *dst_name, uint64_t *when)
-{
-    char kind[32];
-
-    snprintf(kind, sizeof(kind), "post:%s", na_sim_op_kind(op->type));
-    na_sim_trace(world, na_sim_now(world), op->seq, kind, src, dst, op->size,
-                 op->tag);
-    return na_sim_fault_on_post(world, op, dst_name, when);
-}
-
 static na_return_t
 na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
                 void *arg, const void *buf, size_t buf_size,
@@ -56,18 +40,8 @@ na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     when = na_sim_add_sat(na_sim_now(world),
                           na_sim_transfer_time(world, &node->name,
                                                &dest_addr->name, buf_size));
-    ret = na_sim_msg_posted(world, op, node->name.str, dest_addr->name.str,
-                            &dest_addr->name, &when);
-    if (ret != NA_SUCCESS)
-        goto abort;
-    ret = na_sim_schedule(world, when, NA_SIM_EV_MSG, op);
-    if (ret != NA_SUCCESS)
-        goto abort;
-    pthread_mutex_unlock(&world->lock);
-    return NA_SUCCESS;
-
-abort:
-    na_sim_op_abort(world, op, ret);
+    ret = na_sim_op_schedule(world, op, &node->name, &dest_addr->name, when,
+                             NA_SIM_EV_MSG);
 unlock:
     pthread_mutex_unlock(&world->lock);
     return ret;
@@ -471,27 +445,39 @@ na_sim_recv_post(struct na_sim_world *world, struct na_op_id *recv)
     return NA_SUCCESS;
 }
 
-na_return_t
-na_sim_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, void *buf,
-                           size_t buf_size, void *plugin_data, na_op_id_t *op)
+static na_return_t
+na_sim_msg_recv(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+                void *arg, void *buf, size_t buf_size, na_addr_t source_addr,
+                uint8_t source_id, na_tag_t tag, na_op_id_t *op,
+                na_cb_type_t type)
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
+    bool unexpected = type == NA_CB_RECV_UNEXPECTED;
+    size_t max =
+        unexpected ? node->max_unexpected_size : node->max_expected_size;
     na_return_t ret;
 
-    (void) plugin_data;
-    if (buf_size > node->max_unexpected_size)
+    if (buf_size > max)
         return NA_MSGSIZE;
+    if (tag > NA_SIM_MAX_TAG)
+        return NA_INVALID_ARG;
     pthread_mutex_lock(&world->lock);
-    ret = na_sim_op_post(node, context->plugin_context, op,
-                         NA_CB_RECV_UNEXPECTED, callback, arg);
+    ret =
+        na_sim_op_post(node, context->plugin_context, op, type, callback, arg);
     if (ret != NA_SUCCESS)
         goto unlock;
     op->buf = buf;
     op->size = buf_size;
-    op->tag = 0;
-    ret = na_sim_msg_posted(world, op, "*", node->name.str, &node->name, NULL);
+    op->tag = tag;
+    /* An unexpected receive takes a message from any source, so it has no
+     * peer to name. */
+    if (!unexpected) {
+        op->peer_ctx_id = source_id;
+        op->peer = na_sim_addr_ref(source_addr);
+    }
+    ret = na_sim_op_posted(world, op, unexpected ? "*" : source_addr->name.str,
+                           node->name.str, &node->name, NULL);
     if (ret == NA_SUCCESS)
         ret = na_sim_recv_post(world, op);
     if (ret != NA_SUCCESS)
@@ -502,40 +488,26 @@ unlock:
 }
 
 na_return_t
+na_sim_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
+                           na_cb_t callback, void *arg, void *buf,
+                           size_t buf_size, void *plugin_data, na_op_id_t *op)
+{
+    (void) plugin_data;
+    return na_sim_msg_recv(na_class, context, callback, arg, buf, buf_size,
+                           NULL, 0, 0, op, NA_CB_RECV_UNEXPECTED);
+}
+
+na_return_t
 na_sim_msg_recv_expected(na_class_t *na_class, na_context_t *context,
                          na_cb_t callback, void *arg, void *buf,
                          size_t buf_size, void *plugin_data,
                          na_addr_t source_addr, uint8_t source_id, na_tag_t tag,
                          na_op_id_t *op)
 {
-    struct na_sim_node *node = na_class->plugin_class;
-    struct na_sim_world *world = node->world;
-    na_return_t ret;
-
     (void) plugin_data;
-    if (buf_size > node->max_expected_size)
-        return NA_MSGSIZE;
-    if (tag > NA_SIM_MAX_TAG)
-        return NA_INVALID_ARG;
-    pthread_mutex_lock(&world->lock);
-    ret = na_sim_op_post(node, context->plugin_context, op, NA_CB_RECV_EXPECTED,
-                         callback, arg);
-    if (ret != NA_SUCCESS)
-        goto unlock;
-    op->buf = buf;
-    op->size = buf_size;
-    op->tag = tag;
-    op->peer_ctx_id = source_id;
-    op->peer = na_sim_addr_ref(source_addr);
-    ret = na_sim_msg_posted(world, op, source_addr->name.str, node->name.str,
-                            &node->name, NULL);
-    if (ret == NA_SUCCESS)
-        ret = na_sim_recv_post(world, op);
-    if (ret != NA_SUCCESS)
-        na_sim_op_abort(world, op, ret);
-unlock:
-    pthread_mutex_unlock(&world->lock);
-    return ret;
+    return na_sim_msg_recv(na_class, context, callback, arg, buf, buf_size,
+                           source_addr, source_id, tag, op,
+                           NA_CB_RECV_EXPECTED);
 }
 
 /*

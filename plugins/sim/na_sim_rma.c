@@ -362,7 +362,6 @@ na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
     uint64_t when;
-    char kind[16];
     na_return_t ret;
 
     /* The local side must be this node's own registered memory: a NIC
@@ -386,9 +385,6 @@ na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     op->local_offset = local_offset;
     op->remote_key = remote->key;
     op->remote_offset = remote_offset;
-    snprintf(kind, sizeof(kind), "post:%s", na_sim_op_kind(type));
-    na_sim_trace(world, na_sim_now(world), op->seq, kind, node->name.str,
-                 remote_addr->name.str, data_size, 0);
     /* A put carries its data out; a get sends a request and waits for the
      * data to come back. No transfer moves more than the local region
      * holds, so an over-long request is charged for that much and fails
@@ -404,17 +400,8 @@ na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
             na_sim_transfer_time(world, &remote_addr->name, &node->name,
                                  data_size));
     when = na_sim_add_sat(na_sim_now(world), when);
-    ret = na_sim_fault_on_post(world, op, &remote_addr->name, &when);
-    if (ret != NA_SUCCESS)
-        goto abort;
-    ret = na_sim_schedule(world, when, NA_SIM_EV_RMA, op);
-    if (ret != NA_SUCCESS)
-        goto abort;
-    pthread_mutex_unlock(&world->lock);
-    return NA_SUCCESS;
-
-abort:
-    na_sim_op_abort(world, op, ret);
+    ret = na_sim_op_schedule(world, op, &node->name, &remote_addr->name, when,
+                             NA_SIM_EV_RMA);
 unlock:
     pthread_mutex_unlock(&world->lock);
     return ret;
