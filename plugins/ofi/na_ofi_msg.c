@@ -392,25 +392,6 @@ na_ofi_msg_set(struct na_op_id *op, const void *buf, size_t size,
 }
 
 na_return_t
-na_ofi_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, const void *buf,
-                           size_t buf_size, void *plugin_data,
-                           na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                           na_op_id_t *op_id)
-{
-    na_return_t ret;
-
-    if (buf_size > na_ofi_class(na_class)->max_unexp_size)
-        return NA_MSGSIZE;
-    ret = na_ofi_op_start(op_id, context, NA_CB_SEND_UNEXPECTED, callback, arg,
-                          dest_addr);
-    if (ret != NA_SUCCESS)
-        return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, dest_id, tag);
-    return na_ofi_op_submit(op_id, na_ofi_post_send_unexpected);
-}
-
-na_return_t
 na_ofi_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
                            na_cb_t callback, void *arg, void *buf,
                            size_t buf_size, void *plugin_data,
@@ -459,6 +440,40 @@ na_ofi_post_send_expected(struct na_op_id *op)
                           op->addr->fi_addr, op->u.msg.fi_tag, &op->hdr.fi_ctx);
 }
 
+static na_return_t
+na_ofi_msg_send(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
+                na_cb_t callback, void *arg, const void *buf, size_t buf_size,
+                void *plugin_data, na_addr_t dest_addr, uint8_t dest_id,
+                na_tag_t tag, na_op_id_t *op_id)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    bool expected = type == NA_CB_SEND_EXPECTED;
+    na_return_t ret;
+
+    if (buf_size > (expected ? cls->max_exp_size : cls->max_unexp_size))
+        return NA_MSGSIZE;
+    ret = na_ofi_op_start(op_id, context, type, callback, arg, dest_addr);
+    if (ret != NA_SUCCESS)
+        return ret;
+    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, dest_id, tag);
+    if (!expected)
+        return na_ofi_op_submit(op_id, na_ofi_post_send_unexpected);
+    op_id->u.msg.fi_tag = na_ofi_exp_tag(dest_id, context->id, tag);
+    return na_ofi_op_submit(op_id, na_ofi_post_send_expected);
+}
+
+na_return_t
+na_ofi_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
+                           na_cb_t callback, void *arg, const void *buf,
+                           size_t buf_size, void *plugin_data,
+                           na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
+                           na_op_id_t *op_id)
+{
+    return na_ofi_msg_send(na_class, context, NA_CB_SEND_UNEXPECTED, callback,
+                           arg, buf, buf_size, plugin_data, dest_addr, dest_id,
+                           tag, op_id);
+}
+
 na_return_t
 na_ofi_msg_send_expected(na_class_t *na_class, na_context_t *context,
                          na_cb_t callback, void *arg, const void *buf,
@@ -466,17 +481,9 @@ na_ofi_msg_send_expected(na_class_t *na_class, na_context_t *context,
                          na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
                          na_op_id_t *op_id)
 {
-    na_return_t ret;
-
-    if (buf_size > na_ofi_class(na_class)->max_exp_size)
-        return NA_MSGSIZE;
-    ret = na_ofi_op_start(op_id, context, NA_CB_SEND_EXPECTED, callback, arg,
-                          dest_addr);
-    if (ret != NA_SUCCESS)
-        return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, dest_id, tag);
-    op_id->u.msg.fi_tag = na_ofi_exp_tag(dest_id, context->id, tag);
-    return na_ofi_op_submit(op_id, na_ofi_post_send_expected);
+    return na_ofi_msg_send(na_class, context, NA_CB_SEND_EXPECTED, callback,
+                           arg, buf, buf_size, plugin_data, dest_addr, dest_id,
+                           tag, op_id);
 }
 
 static int
