@@ -3,8 +3,6 @@
  */
 #include "margo_internal.h"
 
-#include <stdlib.h>
-
 hg_return_t
 margo_bulk_create(margo_instance_id mid, hg_uint32_t count, void **buf_ptrs,
                   const hg_size_t *buf_sizes, hg_uint8_t flags,
@@ -29,18 +27,16 @@ margo_bulk_start(margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
                  double timeout_ms, struct margo_request_s *storage,
                  struct margo_request_s **reqp)
 {
-    struct margo_request_s *req = storage;
+    struct margo_request_s *req;
     unsigned int ms = margo_timeout_ms(timeout_ms);
     hg_op_id_t op_id = HG_OP_ID_NULL;
     hg_return_t ret;
 
     if (mid == MARGO_INSTANCE_NULL)
         return HG_INVALID_ARG;
-    if (req == NULL && (req = malloc(sizeof(*req))) == NULL)
+    req = margo_req_new(mid, MARGO_REQ_BULK, HG_HANDLE_NULL, storage);
+    if (req == NULL)
         return HG_NOMEM;
-    *req = (struct margo_request_s){
-        .mid = mid, .kind = MARGO_REQ_BULK, .heap = storage == NULL};
-
     ret = margo_req_track(req);
     if (ret == HG_SUCCESS) {
         ret =
@@ -58,13 +54,7 @@ margo_bulk_start(margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
         pthread_mutex_unlock(&margo_lock);
         margo_req_posted(req, ret);
     }
-    if (ret != HG_SUCCESS) {
-        if (req->heap)
-            free(req);
-        return ret;
-    }
-    *reqp = req;
-    return HG_SUCCESS;
+    return margo_req_handoff(req, ret, reqp);
 }
 
 hg_return_t

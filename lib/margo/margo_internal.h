@@ -158,8 +158,19 @@ bool margo_thread_in_handler_of(const struct margo_instance *mid);
  * margo_req_posted() records what the HG call returned; the HG call's
  * callback must be margo_req_complete_cb() with the request as its arg.
  */
+/* A zeroed request of mid in storage, or on the heap when storage is NULL
+ * (NULL if that allocation fails). */
+struct margo_request_s *margo_req_new(struct margo_instance *mid,
+                                      enum margo_req_kind kind,
+                                      hg_handle_t handle,
+                                      struct margo_request_s *storage);
 hg_return_t margo_req_track(struct margo_request_s *req);
 void margo_req_posted(struct margo_request_s *req, hg_return_t ret);
+/* Finish starting a request whose track-and-post returned ret: on success
+ * *reqp gets it; on failure it is freed if it was on the heap and ret is
+ * returned. */
+hg_return_t margo_req_handoff(struct margo_request_s *req, hg_return_t ret,
+                              struct margo_request_s **reqp);
 hg_return_t margo_req_complete_cb(const struct hg_cb_info *info);
 /* Wait for a tracked request and return its result (lock not held). */
 hg_return_t margo_req_wait(struct margo_request_s *req);

@@ -135,7 +135,7 @@ margo_timeout_ms(double timeout_ms)
     return ms;
 }
 
-static struct margo_request_s *
+struct margo_request_s *
 margo_req_new(struct margo_instance *mid, enum margo_req_kind kind,
               hg_handle_t handle, struct margo_request_s *storage)
 {
@@ -152,6 +152,20 @@ margo_req_new(struct margo_instance *mid, enum margo_req_kind kind,
     req->handle = handle;
     req->heap = storage == NULL;
     return req;
+}
+
+hg_return_t
+margo_req_handoff(struct margo_request_s *req, hg_return_t ret,
+                  struct margo_request_s **reqp)
+{
+    if (ret != HG_SUCCESS) {
+        /* Nothing was posted, so no one else will free the request. */
+        if (req->heap)
+            free(req);
+        return ret;
+    }
+    *reqp = req;
+    return HG_SUCCESS;
 }
 
 hg_return_t
@@ -250,13 +264,7 @@ margo_forward_start(hg_handle_t handle, void *in_struct, double timeout_ms,
                  : HG_Forward(handle, margo_req_complete_cb, req, in_struct);
         margo_req_posted(req, ret);
     }
-    if (ret != HG_SUCCESS) {
-        if (req->heap)
-            free(req);
-        return ret;
-    }
-    *reqp = req;
-    return HG_SUCCESS;
+    return margo_req_handoff(req, ret, reqp);
 }
 
 hg_return_t
@@ -311,13 +319,7 @@ margo_respond_start(hg_handle_t handle, void *out_struct,
         ret = HG_Respond(handle, margo_req_complete_cb, req, out_struct);
         margo_req_posted(req, ret);
     }
-    if (ret != HG_SUCCESS) {
-        if (req->heap)
-            free(req);
-        return ret;
-    }
-    *reqp = req;
-    return HG_SUCCESS;
+    return margo_req_handoff(req, ret, reqp);
 }
 
 hg_return_t
@@ -534,6 +536,19 @@ margo_addrs_release(struct margo_instance *mid)
     free(addrs);
 }
 
+/* Hand out an address an HG call returned with ret, tracking it so that
+ * finalize frees it if the program does not. */
+static hg_return_t
+margo_addr_handoff(struct margo_instance *mid, hg_return_t ret, hg_addr_t a,
+                   hg_addr_t *out)
+{
+    if (ret == HG_SUCCESS) {
+        margo_addr_track(mid, a);
+        *out = a;
+    }
+    return ret;
+}
+
 hg_return_t
 margo_addr_lookup(margo_instance_id mid, const char *name, hg_addr_t *addr)
 {
@@ -543,11 +558,7 @@ margo_addr_lookup(margo_instance_id mid, const char *name, hg_addr_t *addr)
     if (mid == MARGO_INSTANCE_NULL || addr == NULL)
         return HG_INVALID_ARG;
     ret = HG_Addr_lookup(mid->hg_class, name, &a);
-    if (ret == HG_SUCCESS) {
-        margo_addr_track(mid, a);
-        *addr = a;
-    }
-    return ret;
+    return margo_addr_handoff(mid, ret, a, addr);
 }
 
 hg_return_t
@@ -570,11 +581,7 @@ margo_addr_self(margo_instance_id mid, hg_addr_t *addr)
     if (mid == MARGO_INSTANCE_NULL || addr == NULL)
         return HG_INVALID_ARG;
     ret = HG_Addr_self(mid->hg_class, &a);
-    if (ret == HG_SUCCESS) {
-        margo_addr_track(mid, a);
-        *addr = a;
-    }
-    return ret;
+    return margo_addr_handoff(mid, ret, a, addr);
 }
 
 hg_return_t
@@ -586,11 +593,7 @@ margo_addr_dup(margo_instance_id mid, hg_addr_t addr, hg_addr_t *new_addr)
     if (mid == MARGO_INSTANCE_NULL || new_addr == NULL)
         return HG_INVALID_ARG;
     ret = HG_Addr_dup(mid->hg_class, addr, &a);
-    if (ret == HG_SUCCESS) {
-        margo_addr_track(mid, a);
-        *new_addr = a;
-    }
-    return ret;
+    return margo_addr_handoff(mid, ret, a, new_addr);
 }
 
 hg_bool_t
