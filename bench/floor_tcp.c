@@ -320,6 +320,15 @@ pingpong(const struct opts *o, bool busy)
                 busy ? "busy" : "blocking");
         rc = -1;
     }
+    /* Two spinning sides and one more runnable process on two cores can
+     * make every round trip wait for a scheduler tick; a run that timed
+     * nothing says so instead of reporting zeros. */
+    if (rc == 0 && n == 0) {
+        fprintf(stderr, "floor_tcp: %s ping-pong: the warm-up alone used "
+                        "the %.0f s bound; nothing timed\n",
+                busy ? "busy" : "blocking", o->max_seconds);
+        rc = -1;
+    }
     if (rc == 0) {
         double med = bu_quantile(samples, n, 0.5);
         double p99 = bu_quantile(samples, n, 0.99);

@@ -261,6 +261,12 @@ measure_latency(struct bench *b)
     if (r.samples == NULL)
         return -1;
     rc = run_rpcs(b, &r, 1, b->o->lat_iters, &start);
+    if (rc == 0 && r.done == 0) {
+        fprintf(stderr, "hg_rate: no RPC completed within the %.0f s bound "
+                        "(%s, %s mode)\n",
+                b->o->max_seconds, b->o->info, bh_mode_name(b->mode));
+        rc = -1;
+    }
     if (rc == 0) {
         uint64_t n = r.done < r.cap ? r.done : r.cap;
         med = bu_quantile(r.samples, n, 0.5);

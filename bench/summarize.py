@@ -26,10 +26,13 @@ def size_label(n):
 
 
 def load(paths):
-    """Values per (key, field), one list entry per run that produced it."""
+    """Values per (key, field), one list entry per run that produced it,
+    and the same by run index (for ratios taken within one run)."""
     vals = defaultdict(list)
     flags = defaultdict(list)
-    for path in paths:
+    global BYRUN
+    BYRUN = defaultdict(dict)
+    for run, path in enumerate(paths):
         seen = defaultdict(list)
         with open(path) as f:
             for line in f:
@@ -39,6 +42,9 @@ def load(paths):
                 try:
                     r = json.loads(line)
                 except ValueError:
+                    continue
+                # A record that timed nothing carries no measurement.
+                if r.get("iters") == 0 or r.get("count") == 0:
                     continue
                 for key, fields in keys_of(r):
                     for name in fields:
@@ -50,7 +56,25 @@ def load(paths):
         # A tool run twice in one run (sim_speed --repeat) counts once.
         for k, v in seen.items():
             vals[k].append(statistics.median(v))
+            BYRUN[k][run] = statistics.median(v)
     return vals, flags
+
+
+BYRUN = {}
+
+
+def ratio(num, den, invert=False):
+    """Median and range over runs of num/den, each taken within one run."""
+    a, b = BYRUN.get(num, {}), BYRUN.get(den, {})
+    rs = [a[r] / b[r] for r in a if r in b and b[r] > 0]
+    if invert:
+        rs = [1 / x for x in rs if x > 0]
+    if not rs:
+        return ""
+    if len(rs) == 1:
+        return "; within-run ratio %.2fx" % rs[0]
+    return "; within-run ratios: median %.2fx (%.2f–%.2f, %d runs)" % (
+        statistics.median(rs), min(rs), max(rs), len(rs))
 
 
 def keys_of(r):
@@ -200,18 +224,33 @@ def main(paths):
         floor = med(vals, ("floor_pp", procs, "busy"), "median_us")
         hg = med(vals, ("lat", "ofi+tcp://127.0.0.1:0", procs, "busy"),
                  "median_us")
+        fkey = (("floor_pp", procs, "busy"), "median_us")
         if floor and hg:
             p("- busy-poll RPC round trip, ofi+tcp, %d process(es): %.2f us "
-              "vs raw TCP %.2f us = %.2fx (target <= 2x): %s" %
+              "vs raw TCP %.2f us = %.2fx (target <= 2x): %s%s" %
               (procs, hg, floor, hg / floor,
-               "MET" if hg <= 2 * floor else "NOT MET"))
-        for mode in ("wait", "noblock"):
+               "MET" if hg <= 2 * floor else "NOT MET",
+               ratio((("lat", "ofi+tcp://127.0.0.1:0", procs, "busy"),
+                      "median_us"), fkey)))
+        for mode in ("noblock", "wait"):
             w = med(vals, ("lat", "ofi+tcp://127.0.0.1:0", procs, mode),
                     "median_us")
             if floor and w:
                 p("- %s-mode RPC round trip, ofi+tcp, %d process(es): %.2f us "
-                  "= %.2fx the busy raw TCP round trip" %
-                  (mode, procs, w, w / floor))
+                  "= %.2fx the busy raw TCP round trip%s" %
+                  (mode, procs, w, w / floor,
+                   ratio((("lat", "ofi+tcp://127.0.0.1:0", procs, mode),
+                          "median_us"), fkey)))
+        block = med(vals, ("floor_pp", procs, "blocking"), "median_us")
+        w = med(vals, ("lat", "ofi+tcp://127.0.0.1:0", procs, "wait"),
+                "median_us")
+        if block and w:
+            p("- wait-mode RPC round trip, ofi+tcp, %d process(es), against "
+              "the blocking raw TCP round trip %.2f us: %.2fx%s" %
+              (procs, block, w / block,
+               ratio((("lat", "ofi+tcp://127.0.0.1:0", procs, "wait"),
+                      "median_us"),
+                     (("floor_pp", procs, "blocking"), "median_us"))))
     for procs in (1, 2):
         for mode in ("busy", "noblock", "wait"):
             key = ("rate", "ofi+tcp://127.0.0.1:0", procs, mode, 16)
@@ -219,9 +258,9 @@ def main(paths):
             w = med(vals, key, "rpc_per_s_window_median")
             if r:
                 p("- rate with 16 in flight, ofi+tcp, %d process(es), %s: "
-                  "%.0f RPC/s (target >= 100,000): %s; median window %.0f "
-                  "RPC/s" % (procs, mode, r,
-                             "MET" if r >= 100000 else "NOT MET", w or 0))
+                  "%.0f RPC/s (target >= 100,000): %s%s" %
+                  (procs, mode, r, "MET" if r >= 100000 else "NOT MET",
+                   "; median window %.0f RPC/s" % w if w else ""))
     stream = med(vals, ("floor_stream", 16777216), "MBps")
     for procs in (1, 2):
         for mode in ("busy", "noblock", "wait"):
@@ -231,10 +270,12 @@ def main(paths):
             pmed = med(vals, key, "MBps_median_transfer")
             if stream and pull:
                 p("- 16 MiB pull, ofi+tcp, %d process(es), %s: %.0f MB/s vs "
-                  "raw stream %.0f MB/s = %.2fx (target >= 1x): %s; median "
-                  "transfer %.0f MB/s" %
+                  "raw stream %.0f MB/s = %.2fx (target >= 1x): %s%s%s" %
                   (procs, mode, pull, stream, pull / stream,
-                   "MET" if pull >= stream else "NOT MET", pmed or 0))
+                   "MET" if pull >= stream else "NOT MET",
+                   "; median transfer %.0f MB/s" % pmed if pmed else "",
+                   ratio((key, "MBps"),
+                         (("floor_stream", 16777216), "MBps"))))
 
     if any(k[0][0] == "sim" for k in vals):
         p("")
