@@ -10,6 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The limits a send or a receive checks before it takes the lock. */
+static na_return_t
+na_sim_msg_check(const struct na_sim_node *node, bool unexpected,
+                 size_t buf_size, na_tag_t tag)
+{
+    size_t max =
+        unexpected ? node->max_unexpected_size : node->max_expected_size;
+
+    if (buf_size > max)
+        return NA_MSGSIZE;
+    if (tag > NA_SIM_MAX_TAG)
+        return NA_INVALID_ARG;
+    return NA_SUCCESS;
+}
+
 static na_return_t
 na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
                 void *arg, const void *buf, size_t buf_size,
@@ -18,15 +33,12 @@ na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
-    size_t max = type == NA_CB_SEND_UNEXPECTED ? node->max_unexpected_size
-                                               : node->max_expected_size;
     uint64_t when;
     na_return_t ret;
 
-    if (buf_size > max)
-        return NA_MSGSIZE;
-    if (tag > NA_SIM_MAX_TAG)
-        return NA_INVALID_ARG;
+    ret = na_sim_msg_check(node, type == NA_CB_SEND_UNEXPECTED, buf_size, tag);
+    if (ret != NA_SUCCESS)
+        return ret;
     pthread_mutex_lock(&world->lock);
     ret =
         na_sim_op_post(node, context->plugin_context, op, type, callback, arg);
@@ -454,14 +466,11 @@ na_sim_msg_recv(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
     bool unexpected = type == NA_CB_RECV_UNEXPECTED;
-    size_t max =
-        unexpected ? node->max_unexpected_size : node->max_expected_size;
     na_return_t ret;
 
-    if (buf_size > max)
-        return NA_MSGSIZE;
-    if (tag > NA_SIM_MAX_TAG)
-        return NA_INVALID_ARG;
+    ret = na_sim_msg_check(node, unexpected, buf_size, tag);
+    if (ret != NA_SUCCESS)
+        return ret;
     pthread_mutex_lock(&world->lock);
     ret =
         na_sim_op_post(node, context->plugin_context, op, type, callback, arg);
