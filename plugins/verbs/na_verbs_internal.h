@@ -315,6 +315,13 @@ NA_VERBS_HIDDEN na_return_t na_verbs_wc_status_to_na(enum ibv_wc_status s);
 NA_VERBS_HIDDEN na_return_t
 na_verbs_conn_post_recvs(struct na_verbs_conn *conn);
 NA_VERBS_HIDDEN void na_verbs_conn_kick(struct na_verbs_conn *conn);
+/* Finish a send-queue completion of conn: complete op (NULL for a control
+ * message) with the work completion's status, NA_CANCELED for a failed op
+ * that was being cancelled; then fail the connection on an error, or post
+ * what is queued on it now that the send queue has room. */
+NA_VERBS_HIDDEN void na_verbs_conn_wc_done(struct na_verbs_conn *conn,
+                                           na_op_id_t *op,
+                                           const struct ibv_wc *wc);
 /* Queue a started op whose addr is set on the connection to that peer,
  * opening one if needed. NA_AGAIN and NA_NOMEM abort the op and are returned
  * to the caller; any other connection error is accepted and becomes the op's

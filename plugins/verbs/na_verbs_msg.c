@@ -186,6 +186,26 @@ na_verbs_conn_kick(struct na_verbs_conn *conn)
     na_verbs_maybe_send_credits(conn);
 }
 
+void
+na_verbs_conn_wc_done(struct na_verbs_conn *conn, na_op_id_t *op,
+                      const struct ibv_wc *wc)
+{
+    na_return_t ret = na_verbs_wc_status_to_na(wc->status);
+
+    if (op != NULL) {
+        if (ret != NA_SUCCESS && op->cancel_requested)
+            ret = NA_CANCELED;
+        na_verbs_op_complete(op, ret);
+    }
+    if (wc->status != IBV_WC_SUCCESS) {
+        /* A flushed request only echoes the failure that flushed it. */
+        if (wc->status != IBV_WC_WR_FLUSH_ERR)
+            na_verbs_conn_fail(conn, ret, ibv_wc_status_str(wc->status));
+        return;
+    }
+    na_verbs_conn_kick(conn);
+}
+
 na_return_t
 na_verbs_conn_submit(struct na_verbs_class *cls, na_op_id_t *op)
 {
@@ -385,22 +405,13 @@ void
 na_verbs_msg_send_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
                        const struct ibv_wc *wc)
 {
-    na_return_t ret = na_verbs_wc_status_to_na(wc->status);
-
     if (wr->kind == NA_VERBS_WR_CTRL) {
         conn->ctrl_inflight = false;
+        na_verbs_conn_wc_done(conn, NULL, wc);
     } else {
         conn->free_send[conn->free_send_count++] = wr->slot;
-        if (ret != NA_SUCCESS && wr->op->cancel_requested)
-            ret = NA_CANCELED;
-        na_verbs_op_complete(wr->op, ret);
+        na_verbs_conn_wc_done(conn, wr->op, wc);
     }
-    if (wc->status != IBV_WC_SUCCESS) {
-        if (wc->status != IBV_WC_WR_FLUSH_ERR)
-            na_verbs_conn_fail(conn, ret, ibv_wc_status_str(wc->status));
-        return;
-    }
-    na_verbs_conn_kick(conn);
 }
 
 void

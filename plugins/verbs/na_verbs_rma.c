@@ -300,17 +300,7 @@ void
 na_verbs_rma_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
                   const struct ibv_wc *wc)
 {
-    na_return_t ret = na_verbs_wc_status_to_na(wc->status);
-
-    if (ret != NA_SUCCESS && wr->op->cancel_requested)
-        ret = NA_CANCELED;
-    na_verbs_op_complete(wr->op, ret);
-    if (wc->status != IBV_WC_SUCCESS) {
-        if (wc->status != IBV_WC_WR_FLUSH_ERR)
-            na_verbs_conn_fail(conn, ret, ibv_wc_status_str(wc->status));
-        return;
-    }
-    na_verbs_conn_kick(conn);
+    na_verbs_conn_wc_done(conn, wr->op, wc);
 }
 
 static na_return_t
