@@ -71,8 +71,9 @@ bh_side_init(struct bh_side *side, const char *info, bool listen,
         name = sim_name;
     side->cls = HG_Init_opt2(name, listen, HG_VERSION, &ii);
     if (side->cls == NULL) {
-        fprintf(stderr, "bench: HG_Init_opt2(\"%s\", listen=%d, mode=%s) "
-                        "failed\n",
+        fprintf(stderr,
+                "bench: HG_Init_opt2(\"%s\", listen=%d, mode=%s) "
+                "failed\n",
                 name, (int) listen, bh_mode_name(mode));
         return -1;
     }
@@ -297,9 +298,11 @@ bh_send_shutdown(const struct bh_pump *pump, hg_addr_t server, hg_id_t id,
         return -1;
     }
     ret = HG_Forward(h, shutdown_forwarded, &w, NULL);
-    if (ret == HG_SUCCESS && bh_pump_until(pump, &w.done, 1, max_seconds) != 0) {
-        fprintf(stderr, "bench: the server did not answer the shutdown RPC "
-                        "within %.0f s\n",
+    if (ret == HG_SUCCESS &&
+        bh_pump_until(pump, &w.done, 1, max_seconds) != 0) {
+        fprintf(stderr,
+                "bench: the server did not answer the shutdown RPC "
+                "within %.0f s\n",
                 max_seconds);
         HG_Cancel(h);
         bh_pump_until(pump, &w.done, 1, 2.0);
@@ -332,8 +335,9 @@ bh_serve(struct bh_side *side, atomic_int *shutdown_state, double max_seconds)
         if (st == 1 && now > asked_at + 1.0)
             return 0;
         if (now > deadline) {
-            fprintf(stderr, "bench: server stops after its %.0f s bound "
-                            "without a shutdown RPC\n",
+            fprintf(stderr,
+                    "bench: server stops after its %.0f s bound "
+                    "without a shutdown RPC\n",
                     max_seconds);
             return 1;
         }

@@ -99,10 +99,9 @@ void bh_driver_stop(struct bh_driver *d);
  * left); a client registers it without handler and calls
  * bh_send_shutdown().
  */
-hg_id_t bh_register_shutdown(hg_class_t *cls, bool serve,
-                             atomic_int *state);
-int bh_send_shutdown(const struct bh_pump *pump, hg_addr_t server,
-                     hg_id_t id, double max_seconds);
+hg_id_t bh_register_shutdown(hg_class_t *cls, bool serve, atomic_int *state);
+int bh_send_shutdown(const struct bh_pump *pump, hg_addr_t server, hg_id_t id,
+                     double max_seconds);
 
 /*
  * Serve in the calling thread until the shutdown RPC has been answered or
@@ -120,7 +119,6 @@ int bh_publish_address(const char *tool, const struct bh_side *side,
                        const char *path);
 
 /* The address of a one-process server, looked up by the client. */
-int bh_lookup(struct bh_side *client, const char *addr_string,
-              hg_addr_t *addr);
+int bh_lookup(struct bh_side *client, const char *addr_string, hg_addr_t *addr);
 
 #endif /* BENCH_HG_H */

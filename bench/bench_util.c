@@ -142,10 +142,20 @@ bu_parse_size(const char *s, uint64_t *out)
         return false;
     memcpy(num, s, len + 1);
     switch (num[len - 1]) {
-    case 'k': case 'K': mult = 1024u; break;
-    case 'm': case 'M': mult = 1024u * 1024u; break;
-    case 'g': case 'G': mult = 1024u * 1024u * 1024u; break;
-    default: break;
+    case 'k':
+    case 'K':
+        mult = 1024u;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1024u * 1024u;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1024u * 1024u * 1024u;
+        break;
+    default:
+        break;
     }
     if (mult != 1)
         num[len - 1] = '\0';

@@ -55,12 +55,12 @@ enum peer_job { JOB_ECHO_BUSY, JOB_ECHO_BLOCK, JOB_STREAM };
 struct peer {
     int fd;
     enum peer_job job;
-    uint64_t msg_size;  /* echo: message size                         */
-    uint64_t chunk;     /* stream: chunk size                         */
-    uint64_t chunks;    /* stream: chunks to read                     */
-    uint32_t seed;      /* stream: pattern of the last chunk          */
-    double deadline;    /* real-time bound of the peer's whole job    */
-    int result;         /* 0, or -1 on an error or a failed check      */
+    uint64_t msg_size; /* echo: message size                         */
+    uint64_t chunk;    /* stream: chunk size                         */
+    uint64_t chunks;   /* stream: chunks to read                     */
+    uint32_t seed;     /* stream: pattern of the last chunk          */
+    double deadline;   /* real-time bound of the peer's whole job    */
+    int result;        /* 0, or -1 on an error or a failed check      */
 };
 
 /* ---- socket helpers ----------------------------------------------------- */
@@ -196,8 +196,9 @@ peer_stream(struct peer *p)
         if (recv_all(p->fd, buf, p->chunk, false, p->deadline) != 0)
             goto out;
     if (bu_pattern_check(buf, p->chunk, p->seed) >= 0) {
-        fprintf(stderr, "floor_tcp: stream of %" PRIu64 "-byte chunks: the "
-                        "last chunk is corrupt\n",
+        fprintf(stderr,
+                "floor_tcp: stream of %" PRIu64 "-byte chunks: the "
+                "last chunk is corrupt\n",
                 p->chunk);
         ack = 'x';
     }
@@ -302,8 +303,9 @@ pingpong(const struct opts *o, bool busy)
         uint64_t t0 = bu_now_ns();
         if (send_all(fd, buf, o->msg_size) != 0 ||
             recv_all(fd, buf, o->msg_size, busy, deadline + 5.0) != 0) {
-            fprintf(stderr, "floor_tcp: ping-pong failed after %" PRIu64
-                            " round trips\n",
+            fprintf(stderr,
+                    "floor_tcp: ping-pong failed after %" PRIu64
+                    " round trips\n",
                     i);
             rc = -1;
             break;
@@ -324,8 +326,9 @@ pingpong(const struct opts *o, bool busy)
      * make every round trip wait for a scheduler tick; a run that timed
      * nothing says so instead of reporting zeros. */
     if (rc == 0 && n == 0) {
-        fprintf(stderr, "floor_tcp: %s ping-pong: the warm-up alone used "
-                        "the %.0f s bound; nothing timed\n",
+        fprintf(stderr,
+                "floor_tcp: %s ping-pong: the warm-up alone used "
+                "the %.0f s bound; nothing timed\n",
                 busy ? "busy" : "blocking", o->max_seconds);
         rc = -1;
     }
@@ -398,8 +401,8 @@ stream(const struct opts *o, uint64_t size, uint32_t seed)
             rc = -1;
             break;
         }
-    if (rc == 0 && (recv_all(fd, &ack, 1, false, deadline + 10.0) != 0 ||
-                    ack != 'k'))
+    if (rc == 0 &&
+        (recv_all(fd, &ack, 1, false, deadline + 10.0) != 0 || ack != 'k'))
         rc = -1;
     secs = bu_now_s() - t0;
     close(fd);

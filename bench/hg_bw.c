@@ -36,14 +36,14 @@
 #define BW_OP_PUSH 1
 
 /* The request: which transfer, how big, how many times, within how long. */
-MERCURY_GEN_PROC(bw_in_t, ((hg_bulk_t)(bulk))((uint64_t)(size))
-                              ((uint32_t)(reps))((uint32_t)(seed))
-                              ((uint32_t)(max_ms))((uint8_t)(op)))
+MERCURY_GEN_PROC(bw_in_t,
+                 ((hg_bulk_t) (bulk))((uint64_t) (size))((uint32_t) (reps))(
+                     (uint32_t) (seed))((uint32_t) (max_ms))((uint8_t) (op)))
 
 /* The answer: the server's own timing and the pull check. */
-MERCURY_GEN_PROC(bw_out_t, ((int32_t)(ret))((uint32_t)(done))
-                               ((uint64_t)(elapsed_ns))((uint64_t)(median_ns))
-                               ((int64_t)(bad_offset)))
+MERCURY_GEN_PROC(bw_out_t,
+                 ((int32_t) (ret))((uint32_t) (done))((uint64_t) (elapsed_ns))(
+                     (uint64_t) (median_ns))((int64_t) (bad_offset)))
 
 enum role { ROLE_SELF, ROLE_SERVER, ROLE_CLIENT };
 
@@ -85,10 +85,10 @@ struct xfer {
     hg_addr_t origin;
     uint32_t done;
     uint64_t t0, t_end, deadline;
-    uint64_t t_post;  /* when the transfer in flight was posted       */
+    uint64_t t_post;      /* when the transfer in flight was posted       */
     uint64_t excluded_ns; /* preparing the checked transfer: not timed */
-    double *durs;     /* each transfer's duration in ns, or NULL      */
-    bool final;       /* the transfer in flight is the checked one    */
+    double *durs;         /* each transfer's duration in ns, or NULL      */
+    bool final;           /* the transfer in flight is the checked one    */
     hg_return_t err;
 };
 
@@ -121,11 +121,10 @@ static hg_return_t
 xfer_post(struct xfer *x)
 {
     x->t_post = bu_now_ns();
-    return HG_Bulk_transfer(x->srv->side.ctx, xfer_done, x,
-                            x->in.op == BW_OP_PULL ? HG_BULK_PULL
-                                                   : HG_BULK_PUSH,
-                            x->origin, x->in.bulk, 0, x->srv->local, 0,
-                            x->in.size, HG_OP_ID_IGNORE);
+    return HG_Bulk_transfer(
+        x->srv->side.ctx, xfer_done, x,
+        x->in.op == BW_OP_PULL ? HG_BULK_PULL : HG_BULK_PUSH, x->origin,
+        x->in.bulk, 0, x->srv->local, 0, x->in.size, HG_OP_ID_IGNORE);
 }
 
 static void
@@ -233,8 +232,8 @@ server_setup(struct server *srv, const struct opts *o)
     hg_id_t id;
     hg_return_t ret;
 
-    if (bh_side_init(&srv->side, o->info, true, o->mode, "sim://hg-bw-server") !=
-        0)
+    if (bh_side_init(&srv->side, o->info, true, o->mode,
+                     "sim://hg-bw-server") != 0)
         return -1;
     srv->buf_size = o->max_size;
     if (posix_memalign(&srv->buf, 4096, srv->buf_size) != 0) {
@@ -246,8 +245,8 @@ server_setup(struct server *srv, const struct opts *o)
     /* Touch every page now so first-use faults are not timed. */
     memset(srv->buf, 0, srv->buf_size);
     size = srv->buf_size;
-    ret = HG_Bulk_create(srv->side.cls, 1, &srv->buf, &size,
-                         HG_BULK_READWRITE, &srv->local);
+    ret = HG_Bulk_create(srv->side.cls, 1, &srv->buf, &size, HG_BULK_READWRITE,
+                         &srv->local);
     if (ret != HG_SUCCESS) {
         fprintf(stderr, "hg_bw: HG_Bulk_create(server): %s\n",
                 HG_Error_to_string(ret));
@@ -255,8 +254,8 @@ server_setup(struct server *srv, const struct opts *o)
     }
     id = MERCURY_REGISTER(srv->side.cls, "qs_bench_bw", bw_in_t, bw_out_t,
                           bw_handler);
-    if (id == 0 || HG_Register_data(srv->side.cls, id, srv, NULL) !=
-                       HG_SUCCESS ||
+    if (id == 0 ||
+        HG_Register_data(srv->side.cls, id, srv, NULL) != HG_SUCCESS ||
         bh_register_shutdown(srv->side.cls, true, &srv->shutdown_state) == 0) {
         fprintf(stderr, "hg_bw: RPC registration failed\n");
         return -1;
@@ -334,8 +333,8 @@ reps_for(const struct opts *o, uint64_t size)
  * *c, or -1 (error printed), or -2 on a hang.
  */
 static int
-call_bw(struct client *cl, int op, uint64_t size, uint32_t reps,
-        uint32_t seed, double *rtt_s, struct call *c)
+call_bw(struct client *cl, int op, uint64_t size, uint32_t reps, uint32_t seed,
+        double *rtt_s, struct call *c)
 {
     bw_in_t in;
     hg_handle_t h;
@@ -363,10 +362,10 @@ call_bw(struct client *cl, int op, uint64_t size, uint32_t reps,
     }
     /* The server stops issuing transfers at max_seconds; the rest is
      * slack for the transfer in flight and the response. */
-    if (bh_pump_until(&cl->pump, &c->done, 1, cl->o->max_seconds + 20.0) !=
-        0) {
-        fprintf(stderr, "hg_bw: no answer %.0f s after the bound (%s, %s, "
-                        "%" PRIu64 " bytes): cancelling\n",
+    if (bh_pump_until(&cl->pump, &c->done, 1, cl->o->max_seconds + 20.0) != 0) {
+        fprintf(stderr,
+                "hg_bw: no answer %.0f s after the bound (%s, %s, "
+                "%" PRIu64 " bytes): cancelling\n",
                 20.0, cl->o->info, op == BW_OP_PULL ? "pull" : "push", size);
         HG_Cancel(h);
         if (bh_pump_until(&cl->pump, &c->done, 1, 5.0) != 0) {
@@ -384,8 +383,9 @@ call_bw(struct client *cl, int op, uint64_t size, uint32_t reps,
         return -1;
     }
     if (c->out.ret != HG_SUCCESS) {
-        fprintf(stderr, "hg_bw: server-side transfer failed (%s, %" PRIu64
-                        " bytes, after %" PRIu32 " of %" PRIu32 "): %s\n",
+        fprintf(stderr,
+                "hg_bw: server-side transfer failed (%s, %" PRIu64
+                " bytes, after %" PRIu32 " of %" PRIu32 "): %s\n",
                 op == BW_OP_PULL ? "pull" : "push", size, c->out.done, reps,
                 HG_Error_to_string((hg_return_t) c->out.ret));
         return -1;
@@ -435,8 +435,9 @@ measure(struct client *cl, int op, uint64_t size, uint32_t seed)
            bu_size_label(size, label, sizeof(label)), mbps, c.out.done, secs,
            mbps_med, mbps_rpc, bad < 0 ? "ok" : "FAILED");
     if (bad >= 0)
-        fprintf(stderr, "hg_bw: %s of %" PRIu64 " bytes: first wrong byte at "
-                        "offset %" PRId64 "\n",
+        fprintf(stderr,
+                "hg_bw: %s of %" PRIu64 " bytes: first wrong byte at "
+                "offset %" PRId64 "\n",
                 opname, size, bad);
     bu_json_begin(&j, "hg_bw");
     bu_json_str(&j, "metric", opname);
@@ -470,8 +471,8 @@ run_client(const struct opts *o, const char *addr, struct server *inline_srv)
         return -1;
     cl.pump.client = &cl.side;
     cl.pump.inline_server = inline_srv != NULL ? &inline_srv->side : NULL;
-    cl.bw_id = MERCURY_REGISTER(cl.side.cls, "qs_bench_bw", bw_in_t, bw_out_t,
-                                NULL);
+    cl.bw_id =
+        MERCURY_REGISTER(cl.side.cls, "qs_bench_bw", bw_in_t, bw_out_t, NULL);
     cl.shutdown_id = bh_register_shutdown(cl.side.cls, false, NULL);
     if (cl.bw_id == 0 || cl.shutdown_id == 0 ||
         bh_lookup(&cl.side, addr, &cl.server) != 0) {
@@ -615,7 +616,8 @@ main(int argc, char **argv)
         } else if (strcmp(a, "--sizes") == 0 && v != NULL) {
             ok = parse_sizes(v, &o);
         } else if (strcmp(a, "--ops") == 0 && v != NULL) {
-            o.ops = (strstr(v, "pull") ? 1u : 0u) | (strstr(v, "push") ? 2u : 0u);
+            o.ops =
+                (strstr(v, "pull") ? 1u : 0u) | (strstr(v, "push") ? 2u : 0u);
             ok = o.ops != 0;
         } else if (strcmp(a, "--bytes") == 0 && v != NULL) {
             ok = bu_parse_size(v, &o.bytes_per_size) && o.bytes_per_size > 0;
@@ -681,8 +683,8 @@ main(int argc, char **argv)
                         "time; using it\n");
         o.mode = BH_MODE_WAIT;
     }
-    o.inline_driver = driver != NULL ? strcmp(driver, "inline") == 0
-                                     : bh_info_is_sim(o.info);
+    o.inline_driver =
+        driver != NULL ? strcmp(driver, "inline") == 0 : bh_info_is_sim(o.info);
     /* The buffers are as large as the largest size measured (a server
      * serves whatever its --max-size allows). */
     for (unsigned i = 0; i < o.nsizes; i++)
@@ -710,7 +712,8 @@ main(int argc, char **argv)
             rc = 1;
             goto out;
         }
-        if (!o.inline_driver && bh_driver_start(&driver_thread, &srv->side) != 0) {
+        if (!o.inline_driver &&
+            bh_driver_start(&driver_thread, &srv->side) != 0) {
             rc = 1;
             goto out;
         }

@@ -212,8 +212,9 @@ run_rpcs(struct bench *b, struct run *r, unsigned inflight, uint64_t count,
             while (r->active > 0 && bu_now_s() < cancel_deadline)
                 bh_pump(&b->pump);
             if (r->active > 0) {
-                fprintf(stderr, "hg_rate: %u RPC(s) did not complete after "
-                                "HG_Cancel: hung\n",
+                fprintf(stderr,
+                        "hg_rate: %u RPC(s) did not complete after "
+                        "HG_Cancel: hung\n",
                         r->active);
                 return -2;
             }
@@ -237,9 +238,10 @@ json_common(struct bu_json *j, const struct bench *b, const char *metric)
     bu_json_str(j, "info", b->o->info);
     bu_json_str(j, "mode", bh_mode_name(b->mode));
     bu_json_u64(j, "procs", (uint64_t) b->procs);
-    bu_json_str(j, "driver", b->pump.inline_server != NULL ? "inline"
-                             : b->procs == 1               ? "thread"
-                                                           : "process");
+    bu_json_str(j, "driver",
+                b->pump.inline_server != NULL ? "inline"
+                : b->procs == 1               ? "thread"
+                                              : "process");
 }
 
 static int
@@ -262,8 +264,9 @@ measure_latency(struct bench *b)
         return -1;
     rc = run_rpcs(b, &r, 1, b->o->lat_iters, &start);
     if (rc == 0 && r.done == 0) {
-        fprintf(stderr, "hg_rate: no RPC completed within the %.0f s bound "
-                        "(%s, %s mode)\n",
+        fprintf(stderr,
+                "hg_rate: no RPC completed within the %.0f s bound "
+                "(%s, %s mode)\n",
                 b->o->max_seconds, b->o->info, bh_mode_name(b->mode));
         rc = -1;
     }
@@ -308,12 +311,12 @@ measure_rate(struct bench *b, unsigned inflight)
     cpu = bu_cpu_s() - cpu0;
     secs = (double) (r.last_ns - start) / 1e9;
     rate = secs > 0 ? (double) r.done / secs : 0.0;
-    for (uint64_t w = 1; r.win_size != 0 && w <= RATE_WINDOWS &&
-                         w * r.win_size <= r.done;
+    for (uint64_t w = 1;
+         r.win_size != 0 && w <= RATE_WINDOWS && w * r.win_size <= r.done;
          w++) {
         uint64_t ns = r.win_ns[w] - r.win_ns[w - 1];
-        win_rates[nwin++] = ns > 0 ? (double) r.win_size * 1e9 / (double) ns
-                                   : 0.0;
+        win_rates[nwin++] =
+            ns > 0 ? (double) r.win_size * 1e9 / (double) ns : 0.0;
     }
     if (nwin > 0)
         win_med = bu_quantile(win_rates, nwin, 0.5);
@@ -368,8 +371,8 @@ run_mode(struct opts *o, enum bh_mode mode, bool last_mode)
         rc = 1;
         goto out_server;
     }
-    b->null_id = HG_Register_name(b->client.cls, "qs_bench_null", NULL, NULL,
-                                  NULL);
+    b->null_id =
+        HG_Register_name(b->client.cls, "qs_bench_null", NULL, NULL, NULL);
     b->shutdown_id = bh_register_shutdown(b->client.cls, false, NULL);
     if (b->null_id == 0 || b->shutdown_id == 0 ||
         bh_lookup(&b->client, addr, &b->target) != 0) {
@@ -457,30 +460,29 @@ serve(struct opts *o, enum bh_mode mode)
 static void
 usage(FILE *f)
 {
-    fprintf(f,
-            "usage: hg_rate [--server | --client ADDR] [options] [info]\n"
-            "  info                 Quicksilver info string (default: "
-            "$QS_BENCH_INFO, else sim)\n"
-            "  --server             serve; print the address (and write it "
-            "to --addr-file)\n"
-            "  --client ADDR        measure against a server started with "
-            "--server\n"
-            "  --addr-file PATH     where --server writes its address\n"
-            "  --mode LIST          busy,noblock,wait or all (default all; "
-            "wait on sim)\n"
-            "  --iters N            latency samples (default 10000)\n"
-            "  --rate-count N       RPCs per rate point (default 20000)\n"
-            "  --warmup N           RPCs before the latency run (default "
-            "1000)\n"
-            "  --inflight LIST      rate points (default 1,4,16,64)\n"
-            "  --max-seconds S      bound of each measurement (default 5)\n"
-            "  --server-seconds S   lifetime bound of --server (default "
-            "600)\n"
-            "  --driver thread|inline  one process: server on its own "
-            "thread, or both\n"
-            "                       contexts from the main thread (default: "
-            "inline on sim)\n"
-            "  --no-shutdown        --client leaves the server running\n");
+    fprintf(f, "usage: hg_rate [--server | --client ADDR] [options] [info]\n"
+               "  info                 Quicksilver info string (default: "
+               "$QS_BENCH_INFO, else sim)\n"
+               "  --server             serve; print the address (and write it "
+               "to --addr-file)\n"
+               "  --client ADDR        measure against a server started with "
+               "--server\n"
+               "  --addr-file PATH     where --server writes its address\n"
+               "  --mode LIST          busy,noblock,wait or all (default all; "
+               "wait on sim)\n"
+               "  --iters N            latency samples (default 10000)\n"
+               "  --rate-count N       RPCs per rate point (default 20000)\n"
+               "  --warmup N           RPCs before the latency run (default "
+               "1000)\n"
+               "  --inflight LIST      rate points (default 1,4,16,64)\n"
+               "  --max-seconds S      bound of each measurement (default 5)\n"
+               "  --server-seconds S   lifetime bound of --server (default "
+               "600)\n"
+               "  --driver thread|inline  one process: server on its own "
+               "thread, or both\n"
+               "                       contexts from the main thread (default: "
+               "inline on sim)\n"
+               "  --no-shutdown        --client leaves the server running\n");
 }
 
 static bool
@@ -579,8 +581,8 @@ main(int argc, char **argv)
                         "process; --server/--client need a real fabric\n");
         return 2;
     }
-    o.inline_driver = driver != NULL ? strcmp(driver, "inline") == 0
-                                     : bh_info_is_sim(o.info);
+    o.inline_driver =
+        driver != NULL ? strcmp(driver, "inline") == 0 : bh_info_is_sim(o.info);
     if (modes == NULL)
         modes = bh_info_is_sim(o.info) ? "wait" : "all";
     if (!bh_mode_parse_list(modes, &o.modes)) {
@@ -589,8 +591,7 @@ main(int argc, char **argv)
     }
     /* On sim a zero-timeout progress loop never moves virtual time, so a
      * busy-polling run would spin forever at time zero. */
-    if (bh_info_is_sim(o.info) &&
-        (o.modes & ~(1u << BH_MODE_WAIT)) != 0) {
+    if (bh_info_is_sim(o.info) && (o.modes & ~(1u << BH_MODE_WAIT)) != 0) {
         fprintf(stderr, "hg_rate: on sim only --mode wait advances virtual "
                         "time; using it\n");
         o.modes = 1u << BH_MODE_WAIT;

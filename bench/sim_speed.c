@@ -34,9 +34,9 @@
 #define SP_MAX_WORKLOADS 8
 #define SP_KEY UINT64_C(0x9e3779b97f4a7c15)
 
-MERCURY_GEN_PROC(sp_in_t, ((uint64_t)(seq))((uint64_t)(bulk_size))
-                              ((hg_bulk_t)(bulk)))
-MERCURY_GEN_PROC(sp_out_t, ((uint64_t)(value)))
+MERCURY_GEN_PROC(sp_in_t,
+                 ((uint64_t) (seq))((uint64_t) (bulk_size))((hg_bulk_t) (bulk)))
+MERCURY_GEN_PROC(sp_out_t, ((uint64_t) (value)))
 
 /* How the driver moves virtual time when nothing is due (see drive()). */
 enum advance { ADVANCE_STEP, ADVANCE_PROGRESS };
@@ -123,8 +123,8 @@ pulled(const struct hg_cb_info *info)
 
     /* A failed pull answers 0, which the client reports as an error. */
     if (info->ret == HG_SUCCESS &&
-        HG_Bulk_access(p->local, 0, p->in.bulk_size, HG_BULK_READWRITE, 1,
-                       &ptr, &len, &n) == HG_SUCCESS &&
+        HG_Bulk_access(p->local, 0, p->in.bulk_size, HG_BULK_READWRITE, 1, &ptr,
+                       &len, &n) == HG_SUCCESS &&
         n == 1 && len >= 16) {
         memcpy(&first, ptr, 8);
         memcpy(&last, (char *) ptr + len - 8, 8);
@@ -167,9 +167,9 @@ sp_handler(hg_handle_t handle)
     ret = HG_Bulk_create(hi->hg_class, 1, NULL, &size, HG_BULK_READWRITE,
                          &p->local);
     if (ret == HG_SUCCESS)
-        ret = HG_Bulk_transfer(hi->context, pulled, p, HG_BULK_PULL, hi->addr,
-                               p->in.bulk, 0, p->local, 0, size,
-                               HG_OP_ID_IGNORE);
+        ret =
+            HG_Bulk_transfer(hi->context, pulled, p, HG_BULK_PULL, hi->addr,
+                             p->in.bulk, 0, p->local, 0, size, HG_OP_ID_IGNORE);
     if (ret != HG_SUCCESS) {
         if (p->local != HG_BULK_NULL)
             HG_Bulk_free(p->local);
@@ -400,9 +400,10 @@ run_workload(const struct opts *o, unsigned nodes, struct result *res)
             for (unsigned i = 0; i < w->nclients; i++)
                 w->clients[i].stop = true;
             if (bu_now_s() > deadline + 10.0) {
-                fprintf(stderr, "sim_speed: %u RPC(s) still in flight 10 s "
-                                "after the bound: hung (replay with "
-                                "QS_SIM_SEED=%" PRIu64 ")\n",
+                fprintf(stderr,
+                        "sim_speed: %u RPC(s) still in flight 10 s "
+                        "after the bound: hung (replay with "
+                        "QS_SIM_SEED=%" PRIu64 ")\n",
                         active, na_sim_get_seed());
                 fflush(NULL);
                 _Exit(2);
@@ -428,8 +429,9 @@ out:
     res->teardown_cpu_s = bu_cpu_s() - cpu_teardown0;
     free(w);
     if (rc == 0 && res->errors != 0) {
-        fprintf(stderr, "sim_speed: %" PRIu64 " RPC(s) failed or answered "
-                        "wrongly (replay with QS_SIM_SEED=%" PRIu64 ")\n",
+        fprintf(stderr,
+                "sim_speed: %" PRIu64 " RPC(s) failed or answered "
+                "wrongly (replay with QS_SIM_SEED=%" PRIu64 ")\n",
                 res->errors, res->seed);
         rc = -1;
     }
@@ -446,8 +448,8 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     /* A sweep seed pays the world's set-up and teardown, then its RPCs,
      * all on one core: CPU time is what a sweep buys by the hour. */
     double rpc_cpu = r->rpcs > 0 ? r->cpu_s / (double) r->rpcs : 0.0;
-    double per_seed = r->setup_cpu_s + r->teardown_cpu_s +
-                      (double) o->seed_rpcs * rpc_cpu;
+    double per_seed =
+        r->setup_cpu_s + r->teardown_cpu_s + (double) o->seed_rpcs * rpc_cpu;
     double seeds_per_hour = per_seed > 0 ? 3600.0 / per_seed : 0.0;
     unsigned servers = nodes / 4 > 0 ? nodes / 4 : 1;
     struct bu_json j;
@@ -460,7 +462,9 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
            nodes, servers, servers == 1 ? "" : "s", rps, sps, eps, r->rpcs,
            r->bulk, r->real_s, r->sim_s, r->setup_s * 1e3, r->teardown_s * 1e3,
            seeds_per_hour, o->seed_rpcs, r->seed, r->hash,
-           run == 0 ? "" : same_as_first ? ", same as run 1" : ", DIFFERS");
+           run == 0        ? ""
+           : same_as_first ? ", same as run 1"
+                           : ", DIFFERS");
     bu_json_begin(&j, "sim_speed");
     bu_json_u64(&j, "nodes", nodes);
     bu_json_u64(&j, "servers", servers);
@@ -567,8 +571,8 @@ main(int argc, char **argv)
         } else if (!ok) {
         } else if (strcmp(a, "--advance") == 0) {
             ok = strcmp(v, "step") == 0 || strcmp(v, "progress") == 0;
-            o.advance = strcmp(v, "step") == 0 ? ADVANCE_STEP
-                                               : ADVANCE_PROGRESS;
+            o.advance =
+                strcmp(v, "step") == 0 ? ADVANCE_STEP : ADVANCE_PROGRESS;
         } else if (strcmp(a, "--nodes") == 0) {
             ok = parse_nodes(v, &o);
         } else if (strcmp(a, "--rpcs") == 0) {
