@@ -435,7 +435,6 @@ na_sim_node_crash_locked(struct na_sim_world *world, struct na_sim_node *node)
     uint64_t detect = na_sim_detect_ns(world);
     struct na_sim_node *other;
     struct na_sim_ctx *ctx;
-    struct na_sim_msg *msg;
     struct na_op_id *op, *next;
 
     world->fault_counts[NA_SIM_C_CRASH]++;
@@ -444,15 +443,7 @@ na_sim_node_crash_locked(struct na_sim_world *world, struct na_sim_node *node)
     node->crashed = true;
     TAILQ_FOREACH (ctx, &node->contexts, link) {
         /* Messages queued in the dead process's memory are gone. */
-        while ((msg = TAILQ_FIRST(&ctx->backlog)) != NULL) {
-            TAILQ_REMOVE(&ctx->backlog, msg, link);
-            free(msg);
-        }
-        ctx->backlog_count = 0;
-        while ((msg = TAILQ_FIRST(&ctx->early)) != NULL) {
-            TAILQ_REMOVE(&ctx->early, msg, link);
-            free(msg);
-        }
+        na_sim_ctx_free_msgs(ctx);
         /* Senders held back by its full backlog learn it died. */
         while ((op = TAILQ_FIRST(&ctx->blocked)) != NULL) {
             TAILQ_REMOVE(&ctx->blocked, op, link);

@@ -334,6 +334,8 @@ NA_SIM_HIDDEN void na_sim_msg_local(struct na_sim_world *world,
 NA_SIM_HIDDEN void na_sim_msg_requeue(struct na_sim_world *world,
                                       struct na_sim_ctx *ctx, bool unexpected,
                                       struct na_sim_msg *msg);
+/* Free the messages queued on ctx that no receive has taken yet. */
+NA_SIM_HIDDEN void na_sim_ctx_free_msgs(struct na_sim_ctx *ctx);
 NA_SIM_HIDDEN void na_sim_ctx_drain(struct na_sim_world *world,
                                     struct na_sim_ctx *ctx);
 /* Apply the backlog setting to senders blocked on ctx: admit them into

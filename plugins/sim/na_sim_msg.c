@@ -575,18 +575,9 @@ na_sim_msg_requeue(struct na_sim_world *world, struct na_sim_ctx *ctx,
 }
 
 void
-na_sim_ctx_drain(struct na_sim_world *world, struct na_sim_ctx *ctx)
+na_sim_ctx_free_msgs(struct na_sim_ctx *ctx)
 {
-    struct na_op_id *send;
     struct na_sim_msg *msg;
-
-    while ((send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
-        na_sim_op_unlink(send);
-        na_sim_trace(world, na_sim_now(world), send->seq, "unreachable",
-                     send->node->name.str, send->peer->name.str, send->size,
-                     send->tag);
-        na_sim_op_complete(world, send, NA_HOSTUNREACH);
-    }
 
     while ((msg = TAILQ_FIRST(&ctx->backlog)) != NULL) {
         TAILQ_REMOVE(&ctx->backlog, msg, link);
@@ -597,4 +588,19 @@ na_sim_ctx_drain(struct na_sim_world *world, struct na_sim_ctx *ctx)
         TAILQ_REMOVE(&ctx->early, msg, link);
         free(msg);
     }
+}
+
+void
+na_sim_ctx_drain(struct na_sim_world *world, struct na_sim_ctx *ctx)
+{
+    struct na_op_id *send;
+
+    while ((send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
+        na_sim_op_unlink(send);
+        na_sim_trace(world, na_sim_now(world), send->seq, "unreachable",
+                     send->node->name.str, send->peer->name.str, send->size,
+                     send->tag);
+        na_sim_op_complete(world, send, NA_HOSTUNREACH);
+    }
+    na_sim_ctx_free_msgs(ctx);
 }
