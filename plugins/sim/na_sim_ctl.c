@@ -280,38 +280,34 @@ na_sim_trace_enable(bool enable)
     return NA_SUCCESS;
 }
 
-uint64_t
-na_sim_trace_hash(void)
+/* The current world's trace line count or trace hash; 0 without a world. */
+static uint64_t
+na_sim_trace_stat(bool lines)
 {
     struct na_sim_world *world;
-    uint64_t hash = 0;
+    uint64_t value = 0;
 
     pthread_mutex_lock(&na_sim_global_lock);
     world = na_sim_world_current();
     if (world != NULL) {
         pthread_mutex_lock(&world->lock);
-        hash = world->trace_hash;
+        value = lines ? world->trace_lines : world->trace_hash;
         pthread_mutex_unlock(&world->lock);
     }
     pthread_mutex_unlock(&na_sim_global_lock);
-    return hash;
+    return value;
+}
+
+uint64_t
+na_sim_trace_hash(void)
+{
+    return na_sim_trace_stat(false);
 }
 
 uint64_t
 na_sim_trace_count(void)
 {
-    struct na_sim_world *world;
-    uint64_t count = 0;
-
-    pthread_mutex_lock(&na_sim_global_lock);
-    world = na_sim_world_current();
-    if (world != NULL) {
-        pthread_mutex_lock(&world->lock);
-        count = world->trace_lines;
-        pthread_mutex_unlock(&world->lock);
-    }
-    pthread_mutex_unlock(&na_sim_global_lock);
-    return count;
+    return na_sim_trace_stat(true);
 }
 
 na_return_t
