@@ -17,51 +17,59 @@ static const uint8_t addr_magic[4] = {'Q', 'S', 'V', 'A'};
 static const uint8_t mem_magic[4] = {'Q', 'S', 'V', 'M'};
 static const uint8_t conn_magic[4] = {'Q', 'S', 'V', 'C'};
 
+/* Write the low `size` bytes of v at p, least significant first. */
+static void
+put_le(uint8_t *p, uint64_t v, int size)
+{
+    for (int i = 0; i < size; i++)
+        p[i] = (uint8_t) (v >> (8 * i));
+}
+
+/* Read `size` little-endian bytes at p. */
+static uint64_t
+get_le(const uint8_t *p, int size)
+{
+    uint64_t v = 0;
+
+    for (int i = size - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
 static void
 put_u16(uint8_t *p, uint16_t v)
 {
-    p[0] = (uint8_t) v;
-    p[1] = (uint8_t) (v >> 8);
+    put_le(p, v, 2);
 }
 
 static void
 put_u32(uint8_t *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t) (v >> (8 * i));
+    put_le(p, v, 4);
 }
 
 static void
 put_u64(uint8_t *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t) (v >> (8 * i));
+    put_le(p, v, 8);
 }
 
 static uint16_t
 get_u16(const uint8_t *p)
 {
-    return (uint16_t) (p[0] | (p[1] << 8));
+    return (uint16_t) get_le(p, 2);
 }
 
 static uint32_t
 get_u32(const uint8_t *p)
 {
-    uint32_t v = 0;
-
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
+    return (uint32_t) get_le(p, 4);
 }
 
 static uint64_t
 get_u64(const uint8_t *p)
 {
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
+    return get_le(p, 8);
 }
 
 /* Device names are what the kernel allows for IB devices in practice:
