@@ -52,6 +52,8 @@ drive(struct node *a, struct node *b)
     for (int i = 0; i < 10000 && pending > 0; i++) {
         NA_Poll_wait(a->cls, a->ctx, 10, NULL);
         NA_Trigger(a->ctx, 16, NULL);
+        if (pending == 0)
+            break;
         NA_Poll_wait(b->cls, b->ctx, 10, NULL);
         NA_Trigger(b->ctx, 16, NULL);
     }
@@ -91,11 +93,12 @@ main(void)
     uint64_t hash;
     int rc = 1;
 
-    na_sim_trace_enable(true);
     if (node_init(&alice, "sim://alice") || node_init(&bob, "sim://bob")) {
         fprintf(stderr, "na_demo: could not create the two sim nodes\n");
         return 1;
     }
+    /* The world exists once its first node does: keep its trace lines. */
+    na_sim_trace_enable(true);
     printf("simulated fabric, seed %" PRIu64 "\n", na_sim_get_seed());
     NA_Addr_lookup(alice.cls, "sim://bob", &bob_addr);
     op2 = NA_Op_create(alice.cls, 0);
@@ -158,6 +161,10 @@ main(void)
     NA_Mem_deregister(bob.cls, bob_mh);
     NA_Mem_handle_free(bob.cls, bob_mh);
 out:
+    printf("the fabric's event trace (time ns, seq, event, src, dst, "
+           "bytes, tag):\n");
+    fflush(stdout);
+    na_sim_trace_dump(stdout);
     hash = na_sim_trace_hash();
     printf("virtual time %.3f us, %" PRIu64 " trace events, trace hash "
            "%016" PRIx64 "\n",

@@ -440,6 +440,23 @@ na_sim_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
     return NA_SUCCESS;
 }
 
+/* Whether a context other than `self` has completions queued that have
+ * not been triggered yet. Called with the world lock held. */
+static bool
+na_sim_others_pending(struct na_sim_world *world,
+                      const struct na_sim_ctx *self)
+{
+    struct na_sim_node *node;
+    struct na_sim_ctx *ctx;
+
+    TAILQ_FOREACH(node, &world->nodes, link)
+        TAILQ_FOREACH(ctx, &node->contexts, link)
+            if (ctx != self &&
+                NA_Context_get_completion_count(ctx->na_context) > 0)
+                return true;
+    return false;
+}
+
 /* Block on the condition variable for up to 1 ms of real time. */
 static void
 na_sim_wait_real(struct na_sim_world *world)
@@ -500,6 +517,14 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
             /* Time may pass only once a wait saw nothing new posted. */
             may_jump = world->post_gen == gen;
             continue;
+        }
+        /* Time may not pass while another context still holds completions
+         * nobody has triggered: in a single-threaded world its owner runs
+         * only after this call returns, and the clock must wait for it as
+         * a real peer would not stand still. */
+        if (!world->multi_threaded && na_sim_others_pending(world, ctx)) {
+            ret = NA_TIMEOUT;
+            break;
         }
         if (!na_sim_event_next_time(world, &next) || next > deadline)
             next = deadline;
