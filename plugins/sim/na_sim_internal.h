@@ -130,6 +130,10 @@ struct na_sim_ctx {
     struct na_sim_msg_queue early; /* expected, no recv yet   */
     unsigned int pending;          /* ops posted here and not yet completed */
     uint64_t completions;          /* completions queued here, ever         */
+    /* What the world looked like when this context last held the clock
+     * for another context's untriggered completions (na_sim_poll_wait). */
+    uint64_t hold_key;
+    bool hold_valid;
 };
 TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);
 
