@@ -496,18 +496,32 @@ na_ofi_sleep(struct na_ofi_class *cls, na_context_t *context,
     }
 }
 
-/* Grow the spin when events come soon after we start waiting, shrink it
- * when we end up sleeping anyway. */
+/*
+ * Learn how long to spin from how long waits really last. An event found
+ * while spinning grows the window a little. An event that came soon after
+ * we went to sleep means the window was too short: it grows to cover that
+ * wait, since waking from sleep costs more than the spin would have. A
+ * long or empty wait means the context is idle: the window shrinks.
+ * (Growing only on events found while spinning could never learn a round
+ * trip longer than the current window, and sticks at the minimum.)
+ */
 static void
-na_ofi_spin_adapt(struct na_ofi_class *cls, bool found_while_spinning)
+na_ofi_spin_adapt(struct na_ofi_class *cls, bool found, bool while_spinning,
+                  uint64_t waited_ns)
 {
-    unsigned int s = atomic_load(&cls->spin_ns);
+    uint64_t s = atomic_load(&cls->spin_ns);
 
-    if (found_while_spinning)
-        s = s + s / 4 > NA_OFI_SPIN_MAX_NS ? NA_OFI_SPIN_MAX_NS : s + s / 4;
+    if (found && while_spinning)
+        s += s / 4;
+    else if (found && waited_ns <= NA_OFI_SPIN_MAX_NS)
+        s = waited_ns + waited_ns / 4 > s ? waited_ns + waited_ns / 4 : s;
     else
-        s = s / 2 < NA_OFI_SPIN_MIN_NS ? NA_OFI_SPIN_MIN_NS : s / 2;
-    atomic_store(&cls->spin_ns, s);
+        s /= 2;
+    if (s > NA_OFI_SPIN_MAX_NS)
+        s = NA_OFI_SPIN_MAX_NS;
+    if (s < NA_OFI_SPIN_MIN_NS)
+        s = NA_OFI_SPIN_MIN_NS;
+    atomic_store(&cls->spin_ns, (unsigned int) s);
 }
 
 na_return_t
@@ -529,7 +543,7 @@ na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
         n = na_ofi_progress(cls, context);
         if (n != 0 || na_ofi_context_has_completions(context)) {
             if (!cls->no_block)
-                na_ofi_spin_adapt(cls, true);
+                na_ofi_spin_adapt(cls, true, true, 0);
             goto done;
         }
         now = na_plugin_clock_monotonic_ns();
@@ -538,7 +552,6 @@ na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
     }
     if (now >= deadline)
         goto done;
-    na_ofi_spin_adapt(cls, false);
 
     /* Publish that we sleep before the last look at the queue, so a thread
      * that queues a completion after that look sees us and wakes us. */
@@ -549,6 +562,8 @@ na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
     }
     atomic_fetch_sub(&cls->sleepers, 1);
     n = na_ofi_progress(cls, context);
+    na_ofi_spin_adapt(cls, n != 0 || na_ofi_context_has_completions(context),
+                      false, na_plugin_clock_monotonic_ns() - start);
 
 done:
     if (count != NULL)
