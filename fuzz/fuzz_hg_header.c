@@ -24,8 +24,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (hg_header_decode(buf, sizeof(buf), &again) != HG_SUCCESS ||
         again.flags != header.flags || again.cookie != header.cookie ||
         again.rpc_id != header.rpc_id ||
-        again.payload_size != header.payload_size ||
-        again.ret != header.ret || again.context_id != header.context_id)
+        again.payload_size != header.payload_size || again.ret != header.ret ||
+        again.context_id != header.context_id)
         abort();
     return 0;
 }

@@ -33,7 +33,8 @@ extern "C" {
 #define HG_VERSION_MINOR 3
 #define HG_VERSION_PATCH 0
 /* Passed to HG_Init_opt2() as `version`. */
-#define HG_VERSION ((HG_VERSION_MAJOR << 16) | (HG_VERSION_MINOR << 8) | HG_VERSION_PATCH)
+#define HG_VERSION                                                             \
+    ((HG_VERSION_MAJOR << 16) | (HG_VERSION_MINOR << 8) | HG_VERSION_PATCH)
 
 /* Quicksilver's own release. */
 #define QS_VERSION_STRING "0.1.0"
@@ -149,14 +150,13 @@ hg_return_t HG_Addr_lookup(hg_class_t *hg_class, const char *name,
                            hg_addr_t *addr);
 hg_return_t HG_Addr_lookup2(hg_class_t *hg_class, const char *name,
                             hg_addr_t *addr);
-hg_return_t HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback,
-                            void *arg, const char *name, hg_op_id_t *op_id);
+hg_return_t HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
+                            const char *name, hg_op_id_t *op_id);
 hg_return_t HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr);
 hg_return_t HG_Addr_self(hg_class_t *hg_class, hg_addr_t *addr);
 hg_return_t HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr,
                         hg_addr_t *new_addr);
-hg_bool_t HG_Addr_cmp(hg_class_t *hg_class, hg_addr_t addr1,
-                      hg_addr_t addr2);
+hg_bool_t HG_Addr_cmp(hg_class_t *hg_class, hg_addr_t addr1, hg_addr_t addr2);
 hg_bool_t HG_Addr_is_self(hg_class_t *hg_class, hg_addr_t addr);
 /* NUL-terminated; buf NULL gives the size needed in *buf_size (with NUL);
  * a too-small *buf_size returns HG_OVERFLOW and the size needed. */
@@ -257,8 +257,8 @@ uint64_t HG_Clock_now(const hg_class_t *hg_class);
 
 /* Counters for tests and HG_init_info.stats (all since HG_Init). */
 struct hg_stats {
-    uint64_t forwards_sent;      /* HG_Forward() calls that posted       */
-    uint64_t requests_received;  /* requests that reached a handler      */
+    uint64_t forwards_sent;     /* HG_Forward() calls that posted       */
+    uint64_t requests_received; /* requests that reached a handler      */
     uint64_t responses_sent;
     uint64_t overflow_transfers; /* arguments moved through bulk         */
     uint64_t handles_allocated;  /* handle allocations (pool misses)     */

@@ -37,10 +37,10 @@ hg_return_t HG_Bulk_ref_incr(hg_bulk_t handle);
  * max_count pointers and sizes; *actual_count gets how many. flags must be
  * allowed by the handle's own flags.
  */
-hg_return_t HG_Bulk_access(hg_bulk_t handle, hg_size_t offset,
-                           hg_size_t size, hg_uint8_t flags,
-                           hg_uint32_t max_count, void **buf_ptrs,
-                           hg_size_t *buf_sizes, hg_uint32_t *actual_count);
+hg_return_t HG_Bulk_access(hg_bulk_t handle, hg_size_t offset, hg_size_t size,
+                           hg_uint8_t flags, hg_uint32_t max_count,
+                           void **buf_ptrs, hg_size_t *buf_sizes,
+                           hg_uint32_t *actual_count);
 
 /* Bind the creator's address (and context id) into the handle so a
  * receiver can transfer without knowing the origin separately. */
@@ -60,8 +60,7 @@ hg_uint8_t HG_Bulk_get_flags(hg_bulk_t handle);
  * nested handle is checked; a bad descriptor gives HG_PROTOCOL_ERROR or
  * HG_OVERFLOW and allocates nothing.
  */
-hg_size_t HG_Bulk_get_serialize_size(hg_bulk_t handle,
-                                     hg_bool_t request_eager);
+hg_size_t HG_Bulk_get_serialize_size(hg_bulk_t handle, hg_bool_t request_eager);
 hg_return_t HG_Bulk_serialize(void *buf, hg_size_t buf_size,
                               hg_bool_t request_eager, hg_bulk_t handle);
 hg_return_t HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle,
@@ -77,26 +76,21 @@ hg_return_t HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle,
  * HG_Trigger(). op_id may be NULL or HG_OP_ID_IGNORE.
  */
 hg_return_t HG_Bulk_transfer(hg_context_t *context, hg_bulk_cb_t callback,
-                             void *arg, hg_bulk_op_t op,
-                             hg_addr_t origin_addr, hg_bulk_t origin_handle,
-                             hg_size_t origin_offset, hg_bulk_t local_handle,
-                             hg_size_t local_offset, hg_size_t size,
-                             hg_op_id_t *op_id);
+                             void *arg, hg_bulk_op_t op, hg_addr_t origin_addr,
+                             hg_bulk_t origin_handle, hg_size_t origin_offset,
+                             hg_bulk_t local_handle, hg_size_t local_offset,
+                             hg_size_t size, hg_op_id_t *op_id);
 /* Same, with the origin address and context id bound in origin_handle. */
-hg_return_t HG_Bulk_bind_transfer(hg_context_t *context,
-                                  hg_bulk_cb_t callback, void *arg,
-                                  hg_bulk_op_t op, hg_bulk_t origin_handle,
-                                  hg_size_t origin_offset,
-                                  hg_bulk_t local_handle,
-                                  hg_size_t local_offset, hg_size_t size,
-                                  hg_op_id_t *op_id);
+hg_return_t HG_Bulk_bind_transfer(
+    hg_context_t *context, hg_bulk_cb_t callback, void *arg, hg_bulk_op_t op,
+    hg_bulk_t origin_handle, hg_size_t origin_offset, hg_bulk_t local_handle,
+    hg_size_t local_offset, hg_size_t size, hg_op_id_t *op_id);
 /* Same as HG_Bulk_transfer() with a target context id. */
 hg_return_t HG_Bulk_transfer_id(hg_context_t *context, hg_bulk_cb_t callback,
                                 void *arg, hg_bulk_op_t op,
                                 hg_addr_t origin_addr, hg_uint8_t origin_id,
                                 hg_bulk_t origin_handle,
-                                hg_size_t origin_offset,
-                                hg_bulk_t local_handle,
+                                hg_size_t origin_offset, hg_bulk_t local_handle,
                                 hg_size_t local_offset, hg_size_t size,
                                 hg_op_id_t *op_id);
 
@@ -104,15 +98,11 @@ hg_return_t HG_Bulk_transfer_id(hg_context_t *context, hg_bulk_cb_t callback,
  * Extension: a transfer with a deadline of timeout_ms on the NA clock;
  * when it passes, the transfer is cancelled and completes with HG_TIMEOUT.
  */
-hg_return_t HG_Bulk_transfer_timed(hg_context_t *context,
-                                   hg_bulk_cb_t callback, void *arg,
-                                   hg_bulk_op_t op, hg_addr_t origin_addr,
-                                   hg_bulk_t origin_handle,
-                                   hg_size_t origin_offset,
-                                   hg_bulk_t local_handle,
-                                   hg_size_t local_offset, hg_size_t size,
-                                   unsigned int timeout_ms,
-                                   hg_op_id_t *op_id);
+hg_return_t HG_Bulk_transfer_timed(
+    hg_context_t *context, hg_bulk_cb_t callback, void *arg, hg_bulk_op_t op,
+    hg_addr_t origin_addr, hg_bulk_t origin_handle, hg_size_t origin_offset,
+    hg_bulk_t local_handle, hg_size_t local_offset, hg_size_t size,
+    unsigned int timeout_ms, hg_op_id_t *op_id);
 
 /*
  * Cancel a transfer: its callback still runs once, with HG_CANCELED or the

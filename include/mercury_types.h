@@ -82,12 +82,14 @@ typedef struct hg_op_id *hg_op_id_t;
     X(HG_NA_ERROR, "generic NA error")                                         \
     X(HG_OTHER_ERROR, "generic HG error")
 
+/* clang-format off */
 typedef enum hg_return {
 #define X(name, str) name,
     HG_RETURN_VALUES
 #undef X
     HG_RETURN_MAX
 } hg_return_t;
+/* clang-format on */
 
 /* Older spellings still found in user programs. */
 #define HG_INVALID_PARAM HG_INVALID_ARG
@@ -178,11 +180,11 @@ struct hg_init_info {
     hg_bool_t auto_sm;                /* shared memory: not supported    */
     const char *sm_info_string;       /* shared memory: not supported    */
     hg_checksum_level_t checksum_level;
-    hg_bool_t no_bulk_eager;          /* never embed small bulk regions  */
-    hg_bool_t no_loopback;            /* forward to self through NA      */
-    hg_bool_t stats;                  /* print RPC counts at finalize    */
-    hg_bool_t no_multi_recv;          /* passed to plugins that use it   */
-    hg_bool_t release_input_early;    /* free input buffer at Get_input  */
+    hg_bool_t no_bulk_eager;       /* never embed small bulk regions  */
+    hg_bool_t no_loopback;         /* forward to self through NA      */
+    hg_bool_t stats;               /* print RPC counts at finalize    */
+    hg_bool_t no_multi_recv;       /* passed to plugins that use it   */
+    hg_bool_t release_input_early; /* free input buffer at Get_input  */
 };
 
 #define HG_INIT_INFO_INITIALIZER                                               \
@@ -192,8 +194,8 @@ struct hg_init_info {
         .request_post_init = 256, .request_post_incr = 256,                    \
         .auto_sm = HG_FALSE, .sm_info_string = NULL,                           \
         .checksum_level = HG_CHECKSUM_NONE, .no_bulk_eager = HG_FALSE,         \
-        .no_loopback = HG_FALSE, .stats = HG_FALSE,                            \
-        .no_multi_recv = HG_FALSE, .release_input_early = HG_FALSE             \
+        .no_loopback = HG_FALSE, .stats = HG_FALSE, .no_multi_recv = HG_FALSE, \
+        .release_input_early = HG_FALSE                                        \
     }
 
 #ifdef __cplusplus

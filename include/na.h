@@ -65,11 +65,11 @@ bool NA_Addr_is_self(na_class_t *na_class, na_addr_t addr);
 /* Writes a NUL-terminated string. If buf is NULL, only *buf_size is set
  * (including the NUL). If *buf_size is too small, returns NA_OVERFLOW and
  * sets *buf_size to the size needed. */
-na_return_t NA_Addr_to_string(na_class_t *na_class, char *buf,
-                              size_t *buf_size, na_addr_t addr);
+na_return_t NA_Addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
+                              na_addr_t addr);
 size_t NA_Addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
-na_return_t NA_Addr_serialize(na_class_t *na_class, void *buf,
-                              size_t buf_size, na_addr_t addr);
+na_return_t NA_Addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+                              na_addr_t addr);
 /* buf holds untrusted bytes: any malformed input returns an error. */
 na_return_t NA_Addr_deserialize(na_class_t *na_class, na_addr_t *addr,
                                 const void *buf, size_t buf_size);
@@ -82,30 +82,27 @@ na_tag_t NA_Msg_get_max_tag(const na_class_t *na_class);
 /* Message buffers suited to the plugin (registered where that matters). */
 void *NA_Msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                        unsigned long flags, void **plugin_data);
-na_return_t NA_Msg_buf_free(na_class_t *na_class, void *buf,
-                            void *plugin_data);
+na_return_t NA_Msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
 
 /*
  * Messages. The buffer belongs to the plugin from a successful post until
  * the operation's callback runs; on a failed post it stays the caller's
  * and no callback runs.
  */
-na_return_t NA_Msg_send_unexpected(na_class_t *na_class,
-                                   na_context_t *context, na_cb_t callback,
-                                   void *arg, const void *buf,
+na_return_t NA_Msg_send_unexpected(na_class_t *na_class, na_context_t *context,
+                                   na_cb_t callback, void *arg, const void *buf,
                                    size_t buf_size, void *plugin_data,
                                    na_addr_t dest_addr, uint8_t dest_id,
                                    na_tag_t tag, na_op_id_t *op_id);
-na_return_t NA_Msg_recv_unexpected(na_class_t *na_class,
-                                   na_context_t *context, na_cb_t callback,
-                                   void *arg, void *buf, size_t buf_size,
-                                   void *plugin_data, na_op_id_t *op_id);
+na_return_t NA_Msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
+                                   na_cb_t callback, void *arg, void *buf,
+                                   size_t buf_size, void *plugin_data,
+                                   na_op_id_t *op_id);
 na_return_t NA_Msg_send_expected(na_class_t *na_class, na_context_t *context,
-                                 na_cb_t callback, void *arg,
-                                 const void *buf, size_t buf_size,
-                                 void *plugin_data, na_addr_t dest_addr,
-                                 uint8_t dest_id, na_tag_t tag,
-                                 na_op_id_t *op_id);
+                                 na_cb_t callback, void *arg, const void *buf,
+                                 size_t buf_size, void *plugin_data,
+                                 na_addr_t dest_addr, uint8_t dest_id,
+                                 na_tag_t tag, na_op_id_t *op_id);
 na_return_t NA_Msg_recv_expected(na_class_t *na_class, na_context_t *context,
                                  na_cb_t callback, void *arg, void *buf,
                                  size_t buf_size, void *plugin_data,
@@ -125,8 +122,7 @@ na_return_t NA_Mem_handle_create_segments(na_class_t *na_class,
 void NA_Mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
 na_return_t NA_Mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
                             enum na_mem_type mem_type, uint64_t device);
-na_return_t NA_Mem_deregister(na_class_t *na_class,
-                              na_mem_handle_t mem_handle);
+na_return_t NA_Mem_deregister(na_class_t *na_class, na_mem_handle_t mem_handle);
 size_t NA_Mem_handle_get_serialize_size(na_class_t *na_class,
                                         na_mem_handle_t mem_handle);
 na_return_t NA_Mem_handle_serialize(na_class_t *na_class, void *buf,
@@ -139,16 +135,16 @@ na_return_t NA_Mem_handle_deserialize(na_class_t *na_class,
 
 /* One-sided RMA between a local registered handle and a remote one. */
 na_return_t NA_Put(na_class_t *na_class, na_context_t *context,
-                   na_cb_t callback, void *arg, na_mem_handle_t local_mem_handle,
-                   na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-                   na_offset_t remote_offset, size_t data_size,
-                   na_addr_t remote_addr, uint8_t remote_id,
+                   na_cb_t callback, void *arg,
+                   na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+                   na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
+                   size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
                    na_op_id_t *op_id);
 na_return_t NA_Get(na_class_t *na_class, na_context_t *context,
-                   na_cb_t callback, void *arg, na_mem_handle_t local_mem_handle,
-                   na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-                   na_offset_t remote_offset, size_t data_size,
-                   na_addr_t remote_addr, uint8_t remote_id,
+                   na_cb_t callback, void *arg,
+                   na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+                   na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
+                   size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
                    na_op_id_t *op_id);
 
 /*

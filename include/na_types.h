@@ -16,11 +16,11 @@ extern "C" {
 #endif
 
 /* Opaque objects. */
-typedef struct na_class na_class_t;       /* one per initialized plugin   */
-typedef struct na_context na_context_t;   /* one completion queue         */
-typedef struct na_addr *na_addr_t;        /* plugin-defined address       */
+typedef struct na_class na_class_t;     /* one per initialized plugin   */
+typedef struct na_context na_context_t; /* one completion queue         */
+typedef struct na_addr *na_addr_t;      /* plugin-defined address       */
 typedef struct na_mem_handle *na_mem_handle_t; /* plugin-defined region */
-typedef struct na_op_id na_op_id_t;       /* reusable operation id        */
+typedef struct na_op_id na_op_id_t; /* reusable operation id        */
 
 typedef uint32_t na_tag_t;
 typedef uint64_t na_offset_t;
@@ -63,12 +63,14 @@ typedef bool na_bool_t;
     X(NA_IO_ERROR, "input/output error")                                       \
     X(NA_HOSTFIREWALL, "host firewall refused the operation")
 
+/* clang-format off */
 typedef enum na_return {
 #define X(name, str) name,
     NA_RETURN_VALUES
 #undef X
     NA_RETURN_MAX
 } na_return_t;
+/* clang-format on */
 
 /* Completion types. */
 typedef enum na_cb_type {
@@ -95,9 +97,9 @@ struct na_cb_info {
         struct na_cb_info_recv_unexpected recv_unexpected;
         struct na_cb_info_recv_expected recv_expected;
     } info;
-    void *arg;          /* the argument given when the op was posted */
+    void *arg; /* the argument given when the op was posted */
     na_cb_type_t type;
-    na_return_t ret;    /* NA_SUCCESS, an error, or NA_CANCELED      */
+    na_return_t ret; /* NA_SUCCESS, an error, or NA_CANCELED      */
 };
 
 /* Completion callback, run from NA_Trigger() only. */
@@ -131,8 +133,8 @@ struct na_segment {
  * fails initialization with NA_OPNOTSUPPORTED rather than ignoring it.
  */
 struct na_init_info {
-    const char *ip_subnet;     /* preferred subnet, e.g. "10.0.0.0/8"      */
-    const char *auth_key;      /* fabric authentication key (unsupported)  */
+    const char *ip_subnet;      /* preferred subnet, e.g. "10.0.0.0/8"      */
+    const char *auth_key;       /* fabric authentication key (unsupported)  */
     size_t max_unexpected_size; /* 0: plugin default                      */
     size_t max_expected_size;   /* 0: plugin default                      */
     uint32_t progress_mode;     /* 0 or NA_NO_BLOCK                       */
@@ -148,8 +150,7 @@ struct na_init_info {
     {                                                                          \
         .ip_subnet = NULL, .auth_key = NULL, .max_unexpected_size = 0,         \
         .max_expected_size = 0, .progress_mode = 0, .max_contexts = 1,         \
-        .thread_mode = 0, .request_mem_device = false,                         \
-        .no_multi_recv = false                                                 \
+        .thread_mode = 0, .request_mem_device = false, .no_multi_recv = false  \
     }
 
 #ifdef __cplusplus

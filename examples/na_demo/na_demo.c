@@ -110,15 +110,14 @@ main(void)
                          "alice got the reply", reply, sizeof(reply), NULL,
                          bob_addr, 0, 42, op2);
     NA_Msg_send_unexpected(alice.cls, alice.ctx, on_complete,
-                           "alice's send completed", msg, strlen(msg) + 1,
-                           NULL, bob_addr, 0, 7, alice.op);
+                           "alice's send completed", msg, strlen(msg) + 1, NULL,
+                           bob_addr, 0, 7, alice.op);
     pending = 2;
     if (drive(&alice, &bob) != 0)
         goto out;
     printf("  bob read: \"%s\"\n", rbuf);
-    NA_Msg_send_expected(bob.cls, bob.ctx, on_complete,
-                         "bob's reply completed", "hi alice", 9, NULL,
-                         last_source, 0, 42, bob.op);
+    NA_Msg_send_expected(bob.cls, bob.ctx, on_complete, "bob's reply completed",
+                         "hi alice", 9, NULL, last_source, 0, 42, bob.op);
     pending = 2;
     if (drive(&alice, &bob) != 0)
         goto out;
@@ -135,8 +134,8 @@ main(void)
                          &alice_mh);
     NA_Mem_register(alice.cls, alice_mh, NA_MEM_TYPE_HOST, 0);
     pending = 1;
-    NA_Put(alice.cls, alice.ctx, on_complete, "alice's put completed",
-           alice_mh, 0, remote_mh, 0, 12, bob_addr, 0, alice.op);
+    NA_Put(alice.cls, alice.ctx, on_complete, "alice's put completed", alice_mh,
+           0, remote_mh, 0, 12, bob_addr, 0, alice.op);
     if (drive(&alice, &bob) != 0)
         goto out;
     printf("  bob's memory now holds: \"%s\"\n", region);
@@ -146,8 +145,8 @@ main(void)
                          NA_MEM_READWRITE, &alice_mh);
     NA_Mem_register(alice.cls, alice_mh, NA_MEM_TYPE_HOST, 0);
     pending = 1;
-    NA_Get(alice.cls, alice.ctx, on_complete, "alice's get completed",
-           alice_mh, 0, remote_mh, 0, 12, bob_addr, 0, alice.op);
+    NA_Get(alice.cls, alice.ctx, on_complete, "alice's get completed", alice_mh,
+           0, remote_mh, 0, 12, bob_addr, 0, alice.op);
     if (drive(&alice, &bob) != 0)
         goto out;
     printf("  alice read back: \"%s\"\n", readback);

@@ -63,16 +63,15 @@ hg_bulk_alloc(hg_class_t *hg_class, uint32_t count)
 
 hg_return_t
 HG_Bulk_create(hg_class_t *hg_class, hg_uint32_t count, void **buf_ptrs,
-               const hg_size_t *buf_sizes, hg_uint8_t flags,
-               hg_bulk_t *handle)
+               const hg_size_t *buf_sizes, hg_uint8_t flags, hg_bulk_t *handle)
 {
     na_class_t *na_class;
     struct hg_bulk *bulk;
     hg_size_t total = 0, alloc_size = 0;
     hg_return_t ret = HG_SUCCESS;
 
-    if (hg_class == NULL || count == 0 || buf_sizes == NULL ||
-        handle == NULL || (flags & HG_BULK_READWRITE) == 0 ||
+    if (hg_class == NULL || count == 0 || buf_sizes == NULL || handle == NULL ||
+        (flags & HG_BULK_READWRITE) == 0 ||
         (flags & ~(HG_BULK_READWRITE | HG_BULK_NO_EAGER)) != 0)
         return HG_INVALID_ARG;
     for (uint32_t i = 0; i < count; i++) {
@@ -122,8 +121,8 @@ HG_Bulk_create(hg_class_t *hg_class, hg_uint32_t count, void **buf_ptrs,
             seg->mh = NA_MEM_HANDLE_NULL;
         }
         if (na_ret != NA_SUCCESS) {
-            hg_log_error("HG_Bulk_create: registering segment %u failed: %s",
-                         i, NA_Error_to_string(na_ret));
+            hg_log_error("HG_Bulk_create: registering segment %u failed: %s", i,
+                         NA_Error_to_string(na_ret));
             ret = hg_from_na(na_ret);
             goto error;
         }

@@ -63,8 +63,7 @@ hg_bulk_wants_eager(const struct hg_bulk *bulk, hg_bool_t request_eager)
 {
     return request_eager && !bulk->remote && !bulk->no_eager &&
            !bulk->hg_class->info.no_bulk_eager &&
-           bulk->flags == HG_BULK_READ_ONLY &&
-           bulk->size <= HG_BULK_EAGER_MAX;
+           bulk->flags == HG_BULK_READ_ONLY && bulk->size <= HG_BULK_EAGER_MAX;
 }
 
 hg_size_t
@@ -79,8 +78,8 @@ HG_Bulk_get_serialize_size(hg_bulk_t handle, hg_bool_t request_eager)
     for (uint32_t i = 0; i < handle->count; i++) {
         size += 12;
         if (handle->segs[i].mh != NA_MEM_HANDLE_NULL)
-            size += NA_Mem_handle_get_serialize_size(na_class,
-                                                     handle->segs[i].mh);
+            size +=
+                NA_Mem_handle_get_serialize_size(na_class, handle->segs[i].mh);
     }
     if (handle->addr != HG_ADDR_NULL)
         size += 5 + HG_Addr_get_serialize_size(handle->hg_class, handle->addr);
@@ -117,9 +116,8 @@ HG_Bulk_serialize(void *buf, hg_size_t buf_size, hg_bool_t request_eager,
     hg_cursor_put_uint(&c, handle->size, 8);
     for (uint32_t i = 0; i < handle->count; i++) {
         const struct hg_bulk_segment *seg = &handle->segs[i];
-        size_t mh_size = seg->mh ? NA_Mem_handle_get_serialize_size(
-                                       na_class, seg->mh)
-                                 : 0;
+        size_t mh_size =
+            seg->mh ? NA_Mem_handle_get_serialize_size(na_class, seg->mh) : 0;
 
         hg_cursor_put_uint(&c, seg->len, 8);
         hg_cursor_put_uint(&c, mh_size, 4);
@@ -135,8 +133,8 @@ HG_Bulk_serialize(void *buf, hg_size_t buf_size, hg_bool_t request_eager,
             HG_Addr_get_serialize_size(handle->hg_class, handle->addr);
 
         hg_cursor_put_uint(&c, addr_size, 4);
-        if (HG_Addr_serialize(handle->hg_class, c.p, addr_size,
-                              handle->addr) != HG_SUCCESS)
+        if (HG_Addr_serialize(handle->hg_class, c.p, addr_size, handle->addr) !=
+            HG_SUCCESS)
             return HG_PROTOCOL_ERROR;
         c.p += addr_size;
         hg_cursor_put_uint(&c, handle->context_id, 1);
@@ -168,8 +166,8 @@ HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle, const void *buf,
         return HG_OVERFLOW;
     if (magic != HG_BULK_MAGIC || version != HG_BULK_VERSION ||
         (flags & HG_BULK_READWRITE) == 0 ||
-        (flags & ~(HG_BULK_READWRITE | HG_BULK_DESC_EAGER |
-                   HG_BULK_DESC_BOUND)) != 0 ||
+        (flags &
+         ~(HG_BULK_READWRITE | HG_BULK_DESC_EAGER | HG_BULK_DESC_BOUND)) != 0 ||
         reserved != 0 || count == 0)
         return HG_PROTOCOL_ERROR;
     /* Only read-only regions are ever embedded. */

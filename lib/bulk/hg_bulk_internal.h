@@ -11,9 +11,9 @@
 #define HG_BULK_PIPELINE 16
 
 struct hg_bulk_segment {
-    void *base;          /* local memory; NULL for remote handles   */
+    void *base; /* local memory; NULL for remote handles   */
     hg_size_t len;
-    na_mem_handle_t mh;  /* NULL for zero-length segments           */
+    na_mem_handle_t mh; /* NULL for zero-length segments           */
 };
 
 struct hg_bulk {
@@ -21,13 +21,13 @@ struct hg_bulk {
     atomic_uint refcount;
     uint32_t count;
     hg_size_t size;
-    uint8_t flags;       /* HG_BULK_READ_ONLY/WRITE_ONLY/READWRITE   */
+    uint8_t flags; /* HG_BULK_READ_ONLY/WRITE_ONLY/READWRITE   */
     bool no_eager;
-    bool remote;         /* from HG_Bulk_deserialize()               */
-    void *alloc_buf;     /* memory the library allocated             */
-    void *eager;         /* remote: the embedded copy of the data    */
-    hg_addr_t addr;      /* bound address, or NULL                   */
-    uint8_t context_id;  /* bound context id                         */
+    bool remote;        /* from HG_Bulk_deserialize()               */
+    void *alloc_buf;    /* memory the library allocated             */
+    void *eager;        /* remote: the embedded copy of the data    */
+    hg_addr_t addr;     /* bound address, or NULL                   */
+    uint8_t context_id; /* bound context id                         */
     struct hg_bulk_segment *segs;
 };
 

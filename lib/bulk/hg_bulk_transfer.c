@@ -111,9 +111,8 @@ void
 hg_bulk_trigger(struct hg_completion *comp)
 {
     struct hg_bulk_xfer *op = comp->object;
-    struct hg_cb_info info = {.arg = op->arg,
-                              .type = HG_CB_BULK,
-                              .ret = op->ret};
+    struct hg_cb_info info = {
+        .arg = op->arg, .type = HG_CB_BULK, .ret = op->ret};
 
     info.info.bulk.origin_handle = op->origin;
     info.info.bulk.local_handle = op->local;
@@ -178,8 +177,8 @@ hg_bulk_post_more(struct hg_bulk_xfer *op)
         op->remaining -= len;
         na_ret = (op->op == HG_BULK_PULL ? NA_Get : NA_Put)(
             na_class, op->ctx->na_context, hg_bulk_na_cb, piece,
-            op->local->segs[li].mh, l_off, op->origin->segs[oi].mh, o_off,
-            len, op->addr->na_addr, op->origin_id, piece->na_op);
+            op->local->segs[li].mh, l_off, op->origin->segs[oi].mh, o_off, len,
+            op->addr->na_addr, op->origin_id, piece->na_op);
         if (na_ret != NA_SUCCESS) {
             piece->busy = false;
             op->in_flight--;
@@ -188,8 +187,7 @@ hg_bulk_post_more(struct hg_bulk_xfer *op)
     }
     finished = op->in_flight == 0 &&
                (op->remaining == 0 || op->ret != HG_SUCCESS || op->canceled);
-    if (finished && op->canceled && op->remaining > 0 &&
-        op->ret == HG_SUCCESS)
+    if (finished && op->canceled && op->remaining > 0 && op->ret == HG_SUCCESS)
         op->ret = HG_CANCELED;
     pthread_mutex_unlock(&op->lock);
     if (finished)
@@ -227,9 +225,9 @@ HG_Bulk_cancel(hg_op_id_t op_id)
 static void
 hg_bulk_expire(struct hg_timer *timer)
 {
-    struct hg_bulk_xfer *op = (struct hg_bulk_xfer *) ((char *) timer -
-                                                   offsetof(struct hg_bulk_xfer,
-                                                            timer));
+    struct hg_bulk_xfer *op =
+        (struct hg_bulk_xfer *) ((char *) timer -
+                                 offsetof(struct hg_bulk_xfer, timer));
 
     pthread_mutex_lock(&op->lock);
     if (op->ret == HG_SUCCESS)
@@ -241,8 +239,8 @@ hg_bulk_expire(struct hg_timer *timer)
 /* Copy between two memory-backed views over virtual offsets. */
 static void
 hg_bulk_copy(const struct hg_bulk *dst, hg_size_t dst_off,
-             const struct hg_bulk *src, const void *src_flat,
-             hg_size_t src_off, hg_size_t size)
+             const struct hg_bulk *src, const void *src_flat, hg_size_t src_off,
+             hg_size_t size)
 {
     hg_size_t d_off, s_off = src_off;
     uint32_t di = hg_bulk_seek(dst, dst_off, &d_off), si = 0;
@@ -280,40 +278,38 @@ hg_bulk_copy(const struct hg_bulk *dst, hg_size_t dst_off,
 }
 
 static hg_return_t
-hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback,
-                       void *arg, hg_bulk_internal_cb_t internal_cb,
-                       void *internal_arg, hg_bulk_op_t op_type,
-                       hg_addr_t origin_addr, uint8_t origin_id,
-                       hg_bulk_t origin, hg_size_t origin_offset,
-                       hg_bulk_t local, hg_size_t local_offset,
-                       hg_size_t size, unsigned int timeout_ms,
-                       struct hg_bulk_xfer **op_p)
+hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
+                       hg_bulk_internal_cb_t internal_cb, void *internal_arg,
+                       hg_bulk_op_t op_type, hg_addr_t origin_addr,
+                       uint8_t origin_id, hg_bulk_t origin,
+                       hg_size_t origin_offset, hg_bulk_t local,
+                       hg_size_t local_offset, hg_size_t size,
+                       unsigned int timeout_ms, struct hg_bulk_xfer **op_p)
 {
     struct hg_bulk_xfer *op;
     uint8_t need_origin, need_local;
     bool copy;
 
     if (context == NULL || origin == HG_BULK_NULL || local == HG_BULK_NULL ||
-        (op_type != HG_BULK_PULL && op_type != HG_BULK_PUSH) ||
-        local->remote || origin->hg_class != context->hg_class ||
+        (op_type != HG_BULK_PULL && op_type != HG_BULK_PUSH) || local->remote ||
+        origin->hg_class != context->hg_class ||
         local->hg_class != context->hg_class)
         return HG_INVALID_ARG;
     if (origin_offset > origin->size || size > origin->size - origin_offset ||
         local_offset > local->size || size > local->size - local_offset) {
-        hg_log_error("HG_Bulk_transfer: range [%llu+%llu] / [%llu+%llu] "
-                     "past the end of a %llu / %llu byte handle",
-                     (unsigned long long) origin_offset,
-                     (unsigned long long) size,
-                     (unsigned long long) local_offset,
-                     (unsigned long long) size,
-                     (unsigned long long) origin->size,
-                     (unsigned long long) local->size);
+        hg_log_error(
+            "HG_Bulk_transfer: range [%llu+%llu] / [%llu+%llu] "
+            "past the end of a %llu / %llu byte handle",
+            (unsigned long long) origin_offset, (unsigned long long) size,
+            (unsigned long long) local_offset, (unsigned long long) size,
+            (unsigned long long) origin->size,
+            (unsigned long long) local->size);
         return HG_INVALID_ARG;
     }
-    need_origin = op_type == HG_BULK_PULL ? HG_BULK_READ_ONLY
-                                          : HG_BULK_WRITE_ONLY;
-    need_local = op_type == HG_BULK_PULL ? HG_BULK_WRITE_ONLY
-                                         : HG_BULK_READ_ONLY;
+    need_origin =
+        op_type == HG_BULK_PULL ? HG_BULK_READ_ONLY : HG_BULK_WRITE_ONLY;
+    need_local =
+        op_type == HG_BULK_PULL ? HG_BULK_WRITE_ONLY : HG_BULK_READ_ONLY;
     if (!(origin->flags & need_origin) || !(local->flags & need_local)) {
         hg_log_error("HG_Bulk_transfer: %s needs %s access to the origin "
                      "and %s access to the local handle",
@@ -338,8 +334,8 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback,
     op->op = op_type;
     op->size = size;
     op->addr = HG_ADDR_NULL;
-    if (!copy && HG_Addr_dup(context->hg_class, origin_addr, &op->addr) !=
-                     HG_SUCCESS) {
+    if (!copy &&
+        HG_Addr_dup(context->hg_class, origin_addr, &op->addr) != HG_SUCCESS) {
         hg_bulk_op_put(op);
         return HG_NOMEM;
     }
@@ -385,8 +381,8 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback,
 }
 
 hg_return_t
-HG_Bulk_transfer_timed(hg_context_t *context, hg_bulk_cb_t callback,
-                       void *arg, hg_bulk_op_t op, hg_addr_t origin_addr,
+HG_Bulk_transfer_timed(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
+                       hg_bulk_op_t op, hg_addr_t origin_addr,
                        hg_bulk_t origin_handle, hg_size_t origin_offset,
                        hg_bulk_t local_handle, hg_size_t local_offset,
                        hg_size_t size, unsigned int timeout_ms,
@@ -395,11 +391,10 @@ HG_Bulk_transfer_timed(hg_context_t *context, hg_bulk_cb_t callback,
     struct hg_bulk_xfer *bulk_op = NULL;
     hg_return_t ret;
 
-    ret = hg_bulk_transfer_start(context, callback, arg, NULL, NULL, op,
-                                 origin_addr,
-                                 origin_handle ? origin_handle->context_id : 0,
-                                 origin_handle, origin_offset, local_handle,
-                                 local_offset, size, timeout_ms, &bulk_op);
+    ret = hg_bulk_transfer_start(
+        context, callback, arg, NULL, NULL, op, origin_addr,
+        origin_handle ? origin_handle->context_id : 0, origin_handle,
+        origin_offset, local_handle, local_offset, size, timeout_ms, &bulk_op);
     if (ret == HG_SUCCESS && op_id != NULL && op_id != HG_OP_ID_IGNORE)
         *op_id = (hg_op_id_t) bulk_op;
     return ret;
@@ -409,8 +404,8 @@ hg_return_t
 HG_Bulk_transfer(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
                  hg_bulk_op_t op, hg_addr_t origin_addr,
                  hg_bulk_t origin_handle, hg_size_t origin_offset,
-                 hg_bulk_t local_handle, hg_size_t local_offset,
-                 hg_size_t size, hg_op_id_t *op_id)
+                 hg_bulk_t local_handle, hg_size_t local_offset, hg_size_t size,
+                 hg_op_id_t *op_id)
 {
     return HG_Bulk_transfer_timed(context, callback, arg, op, origin_addr,
                                   origin_handle, origin_offset, local_handle,
@@ -422,8 +417,7 @@ HG_Bulk_transfer_id(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
                     hg_bulk_op_t op, hg_addr_t origin_addr,
                     hg_uint8_t origin_id, hg_bulk_t origin_handle,
                     hg_size_t origin_offset, hg_bulk_t local_handle,
-                    hg_size_t local_offset, hg_size_t size,
-                    hg_op_id_t *op_id)
+                    hg_size_t local_offset, hg_size_t size, hg_op_id_t *op_id)
 {
     struct hg_bulk_xfer *bulk_op = NULL;
     hg_return_t ret;
@@ -438,18 +432,17 @@ HG_Bulk_transfer_id(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
 }
 
 hg_return_t
-HG_Bulk_bind_transfer(hg_context_t *context, hg_bulk_cb_t callback,
-                      void *arg, hg_bulk_op_t op, hg_bulk_t origin_handle,
+HG_Bulk_bind_transfer(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
+                      hg_bulk_op_t op, hg_bulk_t origin_handle,
                       hg_size_t origin_offset, hg_bulk_t local_handle,
-                      hg_size_t local_offset, hg_size_t size,
-                      hg_op_id_t *op_id)
+                      hg_size_t local_offset, hg_size_t size, hg_op_id_t *op_id)
 {
     if (origin_handle == HG_BULK_NULL || origin_handle->addr == HG_ADDR_NULL)
         return HG_INVALID_ARG;
-    return HG_Bulk_transfer_id(context, callback, arg, op,
-                               origin_handle->addr, origin_handle->context_id,
-                               origin_handle, origin_offset, local_handle,
-                               local_offset, size, op_id);
+    return HG_Bulk_transfer_id(context, callback, arg, op, origin_handle->addr,
+                               origin_handle->context_id, origin_handle,
+                               origin_offset, local_handle, local_offset, size,
+                               op_id);
 }
 
 /* The RPC layer's overflow: pull `size` bytes described by `desc` into
@@ -476,9 +469,9 @@ hg_bulk_pull_internal(hg_context_t *context, hg_addr_t origin,
     ret = hg_bulk_create_internal(context->hg_class, dst, size,
                                   HG_BULK_WRITE_ONLY, &local);
     if (ret == HG_SUCCESS)
-        ret = hg_bulk_transfer_start(context, NULL, NULL, cb, arg,
-                                     HG_BULK_PULL, origin, origin_id, remote,
-                                     0, local, 0, size, 0, op);
+        ret = hg_bulk_transfer_start(context, NULL, NULL, cb, arg, HG_BULK_PULL,
+                                     origin, origin_id, remote, 0, local, 0,
+                                     size, 0, op);
     /* The transfer holds its own references. */
     HG_Bulk_free(remote);
     HG_Bulk_free(local);

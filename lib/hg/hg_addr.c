@@ -91,9 +91,8 @@ void
 hg_addr_lookup_trigger(struct hg_completion *comp)
 {
     struct hg_lookup_op *op = comp->object;
-    struct hg_cb_info info = {.arg = op->arg,
-                              .type = HG_CB_LOOKUP,
-                              .ret = op->ret};
+    struct hg_cb_info info = {
+        .arg = op->arg, .type = HG_CB_LOOKUP, .ret = op->ret};
 
     info.info.lookup.addr = op->ret == HG_SUCCESS ? op->addr : HG_ADDR_NULL;
     if (op->callback != NULL)
@@ -206,8 +205,8 @@ HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr, const void *buf,
 
     if (hg_class == NULL || addr == NULL || buf == NULL)
         return HG_INVALID_ARG;
-    na_return_t na_ret = NA_Addr_deserialize(hg_class->na_class, &na_addr,
-                                             buf, (size_t) buf_size);
+    na_return_t na_ret = NA_Addr_deserialize(hg_class->na_class, &na_addr, buf,
+                                             (size_t) buf_size);
 
     return hg_addr_wrap(hg_class, na_ret, na_addr, addr);
 }

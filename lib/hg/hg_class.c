@@ -134,8 +134,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     if (hg_class->na_unexpected_size < HG_HEADER_SIZE + 64 ||
         hg_class->na_expected_size < HG_HEADER_SIZE + 64) {
         hg_log_error("NA message sizes (%zu, %zu) are too small for RPCs",
-                     hg_class->na_unexpected_size,
-                     hg_class->na_expected_size);
+                     hg_class->na_unexpected_size, hg_class->na_expected_size);
         goto error;
     }
     hg_class->in_eager_size = hg_class->na_unexpected_size - HG_HEADER_SIZE;
@@ -218,8 +217,7 @@ HG_Finalize(hg_class_t *hg_class)
     if (hg_class->own_na_class) {
         na_return_t na_ret = NA_Finalize(hg_class->na_class);
         if (na_ret != NA_SUCCESS) {
-            hg_log_error("NA_Finalize failed: %s",
-                         NA_Error_to_string(na_ret));
+            hg_log_error("NA_Finalize failed: %s", NA_Error_to_string(na_ret));
             return hg_from_na(na_ret);
         }
     }
@@ -249,8 +247,7 @@ HG_Class_get_protocol(const hg_class_t *hg_class)
 hg_bool_t
 HG_Class_is_listening(const hg_class_t *hg_class)
 {
-    return hg_class && NA_Is_listening(hg_class->na_class) ? HG_TRUE
-                                                           : HG_FALSE;
+    return hg_class && NA_Is_listening(hg_class->na_class) ? HG_TRUE : HG_FALSE;
 }
 
 hg_size_t
@@ -405,8 +402,8 @@ HG_Register_name(hg_class_t *hg_class, const char *func_name,
     if (hg_class == NULL || func_name == NULL)
         return 0;
     id = hg_rpc_hash_name(func_name);
-    if (hg_register(hg_class, id, func_name, in_proc_cb, out_proc_cb,
-                    rpc_cb) != HG_SUCCESS)
+    if (hg_register(hg_class, id, func_name, in_proc_cb, out_proc_cb, rpc_cb) !=
+        HG_SUCCESS)
         return 0;
     return id;
 }

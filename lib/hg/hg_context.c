@@ -49,8 +49,7 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
     pthread_mutex_lock(&hg_class->lock);
     if (hg_class->contexts[id] != NULL) {
         pthread_mutex_unlock(&hg_class->lock);
-        hg_log_error("HG_Context_create_id: context id %u already exists",
-                     id);
+        hg_log_error("HG_Context_create_id: context id %u already exists", id);
         goto error;
     }
     hg_class->contexts[id] = context;
@@ -146,8 +145,8 @@ HG_Context_destroy(hg_context_t *context)
         return HG_INVALID_ARG;
     hg_class = context->hg_class;
     pthread_mutex_lock(&context->lock);
-    live = context->n_live_handles + context->n_live_bulk_ops -
-           context->n_posted;
+    live =
+        context->n_live_handles + context->n_live_bulk_ops - context->n_posted;
     if (live > 0 || context->queue_len > 0) {
         unsigned int queued = context->queue_len;
         pthread_mutex_unlock(&context->lock);
@@ -160,7 +159,7 @@ HG_Context_destroy(hg_context_t *context)
     /* Cancel the posted request receives and let their completions drain
      * through NA before NA's context goes. */
     LIST_FOREACH(handle, &context->posted, entry)
-        NA_Cancel(hg_class->na_class, context->na_context, handle->recv_op);
+    NA_Cancel(hg_class->na_class, context->na_context, handle->recv_op);
     pthread_mutex_unlock(&context->lock);
     for (int spins = 0; spins < 100000; spins++) {
         bool empty;
@@ -265,8 +264,8 @@ void
 hg_timer_arm(hg_context_t *context, struct hg_timer *timer,
              unsigned int timeout_ms, void (*expire)(struct hg_timer *))
 {
-    timer->deadline_ns = HG_Clock_now(context->hg_class) +
-                         (uint64_t) timeout_ms * 1000000ull;
+    timer->deadline_ns =
+        HG_Clock_now(context->hg_class) + (uint64_t) timeout_ms * 1000000ull;
     timer->expire = expire;
     pthread_mutex_lock(&context->lock);
     timer->armed = true;
@@ -297,7 +296,8 @@ hg_context_check_timers(hg_context_t *context)
 
         pthread_mutex_lock(&context->lock);
         next = UINT64_MAX;
-        TAILQ_FOREACH(timer, &context->timers, entry) {
+        TAILQ_FOREACH(timer, &context->timers, entry)
+        {
             if (timer->deadline_ns <= now) {
                 expired = timer;
                 break;
@@ -353,8 +353,8 @@ HG_Progress(hg_context_t *context, unsigned int timeout_ms)
             wait_ns = next_timer > now ? next_timer - now : 0;
         /* Round up so a deadline is reached, not approached forever. */
         wait_ms = (unsigned int) ((wait_ns + 999999ull) / 1000000ull);
-        na_ret = NA_Poll_wait(hg_class->na_class, context->na_context,
-                              wait_ms, NULL);
+        na_ret = NA_Poll_wait(hg_class->na_class, context->na_context, wait_ms,
+                              NULL);
         if (na_ret != NA_SUCCESS && na_ret != NA_TIMEOUT)
             return hg_from_na(na_ret);
         NA_Trigger(context->na_context, UINT32_MAX, NULL);
@@ -366,8 +366,7 @@ HG_Progress(hg_context_t *context, unsigned int timeout_ms)
          * caller loops; returning lets a single thread drive several
          * contexts. */
         if (na_ret == NA_TIMEOUT &&
-            !(next_timer != UINT64_MAX &&
-              HG_Clock_now(hg_class) >= next_timer))
+            !(next_timer != UINT64_MAX && HG_Clock_now(hg_class) >= next_timer))
             return HG_TIMEOUT;
     }
 }

@@ -19,12 +19,12 @@ hg_handle_alloc(hg_context_t *context)
     handle->src_addr.hg_class = hg_class;
     handle->src_addr.embedded = true;
     pthread_mutex_init(&handle->lock, NULL);
-    handle->in_buf = NA_Msg_buf_alloc(hg_class->na_class,
-                                      hg_class->na_unexpected_size, 0,
-                                      &handle->in_buf_data);
-    handle->out_buf = NA_Msg_buf_alloc(hg_class->na_class,
-                                       hg_class->na_expected_size, 0,
-                                       &handle->out_buf_data);
+    handle->in_buf =
+        NA_Msg_buf_alloc(hg_class->na_class, hg_class->na_unexpected_size, 0,
+                         &handle->in_buf_data);
+    handle->out_buf =
+        NA_Msg_buf_alloc(hg_class->na_class, hg_class->na_expected_size, 0,
+                         &handle->out_buf_data);
     handle->send_op = NA_Op_create(hg_class->na_class, 0);
     handle->recv_op = NA_Op_create(hg_class->na_class, 0);
     handle->ack_op = NA_Op_create(hg_class->na_class, 0);
@@ -32,8 +32,7 @@ hg_handle_alloc(hg_context_t *context)
         handle->send_op == NULL || handle->recv_op == NULL ||
         handle->ack_op == NULL ||
         hg_proc_create(hg_class, HG_NOHASH, &handle->in_proc) != HG_SUCCESS ||
-        hg_proc_create(hg_class, HG_NOHASH, &handle->out_proc) !=
-            HG_SUCCESS) {
+        hg_proc_create(hg_class, HG_NOHASH, &handle->out_proc) != HG_SUCCESS) {
         hg_handle_free(handle);
         return NULL;
     }
@@ -275,8 +274,8 @@ HG_Set_target_id(hg_handle_t handle, hg_uint8_t id)
 
 /* Decode or free with a registered proc over the given bytes. */
 static hg_return_t
-hg_proc_run(hg_proc_t proc, hg_proc_cb_t proc_cb, hg_proc_op_t op,
-            void *buf, hg_size_t size, void *data)
+hg_proc_run(hg_proc_t proc, hg_proc_cb_t proc_cb, hg_proc_op_t op, void *buf,
+            hg_size_t size, void *data)
 {
     hg_return_t ret;
 
@@ -312,8 +311,7 @@ HG_Get_input(hg_handle_t handle, void *in_struct)
     }
     ret = hg_proc_run(handle->in_proc, handle->rpc->in_proc, HG_DECODE, buf,
                       size, in_struct);
-    if (ret == HG_SUCCESS &&
-        handle->ctx->hg_class->info.release_input_early &&
+    if (ret == HG_SUCCESS && handle->ctx->hg_class->info.release_input_early &&
         handle->in_extra != NULL) {
         free(handle->in_extra);
         handle->in_extra = NULL;
@@ -329,8 +327,8 @@ HG_Free_input(hg_handle_t handle, void *in_struct)
         return HG_INVALID_ARG;
     if (handle->rpc == NULL)
         return HG_NOENTRY;
-    return hg_proc_run(handle->in_proc, handle->rpc->in_proc, HG_FREE, NULL,
-                       0, in_struct);
+    return hg_proc_run(handle->in_proc, handle->rpc->in_proc, HG_FREE, NULL, 0,
+                       in_struct);
 }
 
 hg_return_t
@@ -352,8 +350,8 @@ HG_Get_output(hg_handle_t handle, void *out_struct)
         buf = (char *) handle->out_buf + HG_HEADER_SIZE;
         size = handle->out_size - HG_HEADER_SIZE;
     }
-    return hg_proc_run(handle->out_proc, handle->rpc->out_proc, HG_DECODE,
-                       buf, size, out_struct);
+    return hg_proc_run(handle->out_proc, handle->rpc->out_proc, HG_DECODE, buf,
+                       size, out_struct);
 }
 
 hg_return_t

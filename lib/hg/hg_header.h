@@ -15,10 +15,10 @@
 #define HG_HEADER_SIZE 40u
 
 /* Header flags. */
-#define HG_HEADER_RESPONSE 0x01u   /* a response, not a request          */
+#define HG_HEADER_RESPONSE 0x01u    /* a response, not a request          */
 #define HG_HEADER_NO_RESPONSE 0x02u /* one-way request                   */
-#define HG_HEADER_OVERFLOW 0x04u   /* payload is a bulk descriptor of it */
-#define HG_HEADER_CRC_HEADER 0x08u /* header_crc is set                  */
+#define HG_HEADER_OVERFLOW 0x04u    /* payload is a bulk descriptor of it */
+#define HG_HEADER_CRC_HEADER 0x08u  /* header_crc is set                  */
 #define HG_HEADER_CRC_PAYLOAD 0x10u /* payload_crc is set                */
 #define HG_HEADER_FLAGS_ALL 0x1fu
 

@@ -51,7 +51,7 @@ struct hg_addr {
 enum hg_completion_type {
     HG_COMP_FORWARD,
     HG_COMP_RESPOND,
-    HG_COMP_RPC,    /* a request is ready for its handler */
+    HG_COMP_RPC, /* a request is ready for its handler */
     HG_COMP_BULK,
     HG_COMP_LOOKUP,
 };
@@ -97,9 +97,8 @@ struct hg_class {
     atomic_uint n_bulks;
 
     struct {
-        atomic_uint_fast64_t forwards_sent, requests_received,
-            responses_sent, overflow_transfers, handles_allocated,
-            protocol_errors;
+        atomic_uint_fast64_t forwards_sent, requests_received, responses_sent,
+            overflow_transfers, handles_allocated, protocol_errors;
     } stats;
 };
 
@@ -112,12 +111,12 @@ struct hg_context {
     void *data;
     void (*free_data)(void *);
 
-    pthread_mutex_t lock; /* guards everything below up to the queue */
-    LIST_HEAD(, hg_handle) pool;     /* idle handles ready for reuse     */
-    LIST_HEAD(, hg_handle) posted;   /* target handles with a recv posted */
-    unsigned int n_posted_target;    /* how many should stay posted      */
-    unsigned int n_posted;           /* how many are posted now          */
-    unsigned int n_live_handles;     /* created and not yet back in pool */
+    pthread_mutex_t lock;          /* guards everything below up to the queue */
+    LIST_HEAD(, hg_handle) pool;   /* idle handles ready for reuse     */
+    LIST_HEAD(, hg_handle) posted; /* target handles with a recv posted */
+    unsigned int n_posted_target;  /* how many should stay posted      */
+    unsigned int n_posted;         /* how many are posted now          */
+    unsigned int n_live_handles;   /* created and not yet back in pool */
     TAILQ_HEAD(, hg_timer) timers;
     STAILQ_HEAD(, hg_bulk_xfer) bulk_op_pool;
     unsigned int n_live_bulk_ops;
@@ -148,13 +147,13 @@ struct hg_handle {
 
     /* Per-operation state, guarded by lock. */
     pthread_mutex_t lock;
-    unsigned int pending;   /* NA/bulk operations still outstanding */
-    hg_return_t ret;        /* first error wins                      */
-    bool active;            /* a forward/respond is in flight        */
+    unsigned int pending; /* NA/bulk operations still outstanding */
+    hg_return_t ret;      /* first error wins                      */
+    bool active;          /* a forward/respond is in flight        */
     bool canceled;
-    bool discard;           /* post failed: complete silently         */
+    bool discard; /* post failed: complete silently         */
     bool responded;
-    bool loopback_pending;  /* loopback: origin waits for the target  */
+    bool loopback_pending; /* loopback: origin waits for the target  */
     hg_cb_t callback;
     void *arg;
     struct hg_timer timer;
@@ -164,14 +163,14 @@ struct hg_handle {
     /* Request / response as received. */
     struct hg_header req_header;
     struct hg_header resp_header;
-    uint8_t target_id;   /* origin: context id of the target */
-    size_t in_size;      /* bytes of the request message     */
-    size_t out_size;     /* bytes of the response message    */
-    void *in_extra;      /* overflowed input (owned)         */
+    uint8_t target_id; /* origin: context id of the target */
+    size_t in_size;    /* bytes of the request message     */
+    size_t out_size;   /* bytes of the response message    */
+    void *in_extra;    /* overflowed input (owned)         */
     hg_size_t in_extra_size;
-    void *out_extra;     /* overflowed output (owned)        */
+    void *out_extra; /* overflowed output (owned)        */
     hg_size_t out_extra_size;
-    hg_bulk_t extra_bulk; /* exposes in_extra/out_extra to the peer */
+    hg_bulk_t extra_bulk;        /* exposes in_extra/out_extra to the peer */
     struct hg_handle *lb_origin; /* loopback: the origin handle */
 
     void *user_data;
@@ -218,9 +217,9 @@ hg_return_t hg_bulk_create_internal(hg_class_t *hg_class, void *buf,
 typedef void (*hg_bulk_internal_cb_t)(void *arg, hg_return_t ret);
 hg_return_t hg_bulk_pull_internal(hg_context_t *context, hg_addr_t origin,
                                   uint8_t origin_id, const void *desc,
-                                  size_t desc_size, void *dst,
-                                  hg_size_t size, hg_bulk_internal_cb_t cb,
-                                  void *arg, struct hg_bulk_xfer **op);
+                                  size_t desc_size, void *dst, hg_size_t size,
+                                  hg_bulk_internal_cb_t cb, void *arg,
+                                  struct hg_bulk_xfer **op);
 void hg_bulk_op_cancel(struct hg_bulk_xfer *op);
 void hg_bulk_trigger(struct hg_completion *comp);
 void hg_context_free_bulk_ops(hg_context_t *context);

@@ -94,8 +94,7 @@ hg_handle_trigger(struct hg_completion *comp)
         if (ret != HG_SUCCESS) {
             pthread_mutex_lock(&handle->lock);
             respond_error = !handle->responded &&
-                            !(handle->req_header.flags &
-                              HG_HEADER_NO_RESPONSE);
+                            !(handle->req_header.flags & HG_HEADER_NO_RESPONSE);
             handle->responded = true;
             pthread_mutex_unlock(&handle->lock);
             if (respond_error)
@@ -205,8 +204,8 @@ hg_rpc_pack(struct hg_handle *handle, struct hg_header *header, void *msg,
 
 /* Parse an overflow descriptor at the start of a payload. */
 static hg_return_t
-hg_rpc_overflow_desc(const void *payload, size_t payload_len,
-                     const void **desc, size_t *desc_len)
+hg_rpc_overflow_desc(const void *payload, size_t payload_len, const void **desc,
+                     size_t *desc_len)
 {
     const uint8_t *p = payload;
     uint32_t len;
@@ -282,8 +281,8 @@ hg_forward_pull_cb(void *arg, hg_return_t ret)
         na_ret = NA_Msg_send_expected(
             hg_class->na_class, handle->ctx->na_context, hg_forward_na_cb,
             handle, &handle->ack_byte, 1, NULL, handle->info.addr->na_addr,
-            handle->target_id, handle->resp_header.cookie | hg_class->tag_ack_bit,
-            handle->ack_op);
+            handle->target_id,
+            handle->resp_header.cookie | hg_class->tag_ack_bit, handle->ack_op);
         if (na_ret != NA_SUCCESS)
             hg_rpc_op_done(handle, hg_from_na(na_ret));
     }
@@ -338,7 +337,8 @@ hg_forward_recv_cb(const struct na_cb_info *info)
     if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
         ret = HG_MSGSIZE;
     if (ret == HG_SUCCESS) {
-        handle->out_extra = malloc(header->payload_size ? header->payload_size : 1);
+        handle->out_extra =
+            malloc(header->payload_size ? header->payload_size : 1);
         handle->out_extra_size = header->payload_size;
         if (handle->out_extra == NULL)
             ret = HG_NOMEM;
@@ -348,11 +348,10 @@ hg_forward_recv_cb(const struct na_cb_info *info)
         handle->pending++;
         pthread_mutex_unlock(&handle->lock);
         atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
-        ret = hg_bulk_pull_internal(handle->ctx, handle->info.addr,
-                                    handle->target_id, desc, desc_len,
-                                    handle->out_extra, header->payload_size,
-                                    hg_forward_pull_cb, handle,
-                                    &handle->bulk_op);
+        ret = hg_bulk_pull_internal(
+            handle->ctx, handle->info.addr, handle->target_id, desc, desc_len,
+            handle->out_extra, header->payload_size, hg_forward_pull_cb, handle,
+            &handle->bulk_op);
         /* On success the pull's own completion lowers pending again. */
         if (ret != HG_SUCCESS)
             hg_rpc_op_done(handle, ret);
@@ -429,7 +428,8 @@ static void
 hg_forward_expire(struct hg_timer *timer)
 {
     struct hg_handle *handle =
-        (struct hg_handle *) ((char *) timer - offsetof(struct hg_handle, timer));
+        (struct hg_handle *) ((char *) timer -
+                              offsetof(struct hg_handle, timer));
 
     pthread_mutex_lock(&handle->lock);
     if (!handle->active || handle->pending == 0) {
@@ -780,11 +780,10 @@ hg_request_recv_cb(const struct na_cb_info *info)
     }
     if (ret == HG_SUCCESS) {
         atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
-        ret = hg_bulk_pull_internal(context, &handle->src_addr,
-                                    header->context_id, desc, desc_len,
-                                    handle->in_extra, header->payload_size,
-                                    hg_request_pull_cb, handle,
-                                    &handle->bulk_op);
+        ret = hg_bulk_pull_internal(
+            context, &handle->src_addr, header->context_id, desc, desc_len,
+            handle->in_extra, header->payload_size, hg_request_pull_cb, handle,
+            &handle->bulk_op);
     }
     if (ret != HG_SUCCESS) {
         atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
@@ -815,7 +814,8 @@ static void
 hg_respond_expire(struct hg_timer *timer)
 {
     struct hg_handle *handle =
-        (struct hg_handle *) ((char *) timer - offsetof(struct hg_handle, timer));
+        (struct hg_handle *) ((char *) timer -
+                              offsetof(struct hg_handle, timer));
 
     pthread_mutex_lock(&handle->lock);
     if (handle->ret == HG_SUCCESS)
@@ -865,8 +865,7 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     hg_return_t ret = HG_SUCCESS;
 
     if (ret_code == HG_SUCCESS && handle->rpc != NULL)
-        ret = hg_rpc_encode(handle->out_proc, handle->rpc->out_proc,
-                            out_struct,
+        ret = hg_rpc_encode(handle->out_proc, handle->rpc->out_proc, out_struct,
                             (char *) handle->out_buf + HG_HEADER_SIZE,
                             hg_class->out_eager_size, &len, &extra);
     if (ret != HG_SUCCESS) {
@@ -881,9 +880,9 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     header.rpc_id = handle->req_header.rpc_id;
     header.ret = (uint8_t) ret_code;
     handle->out_extra = extra;
-    ret = hg_rpc_pack(handle, &header, handle->out_buf,
-                      hg_class->out_eager_size, len, extra,
-                      handle->lb_origin != NULL, &msg_len);
+    ret =
+        hg_rpc_pack(handle, &header, handle->out_buf, hg_class->out_eager_size,
+                    len, extra, handle->lb_origin != NULL, &msg_len);
     if (ret != HG_SUCCESS) {
         /* The output cannot be shipped: send the error instead. */
         header.flags = HG_HEADER_RESPONSE;
@@ -925,11 +924,11 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
             hg_timer_arm(handle->ctx, &handle->timer, HG_RESPOND_ACK_TIMEOUT_MS,
                          hg_respond_expire);
     }
-    na_ret = NA_Msg_send_expected(na_class, handle->ctx->na_context,
-                                  hg_respond_na_cb, handle, handle->out_buf,
-                                  msg_len, handle->out_buf_data,
-                                  handle->src_addr.na_addr, handle->target_id,
-                                  header.cookie, handle->send_op);
+    na_ret =
+        NA_Msg_send_expected(na_class, handle->ctx->na_context,
+                             hg_respond_na_cb, handle, handle->out_buf, msg_len,
+                             handle->out_buf_data, handle->src_addr.na_addr,
+                             handle->target_id, header.cookie, handle->send_op);
     if (na_ret != NA_SUCCESS) {
         hg_log_error("HG_Respond: posting the response failed: %s",
                      NA_Error_to_string(na_ret));

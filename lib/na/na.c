@@ -47,9 +47,9 @@ NA_Initialize_opt(const char *info_string, bool listen,
     info = calloc(1, sizeof(*info));
     if (info == NULL)
         return NULL;
-    ret = NA_Info_string_parse(info_string, info->class_name,
-                               info->protocol_name, info->host_name,
-                               sizeof(info->host_name));
+    ret =
+        NA_Info_string_parse(info_string, info->class_name, info->protocol_name,
+                             info->host_name, sizeof(info->host_name));
     if (ret != NA_SUCCESS) {
         na_log_error("malformed info string \"%s\" (%s): expected "
                      "[class+]protocol[://host]",
@@ -180,8 +180,7 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
 {
     na_return_t ret;
 
-    if (na_class == NULL || context == NULL ||
-        context->na_class != na_class)
+    if (na_class == NULL || context == NULL || context->na_class != na_class)
         return NA_INVALID_ARG;
     pthread_mutex_lock(&context->lock);
     if (context->count > 0) {
@@ -311,8 +310,7 @@ NA_Addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
 size_t
 NA_Msg_get_max_unexpected_size(const na_class_t *na_class)
 {
-    return na_class ? na_class->ops->msg_get_max_unexpected_size(na_class)
-                    : 0;
+    return na_class ? na_class->ops->msg_get_max_unexpected_size(na_class) : 0;
 }
 
 size_t
@@ -333,8 +331,7 @@ NA_Msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
 {
     if (na_class == NULL || buf_size == 0 || plugin_data == NULL)
         return NULL;
-    return na_class->ops->msg_buf_alloc(na_class, buf_size, flags,
-                                        plugin_data);
+    return na_class->ops->msg_buf_alloc(na_class, buf_size, flags, plugin_data);
 }
 
 na_return_t
@@ -359,31 +356,29 @@ na_post_args_ok(const na_class_t *na_class, const na_context_t *context,
 na_return_t
 NA_Msg_send_unexpected(na_class_t *na_class, na_context_t *context,
                        na_cb_t callback, void *arg, const void *buf,
-                       size_t buf_size, void *plugin_data,
-                       na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                       na_op_id_t *op_id)
+                       size_t buf_size, void *plugin_data, na_addr_t dest_addr,
+                       uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
 {
     if (!na_post_args_ok(na_class, context, op_id) ||
         (buf == NULL && buf_size > 0) || dest_addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
     if (buf_size > na_class->ops->msg_get_max_unexpected_size(na_class))
         return NA_MSGSIZE;
-    return na_class->ops->msg_send_unexpected(na_class, context, callback,
-                                              arg, buf, buf_size, plugin_data,
+    return na_class->ops->msg_send_unexpected(na_class, context, callback, arg,
+                                              buf, buf_size, plugin_data,
                                               dest_addr, dest_id, tag, op_id);
 }
 
 na_return_t
 NA_Msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                       na_cb_t callback, void *arg, void *buf,
-                       size_t buf_size, void *plugin_data, na_op_id_t *op_id)
+                       na_cb_t callback, void *arg, void *buf, size_t buf_size,
+                       void *plugin_data, na_op_id_t *op_id)
 {
     if (!na_post_args_ok(na_class, context, op_id) || buf == NULL ||
         buf_size == 0)
         return NA_INVALID_ARG;
-    return na_class->ops->msg_recv_unexpected(na_class, context, callback,
-                                              arg, buf, buf_size, plugin_data,
-                                              op_id);
+    return na_class->ops->msg_recv_unexpected(
+        na_class, context, callback, arg, buf, buf_size, plugin_data, op_id);
 }
 
 na_return_t
@@ -417,8 +412,7 @@ NA_Msg_recv_expected(na_class_t *na_class, na_context_t *context,
         return NA_INVALID_ARG;
     return na_class->ops->msg_recv_expected(na_class, context, callback, arg,
                                             buf, buf_size, plugin_data,
-                                            source_addr, source_id, tag,
-                                            op_id);
+                                            source_addr, source_id, tag, op_id);
 }
 
 /* Memory. */
@@ -442,8 +436,7 @@ NA_Mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
 }
 
 na_return_t
-NA_Mem_handle_create_segments(na_class_t *na_class,
-                              struct na_segment *segments,
+NA_Mem_handle_create_segments(na_class_t *na_class, struct na_segment *segments,
                               size_t segment_count, unsigned long flags,
                               na_mem_handle_t *mem_handle)
 {
@@ -469,8 +462,7 @@ NA_Mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
         return NA_INVALID_ARG;
     if (mem_type != NA_MEM_TYPE_HOST && mem_type != NA_MEM_TYPE_UNKNOWN)
         return NA_OPNOTSUPPORTED;
-    return na_class->ops->mem_register(na_class, mem_handle, mem_type,
-                                       device);
+    return na_class->ops->mem_register(na_class, mem_handle, mem_type, device);
 }
 
 na_return_t
@@ -504,8 +496,7 @@ na_return_t
 NA_Mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
                           const void *buf, size_t buf_size)
 {
-    if (na_class == NULL || mem_handle == NULL ||
-        (buf == NULL && buf_size > 0))
+    if (na_class == NULL || mem_handle == NULL || (buf == NULL && buf_size > 0))
         return NA_INVALID_ARG;
     return na_class->ops->mem_handle_deserialize(na_class, mem_handle, buf,
                                                  buf_size);
@@ -527,17 +518,16 @@ na_rma(na_rma_op_t op, na_class_t *na_class, na_context_t *context,
 {
     if (!na_post_args_ok(na_class, context, op_id) ||
         local_mem_handle == NA_MEM_HANDLE_NULL ||
-        remote_mem_handle == NA_MEM_HANDLE_NULL ||
-        remote_addr == NA_ADDR_NULL)
+        remote_mem_handle == NA_MEM_HANDLE_NULL || remote_addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
-    return op(na_class, context, callback, arg, local_mem_handle,
-              local_offset, remote_mem_handle, remote_offset, data_size,
-              remote_addr, remote_id, op_id);
+    return op(na_class, context, callback, arg, local_mem_handle, local_offset,
+              remote_mem_handle, remote_offset, data_size, remote_addr,
+              remote_id, op_id);
 }
 
 na_return_t
-NA_Put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-       void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+NA_Put(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+       na_mem_handle_t local_mem_handle, na_offset_t local_offset,
        na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
@@ -549,8 +539,8 @@ NA_Put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
 }
 
 na_return_t
-NA_Get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-       void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+NA_Get(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+       na_mem_handle_t local_mem_handle, na_offset_t local_offset,
        na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
@@ -621,8 +611,7 @@ NA_Poll_get_fd(na_class_t *na_class, na_context_t *context)
 }
 
 void
-na_cb_completion_add(na_context_t *context,
-                     struct na_cb_completion_data *data)
+na_cb_completion_add(na_context_t *context, struct na_cb_completion_data *data)
 {
     pthread_mutex_lock(&context->lock);
     STAILQ_INSERT_TAIL(&context->queue, data, entry);

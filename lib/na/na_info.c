@@ -91,8 +91,7 @@ NA_Info_string_parse(const char *info_string, char *class_name,
         for (const char *p = host; *p; p++)
             if (!isprint((unsigned char) *p) || *p == ' ')
                 return NA_INVALID_ARG;
-        ret = na_info_copy_part(host, host + strlen(host), host_name,
-                                out_size);
+        ret = na_info_copy_part(host, host + strlen(host), host_name, out_size);
         if (ret != NA_SUCCESS)
             return ret;
     }
@@ -133,9 +132,11 @@ na_plugin_clock_monotonic_ns(void)
 }
 
 na_return_t
-na_plugin_mem_handle_create_segments_opnotsupported(
-    na_class_t *na_class, struct na_segment *segments, size_t segment_count,
-    unsigned long flags, na_mem_handle_t *mem_handle)
+na_plugin_mem_handle_create_segments_opnotsupported(na_class_t *na_class,
+                                                    struct na_segment *segments,
+                                                    size_t segment_count,
+                                                    unsigned long flags,
+                                                    na_mem_handle_t *mem_handle)
 {
     (void) na_class;
     (void) segments;

@@ -31,9 +31,9 @@ extern "C" {
 
 /* What NA_Initialize() parsed out of the info string. */
 struct na_info {
-    char class_name[64];     /* "" when the string named no class  */
-    char protocol_name[64];  /* never empty                         */
-    char host_name[256];     /* "" when absent; may hold ":port"    */
+    char class_name[64];           /* "" when the string named no class  */
+    char protocol_name[64];        /* never empty                         */
+    char host_name[256];           /* "" when absent; may hold ":port"    */
     struct na_init_info init_info; /* copy of the caller's options */
 };
 
@@ -58,7 +58,7 @@ struct na_cb_completion_data {
 /* The core's class: the plugin keeps its private state in plugin_class. */
 struct na_class {
     const struct na_class_ops *ops;
-    void *plugin_class;         /* owned by the plugin */
+    void *plugin_class; /* owned by the plugin */
     char *protocol_name;
     bool listen;
     unsigned int context_count; /* guarded by lock */
@@ -97,18 +97,16 @@ struct na_class_ops {
      * NA_NOMEM, NA_NODEV / NA_PROTONOSUPPORT (fabric absent),
      * NA_ADDRINUSE, NA_OPNOTSUPPORTED (an init_info field it cannot honour).
      * On error nothing is left allocated. */
-    na_return_t (*initialize)(na_class_t *na_class,
-                              const struct na_info *info, bool listen);
+    na_return_t (*initialize)(na_class_t *na_class, const struct na_info *info,
+                              bool listen);
     /* Release everything. Called only once no context remains. */
     na_return_t (*finalize)(na_class_t *na_class);
 
     /* Create per-context state; *plugin_context is stored by the core. */
-    na_return_t (*context_create)(na_class_t *na_class,
-                                  na_context_t *context, uint8_t id,
-                                  void **plugin_context);
+    na_return_t (*context_create)(na_class_t *na_class, na_context_t *context,
+                                  uint8_t id, void **plugin_context);
     /* Fails with NA_BUSY while operations posted on it are pending. */
-    na_return_t (*context_destroy)(na_class_t *na_class,
-                                   void *plugin_context);
+    na_return_t (*context_destroy)(na_class_t *na_class, void *plugin_context);
 
     /* Operation ids: allocated here, reused for one op at a time. */
     na_op_id_t *(*op_create)(na_class_t *na_class, unsigned long flags);
@@ -158,16 +156,14 @@ struct na_class_ops {
      * tag; a message longer than buf_size completes with NA_MSGSIZE.
      */
     na_return_t (*msg_send_unexpected)(na_class_t *na_class,
-                                       na_context_t *context,
-                                       na_cb_t callback, void *arg,
-                                       const void *buf, size_t buf_size,
-                                       void *plugin_data, na_addr_t dest_addr,
-                                       uint8_t dest_id, na_tag_t tag,
-                                       na_op_id_t *op_id);
+                                       na_context_t *context, na_cb_t callback,
+                                       void *arg, const void *buf,
+                                       size_t buf_size, void *plugin_data,
+                                       na_addr_t dest_addr, uint8_t dest_id,
+                                       na_tag_t tag, na_op_id_t *op_id);
     na_return_t (*msg_recv_unexpected)(na_class_t *na_class,
-                                       na_context_t *context,
-                                       na_cb_t callback, void *arg,
-                                       void *buf, size_t buf_size,
+                                       na_context_t *context, na_cb_t callback,
+                                       void *arg, void *buf, size_t buf_size,
                                        void *plugin_data, na_op_id_t *op_id);
     na_return_t (*msg_send_expected)(na_class_t *na_class,
                                      na_context_t *context, na_cb_t callback,

@@ -19,8 +19,8 @@
 #include "mercury_macros.h"
 #include "na_sim.h"
 
-MERCURY_GEN_PROC(add_in_t, ((int32_t)(a))((int32_t)(b)))
-MERCURY_GEN_PROC(add_out_t, ((int32_t)(sum)))
+MERCURY_GEN_PROC(add_in_t, ((int32_t) (a))((int32_t) (b)))
+MERCURY_GEN_PROC(add_out_t, ((int32_t) (sum)))
 
 static hg_return_t
 add_rpc(hg_handle_t handle)
@@ -138,8 +138,7 @@ test_steady_state_no_allocation(void **state)
 
             assert_int_equal(HG_Create(e.cctx, e.addr, e.id, &handle),
                              HG_SUCCESS);
-            assert_int_equal(HG_Forward(handle, add_cb, &c, &in),
-                             HG_SUCCESS);
+            assert_int_equal(HG_Forward(handle, add_cb, &c, &in), HG_SUCCESS);
             drive_until(&e, &c);
             assert_int_equal(c.ret, HG_SUCCESS);
             assert_int_equal(c.sum, i + 1);
@@ -174,8 +173,7 @@ test_virtual_time_not_inflated(void **state)
                          .cond = PTHREAD_COND_INITIALIZER};
         add_in_t in = {i, 2};
 
-        assert_int_equal(HG_Create(e.cctx, e.addr, e.id, &handle),
-                         HG_SUCCESS);
+        assert_int_equal(HG_Create(e.cctx, e.addr, e.id, &handle), HG_SUCCESS);
         assert_int_equal(HG_Forward(handle, add_cb, &c, &in), HG_SUCCESS);
         drive_until(&e, &c);
         assert_int_equal(c.sum, i + 2);

@@ -43,8 +43,7 @@ test_round_trip(void **state)
                              HG_PROTOCOL_ERROR);
             continue;
         }
-        assert_int_equal(hg_header_decode(buf, sizeof(buf), &out),
-                         HG_SUCCESS);
+        assert_int_equal(hg_header_decode(buf, sizeof(buf), &out), HG_SUCCESS);
         assert_int_equal(out.flags, in.flags);
         assert_int_equal(out.ret, in.ret);
         assert_int_equal(out.context_id, in.context_id);
@@ -59,8 +58,7 @@ static void
 test_malformed(void **state)
 {
     (void) state;
-    struct hg_header h = {.flags = HG_HEADER_CRC_HEADER, .rpc_id = 9},
-                     out;
+    struct hg_header h = {.flags = HG_HEADER_CRC_HEADER, .rpc_id = 9}, out;
     uint8_t buf[HG_HEADER_SIZE], bad[HG_HEADER_SIZE];
 
     hg_header_encode(buf, &h);
@@ -103,7 +101,7 @@ test_malformed(void **state)
 
 /* A raw NA peer against a real HG target. */
 
-MERCURY_GEN_PROC(echo_t, ((int32_t)(value)))
+MERCURY_GEN_PROC(echo_t, ((int32_t) (value)))
 
 static int handler_calls;
 
@@ -195,13 +193,13 @@ raw_exchange(struct raw_peer *p, const uint8_t *msg, size_t len,
     p->resp_size = 0;
     if (expect_response)
         assert_int_equal(NA_Msg_recv_expected(p->na, p->nctx, raw_cb, p,
-                                              resp_buf, sizeof(resp_buf),
-                                              NULL, p->server_addr, 0,
-                                              cookie, p->recv_op),
+                                              resp_buf, sizeof(resp_buf), NULL,
+                                              p->server_addr, 0, cookie,
+                                              p->recv_op),
                          NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_unexpected(p->na, p->nctx, raw_cb, p, msg,
-                                            len, NULL, p->server_addr, 0,
-                                            cookie, p->send_op),
+    assert_int_equal(NA_Msg_send_unexpected(p->na, p->nctx, raw_cb, p, msg, len,
+                                            NULL, p->server_addr, 0, cookie,
+                                            p->send_op),
                      NA_SUCCESS);
     for (int i = 0; i < 1000 && p->done < want; i++) {
         NA_Poll_wait(p->na, p->nctx, 10, NULL);
@@ -226,8 +224,7 @@ static size_t
 make_request(uint8_t *msg, hg_id_t id, uint32_t cookie, int32_t value,
              uint32_t crc_delta, uint64_t size_delta)
 {
-    struct hg_header h = {.flags = HG_HEADER_CRC_HEADER |
-                                   HG_HEADER_CRC_PAYLOAD,
+    struct hg_header h = {.flags = HG_HEADER_CRC_HEADER | HG_HEADER_CRC_PAYLOAD,
                           .cookie = cookie,
                           .rpc_id = id,
                           .payload_size = 4 + size_delta};
@@ -273,13 +270,11 @@ test_target_answers_hostile_requests(void **state)
 
     /* A target configured for checksums refuses a request without. */
     {
-        struct hg_header h = {.cookie = 16, .rpc_id = p->id,
-                              .payload_size = 4};
+        struct hg_header h = {.cookie = 16, .rpc_id = p->id, .payload_size = 4};
         memset(msg, 0, sizeof(msg));
         hg_header_encode(msg, &h);
-        assert_int_equal(raw_exchange(p, msg, HG_HEADER_SIZE + 4, 16, true,
-                                      &resp),
-                         0);
+        assert_int_equal(
+            raw_exchange(p, msg, HG_HEADER_SIZE + 4, 16, true, &resp), 0);
         assert_int_equal(resp.ret, HG_CHECKSUM_ERROR);
     }
 

@@ -44,12 +44,11 @@ test_info_string_parse(void **state)
     char cls[64], proto[64], host[64];
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        na_return_t ret = NA_Info_string_parse(cases[i].info, cls, proto,
-                                               host, sizeof(cls));
+        na_return_t ret =
+            NA_Info_string_parse(cases[i].info, cls, proto, host, sizeof(cls));
         if (ret != cases[i].ret)
             fail_msg("\"%s\": got %s, want %s", cases[i].info,
-                     NA_Error_to_string(ret),
-                     NA_Error_to_string(cases[i].ret));
+                     NA_Error_to_string(ret), NA_Error_to_string(cases[i].ret));
         if (ret != NA_SUCCESS)
             continue;
         assert_string_equal(cls, cases[i].class_name);
@@ -65,14 +64,13 @@ test_info_string_overflow(void **state)
     char cls[8], proto[8], host[8];
     char longhost[300];
 
-    assert_int_equal(NA_Info_string_parse("sim://0123456789", cls, proto,
-                                          host, sizeof(cls)),
-                     NA_OVERFLOW);
-    assert_int_equal(NA_Info_string_parse("verylongclass+tcp", cls, proto,
-                                          host, sizeof(cls)),
-                     NA_OVERFLOW);
-    assert_int_equal(NA_Info_string_parse(NULL, cls, proto, host,
+    assert_int_equal(
+        NA_Info_string_parse("sim://0123456789", cls, proto, host, sizeof(cls)),
+        NA_OVERFLOW);
+    assert_int_equal(NA_Info_string_parse("verylongclass+tcp", cls, proto, host,
                                           sizeof(cls)),
+                     NA_OVERFLOW);
+    assert_int_equal(NA_Info_string_parse(NULL, cls, proto, host, sizeof(cls)),
                      NA_INVALID_ARG);
     memset(longhost, 'a', sizeof(longhost) - 1);
     longhost[sizeof(longhost) - 1] = '\0';
@@ -86,11 +84,9 @@ test_error_strings(void **state)
 {
     (void) state;
     assert_string_equal(NA_Error_to_string(NA_SUCCESS), "success");
-    assert_string_equal(NA_Error_to_string(NA_CANCELED),
-                        "operation canceled");
+    assert_string_equal(NA_Error_to_string(NA_CANCELED), "operation canceled");
     assert_string_equal(NA_Error_to_string(NA_RETURN_MAX), "unknown error");
-    assert_string_equal(NA_Error_to_string((na_return_t) -1),
-                        "unknown error");
+    assert_string_equal(NA_Error_to_string((na_return_t) -1), "unknown error");
     /* Every code has its own non-empty string. */
     for (int i = 0; i < NA_RETURN_MAX; i++) {
         const char *s = NA_Error_to_string((na_return_t) i);
@@ -149,12 +145,12 @@ test_bad_arguments(void **state)
     assert_int_equal(NA_Addr_lookup(cls, "sim://x", NULL), NA_INVALID_ARG);
     assert_int_equal(NA_Addr_to_string(cls, buf, &size, NA_ADDR_NULL),
                      NA_INVALID_ARG);
-    assert_int_equal(NA_Msg_send_unexpected(cls, ctx, NULL, NULL, buf, 4,
-                                            NULL, NA_ADDR_NULL, 0, 0, NULL),
+    assert_int_equal(NA_Msg_send_unexpected(cls, ctx, NULL, NULL, buf, 4, NULL,
+                                            NA_ADDR_NULL, 0, 0, NULL),
                      NA_INVALID_ARG);
-    assert_int_equal(NA_Msg_recv_unexpected(cls, ctx, NULL, NULL, NULL, 4,
-                                            NULL, NULL),
-                     NA_INVALID_ARG);
+    assert_int_equal(
+        NA_Msg_recv_unexpected(cls, ctx, NULL, NULL, NULL, 4, NULL, NULL),
+        NA_INVALID_ARG);
     assert_int_equal(NA_Mem_handle_create(cls, buf, sizeof(buf), 0x7, NULL),
                      NA_INVALID_ARG);
     na_mem_handle_t mh;
