@@ -334,25 +334,30 @@ na_ofi_retry_cancel(struct na_ofi_class *cls, struct na_op_id *op)
     return found;
 }
 
+/* Complete an op from a CQ entry (len: bytes received, for expected
+ * receives); returns the context its completion went to. */
+static na_context_t *
+na_ofi_op_finish(struct na_op_id *op, na_return_t ret, size_t len)
+{
+    na_context_t *context = op->context;
+
+    if (op->type == NA_CB_RECV_EXPECTED)
+        op->completion.callback_info.info.recv_expected.actual_buf_size = len;
+    na_ofi_op_complete(op, ret);
+    return context;
+}
+
 /* A successful CQ entry; returns the context its completion went to. */
 static na_context_t *
 na_ofi_dispatch(const struct fi_cq_tagged_entry *e)
 {
     struct na_ofi_ctx_hdr *hdr = e->op_context;
-    struct na_op_id *op;
-    na_context_t *context;
 
     if (hdr == NULL)
         return NULL;
     if (hdr->kind == NA_OFI_CTX_RX_BUF)
         return na_ofi_rx_buf_complete((struct na_ofi_rx_buf *) hdr, e);
-    op = (struct na_op_id *) hdr;
-    context = op->context;
-    if (op->type == NA_CB_RECV_EXPECTED)
-        op->completion.callback_info.info.recv_expected.actual_buf_size =
-            e->len;
-    na_ofi_op_complete(op, NA_SUCCESS);
-    return context;
+    return na_ofi_op_finish((struct na_op_id *) hdr, NA_SUCCESS, e->len);
 }
 
 /* An error CQ entry: the op completes with the mapped error. */
@@ -361,8 +366,6 @@ na_ofi_dispatch_error(const struct fi_cq_err_entry *err)
 {
     struct na_ofi_ctx_hdr *hdr = err->op_context;
     struct na_op_id *op;
-    na_context_t *context;
-    na_return_t ret;
 
     if (hdr == NULL)
         return NULL;
@@ -371,12 +374,7 @@ na_ofi_dispatch_error(const struct fi_cq_err_entry *err)
         return NULL;
     }
     op = (struct na_op_id *) hdr;
-    context = op->context;
-    ret = na_ofi_peer_error_to_na(op, err->err);
-    if (op->type == NA_CB_RECV_EXPECTED)
-        op->completion.callback_info.info.recv_expected.actual_buf_size = 0;
-    na_ofi_op_complete(op, ret);
-    return context;
+    return na_ofi_op_finish(op, na_ofi_peer_error_to_na(op, err->err), 0);
 }
 
 /*
