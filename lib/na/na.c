@@ -353,20 +353,40 @@ na_post_args_ok(const na_class_t *na_class, const na_context_t *context,
            context->na_class == na_class && op_id != NULL;
 }
 
+/* Both sends make the same checks; only the size limit and the plugin op
+ * differ. */
+static na_return_t
+na_msg_send(bool expected, na_class_t *na_class, na_context_t *context,
+            na_cb_t callback, void *arg, const void *buf, size_t buf_size,
+            void *plugin_data, na_addr_t dest_addr, uint8_t dest_id,
+            na_tag_t tag, na_op_id_t *op_id)
+{
+    const struct na_class_ops *ops;
+    size_t max_size;
+
+    if (!na_post_args_ok(na_class, context, op_id) ||
+        (buf == NULL && buf_size > 0) || dest_addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    ops = na_class->ops;
+    max_size = expected ? ops->msg_get_max_expected_size(na_class)
+                        : ops->msg_get_max_unexpected_size(na_class);
+    if (buf_size > max_size)
+        return NA_MSGSIZE;
+    if (tag > ops->msg_get_max_tag(na_class))
+        return NA_INVALID_ARG;
+    return (expected ? ops->msg_send_expected : ops->msg_send_unexpected)(
+        na_class, context, callback, arg, buf, buf_size, plugin_data, dest_addr,
+        dest_id, tag, op_id);
+}
+
 na_return_t
 NA_Msg_send_unexpected(na_class_t *na_class, na_context_t *context,
                        na_cb_t callback, void *arg, const void *buf,
                        size_t buf_size, void *plugin_data, na_addr_t dest_addr,
                        uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
 {
-    if (!na_post_args_ok(na_class, context, op_id) ||
-        (buf == NULL && buf_size > 0) || dest_addr == NA_ADDR_NULL)
-        return NA_INVALID_ARG;
-    if (buf_size > na_class->ops->msg_get_max_unexpected_size(na_class))
-        return NA_MSGSIZE;
-    return na_class->ops->msg_send_unexpected(na_class, context, callback, arg,
-                                              buf, buf_size, plugin_data,
-                                              dest_addr, dest_id, tag, op_id);
+    return na_msg_send(false, na_class, context, callback, arg, buf, buf_size,
+                       plugin_data, dest_addr, dest_id, tag, op_id);
 }
 
 na_return_t
@@ -387,16 +407,8 @@ NA_Msg_send_expected(na_class_t *na_class, na_context_t *context,
                      size_t buf_size, void *plugin_data, na_addr_t dest_addr,
                      uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
 {
-    if (!na_post_args_ok(na_class, context, op_id) ||
-        (buf == NULL && buf_size > 0) || dest_addr == NA_ADDR_NULL)
-        return NA_INVALID_ARG;
-    if (buf_size > na_class->ops->msg_get_max_expected_size(na_class))
-        return NA_MSGSIZE;
-    if (tag > na_class->ops->msg_get_max_tag(na_class))
-        return NA_INVALID_ARG;
-    return na_class->ops->msg_send_expected(na_class, context, callback, arg,
-                                            buf, buf_size, plugin_data,
-                                            dest_addr, dest_id, tag, op_id);
+    return na_msg_send(true, na_class, context, callback, arg, buf, buf_size,
+                       plugin_data, dest_addr, dest_id, tag, op_id);
 }
 
 na_return_t
