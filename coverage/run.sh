@@ -11,7 +11,7 @@ cmake -S . -B "$build" -DQS_COVERAGE=ON -DCMAKE_BUILD_TYPE=Debug -DQS_PLUGIN_VER
 cmake --build "$build" -j"$(nproc)" >/dev/null
 lcov --rc lcov_branch_coverage=1 --zerocounters --directory "$build" >/dev/null
 ctest --test-dir "$build" -LE vm -j"$(nproc)" || echo "coverage: some tests failed; the report still shows what ran"
-lcov --rc lcov_branch_coverage=1 --capture --directory "$build" \
+lcov --rc lcov_branch_coverage=1 --quiet --capture --directory "$build" \
   --output-file "$build/all.info" >/dev/null
 lcov --rc lcov_branch_coverage=1 --extract "$build/all.info" \
   "$PWD/lib/*" "$PWD/plugins/*" --output-file "$build/qs.info" >/dev/null
