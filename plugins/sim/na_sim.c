@@ -101,8 +101,12 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
         return NA_INVALID_ARG;
     /* There is no key to check and no device memory to reach; the subnet
      * is a preference that a fabric without IP honours trivially. */
-    if (init->auth_key != NULL || init->request_mem_device)
+    if (init->auth_key != NULL || init->request_mem_device) {
+        na_plugin_log_error("sim", "na_init_info.%s is not supported",
+                            init->auth_key != NULL ? "auth_key"
+                                                   : "request_mem_device");
         return NA_OPNOTSUPPORTED;
+    }
     node = calloc(1, sizeof(*node));
     if (node == NULL)
         return NA_NOMEM;
