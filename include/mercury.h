@@ -228,6 +228,16 @@ hg_return_t HG_Respond(hg_handle_t handle, hg_cb_t callback, void *arg,
                        void *out_struct);
 
 /*
+ * Extension: answer a request with an error code instead of output; the
+ * origin's forward completes with `ret`. For a target that accepted a
+ * request it will not serve (shutting down, say). `ret` must not be
+ * HG_SUCCESS. Returns HG_OPNOTSUPPORTED for one-way RPCs and HG_BUSY when
+ * the request was already answered; the callback (HG_CB_RESPOND) runs once.
+ */
+hg_return_t HG_Respond_error(hg_handle_t handle, hg_cb_t callback, void *arg,
+                             hg_return_t ret);
+
+/*
  * Cancel the forward or respond in flight on a handle. Asynchronous: the
  * callback still runs exactly once, with HG_CANCELED or with the result
  * that won the race. No-op (HG_SUCCESS) when nothing is in flight.

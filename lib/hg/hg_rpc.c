@@ -939,8 +939,10 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     return HG_SUCCESS;
 }
 
-hg_return_t
-HG_Respond(hg_handle_t handle, hg_cb_t callback, void *arg, void *out_struct)
+/* HG_Respond() and HG_Respond_error(): answer once, success or not. */
+static hg_return_t
+hg_rpc_respond(hg_handle_t handle, hg_cb_t callback, void *arg,
+               void *out_struct, hg_return_t ret_code)
 {
     if (handle == HG_HANDLE_NULL || !handle->is_target)
         return HG_INVALID_ARG;
@@ -953,5 +955,20 @@ HG_Respond(hg_handle_t handle, hg_cb_t callback, void *arg, void *out_struct)
     }
     handle->responded = true;
     pthread_mutex_unlock(&handle->lock);
-    return hg_rpc_respond_send(handle, callback, arg, out_struct, HG_SUCCESS);
+    return hg_rpc_respond_send(handle, callback, arg, out_struct, ret_code);
+}
+
+hg_return_t
+HG_Respond(hg_handle_t handle, hg_cb_t callback, void *arg, void *out_struct)
+{
+    return hg_rpc_respond(handle, callback, arg, out_struct, HG_SUCCESS);
+}
+
+hg_return_t
+HG_Respond_error(hg_handle_t handle, hg_cb_t callback, void *arg,
+                 hg_return_t ret)
+{
+    if (ret == HG_SUCCESS || (unsigned) ret >= HG_RETURN_MAX)
+        return HG_INVALID_ARG;
+    return hg_rpc_respond(handle, callback, arg, NULL, ret);
 }

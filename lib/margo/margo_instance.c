@@ -199,12 +199,14 @@ margo_teardown(struct margo_instance *mid)
     mid->queue_head = mid->queue_tail = NULL;
     pthread_mutex_unlock(&margo_lock);
 
-    /* Handlers that never started are dropped; their origins get no
-     * response, as from a server that went away. */
+    /* Handlers that never started will not run: their origins are told
+     * at once (HG_CANCELED) rather than left to wait for a timeout. The
+     * quiescence wait below lets those answers leave. */
     while ((e = dropped) != NULL) {
         dropped = e->next;
         margo_log(mid, MARGO_LOG_DEBUG,
-                  "margo_finalize: dropping a queued handler");
+                  "margo_finalize: cancelling a queued handler");
+        HG_Respond_error(e->handle, NULL, NULL, HG_CANCELED);
         HG_Destroy(e->handle);
         free(e);
     }

@@ -184,6 +184,44 @@ test_virtual_time_not_inflated(void **state)
     env_fini(&e);
 }
 
+/* A handler that accepted a request but will not serve it answers with an
+ * error code: the origin gets exactly that code, and answering twice is
+ * refused. */
+static hg_return_t
+refuse_rpc(hg_handle_t handle)
+{
+    assert_int_equal(HG_Respond_error(handle, NULL, NULL, HG_SUCCESS),
+                     HG_INVALID_ARG);
+    assert_int_equal(HG_Respond_error(handle, NULL, NULL, HG_PERMISSION),
+                     HG_SUCCESS);
+    assert_int_equal(HG_Respond(handle, NULL, NULL, NULL), HG_BUSY);
+    assert_int_equal(HG_Respond_error(handle, NULL, NULL, HG_CANCELED),
+                     HG_BUSY);
+    return HG_Destroy(handle);
+}
+
+static void
+test_respond_error(void **state)
+{
+    (void) state;
+    struct env e;
+    hg_handle_t handle;
+    struct call c = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                     .cond = PTHREAD_COND_INITIALIZER};
+    add_in_t in = {1, 2};
+    hg_id_t id;
+
+    env_init(&e, "refuse-server");
+    MERCURY_REGISTER(e.server, "refuse", add_in_t, add_out_t, refuse_rpc);
+    id = MERCURY_REGISTER(e.client, "refuse", add_in_t, add_out_t, NULL);
+    assert_int_equal(HG_Create(e.cctx, e.addr, id, &handle), HG_SUCCESS);
+    assert_int_equal(HG_Forward(handle, add_cb, &c, &in), HG_SUCCESS);
+    drive_until(&e, &c);
+    assert_int_equal(c.ret, HG_PERMISSION);
+    assert_int_equal(HG_Destroy(handle), HG_SUCCESS);
+    env_fini(&e);
+}
+
 /* Several threads forward while one thread drives progress. */
 
 #define SENDERS 4
@@ -265,6 +303,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_steady_state_no_allocation),
         cmocka_unit_test(test_virtual_time_not_inflated),
+        cmocka_unit_test(test_respond_error),
         cmocka_unit_test(test_forward_from_threads),
     };
     printf("sim seed %llu (replay with QS_SIM_SEED)\n",
