@@ -44,7 +44,16 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
     STAILQ_INIT(&context->queue);
     pthread_mutex_init(&context->lock, NULL);
     pthread_mutex_init(&context->queue_lock, NULL);
-    pthread_cond_init(&context->queue_cond, NULL);
+    {
+        /* HG_Trigger()'s wait must not stretch when the wall clock is
+         * set: time it on the monotonic clock. */
+        pthread_condattr_t attr;
+
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&context->queue_cond, &attr);
+        pthread_condattr_destroy(&attr);
+    }
 
     pthread_mutex_lock(&hg_class->lock);
     if (hg_class->contexts[id] != NULL) {
@@ -404,7 +413,7 @@ HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
         if (STAILQ_EMPTY(&context->queue) && done == 0 && timeout_ms > 0) {
             struct timespec ts;
 
-            clock_gettime(CLOCK_REALTIME, &ts);
+            clock_gettime(CLOCK_MONOTONIC, &ts);
             ts.tv_sec += timeout_ms / 1000;
             ts.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
             if (ts.tv_nsec >= 1000000000L) {
