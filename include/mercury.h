@@ -252,9 +252,10 @@ hg_return_t HG_Cancel(hg_handle_t handle);
 hg_return_t HG_Progress(hg_context_t *context, unsigned int timeout_ms);
 
 /*
- * Run up to max_count queued callbacks. Waits up to timeout_ms (monotonic real time)
- * for one to be queued by another thread's progress; HG_TIMEOUT if none
- * ran. *actual_count (may be NULL) gets the number run.
+ * Run up to max_count queued callbacks. Waits up to timeout_ms (real
+ * time, on the monotonic clock) for one to be queued by another thread's
+ * progress; HG_TIMEOUT if none ran. *actual_count (may be NULL) gets the
+ * number run.
  */
 hg_return_t HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
                        unsigned int max_count, unsigned int *actual_count);
