@@ -89,6 +89,21 @@ harness_class_name(const struct ct_env *env, const char *role, char *buf,
         snprintf(buf, size, "%s", env->info);
 }
 
+void
+harness_unreachable_name(const struct ct_env *env, char *buf, size_t size)
+{
+    const char *sep;
+
+    if (env->is_sim) {
+        harness_class_name(env, "nobody", buf, size);
+        return;
+    }
+    sep = strstr(env->info, "://");
+    snprintf(buf, size, "%.*s://127.0.0.1:1",
+             (int) (sep != NULL ? sep - env->info : (long) strlen(env->info)),
+             env->info);
+}
+
 uint64_t
 harness_now_ns(const struct ct_env *env)
 {
@@ -675,6 +690,20 @@ ct_assert_once(struct ct_env *env, const struct ct_op *op)
     harness_settle(env, 20);
     if (op->calls != 1)
         fail_msg("callback ran %d times, want exactly once", op->calls);
+}
+
+void
+ct_forward_null_ok(struct ct_env *env)
+{
+    hg_handle_t h;
+    struct ct_op op = {0};
+
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.null, &h));
+    assert_hg_ok(ct_forward_wait(env, h, NULL, &op));
+    ct_assert_once(env, &op);
+    assert_int_equal(op.type, HG_CB_FORWARD);
+    assert_hg_ok(HG_Destroy(h));
 }
 
 void

@@ -129,6 +129,11 @@ void ct_register_rpcs(hg_class_t *cls, int serve, struct ct_ids *ids);
 void harness_class_name(const struct ct_env *env, const char *role,
                         char *buf, size_t size);
 
+/* Name of an address where nobody listens: a fresh "sim://nobody-<n>" on
+ * the simulated fabric, port 1 of 127.0.0.1 with the info string's
+ * protocol otherwise. */
+void harness_unreachable_name(const struct ct_env *env, char *buf, size_t size);
+
 /*
  * Per-operation record: every callback of the suite counts its invocations
  * on one of these, so each test can assert that an operation completed
@@ -157,6 +162,10 @@ hg_return_t ct_forward_wait(struct ct_env *env, hg_handle_t handle,
 
 /* Assert op completed exactly once, after settling a little longer. */
 void ct_assert_once(struct ct_env *env, const struct ct_op *op);
+
+/* Forward CT_RPC_NULL and assert it succeeded, exactly once: the server
+ * still works after whatever a case did to it. */
+void ct_forward_null_ok(struct ct_env *env);
 
 /* Query the server's counters with CT_RPC_STATS. */
 void ct_server_stats(struct ct_env *env, ct_stats_out_t *stats);

@@ -95,6 +95,18 @@ respond_and_destroy(struct ct_server *s, hg_handle_t handle, void *out)
     HG_Destroy(handle);
 }
 
+/* Decode a request's input. On failure the handle is destroyed, since the
+ * handler owns it, and the error is returned for the handler to pass on. */
+static hg_return_t
+get_input_or_destroy(hg_handle_t handle, void *in)
+{
+    hg_return_t ret = HG_Get_input(handle, in);
+
+    if (ret != HG_SUCCESS)
+        HG_Destroy(handle);
+    return ret;
+}
+
 static hg_return_t
 null_handler(hg_handle_t handle)
 {
@@ -116,11 +128,9 @@ types_handler(hg_handle_t handle)
     size_t len;
 
     s->handled++;
-    ret = HG_Get_input(handle, &in);
-    if (ret != HG_SUCCESS) {
-        HG_Destroy(handle);
+    ret = get_input_or_destroy(handle, &in);
+    if (ret != HG_SUCCESS)
         return ret;
-    }
     memset(&out, 0, sizeof(out));
     len = (size_t) snprintf(NULL, 0, CT_GREETING_FMT,
                             in.name ? in.name : "(null)",
@@ -155,11 +165,9 @@ ct_add_handler(hg_handle_t handle)
 
     s->handled++;
     s->add_calls++;
-    ret = HG_Get_input(handle, &in);
-    if (ret != HG_SUCCESS) {
-        HG_Destroy(handle);
+    ret = get_input_or_destroy(handle, &in);
+    if (ret != HG_SUCCESS)
         return ret;
-    }
     out.sum = in.a + in.b;
     out.seq = in.seq;
     out.info_context_id = info->context_id;
@@ -180,11 +188,9 @@ fail_handler(hg_handle_t handle)
     hg_return_t ret;
 
     s->handled++;
-    ret = HG_Get_input(handle, &in);
-    if (ret != HG_SUCCESS) {
-        HG_Destroy(handle);
+    ret = get_input_or_destroy(handle, &in);
+    if (ret != HG_SUCCESS)
         return ret;
-    }
     HG_Free_input(handle, &in);
     HG_Destroy(handle);
     return (hg_return_t) in.code;
@@ -200,11 +206,9 @@ oneway_handler(hg_handle_t handle)
     hg_return_t ret;
 
     s->handled++;
-    ret = HG_Get_input(handle, &in);
-    if (ret != HG_SUCCESS) {
-        HG_Destroy(handle);
+    ret = get_input_or_destroy(handle, &in);
+    if (ret != HG_SUCCESS)
         return ret;
-    }
     s->oneway_received++;
     s->last_oneway_token = in.token;
     HG_Free_input(handle, &in);
@@ -222,11 +226,9 @@ hold_handler(hg_handle_t handle)
     hg_return_t ret;
 
     s->handled++;
-    ret = HG_Get_input(handle, &in);
-    if (ret != HG_SUCCESS) {
-        HG_Destroy(handle);
+    ret = get_input_or_destroy(handle, &in);
+    if (ret != HG_SUCCESS)
         return ret;
-    }
     HG_Free_input(handle, &in);
     h = (struct ct_held *) calloc(1, sizeof(*h));
     if (h == NULL) {
@@ -368,11 +370,9 @@ sum_handler(hg_handle_t handle)
         return HG_NOMEM;
     }
     x->is_sum = 1;
-    ret = HG_Get_input(handle, &x->sum_in);
-    if (ret != HG_SUCCESS) {
-        HG_Destroy(handle);
+    ret = get_input_or_destroy(handle, &x->sum_in);
+    if (ret != HG_SUCCESS)
         return ret;
-    }
     x->input_held = 1;
     size = HG_Bulk_get_size(x->sum_in.bulk);
     if (x->sum_in.n < 0 || size != (hg_size_t) x->sum_in.n * sizeof(int32_t)) {
@@ -449,11 +449,9 @@ xfer_handler(hg_handle_t handle)
     }
     in = &x->in;
     x->out.first_mismatch = UINT64_MAX;
-    ret = HG_Get_input(handle, in);
-    if (ret != HG_SUCCESS) {
-        HG_Destroy(handle);
+    ret = get_input_or_destroy(handle, in);
+    if (ret != HG_SUCCESS)
         return ret;
-    }
     x->input_held = 1;
     if (ct_buf_alloc(&x->local, in->local_layout, in->local_size) != 0) {
         x->out.call_ret = HG_NOMEM;
@@ -526,11 +524,9 @@ big_handler(hg_handle_t handle)
     uint64_t i;
 
     s->handled++;
-    ret = HG_Get_input(handle, &in);
-    if (ret != HG_SUCCESS) {
-        HG_Destroy(handle);
+    ret = get_input_or_destroy(handle, &in);
+    if (ret != HG_SUCCESS)
         return ret;
-    }
     memset(&out, 0, sizeof(out));
     out.in_len = in.text ? strlen(in.text) : 0;
     if (in.text != NULL) {

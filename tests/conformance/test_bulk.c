@@ -770,16 +770,8 @@ test_transfer_unreachable(void **state)
     hg_return_t ret;
     void *ser;
     char name[128];
-    const char *sep;
 
-    if (env->is_sim) {
-        harness_class_name(env, "nobody", name, sizeof(name));
-    } else {
-        sep = strstr(env->info, "://");
-        snprintf(name, sizeof(name), "%.*s://127.0.0.1:1",
-                 (int) (sep != NULL ? sep - env->info : (long) strlen(env->info)),
-                 env->info);
-    }
+    harness_unreachable_name(env, name, sizeof(name));
     assert_hg_ok(HG_Addr_lookup(env->client, name, &nobody));
 
     /* A descriptor as a peer would send it; HG_BULK_NO_EAGER so the data

@@ -14,20 +14,6 @@
 
 /* Forward a void-input RPC and require success exactly once. */
 static void
-forward_null_ok(struct ct_env *env)
-{
-    hg_handle_t h;
-    struct ct_op op = {0};
-
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.null,
-                           &h));
-    assert_hg_ok(ct_forward_wait(env, h, NULL, &op));
-    ct_assert_once(env, &op);
-    assert_int_equal(op.type, HG_CB_FORWARD);
-    assert_hg_ok(HG_Destroy(h));
-}
-
-static void
 test_class_info(void **state)
 {
     struct ct_env *env = (struct ct_env *) *state;
@@ -87,7 +73,7 @@ test_null_rpc(void **state)
     ct_stats_out_t before, after;
 
     ct_server_stats(env, &before);
-    forward_null_ok(env);
+    ct_forward_null_ok(env);
     ct_server_stats(env, &after);
     /* The null handler ran once, plus the second stats request itself. */
     assert_true(after.handled == before.handled + 2);
@@ -334,7 +320,7 @@ test_unregistered_id(void **state)
     assert_hg_ok(HG_Destroy(h));
     assert_hg_ok(HG_Deregister(env->client, numeric));
 
-    forward_null_ok(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 
@@ -358,7 +344,7 @@ test_handler_error(void **state)
         ct_assert_once(env, &op);
         assert_hg_ok(HG_Destroy(h));
     }
-    forward_null_ok(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 
@@ -524,7 +510,7 @@ test_context_missing(void **state)
                  "and 1 succeeded");
     ct_assert_once(env, &op);
     assert_hg_ok(HG_Destroy(h));
-    forward_null_ok(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 
@@ -706,7 +692,7 @@ test_addr_roundtrip(void **state)
     assert_hg_ok(HG_Addr_free(env->client, again));
 
     /* The looked-up copy works for a forward like the original. */
-    forward_null_ok(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 
@@ -870,7 +856,7 @@ test_checksum_payload(void **state)
     ct_types_in_t in = {.name = (char *) "sum me", .tag = "crc", .i32 = -4,
                         .u64 = 99, .flag = HG_TRUE, .real = 1.5};
 
-    forward_null_ok(env);
+    ct_forward_null_ok(env);
     types_round_trip(env, &in);
     harness_finish(env);
 }
@@ -934,7 +920,7 @@ test_checksum_corruption(void **state)
     assert_hg_ok(op.out_ret);
     assert_hg_ok(HG_Free_output(h, &out));
     assert_hg_ok(HG_Destroy(h));
-    forward_null_ok(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 

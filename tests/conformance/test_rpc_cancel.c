@@ -31,19 +31,6 @@ forward_hold(struct ct_env *env, uint32_t token, struct ct_op *op,
     return h;
 }
 
-static void
-null_still_works(struct ct_env *env)
-{
-    hg_handle_t h;
-    struct ct_op op = {0};
-
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.null,
-                           &h));
-    assert_hg_ok(ct_forward_wait(env, h, NULL, &op));
-    ct_assert_once(env, &op);
-    assert_hg_ok(HG_Destroy(h));
-}
-
 /* The target has the request and will not answer: cancel wins, exactly
  * once, and the response released afterwards is dropped cleanly. */
 static void
@@ -68,7 +55,7 @@ test_cancel_before_response(void **state)
     assert_hg_ok(HG_Cancel(h));
     ct_assert_once(env, &op);
     assert_hg_ok(HG_Destroy(h));
-    null_still_works(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 
@@ -93,7 +80,7 @@ test_cancel_immediately(void **state)
                  HG_Error_to_string(op.ret));
     ct_assert_once(env, &op);
     assert_hg_ok(HG_Destroy(h));
-    null_still_works(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 
@@ -146,7 +133,7 @@ test_cancel_many(void **state)
                      HG_Error_to_string(op[i].ret));
         assert_hg_ok(HG_Destroy(h[i]));
     }
-    null_still_works(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 
@@ -188,7 +175,7 @@ test_timeout(void **state)
     ct_assert_once(env, &op1);
     ct_assert_once(env, &op2);
     assert_hg_ok(HG_Destroy(h2));
-    null_still_works(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 
@@ -225,20 +212,12 @@ test_unreachable(void **state)
 {
     struct ct_env *env = (struct ct_env *) *state;
     char name[128];
-    const char *sep;
     hg_addr_t nobody;
     hg_handle_t h;
     struct ct_op op = {0};
     hg_return_t ret;
 
-    if (env->is_sim) {
-        harness_class_name(env, "nobody", name, sizeof(name));
-    } else {
-        sep = strstr(env->info, "://");
-        snprintf(name, sizeof(name), "%.*s://127.0.0.1:1",
-                 (int) (sep != NULL ? sep - env->info : (long) strlen(env->info)),
-                 env->info);
-    }
+    harness_unreachable_name(env, name, sizeof(name));
     assert_hg_ok(HG_Addr_lookup(env->client, name, &nobody));
     assert_hg_ok(HG_Create(env->client_ctx, nobody, env->ids.null, &h));
     op.env = env;
@@ -257,7 +236,7 @@ test_unreachable(void **state)
     }
     assert_hg_ok(HG_Destroy(h));
     assert_hg_ok(HG_Addr_free(env->client, nobody));
-    null_still_works(env);
+    ct_forward_null_ok(env);
     harness_finish(env);
 }
 
