@@ -165,6 +165,28 @@ bu_parse_size(const char *s, uint64_t *out)
     return true;
 }
 
+bool
+bu_parse_size_list(const char *s, uint64_t *vals, unsigned max, unsigned *n)
+{
+    char buf[512], *tok, *save = NULL;
+    unsigned count = 0;
+
+    if (strlen(s) >= sizeof(buf))
+        return false;
+    strcpy(buf, s);
+    for (tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        uint64_t v;
+        if (!bu_parse_size(tok, &v) || v == 0 || count == max)
+            return false;
+        vals[count++] = v;
+    }
+    if (count == 0)
+        return false;
+    *n = count;
+    return true;
+}
+
 const char *
 bu_size_label(uint64_t size, char *buf, size_t buf_size)
 {

@@ -42,6 +42,12 @@ bool bu_parse_double(const char *s, double *out);
 /* Parse a size with an optional K, M or G suffix (powers of 1024). */
 bool bu_parse_size(const char *s, uint64_t *out);
 
+/* Parse a comma-separated list of non-zero sizes (bu_parse_size each) into
+ * vals[0..max-1]. Returns false on junk, a zero, more than max entries or
+ * an empty list; *n is written only on success. */
+bool bu_parse_size_list(const char *s, uint64_t *vals, unsigned max,
+                        unsigned *n);
+
 /* "4 KiB", "16 MiB": a short label for a power-of-two size. */
 const char *bu_size_label(uint64_t size, char *buf, size_t buf_size);
 

@@ -426,25 +426,6 @@ stream(const struct opts *o, uint64_t size, uint32_t seed)
     return rc;
 }
 
-static bool
-parse_sizes(const char *s, struct opts *o)
-{
-    char buf[512], *tok, *save = NULL;
-
-    if (strlen(s) >= sizeof(buf))
-        return false;
-    strcpy(buf, s);
-    o->nsizes = 0;
-    for (tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        uint64_t v;
-        if (!bu_parse_size(tok, &v) || v == 0 || o->nsizes == FT_MAX_SIZES)
-            return false;
-        o->sizes[o->nsizes++] = v;
-    }
-    return o->nsizes > 0;
-}
-
 static void
 usage(FILE *f)
 {
@@ -500,7 +481,7 @@ main(int argc, char **argv)
             ok = bu_parse_size(v, &o.msg_size) && o.msg_size > 0 &&
                  o.msg_size <= (1u << 20);
         } else if (strcmp(a, "--sizes") == 0) {
-            ok = parse_sizes(v, &o);
+            ok = bu_parse_size_list(v, o.sizes, FT_MAX_SIZES, &o.nsizes);
         } else if (strcmp(a, "--bytes") == 0) {
             ok = bu_parse_size(v, &o.bytes_per_size) && o.bytes_per_size > 0;
         } else if (strcmp(a, "--min-reps") == 0) {

@@ -553,25 +553,6 @@ usage(FILE *f)
             "  --no-shutdown        --client leaves the server running\n");
 }
 
-static bool
-parse_sizes(const char *s, struct opts *o)
-{
-    char buf[512], *tok, *save = NULL;
-
-    if (strlen(s) >= sizeof(buf))
-        return false;
-    strcpy(buf, s);
-    o->nsizes = 0;
-    for (tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        uint64_t v;
-        if (!bu_parse_size(tok, &v) || v == 0 || o->nsizes == BW_MAX_SIZES)
-            return false;
-        o->sizes[o->nsizes++] = v;
-    }
-    return o->nsizes > 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -614,7 +595,7 @@ main(int argc, char **argv)
         } else if (strcmp(a, "--mode") == 0 && v != NULL) {
             mode = v;
         } else if (strcmp(a, "--sizes") == 0 && v != NULL) {
-            ok = parse_sizes(v, &o);
+            ok = bu_parse_size_list(v, o.sizes, BW_MAX_SIZES, &o.nsizes);
         } else if (strcmp(a, "--ops") == 0 && v != NULL) {
             o.ops =
                 (strstr(v, "pull") ? 1u : 0u) | (strstr(v, "push") ? 2u : 0u);
