@@ -54,6 +54,58 @@ bh_info_is_sim(const char *info)
 }
 
 int
+bh_opts_parse(struct bh_opts *o, const char *a, const char *v, bool *used_value)
+{
+    *used_value = true;
+    if (strcmp(a, "--server") == 0) {
+        o->role = BH_ROLE_SERVER;
+        *used_value = false;
+    } else if (strcmp(a, "--no-shutdown") == 0) {
+        o->shutdown = false;
+        *used_value = false;
+    } else if (strcmp(a, "--client") == 0 && v != NULL) {
+        o->role = BH_ROLE_CLIENT;
+        o->server_addr = v;
+    } else if (strcmp(a, "--addr-file") == 0 && v != NULL) {
+        o->addr_file = v;
+    } else if (strcmp(a, "--mode") == 0 && v != NULL) {
+        o->mode = v;
+    } else if (strcmp(a, "--server-seconds") == 0 && v != NULL) {
+        if (!bu_parse_double(v, &o->server_seconds))
+            return -1;
+    } else if (strcmp(a, "--driver") == 0 && v != NULL) {
+        o->driver = v;
+        if (strcmp(v, "thread") != 0 && strcmp(v, "inline") != 0)
+            return -1;
+    } else if (a[0] != '-' && o->info == NULL) {
+        o->info = a;
+        *used_value = false;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+int
+bh_opts_finish(struct bh_opts *o, const char *tool)
+{
+    if (o->info == NULL)
+        o->info = getenv("QS_BENCH_INFO");
+    if (o->info == NULL || o->info[0] == '\0')
+        o->info = "sim";
+    if (bh_info_is_sim(o->info) && o->role != BH_ROLE_SELF) {
+        fprintf(stderr,
+                "%s: the simulated fabric lives inside one process; "
+                "--server/--client need a real fabric\n",
+                tool);
+        return -1;
+    }
+    o->inline_driver = o->driver != NULL ? strcmp(o->driver, "inline") == 0
+                                         : bh_info_is_sim(o->info);
+    return 0;
+}
+
+int
 bh_side_init(struct bh_side *side, const char *info, bool listen,
              enum bh_mode mode, const char *sim_name)
 {

@@ -38,6 +38,50 @@ bool bh_mode_parse_list(const char *s, unsigned *mask);
 /* Whether the info string selects the simulated fabric. */
 bool bh_info_is_sim(const char *info);
 
+/* Where a tool runs: both sides in this process, or one side of a
+ * two-process run. */
+enum bh_role { BH_ROLE_SELF, BH_ROLE_SERVER, BH_ROLE_CLIENT };
+
+/*
+ * The command-line options hg_rate and hg_bw share: the info string, the
+ * role with its addresses, --mode and --driver as given (each tool reads
+ * --mode its own way), the lifetime bound of --server and --no-shutdown.
+ */
+struct bh_opts {
+    const char *info;
+    enum bh_role role;
+    const char *server_addr; /* --client ADDR                          */
+    const char *addr_file;
+    const char *mode;   /* --mode as given, NULL when absent      */
+    const char *driver; /* --driver as given, NULL when absent    */
+    double server_seconds;
+    bool shutdown;      /* a client stops its server when done     */
+    bool inline_driver; /* set by bh_opts_finish()                 */
+};
+
+#define BH_OPTS_INITIALIZER                                                    \
+    {                                                                          \
+        .role = BH_ROLE_SELF, .server_seconds = 600.0, .shutdown = true        \
+    }
+
+/*
+ * Take argument `a` (with `v`, the next one or NULL) when it is a shared
+ * option or the info string. Returns 1 when taken, 0 when `a` is none of
+ * them, -1 when it is one with a bad value. *used_value says whether `v`
+ * was consumed (true when `a` is none of them, so that the caller's own
+ * options take their value by default).
+ */
+int bh_opts_parse(struct bh_opts *o, const char *a, const char *v,
+                  bool *used_value);
+
+/*
+ * After the command line: the info string defaults to $QS_BENCH_INFO, else
+ * "sim"; a two-process role on the simulated fabric is refused; the
+ * driver is inline unless --driver says otherwise, by default on sim only.
+ * Returns 0, or -1 after printing why (prefixed with `tool`).
+ */
+int bh_opts_finish(struct bh_opts *o, const char *tool);
+
 /* One HG class with one context. */
 struct bh_side {
     hg_class_t *cls;

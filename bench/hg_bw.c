@@ -45,13 +45,8 @@ MERCURY_GEN_PROC(bw_out_t,
                  ((int32_t) (ret))((uint32_t) (done))((uint64_t) (elapsed_ns))(
                      (uint64_t) (median_ns))((int64_t) (bad_offset)))
 
-enum role { ROLE_SELF, ROLE_SERVER, ROLE_CLIENT };
-
 struct opts {
-    const char *info;
-    enum role role;
-    const char *server_addr;
-    const char *addr_file;
+    struct bh_opts common;
     enum bh_mode mode;
     uint64_t sizes[BW_MAX_SIZES];
     unsigned nsizes;
@@ -60,10 +55,7 @@ struct opts {
     uint64_t max_reps;
     uint64_t min_reps;
     double max_seconds;
-    double server_seconds;
     unsigned ops; /* bit 0 pull, bit 1 push */
-    bool inline_driver;
-    bool shutdown;
 };
 
 /* Server state: one buffer and its bulk handle, shared by all requests.
@@ -232,7 +224,7 @@ server_setup(struct server *srv, const struct opts *o)
     hg_id_t id;
     hg_return_t ret;
 
-    if (bh_side_init(&srv->side, o->info, true, o->mode,
+    if (bh_side_init(&srv->side, o->common.info, true, o->mode,
                      "sim://hg-bw-server") != 0)
         return -1;
     srv->buf_size = o->max_size;
@@ -366,7 +358,8 @@ call_bw(struct client *cl, int op, uint64_t size, uint32_t reps, uint32_t seed,
         fprintf(stderr,
                 "hg_bw: no answer %.0f s after the bound (%s, %s, "
                 "%" PRIu64 " bytes): cancelling\n",
-                20.0, cl->o->info, op == BW_OP_PULL ? "pull" : "push", size);
+                20.0, cl->o->common.info, op == BW_OP_PULL ? "pull" : "push",
+                size);
         HG_Cancel(h);
         if (bh_pump_until(&cl->pump, &c->done, 1, 5.0) != 0) {
             fprintf(stderr, "hg_bw: the forward did not complete after "
@@ -431,7 +424,7 @@ measure(struct client *cl, int op, uint64_t size, uint32_t seed)
     printf("hg_bw %-26s %-7s procs=%d %s %8s: %9.1f MB/s  (%" PRIu32
            " x in %.4f s; median transfer %9.1f MB/s; with the RPC %9.1f "
            "MB/s)  check %s\n",
-           o->info, bh_mode_name(o->mode), cl->procs, opname,
+           o->common.info, bh_mode_name(o->mode), cl->procs, opname,
            bu_size_label(size, label, sizeof(label)), mbps, c.out.done, secs,
            mbps_med, mbps_rpc, bad < 0 ? "ok" : "FAILED");
     if (bad >= 0)
@@ -441,7 +434,7 @@ measure(struct client *cl, int op, uint64_t size, uint32_t seed)
                 opname, size, bad);
     bu_json_begin(&j, "hg_bw");
     bu_json_str(&j, "metric", opname);
-    bu_json_str(&j, "info", o->info);
+    bu_json_str(&j, "info", o->common.info);
     bu_json_str(&j, "mode", bh_mode_name(o->mode));
     bu_json_u64(&j, "procs", (uint64_t) cl->procs);
     bu_json_u64(&j, "size", size);
@@ -466,8 +459,8 @@ run_client(const struct opts *o, const char *addr, struct server *inline_srv)
 
     memset(&cl, 0, sizeof(cl));
     cl.o = o;
-    cl.procs = o->role == ROLE_SELF ? 1 : 2;
-    if (bh_side_init(&cl.side, o->info, false, o->mode, NULL) != 0)
+    cl.procs = o->common.role == BH_ROLE_SELF ? 1 : 2;
+    if (bh_side_init(&cl.side, o->common.info, false, o->mode, NULL) != 0)
         return -1;
     cl.pump.client = &cl.side;
     cl.pump.inline_server = inline_srv != NULL ? &inline_srv->side : NULL;
@@ -508,7 +501,7 @@ run_client(const struct opts *o, const char *addr, struct server *inline_srv)
         fflush(NULL);
         _Exit(2);
     }
-    if (o->role == ROLE_CLIENT && o->shutdown &&
+    if (o->common.role == BH_ROLE_CLIENT && o->common.shutdown &&
         bh_send_shutdown(&cl.pump, cl.server, cl.shutdown_id, 10.0) != 0 &&
         rc == 0)
         rc = -1;
@@ -557,18 +550,15 @@ int
 main(int argc, char **argv)
 {
     struct opts o = {
-        .role = ROLE_SELF,
+        .common = BH_OPTS_INITIALIZER,
         .mode = BH_MODE_BUSY,
         .max_size = 0,
         .bytes_per_size = 256u * 1024u * 1024u,
         .max_reps = 2000,
         .min_reps = 4,
         .max_seconds = 5.0,
-        .server_seconds = 600.0,
         .ops = 3,
-        .shutdown = true,
     };
-    const char *driver = NULL, *mode = NULL;
     uint64_t max_size_opt = 0;
     struct server *srv = NULL;
     char addr[256];
@@ -580,20 +570,10 @@ main(int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = true, used = true;
+        int common = bh_opts_parse(&o.common, a, v, &used);
 
-        if (strcmp(a, "--server") == 0) {
-            o.role = ROLE_SERVER;
-            used = false;
-        } else if (strcmp(a, "--no-shutdown") == 0) {
-            o.shutdown = false;
-            used = false;
-        } else if (strcmp(a, "--client") == 0 && v != NULL) {
-            o.role = ROLE_CLIENT;
-            o.server_addr = v;
-        } else if (strcmp(a, "--addr-file") == 0 && v != NULL) {
-            o.addr_file = v;
-        } else if (strcmp(a, "--mode") == 0 && v != NULL) {
-            mode = v;
+        if (common != 0) {
+            ok = common > 0;
         } else if (strcmp(a, "--sizes") == 0 && v != NULL) {
             ok = bu_parse_size_list(v, o.sizes, BW_MAX_SIZES, &o.nsizes);
         } else if (strcmp(a, "--ops") == 0 && v != NULL) {
@@ -610,19 +590,11 @@ main(int argc, char **argv)
                  o.max_reps <= UINT32_MAX;
         } else if (strcmp(a, "--max-seconds") == 0 && v != NULL) {
             ok = bu_parse_double(v, &o.max_seconds) && o.max_seconds < 3600;
-        } else if (strcmp(a, "--server-seconds") == 0 && v != NULL) {
-            ok = bu_parse_double(v, &o.server_seconds);
         } else if (strcmp(a, "--max-size") == 0 && v != NULL) {
             ok = bu_parse_size(v, &max_size_opt) && max_size_opt > 0;
-        } else if (strcmp(a, "--driver") == 0 && v != NULL) {
-            driver = v;
-            ok = strcmp(v, "thread") == 0 || strcmp(v, "inline") == 0;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
-        } else if (a[0] != '-' && o.info == NULL) {
-            o.info = a;
-            used = false;
         } else {
             ok = false;
         }
@@ -634,24 +606,17 @@ main(int argc, char **argv)
         if (used)
             i++;
     }
-    if (o.info == NULL)
-        o.info = getenv("QS_BENCH_INFO");
-    if (o.info == NULL || o.info[0] == '\0')
-        o.info = "sim";
     if (o.min_reps > o.max_reps)
         o.min_reps = o.max_reps;
-    if (bh_info_is_sim(o.info) && o.role != ROLE_SELF) {
-        fprintf(stderr, "hg_bw: the simulated fabric lives inside one "
-                        "process; --server/--client need a real fabric\n");
+    if (bh_opts_finish(&o.common, "hg_bw") != 0)
         return 2;
-    }
-    if (mode == NULL)
-        mode = bh_info_is_sim(o.info) ? "wait" : "busy";
+    if (o.common.mode == NULL)
+        o.common.mode = bh_info_is_sim(o.common.info) ? "wait" : "busy";
     {
         unsigned mask = 0;
         int found = -1;
-        if (!bh_mode_parse_list(mode, &mask)) {
-            fprintf(stderr, "hg_bw: bad --mode '%s'\n", mode);
+        if (!bh_mode_parse_list(o.common.mode, &mask)) {
+            fprintf(stderr, "hg_bw: bad --mode '%s'\n", o.common.mode);
             return 2;
         }
         for (int m = 0; m < BH_MODE_COUNT; m++)
@@ -659,49 +624,48 @@ main(int argc, char **argv)
                 found = found < 0 ? m : found;
         o.mode = (enum bh_mode) found;
     }
-    if (bh_info_is_sim(o.info) && o.mode != BH_MODE_WAIT) {
+    if (bh_info_is_sim(o.common.info) && o.mode != BH_MODE_WAIT) {
         fprintf(stderr, "hg_bw: on sim only --mode wait advances virtual "
                         "time; using it\n");
         o.mode = BH_MODE_WAIT;
     }
-    o.inline_driver =
-        driver != NULL ? strcmp(driver, "inline") == 0 : bh_info_is_sim(o.info);
     /* The buffers are as large as the largest size measured (a server
      * serves whatever its --max-size allows). */
     for (unsigned i = 0; i < o.nsizes; i++)
         if (o.sizes[i] > o.max_size)
             o.max_size = o.sizes[i];
-    if (o.role == ROLE_SERVER)
+    if (o.common.role == BH_ROLE_SERVER)
         o.max_size = max_size_opt != 0 ? max_size_opt : BW_DEFAULT_MAX_SIZE;
 
-    if (o.role != ROLE_CLIENT) {
+    if (o.common.role != BH_ROLE_CLIENT) {
         srv = calloc(1, sizeof(*srv));
         if (srv == NULL || server_setup(srv, &o) != 0) {
             rc = 1;
             goto out;
         }
     }
-    if (o.role == ROLE_SERVER) {
-        if (bh_publish_address("hg_bw", &srv->side, o.addr_file) != 0 ||
-            bh_serve(&srv->side, &srv->shutdown_state, o.server_seconds) != 0)
+    if (o.common.role == BH_ROLE_SERVER) {
+        if (bh_publish_address("hg_bw", &srv->side, o.common.addr_file) != 0 ||
+            bh_serve(&srv->side, &srv->shutdown_state,
+                     o.common.server_seconds) != 0)
             rc = 1;
         goto out;
     }
-    if (o.role == ROLE_SELF) {
+    if (o.common.role == BH_ROLE_SELF) {
         struct bh_driver driver_thread = {0};
         if (bh_self_string(&srv->side, addr, sizeof(addr)) != 0) {
             rc = 1;
             goto out;
         }
-        if (!o.inline_driver &&
+        if (!o.common.inline_driver &&
             bh_driver_start(&driver_thread, &srv->side) != 0) {
             rc = 1;
             goto out;
         }
-        if (run_client(&o, addr, o.inline_driver ? srv : NULL) != 0)
+        if (run_client(&o, addr, o.common.inline_driver ? srv : NULL) != 0)
             rc = 1;
         bh_driver_stop(&driver_thread);
-    } else if (run_client(&o, o.server_addr, NULL) != 0) {
+    } else if (run_client(&o, o.common.server_addr, NULL) != 0) {
         rc = 1;
     }
 out:

@@ -35,13 +35,8 @@
  * does when it has the CPU, and the overall rate what it did in fact. */
 #define RATE_WINDOWS 20
 
-enum role { ROLE_SELF, ROLE_SERVER, ROLE_CLIENT };
-
 struct opts {
-    const char *info;
-    enum role role;
-    const char *server_addr;
-    const char *addr_file;
+    struct bh_opts common;
     unsigned modes;
     uint64_t lat_iters;
     uint64_t rate_count;
@@ -49,9 +44,6 @@ struct opts {
     unsigned inflight[RATE_MAX_POINTS];
     unsigned ninflight;
     double max_seconds;
-    double server_seconds;
-    bool inline_driver;
-    bool shutdown;
 };
 
 /* One RPC slot: a handle that is forwarded again as soon as it completes. */
@@ -105,8 +97,8 @@ null_handler(hg_handle_t handle)
 static int
 server_setup(struct bench *b, struct bh_side *side)
 {
-    if (bh_side_init(side, b->o->info, true, b->mode, "sim://hg-rate-server") !=
-        0)
+    if (bh_side_init(side, b->o->common.info, true, b->mode,
+                     "sim://hg-rate-server") != 0)
         return -1;
     if (HG_Register_name(side->cls, "qs_bench_null", NULL, NULL,
                          null_handler) == 0 ||
@@ -204,7 +196,7 @@ run_rpcs(struct bench *b, struct run *r, unsigned inflight, uint64_t count,
                     "hg_rate: %u RPC(s) still in flight %.0f s after the "
                     "time bound (%s, %s mode, %u in flight, %" PRIu64
                     " done): cancelling\n",
-                    r->active, grace, b->o->info, bh_mode_name(b->mode),
+                    r->active, grace, b->o->common.info, bh_mode_name(b->mode),
                     inflight, r->done);
             for (unsigned i = 0; i < inflight; i++)
                 HG_Cancel(b->slots[i].handle);
@@ -223,7 +215,7 @@ run_rpcs(struct bench *b, struct run *r, unsigned inflight, uint64_t count,
     }
     if (r->err != HG_SUCCESS) {
         fprintf(stderr, "hg_rate: RPC failed (%s, %s mode, %u in flight): %s\n",
-                b->o->info, bh_mode_name(b->mode), inflight,
+                b->o->common.info, bh_mode_name(b->mode), inflight,
                 HG_Error_to_string(r->err));
         return -1;
     }
@@ -235,7 +227,7 @@ json_common(struct bu_json *j, const struct bench *b, const char *metric)
 {
     bu_json_begin(j, "hg_rate");
     bu_json_str(j, "metric", metric);
-    bu_json_str(j, "info", b->o->info);
+    bu_json_str(j, "info", b->o->common.info);
     bu_json_str(j, "mode", bh_mode_name(b->mode));
     bu_json_u64(j, "procs", (uint64_t) b->procs);
     bu_json_str(j, "driver",
@@ -267,7 +259,7 @@ measure_latency(struct bench *b)
         fprintf(stderr,
                 "hg_rate: no RPC completed within the %.0f s bound "
                 "(%s, %s mode)\n",
-                b->o->max_seconds, b->o->info, bh_mode_name(b->mode));
+                b->o->max_seconds, b->o->common.info, bh_mode_name(b->mode));
         rc = -1;
     }
     if (rc == 0) {
@@ -278,8 +270,9 @@ measure_latency(struct bench *b)
         mean = bu_mean(r.samples, n);
         printf("hg_rate %-26s %-7s procs=%d latency: median %8.2f us  p99 "
                "%8.2f us  min %7.2f us  mean %8.2f us  (%" PRIu64 " RPCs%s)\n",
-               b->o->info, bh_mode_name(b->mode), b->procs, med, p99, lo, mean,
-               n, n < b->o->lat_iters ? ", cut short by the time bound" : "");
+               b->o->common.info, bh_mode_name(b->mode), b->procs, med, p99, lo,
+               mean, n,
+               n < b->o->lat_iters ? ", cut short by the time bound" : "");
         json_common(&j, b, "latency");
         bu_json_u64(&j, "iters", n);
         bu_json_bool(&j, "truncated", n < b->o->lat_iters);
@@ -323,9 +316,9 @@ measure_rate(struct bench *b, unsigned inflight)
     printf("hg_rate %-26s %-7s procs=%d rate: %3u in flight %10.0f RPC/s  "
            "(%" PRIu64 " RPCs in %.3f s, %.2f CPU s%s; median of %u windows "
            "%.0f RPC/s)\n",
-           b->o->info, bh_mode_name(b->mode), b->procs, inflight, rate, r.done,
-           secs, cpu, r.done < b->o->rate_count ? ", cut short" : "", nwin,
-           win_med);
+           b->o->common.info, bh_mode_name(b->mode), b->procs, inflight, rate,
+           r.done, secs, cpu, r.done < b->o->rate_count ? ", cut short" : "",
+           nwin, win_med);
     json_common(&j, b, "rate");
     bu_json_u64(&j, "inflight", inflight);
     bu_json_u64(&j, "count", r.done);
@@ -353,21 +346,21 @@ run_mode(struct opts *o, enum bh_mode mode, bool last_mode)
         return 1;
     b->o = o;
     b->mode = mode;
-    b->procs = o->role == ROLE_SELF ? 1 : 2;
+    b->procs = o->common.role == BH_ROLE_SELF ? 1 : 2;
     for (unsigned i = 0; i < o->ninflight; i++)
         if (o->inflight[i] > max_inflight)
             max_inflight = o->inflight[i];
 
-    if (o->role == ROLE_SELF) {
+    if (o->common.role == BH_ROLE_SELF) {
         if (server_setup(b, &b->server) != 0 ||
             bh_self_string(&b->server, addr, sizeof(addr)) != 0) {
             rc = 1;
             goto out_server;
         }
     } else {
-        snprintf(addr, sizeof(addr), "%s", o->server_addr);
+        snprintf(addr, sizeof(addr), "%s", o->common.server_addr);
     }
-    if (bh_side_init(&b->client, o->info, false, mode, NULL) != 0) {
+    if (bh_side_init(&b->client, o->common.info, false, mode, NULL) != 0) {
         rc = 1;
         goto out_server;
     }
@@ -380,8 +373,8 @@ run_mode(struct opts *o, enum bh_mode mode, bool last_mode)
         goto out_client;
     }
     b->pump.client = &b->client;
-    if (o->role == ROLE_SELF) {
-        if (o->inline_driver)
+    if (o->common.role == BH_ROLE_SELF) {
+        if (o->common.inline_driver)
             b->pump.inline_server = &b->server;
         else if (bh_driver_start(&b->driver, &b->server) != 0) {
             rc = 1;
@@ -405,7 +398,8 @@ run_mode(struct opts *o, enum bh_mode mode, bool last_mode)
         rc = measure_rate(b, o->inflight[i]);
     if (rc == -2)
         hang = 1;
-    if (o->role == ROLE_CLIENT && last_mode && o->shutdown && !hang &&
+    if (o->common.role == BH_ROLE_CLIENT && last_mode && o->common.shutdown &&
+        !hang &&
         bh_send_shutdown(&b->pump, b->target, b->shutdown_id, 10.0) != 0 &&
         rc == 0)
         rc = -1;
@@ -427,7 +421,7 @@ out_client:
     if (bh_side_fini(&b->client) != 0 && rc == 0)
         rc = 1;
 out_server:
-    if (o->role == ROLE_SELF && b->server.cls != NULL &&
+    if (o->common.role == BH_ROLE_SELF && b->server.cls != NULL &&
         bh_side_fini(&b->server) != 0 && rc == 0)
         rc = 1;
     free(b);
@@ -445,10 +439,10 @@ serve(struct opts *o, enum bh_mode mode)
     b->o = o;
     b->mode = mode;
     if (server_setup(b, &b->server) != 0 ||
-        bh_publish_address("hg_rate", &b->server, o->addr_file) != 0) {
+        bh_publish_address("hg_rate", &b->server, o->common.addr_file) != 0) {
         rc = 1;
-    } else if (bh_serve(&b->server, &b->shutdown_state, o->server_seconds) !=
-               0) {
+    } else if (bh_serve(&b->server, &b->shutdown_state,
+                        o->common.server_seconds) != 0) {
         rc = 1;
     }
     if (b->server.cls != NULL && bh_side_fini(&b->server) != 0)
@@ -509,37 +503,24 @@ int
 main(int argc, char **argv)
 {
     struct opts o = {
-        .role = ROLE_SELF,
+        .common = BH_OPTS_INITIALIZER,
         .lat_iters = 10000,
         .rate_count = 20000,
         .warmup = 1000,
         .inflight = {1, 4, 16, 64},
         .ninflight = 4,
         .max_seconds = 5.0,
-        .server_seconds = 600.0,
-        .shutdown = true,
     };
-    const char *driver = NULL, *modes = NULL;
     int rc = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = true, used = true;
+        int common = bh_opts_parse(&o.common, a, v, &used);
 
-        if (strcmp(a, "--server") == 0) {
-            o.role = ROLE_SERVER;
-            used = false;
-        } else if (strcmp(a, "--no-shutdown") == 0) {
-            o.shutdown = false;
-            used = false;
-        } else if (strcmp(a, "--client") == 0 && v != NULL) {
-            o.role = ROLE_CLIENT;
-            o.server_addr = v;
-        } else if (strcmp(a, "--addr-file") == 0 && v != NULL) {
-            o.addr_file = v;
-        } else if (strcmp(a, "--mode") == 0 && v != NULL) {
-            modes = v;
+        if (common != 0) {
+            ok = common > 0;
         } else if (strcmp(a, "--iters") == 0 && v != NULL) {
             ok = bu_parse_u64(v, &o.lat_iters) && o.lat_iters > 0;
         } else if (strcmp(a, "--rate-count") == 0 && v != NULL) {
@@ -550,17 +531,9 @@ main(int argc, char **argv)
             ok = parse_inflight(v, &o);
         } else if (strcmp(a, "--max-seconds") == 0 && v != NULL) {
             ok = bu_parse_double(v, &o.max_seconds);
-        } else if (strcmp(a, "--server-seconds") == 0 && v != NULL) {
-            ok = bu_parse_double(v, &o.server_seconds);
-        } else if (strcmp(a, "--driver") == 0 && v != NULL) {
-            driver = v;
-            ok = strcmp(v, "thread") == 0 || strcmp(v, "inline") == 0;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
-        } else if (a[0] != '-' && o.info == NULL) {
-            o.info = a;
-            used = false;
         } else {
             ok = false;
         }
@@ -572,32 +545,24 @@ main(int argc, char **argv)
         if (used)
             i++;
     }
-    if (o.info == NULL)
-        o.info = getenv("QS_BENCH_INFO");
-    if (o.info == NULL || o.info[0] == '\0')
-        o.info = "sim";
-    if (bh_info_is_sim(o.info) && o.role != ROLE_SELF) {
-        fprintf(stderr, "hg_rate: the simulated fabric lives inside one "
-                        "process; --server/--client need a real fabric\n");
+    if (bh_opts_finish(&o.common, "hg_rate") != 0)
         return 2;
-    }
-    o.inline_driver =
-        driver != NULL ? strcmp(driver, "inline") == 0 : bh_info_is_sim(o.info);
-    if (modes == NULL)
-        modes = bh_info_is_sim(o.info) ? "wait" : "all";
-    if (!bh_mode_parse_list(modes, &o.modes)) {
-        fprintf(stderr, "hg_rate: bad --mode '%s'\n", modes);
+    if (o.common.mode == NULL)
+        o.common.mode = bh_info_is_sim(o.common.info) ? "wait" : "all";
+    if (!bh_mode_parse_list(o.common.mode, &o.modes)) {
+        fprintf(stderr, "hg_rate: bad --mode '%s'\n", o.common.mode);
         return 2;
     }
     /* On sim a zero-timeout progress loop never moves virtual time, so a
      * busy-polling run would spin forever at time zero. */
-    if (bh_info_is_sim(o.info) && (o.modes & ~(1u << BH_MODE_WAIT)) != 0) {
+    if (bh_info_is_sim(o.common.info) &&
+        (o.modes & ~(1u << BH_MODE_WAIT)) != 0) {
         fprintf(stderr, "hg_rate: on sim only --mode wait advances virtual "
                         "time; using it\n");
         o.modes = 1u << BH_MODE_WAIT;
     }
 
-    if (o.role == ROLE_SERVER) {
+    if (o.common.role == BH_ROLE_SERVER) {
         for (int m = 0; m < BH_MODE_COUNT; m++)
             if (o.modes & (1u << m))
                 return serve(&o, (enum bh_mode) m);
