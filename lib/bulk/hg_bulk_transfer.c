@@ -187,8 +187,6 @@ hg_bulk_post_more(struct hg_bulk_xfer *op)
     }
     finished = op->in_flight == 0 &&
                (op->remaining == 0 || op->ret != HG_SUCCESS || op->canceled);
-    if (finished && op->canceled && op->remaining > 0 && op->ret == HG_SUCCESS)
-        op->ret = HG_CANCELED;
     pthread_mutex_unlock(&op->lock);
     if (finished)
         hg_bulk_op_finish(op);

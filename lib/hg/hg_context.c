@@ -149,19 +149,19 @@ HG_Context_destroy(hg_context_t *context)
     hg_class_t *hg_class;
     struct hg_handle *handle;
     unsigned int live;
+    hg_bool_t queued;
 
     if (context == NULL)
         return HG_INVALID_ARG;
     hg_class = context->hg_class;
+    queued = HG_Context_has_completions(context);
     pthread_mutex_lock(&context->lock);
     live =
         context->n_live_handles + context->n_live_bulk_ops - context->n_posted;
-    if (live > 0 || context->queue_len > 0) {
-        unsigned int queued = context->queue_len;
+    if (live > 0 || queued) {
         pthread_mutex_unlock(&context->lock);
-        hg_log_error("HG_Context_destroy: %u handle(s)/transfer(s) alive, "
-                     "%u completion(s) not triggered",
-                     live, queued);
+        hg_log_error("HG_Context_destroy: %u handle(s)/transfer(s) alive%s",
+                     live, queued ? ", completions not triggered" : "");
         return HG_BUSY;
     }
     context->destroying = true;
@@ -247,9 +247,6 @@ hg_completion_add(hg_context_t *context, struct hg_completion *comp)
 {
     pthread_mutex_lock(&context->queue_lock);
     STAILQ_INSERT_TAIL(&context->queue, comp, entry);
-    pthread_mutex_lock(&context->lock);
-    context->queue_len++;
-    pthread_mutex_unlock(&context->lock);
     pthread_cond_signal(&context->queue_cond);
     pthread_mutex_unlock(&context->queue_lock);
 }
@@ -428,12 +425,8 @@ HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
             }
         }
         comp = STAILQ_FIRST(&context->queue);
-        if (comp != NULL) {
+        if (comp != NULL)
             STAILQ_REMOVE_HEAD(&context->queue, entry);
-            pthread_mutex_lock(&context->lock);
-            context->queue_len--;
-            pthread_mutex_unlock(&context->lock);
-        }
         pthread_mutex_unlock(&context->queue_lock);
         if (comp == NULL)
             break;

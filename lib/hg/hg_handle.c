@@ -66,17 +66,19 @@ hg_handle_get(hg_context_t *context)
 
     pthread_mutex_lock(&context->lock);
     handle = LIST_FIRST(&context->pool);
-    if (handle != NULL)
+    if (handle != NULL) {
         LIST_REMOVE(handle, entry);
+        context->n_live_handles++;
+    }
     pthread_mutex_unlock(&context->lock);
     if (handle == NULL) {
         handle = hg_handle_alloc(context);
         if (handle == NULL)
             return NULL;
+        pthread_mutex_lock(&context->lock);
+        context->n_live_handles++;
+        pthread_mutex_unlock(&context->lock);
     }
-    pthread_mutex_lock(&context->lock);
-    context->n_live_handles++;
-    pthread_mutex_unlock(&context->lock);
 
     memset(&handle->info, 0, sizeof(handle->info));
     handle->info.hg_class = context->hg_class;
@@ -86,11 +88,9 @@ hg_handle_get(hg_context_t *context)
     handle->rpc = NULL;
     atomic_init(&handle->refcount, 1);
     handle->is_target = false;
-    handle->posted = false;
     handle->pending = 0;
     handle->ret = HG_SUCCESS;
     handle->active = false;
-    handle->canceled = false;
     handle->discard = false;
     handle->responded = false;
     handle->loopback_pending = false;

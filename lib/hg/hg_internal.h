@@ -125,7 +125,6 @@ struct hg_context {
     pthread_mutex_t queue_lock; /* guards queue and queue_cond */
     pthread_cond_t queue_cond;
     STAILQ_HEAD(, hg_completion) queue;
-    unsigned int queue_len; /* guarded by lock, for the destroy check */
 };
 
 /* Handle states, for the origin's forward and the target's respond. */
@@ -136,7 +135,6 @@ struct hg_handle {
     const struct hg_rpc *rpc; /* resolved at create / receipt */
     atomic_uint refcount;
     bool is_target;
-    bool posted; /* target recv posted */
 
     /* Message buffers and NA operations, allocated once per handle. */
     void *in_buf, *in_buf_data;
@@ -150,8 +148,7 @@ struct hg_handle {
     unsigned int pending; /* NA/bulk operations still outstanding */
     hg_return_t ret;      /* first error wins                      */
     bool active;          /* a forward/respond is in flight        */
-    bool canceled;
-    bool discard; /* post failed: complete silently         */
+    bool discard;         /* post failed: complete silently         */
     bool responded;
     bool loopback_pending; /* loopback: origin waits for the target  */
     hg_cb_t callback;

@@ -469,7 +469,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     }
     handle->active = true;
     handle->ret = HG_SUCCESS;
-    handle->canceled = handle->discard = false;
+    handle->discard = false;
     handle->loopback_pending = false;
     handle->pending = 0;
     pthread_mutex_unlock(&handle->lock);
@@ -587,7 +587,6 @@ HG_Cancel(hg_handle_t handle)
         pthread_mutex_unlock(&handle->lock);
         return HG_SUCCESS;
     }
-    handle->canceled = true;
     loopback = handle->loopback_pending;
     handle->loopback_pending = false;
     if (loopback && handle->ret == HG_SUCCESS)
@@ -639,7 +638,6 @@ hg_handle_post_recv(struct hg_handle *handle)
     pthread_mutex_lock(&context->lock);
     LIST_INSERT_HEAD(&context->posted, handle, entry);
     context->n_posted++;
-    handle->posted = true;
     pthread_mutex_unlock(&context->lock);
     na_ret = NA_Msg_recv_unexpected(hg_class->na_class, context->na_context,
                                     hg_request_recv_cb, handle, handle->in_buf,
@@ -649,7 +647,6 @@ hg_handle_post_recv(struct hg_handle *handle)
         pthread_mutex_lock(&context->lock);
         LIST_REMOVE(handle, entry);
         context->n_posted--;
-        handle->posted = false;
         pthread_mutex_unlock(&context->lock);
         hg_log_error("posting a request receive failed: %s",
                      NA_Error_to_string(na_ret));
@@ -714,7 +711,6 @@ hg_request_recv_cb(const struct na_cb_info *info)
     pthread_mutex_lock(&context->lock);
     LIST_REMOVE(handle, entry);
     context->n_posted--;
-    handle->posted = false;
     destroying = context->destroying;
     pthread_mutex_unlock(&context->lock);
     if (info->ret != NA_SUCCESS) {
