@@ -1,7 +1,8 @@
 /*
- * Fuzz target: the RPC request/response header decoder. Any input must
- * decode to an error or to a header that re-encodes to the same validated
- * fields.
+ * Fuzz target: the RPC request/response header decoder and, for overflow
+ * messages, the framing of the bulk descriptor that follows it. Any input
+ * must decode to an error or to a header that re-encodes to the same
+ * validated fields, and a located descriptor lies inside the input.
  */
 #include "hg/hg_header.h"
 
@@ -27,5 +28,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         again.payload_size != header.payload_size || again.ret != header.ret ||
         again.context_id != header.context_id)
         abort();
+    if (header.flags & HG_HEADER_OVERFLOW) {
+        const void *desc;
+        size_t desc_len;
+        const uint8_t *payload = data + HG_HEADER_SIZE;
+        size_t payload_len = size - HG_HEADER_SIZE;
+
+        if (hg_header_overflow_desc(payload, payload_len, &desc, &desc_len) ==
+                HG_SUCCESS &&
+            ((const uint8_t *) desc < payload + 4 ||
+             (const uint8_t *) desc + desc_len > payload + payload_len))
+            abort();
+    }
     return 0;
 }

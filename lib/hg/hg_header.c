@@ -110,3 +110,22 @@ hg_header_decode(const void *buf, size_t size, struct hg_header *header)
     header->payload_crc = get32(p + 32);
     return HG_SUCCESS;
 }
+
+/* The payload of an OVERFLOW message: u32 length, then that many bytes
+ * of bulk descriptor. */
+hg_return_t
+hg_header_overflow_desc(const void *payload, size_t payload_len,
+                        const void **desc, size_t *desc_len)
+{
+    const uint8_t *p = payload;
+    uint32_t len;
+
+    if (payload_len < 4)
+        return HG_PROTOCOL_ERROR;
+    len = get32(p);
+    if (len > payload_len - 4)
+        return HG_PROTOCOL_ERROR;
+    *desc = p + 4;
+    *desc_len = len;
+    return HG_SUCCESS;
+}

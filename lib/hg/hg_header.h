@@ -45,4 +45,12 @@ void hg_header_encode(void *buf, const struct hg_header *header);
 hg_return_t hg_header_decode(const void *buf, size_t size,
                              struct hg_header *header);
 
+/*
+ * Locate the bulk descriptor in the payload of an HG_HEADER_OVERFLOW
+ * message (u32 length, then the descriptor). Pure; HG_PROTOCOL_ERROR when
+ * the length does not fit the payload.
+ */
+hg_return_t hg_header_overflow_desc(const void *payload, size_t payload_len,
+                                    const void **desc, size_t *desc_len);
+
 #endif /* HG_HEADER_H */

@@ -202,25 +202,6 @@ hg_rpc_pack(struct hg_handle *handle, struct hg_header *header, void *msg,
     return HG_SUCCESS;
 }
 
-/* Parse an overflow descriptor at the start of a payload. */
-static hg_return_t
-hg_rpc_overflow_desc(const void *payload, size_t payload_len, const void **desc,
-                     size_t *desc_len)
-{
-    const uint8_t *p = payload;
-    uint32_t len;
-
-    if (payload_len < 4)
-        return HG_PROTOCOL_ERROR;
-    len = (uint32_t) p[0] | ((uint32_t) p[1] << 8) | ((uint32_t) p[2] << 16) |
-          ((uint32_t) p[3] << 24);
-    if (len > payload_len - 4)
-        return HG_PROTOCOL_ERROR;
-    *desc = p + 4;
-    *desc_len = len;
-    return HG_SUCCESS;
-}
-
 /*
  * A peer must carry the checksums this class was configured for: otherwise
  * a flipped flag bit could silently switch verification off.
@@ -332,8 +313,8 @@ hg_forward_recv_cb(const struct na_cb_info *info)
         return;
     }
     /* The output overflowed: pull it from the target. */
-    ret = hg_rpc_overflow_desc((char *) handle->out_buf + HG_HEADER_SIZE,
-                               size - HG_HEADER_SIZE, &desc, &desc_len);
+    ret = hg_header_overflow_desc((char *) handle->out_buf + HG_HEADER_SIZE,
+                                  size - HG_HEADER_SIZE, &desc, &desc_len);
     if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
         ret = HG_MSGSIZE;
     if (ret == HG_SUCCESS) {
@@ -763,8 +744,8 @@ hg_request_recv_cb(const struct na_cb_info *info)
         return;
     }
     /* The input overflowed: pull it from the origin first. */
-    ret = hg_rpc_overflow_desc((char *) handle->in_buf + HG_HEADER_SIZE,
-                               size - HG_HEADER_SIZE, &desc, &desc_len);
+    ret = hg_header_overflow_desc((char *) handle->in_buf + HG_HEADER_SIZE,
+                                  size - HG_HEADER_SIZE, &desc, &desc_len);
     if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
         ret = HG_MSGSIZE;
     if (ret == HG_SUCCESS) {
