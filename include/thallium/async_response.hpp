@@ -13,9 +13,11 @@
 #include <thallium/detail/handle_ref.hpp>
 #include <thallium/packed_data.hpp>
 
-namespace thallium {
+namespace thallium
+{
 
-class async_response {
+class async_response
+{
   public:
     async_response(margo_request req, std::shared_ptr<detail::handle_ref> ref)
         : m_request(req), m_ref(std::move(ref))
@@ -38,14 +40,18 @@ class async_response {
         }
         return *this;
     }
-    ~async_response() { finish(); }
+    ~async_response()
+    {
+        finish();
+    }
 
     packed_data<> wait()
     {
         if (m_waited || m_request == MARGO_REQUEST_NULL)
             throw exception("async_response waited for twice", HG_INVALID_ARG);
         m_waited = true;
-        hg_return_t ret = margo_wait(std::exchange(m_request, MARGO_REQUEST_NULL));
+        hg_return_t ret =
+            margo_wait(std::exchange(m_request, MARGO_REQUEST_NULL));
         MARGO_ASSERT(ret, margo_wait);
         if (m_ref->disabled_response)
             return packed_data<>();

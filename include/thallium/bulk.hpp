@@ -31,14 +31,16 @@
 #include <thallium/endpoint.hpp>
 #include <thallium/exception.hpp>
 
-namespace thallium {
+namespace thallium
+{
 
 class bulk;
 class bulk_segment;
 class remote_bulk;
 class timed_remote_bulk;
 
-class bulk {
+class bulk
+{
   public:
     bulk() = default;
     bulk(std::shared_ptr<detail::engine_state> state, hg_bulk_t handle,
@@ -77,7 +79,10 @@ class bulk {
         }
         return *this;
     }
-    ~bulk() { release(); }
+    ~bulk()
+    {
+        release();
+    }
 
     void swap(bulk &other) noexcept
     {
@@ -88,10 +93,17 @@ class bulk {
 
     std::size_t size() const noexcept
     {
-        return m_bulk == HG_BULK_NULL ? 0 : (std::size_t) HG_Bulk_get_size(m_bulk);
+        return m_bulk == HG_BULK_NULL ? 0
+                                      : (std::size_t) HG_Bulk_get_size(m_bulk);
     }
-    bool is_null() const noexcept { return m_bulk == HG_BULK_NULL; }
-    bool is_local() const noexcept { return m_is_local; }
+    bool is_null() const noexcept
+    {
+        return m_bulk == HG_BULK_NULL;
+    }
+    bool is_local() const noexcept
+    {
+        return m_is_local;
+    }
     hg_bulk_t get_bulk(bool copy = false) const
     {
         if (copy && m_bulk != HG_BULK_NULL)
@@ -135,8 +147,8 @@ class bulk {
             throw exception("a bulk can only be decoded by an engine",
                             HG_INVALID_ARG);
         hg_bulk_t h = HG_BULK_NULL;
-        hg_return_t ret = HG_Bulk_deserialize(margo_get_class(m_state->mid),
-                                              &h, buf.data(), n);
+        hg_return_t ret = HG_Bulk_deserialize(margo_get_class(m_state->mid), &h,
+                                              buf.data(), n);
         MARGO_ASSERT(ret, HG_Bulk_deserialize);
         m_bulk = h;
     }
@@ -160,9 +172,12 @@ class bulk {
 };
 
 /* A range of a bulk. Sizes are clamped to what the bulk holds. */
-class bulk_segment {
+class bulk_segment
+{
   public:
-    bulk_segment(const bulk &b) : m_bulk(b), m_offset(0), m_size(b.size()) {}
+    bulk_segment(const bulk &b) : m_bulk(b), m_offset(0), m_size(b.size())
+    {
+    }
     bulk_segment(const bulk &b, std::size_t offset, std::size_t size)
         : m_bulk(b), m_offset(std::min(offset, b.size())),
           m_size(std::min(size, b.size() - std::min(offset, b.size())))
@@ -182,9 +197,18 @@ class bulk_segment {
     std::size_t operator>>(const remote_bulk &dest) const;
     std::size_t operator<<(const remote_bulk &src) const;
 
-    const bulk &get_bulk() const noexcept { return m_bulk; }
-    std::size_t offset() const noexcept { return m_offset; }
-    std::size_t size() const noexcept { return m_size; }
+    const bulk &get_bulk() const noexcept
+    {
+        return m_bulk;
+    }
+    std::size_t offset() const noexcept
+    {
+        return m_offset;
+    }
+    std::size_t size() const noexcept
+    {
+        return m_size;
+    }
 
   private:
     bulk m_bulk;
@@ -193,7 +217,8 @@ class bulk_segment {
 };
 
 /* A peer's bulk (or a range of it) with the endpoint where it lives. */
-class remote_bulk {
+class remote_bulk
+{
   public:
     remote_bulk(const bulk_segment &seg, const endpoint &ep)
         : m_segment(seg), m_endpoint(ep)
@@ -246,7 +271,8 @@ class remote_bulk {
     endpoint m_endpoint;
 };
 
-class timed_remote_bulk {
+class timed_remote_bulk
+{
   public:
     timed_remote_bulk(const remote_bulk &rb, double timeout_ms)
         : m_remote(rb), m_timeout_ms(timeout_ms)
@@ -266,39 +292,48 @@ class timed_remote_bulk {
     double m_timeout_ms;
 };
 
-inline bulk_segment bulk::select(std::size_t offset, std::size_t size) const
+inline bulk_segment
+bulk::select(std::size_t offset, std::size_t size) const
 {
     return bulk_segment(*this, offset, size);
 }
-inline bulk_segment bulk::operator()(std::size_t offset, std::size_t size) const
+inline bulk_segment
+bulk::operator()(std::size_t offset, std::size_t size) const
 {
     return select(offset, size);
 }
-inline remote_bulk bulk::on(const endpoint &ep) const
+inline remote_bulk
+bulk::on(const endpoint &ep) const
 {
     return remote_bulk(bulk_segment(*this), ep);
 }
-inline std::size_t bulk::operator>>(const remote_bulk &dest) const
+inline std::size_t
+bulk::operator>>(const remote_bulk &dest) const
 {
     return dest << bulk_segment(*this);
 }
-inline std::size_t bulk::operator<<(const remote_bulk &src) const
+inline std::size_t
+bulk::operator<<(const remote_bulk &src) const
 {
     return src >> bulk_segment(*this);
 }
-inline remote_bulk bulk_segment::on(const endpoint &ep) const
+inline remote_bulk
+bulk_segment::on(const endpoint &ep) const
 {
     return remote_bulk(*this, ep);
 }
-inline std::size_t bulk_segment::operator>>(const remote_bulk &dest) const
+inline std::size_t
+bulk_segment::operator>>(const remote_bulk &dest) const
 {
     return dest << *this;
 }
-inline std::size_t bulk_segment::operator<<(const remote_bulk &src) const
+inline std::size_t
+bulk_segment::operator<<(const remote_bulk &src) const
 {
     return src >> *this;
 }
-inline timed_remote_bulk remote_bulk::timed(double timeout_ms) const
+inline timed_remote_bulk
+remote_bulk::timed(double timeout_ms) const
 {
     return timed_remote_bulk(*this, timeout_ms);
 }

@@ -6,7 +6,8 @@
 
 #include <mercury_types.h>
 
-namespace thallium {
+namespace thallium
+{
 
 enum class bulk_mode : std::uint8_t {
     read_only = HG_BULK_READ_ONLY,

@@ -23,9 +23,11 @@
 #include <thallium/packed_data.hpp>
 #include <thallium/proc_object.hpp>
 
-namespace thallium {
+namespace thallium
+{
 
-template <typename... CtxArg> class callable_remote_procedure_with_context {
+template <typename... CtxArg> class callable_remote_procedure_with_context
+{
   public:
     callable_remote_procedure_with_context(const endpoint &ep, hg_id_t id,
                                            std::uint16_t provider_id,
@@ -53,10 +55,9 @@ template <typename... CtxArg> class callable_remote_procedure_with_context {
     {
         auto ref = create();
         detail::output_proc<T...> in(ref->state->mid, args...);
-        double ms =
-            std::chrono::duration_cast<std::chrono::duration<double, std::milli>>(
-                timeout)
-                .count();
+        double ms = std::chrono::duration_cast<
+                        std::chrono::duration<double, std::milli>>(timeout)
+                        .count();
         /* 0 would mean "no deadline" to Margo. */
         hg_return_t ret = forward(ref->handle, &in, ms > 0 ? ms : 1e-6);
         in.rethrow();
@@ -84,19 +85,24 @@ template <typename... CtxArg> class callable_remote_procedure_with_context {
         auto ref = create();
         detail::output_proc<T...> in(ref->state->mid, args...);
         margo_request req = MARGO_REQUEST_NULL;
-        double ms =
-            std::chrono::duration_cast<std::chrono::duration<double, std::milli>>(
-                timeout)
-                .count();
-        hg_return_t ret = margo_iforward_timed(ref->handle, &in,
-                                               ms > 0 ? ms : 1e-6, &req);
+        double ms = std::chrono::duration_cast<
+                        std::chrono::duration<double, std::milli>>(timeout)
+                        .count();
+        hg_return_t ret =
+            margo_iforward_timed(ref->handle, &in, ms > 0 ? ms : 1e-6, &req);
         in.rethrow();
         MARGO_ASSERT(ret, margo_iforward_timed);
         return async_response(req, ref);
     }
 
-    const endpoint &get_endpoint() const noexcept { return m_endpoint; }
-    std::uint16_t get_provider_id() const noexcept { return m_provider_id; }
+    const endpoint &get_endpoint() const noexcept
+    {
+        return m_endpoint;
+    }
+    std::uint16_t get_provider_id() const noexcept
+    {
+        return m_provider_id;
+    }
 
   private:
     std::shared_ptr<detail::handle_ref> create() const
@@ -106,11 +112,12 @@ template <typename... CtxArg> class callable_remote_procedure_with_context {
         const auto &state = m_endpoint.state();
         margo_instance_id mid = state->checked_mid("RPC");
         hg_handle_t h = HG_HANDLE_NULL;
-        hg_return_t ret = margo_create(mid, m_endpoint.get_addr(),
-                                       detail::rpc_id_for(m_id, m_provider_id),
-                                       &h);
+        hg_return_t ret =
+            margo_create(mid, m_endpoint.get_addr(),
+                         detail::rpc_id_for(m_id, m_provider_id), &h);
         MARGO_ASSERT(ret, margo_create);
-        return std::make_shared<detail::handle_ref>(h, state, m_ignore_response);
+        return std::make_shared<detail::handle_ref>(h, state,
+                                                    m_ignore_response);
     }
     hg_return_t forward(hg_handle_t h, void *in, double timeout_ms) const
     {

@@ -15,11 +15,13 @@
 #include <thallium/detail/engine_state.hpp>
 #include <thallium/exception.hpp>
 
-namespace thallium {
+namespace thallium
+{
 
 class engine;
 
-class endpoint {
+class endpoint
+{
   public:
     endpoint() = default;
     /* Wraps addr; with take_ownership the endpoint frees it, otherwise it
@@ -61,7 +63,10 @@ class endpoint {
         }
         return *this;
     }
-    ~endpoint() { release_addr(); }
+    ~endpoint()
+    {
+        release_addr();
+    }
 
     void swap(endpoint &other) noexcept
     {
@@ -86,13 +91,19 @@ class endpoint {
         return s;
     }
 
-    bool is_null() const noexcept { return m_addr == HG_ADDR_NULL; }
+    bool is_null() const noexcept
+    {
+        return m_addr == HG_ADDR_NULL;
+    }
     hg_addr_t get_addr(bool copy = false) const
     {
         return copy && m_addr != HG_ADDR_NULL ? dup(m_addr) : m_addr;
     }
     /* Give up ownership of the HG address and return it. */
-    hg_addr_t release() noexcept { return std::exchange(m_addr, HG_ADDR_NULL); }
+    hg_addr_t release() noexcept
+    {
+        return std::exchange(m_addr, HG_ADDR_NULL);
+    }
     engine get_engine() const;
 
     bool operator==(const endpoint &other) const
@@ -104,7 +115,10 @@ class endpoint {
         return margo_addr_cmp(m_state->checked_mid("endpoint"), m_addr,
                               other.m_addr) == HG_TRUE;
     }
-    bool operator!=(const endpoint &other) const { return !(*this == other); }
+    bool operator!=(const endpoint &other) const
+    {
+        return !(*this == other);
+    }
 
     const std::shared_ptr<detail::engine_state> &state() const noexcept
     {
@@ -132,7 +146,8 @@ class endpoint {
     hg_addr_t m_addr = HG_ADDR_NULL;
 };
 
-inline std::ostream &operator<<(std::ostream &os, const endpoint &ep)
+inline std::ostream &
+operator<<(std::ostream &os, const endpoint &ep)
 {
     return os << static_cast<std::string>(ep);
 }

@@ -37,14 +37,17 @@
 #define THALLIUM_SERVER_MODE MARGO_SERVER_MODE
 #define THALLIUM_CLIENT_MODE MARGO_CLIENT_MODE
 
-namespace thallium {
+namespace thallium
+{
 
 class pool;
 
-namespace detail {
+namespace detail
+{
 
 /* Run the layer's finalize callbacks, last pushed first. */
-inline void run_finalize_callbacks(engine_state &s)
+inline void
+run_finalize_callbacks(engine_state &s)
 {
     for (;;) {
         std::function<void()> cb;
@@ -60,14 +63,16 @@ inline void run_finalize_callbacks(engine_state &s)
     }
 }
 
-inline void mark_finalized(engine_state &s)
+inline void
+mark_finalized(engine_state &s)
 {
     if (!s.finalized.exchange(true))
         forget_state(s.mid);
 }
 
 /* Finalize now: only valid outside the instance's handlers. */
-inline void finalize_now(engine_state &s)
+inline void
+finalize_now(engine_state &s)
 {
     if (s.finalized.load())
         return;
@@ -76,7 +81,8 @@ inline void finalize_now(engine_state &s)
     mark_finalized(s);
 }
 
-inline void wait_for_finalize(engine_state &s)
+inline void
+wait_for_finalize(engine_state &s)
 {
     if (s.finalized.load())
         return;
@@ -111,7 +117,8 @@ struct engine_life {
 
 } // namespace detail
 
-class engine {
+class engine
+{
   public:
     engine() = default;
 
@@ -120,11 +127,12 @@ class engine {
            const struct hg_init_info *hg_opt = nullptr)
     {
         margo_instance_id mid =
-            margo_init_opt(addr.c_str(), mode, hg_opt, use_progress_thread ? 1 : 0,
-                           (int) rpc_thread_count);
+            margo_init_opt(addr.c_str(), mode, hg_opt,
+                           use_progress_thread ? 1 : 0, (int) rpc_thread_count);
         if (mid == MARGO_INSTANCE_NULL)
             throw margo_exception("margo_init", HG_OTHER_ERROR,
-                                  "could not initialize Margo on \"" + addr + "\"");
+                                  "could not initialize Margo on \"" + addr +
+                                      "\"");
         adopt(mid, mode == MARGO_SERVER_MODE);
     }
 
@@ -194,7 +202,8 @@ class engine {
             id = margo_register_name(m, name.c_str(), detail::proc_object_cb,
                                      detail::proc_object_cb, nullptr);
             if (id == 0)
-                throw margo_exception("margo_register_name", HG_OTHER_ERROR, name);
+                throw margo_exception("margo_register_name", HG_OTHER_ERROR,
+                                      name);
         }
         return remote_procedure(m_state, id);
     }
@@ -299,10 +308,11 @@ class engine {
     {
         mid("push_finalize_callback");
         std::lock_guard<std::mutex> g(m_state->lock);
-        m_state->finalize_cbs.emplace_back(owner,
-                                           std::function<void()>(std::forward<F>(f)));
+        m_state->finalize_cbs.emplace_back(
+            owner, std::function<void()>(std::forward<F>(f)));
     }
-    std::function<void()> top_finalize_callback(const void *owner = nullptr) const
+    std::function<void()>
+    top_finalize_callback(const void *owner = nullptr) const
     {
         mid("top_finalize_callback");
         std::lock_guard<std::mutex> g(m_state->lock);
@@ -341,7 +351,8 @@ class engine {
     margo_instance_id mid(const char *what) const
     {
         if (!m_state)
-            throw exception(std::string(what) + ": null engine", HG_INVALID_ARG);
+            throw exception(std::string(what) + ": null engine",
+                            HG_INVALID_ARG);
         return m_state->checked_mid(what);
     }
 
@@ -353,13 +364,21 @@ inline endpoint::endpoint(const engine &e, hg_addr_t addr, bool take_ownership)
     : endpoint(e.state(), addr, take_ownership)
 {
 }
-inline engine endpoint::get_engine() const { return engine::reference(m_state); }
+inline engine
+endpoint::get_engine() const
+{
+    return engine::reference(m_state);
+}
 
-template <typename... C> inline engine proc_output_archive<C...>::get_engine() const
+template <typename... C>
+inline engine
+proc_output_archive<C...>::get_engine() const
 {
     return engine(m_mid);
 }
-template <typename... C> inline engine proc_input_archive<C...>::get_engine() const
+template <typename... C>
+inline engine
+proc_input_archive<C...>::get_engine() const
 {
     return engine(m_mid);
 }

@@ -12,18 +12,27 @@
 
 #include <mercury.h>
 
-namespace thallium {
+namespace thallium
+{
 
-class exception : public std::exception {
+class exception : public std::exception
+{
   public:
     exception() = default;
-    explicit exception(const std::string &msg, hg_return_t code = HG_OTHER_ERROR)
+    explicit exception(const std::string &msg,
+                       hg_return_t code = HG_OTHER_ERROR)
         : m_msg(msg), m_code(code)
     {
     }
-    const char *what() const noexcept override { return m_msg.c_str(); }
+    const char *what() const noexcept override
+    {
+        return m_msg.c_str();
+    }
     /* The HG code behind the error (HG_OTHER_ERROR when there is none). */
-    hg_return_t code() const noexcept { return m_code; }
+    hg_return_t code() const noexcept
+    {
+        return m_code;
+    }
 
   private:
     std::string m_msg;
@@ -31,7 +40,8 @@ class exception : public std::exception {
 };
 
 /* A Margo or HG call failed: which call, and its return code. */
-class margo_exception : public exception {
+class margo_exception : public exception
+{
   public:
     margo_exception(const std::string &function, hg_return_t ret,
                     const std::string &msg = std::string())
@@ -41,24 +51,35 @@ class margo_exception : public exception {
           m_function(function)
     {
     }
-    const std::string &function() const noexcept { return m_function; }
-    hg_return_t error() const noexcept { return code(); }
+    const std::string &function() const noexcept
+    {
+        return m_function;
+    }
+    hg_return_t error() const noexcept
+    {
+        return code();
+    }
 
   private:
     std::string m_function;
 };
 
 /* A timed RPC or transfer ran out of time. */
-class timeout : public exception {
+class timeout : public exception
+{
   public:
-    timeout() : exception("operation timed out", HG_TIMEOUT) {}
+    timeout() : exception("operation timed out", HG_TIMEOUT)
+    {
+    }
 };
 
-namespace detail {
+namespace detail
+{
 /* Throw for a failed call: tl::timeout for HG_TIMEOUT, margo_exception
  * for anything else. */
-[[noreturn]] inline void throw_hg(const char *function, hg_return_t ret,
-                                  const std::string &msg = std::string())
+[[noreturn]] inline void
+throw_hg(const char *function, hg_return_t ret,
+         const std::string &msg = std::string())
 {
     if (ret == HG_TIMEOUT)
         throw timeout();

@@ -9,11 +9,15 @@
 #include <functional>
 #include <type_traits>
 
-namespace thallium {
-namespace detail {
+namespace thallium
+{
+namespace detail
+{
 
-template <typename F> struct function_traits
-    : function_traits<decltype(&std::decay<F>::type::operator())> {};
+template <typename F>
+struct function_traits
+    : function_traits<decltype(&std::decay<F>::type::operator())> {
+};
 
 template <typename R, typename... A> struct function_traits<R(A...)> {
     using result_type = R;
@@ -21,15 +25,20 @@ template <typename R, typename... A> struct function_traits<R(A...)> {
     static constexpr std::size_t arity = sizeof...(A);
 };
 template <typename R, typename... A>
-struct function_traits<R (*)(A...)> : function_traits<R(A...)> {};
+struct function_traits<R (*)(A...)> : function_traits<R(A...)> {
+};
 template <typename R, typename... A>
-struct function_traits<R (&)(A...)> : function_traits<R(A...)> {};
+struct function_traits<R (&)(A...)> : function_traits<R(A...)> {
+};
 template <typename C, typename R, typename... A>
-struct function_traits<R (C::*)(A...)> : function_traits<R(A...)> {};
+struct function_traits<R (C::*)(A...)> : function_traits<R(A...)> {
+};
 template <typename C, typename R, typename... A>
-struct function_traits<R (C::*)(A...) const> : function_traits<R(A...)> {};
+struct function_traits<R (C::*)(A...) const> : function_traits<R(A...)> {
+};
 template <typename R, typename... A>
-struct function_traits<std::function<R(A...)>> : function_traits<R(A...)> {};
+struct function_traits<std::function<R(A...)>> : function_traits<R(A...)> {
+};
 
 template <typename T> struct decayed_tuple;
 template <typename... A> struct decayed_tuple<std::tuple<A...>> {

@@ -14,9 +14,11 @@
 #include <thallium/detail/handle_ref.hpp>
 #include <thallium/proc_object.hpp>
 
-namespace thallium {
+namespace thallium
+{
 
-template <typename... CtxArg> class packed_data {
+template <typename... CtxArg> class packed_data
+{
   public:
     packed_data() = default;
     packed_data(std::shared_ptr<detail::handle_ref> ref, bool is_input)
@@ -25,7 +27,10 @@ template <typename... CtxArg> class packed_data {
     }
 
     /* Whether there is anything to decode (false for one-way RPCs). */
-    bool valid() const noexcept { return m_ref != nullptr; }
+    bool valid() const noexcept
+    {
+        return m_ref != nullptr;
+    }
 
     template <typename T> T as() const
     {
@@ -46,7 +51,10 @@ template <typename... CtxArg> class packed_data {
         decode(p);
         return std::move(p.values());
     }
-    template <typename T> operator T() const { return as<T>(); }
+    template <typename T> operator T() const
+    {
+        return as<T>();
+    }
 
     /* Decode into existing variables. */
     template <typename... T> void unpack(T &...x) const
@@ -68,8 +76,8 @@ template <typename... CtxArg> class packed_data {
     void decode(detail::proc_object &p) const
     {
         hg_handle_t h = m_ref->handle;
-        hg_return_t ret = m_is_input ? margo_get_input(h, &p)
-                                     : margo_get_output(h, &p);
+        hg_return_t ret =
+            m_is_input ? margo_get_input(h, &p) : margo_get_output(h, &p);
         p.rethrow();
         MARGO_ASSERT(ret, margo_get_output);
         if (m_is_input)

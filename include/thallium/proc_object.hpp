@@ -19,25 +19,33 @@
 #include <thallium/exception.hpp>
 #include <thallium/serialization/archives.hpp>
 
-namespace thallium {
-namespace detail {
+namespace thallium
+{
+namespace detail
+{
 
 /* std::index_sequence is C++14; this keeps the layer in one place. */
 template <typename F, typename Tuple, std::size_t... I>
-inline void apply_impl(F &&f, Tuple &&t, std::index_sequence<I...>)
+inline void
+apply_impl(F &&f, Tuple &&t, std::index_sequence<I...>)
 {
     std::forward<F>(f)(std::get<I>(std::forward<Tuple>(t))...);
 }
-template <typename F, typename Tuple> inline void apply(F &&f, Tuple &&t)
+template <typename F, typename Tuple>
+inline void
+apply(F &&f, Tuple &&t)
 {
     apply_impl(std::forward<F>(f), std::forward<Tuple>(t),
                std::make_index_sequence<
                    std::tuple_size<typename std::decay<Tuple>::type>::value>{});
 }
 
-class proc_object {
+class proc_object
+{
   public:
-    explicit proc_object(margo_instance_id mid) : m_mid(mid) {}
+    explicit proc_object(margo_instance_id mid) : m_mid(mid)
+    {
+    }
     virtual ~proc_object() = default;
 
     hg_return_t process(hg_proc_t proc) noexcept
@@ -69,7 +77,8 @@ class proc_object {
     std::exception_ptr m_error;
 };
 
-inline hg_return_t proc_object_cb(hg_proc_t proc, void *data)
+inline hg_return_t
+proc_object_cb(hg_proc_t proc, void *data)
 {
     if (data == nullptr || hg_proc_get_op(proc) == HG_FREE)
         return HG_SUCCESS;
@@ -78,7 +87,8 @@ inline hg_return_t proc_object_cb(hg_proc_t proc, void *data)
 
 /* Encodes values held by reference (arguments of a call, values of a
  * respond). */
-template <typename... T> class output_proc : public proc_object {
+template <typename... T> class output_proc : public proc_object
+{
   public:
     output_proc(margo_instance_id mid, const T &...values)
         : proc_object(mid), m_values(values...)
@@ -95,7 +105,9 @@ template <typename... T> class output_proc : public proc_object {
     }
 
   private:
-    static void serialize_all(proc_output_archive<> &) {}
+    static void serialize_all(proc_output_archive<> &)
+    {
+    }
     template <typename U, typename... R>
     static void serialize_all(proc_output_archive<> &ar, const U &u,
                               const R &...r)
@@ -107,10 +119,16 @@ template <typename... T> class output_proc : public proc_object {
 };
 
 /* Decodes into values it owns. */
-template <typename... T> class input_proc : public proc_object {
+template <typename... T> class input_proc : public proc_object
+{
   public:
-    explicit input_proc(margo_instance_id mid) : proc_object(mid) {}
-    std::tuple<T...> &values() { return m_values; }
+    explicit input_proc(margo_instance_id mid) : proc_object(mid)
+    {
+    }
+    std::tuple<T...> &values()
+    {
+        return m_values;
+    }
 
   protected:
     void run(hg_proc_t proc) override
@@ -121,7 +139,9 @@ template <typename... T> class input_proc : public proc_object {
     }
 
   private:
-    static void load_all(proc_input_archive<> &) {}
+    static void load_all(proc_input_archive<> &)
+    {
+    }
     template <typename U, typename... R>
     static void load_all(proc_input_archive<> &ar, U &u, R &...r)
     {

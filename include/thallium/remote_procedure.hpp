@@ -12,11 +12,13 @@
 #include <thallium/callable_remote_procedure.hpp>
 #include <thallium/endpoint.hpp>
 
-namespace thallium {
+namespace thallium
+{
 
 class provider_handle;
 
-class remote_procedure {
+class remote_procedure
+{
   public:
     remote_procedure() = default;
     remote_procedure(std::shared_ptr<detail::engine_state> state, hg_id_t id)
@@ -52,7 +54,10 @@ class remote_procedure {
         MARGO_ASSERT(ret, margo_deregister);
     }
 
-    hg_id_t id() const noexcept { return m_id; }
+    hg_id_t id() const noexcept
+    {
+        return m_id;
+    }
 
   private:
     const std::shared_ptr<detail::engine_state> &state() const

@@ -17,9 +17,11 @@
 #include <thallium/packed_data.hpp>
 #include <thallium/proc_object.hpp>
 
-namespace thallium {
+namespace thallium
+{
 
-template <typename... CtxArg> class request_with_context {
+template <typename... CtxArg> class request_with_context
+{
   public:
     request_with_context() = default;
     explicit request_with_context(std::shared_ptr<detail::handle_ref> ref)
@@ -63,7 +65,10 @@ template <typename... CtxArg> class request_with_context {
     {
         return m_ref ? m_ref->handle : HG_HANDLE_NULL;
     }
-    bool is_null() const noexcept { return m_ref == nullptr; }
+    bool is_null() const noexcept
+    {
+        return m_ref == nullptr;
+    }
     margo_instance_id get_margo_instance() const
     {
         handle();

@@ -18,8 +18,10 @@
 
 #include <thallium/exception.hpp>
 
-namespace thallium {
-namespace detail {
+namespace thallium
+{
+namespace detail
+{
 
 struct engine_state {
     margo_instance_id mid = MARGO_INSTANCE_NULL;
@@ -51,7 +53,8 @@ struct engine_state {
 /* How many handlers of any engine the calling thread is running: a
  * finalize() from inside one only records the request (Margo finishes it
  * in the thread that waits for finalize). */
-inline int &handler_depth()
+inline int &
+handler_depth()
 {
     static thread_local int depth = 0;
     return depth;

@@ -12,12 +12,13 @@
 
 #include <thallium/detail/engine_state.hpp>
 
-namespace thallium {
-namespace detail {
+namespace thallium
+{
+namespace detail
+{
 
 struct handle_ref {
-    handle_ref(hg_handle_t h, std::shared_ptr<engine_state> s,
-               bool no_response)
+    handle_ref(hg_handle_t h, std::shared_ptr<engine_state> s, bool no_response)
         : handle(h), state(std::move(s)), disabled_response(no_response)
     {
     }

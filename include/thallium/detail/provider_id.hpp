@@ -8,17 +8,21 @@
 
 #include <margo.h>
 
-namespace thallium {
-namespace detail {
+namespace thallium
+{
+namespace detail
+{
 
-inline std::uint16_t provider_id_of(hg_id_t id)
+inline std::uint16_t
+provider_id_of(hg_id_t id)
 {
     (void) id;
     return 0;
 }
 
 /* The id a handle is created with to reach `provider_id`'s RPC. */
-inline hg_id_t rpc_id_for(hg_id_t id, std::uint16_t provider_id)
+inline hg_id_t
+rpc_id_for(hg_id_t id, std::uint16_t provider_id)
 {
     (void) provider_id;
     return id;

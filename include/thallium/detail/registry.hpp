@@ -13,8 +13,10 @@
 
 #include <thallium/detail/engine_state.hpp>
 
-namespace thallium {
-namespace detail {
+namespace thallium
+{
+namespace detail
+{
 
 struct registry {
     std::mutex lock;
@@ -29,7 +31,8 @@ struct registry {
 
 /* The state of `mid`, created (not owning the instance) when the layer has
  * none yet. */
-inline std::shared_ptr<engine_state> state_of(margo_instance_id mid)
+inline std::shared_ptr<engine_state>
+state_of(margo_instance_id mid)
 {
     if (mid == MARGO_INSTANCE_NULL)
         return nullptr;
@@ -40,23 +43,25 @@ inline std::shared_ptr<engine_state> state_of(margo_instance_id mid)
         if (auto s = it->second.lock())
             return s;
     }
-    auto s = std::shared_ptr<engine_state>(new engine_state, [](engine_state *p) {
-        registry &reg = registry::get();
-        {
-            std::lock_guard<std::mutex> g2(reg.lock);
-            auto i = reg.states.find(p->mid);
-            if (i != reg.states.end() && i->second.expired())
-                reg.states.erase(i);
-        }
-        delete p;
-    });
+    auto s =
+        std::shared_ptr<engine_state>(new engine_state, [](engine_state *p) {
+            registry &reg = registry::get();
+            {
+                std::lock_guard<std::mutex> g2(reg.lock);
+                auto i = reg.states.find(p->mid);
+                if (i != reg.states.end() && i->second.expired())
+                    reg.states.erase(i);
+            }
+            delete p;
+        });
     s->mid = mid;
     r.states[mid] = s;
     return s;
 }
 
 /* Forget a finalized instance: Margo may reuse its address for a new one. */
-inline void forget_state(margo_instance_id mid)
+inline void
+forget_state(margo_instance_id mid)
 {
     registry &r = registry::get();
     std::lock_guard<std::mutex> g(r.lock);

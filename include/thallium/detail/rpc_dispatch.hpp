@@ -25,17 +25,24 @@
 #include <thallium/proc_object.hpp>
 #include <thallium/request.hpp>
 
-namespace thallium {
-namespace detail {
+namespace thallium
+{
+namespace detail
+{
 
 struct rpc_entry {
     std::shared_ptr<engine_state> state;
     std::function<void(const request &)> fn;
 };
 
-inline void free_rpc_entry(void *p) { delete static_cast<rpc_entry *>(p); }
+inline void
+free_rpc_entry(void *p)
+{
+    delete static_cast<rpc_entry *>(p);
+}
 
-inline void respond_error(handle_ref &ref, hg_return_t code) noexcept
+inline void
+respond_error(handle_ref &ref, hg_return_t code) noexcept
 {
     if (ref.disabled_response || ref.responded.exchange(true))
         return;
@@ -44,7 +51,8 @@ inline void respond_error(handle_ref &ref, hg_return_t code) noexcept
     HG_Respond_error(ref.handle, nullptr, nullptr, code);
 }
 
-inline void rpc_run(hg_handle_t h)
+inline void
+rpc_run(hg_handle_t h)
 {
     margo_instance_id mid = margo_hg_handle_get_instance(h);
     const struct hg_info *info = margo_get_info(h);
@@ -74,14 +82,16 @@ inline void rpc_run(hg_handle_t h)
     --handler_depth();
 }
 
-inline hg_return_t rpc_callback(hg_handle_t h)
+inline hg_return_t
+rpc_callback(hg_handle_t h)
 {
     return margo_rpc_dispatch(h, rpc_run);
 }
 
 /* Register `name` with the layer's proc and callback, for provider_id. */
-inline hg_id_t register_rpc(margo_instance_id mid, const std::string &name,
-                            std::uint16_t provider_id)
+inline hg_id_t
+register_rpc(margo_instance_id mid, const std::string &name,
+             std::uint16_t provider_id)
 {
     if (provider_id != 0)
         throw exception("provider ids need Margo providers", HG_OPNOTSUPPORTED);
@@ -107,7 +117,10 @@ template <typename... A> struct invoke_with_input<std::tuple<A...>> {
         struct freer {
             hg_handle_t h;
             input_proc<A...> *in;
-            ~freer() { margo_free_input(h, in); }
+            ~freer()
+            {
+                margo_free_input(h, in);
+            }
         } guard{h, &in};
         call_impl(f, req, in.values(), std::forward<Post>(post),
                   std::index_sequence_for<A...>{});
@@ -131,7 +144,10 @@ template <> struct invoke_with_input<std::tuple<>> {
 
 /* What to do with a handler's result: engine handlers return void. */
 struct discard_result {
-    template <typename G> void operator()(const request &, G &&g) const { g(); }
+    template <typename G> void operator()(const request &, G &&g) const
+    {
+        g();
+    }
 };
 
 } // namespace detail

@@ -28,14 +28,16 @@
 
 #include <thallium/exception.hpp>
 
-namespace thallium {
+namespace thallium
+{
 
 class engine;
 
 template <typename... CtxArg>
 class proc_output_archive
     : public cereal::OutputArchive<proc_output_archive<CtxArg...>,
-                                   cereal::AllowEmptyClassElision> {
+                                   cereal::AllowEmptyClassElision>
+{
     using base = cereal::OutputArchive<proc_output_archive<CtxArg...>,
                                        cereal::AllowEmptyClassElision>;
 
@@ -56,9 +58,18 @@ class proc_output_archive
                             ret);
     }
 
-    hg_proc_t get_proc() const { return m_proc; }
-    std::tuple<CtxArg...> &get_context() { return m_context; }
-    margo_instance_id get_margo_instance() const { return m_mid; }
+    hg_proc_t get_proc() const
+    {
+        return m_proc;
+    }
+    std::tuple<CtxArg...> &get_context()
+    {
+        return m_context;
+    }
+    margo_instance_id get_margo_instance() const
+    {
+        return m_mid;
+    }
     /* Defined in engine.hpp. */
     engine get_engine() const;
 
@@ -71,7 +82,8 @@ class proc_output_archive
 template <typename... CtxArg>
 class proc_input_archive
     : public cereal::InputArchive<proc_input_archive<CtxArg...>,
-                                  cereal::AllowEmptyClassElision> {
+                                  cereal::AllowEmptyClassElision>
+{
     using base = cereal::InputArchive<proc_input_archive<CtxArg...>,
                                       cereal::AllowEmptyClassElision>;
 
@@ -97,9 +109,18 @@ class proc_input_archive
         return (std::size_t) hg_proc_get_size_left(m_proc);
     }
 
-    hg_proc_t get_proc() const { return m_proc; }
-    std::tuple<CtxArg...> &get_context() { return m_context; }
-    margo_instance_id get_margo_instance() const { return m_mid; }
+    hg_proc_t get_proc() const
+    {
+        return m_proc;
+    }
+    std::tuple<CtxArg...> &get_context()
+    {
+        return m_context;
+    }
+    margo_instance_id get_margo_instance() const
+    {
+        return m_mid;
+    }
     engine get_engine() const;
 
   private:
@@ -124,23 +145,26 @@ CEREAL_LOAD_FUNCTION_NAME(proc_input_archive<C...> &ar, T &t)
 }
 
 template <class T, class... C>
-inline void CEREAL_SERIALIZE_FUNCTION_NAME(proc_output_archive<C...> &ar,
-                                           cereal::NameValuePair<T> &t)
+inline void
+CEREAL_SERIALIZE_FUNCTION_NAME(proc_output_archive<C...> &ar,
+                               cereal::NameValuePair<T> &t)
 {
     ar(t.value);
 }
 
 template <class T, class... C>
-inline void CEREAL_SERIALIZE_FUNCTION_NAME(proc_input_archive<C...> &ar,
-                                           cereal::NameValuePair<T> &t)
+inline void
+CEREAL_SERIALIZE_FUNCTION_NAME(proc_input_archive<C...> &ar,
+                               cereal::NameValuePair<T> &t)
 {
     ar(t.value);
 }
 
 /* Counts travel as 64-bit values whatever their C++ type. */
 template <class T, class... C>
-inline void CEREAL_SAVE_FUNCTION_NAME(proc_output_archive<C...> &ar,
-                                      const cereal::SizeTag<T> &t)
+inline void
+CEREAL_SAVE_FUNCTION_NAME(proc_output_archive<C...> &ar,
+                          const cereal::SizeTag<T> &t)
 {
     std::uint64_t n = (std::uint64_t) t.size;
     ar.write(&n, sizeof(n));
@@ -151,8 +175,8 @@ inline void CEREAL_SAVE_FUNCTION_NAME(proc_output_archive<C...> &ar,
  * the message), so a count above the bytes left is a lie: refuse it before
  * the container allocates. */
 template <class T, class... C>
-inline void CEREAL_LOAD_FUNCTION_NAME(proc_input_archive<C...> &ar,
-                                      cereal::SizeTag<T> &t)
+inline void
+CEREAL_LOAD_FUNCTION_NAME(proc_input_archive<C...> &ar, cereal::SizeTag<T> &t)
 {
     std::uint64_t n = 0;
     ar.read(&n, sizeof(n));
@@ -165,15 +189,17 @@ inline void CEREAL_LOAD_FUNCTION_NAME(proc_input_archive<C...> &ar,
 }
 
 template <class T, class... C>
-inline void CEREAL_SAVE_FUNCTION_NAME(proc_output_archive<C...> &ar,
-                                      const cereal::BinaryData<T> &bd)
+inline void
+CEREAL_SAVE_FUNCTION_NAME(proc_output_archive<C...> &ar,
+                          const cereal::BinaryData<T> &bd)
 {
     ar.write(bd.data, (std::size_t) bd.size);
 }
 
 template <class T, class... C>
-inline void CEREAL_LOAD_FUNCTION_NAME(proc_input_archive<C...> &ar,
-                                      cereal::BinaryData<T> &bd)
+inline void
+CEREAL_LOAD_FUNCTION_NAME(proc_input_archive<C...> &ar,
+                          cereal::BinaryData<T> &bd)
 {
     ar.read(bd.data, (std::size_t) bd.size);
 }

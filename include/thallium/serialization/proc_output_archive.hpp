@@ -1,4 +1,5 @@
-/* Thallium's header name for the output archive (serialization/archives.hpp). */
+/* Thallium's header name for the output archive (serialization/archives.hpp).
+ */
 #ifndef THALLIUM_SERIALIZATION_PROC_OUTPUT_ARCHIVE_HPP
 #define THALLIUM_SERIALIZATION_PROC_OUTPUT_ARCHIVE_HPP
 #include <thallium/serialization/archives.hpp>
