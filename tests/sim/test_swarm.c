@@ -54,10 +54,9 @@ sw_draw(uint64_t seed, uint64_t *r, struct sd_opts *o, char *spec,
         size_t spec_size, int *faulty)
 {
     static const char *const rates[] = {"0.001", "0.01", "0.05", "0.2"};
-    static const char *const probs[] = {"loss",    "dup",     "trunc",
-                                        "send_err", "rma_err", "partial",
-                                        "revoke",  "again",   "rnr",
-                                        "reorder", "corrupt"};
+    static const char *const probs[] = {
+        "loss",   "dup",   "trunc", "send_err", "rma_err", "partial",
+        "revoke", "again", "rnr",   "reorder",  "corrupt"};
     static const size_t sizes[] = {0, 512, 1024, 2048};
     static const uint32_t posts[] = {1, 2, 8, 64};
     static const unsigned backlogs[] = {0, 1, 4, 256};
@@ -93,21 +92,21 @@ sw_draw(uint64_t seed, uint64_t *r, struct sd_opts *o, char *spec,
                                  probs[i], rates[sw_below(r, 4)]);
     }
     switch (sw_below(r, 4)) {
-        case 0:
-            len += (size_t) snprintf(spec + len, spec_size - len,
-                                     ",jitter=pareto:%uus", 1 + sw_below(r, 5));
-            break;
-        case 1:
-            len += (size_t) snprintf(spec + len, spec_size - len,
-                                     ",jitter=lognormal:%uus:0.8",
-                                     1 + sw_below(r, 5));
-            break;
-        case 2:
-            len += (size_t) snprintf(spec + len, spec_size - len,
-                                     ",jitter=uniform:%uus", 1 + sw_below(r, 20));
-            break;
-        default:
-            break;
+    case 0:
+        len += (size_t) snprintf(spec + len, spec_size - len,
+                                 ",jitter=pareto:%uus", 1 + sw_below(r, 5));
+        break;
+    case 1:
+        len +=
+            (size_t) snprintf(spec + len, spec_size - len,
+                              ",jitter=lognormal:%uus:0.8", 1 + sw_below(r, 5));
+        break;
+    case 2:
+        len += (size_t) snprintf(spec + len, spec_size - len,
+                                 ",jitter=uniform:%uus", 1 + sw_below(r, 20));
+        break;
+    default:
+        break;
     }
     if (sw_below(r, 3) == 0) {
         unsigned a = sw_below(r, (unsigned) o->nodes);
@@ -152,17 +151,15 @@ sw_run(uint64_t seed, int *nops_out)
     }
     for (int i = 0; i < nops; i++) {
         int from = (int) sw_below(&r, (unsigned) o.nodes);
-        int to = sw_below(&r, 10) == 0
-                     ? from
-                     : (int) sw_below(&r, (unsigned) o.nodes);
+        int to = sw_below(&r, 10) == 0 ? from
+                                       : (int) sw_below(&r, (unsigned) o.nodes);
         unsigned kind = sw_below(&r, 12);
-        size_t len = sw_below(&r, 2) ? sw_below(&r, 200)
-                                     : 1000 + sw_below(&r, 100000);
+        size_t len =
+            sw_below(&r, 2) ? sw_below(&r, 200) : 1000 + sw_below(&r, 100000);
         /* With faults, a forward could wait forever for a lost message:
          * every one gets a deadline then. */
-        unsigned timeout = faulty || sw_below(&r, 4) == 0
-                               ? 5 + sw_below(&r, 50)
-                               : 0;
+        unsigned timeout =
+            faulty || sw_below(&r, 4) == 0 ? 5 + sw_below(&r, 50) : 0;
         struct sd_op *op;
 
         if (i == crash_at && !w->node[crash_node].crashed)
