@@ -37,10 +37,14 @@
 #ifndef MARGO_H
 #define MARGO_H
 
+/* As in real Margo, margo.h brings the Mercury headers a service needs:
+ * MERCURY_GEN_PROC and the string and bulk proc routines. */
 #include "mercury.h"
 #include "mercury_bulk.h"
+#include "mercury_macros.h"
 #include "mercury_proc.h"
 #include "mercury_proc_bulk.h"
+#include "mercury_proc_string.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -91,10 +91,6 @@ struct margo_instance {
     pthread_t *handler_threads; /* rpc_thread_count of them       */
     int handler_threads_started;
 
-    /* Broadcast whenever something a thread blocked on this instance may
-     * care about changes: a request completed, a handler was queued or
-     * finished, finalize was requested. */
-    pthread_cond_t cond;
     /* Handler threads sleep here for queued handlers. */
     pthread_cond_t handler_cond;
 
@@ -114,6 +110,8 @@ struct margo_instance {
     /* In the list of instances driven without a progress thread (L). */
     struct margo_instance *driven_next;
     bool driven;
+    /* In the list of every instance (L). */
+    struct margo_instance *all_next;
 };
 
 /* margo_progress.c */
@@ -134,7 +132,11 @@ unsigned int margo_progress_instance(struct margo_instance *mid,
 /* One round of non-blocking progress if this thread may drive mid without
  * waiting for another thread; used by margo_test(). Lock held. */
 void margo_poke_progress(struct margo_instance *mid);
-/* Wake every thread blocked on mid (lock held). */
+/* Add to / remove from the list of every instance (lock held). */
+void margo_all_add(struct margo_instance *mid);
+void margo_all_remove(struct margo_instance *mid);
+/* Wake every thread blocked on mid (lock held): a request completed, a
+ * handler was queued or finished, finalize was requested. */
 void margo_wake(struct margo_instance *mid);
 /* Start / stop the instance's own threads. */
 int margo_threads_start(struct margo_instance *mid);
