@@ -18,5 +18,7 @@
 #include <thallium/callable_remote_procedure.hpp>
 #include <thallium/remote_procedure.hpp>
 #include <thallium/engine.hpp>
+#include <thallium/provider_handle.hpp>
+#include <thallium/provider.hpp>
 
 #endif

@@ -16,9 +16,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <thallium/async_response.hpp>
 #include <thallium/detail/handle_ref.hpp>
+#include <thallium/detail/provider_id.hpp>
 #include <thallium/endpoint.hpp>
 #include <thallium/packed_data.hpp>
 #include <thallium/proc_object.hpp>
@@ -29,10 +31,11 @@ namespace thallium
 template <typename... CtxArg> class callable_remote_procedure_with_context
 {
   public:
-    callable_remote_procedure_with_context(const endpoint &ep, hg_id_t id,
+    callable_remote_procedure_with_context(const endpoint &ep,
+                                           const std::string &name,
                                            std::uint16_t provider_id,
                                            bool ignore_response)
-        : m_endpoint(ep), m_id(id), m_provider_id(provider_id),
+        : m_endpoint(ep), m_name(name), m_provider_id(provider_id),
           m_ignore_response(ignore_response)
     {
     }
@@ -88,8 +91,8 @@ template <typename... CtxArg> class callable_remote_procedure_with_context
         double ms = std::chrono::duration_cast<
                         std::chrono::duration<double, std::milli>>(timeout)
                         .count();
-        hg_return_t ret =
-            margo_iforward_timed(ref->handle, &in, ms > 0 ? ms : 1e-6, &req);
+        hg_return_t ret = margo_provider_iforward_timed(
+            m_provider_id, ref->handle, &in, ms > 0 ? ms : 1e-6, &req);
         in.rethrow();
         MARGO_ASSERT(ret, margo_iforward_timed);
         return async_response(req, ref);
@@ -112,25 +115,26 @@ template <typename... CtxArg> class callable_remote_procedure_with_context
         const auto &state = m_endpoint.state();
         margo_instance_id mid = state->checked_mid("RPC");
         hg_handle_t h = HG_HANDLE_NULL;
-        hg_return_t ret =
-            margo_create(mid, m_endpoint.get_addr(),
-                         detail::rpc_id_for(m_id, m_provider_id), &h);
+        hg_id_t id = detail::origin_rpc_id(mid, m_name, m_provider_id,
+                                           m_ignore_response);
+        hg_return_t ret = margo_create(mid, m_endpoint.get_addr(), id, &h);
         MARGO_ASSERT(ret, margo_create);
         return std::make_shared<detail::handle_ref>(h, state,
                                                     m_ignore_response);
     }
     hg_return_t forward(hg_handle_t h, void *in, double timeout_ms) const
     {
-        return timeout_ms > 0 ? margo_forward_timed(h, in, timeout_ms)
-                              : margo_forward(h, in);
+        return timeout_ms > 0 ? margo_provider_forward_timed(m_provider_id, h,
+                                                             in, timeout_ms)
+                              : margo_provider_forward(m_provider_id, h, in);
     }
     hg_return_t iforward(hg_handle_t h, void *in, margo_request *req) const
     {
-        return margo_iforward(h, in, req);
+        return margo_provider_iforward(m_provider_id, h, in, req);
     }
 
     endpoint m_endpoint;
-    hg_id_t m_id;
+    std::string m_name;
     std::uint16_t m_provider_id;
     bool m_ignore_response;
 };

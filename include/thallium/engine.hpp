@@ -195,17 +195,8 @@ class engine
     remote_procedure define(const std::string &name)
     {
         margo_instance_id m = mid("define");
-        hg_id_t id = 0;
-        hg_bool_t flag = HG_FALSE;
-        if (margo_registered_name(m, name.c_str(), &id, &flag) != HG_SUCCESS ||
-            flag != HG_TRUE) {
-            id = margo_register_name(m, name.c_str(), detail::proc_object_cb,
-                                     detail::proc_object_cb, nullptr);
-            if (id == 0)
-                throw margo_exception("margo_register_name", HG_OTHER_ERROR,
-                                      name);
-        }
-        return remote_procedure(m_state, id);
+        detail::origin_rpc_id(m, name, 0, false);
+        return remote_procedure(m_state, name, 0);
     }
 
     /* An RPC with a handler: a free function, std::function or lambda
@@ -226,9 +217,6 @@ class engine
             },
             provider_id);
     }
-    template <typename F>
-    remote_procedure define(const std::string &name, F &&handler,
-                            std::uint16_t provider_id, const pool &p);
 
     /* Register `fn` as the handler of `name` (for provider_id). */
     remote_procedure define_raw(const std::string &name,
@@ -244,7 +232,7 @@ class engine
             delete entry;
             detail::throw_hg("margo_register_data", ret, name);
         }
-        return remote_procedure(m_state, id);
+        return remote_procedure(m_state, name, provider_id);
     }
 
     bulk expose(const std::vector<std::pair<void *, std::size_t>> &segments,

@@ -93,10 +93,9 @@ inline hg_id_t
 register_rpc(margo_instance_id mid, const std::string &name,
              std::uint16_t provider_id)
 {
-    if (provider_id != 0)
-        throw exception("provider ids need Margo providers", HG_OPNOTSUPPORTED);
-    hg_id_t id = margo_register_name(mid, name.c_str(), proc_object_cb,
-                                     proc_object_cb, rpc_callback);
+    hg_id_t id = margo_provider_register_name(mid, name.c_str(), proc_object_cb,
+                                              proc_object_cb, rpc_callback,
+                                              provider_id, ABT_POOL_NULL);
     if (id == 0)
         throw margo_exception("margo_register_name", HG_OTHER_ERROR, name);
     return id;
