@@ -226,7 +226,8 @@ struct na_sm_class {
     uint32_t *reg_free; /* stack of free slots */
     uint32_t reg_free_count;
     uint64_t reg_gen;
-    atomic_uint sleepers; /* threads about to sleep or asleep */
+    atomic_uint sleepers;  /* threads about to sleep or asleep */
+    atomic_uint completed; /* completions queued on any context, ever */
     unsigned int poll_count;
     bool ptrace_warned;
 };

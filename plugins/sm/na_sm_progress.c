@@ -86,6 +86,7 @@ na_sm_op_complete(struct na_op_id *op, na_return_t ret)
     op->completion.callback_info.ret = ret;
     atomic_store(&op->status, NA_SM_OP_COMPLETED);
     atomic_fetch_add(&pc->completed, 1);
+    atomic_fetch_add(&pc->cls->completed, 1);
     na_cb_completion_add(op->context, &op->completion);
     atomic_fetch_sub(&pc->pending, 1);
 }
@@ -275,6 +276,7 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
     struct na_sm_class *cls = na_sm_class(na_class);
     struct na_sm_context *pc = na_sm_pctx(context);
     unsigned int before = atomic_load(&pc->completed);
+    unsigned int cls_before = atomic_load(&cls->completed);
     uint64_t start = na_plugin_clock_monotonic_ns();
     uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
     uint64_t spin_end = cls->no_block ? deadline : start + NA_SM_SPIN_NS;
@@ -283,6 +285,11 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
 
     if (spin_end > deadline)
         spin_end = deadline;
+    /* Spin first: waking from sleep costs more than most round trips.
+     * Then sleep until something of ours completed or the deadline. A
+     * completion on another context of the class returns early (NA_TIMEOUT,
+     * so a thread driving several contexts moves on); a wake-up with no
+     * completion at all sends us back to sleep. */
     for (;;) {
         na_sm_progress(cls, false);
         if (atomic_load(&pc->completed) != before ||
@@ -292,9 +299,15 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
         if (now >= spin_end)
             break;
     }
-    if (now < deadline)
+    while (now < deadline) {
         na_sm_sleep(cls, context,
                     (unsigned int) ((deadline - now + 999999u) / 1000000u));
+        if (atomic_load(&pc->completed) != before ||
+            na_sm_has_completions(context) ||
+            atomic_load(&cls->completed) != cls_before)
+            break;
+        now = na_plugin_clock_monotonic_ns();
+    }
 done:
     n = atomic_load(&pc->completed) - before;
     if (count != NULL)
