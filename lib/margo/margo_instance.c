@@ -24,6 +24,7 @@ static void
 margo_instance_free(struct margo_instance *mid)
 {
     pthread_cond_destroy(&mid->handler_cond);
+    margo_rpcs_free(mid);
     free(mid->addrs);
     free(mid);
 }
@@ -86,6 +87,9 @@ margo_init_opt(const char *addr_str, int mode,
     if (!mid->has_progress_thread)
         margo_driven_add(mid);
     pthread_mutex_unlock(&margo_lock);
+    mid->identity_id = margo_identity_register(mid);
+    if (mid->identity_id == 0)
+        goto error_unlist;
     if (margo_threads_start(mid) != 0)
         goto error_unlist;
     margo_log(mid, MARGO_LOG_DEBUG,
