@@ -226,6 +226,9 @@ struct hg_init_info {
      * remain; here requests are always copied out at once, so any value
      * up to multi_recv_op_max is accepted and has no further effect. */
     unsigned int multi_recv_copy_threshold;
+    /* Quicksilver extensions (docs/architecture.md, "Liveness"). */
+    hg_uint32_t probe_interval_ms; /* 0: the default, 1000 ms          */
+    hg_bool_t no_probe;            /* never probe a silent target      */
 };
 
 #define HG_INIT_INFO_INITIALIZER                                               \
@@ -238,7 +241,8 @@ struct hg_init_info {
         .no_loopback = HG_FALSE, .stats = HG_FALSE, .no_multi_recv = HG_FALSE, \
         .release_input_early = HG_FALSE, .traffic_class = NA_TC_UNSPEC,        \
         .no_overflow = false, .multi_recv_op_max = 0,                          \
-        .multi_recv_copy_threshold = 0                                         \
+        .multi_recv_copy_threshold = 0, .probe_interval_ms = 0,                \
+        .no_probe = HG_FALSE                                                   \
     }
 
 #ifdef __cplusplus
