@@ -68,6 +68,14 @@ extern "C" {
 
 /* An instance: one HG class, one HG context and their threads. */
 typedef struct margo_instance *margo_instance_id;
+
+#ifdef __cplusplus
+}
+#endif
+#include "margo-logging.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
 #define MARGO_INSTANCE_NULL ((margo_instance_id) NULL)
 
 /* The `mode` argument of margo_init(): whether the instance listens. */
@@ -218,39 +226,6 @@ hg_bool_t margo_is_listening(margo_instance_id mid);
  * in the class's data (HG_Class_set_data()): do not replace it. */
 hg_class_t *margo_get_class(margo_instance_id mid);
 hg_context_t *margo_get_context(margo_instance_id mid);
-
-/*
- * Logging. Messages go to stderr as "[level] text". An instance logs what
- * is at or above its level (MARGO_LOG_WARNING by default); calls with
- * MARGO_INSTANCE_NULL use the global level.
- */
-typedef enum margo_log_level {
-    MARGO_LOG_EXTERNAL, /* lowest: everything passes */
-    MARGO_LOG_TRACE,
-    MARGO_LOG_DEBUG,
-    MARGO_LOG_INFO,
-    MARGO_LOG_WARNING,
-    MARGO_LOG_ERROR,
-    MARGO_LOG_CRITICAL
-} margo_log_level;
-
-/* Returns 0, or -1 for an unknown level. */
-int margo_set_log_level(margo_instance_id mid, margo_log_level level);
-int margo_set_global_log_level(margo_log_level level);
-
-#if defined(__GNUC__)
-#define MARGO_PRINTF_LIKE __attribute__((format(printf, 2, 3)))
-#else
-#define MARGO_PRINTF_LIKE
-#endif
-void margo_trace(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_debug(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_info(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_warning(margo_instance_id mid, const char *fmt,
-                   ...) MARGO_PRINTF_LIKE;
-void margo_error(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_critical(margo_instance_id mid, const char *fmt,
-                    ...) MARGO_PRINTF_LIKE;
 
 /*
  * RPC handlers.

@@ -59,6 +59,7 @@ margo_init_opt(const char *addr_str, int mode,
         return MARGO_INSTANCE_NULL;
     pthread_cond_init(&mid->handler_cond, NULL);
     atomic_init(&mid->log_level, margo_log_default_level());
+    margo_log_inherit(mid);
     mid->listening = listen;
     mid->has_progress_thread = use_progress_thread != 0;
     mid->rpc_thread_count = rpc_thread_count;

@@ -90,9 +90,11 @@ struct margo_instance {
     hg_context_t *hg_context;
     bool listening;
     bool has_progress_thread;
-    bool virtual_clock;   /* the NA clock is the simulator's */
-    int rpc_thread_count; /* as given to margo_init()       */
-    atomic_int log_level; /* enum margo_log_level           */
+    bool virtual_clock;         /* the NA clock is the simulator's */
+    int rpc_thread_count;       /* as given to margo_init()       */
+    atomic_int log_level;       /* enum margo_log_level           */
+    struct margo_logger logger; /* (margo_log.c's lock)           */
+    bool custom_logger;
     pthread_t progress_thread;
     bool progress_thread_started;
     pthread_t *handler_threads; /* rpc_thread_count of them       */
@@ -282,8 +284,14 @@ uint64_t margo_timers_next_ns(struct margo_instance *mid);
 void margo_log(const struct margo_instance *mid, margo_log_level level,
                const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The global level, which new instances start with. */
+/* The global level, which new instances start with (reads
+ * MARGO_LOG_LEVEL once). */
 int margo_log_default_level(void);
+/* Give a new instance the global logger. */
+void margo_log_inherit(struct margo_instance *mid);
+/* "trace", ... -> level; 0, or -1 if unknown. */
+int margo_log_level_parse(const char *name, margo_log_level *level);
+const char *margo_log_level_name(margo_log_level level);
 
 /* The instance of an HG class created by margo_init(), or NULL. */
 struct margo_instance *margo_instance_of_class(hg_class_t *hg_class);
