@@ -104,6 +104,39 @@ margo_instance_id margo_init_opt(const char *addr_str, int mode,
                                  int use_progress_thread, int rpc_thread_count);
 
 /*
+ * margo_init_ext(): create an instance from Margo's JSON configuration
+ * (docs/margo.md lists the fields; use_progress_thread, rpc_thread_count,
+ * the "mercury" section mapping onto hg_init_info, the "argobots" pools and
+ * xstreams, progress_pool and rpc_pool). info may be NULL (defaults: no
+ * progress thread, handlers in the callers' context). With info->hg_class
+ * (and optionally info->hg_context) the instance runs over that existing
+ * class, which stays the caller's: address and mode are then ignored.
+ * info->hg_init_info seeds the "mercury" section; info->logger is
+ * installed as the instance's logger. Invalid JSON, a field of the wrong
+ * type or value, or a reference to an unknown pool is logged and gives
+ * MARGO_INSTANCE_NULL. External progress_pool / rpc_pool handles and
+ * monitors are not supported (MARGO_INSTANCE_NULL, resp. ignored).
+ */
+struct margo_monitor;
+struct margo_init_info {
+    const char *json_config;           /* JSON configuration, or NULL */
+    ABT_pool progress_pool;            /* must be ABT_POOL_NULL        */
+    ABT_pool rpc_pool;                 /* must be ABT_POOL_NULL        */
+    hg_class_t *hg_class;              /* existing HG class, or NULL   */
+    hg_context_t *hg_context;          /* existing HG context, or NULL */
+    struct hg_init_info *hg_init_info; /* HG options, or NULL          */
+    struct margo_logger *logger;       /* logger, or NULL              */
+    struct margo_monitor *monitor;     /* ignored                      */
+    margo_instance_id parent_mid;      /* ignored                      */
+};
+#define MARGO_INIT_INFO_INITIALIZER                                            \
+    {                                                                          \
+        0                                                                      \
+    }
+margo_instance_id margo_init_ext(const char *address, int mode,
+                                 const struct margo_init_info *info);
+
+/*
  * Shut an instance down. From the call on, new requests are answered with
  * HG_CANCELED. Handlers queued but not started are dropped (their origins
  * get no response), running handlers are given time to finish (10 s on the
@@ -478,5 +511,7 @@ hg_return_t margo_bulk_itransfer_timed(
 #ifdef __cplusplus
 }
 #endif
+
+#include "margo-config.h"
 
 #endif /* MARGO_H */

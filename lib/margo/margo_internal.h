@@ -24,6 +24,8 @@
 #define MARGO_INTERNAL_H
 
 #include "margo.h"
+#include "margo-config.h"
+#include "margo_config.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -88,6 +90,9 @@ struct margo_request_s {
 struct margo_instance {
     hg_class_t *hg_class;
     hg_context_t *hg_context;
+    bool external_hg;  /* the class came from margo_init_ext's caller */
+    bool owns_context; /* the context was created here               */
+    struct margo_config config;
     bool listening;
     bool has_progress_thread;
     bool virtual_clock;         /* the NA clock is the simulator's */
