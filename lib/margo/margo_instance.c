@@ -94,7 +94,9 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
         mid->external_hg = true;
         mid->listening = HG_Class_is_listening(hg_class);
     } else {
-        mid->hg_class = HG_Init_opt(addr_str, listen, &cfg->hg);
+        /* The configuration's hg_init_info is this version's layout. */
+        mid->hg_class =
+            HG_Init_opt2(addr_str, listen, HG_VERSION(2, 4), &cfg->hg);
         if (mid->hg_class == NULL) {
             margo_log(NULL, MARGO_LOG_ERROR,
                       "margo_init: cannot initialize HG with \"%s\"", addr_str);
