@@ -72,6 +72,17 @@ na_env_class(const struct na_env *env, const char *role, bool listen,
         snprintf(name, sizeof(name), "sim://%s-%u", role, ++na_serial);
     else
         snprintf(name, sizeof(name), "%s", env->info);
+    /* QS_TEST_NO_MULTI_RECV runs the suite with na_init_info's
+     * no_multi_recv set (unexpected receives without multi-receive
+     * buffers, on plugins that have them). */
+    if (getenv("QS_TEST_NO_MULTI_RECV") != NULL) {
+        struct na_init_info opt = NA_INIT_INFO_INITIALIZER;
+
+        if (init != NULL)
+            opt = *init;
+        opt.no_multi_recv = true;
+        return NA_Initialize_opt(name, listen, &opt);
+    }
     return init != NULL ? NA_Initialize_opt(name, listen, init)
                         : NA_Initialize(name, listen);
 }
