@@ -37,10 +37,30 @@
 #ifndef MARGO_H
 #define MARGO_H
 
+/* As in real Margo, margo.h brings the Mercury headers a service needs:
+ * MERCURY_GEN_PROC and the string and bulk proc routines. */
 #include "mercury.h"
 #include "mercury_bulk.h"
+#include "mercury_macros.h"
 #include "mercury_proc.h"
 #include "mercury_proc_bulk.h"
+#include "mercury_proc_string.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Argobots' names (on POSIX threads, abt.h), as the real margo.h brings
+ * them. Until abt.h is present only the pool handle type is declared. */
+#if defined(__has_include)
+#if __has_include("abt.h")
+#include "abt.h"
+#define MARGO_HAVE_ABT 1
+#endif
+#endif
+#ifndef MARGO_HAVE_ABT
+typedef struct ABT_pool_opaque *ABT_pool;
+#define ABT_POOL_NULL ((ABT_pool) NULL)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -190,6 +210,65 @@ hg_return_t margo_registered_name(margo_instance_id mid, const char *func_name,
                                   hg_id_t *id, hg_bool_t *flag);
 hg_return_t margo_deregister(margo_instance_id mid, hg_id_t id);
 
+/*
+ * Providers. A provider is a set of RPCs registered under one provider id
+ * (0 to MARGO_MAX_PROVIDER_ID - 1); several providers of the same RPC
+ * names can live in one instance. The provider id is mixed into the RPC
+ * id (the name's 32-bit hash in the low half, provider_id + 1 in the high
+ * half; MARGO_DEFAULT_PROVIDER_ID keeps the bare hash, which is what
+ * margo_register_name() and margo_forward() use), so it travels with the
+ * request and selects the handler on the target. Forwarding to a provider
+ * the target does not have fails at the origin with HG_NOENTRY.
+ *
+ * `pool` is the pool the provider's handlers run on (ABT_POOL_NULL: the
+ * instance's handler pool). Returns the RPC id, or 0 on error.
+ */
+#define MARGO_DEFAULT_PROVIDER_ID 0xFFFF
+#define MARGO_MAX_PROVIDER_ID 0xFFFF
+hg_id_t margo_provider_register_name(margo_instance_id mid,
+                                     const char *func_name,
+                                     hg_proc_cb_t in_proc_cb,
+                                     hg_proc_cb_t out_proc_cb,
+                                     hg_rpc_cb_t rpc_cb, uint16_t provider_id,
+                                     ABT_pool pool);
+#define MARGO_REGISTER_PROVIDER(mid, func_name, in_t, out_t, fn, provider_id,  \
+                                pool)                                          \
+    margo_provider_register_name(mid, func_name, hg_proc_##in_t,               \
+                                 hg_proc_##out_t, fn##_handler, provider_id,   \
+                                 pool)
+/* *flag: whether func_name is registered for provider_id here; *id (may
+ * be NULL) gets its id either way. */
+hg_return_t margo_provider_registered_name(margo_instance_id mid,
+                                           const char *func_name,
+                                           uint16_t provider_id, hg_id_t *id,
+                                           hg_bool_t *flag);
+
+/* The name an RPC id was registered with (through Margo), or NULL. The
+ * string lives until the RPC is deregistered or the instance finalized. */
+const char *margo_rpc_get_name(margo_instance_id mid, hg_id_t id);
+/* margo_rpc_get_name() of the handle's RPC. */
+const char *margo_handle_get_name(hg_handle_t handle);
+
+/*
+ * Provider identities: a string (a provider's type, say "kv") that a
+ * client can ask for remotely. register: HG_EXIST if the provider has one
+ * already; deregister: HG_NOENTRY if it has none. registered_identity
+ * returns the local string or NULL. get_identity asks the instance at
+ * `address`: HG_NOENTRY when that provider has no identity; *bufsize is
+ * the buffer's capacity in and the identity's size (with its NUL) out;
+ * HG_NOMEM when the buffer is too small.
+ */
+hg_return_t margo_provider_register_identity(margo_instance_id mid,
+                                             uint16_t provider_id,
+                                             const char *identity);
+hg_return_t margo_provider_deregister_identity(margo_instance_id mid,
+                                               uint16_t provider_id);
+const char *margo_provider_registered_identity(margo_instance_id mid,
+                                               uint16_t provider_id);
+hg_return_t margo_provider_get_identity(margo_instance_id mid,
+                                        hg_addr_t address, uint16_t provider_id,
+                                        char *buffer, size_t *bufsize);
+
 /* One-way RPCs (set on both sides): a forward returns once the request is
  * sent, and the handler must not respond. */
 hg_return_t margo_registered_disable_response(margo_instance_id mid, hg_id_t id,
@@ -245,6 +324,21 @@ hg_return_t margo_free_output(hg_handle_t handle, void *out_struct);
 hg_return_t margo_forward(hg_handle_t handle, void *in_struct);
 hg_return_t margo_forward_timed(hg_handle_t handle, void *in_struct,
                                 double timeout_ms);
+
+/* The same, to one provider of the target (MARGO_DEFAULT_PROVIDER_ID is
+ * what the calls above use). The handle is retargeted to the provider's
+ * RPC id, and stays so. */
+hg_return_t margo_provider_forward(uint16_t provider_id, hg_handle_t handle,
+                                   void *in_struct);
+hg_return_t margo_provider_forward_timed(uint16_t provider_id,
+                                         hg_handle_t handle, void *in_struct,
+                                         double timeout_ms);
+hg_return_t margo_provider_iforward(uint16_t provider_id, hg_handle_t handle,
+                                    void *in_struct, margo_request *req);
+hg_return_t margo_provider_iforward_timed(uint16_t provider_id,
+                                          hg_handle_t handle, void *in_struct,
+                                          double timeout_ms,
+                                          margo_request *req);
 
 /* Start a forward; margo_wait() or margo_test() finishes it. On error no
  * request is created. */

@@ -152,8 +152,8 @@ HG_Create(hg_context_t *context, hg_addr_t addr, hg_id_t id,
         return HG_INVALID_ARG;
     rpc = hg_rpc_lookup(context->hg_class, id);
     if (rpc == NULL) {
-        hg_log_error("HG_Create: RPC id %llu is not registered",
-                     (unsigned long long) id);
+        qs_log("hg", QS_LOG_ERROR, "HG_Create: RPC id %llu is not registered",
+               (unsigned long long) id);
         return HG_NOENTRY;
     }
     handle = hg_handle_get(context);
@@ -286,8 +286,8 @@ hg_proc_run(hg_proc_t proc, hg_proc_cb_t proc_cb, hg_proc_op_t op, void *buf,
         return ret;
     ret = proc_cb(proc, data);
     if (ret != HG_SUCCESS && op == HG_DECODE)
-        hg_log_error("decoding RPC arguments failed: %s",
-                     HG_Error_to_string(ret));
+        qs_log("hg", QS_LOG_ERROR, "decoding RPC arguments failed: %s",
+               HG_Error_to_string(ret));
     return ret;
 }
 

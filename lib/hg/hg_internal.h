@@ -15,8 +15,9 @@
 #include <stdbool.h>
 #include <sys/queue.h>
 
-/* Log once where an error starts: "quicksilver: hg: ...". */
-void hg_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Errors are logged once where they start, through the single sink:
+ * qs_log("hg", QS_LOG_ERROR, ...) (or "bulk", "proc"). */
+#include "util/qs_log.h"
 
 /* NA codes share HG's first 24 values. */
 static inline hg_return_t

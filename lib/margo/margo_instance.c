@@ -23,8 +23,8 @@ margo_instance_of_class(hg_class_t *hg_class)
 static void
 margo_instance_free(struct margo_instance *mid)
 {
-    pthread_cond_destroy(&mid->cond);
     pthread_cond_destroy(&mid->handler_cond);
+    margo_rpcs_free(mid);
     free(mid->addrs);
     free(mid);
 }
@@ -52,7 +52,6 @@ margo_init_opt(const char *addr_str, int mode,
     mid = calloc(1, sizeof(*mid));
     if (mid == NULL)
         return MARGO_INSTANCE_NULL;
-    pthread_cond_init(&mid->cond, NULL);
     pthread_cond_init(&mid->handler_cond, NULL);
     atomic_init(&mid->log_level, margo_log_default_level());
     mid->listening = listen;
@@ -83,11 +82,14 @@ margo_init_opt(const char *addr_str, int mode,
         goto error_context;
     }
 
-    if (!mid->has_progress_thread) {
-        pthread_mutex_lock(&margo_lock);
+    pthread_mutex_lock(&margo_lock);
+    margo_all_add(mid);
+    if (!mid->has_progress_thread)
         margo_driven_add(mid);
-        pthread_mutex_unlock(&margo_lock);
-    }
+    pthread_mutex_unlock(&margo_lock);
+    mid->identity_id = margo_identity_register(mid);
+    if (mid->identity_id == 0)
+        goto error_unlist;
     if (margo_threads_start(mid) != 0)
         goto error_unlist;
     margo_log(mid, MARGO_LOG_DEBUG,
@@ -100,6 +102,7 @@ margo_init_opt(const char *addr_str, int mode,
 error_unlist:
     pthread_mutex_lock(&margo_lock);
     margo_driven_remove(mid);
+    margo_all_remove(mid);
     pthread_mutex_unlock(&margo_lock);
 error_context:
     HG_Context_destroy(mid->hg_context);
@@ -216,6 +219,7 @@ margo_teardown(struct margo_instance *mid)
     pthread_mutex_lock(&margo_lock);
     margo_block_until(mid, margo_quiescent, &q, false);
     margo_driven_remove(mid);
+    margo_all_remove(mid);
     pthread_mutex_unlock(&margo_lock);
 
     margo_threads_stop(mid);

@@ -91,10 +91,6 @@ struct margo_instance {
     pthread_t *handler_threads; /* rpc_thread_count of them       */
     int handler_threads_started;
 
-    /* Broadcast whenever something a thread blocked on this instance may
-     * care about changes: a request completed, a handler was queued or
-     * finished, finalize was requested. */
-    pthread_cond_t cond;
     /* Handler threads sleep here for queued handlers. */
     pthread_cond_t handler_cond;
 
@@ -114,6 +110,28 @@ struct margo_instance {
     /* In the list of instances driven without a progress thread (L). */
     struct margo_instance *driven_next;
     bool driven;
+    /* In the list of every instance (L). */
+    struct margo_instance *all_next;
+
+    /* RPCs registered through Margo and provider identities (L). */
+    struct margo_rpc_entry *rpcs;
+    struct margo_identity *identities;
+    hg_id_t identity_id; /* the identity RPC */
+};
+
+/* An RPC registered through Margo: its name, procs and pool. */
+struct margo_rpc_entry {
+    struct margo_rpc_entry *next;
+    hg_id_t id; /* muxed with the provider id */
+    char *name;
+    hg_proc_cb_t in_proc, out_proc;
+    ABT_pool pool;
+};
+
+struct margo_identity {
+    struct margo_identity *next;
+    uint16_t provider_id;
+    char *identity;
 };
 
 /* margo_progress.c */
@@ -134,7 +152,11 @@ unsigned int margo_progress_instance(struct margo_instance *mid,
 /* One round of non-blocking progress if this thread may drive mid without
  * waiting for another thread; used by margo_test(). Lock held. */
 void margo_poke_progress(struct margo_instance *mid);
-/* Wake every thread blocked on mid (lock held). */
+/* Add to / remove from the list of every instance (lock held). */
+void margo_all_add(struct margo_instance *mid);
+void margo_all_remove(struct margo_instance *mid);
+/* Wake every thread blocked on mid (lock held): a request completed, a
+ * handler was queued or finished, finalize was requested. */
 void margo_wake(struct margo_instance *mid);
 /* Start / stop the instance's own threads. */
 int margo_threads_start(struct margo_instance *mid);
@@ -182,6 +204,20 @@ void margo_cancel_inflight(struct margo_instance *mid, bool handler_ops_too);
 unsigned int margo_timeout_ms(double timeout_ms);
 /* Release addresses the program did not free (lock not held). */
 void margo_addrs_release(struct margo_instance *mid);
+
+/* margo_provider.c */
+#define MARGO_BASE_ID_MASK ((hg_id_t) 0xffffffffu)
+hg_id_t margo_mux_id(hg_id_t base_id, uint16_t provider_id);
+uint16_t margo_id_provider(hg_id_t id);
+struct margo_rpc_entry *margo_rpc_find(const struct margo_instance *mid,
+                                       hg_id_t id);
+ABT_pool margo_rpc_pool_of(struct margo_instance *mid, hg_id_t id);
+/* Point an idle handle at its RPC's id for provider_id. */
+hg_return_t margo_handle_retarget(hg_handle_t handle, uint16_t provider_id);
+/* Register the identity RPC on a new instance (its id, 0 on error). */
+hg_id_t margo_identity_register(struct margo_instance *mid);
+/* Free the RPC table and identities (at finalize). */
+void margo_rpcs_free(struct margo_instance *mid);
 
 /* margo_log.c */
 void margo_log(const struct margo_instance *mid, margo_log_level level,

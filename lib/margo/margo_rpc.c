@@ -243,8 +243,8 @@ margo_test(margo_request req, int *flag)
 /* ---- Forward and respond --------------------------------------------- */
 
 static hg_return_t
-margo_forward_start(hg_handle_t handle, void *in_struct, double timeout_ms,
-                    struct margo_request_s *storage,
+margo_forward_start(uint16_t provider_id, hg_handle_t handle, void *in_struct,
+                    double timeout_ms, struct margo_request_s *storage,
                     struct margo_request_s **reqp)
 {
     struct margo_instance *mid = margo_hg_handle_get_instance(handle);
@@ -254,6 +254,9 @@ margo_forward_start(hg_handle_t handle, void *in_struct, double timeout_ms,
 
     if (mid == NULL)
         return HG_INVALID_ARG;
+    ret = margo_handle_retarget(handle, provider_id);
+    if (ret != HG_SUCCESS)
+        return ret;
     req = margo_req_new(mid, MARGO_REQ_FORWARD, handle, storage);
     if (req == NULL)
         return HG_NOMEM;
@@ -268,15 +271,31 @@ margo_forward_start(hg_handle_t handle, void *in_struct, double timeout_ms,
 }
 
 hg_return_t
-margo_forward_timed(hg_handle_t handle, void *in_struct, double timeout_ms)
+margo_provider_forward_timed(uint16_t provider_id, hg_handle_t handle,
+                             void *in_struct, double timeout_ms)
 {
     struct margo_request_s storage, *req;
     hg_return_t ret;
 
-    ret = margo_forward_start(handle, in_struct, timeout_ms, &storage, &req);
+    ret = margo_forward_start(provider_id, handle, in_struct, timeout_ms,
+                              &storage, &req);
     if (ret != HG_SUCCESS)
         return ret;
     return margo_req_wait(req);
+}
+
+hg_return_t
+margo_provider_forward(uint16_t provider_id, hg_handle_t handle,
+                       void *in_struct)
+{
+    return margo_provider_forward_timed(provider_id, handle, in_struct, 0);
+}
+
+hg_return_t
+margo_forward_timed(hg_handle_t handle, void *in_struct, double timeout_ms)
+{
+    return margo_provider_forward_timed(MARGO_DEFAULT_PROVIDER_ID, handle,
+                                        in_struct, timeout_ms);
 }
 
 hg_return_t
@@ -286,12 +305,30 @@ margo_forward(hg_handle_t handle, void *in_struct)
 }
 
 hg_return_t
-margo_iforward_timed(hg_handle_t handle, void *in_struct, double timeout_ms,
-                     margo_request *req)
+margo_provider_iforward_timed(uint16_t provider_id, hg_handle_t handle,
+                              void *in_struct, double timeout_ms,
+                              margo_request *req)
 {
     if (req == NULL)
         return HG_INVALID_ARG;
-    return margo_forward_start(handle, in_struct, timeout_ms, NULL, req);
+    return margo_forward_start(provider_id, handle, in_struct, timeout_ms, NULL,
+                               req);
+}
+
+hg_return_t
+margo_provider_iforward(uint16_t provider_id, hg_handle_t handle,
+                        void *in_struct, margo_request *req)
+{
+    return margo_provider_iforward_timed(provider_id, handle, in_struct, 0,
+                                         req);
+}
+
+hg_return_t
+margo_iforward_timed(hg_handle_t handle, void *in_struct, double timeout_ms,
+                     margo_request *req)
+{
+    return margo_provider_iforward_timed(MARGO_DEFAULT_PROVIDER_ID, handle,
+                                         in_struct, timeout_ms, req);
 }
 
 hg_return_t
@@ -404,34 +441,6 @@ margo_free_output(hg_handle_t handle, void *out_struct)
 }
 
 /* ---- Registration ---------------------------------------------------- */
-
-hg_id_t
-margo_register_name(margo_instance_id mid, const char *func_name,
-                    hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
-                    hg_rpc_cb_t rpc_cb)
-{
-    if (mid == MARGO_INSTANCE_NULL || func_name == NULL)
-        return 0;
-    return HG_Register_name(mid->hg_class, func_name, in_proc_cb, out_proc_cb,
-                            rpc_cb);
-}
-
-hg_return_t
-margo_registered_name(margo_instance_id mid, const char *func_name, hg_id_t *id,
-                      hg_bool_t *flag)
-{
-    if (mid == MARGO_INSTANCE_NULL)
-        return HG_INVALID_ARG;
-    return HG_Registered_name(mid->hg_class, func_name, id, flag);
-}
-
-hg_return_t
-margo_deregister(margo_instance_id mid, hg_id_t id)
-{
-    if (mid == MARGO_INSTANCE_NULL)
-        return HG_INVALID_ARG;
-    return HG_Deregister(mid->hg_class, id);
-}
 
 hg_return_t
 margo_registered_disable_response(margo_instance_id mid, hg_id_t id,

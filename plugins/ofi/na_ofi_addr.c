@@ -165,8 +165,8 @@ na_ofi_addr_intern(struct na_ofi_class *cls, const struct sockaddr_in *sin,
     }
     rc = fi_av_insert(cls->av, &key, 1, &a->fi_addr, 0, NULL);
     if (rc != 1) {
-        na_plugin_log_error(NA_OFI_CLASS_NAME, "fi_av_insert: %s",
-                            rc < 0 ? fi_strerror(-rc) : "address refused");
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR, "fi_av_insert: %s",
+               rc < 0 ? fi_strerror(-rc) : "address refused");
         free(a);
         a = NULL;
         ret = NA_ADDRNOTAVAIL;

@@ -109,7 +109,7 @@ na_ofi_wake(struct na_ofi_class *cls)
     if (atomic_load(&cls->sleepers) == 0)
         return;
     if (write(cls->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-        na_plugin_log_error(NA_OFI_CLASS_NAME, "eventfd write failed");
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR, "eventfd write failed");
 }
 
 static struct na_ofi_context *
@@ -408,8 +408,8 @@ na_ofi_progress(struct na_ofi_class *cls, na_context_t *context)
             continue;
         }
         if (n < 0) {
-            na_plugin_log_error(NA_OFI_CLASS_NAME, "fi_cq_read: %s",
-                                fi_strerror((int) -n));
+            qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR, "fi_cq_read: %s",
+                   fi_strerror((int) -n));
             break;
         }
         for (ssize_t i = 0; i < n; i++) {
