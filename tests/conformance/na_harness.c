@@ -74,13 +74,18 @@ na_env_class(const struct na_env *env, const char *role, bool listen,
         snprintf(name, sizeof(name), "%s", env->info);
     /* QS_TEST_NO_MULTI_RECV runs the suite with na_init_info's
      * no_multi_recv set (unexpected receives without multi-receive
-     * buffers, on plugins that have them). */
-    if (getenv("QS_TEST_NO_MULTI_RECV") != NULL) {
+     * buffers, on plugins that have them), QS_TEST_MULTI_RECV_OP_MAX with
+     * that many multi-receive buffers. */
+    if (getenv("QS_TEST_NO_MULTI_RECV") != NULL ||
+        getenv("QS_TEST_MULTI_RECV_OP_MAX") != NULL) {
         struct na_init_info opt = NA_INIT_INFO_INITIALIZER;
+        const char *op_max = getenv("QS_TEST_MULTI_RECV_OP_MAX");
 
         if (init != NULL)
             opt = *init;
-        opt.no_multi_recv = true;
+        opt.no_multi_recv = getenv("QS_TEST_NO_MULTI_RECV") != NULL;
+        if (op_max != NULL)
+            opt.multi_recv_op_max = (unsigned int) strtoul(op_max, NULL, 0);
         return NA_Initialize_opt(name, listen, &opt);
     }
     return init != NULL ? NA_Initialize_opt(name, listen, init)
