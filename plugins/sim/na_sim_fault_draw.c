@@ -45,8 +45,8 @@ na_sim_draw_put(struct na_sim_draw_buf *b, const char *fmt, ...)
     int n;
 
     va_start(ap, fmt);
-    n = vsnprintf(b->buf + b->len, b->len < b->size ? b->size - b->len : 0,
-                  fmt, ap);
+    n = vsnprintf(b->buf + b->len, b->len < b->size ? b->size - b->len : 0, fmt,
+                  ap);
     va_end(ap);
     if (n < 0 || b->len + (size_t) n >= b->size) {
         b->overflow = true;
@@ -82,20 +82,20 @@ na_sim_fault_draw(uint64_t seed, unsigned int nodes, char *buf, size_t size)
             na_sim_draw_put(&b, ",%s=%s", probs[i],
                             rates[na_sim_draw_below(&r, 4)]);
     switch (na_sim_draw_below(&r, 4)) {
-        case 0:
-            na_sim_draw_put(&b, ",jitter=pareto:%uus",
-                            1 + na_sim_draw_below(&r, 5));
-            break;
-        case 1:
-            na_sim_draw_put(&b, ",jitter=lognormal:%uus:0.8",
-                            1 + na_sim_draw_below(&r, 5));
-            break;
-        case 2:
-            na_sim_draw_put(&b, ",jitter=uniform:%uus",
-                            1 + na_sim_draw_below(&r, 20));
-            break;
-        default:
-            break;
+    case 0:
+        na_sim_draw_put(&b, ",jitter=pareto:%uus",
+                        1 + na_sim_draw_below(&r, 5));
+        break;
+    case 1:
+        na_sim_draw_put(&b, ",jitter=lognormal:%uus:0.8",
+                        1 + na_sim_draw_below(&r, 5));
+        break;
+    case 2:
+        na_sim_draw_put(&b, ",jitter=uniform:%uus",
+                        1 + na_sim_draw_below(&r, 20));
+        break;
+    default:
+        break;
     }
     /* Nodes are named as "sim" names them: node0, node1, ... in creation
      * order. A rule for a node the program never makes does nothing. */
