@@ -35,6 +35,11 @@ sweep_swarm)
         fail "the sweep failed"
     has "^${QS_KIT_SEEDS:-200} passed, 0 failed$"
     ;;
+sweep_determinism)
+    "$sweep" --quiet --determinism --seeds 1:50 -- "$bin/kv_test" \
+        >report.txt 2>&1 || fail "kv_test is not deterministic"
+    has "^50 passed, 0 failed$"
+    ;;
 sweep_bug_timeout)
     # The planted bug: kv_get waits without a deadline. Some drawn profile
     # loses a response; the sweep reports the hang and its replay line.
