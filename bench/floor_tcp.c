@@ -463,7 +463,7 @@ main(int argc, char **argv)
 
     for (uint64_t s = 4096; s <= 16u * 1024u * 1024u; s *= 4)
         o.sizes[o.nsizes++] = s;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t procs;
@@ -505,7 +505,6 @@ main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        i++;
     }
     if (o.min_reps > o.max_reps)
         o.min_reps = o.max_reps;

@@ -560,7 +560,7 @@ main(int argc, char **argv)
     };
     int rc = 0;
 
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
@@ -598,7 +598,6 @@ main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        i++;
     }
     if (na_sim_world_exists()) {
         fprintf(stderr, "sim_speed: a simulated world already exists\n");

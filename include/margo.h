@@ -37,10 +37,30 @@
 #ifndef MARGO_H
 #define MARGO_H
 
+/* As in real Margo, margo.h brings the Mercury headers a service needs:
+ * MERCURY_GEN_PROC and the string and bulk proc routines. */
 #include "mercury.h"
 #include "mercury_bulk.h"
+#include "mercury_macros.h"
 #include "mercury_proc.h"
 #include "mercury_proc_bulk.h"
+#include "mercury_proc_string.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Argobots' names (on POSIX threads, abt.h), as the real margo.h brings
+ * them. Until abt.h is present only the pool handle type is declared. */
+#if defined(__has_include)
+#if __has_include("abt.h")
+#include "abt.h"
+#define MARGO_HAVE_ABT 1
+#endif
+#endif
+#ifndef MARGO_HAVE_ABT
+typedef struct ABT_pool_opaque *ABT_pool;
+#define ABT_POOL_NULL ((ABT_pool) NULL)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,6 +118,98 @@ void margo_finalize(margo_instance_id mid);
  * also runs the handlers. One thread at a time may wait here.
  */
 void margo_wait_for_finalize(margo_instance_id mid);
+
+/*
+ * margo_finalize(), then wait until the instance is completely shut down,
+ * whichever thread does the teardown. Not from inside a handler (there it
+ * only requests finalize, like margo_finalize()).
+ */
+void margo_finalize_and_wait(margo_instance_id mid);
+
+/*
+ * Reference counting. An instance starts with one reference, which its
+ * teardown drops; margo_instance_ref_incr() adds one, so the memory stays
+ * valid after finalize (margo_instance_is_finalized() can then be asked)
+ * until margo_instance_release(). Releasing the last reference of an
+ * instance not yet finalized finalizes it. HG_INVALID_ARG for
+ * MARGO_INSTANCE_NULL or a release with no reference left.
+ */
+hg_return_t margo_instance_ref_incr(margo_instance_id mid);
+hg_return_t margo_instance_release(margo_instance_id mid);
+hg_return_t margo_instance_is_finalized(margo_instance_id mid, bool *flag);
+hg_return_t margo_instance_ref_count(margo_instance_id mid, unsigned *refcount);
+
+/*
+ * Finalize callbacks. Pushed callbacks run last pushed first, each once:
+ * pre-finalize callbacks at the start of the shutdown, while the instance
+ * still works (they may send RPCs); finalize callbacks once no handler
+ * runs any more, while the HG class is still alive (they must not send
+ * RPCs). Both run in the thread that does the teardown (see
+ * margo_finalize()). pop removes the topmost callback and returns 1, or 0
+ * if there is none; top reads it without removing it. The provider forms
+ * only consider the callbacks pushed with that owner (any pointer that
+ * identifies the provider).
+ */
+typedef void (*margo_finalize_callback_t)(void *);
+void margo_push_finalize_callback(margo_instance_id mid,
+                                  margo_finalize_callback_t cb, void *uargs);
+int margo_pop_finalize_callback(margo_instance_id mid);
+int margo_top_finalize_callback(margo_instance_id mid,
+                                margo_finalize_callback_t *cb, void **uargs);
+void margo_provider_push_finalize_callback(margo_instance_id mid,
+                                           const void *owner,
+                                           margo_finalize_callback_t cb,
+                                           void *uargs);
+int margo_provider_pop_finalize_callback(margo_instance_id mid,
+                                         const void *owner);
+int margo_provider_top_finalize_callback(margo_instance_id mid,
+                                         const void *owner,
+                                         margo_finalize_callback_t *cb,
+                                         void **uargs);
+void margo_push_prefinalize_callback(margo_instance_id mid,
+                                     margo_finalize_callback_t cb, void *uargs);
+int margo_pop_prefinalize_callback(margo_instance_id mid);
+int margo_top_prefinalize_callback(margo_instance_id mid,
+                                   margo_finalize_callback_t *cb, void **uargs);
+void margo_provider_push_prefinalize_callback(margo_instance_id mid,
+                                              const void *owner,
+                                              margo_finalize_callback_t cb,
+                                              void *uargs);
+int margo_provider_pop_prefinalize_callback(margo_instance_id mid,
+                                            const void *owner);
+int margo_provider_top_prefinalize_callback(margo_instance_id mid,
+                                            const void *owner,
+                                            margo_finalize_callback_t *cb,
+                                            void **uargs);
+
+/*
+ * Remote shutdown: after margo_enable_remote_shutdown(), a peer's
+ * margo_shutdown_remote_instance() makes this instance finalize (as
+ * margo_finalize() from a handler: a thread in margo_wait_for_finalize()
+ * completes it). margo_shutdown_remote_instance() returns 0 once the
+ * target accepted, -1 if it refused (not enabled) or could not be reached.
+ */
+void margo_enable_remote_shutdown(margo_instance_id mid);
+int margo_shutdown_remote_instance(margo_instance_id mid,
+                                   hg_addr_t remote_addr);
+
+/*
+ * Sleep timeout_ms on the fabric's clock (virtual time on the simulated
+ * fabric: a 10 s sleep there takes no real time). Like a blocking call,
+ * the sleeping thread keeps making the progress and running the handlers
+ * it is responsible for. Returns early if the instance shuts down.
+ */
+void margo_thread_sleep(margo_instance_id mid, double timeout_ms);
+
+/*
+ * Write a description of the instance (address, threads, queued and
+ * running handlers, operations in flight, registered RPCs, pools) to
+ * `file` ("-": standard output). uniquify non-zero appends
+ * ".<hostname>.<pid>" to the name. *resolved_file_name (if not NULL) gets
+ * the name used, to free(). Returns 0, or -1 on error.
+ */
+int margo_state_dump(margo_instance_id mid, const char *file, int uniquify,
+                     char **resolved_file_name);
 
 /* Whether the instance was created in MARGO_SERVER_MODE. */
 hg_bool_t margo_is_listening(margo_instance_id mid);
@@ -190,6 +302,65 @@ hg_return_t margo_registered_name(margo_instance_id mid, const char *func_name,
                                   hg_id_t *id, hg_bool_t *flag);
 hg_return_t margo_deregister(margo_instance_id mid, hg_id_t id);
 
+/*
+ * Providers. A provider is a set of RPCs registered under one provider id
+ * (0 to MARGO_MAX_PROVIDER_ID - 1); several providers of the same RPC
+ * names can live in one instance. The provider id is mixed into the RPC
+ * id (the name's 32-bit hash in the low half, provider_id + 1 in the high
+ * half; MARGO_DEFAULT_PROVIDER_ID keeps the bare hash, which is what
+ * margo_register_name() and margo_forward() use), so it travels with the
+ * request and selects the handler on the target. Forwarding to a provider
+ * the target does not have fails at the origin with HG_NOENTRY.
+ *
+ * `pool` is the pool the provider's handlers run on (ABT_POOL_NULL: the
+ * instance's handler pool). Returns the RPC id, or 0 on error.
+ */
+#define MARGO_DEFAULT_PROVIDER_ID 0xFFFF
+#define MARGO_MAX_PROVIDER_ID 0xFFFF
+hg_id_t margo_provider_register_name(margo_instance_id mid,
+                                     const char *func_name,
+                                     hg_proc_cb_t in_proc_cb,
+                                     hg_proc_cb_t out_proc_cb,
+                                     hg_rpc_cb_t rpc_cb, uint16_t provider_id,
+                                     ABT_pool pool);
+#define MARGO_REGISTER_PROVIDER(mid, func_name, in_t, out_t, fn, provider_id,  \
+                                pool)                                          \
+    margo_provider_register_name(mid, func_name, hg_proc_##in_t,               \
+                                 hg_proc_##out_t, fn##_handler, provider_id,   \
+                                 pool)
+/* *flag: whether func_name is registered for provider_id here; *id (may
+ * be NULL) gets its id either way. */
+hg_return_t margo_provider_registered_name(margo_instance_id mid,
+                                           const char *func_name,
+                                           uint16_t provider_id, hg_id_t *id,
+                                           hg_bool_t *flag);
+
+/* The name an RPC id was registered with (through Margo), or NULL. The
+ * string lives until the RPC is deregistered or the instance finalized. */
+const char *margo_rpc_get_name(margo_instance_id mid, hg_id_t id);
+/* margo_rpc_get_name() of the handle's RPC. */
+const char *margo_handle_get_name(hg_handle_t handle);
+
+/*
+ * Provider identities: a string (a provider's type, say "kv") that a
+ * client can ask for remotely. register: HG_EXIST if the provider has one
+ * already; deregister: HG_NOENTRY if it has none. registered_identity
+ * returns the local string or NULL. get_identity asks the instance at
+ * `address`: HG_NOENTRY when that provider has no identity; *bufsize is
+ * the buffer's capacity in and the identity's size (with its NUL) out;
+ * HG_NOMEM when the buffer is too small.
+ */
+hg_return_t margo_provider_register_identity(margo_instance_id mid,
+                                             uint16_t provider_id,
+                                             const char *identity);
+hg_return_t margo_provider_deregister_identity(margo_instance_id mid,
+                                               uint16_t provider_id);
+const char *margo_provider_registered_identity(margo_instance_id mid,
+                                               uint16_t provider_id);
+hg_return_t margo_provider_get_identity(margo_instance_id mid,
+                                        hg_addr_t address, uint16_t provider_id,
+                                        char *buffer, size_t *bufsize);
+
 /* One-way RPCs (set on both sides): a forward returns once the request is
  * sent, and the handler must not respond. */
 hg_return_t margo_registered_disable_response(margo_instance_id mid, hg_id_t id,
@@ -246,6 +417,21 @@ hg_return_t margo_forward(hg_handle_t handle, void *in_struct);
 hg_return_t margo_forward_timed(hg_handle_t handle, void *in_struct,
                                 double timeout_ms);
 
+/* The same, to one provider of the target (MARGO_DEFAULT_PROVIDER_ID is
+ * what the calls above use). The handle is retargeted to the provider's
+ * RPC id, and stays so. */
+hg_return_t margo_provider_forward(uint16_t provider_id, hg_handle_t handle,
+                                   void *in_struct);
+hg_return_t margo_provider_forward_timed(uint16_t provider_id,
+                                         hg_handle_t handle, void *in_struct,
+                                         double timeout_ms);
+hg_return_t margo_provider_iforward(uint16_t provider_id, hg_handle_t handle,
+                                    void *in_struct, margo_request *req);
+hg_return_t margo_provider_iforward_timed(uint16_t provider_id,
+                                          hg_handle_t handle, void *in_struct,
+                                          double timeout_ms,
+                                          margo_request *req);
+
 /* Start a forward; margo_wait() or margo_test() finishes it. On error no
  * request is created. */
 hg_return_t margo_iforward(hg_handle_t handle, void *in_struct,
@@ -274,6 +460,13 @@ hg_return_t margo_test(margo_request req, int *flag);
 hg_return_t margo_respond(hg_handle_t handle, void *out_struct);
 hg_return_t margo_irespond(hg_handle_t handle, void *out_struct,
                            margo_request *req);
+/* The same with a deadline of timeout_ms on the NA clock (<= 0: none):
+ * the response is cancelled and HG_TIMEOUT returned if it has not left by
+ * then. */
+hg_return_t margo_respond_timed(hg_handle_t handle, void *out_struct,
+                                double timeout_ms);
+hg_return_t margo_irespond_timed(hg_handle_t handle, void *out_struct,
+                                 double timeout_ms, margo_request *req);
 
 /* Bulk handles over the instance's class (see HG_Bulk_create()). */
 hg_return_t margo_bulk_create(margo_instance_id mid, hg_uint32_t count,

@@ -25,6 +25,8 @@
 #include "mercury_bulk.h"
 #include "na.h"
 
+#include <stdio.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -52,6 +54,34 @@ hg_return_t HG_Version_get(unsigned int *major, unsigned int *minor,
 
 /* Human-readable string for a return code; never NULL. */
 const char *HG_Error_to_string(hg_return_t errnum);
+
+/*
+ * Logging. The library has one log sink shared by every layer; these set
+ * it for all classes, as in Mercury 2.4. HG_LOG_LEVEL and HG_LOG_SUBSYS in
+ * the environment give the initial settings (defaults: "error" and
+ * "hg_all"). Levels: "none", "fatal", "error", "warning", "min_debug",
+ * "info", "debug" (and "trace", which is more verbose than "debug" here,
+ * while Mercury reads it as "min_debug"). Subsystems: "hg_all" (everything),
+ * "hg", "bulk", "proc", "na", "sim", "ofi", "verbs", "sm", "margo".
+ */
+
+/* Set the log level and enable the "hg" subsystem at it. An unknown level
+ * name is reported and changes nothing (Mercury falls back to "none"). */
+void HG_Set_log_level(const char *level);
+
+/* Replace the list of enabled subsystems: "subsys1,subsys2,~subsys3"; a
+ * subsystem is logged at the log level when it or its parent is listed,
+ * and never when listed with "~". */
+void HG_Set_log_subsys(const char *subsys);
+
+/* Function that writes each log line, called once per line as
+ * log_func(stream, "%s", line) with the line ending in '\n'; NULL
+ * restores fprintf. */
+void HG_Set_log_func(int (*log_func)(FILE *stream, const char *format, ...));
+
+/* Stream for one group of levels: "fatal"/"error", "warning", or
+ * "min_debug"/"info"/"debug"/"trace". The default is stderr for all. */
+void HG_Set_log_stream(const char *level, FILE *stream);
 
 /*
  * Initialize an HG class over the NA plugin that `na_info_string` selects

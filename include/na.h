@@ -190,6 +190,10 @@ uint64_t NA_Clock_now(na_class_t *na_class);
 /* Human-readable string for a return code; never NULL. */
 const char *NA_Error_to_string(na_return_t errnum);
 
+/* Set the log level (same names as HG_Set_log_level()) and enable the "na"
+ * subsystem, which covers the plugins, at it. Shares one sink with HG. */
+void NA_Set_log_level(const char *level);
+
 /*
  * Parse "[class+]protocol[://host]" into its parts. Pure function on
  * untrusted input; each output buffer has out_size bytes and receives ""

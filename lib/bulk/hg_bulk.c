@@ -121,8 +121,9 @@ HG_Bulk_create(hg_class_t *hg_class, hg_uint32_t count, void **buf_ptrs,
             seg->mh = NA_MEM_HANDLE_NULL;
         }
         if (na_ret != NA_SUCCESS) {
-            hg_log_error("HG_Bulk_create: registering segment %u failed: %s", i,
-                         NA_Error_to_string(na_ret));
+            qs_log("bulk", QS_LOG_ERROR,
+                   "HG_Bulk_create: registering segment %u failed: %s", i,
+                   NA_Error_to_string(na_ret));
             ret = hg_from_na(na_ret);
             goto error;
         }

@@ -295,13 +295,13 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
         return HG_INVALID_ARG;
     if (origin_offset > origin->size || size > origin->size - origin_offset ||
         local_offset > local->size || size > local->size - local_offset) {
-        hg_log_error(
-            "HG_Bulk_transfer: range [%llu+%llu] / [%llu+%llu] "
-            "past the end of a %llu / %llu byte handle",
-            (unsigned long long) origin_offset, (unsigned long long) size,
-            (unsigned long long) local_offset, (unsigned long long) size,
-            (unsigned long long) origin->size,
-            (unsigned long long) local->size);
+        qs_log("bulk", QS_LOG_ERROR,
+               "HG_Bulk_transfer: range [%llu+%llu] / [%llu+%llu] "
+               "past the end of a %llu / %llu byte handle",
+               (unsigned long long) origin_offset, (unsigned long long) size,
+               (unsigned long long) local_offset, (unsigned long long) size,
+               (unsigned long long) origin->size,
+               (unsigned long long) local->size);
         return HG_INVALID_ARG;
     }
     need_origin =
@@ -309,11 +309,12 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
     need_local =
         op_type == HG_BULK_PULL ? HG_BULK_WRITE_ONLY : HG_BULK_READ_ONLY;
     if (!(origin->flags & need_origin) || !(local->flags & need_local)) {
-        hg_log_error("HG_Bulk_transfer: %s needs %s access to the origin "
-                     "and %s access to the local handle",
-                     op_type == HG_BULK_PULL ? "pull" : "push",
-                     need_origin == HG_BULK_READ_ONLY ? "read" : "write",
-                     need_local == HG_BULK_READ_ONLY ? "read" : "write");
+        qs_log("bulk", QS_LOG_ERROR,
+               "HG_Bulk_transfer: %s needs %s access to the origin "
+               "and %s access to the local handle",
+               op_type == HG_BULK_PULL ? "pull" : "push",
+               need_origin == HG_BULK_READ_ONLY ? "read" : "write",
+               need_local == HG_BULK_READ_ONLY ? "read" : "write");
         return HG_PERMISSION;
     }
     /* RMA needs a peer; eager data and local memory need none. */
@@ -458,9 +459,9 @@ hg_bulk_pull_internal(hg_context_t *context, hg_addr_t origin,
     if (ret != HG_SUCCESS)
         return ret;
     if (remote->size < size) {
-        hg_log_error("peer announced %llu bytes but exposes %llu",
-                     (unsigned long long) size,
-                     (unsigned long long) remote->size);
+        qs_log("bulk", QS_LOG_ERROR,
+               "peer announced %llu bytes but exposes %llu",
+               (unsigned long long) size, (unsigned long long) remote->size);
         HG_Bulk_free(remote);
         return HG_OVERFLOW;
     }

@@ -23,18 +23,6 @@ HG_Error_to_string(hg_return_t errnum)
     return hg_return_strings[errnum];
 }
 
-void
-hg_log_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    fputs("quicksilver: hg: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
 hg_return_t
 HG_Version_get(unsigned int *major, unsigned int *minor, unsigned int *patch)
 {
@@ -64,27 +52,32 @@ static bool
 hg_init_info_check(const struct hg_init_info *info)
 {
     if (info->auto_sm) {
-        hg_log_error("hg_init_info.auto_sm is not supported: this library "
-                     "has no shared-memory plugin");
+        qs_log("hg", QS_LOG_ERROR,
+               "hg_init_info.auto_sm is not supported: this library "
+               "has no shared-memory plugin");
         return false;
     }
     if (info->sm_info_string != NULL) {
-        hg_log_error("hg_init_info.sm_info_string is not supported: this "
-                     "library has no shared-memory plugin");
+        qs_log("hg", QS_LOG_ERROR,
+               "hg_init_info.sm_info_string is not supported: this "
+               "library has no shared-memory plugin");
         return false;
     }
     if ((unsigned) info->checksum_level > HG_CHECKSUM_RPC_PAYLOAD) {
-        hg_log_error("hg_init_info.checksum_level %d is not a valid level",
-                     (int) info->checksum_level);
+        qs_log("hg", QS_LOG_ERROR,
+               "hg_init_info.checksum_level %d is not a valid level",
+               (int) info->checksum_level);
         return false;
     }
     if (info->request_post_incr == 0) {
-        hg_log_error("hg_init_info.request_post_incr must be at least 1");
+        qs_log("hg", QS_LOG_ERROR,
+               "hg_init_info.request_post_incr must be at least 1");
         return false;
     }
     if (info->request_post_init > 65536) {
-        hg_log_error("hg_init_info.request_post_init %u is above 65536",
-                     info->request_post_init);
+        qs_log("hg", QS_LOG_ERROR,
+               "hg_init_info.request_post_init %u is above 65536",
+               info->request_post_init);
         return false;
     }
     return true;
@@ -99,10 +92,11 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     na_tag_t max_tag;
 
     if ((version >> 16) > HG_VERSION_MAJOR) {
-        hg_log_error("HG_Init_opt2: API version %u.%u is newer than this "
-                     "library's %u.%u",
-                     version >> 16, (version >> 8) & 0xff, HG_VERSION_MAJOR,
-                     HG_VERSION_MINOR);
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Init_opt2: API version %u.%u is newer than this "
+               "library's %u.%u",
+               version >> 16, (version >> 8) & 0xff, HG_VERSION_MAJOR,
+               HG_VERSION_MINOR);
         return NULL;
     }
     hg_class = calloc(1, sizeof(*hg_class));
@@ -111,13 +105,15 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     hg_class->info = hg_init_info ? *hg_init_info : HG_INIT_INFO_INITIALIZER;
     if (!hg_init_info_check(&hg_class->info))
         goto error;
+    (void) hg_probe_interval_ms(hg_class); /* the environment, read once */
     if (hg_class->info.na_class != NULL) {
         hg_class->na_class = hg_class->info.na_class;
     } else {
         struct na_init_info na_info = hg_class->info.na_init_info;
 
         if (na_info_string == NULL) {
-            hg_log_error("HG_Init: NULL info string and no na_class");
+            qs_log("hg", QS_LOG_ERROR,
+                   "HG_Init: NULL info string and no na_class");
             goto error;
         }
         na_info.no_multi_recv = hg_class->info.no_multi_recv;
@@ -133,15 +129,17 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
         NA_Msg_get_max_expected_size(hg_class->na_class);
     if (hg_class->na_unexpected_size < HG_HEADER_SIZE + 64 ||
         hg_class->na_expected_size < HG_HEADER_SIZE + 64) {
-        hg_log_error("NA message sizes (%zu, %zu) are too small for RPCs",
-                     hg_class->na_unexpected_size, hg_class->na_expected_size);
+        qs_log("hg", QS_LOG_ERROR,
+               "NA message sizes (%zu, %zu) are too small for RPCs",
+               hg_class->na_unexpected_size, hg_class->na_expected_size);
         goto error;
     }
     hg_class->in_eager_size = hg_class->na_unexpected_size - HG_HEADER_SIZE;
     hg_class->out_eager_size = hg_class->na_expected_size - HG_HEADER_SIZE;
     max_tag = NA_Msg_get_max_tag(hg_class->na_class);
     if (max_tag < 1024) {
-        hg_log_error("NA tag space (max %u) is too small", max_tag);
+        qs_log("hg", QS_LOG_ERROR, "NA tag space (max %u) is too small",
+               max_tag);
         goto error;
     }
     /* The top bit of the tag space marks overflow acknowledgements. */
@@ -152,7 +150,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
 
     if (NA_Addr_self(hg_class->na_class, &self) != NA_SUCCESS ||
         hg_addr_create(hg_class, self, &hg_class->self_addr) != HG_SUCCESS) {
-        hg_log_error("could not get the class's own address");
+        qs_log("hg", QS_LOG_ERROR, "could not get the class's own address");
         if (self != NA_ADDR_NULL)
             NA_Addr_free(hg_class->na_class, self);
         goto error;
@@ -183,22 +181,24 @@ HG_Finalize(hg_class_t *hg_class)
             (atomic_load(&hg_class->self_addr->refcount) - 1);
     bulks = atomic_load(&hg_class->n_bulks);
     if (contexts || addrs || bulks) {
-        hg_log_error("HG_Finalize: still in use: %u context(s), %u "
-                     "address(es), %u bulk handle(s)",
-                     contexts, addrs, bulks);
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Finalize: still in use: %u context(s), %u "
+               "address(es), %u bulk handle(s)",
+               contexts, addrs, bulks);
         return HG_BUSY;
     }
     if (hg_class->info.stats)
-        fprintf(stderr,
-                "quicksilver: hg stats: %llu forwards, %llu requests, %llu "
-                "responses, %llu overflow transfers, %llu handle allocations, "
-                "%llu protocol errors\n",
-                (unsigned long long) hg_class->stats.forwards_sent,
-                (unsigned long long) hg_class->stats.requests_received,
-                (unsigned long long) hg_class->stats.responses_sent,
-                (unsigned long long) hg_class->stats.overflow_transfers,
-                (unsigned long long) hg_class->stats.handles_allocated,
-                (unsigned long long) hg_class->stats.protocol_errors);
+        qs_log_emit(
+            "hg", QS_LOG_INFO,
+            "stats: %llu forwards, %llu requests, %llu "
+            "responses, %llu overflow transfers, %llu handle allocations, "
+            "%llu protocol errors",
+            (unsigned long long) hg_class->stats.forwards_sent,
+            (unsigned long long) hg_class->stats.requests_received,
+            (unsigned long long) hg_class->stats.responses_sent,
+            (unsigned long long) hg_class->stats.overflow_transfers,
+            (unsigned long long) hg_class->stats.handles_allocated,
+            (unsigned long long) hg_class->stats.protocol_errors);
     NA_Addr_free(hg_class->na_class, hg_class->self_addr->na_addr);
     free(hg_class->self_addr);
     for (int i = 0; i < HG_RPC_BUCKETS; i++) {
@@ -217,7 +217,8 @@ HG_Finalize(hg_class_t *hg_class)
     if (hg_class->own_na_class) {
         na_return_t na_ret = NA_Finalize(hg_class->na_class);
         if (na_ret != NA_SUCCESS) {
-            hg_log_error("NA_Finalize failed: %s", NA_Error_to_string(na_ret));
+            qs_log("hg", QS_LOG_ERROR, "NA_Finalize failed: %s",
+                   NA_Error_to_string(na_ret));
             return hg_from_na(na_ret);
         }
     }
@@ -369,8 +370,9 @@ hg_register(hg_class_t *hg_class, hg_id_t id, const char *name,
     if (rpc != NULL && name != NULL && rpc->name != NULL &&
         strcmp(rpc->name, name) != 0) {
         pthread_rwlock_unlock(&hg_class->rpc_lock);
-        hg_log_error("RPC names \"%s\" and \"%s\" hash to the same id",
-                     rpc->name, name);
+        qs_log("hg", QS_LOG_ERROR,
+               "RPC names \"%s\" and \"%s\" hash to the same id", rpc->name,
+               name);
         return HG_EXIST;
     }
     if (rpc == NULL) {

@@ -58,7 +58,8 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
     pthread_mutex_lock(&hg_class->lock);
     if (hg_class->contexts[id] != NULL) {
         pthread_mutex_unlock(&hg_class->lock);
-        hg_log_error("HG_Context_create_id: context id %u already exists", id);
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Context_create_id: context id %u already exists", id);
         goto error;
     }
     hg_class->contexts[id] = context;
@@ -160,8 +161,9 @@ HG_Context_destroy(hg_context_t *context)
         context->n_live_handles + context->n_live_bulk_ops - context->n_posted;
     if (live > 0 || queued) {
         pthread_mutex_unlock(&context->lock);
-        hg_log_error("HG_Context_destroy: %u handle(s)/transfer(s) alive%s",
-                     live, queued ? ", completions not triggered" : "");
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Context_destroy: %u handle(s)/transfer(s) alive%s", live,
+               queued ? ", completions not triggered" : "");
         return HG_BUSY;
     }
     context->destroying = true;
@@ -182,7 +184,8 @@ HG_Context_destroy(hg_context_t *context)
             break;
     }
     if (!LIST_EMPTY(&context->posted)) {
-        hg_log_error("HG_Context_destroy: posted receives did not cancel");
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Context_destroy: posted receives did not cancel");
         context->destroying = false;
         return HG_BUSY;
     }
@@ -194,7 +197,8 @@ HG_Context_destroy(hg_context_t *context)
     hg_context_free_bulk_ops(context);
     if (NA_Context_destroy(hg_class->na_class, context->na_context) !=
         NA_SUCCESS) {
-        hg_log_error("HG_Context_destroy: NA context is still busy");
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Context_destroy: NA context is still busy");
         context->destroying = false;
         return HG_BUSY;
     }

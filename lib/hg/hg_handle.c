@@ -52,6 +52,7 @@ hg_handle_free(struct hg_handle *handle)
     NA_Op_destroy(na_class, handle->send_op);
     NA_Op_destroy(na_class, handle->recv_op);
     NA_Op_destroy(na_class, handle->ack_op);
+    hg_probe_free(handle);
     NA_Msg_buf_free(na_class, handle->in_buf, handle->in_buf_data);
     NA_Msg_buf_free(na_class, handle->out_buf, handle->out_buf_data);
     pthread_mutex_destroy(&handle->lock);
@@ -152,8 +153,8 @@ HG_Create(hg_context_t *context, hg_addr_t addr, hg_id_t id,
         return HG_INVALID_ARG;
     rpc = hg_rpc_lookup(context->hg_class, id);
     if (rpc == NULL) {
-        hg_log_error("HG_Create: RPC id %llu is not registered",
-                     (unsigned long long) id);
+        qs_log("hg", QS_LOG_ERROR, "HG_Create: RPC id %llu is not registered",
+               (unsigned long long) id);
         return HG_NOENTRY;
     }
     handle = hg_handle_get(context);
@@ -286,8 +287,8 @@ hg_proc_run(hg_proc_t proc, hg_proc_cb_t proc_cb, hg_proc_op_t op, void *buf,
         return ret;
     ret = proc_cb(proc, data);
     if (ret != HG_SUCCESS && op == HG_DECODE)
-        hg_log_error("decoding RPC arguments failed: %s",
-                     HG_Error_to_string(ret));
+        qs_log("hg", QS_LOG_ERROR, "decoding RPC arguments failed: %s",
+               HG_Error_to_string(ret));
     return ret;
 }
 

@@ -15,8 +15,9 @@
 #include <stdbool.h>
 #include <sys/queue.h>
 
-/* Log once where an error starts: "quicksilver: hg: ...". */
-void hg_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Errors are logged once where they start, through the single sink:
+ * qs_log("hg", QS_LOG_ERROR, ...) (or "bulk", "proc"). */
+#include "util/qs_log.h"
 
 /* NA codes share HG's first 24 values. */
 static inline hg_return_t
@@ -70,6 +71,8 @@ struct hg_timer {
     TAILQ_ENTRY(hg_timer) entry;
 };
 
+#include "hg/hg_liveness.h"
+
 struct hg_class {
     na_class_t *na_class;
     bool own_na_class;
@@ -100,6 +103,7 @@ struct hg_class {
         atomic_uint_fast64_t forwards_sent, requests_received, responses_sent,
             overflow_transfers, handles_allocated, protocol_errors;
     } stats;
+    atomic_uint probe_ms; /* probe interval + 1; 0 until first read */
 };
 
 struct hg_bulk_xfer;
@@ -154,6 +158,7 @@ struct hg_handle {
     hg_cb_t callback;
     void *arg;
     struct hg_timer timer;
+    struct hg_probe probe; /* liveness of the target (hg_liveness.c) */
     struct hg_completion comp;
     struct hg_bulk_xfer *bulk_op; /* overflow transfer in flight */
 

@@ -56,6 +56,7 @@ hg_rpc_finish(struct hg_handle *handle)
     bool discard;
 
     hg_timer_disarm(handle->ctx, &handle->timer);
+    hg_probe_stop(handle);
     pthread_mutex_lock(&handle->lock);
     discard = handle->discard;
     if (discard)
@@ -182,8 +183,9 @@ hg_rpc_pack(struct hg_handle *handle, struct hg_header *header, void *msg,
             return ret;
         desc_size = HG_Bulk_get_serialize_size(handle->extra_bulk, HG_FALSE);
         if (desc_size + 4 > avail) {
-            hg_log_error("overflow descriptor (%llu bytes) does not fit",
-                         (unsigned long long) desc_size);
+            qs_log("hg", QS_LOG_ERROR,
+                   "overflow descriptor (%llu bytes) does not fit",
+                   (unsigned long long) desc_size);
             return HG_MSGSIZE;
         }
         payload[0] = (uint8_t) desc_size;
@@ -525,8 +527,8 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
         handle->send_op);
     if (na_ret != NA_SUCCESS) {
         ret = hg_from_na(na_ret);
-        hg_log_error("HG_Forward: posting the request failed: %s",
-                     HG_Error_to_string(ret));
+        qs_log("hg", QS_LOG_ERROR, "HG_Forward: posting the request failed: %s",
+               HG_Error_to_string(ret));
         if (no_response) {
             hg_timer_disarm(handle->ctx, &handle->timer);
             HG_Destroy(handle);
@@ -541,6 +543,8 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
         NA_Cancel(na_class, handle->ctx->na_context, handle->recv_op);
         return ret;
     }
+    if (!no_response)
+        hg_probe_start(handle); /* a dead target fails it (hg_liveness.c) */
     return HG_SUCCESS;
 
 error:
@@ -629,8 +633,8 @@ hg_handle_post_recv(struct hg_handle *handle)
         LIST_REMOVE(handle, entry);
         context->n_posted--;
         pthread_mutex_unlock(&context->lock);
-        hg_log_error("posting a request receive failed: %s",
-                     NA_Error_to_string(na_ret));
+        qs_log("hg", QS_LOG_ERROR, "posting a request receive failed: %s",
+               NA_Error_to_string(na_ret));
         return hg_from_na(na_ret);
     }
     return HG_SUCCESS;
@@ -651,8 +655,8 @@ hg_request_ready(struct hg_handle *handle)
                                (char *) handle->in_buf + HG_HEADER_SIZE,
                                handle->in_size - HG_HEADER_SIZE);
     if (ret != HG_SUCCESS) {
-        hg_log_error("request for RPC %llu failed its checksum",
-                     (unsigned long long) handle->info.id);
+        qs_log("hg", QS_LOG_ERROR, "request for RPC %llu failed its checksum",
+               (unsigned long long) handle->info.id);
         hg_rpc_respond_error(handle, ret);
         return;
     }
@@ -709,13 +713,18 @@ hg_request_recv_cb(const struct na_cb_info *info)
     handle->info.addr = &handle->src_addr;
     handle->in_size = size;
     ret = hg_header_decode(handle->in_buf, size, header);
+    if (ret == HG_SUCCESS && (header->flags & HG_HEADER_PROBE)) {
+        /* A liveness probe: its delivery was the answer. */
+        hg_handle_put(handle);
+        return;
+    }
     if (ret == HG_SUCCESS && (header->flags & HG_HEADER_RESPONSE))
         ret = HG_PROTOCOL_ERROR;
     if (ret != HG_SUCCESS) {
         /* Without a trustworthy header there is nobody to answer. */
         atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
-        hg_log_error("dropped a malformed request: %s",
-                     HG_Error_to_string(ret));
+        qs_log("hg", QS_LOG_ERROR, "dropped a malformed request: %s",
+               HG_Error_to_string(ret));
         hg_handle_put(handle);
         return;
     }
@@ -725,7 +734,8 @@ hg_request_recv_cb(const struct na_cb_info *info)
     handle->responded = false;
     ret = hg_rpc_check_crc_flags(hg_class, header);
     if (ret != HG_SUCCESS) {
-        hg_log_error("request without the configured checksums refused");
+        qs_log("hg", QS_LOG_ERROR,
+               "request without the configured checksums refused");
         hg_rpc_respond_error(handle, ret);
         return;
     }
@@ -907,8 +917,9 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
                              handle->out_buf_data, handle->src_addr.na_addr,
                              handle->target_id, header.cookie, handle->send_op);
     if (na_ret != NA_SUCCESS) {
-        hg_log_error("HG_Respond: posting the response failed: %s",
-                     NA_Error_to_string(na_ret));
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Respond: posting the response failed: %s",
+               NA_Error_to_string(na_ret));
         if (header.flags & HG_HEADER_OVERFLOW)
             NA_Cancel(na_class, handle->ctx->na_context, handle->ack_op);
         hg_rpc_op_done(handle, hg_from_na(na_ret));

@@ -49,11 +49,16 @@
 
 extern pthread_mutex_t margo_lock;
 
-/* A handler waiting to run: the RPC's handle and the user function. */
+/* Work waiting to run: an RPC handler (the handle and the user function),
+ * or other work (a timer's callback): work(arg), and drop(arg) instead if
+ * the instance shuts down first. */
 struct margo_handler_entry {
     struct margo_handler_entry *next;
     hg_handle_t handle;
     void (*fn)(hg_handle_t);
+    void (*work)(void *arg);
+    void (*drop)(void *arg);
+    void *arg;
 };
 
 enum margo_req_kind { MARGO_REQ_FORWARD, MARGO_REQ_RESPOND, MARGO_REQ_BULK };
@@ -75,6 +80,8 @@ struct margo_request_s {
     bool posted;                         /* (L) the HG call returned success  */
     bool cancel_sent;                    /* (L) finalize cancelled it         */
     hg_return_t ret;                     /* (L) result, valid once done       */
+    uint64_t deadline_ns;                /* respond: NA clock deadline or 0   */
+    bool timed_out;                      /* (L) the deadline cancelled it     */
     struct margo_request_s *prev, *next; /* (L) in-flight list */
 };
 
@@ -91,10 +98,6 @@ struct margo_instance {
     pthread_t *handler_threads; /* rpc_thread_count of them       */
     int handler_threads_started;
 
-    /* Broadcast whenever something a thread blocked on this instance may
-     * care about changes: a request completed, a handler was queued or
-     * finished, finalize was requested. */
-    pthread_cond_t cond;
     /* Handler threads sleep here for queued handlers. */
     pthread_cond_t handler_cond;
 
@@ -114,6 +117,51 @@ struct margo_instance {
     /* In the list of instances driven without a progress thread (L). */
     struct margo_instance *driven_next;
     bool driven;
+    /* In the list of every instance (L). */
+    struct margo_instance *all_next;
+
+    /* RPCs registered through Margo and provider identities (L). */
+    struct margo_rpc_entry *rpcs;
+    struct margo_identity *identities;
+    hg_id_t identity_id; /* the identity RPC */
+    hg_id_t shutdown_id; /* the remote shutdown RPC */
+
+    /* Lifecycle (L). refcount: one for the instance itself (dropped by
+     * the teardown) plus margo_instance_ref_incr()'s; the memory is freed
+     * at zero. */
+    unsigned int refcount;
+    bool prefinalizing;
+    bool finalized;
+    bool remote_shutdown;
+    struct margo_callback *prefinalize_cbs, *finalize_cbs;
+    struct margo_timer *timers; /* created and not yet destroyed */
+    /* Threads in margo_thread_sleep() on this instance, and the earliest
+     * of their deadlines (0: none) (L). */
+    struct margo_sleep *sleepers;
+    uint64_t sleep_deadline_min;
+};
+
+/* A pushed (pre-)finalize callback; owner is the provider's, or NULL. */
+struct margo_callback {
+    struct margo_callback *next;
+    const void *owner;
+    margo_finalize_callback_t cb;
+    void *uargs;
+};
+
+/* An RPC registered through Margo: its name, procs and pool. */
+struct margo_rpc_entry {
+    struct margo_rpc_entry *next;
+    hg_id_t id; /* muxed with the provider id */
+    char *name;
+    hg_proc_cb_t in_proc, out_proc;
+    ABT_pool pool;
+};
+
+struct margo_identity {
+    struct margo_identity *next;
+    uint16_t provider_id;
+    char *identity;
 };
 
 /* margo_progress.c */
@@ -134,7 +182,11 @@ unsigned int margo_progress_instance(struct margo_instance *mid,
 /* One round of non-blocking progress if this thread may drive mid without
  * waiting for another thread; used by margo_test(). Lock held. */
 void margo_poke_progress(struct margo_instance *mid);
-/* Wake every thread blocked on mid (lock held). */
+/* Add to / remove from the list of every instance (lock held). */
+void margo_all_add(struct margo_instance *mid);
+void margo_all_remove(struct margo_instance *mid);
+/* Wake every thread blocked on mid (lock held): a request completed, a
+ * handler was queued or finished, finalize was requested. */
 void margo_wake(struct margo_instance *mid);
 /* Start / stop the instance's own threads. */
 int margo_threads_start(struct margo_instance *mid);
@@ -148,6 +200,18 @@ void margo_driven_remove(struct margo_instance *mid);
 bool margo_thread_must_defer(const struct margo_instance *mid);
 /* Whether the calling thread is running a handler of mid. */
 bool margo_thread_in_handler_of(const struct margo_instance *mid);
+
+/* Queue work on mid as a handler would be queued (lock held). */
+void margo_queue_work(struct margo_instance *mid,
+                      struct margo_handler_entry *e);
+/* Queue work for pool (ABT_POOL_NULL: the instance's handler scheduling)
+ * (lock held). */
+void margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
+                         struct margo_handler_entry *e);
+/* Remove a queued entry that has not started (lock held); false if it was
+ * not in the queue. */
+bool margo_unqueue_work(struct margo_instance *mid,
+                        struct margo_handler_entry *e);
 
 /* margo_rpc.c */
 /*
@@ -182,6 +246,37 @@ void margo_cancel_inflight(struct margo_instance *mid, bool handler_ops_too);
 unsigned int margo_timeout_ms(double timeout_ms);
 /* Release addresses the program did not free (lock not held). */
 void margo_addrs_release(struct margo_instance *mid);
+
+/* margo_provider.c */
+#define MARGO_BASE_ID_MASK ((hg_id_t) 0xffffffffu)
+hg_id_t margo_mux_id(hg_id_t base_id, uint16_t provider_id);
+uint16_t margo_id_provider(hg_id_t id);
+struct margo_rpc_entry *margo_rpc_find(const struct margo_instance *mid,
+                                       hg_id_t id);
+ABT_pool margo_rpc_pool_of(struct margo_instance *mid, hg_id_t id);
+/* Point an idle handle at its RPC's id for provider_id. */
+hg_return_t margo_handle_retarget(hg_handle_t handle, uint16_t provider_id);
+/* Register the identity RPC on a new instance (its id, 0 on error). */
+hg_id_t margo_identity_register(struct margo_instance *mid);
+/* Free the RPC table and identities (at finalize). */
+void margo_rpcs_free(struct margo_instance *mid);
+
+/* margo_lifecycle.c */
+/* Pop and run every callback of a stack, last pushed first. */
+void margo_callbacks_run(struct margo_instance *mid,
+                         struct margo_callback **stack);
+void margo_callback_stack_free(struct margo_callback **stack);
+hg_id_t margo_shutdown_register(struct margo_instance *mid);
+/* Free the instance's memory (after the teardown, at refcount 0). */
+void margo_instance_free(struct margo_instance *mid);
+
+/* margo_timer.c: cancel and forget the timers left at finalize. */
+void margo_timers_release(struct margo_instance *mid);
+/* Queue the callbacks of expired timers (lock not held). */
+void margo_timers_check(struct margo_instance *mid);
+/* Nanoseconds of the NA clock until the next armed timer of mid expires,
+ * UINT64_MAX if none (lock not held). */
+uint64_t margo_timers_next_ns(struct margo_instance *mid);
 
 /* margo_log.c */
 void margo_log(const struct margo_instance *mid, margo_log_level level,

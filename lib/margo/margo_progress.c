@@ -2,8 +2,12 @@
  * Who drives HG progress, and how blocking calls wait.
  *
  * An instance with a progress thread is driven by that thread alone;
- * threads blocked on it sleep on mid->cond and are woken by the HG
- * callbacks that complete their operations.
+ * threads blocked on it sleep on margo_driver_cond and are woken by the HG
+ * callbacks that complete their operations. A thread blocked on such an
+ * instance that is not one of Margo's own threads also serves the
+ * instances without a progress thread (below) and the caller-context
+ * handlers of every instance, as the primary Argobots execution stream
+ * does in real Margo.
  *
  * Instances without a progress thread are "driven": they sit on one
  * process-wide list, and a thread that blocks on any of them takes the
@@ -38,6 +42,13 @@ static bool margo_driver_active;                 /* (L) the role is taken     */
 static unsigned int margo_role_waiters;          /* (L) threads that want it  */
 static uint64_t margo_role_generation;           /* (L) bumped at every take  */
 static struct margo_instance *margo_driven_head; /* (L) creation order */
+/* Every instance, for the caller-context handlers any blocked thread may
+ * run (L). */
+static struct margo_instance *margo_all_head;
+/* Instances with a progress thread whose handlers run in callers' threads:
+ * while there are some, a driver never sleeps long in one HG_Progress(),
+ * since their handlers are queued by another thread (L). */
+static unsigned int margo_caller_pt_count;
 
 /*
  * What the calling thread is doing, for the decisions that depend on it:
@@ -51,15 +62,19 @@ struct margo_tls {
     const struct margo_instance *handler_of[MARGO_MAX_HANDLER_DEPTH];
     const struct margo_instance *own_instance;
     bool is_progress_thread;
+    /* margo_thread_sleep()'s deadline on the NA clock, 0 when not
+     * sleeping: progress waits are cut short to it. */
+    uint64_t deadline_ns;
 };
 static _Thread_local struct margo_tls margo_tls;
 
 void
 margo_wake(struct margo_instance *mid)
 {
-    pthread_cond_broadcast(&mid->cond);
-    if (mid->driven)
-        pthread_cond_broadcast(&margo_driver_cond);
+    (void) mid;
+    /* Every blocked thread sleeps on the one condition: a thread blocked
+     * on one instance may run handlers or drive progress for another. */
+    pthread_cond_broadcast(&margo_driver_cond);
 }
 
 bool
@@ -112,9 +127,18 @@ margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t))
         HG_Destroy(handle);
         return why;
     }
-    e->next = NULL;
+    memset(e, 0, sizeof(*e));
     e->handle = handle;
     e->fn = fn;
+    margo_queue_work(mid, e);
+    pthread_mutex_unlock(&margo_lock);
+    return HG_SUCCESS;
+}
+
+void
+margo_queue_work(struct margo_instance *mid, struct margo_handler_entry *e)
+{
+    e->next = NULL;
     if (mid->queue_tail)
         mid->queue_tail->next = e;
     else
@@ -124,8 +148,30 @@ margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t))
         pthread_cond_signal(&mid->handler_cond);
     else
         margo_wake(mid);
-    pthread_mutex_unlock(&margo_lock);
-    return HG_SUCCESS;
+}
+
+void
+margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
+                    struct margo_handler_entry *e)
+{
+    (void) pool;
+    margo_queue_work(mid, e);
+}
+
+bool
+margo_unqueue_work(struct margo_instance *mid, struct margo_handler_entry *e)
+{
+    struct margo_handler_entry **p, *prev = NULL;
+
+    for (p = &mid->queue_head; *p; prev = *p, p = &(*p)->next) {
+        if (*p == e) {
+            *p = e->next;
+            if (mid->queue_tail == e)
+                mid->queue_tail = prev;
+            return true;
+        }
+    }
+    return false;
 }
 
 /* Whether threads blocked in Margo calls (rather than dedicated threads)
@@ -155,14 +201,67 @@ margo_run_one_handler(struct margo_instance *mid)
     pthread_mutex_unlock(&margo_lock);
 
     margo_tls.handler_of[margo_tls.handler_depth++] = mid;
-    e->fn(e->handle);
+    if (e->work) {
+        /* The entry belongs to the work (a timer's). */
+        e->work(e->arg);
+    } else {
+        e->fn(e->handle);
+        free(e);
+    }
     margo_tls.handler_depth--;
-    free(e);
 
     pthread_mutex_lock(&margo_lock);
     mid->running_handlers--;
     margo_wake(mid);
     return true;
+}
+
+/*
+ * Run one caller-context handler of any instance, the one waited on first.
+ * Like Argobots' primary pool, which every instance without handler
+ * threads shares, such handlers run in any thread blocked in a Margo call
+ * that is not an instance's own thread. Lock held. False if none ran.
+ */
+static bool
+margo_run_caller_handler(struct margo_instance *mid)
+{
+    struct margo_instance *m;
+
+    if (margo_tls.own_instance != NULL)
+        return false;
+    if (margo_callers_run_handlers(mid) && margo_run_one_handler(mid))
+        return true;
+    for (m = margo_all_head; m; m = m->all_next)
+        if (m != mid && !m->teardown_started && margo_callers_run_handlers(m) &&
+            margo_run_one_handler(m))
+            return true;
+    return false;
+}
+
+void
+margo_all_add(struct margo_instance *mid)
+{
+    struct margo_instance **p = &margo_all_head;
+
+    while (*p)
+        p = &(*p)->all_next;
+    mid->all_next = NULL;
+    *p = mid;
+    if (mid->has_progress_thread && margo_callers_run_handlers(mid))
+        margo_caller_pt_count++;
+}
+
+void
+margo_all_remove(struct margo_instance *mid)
+{
+    for (struct margo_instance **p = &margo_all_head; *p; p = &(*p)->all_next) {
+        if (*p == mid) {
+            *p = mid->all_next;
+            if (mid->has_progress_thread && margo_callers_run_handlers(mid))
+                margo_caller_pt_count--;
+            return;
+        }
+    }
 }
 
 /* ---- Progress -------------------------------------------------------- */
@@ -172,12 +271,46 @@ margo_run_one_handler(struct margo_instance *mid)
  * already ran), then run what that queued. Lock not held. Returns how much
  * happened; 0 means the instance had nothing to do.
  */
+/* Cut a progress wait short to the next timer or margo_thread_sleep()
+ * deadline of this thread. */
+static unsigned int
+margo_wait_slice(struct margo_instance *mid, unsigned int timeout_ms)
+{
+    uint64_t left = margo_timers_next_ns(mid), now, deadline;
+
+    /* This thread's own sleep, and any thread sleeping on mid: on the
+     * simulator's clock, progress must not carry time past a sleeper's
+     * deadline before the sleeper wakes up. */
+    pthread_mutex_lock(&margo_lock);
+    deadline = mid->sleep_deadline_min;
+    if (margo_tls.deadline_ns &&
+        (deadline == 0 || margo_tls.deadline_ns < deadline))
+        deadline = margo_tls.deadline_ns;
+    if (deadline) {
+        now = HG_Clock_now(mid->hg_class);
+        if (deadline <= now) {
+            left = 0;
+            margo_wake(mid);
+        } else if (deadline - now < left) {
+            left = deadline - now;
+        }
+    }
+    pthread_mutex_unlock(&margo_lock);
+    if (left == UINT64_MAX)
+        return timeout_ms;
+    left = (left + 999999u) / 1000000u;
+    return left < timeout_ms ? (unsigned int) left : timeout_ms;
+}
+
 unsigned int
 margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
 {
     unsigned int activity = 0, n = 0;
     hg_return_t ret;
 
+    margo_timers_check(mid);
+    if (timeout_ms > 0)
+        timeout_ms = margo_wait_slice(mid, timeout_ms);
     if (HG_Trigger(mid->hg_context, 0, MARGO_TRIGGER_BATCH, &n) == HG_SUCCESS)
         activity += n;
     ret = HG_Progress(mid->hg_context, activity ? 0 : timeout_ms);
@@ -191,6 +324,7 @@ margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
         margo_log(mid, MARGO_LOG_ERROR, "margo: HG_Progress: %s",
                   HG_Error_to_string(ret));
     }
+    margo_timers_check(mid);
     return activity;
 }
 
@@ -208,7 +342,7 @@ enum margo_round {
  * role's holder. Lock not held.
  */
 static void
-margo_drive_round(enum margo_round mode)
+margo_drive_round(enum margo_round mode, bool short_slice)
 {
     struct margo_instance *stack_set[8], **set = stack_set, *m;
     size_t count = 0, i, cap = 8;
@@ -230,6 +364,7 @@ margo_drive_round(enum margo_round mode)
         set[count++] = m;
         all_virtual = all_virtual && m->virtual_clock;
     }
+    short_slice = short_slice || margo_caller_pt_count > 0;
     pthread_mutex_unlock(&margo_lock);
 
     for (i = 0; i < count; i++) {
@@ -251,7 +386,9 @@ margo_drive_round(enum margo_round mode)
     if (activity == 0 && count > 0 &&
         (mode == MARGO_ROUND_BLOCK || all_virtual)) {
         unsigned int slice =
-            count == 1 && mode == MARGO_ROUND_BLOCK ? MARGO_BLOCK_MS : 1;
+            count == 1 && mode == MARGO_ROUND_BLOCK && !short_slice
+                ? MARGO_BLOCK_MS
+                : 1;
         for (i = 0; i < count && activity == 0; i++)
             activity += margo_progress_instance(set[i], slice);
     }
@@ -353,33 +490,48 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
     if (counted)
         mid->active_calls++;
     while (!pred(arg)) {
-        if (mid->has_progress_thread) {
-            if (margo_tls.is_progress_thread && margo_tls.own_instance == mid) {
-                /* A handler running on the progress thread: nobody else
-                 * moves this instance, so this thread must. */
-                pthread_mutex_unlock(&margo_lock);
-                (void) margo_progress_instance(mid, MARGO_BLOCK_MS);
-                pthread_mutex_lock(&margo_lock);
-                if (mid->rpc_thread_count < 0)
-                    (void) margo_run_one_handler(mid);
-                continue;
-            }
-            if (margo_tls.own_instance != mid &&
-                margo_callers_run_handlers(mid) && margo_run_one_handler(mid))
-                continue;
+        bool serve_driven;
+
+        if (mid->has_progress_thread && margo_tls.is_progress_thread &&
+            margo_tls.own_instance == mid) {
+            /* A handler running on the progress thread: nobody else
+             * moves this instance, so this thread must. */
+            pthread_mutex_unlock(&margo_lock);
+            (void) margo_progress_instance(mid, MARGO_BLOCK_MS);
+            pthread_mutex_lock(&margo_lock);
+            if (mid->rpc_thread_count < 0)
+                (void) margo_run_one_handler(mid);
+            continue;
+        }
+        if (margo_run_caller_handler(mid))
+            continue;
+        /*
+         * An instance with a progress thread needs nothing from this
+         * thread, but the instances without one may: a caller thread
+         * blocked on a client with a progress thread is what moves a
+         * server instance without one in the same process (Argobots'
+         * primary execution stream runs both in real Margo).
+         */
+        serve_driven = mid->has_progress_thread &&
+                       margo_tls.own_instance == NULL &&
+                       margo_driven_head != NULL && !margo_driver_active;
+        if (mid->has_progress_thread && !serve_driven) {
             /* Finalize's own waits wake up now and then, to look at its
-             * grace period on the NA clock. */
-            if (counted)
-                pthread_cond_wait(&mid->cond, &margo_lock);
+             * grace period on the NA clock; so does a caller thread that
+             * may have to serve instances without a progress thread. */
+            if (counted && margo_driven_head == NULL &&
+                margo_tls.deadline_ns == 0)
+                pthread_cond_wait(&margo_driver_cond, &margo_lock);
             else
-                margo_timed_cond_wait(&mid->cond, MARGO_BLOCK_MS);
+                margo_timed_cond_wait(&margo_driver_cond,
+                                      counted ? 1 : MARGO_BLOCK_MS);
             continue;
         }
         if (margo_tls.drive_depth > 0) {
             /* A handler this thread runs made a blocking call: keep
              * driving from here. */
             pthread_mutex_unlock(&margo_lock);
-            margo_drive_round(MARGO_ROUND_BLOCK);
+            margo_drive_round(MARGO_ROUND_BLOCK, serve_driven);
             pthread_mutex_lock(&margo_lock);
             continue;
         }
@@ -393,7 +545,7 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
         }
         margo_role_take();
         pthread_mutex_unlock(&margo_lock);
-        margo_drive_round(MARGO_ROUND_BLOCK);
+        margo_drive_round(MARGO_ROUND_BLOCK, serve_driven);
         pthread_mutex_lock(&margo_lock);
         margo_role_release();
     }
@@ -406,14 +558,14 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
 void
 margo_poke_progress(struct margo_instance *mid)
 {
-    if (mid->has_progress_thread) {
-        if (margo_tls.own_instance != mid && margo_callers_run_handlers(mid))
-            (void) margo_run_one_handler(mid);
+    if (margo_run_caller_handler(mid))
         return;
-    }
+    if (mid->has_progress_thread &&
+        (margo_tls.own_instance != NULL || margo_driven_head == NULL))
+        return;
     if (margo_tls.drive_depth > 0) {
         pthread_mutex_unlock(&margo_lock);
-        margo_drive_round(MARGO_ROUND_POKE);
+        margo_drive_round(MARGO_ROUND_POKE, false);
         pthread_mutex_lock(&margo_lock);
         return;
     }
@@ -421,9 +573,70 @@ margo_poke_progress(struct margo_instance *mid)
         return;
     margo_role_take();
     pthread_mutex_unlock(&margo_lock);
-    margo_drive_round(MARGO_ROUND_POKE);
+    margo_drive_round(MARGO_ROUND_POKE, false);
     pthread_mutex_lock(&margo_lock);
     margo_role_release();
+}
+
+/* ---- Sleeping -------------------------------------------------------- */
+
+struct margo_sleep {
+    struct margo_instance *mid;
+    uint64_t deadline_ns;
+    struct margo_sleep *next; /* (L) in mid->sleepers */
+};
+
+/* Recompute mid->sleep_deadline_min (lock held). */
+static void
+margo_sleepers_update(struct margo_instance *mid)
+{
+    uint64_t min = 0;
+
+    for (struct margo_sleep *s = mid->sleepers; s; s = s->next)
+        if (min == 0 || s->deadline_ns < min)
+            min = s->deadline_ns;
+    mid->sleep_deadline_min = min;
+}
+
+static bool
+margo_sleep_done(void *arg)
+{
+    struct margo_sleep *s = arg;
+
+    return HG_Clock_now(s->mid->hg_class) >= s->deadline_ns ||
+           s->mid->teardown_started;
+}
+
+void
+margo_thread_sleep(margo_instance_id mid, double timeout_ms)
+{
+    struct margo_sleep s;
+    uint64_t saved = margo_tls.deadline_ns;
+
+    if (mid == MARGO_INSTANCE_NULL || !(timeout_ms > 0))
+        return;
+    s.mid = mid;
+    s.deadline_ns =
+        HG_Clock_now(mid->hg_class) + (uint64_t) (timeout_ms * 1e6 + 0.5);
+    /* Sleeping is waiting like any other blocking call: this thread keeps
+     * doing its share of progress and handlers meanwhile, as a ULT's
+     * scheduler would. On the simulator the clock is virtual. */
+    margo_tls.deadline_ns =
+        saved && saved < s.deadline_ns ? saved : s.deadline_ns;
+    pthread_mutex_lock(&margo_lock);
+    s.next = mid->sleepers;
+    mid->sleepers = &s;
+    margo_sleepers_update(mid);
+    margo_block_until(mid, margo_sleep_done, &s, true);
+    for (struct margo_sleep **p = &mid->sleepers; *p; p = &(*p)->next) {
+        if (*p == &s) {
+            *p = s.next;
+            break;
+        }
+    }
+    margo_sleepers_update(mid);
+    pthread_mutex_unlock(&margo_lock);
+    margo_tls.deadline_ns = saved;
 }
 
 /* ---- Threads --------------------------------------------------------- */

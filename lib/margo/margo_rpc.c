@@ -83,6 +83,15 @@ margo_req_is_done(void *arg)
     return ((struct margo_request_s *) arg)->done;
 }
 
+/* A timed respond's wait ends at completion or at its deadline. */
+static bool
+margo_req_done_or_late(void *arg)
+{
+    struct margo_request_s *req = arg;
+
+    return req->done || HG_Clock_now(req->mid->hg_class) >= req->deadline_ns;
+}
+
 hg_return_t
 margo_req_wait(struct margo_request_s *req)
 {
@@ -91,9 +100,20 @@ margo_req_wait(struct margo_request_s *req)
     pthread_mutex_lock(&margo_lock);
     /* A completed request never touches its instance, which may already be
      * finalized. */
+    if (!req->done && req->deadline_ns) {
+        margo_block_until(req->mid, margo_req_done_or_late, req, true);
+        if (!req->done && req->posted && !req->cancel_sent) {
+            /* Safe under the lock, as in margo_cancel_inflight(). */
+            req->cancel_sent = true;
+            req->timed_out = true;
+            (void) HG_Cancel(req->handle);
+        }
+    }
     if (!req->done)
         margo_block_until(req->mid, margo_req_is_done, req, true);
     ret = req->ret;
+    if (req->timed_out && ret == HG_CANCELED)
+        ret = HG_TIMEOUT;
     pthread_mutex_unlock(&margo_lock);
     return ret;
 }
@@ -243,8 +263,8 @@ margo_test(margo_request req, int *flag)
 /* ---- Forward and respond --------------------------------------------- */
 
 static hg_return_t
-margo_forward_start(hg_handle_t handle, void *in_struct, double timeout_ms,
-                    struct margo_request_s *storage,
+margo_forward_start(uint16_t provider_id, hg_handle_t handle, void *in_struct,
+                    double timeout_ms, struct margo_request_s *storage,
                     struct margo_request_s **reqp)
 {
     struct margo_instance *mid = margo_hg_handle_get_instance(handle);
@@ -254,6 +274,9 @@ margo_forward_start(hg_handle_t handle, void *in_struct, double timeout_ms,
 
     if (mid == NULL)
         return HG_INVALID_ARG;
+    ret = margo_handle_retarget(handle, provider_id);
+    if (ret != HG_SUCCESS)
+        return ret;
     req = margo_req_new(mid, MARGO_REQ_FORWARD, handle, storage);
     if (req == NULL)
         return HG_NOMEM;
@@ -268,15 +291,31 @@ margo_forward_start(hg_handle_t handle, void *in_struct, double timeout_ms,
 }
 
 hg_return_t
-margo_forward_timed(hg_handle_t handle, void *in_struct, double timeout_ms)
+margo_provider_forward_timed(uint16_t provider_id, hg_handle_t handle,
+                             void *in_struct, double timeout_ms)
 {
     struct margo_request_s storage, *req;
     hg_return_t ret;
 
-    ret = margo_forward_start(handle, in_struct, timeout_ms, &storage, &req);
+    ret = margo_forward_start(provider_id, handle, in_struct, timeout_ms,
+                              &storage, &req);
     if (ret != HG_SUCCESS)
         return ret;
     return margo_req_wait(req);
+}
+
+hg_return_t
+margo_provider_forward(uint16_t provider_id, hg_handle_t handle,
+                       void *in_struct)
+{
+    return margo_provider_forward_timed(provider_id, handle, in_struct, 0);
+}
+
+hg_return_t
+margo_forward_timed(hg_handle_t handle, void *in_struct, double timeout_ms)
+{
+    return margo_provider_forward_timed(MARGO_DEFAULT_PROVIDER_ID, handle,
+                                        in_struct, timeout_ms);
 }
 
 hg_return_t
@@ -286,12 +325,30 @@ margo_forward(hg_handle_t handle, void *in_struct)
 }
 
 hg_return_t
-margo_iforward_timed(hg_handle_t handle, void *in_struct, double timeout_ms,
-                     margo_request *req)
+margo_provider_iforward_timed(uint16_t provider_id, hg_handle_t handle,
+                              void *in_struct, double timeout_ms,
+                              margo_request *req)
 {
     if (req == NULL)
         return HG_INVALID_ARG;
-    return margo_forward_start(handle, in_struct, timeout_ms, NULL, req);
+    return margo_forward_start(provider_id, handle, in_struct, timeout_ms, NULL,
+                               req);
+}
+
+hg_return_t
+margo_provider_iforward(uint16_t provider_id, hg_handle_t handle,
+                        void *in_struct, margo_request *req)
+{
+    return margo_provider_iforward_timed(provider_id, handle, in_struct, 0,
+                                         req);
+}
+
+hg_return_t
+margo_iforward_timed(hg_handle_t handle, void *in_struct, double timeout_ms,
+                     margo_request *req)
+{
+    return margo_provider_iforward_timed(MARGO_DEFAULT_PROVIDER_ID, handle,
+                                         in_struct, timeout_ms, req);
 }
 
 hg_return_t
@@ -301,10 +358,11 @@ margo_iforward(hg_handle_t handle, void *in_struct, margo_request *req)
 }
 
 static hg_return_t
-margo_respond_start(hg_handle_t handle, void *out_struct,
+margo_respond_start(hg_handle_t handle, void *out_struct, double timeout_ms,
                     struct margo_request_s *storage,
                     struct margo_request_s **reqp)
 {
+    unsigned int ms = margo_timeout_ms(timeout_ms);
     struct margo_instance *mid = margo_hg_handle_get_instance(handle);
     struct margo_request_s *req;
     hg_return_t ret;
@@ -314,6 +372,9 @@ margo_respond_start(hg_handle_t handle, void *out_struct,
     req = margo_req_new(mid, MARGO_REQ_RESPOND, handle, storage);
     if (req == NULL)
         return HG_NOMEM;
+    if (ms)
+        req->deadline_ns =
+            HG_Clock_now(mid->hg_class) + (uint64_t) ms * 1000000u;
     ret = margo_req_track(req);
     if (ret == HG_SUCCESS) {
         ret = HG_Respond(handle, margo_req_complete_cb, req, out_struct);
@@ -323,23 +384,36 @@ margo_respond_start(hg_handle_t handle, void *out_struct,
 }
 
 hg_return_t
-margo_respond(hg_handle_t handle, void *out_struct)
+margo_respond_timed(hg_handle_t handle, void *out_struct, double timeout_ms)
 {
     struct margo_request_s storage, *req;
     hg_return_t ret;
 
-    ret = margo_respond_start(handle, out_struct, &storage, &req);
+    ret = margo_respond_start(handle, out_struct, timeout_ms, &storage, &req);
     if (ret != HG_SUCCESS)
         return ret;
     return margo_req_wait(req);
 }
 
 hg_return_t
-margo_irespond(hg_handle_t handle, void *out_struct, margo_request *req)
+margo_respond(hg_handle_t handle, void *out_struct)
+{
+    return margo_respond_timed(handle, out_struct, 0);
+}
+
+hg_return_t
+margo_irespond_timed(hg_handle_t handle, void *out_struct, double timeout_ms,
+                     margo_request *req)
 {
     if (req == NULL)
         return HG_INVALID_ARG;
-    return margo_respond_start(handle, out_struct, NULL, req);
+    return margo_respond_start(handle, out_struct, timeout_ms, NULL, req);
+}
+
+hg_return_t
+margo_irespond(hg_handle_t handle, void *out_struct, margo_request *req)
+{
+    return margo_irespond_timed(handle, out_struct, 0, req);
 }
 
 /* ---- Handles --------------------------------------------------------- */
@@ -404,34 +478,6 @@ margo_free_output(hg_handle_t handle, void *out_struct)
 }
 
 /* ---- Registration ---------------------------------------------------- */
-
-hg_id_t
-margo_register_name(margo_instance_id mid, const char *func_name,
-                    hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
-                    hg_rpc_cb_t rpc_cb)
-{
-    if (mid == MARGO_INSTANCE_NULL || func_name == NULL)
-        return 0;
-    return HG_Register_name(mid->hg_class, func_name, in_proc_cb, out_proc_cb,
-                            rpc_cb);
-}
-
-hg_return_t
-margo_registered_name(margo_instance_id mid, const char *func_name, hg_id_t *id,
-                      hg_bool_t *flag)
-{
-    if (mid == MARGO_INSTANCE_NULL)
-        return HG_INVALID_ARG;
-    return HG_Registered_name(mid->hg_class, func_name, id, flag);
-}
-
-hg_return_t
-margo_deregister(margo_instance_id mid, hg_id_t id)
-{
-    if (mid == MARGO_INSTANCE_NULL)
-        return HG_INVALID_ARG;
-    return HG_Deregister(mid->hg_class, id);
-}
 
 hg_return_t
 margo_registered_disable_response(margo_instance_id mid, hg_id_t id,

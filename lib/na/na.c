@@ -65,7 +65,7 @@ NA_Initialize_opt(const char *info_string, bool listen,
     na_return_t ret;
 
     if (info_string == NULL) {
-        na_log_error("NA_Initialize: NULL info string");
+        qs_log("na", QS_LOG_ERROR, "NA_Initialize: NULL info string");
         return NULL;
     }
     info_string = na_info_override(info_string);
@@ -76,9 +76,10 @@ NA_Initialize_opt(const char *info_string, bool listen,
         NA_Info_string_parse(info_string, info->class_name, info->protocol_name,
                              info->host_name, sizeof(info->host_name));
     if (ret != NA_SUCCESS) {
-        na_log_error("malformed info string \"%s\" (%s): expected "
-                     "[class+]protocol[://host]",
-                     info_string, NA_Error_to_string(ret));
+        qs_log("na", QS_LOG_ERROR,
+               "malformed info string \"%s\" (%s): expected "
+               "[class+]protocol[://host]",
+               info_string, NA_Error_to_string(ret));
         goto error;
     }
     info->init_info = na_init_info ? *na_init_info : NA_INIT_INFO_INITIALIZER;
@@ -86,13 +87,15 @@ NA_Initialize_opt(const char *info_string, bool listen,
     ops = na_plugin_select(info);
     if (ops == NULL) {
         if (info->class_name[0] != '\0')
-            na_log_error("no plugin \"%s\" serving protocol \"%s\" in this "
-                         "build (info string \"%s\")",
-                         info->class_name, info->protocol_name, info_string);
+            qs_log("na", QS_LOG_ERROR,
+                   "no plugin \"%s\" serving protocol \"%s\" in this "
+                   "build (info string \"%s\")",
+                   info->class_name, info->protocol_name, info_string);
         else
-            na_log_error("no plugin accepts protocol \"%s\" (info string "
-                         "\"%s\")",
-                         info->protocol_name, info_string);
+            qs_log("na", QS_LOG_ERROR,
+                   "no plugin accepts protocol \"%s\" (info string "
+                   "\"%s\")",
+                   info->protocol_name, info_string);
         goto error;
     }
 
@@ -107,8 +110,9 @@ NA_Initialize_opt(const char *info_string, bool listen,
     pthread_mutex_init(&na_class->lock, NULL);
     ret = ops->initialize(na_class, info, listen);
     if (ret != NA_SUCCESS) {
-        na_log_error("plugin \"%s\" could not initialize \"%s\": %s",
-                     ops->class_name, info_string, NA_Error_to_string(ret));
+        qs_log("na", QS_LOG_ERROR,
+               "plugin \"%s\" could not initialize \"%s\": %s", ops->class_name,
+               info_string, NA_Error_to_string(ret));
         pthread_mutex_destroy(&na_class->lock);
         goto error;
     }
@@ -133,8 +137,8 @@ NA_Finalize(na_class_t *na_class)
     pthread_mutex_lock(&na_class->lock);
     if (na_class->context_count > 0) {
         pthread_mutex_unlock(&na_class->lock);
-        na_log_error("NA_Finalize: %u context(s) still exist",
-                     na_class->context_count);
+        qs_log("na", QS_LOG_ERROR, "NA_Finalize: %u context(s) still exist",
+               na_class->context_count);
         return NA_BUSY;
     }
     pthread_mutex_unlock(&na_class->lock);
@@ -189,7 +193,8 @@ NA_Context_create_id(na_class_t *na_class, uint8_t id)
     ret = na_class->ops->context_create(na_class, context, id,
                                         &context->plugin_context);
     if (ret != NA_SUCCESS) {
-        na_log_error("context creation failed: %s", NA_Error_to_string(ret));
+        qs_log("na", QS_LOG_ERROR, "context creation failed: %s",
+               NA_Error_to_string(ret));
         pthread_mutex_destroy(&context->lock);
         free(context);
         return NULL;
@@ -210,8 +215,9 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
     pthread_mutex_lock(&context->lock);
     if (context->count > 0) {
         pthread_mutex_unlock(&context->lock);
-        na_log_error("NA_Context_destroy: %u completion(s) not triggered",
-                     context->count);
+        qs_log("na", QS_LOG_ERROR,
+               "NA_Context_destroy: %u completion(s) not triggered",
+               context->count);
         return NA_BUSY;
     }
     pthread_mutex_unlock(&context->lock);

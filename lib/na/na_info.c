@@ -99,27 +99,17 @@ NA_Info_string_parse(const char *info_string, char *class_name,
 }
 
 void
-na_log_error(const char *fmt, ...)
+NA_Set_log_level(const char *level)
 {
-    va_list ap;
+    enum qs_log_level l;
 
-    va_start(ap, fmt);
-    fputs("quicksilver: na: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-void
-na_plugin_log_error(const char *plugin, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    fprintf(stderr, "quicksilver: %s: ", plugin);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
+    if (!qs_log_level_parse(level, &l)) {
+        qs_log("na", QS_LOG_ERROR, "NA_Set_log_level: \"%s\" is not a level",
+               level ? level : "(null)");
+        return;
+    }
+    qs_log_set_level(l);
+    qs_log_add_subsys("na");
 }
 
 uint64_t

@@ -7,7 +7,7 @@
 /* NULL-terminated, in selection order. */
 extern const struct na_class_ops *const na_plugin_table[];
 
-/* Log once where an error starts: "quicksilver: na: ...". */
-void na_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Errors are logged once where they start: qs_log("na", QS_LOG_ERROR, ...). */
+#include "util/qs_log.h"
 
 #endif /* NA_INTERNAL_H */

@@ -22,6 +22,8 @@
 
 #include "na.h"
 
+#include "util/qs_log.h"
+
 #include <pthread.h>
 #include <sys/queue.h>
 
@@ -266,9 +268,15 @@ na_return_t na_plugin_mem_handle_create_segments_opnotsupported(
     na_class_t *na_class, struct na_segment *segments, size_t segment_count,
     unsigned long flags, na_mem_handle_t *mem_handle);
 
-/* Log an error once where it starts: "quicksilver: <plugin>: <message>". */
-void na_plugin_log_error(const char *plugin, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/*
+ * Plugins log through the library's single sink (util/qs_log.h) under
+ * their own subsystem name, e.g. qs_log("ofi", QS_LOG_ERROR, "...") for an
+ * error logged once where it starts; "sim", "ofi", "verbs" and "sm" are
+ * children of "na", so NA_Set_log_level() and HG_LOG_SUBSYS=na reach them.
+ * na_plugin_log_error() is the older spelling of an error-level qs_log().
+ */
+#define na_plugin_log_error(plugin, ...)                                       \
+    qs_log((plugin), QS_LOG_ERROR, __VA_ARGS__)
 
 #ifdef __cplusplus
 }

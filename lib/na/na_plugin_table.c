@@ -7,6 +7,9 @@
 #include "na_config.h"
 
 extern const struct na_class_ops na_sim_class_ops;
+#if QS_PLUGIN_SM_ENABLED
+extern const struct na_class_ops na_sm_class_ops;
+#endif
 #if QS_PLUGIN_OFI_ENABLED
 extern const struct na_class_ops na_ofi_class_ops;
 #endif
@@ -16,6 +19,9 @@ extern const struct na_class_ops na_verbs_class_ops;
 
 const struct na_class_ops *const na_plugin_table[] = {
     &na_sim_class_ops,
+#if QS_PLUGIN_SM_ENABLED
+    &na_sm_class_ops,
+#endif
 #if QS_PLUGIN_OFI_ENABLED
     &na_ofi_class_ops,
 #endif

@@ -42,8 +42,8 @@ na_ofi_check_init_info(const struct na_init_info *ii)
         field = "ip_subnet";
     if (field == NULL)
         return NA_SUCCESS;
-    na_plugin_log_error(NA_OFI_CLASS_NAME, "init option %s is not supported",
-                        field);
+    qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR, "init option %s is not supported",
+           field);
     return NA_OPNOTSUPPORTED;
 }
 
@@ -105,12 +105,11 @@ na_ofi_getinfo(struct na_ofi_class *cls, const struct sockaddr_in *sin,
         if (optional[i] == 0)
             break;
     }
-    na_plugin_log_error(
-        NA_OFI_CLASS_NAME,
-        "provider \"%s\" is not available or refused the hints "
-        "(FI_EP_RDM, tagged messages, RMA, thread safe) on %s:%u: %s",
-        cls->prov_name, inet_ntoa(sin->sin_addr), ntohs(sin->sin_port),
-        fi_strerror(-rc));
+    qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+           "provider \"%s\" is not available or refused the hints "
+           "(FI_EP_RDM, tagged messages, RMA, thread safe) on %s:%u: %s",
+           cls->prov_name, inet_ntoa(sin->sin_addr), ntohs(sin->sin_port),
+           fi_strerror(-rc));
     return rc == -FI_ENODATA ? NA_NODEV : NA_PROTONOSUPPORT;
 }
 
@@ -217,9 +216,9 @@ na_ofi_self_init(struct na_ofi_class *cls)
     int rc = fi_getname(&cls->ep->fid, &sin, &len);
 
     if (rc != 0 || len != sizeof(sin) || sin.sin_family != AF_INET) {
-        na_plugin_log_error(NA_OFI_CLASS_NAME,
-                            "fi_getname gave no IPv4 address: %s",
-                            rc ? fi_strerror(-rc) : "wrong address format");
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "fi_getname gave no IPv4 address: %s",
+               rc ? fi_strerror(-rc) : "wrong address format");
         return NA_PROTOCOL_ERROR;
     }
     if (na_ofi_addr_intern(cls, &sin, &cls->self) != NA_SUCCESS)
@@ -319,8 +318,8 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
         return ret;
     ret = na_ofi_addr_parse_host(info->host_name, &sin, false);
     if (ret != NA_SUCCESS) {
-        na_plugin_log_error(NA_OFI_CLASS_NAME, "bad host \"%s\"",
-                            info->host_name);
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR, "bad host \"%s\"",
+               info->host_name);
         return ret;
     }
     cls = na_ofi_class_alloc(info);
@@ -333,10 +332,9 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
 
     rc = na_ofi_endpoint_open(cls);
     if (rc != 0) {
-        na_plugin_log_error(NA_OFI_CLASS_NAME,
-                            "opening a %s endpoint on %s:%u: %s",
-                            cls->prov_name, inet_ntoa(sin.sin_addr),
-                            ntohs(sin.sin_port), fi_strerror(-rc));
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "opening a %s endpoint on %s:%u: %s", cls->prov_name,
+               inet_ntoa(sin.sin_addr), ntohs(sin.sin_port), fi_strerror(-rc));
         ret = na_ofi_init_error_to_na(rc);
         goto free_class;
     }

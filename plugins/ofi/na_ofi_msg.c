@@ -57,8 +57,8 @@ na_ofi_rx_buf_repost(struct na_ofi_class *cls, struct na_ofi_rx_buf *rx)
     if (rc == 0)
         return;
     if (rc != -FI_EAGAIN)
-        na_plugin_log_error(NA_OFI_CLASS_NAME, "reposting a receive buffer: %s",
-                            fi_strerror(-rc));
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "reposting a receive buffer: %s", fi_strerror(-rc));
     atomic_store(&rx->needs_post, true);
     atomic_store(&cls->rx_repost, true);
 }
@@ -102,9 +102,8 @@ na_ofi_rx_bufs_post(struct na_ofi_class *cls)
         atomic_init(&rx->needs_post, false);
         rc = na_ofi_rx_buf_post(cls, rx);
         if (rc != 0) {
-            na_plugin_log_error(NA_OFI_CLASS_NAME,
-                                "posting receive buffers: %s",
-                                fi_strerror(-rc));
+            qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+                   "posting receive buffers: %s", fi_strerror(-rc));
             return na_ofi_error_to_na(-rc);
         }
     }
@@ -197,8 +196,8 @@ na_ofi_backlog_push(struct na_ofi_context *pc, struct na_addr *source,
     struct na_ofi_backlog_msg *m = malloc(sizeof(*m) + len);
 
     if (m == NULL) {
-        na_plugin_log_error(NA_OFI_CLASS_NAME,
-                            "out of memory: unexpected message dropped");
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "out of memory: unexpected message dropped");
         na_ofi_addr_unref(source);
         return;
     }
@@ -224,9 +223,8 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len)
     na_tag_t tag;
 
     if (na_ofi_hdr_parse(cls, msg, len, &tag, &source) != NA_SUCCESS) {
-        na_plugin_log_error(NA_OFI_CLASS_NAME,
-                            "dropped a %zu-byte message with a bad header",
-                            len);
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "dropped a %zu-byte message with a bad header", len);
         return NULL;
     }
     dest_id = msg[12];
@@ -246,10 +244,10 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len)
     }
     pthread_mutex_unlock(&cls->rx_lock);
     if (pc == NULL) {
-        na_plugin_log_error(NA_OFI_CLASS_NAME,
-                            "dropped an unexpected message for context id "
-                            "%u, which this class does not have",
-                            (unsigned) dest_id);
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "dropped an unexpected message for context id "
+               "%u, which this class does not have",
+               (unsigned) dest_id);
         na_ofi_addr_unref(source);
         return NULL;
     }
@@ -283,9 +281,9 @@ na_ofi_rx_buf_error(struct na_ofi_rx_buf *rx, const struct fi_cq_err_entry *err)
 {
     if (err->err == FI_ECANCELED)
         return;
-    na_plugin_log_error(NA_OFI_CLASS_NAME,
-                        "an unexpected message was lost: %s (%zu bytes)",
-                        fi_strerror(err->err), err->len);
+    qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+           "an unexpected message was lost: %s (%zu bytes)",
+           fi_strerror(err->err), err->len);
     if (!rx->cls->multi_recv || (err->flags & FI_MULTI_RECV))
         na_ofi_rx_buf_repost(rx->cls, rx);
 }

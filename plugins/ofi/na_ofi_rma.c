@@ -84,8 +84,8 @@ na_ofi_mem_register(na_class_t *na_class, na_mem_handle_t mh,
                        na_ofi_mr_access(mh->flags), 0, key, 0, &mh->mr, NULL);
     }
     if (rc != 0) {
-        na_plugin_log_error(NA_OFI_CLASS_NAME, "fi_mr_reg of %llu bytes: %s",
-                            (unsigned long long) mh->len, fi_strerror(-rc));
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR, "fi_mr_reg of %llu bytes: %s",
+               (unsigned long long) mh->len, fi_strerror(-rc));
         mh->mr = NULL;
         return na_ofi_error_to_na(-rc);
     }

@@ -102,9 +102,8 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     /* There is no key to check and no device memory to reach; the subnet
      * is a preference that a fabric without IP honours trivially. */
     if (init->auth_key != NULL || init->request_mem_device) {
-        na_plugin_log_error("sim", "na_init_info.%s is not supported",
-                            init->auth_key != NULL ? "auth_key"
-                                                   : "request_mem_device");
+        qs_log("sim", QS_LOG_ERROR, "na_init_info.%s is not supported",
+               init->auth_key != NULL ? "auth_key" : "request_mem_device");
         return NA_OPNOTSUPPORTED;
     }
     node = calloc(1, sizeof(*node));
@@ -214,8 +213,8 @@ na_sim_context_destroy(na_class_t *na_class, void *plugin_context)
     pthread_mutex_lock(&node->world->lock);
     if (ctx->pending > 0) {
         pthread_mutex_unlock(&node->world->lock);
-        na_plugin_log_error("sim", "context destroy: %u operation(s) pending",
-                            ctx->pending);
+        qs_log("sim", QS_LOG_ERROR, "context destroy: %u operation(s) pending",
+               ctx->pending);
         return NA_BUSY;
     }
     TAILQ_REMOVE(&node->contexts, ctx, link);
@@ -260,7 +259,7 @@ na_sim_op_destroy(na_class_t *na_class, na_op_id_t *op)
     (void) na_class;
     if (atomic_load_explicit(&op->state, memory_order_acquire) !=
         NA_SIM_OP_IDLE) {
-        na_plugin_log_error("sim", "op destroy: operation still pending");
+        qs_log("sim", QS_LOG_ERROR, "op destroy: operation still pending");
         return NA_BUSY;
     }
     free(op);

@@ -45,9 +45,8 @@ na_sim_seed_from_env(void)
         v = strtoull(env, &end, 10);
     if (errno != 0 || end == NULL || *end != '\0' || env[0] == '-' ||
         env[0] == '+' || end == env) {
-        na_plugin_log_error("sim", "%s=\"%s\" is not a number, using %" PRIu64,
-                            NA_SIM_SEED_ENV, env,
-                            (uint64_t) NA_SIM_DEFAULT_SEED);
+        qs_log("sim", QS_LOG_ERROR, "%s=\"%s\" is not a number, using %" PRIu64,
+               NA_SIM_SEED_ENV, env, (uint64_t) NA_SIM_DEFAULT_SEED);
         return NA_SIM_DEFAULT_SEED;
     }
     return (uint64_t) v;
@@ -119,8 +118,8 @@ na_sim_faults_from_env(struct na_sim_world *world)
         return NA_NOMEM;
     ret = na_sim_profile_parse(env, prof, err, sizeof(err));
     if (ret != NA_SUCCESS) {
-        na_plugin_log_error("sim", "%s is malformed: %s", NA_SIM_FAULTS_ENV,
-                            err);
+        qs_log("sim", QS_LOG_ERROR, "%s is malformed: %s", NA_SIM_FAULTS_ENV,
+               err);
         free(prof);
         return ret;
     }
@@ -537,7 +536,7 @@ na_sim_trace_keep(struct na_sim_world *world, const char *line, size_t len)
         if (buf == NULL) {
             /* Losing lines must not go unnoticed: stop keeping them and
              * say so; the hash stays exact. */
-            na_plugin_log_error("sim", "out of memory, trace lines dropped");
+            qs_log("sim", QS_LOG_ERROR, "out of memory, trace lines dropped");
             world->trace_keep = false;
             return;
         }

@@ -268,7 +268,7 @@ na_verbs_class(const na_class_t *na_class)
     return (struct na_verbs_class *) na_class->plugin_class;
 }
 
-#define NA_VERBS_LOG(...) na_plugin_log_error(NA_VERBS_CLASS_NAME, __VA_ARGS__)
+#define NA_VERBS_LOG(...) qs_log(NA_VERBS_CLASS_NAME, QS_LOG_ERROR, __VA_ARGS__)
 
 /* na_verbs_addr.c (class lock held unless noted). */
 NA_VERBS_HIDDEN na_return_t na_verbs_addr_get(struct na_verbs_class *cls,

@@ -54,14 +54,15 @@ sw_draw(uint64_t seed, uint64_t *r, struct sd_opts *o, char *spec,
         size_t spec_size, int *faulty)
 {
     static const char *const rates[] = {"0.001", "0.01", "0.05", "0.2"};
-    static const char *const probs[] = {"loss",    "dup",     "trunc",
-                                        "send_err", "rma_err", "partial",
-                                        "revoke",  "again",   "rnr",
-                                        "reorder", "corrupt"};
+    static const char *const probs[] = {
+        "loss",   "dup",   "trunc", "send_err", "rma_err", "partial",
+        "revoke", "again", "rnr",   "reorder",  "corrupt"};
     static const size_t sizes[] = {0, 512, 1024, 2048};
     static const uint32_t posts[] = {1, 2, 8, 64};
     static const unsigned backlogs[] = {0, 1, 4, 256};
     size_t len = 0;
+    unsigned backlog;
+    int fail;
 
     *r = seed ^ 0x5157524d53454544ULL;
     memset(o, 0, sizeof(*o));
@@ -71,10 +72,13 @@ sw_draw(uint64_t seed, uint64_t *r, struct sd_opts *o, char *spec,
     o->checksum = (hg_checksum_level_t) sw_below(r, 3);
     spec[0] = '\0';
     *faulty = sw_below(r, 4) != 0;
+    /* C leaves the order of a call's arguments unspecified: every draw is
+     * its own statement, so gcc and clang replay the same seed alike. */
+    backlog = backlogs[sw_below(r, 4)];
+    fail = sw_below(r, 2) != 0;
     len += (size_t) snprintf(spec + len, spec_size - len,
-                             "world:backlog=%u,when_full=%s",
-                             backlogs[sw_below(r, 4)],
-                             sw_below(r, 2) ? "fail" : "block");
+                             "world:backlog=%u,when_full=%s", backlog,
+                             fail ? "fail" : "block");
     if (!*faulty)
         return;
     for (size_t i = 0; i < sizeof(probs) / sizeof(probs[0]); i++) {
@@ -88,31 +92,35 @@ sw_draw(uint64_t seed, uint64_t *r, struct sd_opts *o, char *spec,
                                  probs[i], rates[sw_below(r, 4)]);
     }
     switch (sw_below(r, 4)) {
-        case 0:
-            len += (size_t) snprintf(spec + len, spec_size - len,
-                                     ",jitter=pareto:%uus", 1 + sw_below(r, 5));
-            break;
-        case 1:
-            len += (size_t) snprintf(spec + len, spec_size - len,
-                                     ",jitter=lognormal:%uus:0.8",
-                                     1 + sw_below(r, 5));
-            break;
-        case 2:
-            len += (size_t) snprintf(spec + len, spec_size - len,
-                                     ",jitter=uniform:%uus", 1 + sw_below(r, 20));
-            break;
-        default:
-            break;
+    case 0:
+        len += (size_t) snprintf(spec + len, spec_size - len,
+                                 ",jitter=pareto:%uus", 1 + sw_below(r, 5));
+        break;
+    case 1:
+        len +=
+            (size_t) snprintf(spec + len, spec_size - len,
+                              ",jitter=lognormal:%uus:0.8", 1 + sw_below(r, 5));
+        break;
+    case 2:
+        len += (size_t) snprintf(spec + len, spec_size - len,
+                                 ",jitter=uniform:%uus", 1 + sw_below(r, 20));
+        break;
+    default:
+        break;
     }
     if (sw_below(r, 3) == 0) {
-        unsigned a = sw_below(r, (unsigned) o->nodes),
-                 b = sw_below(r, (unsigned) o->nodes), t0 = sw_below(r, 5);
+        unsigned a = sw_below(r, (unsigned) o->nodes);
+        unsigned b = sw_below(r, (unsigned) o->nodes);
+        unsigned t0 = sw_below(r, 5);
 
-        if (a != b)
+        if (a != b) {
+            int oneway = sw_below(r, 2) != 0;
+            unsigned t1 = t0 + 1 + sw_below(r, 5);
+
             len += (size_t) snprintf(spec + len, spec_size - len,
                                      ";partition:n%u%sn%u@%ums-%ums", a,
-                                     sw_below(r, 2) ? ">" : "<>", b, t0,
-                                     t0 + 1 + sw_below(r, 5));
+                                     oneway ? ">" : "<>", b, t0, t1);
+        }
     }
     (void) len;
 }
@@ -143,17 +151,15 @@ sw_run(uint64_t seed, int *nops_out)
     }
     for (int i = 0; i < nops; i++) {
         int from = (int) sw_below(&r, (unsigned) o.nodes);
-        int to = sw_below(&r, 10) == 0
-                     ? from
-                     : (int) sw_below(&r, (unsigned) o.nodes);
+        int to = sw_below(&r, 10) == 0 ? from
+                                       : (int) sw_below(&r, (unsigned) o.nodes);
         unsigned kind = sw_below(&r, 12);
-        size_t len = sw_below(&r, 2) ? sw_below(&r, 200)
-                                     : 1000 + sw_below(&r, 100000);
+        size_t len =
+            sw_below(&r, 2) ? sw_below(&r, 200) : 1000 + sw_below(&r, 100000);
         /* With faults, a forward could wait forever for a lost message:
          * every one gets a deadline then. */
-        unsigned timeout = faulty || sw_below(&r, 4) == 0
-                               ? 5 + sw_below(&r, 50)
-                               : 0;
+        unsigned timeout =
+            faulty || sw_below(&r, 4) == 0 ? 5 + sw_below(&r, 50) : 0;
         struct sd_op *op;
 
         if (i == crash_at && !w->node[crash_node].crashed)
@@ -169,10 +175,12 @@ sw_run(uint64_t seed, int *nops_out)
         else if (kind < 9)
             op = sd_forward(w, SD_BULK_PUSH, from, to, len, timeout);
         else if (kind < 11) {
+            int push = (int) sw_below(&r, 2);
+            unsigned deadline = faulty ? 20 + sw_below(&r, 50) : 0;
+
             if (from == to)
                 to = (to + 1) % o.nodes;
-            op = sd_transfer(w, from, to, len, (int) sw_below(&r, 2),
-                             faulty ? 20 + sw_below(&r, 50) : 0);
+            op = sd_transfer(w, from, to, len, push, deadline);
         } else
             op = sd_forward(w, SD_HOLD, from, to, len % 300,
                             5 + sw_below(&r, 50));
@@ -258,7 +266,9 @@ sw_seeds(uint64_t *first, uint64_t *count)
 static void
 test_swarm(void **state)
 {
-    uint64_t first, count, total_ops = 0;
+    uint64_t first, count, total_ops = 0, hash;
+    const char *env = getenv("QS_SWARM_HASHES");
+    int show = env != NULL && *env != '\0' && *env != '0';
 
     (void) state;
     sw_seeds(&first, &count);
@@ -267,8 +277,11 @@ test_swarm(void **state)
 
         sw_seed_in_flight = s;
         sw_running = 1;
-        sw_run(s, &nops);
+        hash = sw_run(s, &nops);
         sw_running = 0;
+        if (show)
+            printf("seed %llu: trace hash 0x%016llx\n", (unsigned long long) s,
+                   (unsigned long long) hash);
         total_ops += (uint64_t) nops;
     }
     printf("[   INFO   ] swarm: %llu seeds from %llu, %llu operations\n",
@@ -336,6 +349,60 @@ test_seed_changes_faults(void **state)
     free(w);
 }
 
+/* Trace hashes recorded in the repository (swarm_hashes.txt, "<seed>
+ * 0x<hash>" per line): every compiler and build type must replay a seed
+ * to the same trace. After a deliberate change of the fabric's or the
+ * RPC layer's behaviour, regenerate the file with
+ * QS_SWARM_HASHES=1 QS_SWARM_SEEDS=1:8 test_sim_swarm swarm. */
+static const char *sw_hash_file;
+
+static void
+test_recorded(void **state)
+{
+    FILE *f;
+    char line[128];
+    int checked = 0, wrong = 0;
+
+    (void) state;
+    if (sw_hash_file == NULL)
+        fail_msg("usage: %s recorded <hash file>", sw_prog);
+    f = fopen(sw_hash_file, "r");
+    if (f == NULL)
+        fail_msg("cannot open %s", sw_hash_file);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long long seed, want;
+        uint64_t got;
+        int n;
+
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (sscanf(line, "%llu %llx", &seed, &want) != 2) {
+            fclose(f);
+            fail_msg("%s: bad line '%s'", sw_hash_file, line);
+        }
+        sw_seed_in_flight = seed;
+        sw_running = 1;
+        got = sw_run(seed, &n);
+        sw_running = 0;
+        checked++;
+        if (got != want) {
+            wrong++;
+            printf("[  ERROR   ] seed %llu: trace hash 0x%016llx, recorded "
+                   "0x%016llx\n",
+                   seed, (unsigned long long) got, want);
+        }
+    }
+    fclose(f);
+    printf("[   INFO   ] %d recorded seeds checked, %d differ\n", checked,
+           wrong);
+    assert_true(checked > 0);
+    if (wrong > 0)
+        fail_msg("the trace of %d seeds changed: a draw happens in a "
+                 "different order, or the behaviour changed (then "
+                 "regenerate %s)",
+                 wrong, sw_hash_file);
+}
+
 static int
 sw_teardown(void **state)
 {
@@ -355,14 +422,21 @@ main(int argc, char **argv)
         cmocka_unit_test_teardown(test_swarm, sw_teardown),
         cmocka_unit_test_teardown(test_determinism, sw_teardown),
         cmocka_unit_test(test_seed_changes_faults),
+        cmocka_unit_test_teardown(test_recorded, sw_teardown),
     };
-    struct CMUnitTest pick[3];
+    struct CMUnitTest pick[4];
     size_t n = 0;
 
     sw_prog = argv[0];
-    for (size_t i = 0; i < 3; i++)
+    if (argc > 2)
+        sw_hash_file = argv[2];
+    for (size_t i = 0; i < 4; i++) {
+        /* The recorded hashes need their file: run on request only. */
+        if (argc < 2 && strcmp(all[i].name, "test_recorded") == 0)
+            continue;
         if (argc < 2 || strcmp(argv[1], all[i].name + 5) == 0)
             pick[n++] = all[i];
+    }
     if (n == 0) {
         fprintf(stderr, "unknown test %s\n", argv[1]);
         return 2;

@@ -1,0 +1,297 @@
+/*
+ * The shared-memory NA plugin ("na+sm", "sm", "sm://<name>"): its ops
+ * table, class and context life cycle, operation ids and limits. See
+ * na_sm_internal.h for the design and docs/plugin-sm.md for its use.
+ */
+#include "na_sm_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static bool
+na_sm_check_protocol(const char *protocol_name)
+{
+    return strcmp(protocol_name, "sm") == 0;
+}
+
+/* Refuse the init_info fields this plugin cannot honour. */
+static na_return_t
+na_sm_check_init_info(const struct na_init_info *ii)
+{
+    const char *field = NULL;
+
+    if (ii->auth_key != NULL)
+        field = "auth_key";
+    else if (ii->request_mem_device)
+        field = "request_mem_device";
+    else if (ii->ip_subnet != NULL)
+        field = "ip_subnet";
+    else if (ii->max_unexpected_size > NA_SM_MAX_MSG_SIZE ||
+             ii->max_expected_size > NA_SM_MAX_MSG_SIZE)
+        field = "max_unexpected_size/max_expected_size above 131072";
+    if (field == NULL)
+        return NA_SUCCESS;
+    na_plugin_log_error("sm", "init option %s is not supported", field);
+    return NA_OPNOTSUPPORTED;
+}
+
+static void
+na_sm_class_free(struct na_sm_class *cls)
+{
+    struct na_sm_conn *c;
+    struct na_addr *a;
+
+    while ((c = LIST_FIRST(&cls->conns)) != NULL)
+        na_sm_conn_destroy(c);
+    /* Addresses the user did not free die with the class. */
+    while ((a = LIST_FIRST(&cls->addrs)) != NULL) {
+        LIST_REMOVE(a, entry);
+        free(a);
+    }
+    if (cls->listen_sock >= 0)
+        close(cls->listen_sock);
+    if (cls->wake_fd >= 0)
+        close(cls->wake_fd);
+    if (cls->epfd >= 0)
+        close(cls->epfd);
+    na_sm_regs_destroy(cls);
+    pthread_mutex_destroy(&cls->lock);
+    free(cls);
+}
+
+static na_return_t
+na_sm_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
+{
+    static atomic_uint counter;
+    const struct na_init_info *ii = &info->init_info;
+    struct epoll_event ev = {.events = EPOLLIN};
+    struct na_sm_class *cls;
+    na_return_t ret;
+
+    (void) listen; /* every class listens: peers answer over new links */
+    ret = na_sm_check_init_info(ii);
+    if (ret != NA_SUCCESS)
+        return ret;
+    cls = calloc(1, sizeof(*cls));
+    if (cls == NULL)
+        return NA_NOMEM;
+    pthread_mutex_init(&cls->lock, NULL);
+    LIST_INIT(&cls->addrs);
+    LIST_INIT(&cls->conns);
+    cls->listen_sock = cls->wake_fd = cls->epfd = cls->reg_fd = -1;
+    if (info->host_name[0] != '\0') {
+        if (!na_sm_name_valid(info->host_name, strlen(info->host_name))) {
+            na_plugin_log_error("sm",
+                                "bad name \"%s\": 1 to %d of [A-Za-z0-9._:-]",
+                                info->host_name, NA_SM_NAME_MAX);
+            ret = NA_INVALID_ARG;
+            goto fail;
+        }
+        strcpy(cls->name, info->host_name);
+    } else {
+        snprintf(cls->name, sizeof(cls->name), "%ld-%u", (long) getpid(),
+                 atomic_fetch_add(&counter, 1));
+    }
+    cls->max_unexp_size = ii->max_unexpected_size ? ii->max_unexpected_size
+                                                  : NA_SM_DEFAULT_MSG_SIZE;
+    cls->max_exp_size =
+        ii->max_expected_size ? ii->max_expected_size : NA_SM_DEFAULT_MSG_SIZE;
+    cls->no_block = (ii->progress_mode & NA_NO_BLOCK) != 0;
+
+    ret = NA_NOMEM;
+    cls->epfd = epoll_create1(EPOLL_CLOEXEC);
+    cls->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (cls->epfd < 0 || cls->wake_fd < 0)
+        goto fail;
+    ev.data.ptr = &cls->wake_fd;
+    if (epoll_ctl(cls->epfd, EPOLL_CTL_ADD, cls->wake_fd, &ev) != 0)
+        goto fail;
+    ret = na_sm_regs_create(cls);
+    if (ret != NA_SUCCESS)
+        goto fail;
+    ret = na_sm_listen(cls);
+    if (ret != NA_SUCCESS)
+        goto fail;
+    cls->self = na_sm_addr_intern(cls, cls->name);
+    if (cls->self == NULL) {
+        ret = NA_NOMEM;
+        goto fail;
+    }
+    na_class->plugin_class = cls;
+    return NA_SUCCESS;
+
+fail:
+    na_sm_class_free(cls);
+    return ret;
+}
+
+static na_return_t
+na_sm_finalize(na_class_t *na_class)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+
+    if (cls == NULL)
+        return NA_SUCCESS;
+    na_sm_class_free(cls);
+    na_class->plugin_class = NULL;
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_sm_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                     void **plugin_context)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_sm_context *pc;
+
+    pthread_mutex_lock(&cls->lock);
+    if (cls->contexts[id] != NULL) {
+        pthread_mutex_unlock(&cls->lock);
+        return NA_INVALID_ARG;
+    }
+    pc = calloc(1, sizeof(*pc));
+    if (pc == NULL) {
+        pthread_mutex_unlock(&cls->lock);
+        return NA_NOMEM;
+    }
+    pc->cls = cls;
+    pc->context = context;
+    pc->id = id;
+    TAILQ_INIT(&pc->unexp_ops);
+    TAILQ_INIT(&pc->exp_ops);
+    TAILQ_INIT(&pc->unexp_backlog);
+    TAILQ_INIT(&pc->exp_backlog);
+    cls->contexts[id] = pc;
+    pthread_mutex_unlock(&cls->lock);
+    *plugin_context = pc;
+    return NA_SUCCESS;
+}
+
+/* Messages still in the backlogs were never asked for: they are dropped. */
+static na_return_t
+na_sm_context_destroy(na_class_t *na_class, void *plugin_context)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_sm_context *pc = plugin_context;
+
+    if (atomic_load(&pc->pending) != 0)
+        return NA_BUSY;
+    pthread_mutex_lock(&cls->lock);
+    cls->contexts[pc->id] = NULL;
+    na_sm_backlog_destroy(pc);
+    pthread_mutex_unlock(&cls->lock);
+    free(pc);
+    return NA_SUCCESS;
+}
+
+/* Runs before the user's callback: the op id may now be posted again. */
+static void
+na_sm_op_release(void *arg)
+{
+    struct na_op_id *op = arg;
+
+    atomic_store(&op->status, NA_SM_OP_IDLE);
+}
+
+static na_op_id_t *
+na_sm_op_create(na_class_t *na_class, unsigned long flags)
+{
+    struct na_op_id *op = calloc(1, sizeof(*op));
+
+    (void) flags;
+    if (op == NULL)
+        return NULL;
+    op->cls = na_sm_class(na_class);
+    atomic_init(&op->status, NA_SM_OP_IDLE);
+    op->completion.plugin_callback = na_sm_op_release;
+    op->completion.plugin_callback_args = op;
+    return op;
+}
+
+static na_return_t
+na_sm_op_destroy(na_class_t *na_class, na_op_id_t *op)
+{
+    (void) na_class;
+    if (op == NULL)
+        return NA_SUCCESS;
+    if (atomic_load(&op->status) != NA_SM_OP_IDLE)
+        return NA_BUSY;
+    free(op);
+    return NA_SUCCESS;
+}
+
+static size_t
+na_sm_msg_get_max_unexpected_size(const na_class_t *na_class)
+{
+    return na_sm_class(na_class)->max_unexp_size;
+}
+
+static size_t
+na_sm_msg_get_max_expected_size(const na_class_t *na_class)
+{
+    return na_sm_class(na_class)->max_exp_size;
+}
+
+static na_tag_t
+na_sm_msg_get_max_tag(const na_class_t *na_class)
+{
+    (void) na_class;
+    return UINT32_MAX;
+}
+
+static uint64_t
+na_sm_clock_now(na_class_t *na_class)
+{
+    (void) na_class;
+    return na_plugin_clock_monotonic_ns();
+}
+
+const struct na_class_ops na_sm_class_ops = {
+    .class_name = NA_SM_CLASS_NAME,
+    .check_protocol = na_sm_check_protocol,
+    .initialize = na_sm_initialize,
+    .finalize = na_sm_finalize,
+    .context_create = na_sm_context_create,
+    .context_destroy = na_sm_context_destroy,
+    .op_create = na_sm_op_create,
+    .op_destroy = na_sm_op_destroy,
+    .addr_lookup = na_sm_addr_lookup,
+    .addr_free = na_sm_addr_free,
+    .addr_self = na_sm_addr_self,
+    .addr_dup = na_sm_addr_dup,
+    .addr_cmp = na_sm_addr_cmp,
+    .addr_is_self = na_sm_addr_is_self,
+    .addr_to_string = na_sm_addr_to_string,
+    .addr_get_serialize_size = na_sm_addr_get_serialize_size,
+    .addr_serialize = na_sm_addr_serialize,
+    .addr_deserialize = na_sm_addr_deserialize,
+    .msg_get_max_unexpected_size = na_sm_msg_get_max_unexpected_size,
+    .msg_get_max_expected_size = na_sm_msg_get_max_expected_size,
+    .msg_get_max_tag = na_sm_msg_get_max_tag,
+    .msg_buf_alloc = na_sm_msg_buf_alloc,
+    .msg_buf_free = na_sm_msg_buf_free,
+    .msg_send_unexpected = na_sm_msg_send_unexpected,
+    .msg_recv_unexpected = na_sm_msg_recv_unexpected,
+    .msg_send_expected = na_sm_msg_send_expected,
+    .msg_recv_expected = na_sm_msg_recv_expected,
+    .mem_handle_create = na_sm_mem_handle_create,
+    .mem_handle_create_segments =
+        na_plugin_mem_handle_create_segments_opnotsupported,
+    .mem_handle_free = na_sm_mem_handle_free,
+    .mem_register = na_sm_mem_register,
+    .mem_deregister = na_sm_mem_deregister,
+    .mem_handle_get_serialize_size = na_sm_mem_handle_get_serialize_size,
+    .mem_handle_serialize = na_sm_mem_handle_serialize,
+    .mem_handle_deserialize = na_sm_mem_handle_deserialize,
+    .put = na_sm_put,
+    .get = na_sm_get,
+    .poll_get_fd = na_sm_poll_get_fd,
+    .poll = na_sm_poll,
+    .poll_wait = na_sm_poll_wait,
+    .cancel = na_sm_cancel,
+    .clock_now = na_sm_clock_now,
+};

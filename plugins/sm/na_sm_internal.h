@@ -1,0 +1,355 @@
+/*
+ * Private state of the shared-memory NA plugin ("na+sm"), shared by its
+ * files:
+ *
+ *   na_sm.c           ops table, class and context life cycle, op ids
+ *   na_sm_addr.c      names, the address table, serialization
+ *   na_sm_conn.c      connections: UNIX sockets, handshake, peer death
+ *   na_sm_msg.c       the shared rings, messages, matching, backlogs
+ *   na_sm_rma.c       memory handles, the region table, put and get
+ *   na_sm_progress.c  polling, waiting, cancel, completion
+ *
+ * Every class listens on an abstract UNIX seqpacket socket named after its
+ * address. A peer connects on first use and passes, with SCM_RIGHTS, a
+ * sealed memfd holding two single-producer single-consumer byte rings (one
+ * per direction) and the memfd of its region table; the listener answers
+ * with its own region table. Messages travel through the rings, and the
+ * socket carries only the handshake and wake-up bytes for a consumer that
+ * sleeps; its end of file is how a peer's death is seen. RMA copies with
+ * process_vm_readv/writev after checking the target's region table.
+ *
+ * One mutex per class guards everything the plugin shares; RMA copies run
+ * outside it. Nothing here is exported but na_sm_class_ops.
+ */
+#ifndef NA_SM_INTERNAL_H
+#define NA_SM_INTERNAL_H
+
+#include "na/na_plugin.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#define NA_SM_CLASS_NAME "na"
+
+/* Names: [A-Za-z0-9._:-], 1..NA_SM_NAME_MAX bytes. */
+#define NA_SM_NAME_MAX 64
+
+/* Bytes of each ring (one per direction of a connection). */
+#define NA_SM_RING_SIZE (1u << 20)
+
+/* Payload limits: the default, and the largest a class may ask for. */
+#define NA_SM_DEFAULT_MSG_SIZE 4096
+#define NA_SM_MAX_MSG_SIZE (NA_SM_RING_SIZE / 8)
+
+/* Regions a class may have registered at once. */
+#define NA_SM_REG_MAX 16384u
+
+/* Serialized sizes. */
+#define NA_SM_MEM_HANDLE_SIZE 40
+#define NA_SM_MEM_HANDLE_MAGIC 0x51534d4du /* "QSMM" */
+#define NA_SM_ADDR_WIRE_MAGIC 0x4d53u      /* "SM" */
+
+/*
+ * A ring record: this header, then `len` payload bytes, padded to 8. A
+ * record never wraps: a producer that reaches the end writes a WRAP record
+ * (or nothing, if fewer than a header's bytes remain) and starts over.
+ */
+enum na_sm_rec_kind {
+    NA_SM_REC_UNEXP = 1,
+    NA_SM_REC_EXP = 2,
+    NA_SM_REC_WRAP = 3
+};
+
+struct na_sm_rec {
+    uint32_t len;
+    uint32_t tag;
+    uint8_t kind;
+    uint8_t src_id; /* sender's context id */
+    uint8_t dst_id; /* receiver's context id */
+    uint8_t pad[5];
+};
+
+/* A ring in shared memory; positions count bytes and only grow. */
+struct na_sm_ring {
+    _Atomic uint64_t head; /* consumer */
+    uint8_t pad0[56];
+    _Atomic uint64_t tail; /* producer */
+    uint8_t pad1[56];
+    _Atomic uint32_t sleeping;   /* consumer asleep: producer must wake it */
+    _Atomic uint32_t tx_blocked; /* producer waits for room: consumer wakes */
+    uint8_t pad2[56];
+    uint8_t data[NA_SM_RING_SIZE];
+};
+
+/* The shared memory of one connection: ring 0 carries connector ->
+ * listener, ring 1 listener -> connector. */
+struct na_sm_shared {
+    struct na_sm_ring ring[2];
+};
+
+/*
+ * One entry of a class's region table, mapped read-only by its peers. An
+ * entry is valid while gen is non-zero; the owner clears gen before it
+ * changes the other fields, and readers check gen before and after.
+ */
+struct na_sm_reg_entry {
+    _Atomic uint64_t gen;
+    uint64_t base;
+    uint64_t len;
+    uint64_t flags;
+};
+
+/* A peer, or ourselves: one object per name, shared by references. */
+struct na_addr {
+    atomic_uint refcount;
+    struct na_sm_class *cls;
+    struct na_sm_conn *conn; /* used to send; under the class lock */
+    bool self;
+    bool failed;               /* its last connection ended: the peer is gone */
+    LIST_ENTRY(na_addr) entry; /* the class's address table */
+    char name[NA_SM_NAME_MAX + 1];
+};
+
+struct na_op_id;
+TAILQ_HEAD(na_sm_op_queue, na_op_id);
+
+/* A connection to a peer (possibly ourselves, in another class). */
+struct na_sm_conn {
+    struct na_sm_class *cls;
+    struct na_addr *addr; /* holds a reference */
+    int sock;
+    bool connector; /* we connected (we write ring 0) */
+    bool ready;     /* the peer's region table is mapped */
+    bool dead;      /* end of file seen: no more sends */
+    pid_t pid;      /* the peer's process, from SO_PEERCRED */
+    struct na_sm_shared *shm;
+    struct na_sm_ring *tx, *rx;
+    const struct na_sm_reg_entry *peer_regs; /* NA_SM_REG_MAX entries */
+    struct na_sm_op_queue tx_wait;           /* sends waiting for ring room */
+    struct na_sm_op_queue rma_wait;          /* RMA waiting for the handshake */
+    LIST_ENTRY(na_sm_conn) entry;
+};
+
+/* A region: local (registered here) or described by a peer. */
+struct na_mem_handle {
+    uint64_t base;
+    uint64_t len;
+    uint32_t flags; /* NA_MEM_READ_ONLY / WRITE_ONLY / READWRITE */
+    uint32_t slot;  /* region table index, valid when gen != 0 */
+    uint64_t gen;   /* 0: not registered */
+    bool remote;    /* deserialized from a peer's bytes */
+};
+
+enum na_sm_op_status { NA_SM_OP_IDLE, NA_SM_OP_POSTED, NA_SM_OP_COMPLETED };
+
+/* Which list holds a posted op (under the class lock). */
+enum na_sm_queue {
+    NA_SM_Q_NONE,
+    NA_SM_Q_UNEXP, /* context's posted unexpected receives */
+    NA_SM_Q_EXP,   /* context's posted expected receives */
+    NA_SM_Q_TX,    /* a connection's tx_wait */
+    NA_SM_Q_RMA    /* a connection's rma_wait */
+};
+
+struct na_op_id {
+    struct na_cb_completion_data completion;
+    struct na_sm_class *cls;
+    na_context_t *context;
+    atomic_int status; /* enum na_sm_op_status */
+    na_cb_type_t type;
+    enum na_sm_queue queue;
+    struct na_sm_conn *conn; /* for NA_SM_Q_TX / NA_SM_Q_RMA */
+    struct na_addr *addr;    /* reference held while posted */
+    TAILQ_ENTRY(na_op_id) entry;
+    union {
+        struct {
+            void *buf;
+            size_t size;
+            na_tag_t tag;
+            uint8_t peer_id;
+        } msg;
+        struct {
+            bool put;
+            uint8_t *local;
+            uint64_t remote; /* remote virtual address */
+            size_t size;
+            struct na_mem_handle rh; /* copy of the remote handle */
+        } rma;
+    } u;
+};
+
+/* A message that arrived before a matching receive was posted. */
+struct na_sm_backlog_msg {
+    TAILQ_ENTRY(na_sm_backlog_msg) entry;
+    struct na_addr *source; /* holds a reference */
+    na_tag_t tag;
+    uint8_t src_id;
+    size_t len;
+    uint8_t data[];
+};
+
+TAILQ_HEAD(na_sm_backlog, na_sm_backlog_msg);
+
+struct na_sm_context {
+    struct na_sm_class *cls;
+    na_context_t *context;
+    uint8_t id;
+    atomic_uint pending;   /* operations posted and not yet completed */
+    atomic_uint completed; /* completions queued, ever (poll counts) */
+    struct na_sm_op_queue unexp_ops, exp_ops;
+    struct na_sm_backlog unexp_backlog, exp_backlog;
+};
+
+LIST_HEAD(na_sm_addr_list, na_addr);
+LIST_HEAD(na_sm_conn_list, na_sm_conn);
+
+struct na_sm_class {
+    /* Immutable after initialize. */
+    char name[NA_SM_NAME_MAX + 1];
+    size_t max_unexp_size;
+    size_t max_exp_size;
+    bool no_block;
+    int listen_sock;
+    int epfd;    /* the wait fd: sockets and wake_fd */
+    int wake_fd; /* eventfd: completions queued outside progress */
+    int reg_fd;  /* memfd of the region table */
+    struct na_sm_reg_entry *regs;
+    struct na_addr *self;
+
+    pthread_mutex_t lock; /* guards everything below */
+    struct na_sm_addr_list addrs;
+    struct na_sm_conn_list conns;
+    struct na_sm_context *contexts[256];
+    uint32_t *reg_free; /* stack of free slots */
+    uint32_t reg_free_count;
+    uint64_t reg_gen;
+    atomic_uint sleepers;  /* threads about to sleep or asleep */
+    atomic_uint completed; /* completions queued on any context, ever */
+    unsigned int poll_count;
+    bool ptrace_warned;
+};
+
+static inline struct na_sm_class *
+na_sm_class(const na_class_t *na_class)
+{
+    return (struct na_sm_class *) na_class->plugin_class;
+}
+
+#pragma GCC visibility push(hidden)
+
+/* na_sm_addr.c */
+bool na_sm_name_valid(const char *name, size_t len);
+na_return_t na_sm_name_parse(const char *str, char *name);
+struct na_addr *na_sm_addr_intern(struct na_sm_class *cls, const char *name);
+void na_sm_addr_ref(struct na_addr *addr);
+void na_sm_addr_unref(struct na_addr *addr);
+void na_sm_addr_unref_locked(struct na_addr *addr);
+na_return_t na_sm_addr_lookup(na_class_t *na_class, const char *name,
+                              na_addr_t *addr);
+void na_sm_addr_free(na_class_t *na_class, na_addr_t addr);
+na_return_t na_sm_addr_self(na_class_t *na_class, na_addr_t *addr);
+na_return_t na_sm_addr_dup(na_class_t *na_class, na_addr_t addr,
+                           na_addr_t *new_addr);
+bool na_sm_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b);
+bool na_sm_addr_is_self(na_class_t *na_class, na_addr_t addr);
+na_return_t na_sm_addr_to_string(na_class_t *na_class, char *buf,
+                                 size_t *buf_size, na_addr_t addr);
+size_t na_sm_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
+na_return_t na_sm_addr_serialize(na_class_t *na_class, void *buf,
+                                 size_t buf_size, na_addr_t addr);
+na_return_t na_sm_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
+                                   const void *buf, size_t buf_size);
+
+/* na_sm_conn.c */
+na_return_t na_sm_listen(struct na_sm_class *cls);
+struct na_sm_conn *na_sm_conn_get(struct na_sm_class *cls,
+                                  struct na_addr *addr);
+void na_sm_conn_accept_all(struct na_sm_class *cls);
+void na_sm_conn_sock_event(struct na_sm_conn *conn);
+void na_sm_conn_destroy(struct na_sm_conn *conn);
+void na_sm_conn_wake_peer(struct na_sm_conn *conn);
+
+/* na_sm_msg.c */
+void *na_sm_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
+                          unsigned long flags, void **plugin_data);
+void na_sm_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
+bool na_sm_ring_drain(struct na_sm_conn *conn);
+void na_sm_tx_progress(struct na_sm_conn *conn);
+void na_sm_backlog_destroy(struct na_sm_context *pc);
+na_return_t na_sm_msg_send_unexpected(na_class_t *na_class,
+                                      na_context_t *context, na_cb_t callback,
+                                      void *arg, const void *buf,
+                                      size_t buf_size, void *plugin_data,
+                                      na_addr_t dest_addr, uint8_t dest_id,
+                                      na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_sm_msg_recv_unexpected(na_class_t *na_class,
+                                      na_context_t *context, na_cb_t callback,
+                                      void *arg, void *buf, size_t buf_size,
+                                      void *plugin_data, na_op_id_t *op_id);
+na_return_t na_sm_msg_send_expected(na_class_t *na_class, na_context_t *context,
+                                    na_cb_t callback, void *arg,
+                                    const void *buf, size_t buf_size,
+                                    void *plugin_data, na_addr_t dest_addr,
+                                    uint8_t dest_id, na_tag_t tag,
+                                    na_op_id_t *op_id);
+na_return_t na_sm_msg_recv_expected(na_class_t *na_class, na_context_t *context,
+                                    na_cb_t callback, void *arg, void *buf,
+                                    size_t buf_size, void *plugin_data,
+                                    na_addr_t source_addr, uint8_t source_id,
+                                    na_tag_t tag, na_op_id_t *op_id);
+
+/* na_sm_rma.c */
+na_return_t na_sm_regs_create(struct na_sm_class *cls);
+void na_sm_regs_destroy(struct na_sm_class *cls);
+void na_sm_rma_run(struct na_op_id *op); /* called with the lock held */
+na_return_t na_sm_mem_handle_create(na_class_t *na_class, void *buf,
+                                    size_t buf_size, unsigned long flags,
+                                    na_mem_handle_t *mem_handle);
+void na_sm_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
+na_return_t na_sm_mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
+                               enum na_mem_type mem_type, uint64_t device);
+na_return_t na_sm_mem_deregister(na_class_t *na_class,
+                                 na_mem_handle_t mem_handle);
+size_t na_sm_mem_handle_get_serialize_size(na_class_t *na_class,
+                                           na_mem_handle_t mem_handle);
+na_return_t na_sm_mem_handle_serialize(na_class_t *na_class, void *buf,
+                                       size_t buf_size,
+                                       na_mem_handle_t mem_handle);
+na_return_t na_sm_mem_handle_deserialize(na_class_t *na_class,
+                                         na_mem_handle_t *mem_handle,
+                                         const void *buf, size_t buf_size);
+na_return_t
+na_sm_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+          void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+          na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
+          size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
+          na_op_id_t *op_id);
+na_return_t
+na_sm_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+          void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+          na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
+          size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
+          na_op_id_t *op_id);
+
+/* na_sm_progress.c */
+na_return_t na_sm_op_start(struct na_op_id *op, na_context_t *context,
+                           na_cb_type_t type, na_cb_t callback, void *arg,
+                           struct na_addr *addr);
+void na_sm_op_abort(struct na_op_id *op);
+void na_sm_op_complete(struct na_op_id *op, na_return_t ret);
+void na_sm_wake_local(struct na_sm_class *cls);
+void na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn);
+int na_sm_poll_get_fd(na_class_t *na_class, na_context_t *context);
+na_return_t na_sm_poll(na_class_t *na_class, na_context_t *context,
+                       unsigned int *count);
+na_return_t na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
+                            unsigned int timeout_ms, unsigned int *count);
+na_return_t na_sm_cancel(na_class_t *na_class, na_context_t *context,
+                         na_op_id_t *op_id);
+
+#pragma GCC visibility pop
+
+#endif /* NA_SM_INTERNAL_H */

@@ -1,0 +1,418 @@
+/*
+ * Messages of the shared-memory plugin: the single-producer
+ * single-consumer byte rings, sends, receives and their matching.
+ *
+ * A send copies its record into the connection's ring and completes at
+ * once; when the ring is full it waits on the connection (in order) and is
+ * retried by progress, woken by the consumer through the socket. A record
+ * read from a ring is delivered to the first posted receive that matches
+ * (unexpected: any; expected: same source, source context and tag), or is
+ * copied to the context's backlog until one is posted.
+ *
+ * The ring lives in memory the peer can write: every header is copied
+ * before it is checked, and a record that does not fit its ring ends the
+ * connection as a protocol error.
+ */
+#include "na_sm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NA_SM_DRAIN_MAX 256
+
+static size_t
+na_sm_rec_size(size_t len)
+{
+    return sizeof(struct na_sm_rec) + ((len + 7u) & ~(size_t) 7u);
+}
+
+/* Producer side, lock held. false: not enough room now. */
+static bool
+na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
+                uint8_t dst_id, na_tag_t tag, const void *buf, size_t len)
+{
+    struct na_sm_ring *r = conn->tx;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    size_t rec = na_sm_rec_size(len);
+    size_t off = (size_t) (tail % NA_SM_RING_SIZE);
+    size_t to_end = NA_SM_RING_SIZE - off;
+    size_t need = rec > to_end ? to_end + rec : rec;
+    struct na_sm_rec h = {.len = (uint32_t) len,
+                          .tag = tag,
+                          .kind = kind,
+                          .src_id = src_id,
+                          .dst_id = dst_id};
+
+    if (tail - head > NA_SM_RING_SIZE || NA_SM_RING_SIZE - (tail - head) < need)
+        return false;
+    if (rec > to_end) {
+        if (to_end >= sizeof(h)) {
+            struct na_sm_rec w = {.kind = NA_SM_REC_WRAP};
+            memcpy(r->data + off, &w, sizeof(w));
+        }
+        tail += to_end;
+        off = 0;
+    }
+    memcpy(r->data + off, &h, sizeof(h));
+    if (len != 0)
+        memcpy(r->data + off + sizeof(h), buf, len);
+    atomic_store_explicit(&r->tail, tail + rec, memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
+        atomic_exchange(&r->sleeping, 0))
+        na_sm_conn_wake_peer(conn);
+    return true;
+}
+
+/* Complete a receive with a message (lock held). */
+static void
+na_sm_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
+                const void *data, size_t len)
+{
+    na_return_t ret = NA_SUCCESS;
+    size_t n = len;
+
+    if (len > op->u.msg.size) {
+        ret = NA_MSGSIZE;
+        n = op->u.msg.size;
+    }
+    if (n != 0)
+        memcpy(op->u.msg.buf, data, n);
+    if (op->type == NA_CB_RECV_UNEXPECTED) {
+        struct na_cb_info_recv_unexpected *ru =
+            &op->completion.callback_info.info.recv_unexpected;
+        ru->actual_buf_size = n;
+        ru->tag = tag;
+        ru->source = NULL;
+        if (ret == NA_SUCCESS) {
+            na_sm_addr_ref(source);
+            ru->source = source;
+        }
+    } else {
+        op->completion.callback_info.info.recv_expected.actual_buf_size = n;
+    }
+    na_sm_op_complete(op, ret);
+}
+
+static void
+na_sm_backlog_push(struct na_sm_backlog *q, struct na_addr *source,
+                   uint8_t src_id, na_tag_t tag, const void *data, size_t len)
+{
+    struct na_sm_backlog_msg *m = malloc(sizeof(*m) + len);
+
+    if (m == NULL) {
+        na_plugin_log_error("sm", "out of memory: a message was dropped");
+        return;
+    }
+    na_sm_addr_ref(source);
+    m->source = source;
+    m->src_id = src_id;
+    m->tag = tag;
+    m->len = len;
+    if (len != 0)
+        memcpy(m->data, data, len);
+    TAILQ_INSERT_TAIL(q, m, entry);
+}
+
+/* Hand a message to its receive or backlog (lock held). */
+static void
+na_sm_deliver(struct na_sm_class *cls, struct na_addr *source, uint8_t kind,
+              uint8_t src_id, uint8_t dst_id, na_tag_t tag, const void *data,
+              size_t len)
+{
+    struct na_sm_context *pc = cls->contexts[dst_id];
+    struct na_op_id *op;
+
+    if (pc == NULL)
+        return; /* no such context: nobody can ever receive it */
+    if (kind == NA_SM_REC_UNEXP) {
+        op = TAILQ_FIRST(&pc->unexp_ops);
+        if (op == NULL) {
+            na_sm_backlog_push(&pc->unexp_backlog, source, src_id, tag, data,
+                               len);
+            return;
+        }
+        TAILQ_REMOVE(&pc->unexp_ops, op, entry);
+    } else {
+        TAILQ_FOREACH(op, &pc->exp_ops, entry)
+        {
+            if (op->addr == source && op->u.msg.peer_id == src_id &&
+                op->u.msg.tag == tag)
+                break;
+        }
+        if (op == NULL) {
+            na_sm_backlog_push(&pc->exp_backlog, source, src_id, tag, data,
+                               len);
+            return;
+        }
+        TAILQ_REMOVE(&pc->exp_ops, op, entry);
+    }
+    op->queue = NA_SM_Q_NONE;
+    na_sm_recv_fill(op, source, tag, data, len);
+}
+
+/* Consumer side, lock held: deliver what the peer wrote. Returns whether
+ * anything was read; a malformed record marks the connection dead. */
+bool
+na_sm_ring_drain(struct na_sm_conn *conn)
+{
+    struct na_sm_ring *r = conn->rx;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    bool any = false;
+
+    if (head == tail)
+        return false;
+    if (tail - head > NA_SM_RING_SIZE) {
+        conn->dead = true;
+        return false;
+    }
+    for (int i = 0; i < NA_SM_DRAIN_MAX && head != tail; i++) {
+        size_t off = (size_t) (head % NA_SM_RING_SIZE);
+        size_t to_end = NA_SM_RING_SIZE - off;
+        struct na_sm_rec h;
+        size_t rec;
+
+        if (to_end < sizeof(h)) {
+            head += to_end;
+            continue;
+        }
+        memcpy(&h, r->data + off, sizeof(h));
+        if (h.kind == NA_SM_REC_WRAP) {
+            head += to_end;
+            continue;
+        }
+        rec = na_sm_rec_size(h.len);
+        if ((h.kind != NA_SM_REC_UNEXP && h.kind != NA_SM_REC_EXP) ||
+            h.len > NA_SM_MAX_MSG_SIZE || rec > to_end || rec > tail - head) {
+            na_plugin_log_error("sm", "peer %s: malformed ring record",
+                                conn->addr ? conn->addr->name : "?");
+            conn->dead = true;
+            break;
+        }
+        na_sm_deliver(conn->cls, conn->addr, h.kind, h.src_id, h.dst_id, h.tag,
+                      r->data + off + sizeof(h), h.len);
+        head += rec;
+        any = true;
+    }
+    atomic_store_explicit(&r->head, head, memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&r->tx_blocked, memory_order_relaxed) &&
+        atomic_exchange(&r->tx_blocked, 0))
+        na_sm_conn_wake_peer(conn);
+    return any;
+}
+
+/* Retry the sends waiting for room, in order (lock held). */
+void
+na_sm_tx_progress(struct na_sm_conn *conn)
+{
+    struct na_op_id *op;
+
+    while ((op = TAILQ_FIRST(&conn->tx_wait)) != NULL) {
+        uint8_t kind =
+            op->type == NA_CB_SEND_UNEXPECTED ? NA_SM_REC_UNEXP : NA_SM_REC_EXP;
+        if (!na_sm_ring_push(
+                conn, kind,
+                ((struct na_sm_context *) op->context->plugin_context)->id,
+                op->u.msg.peer_id, op->u.msg.tag, op->u.msg.buf,
+                op->u.msg.size)) {
+            atomic_store(&conn->tx->tx_blocked, 1);
+            return;
+        }
+        TAILQ_REMOVE(&conn->tx_wait, op, entry);
+        op->queue = NA_SM_Q_NONE;
+        op->conn = NULL;
+        na_sm_op_complete(op, NA_SUCCESS);
+    }
+}
+
+void
+na_sm_backlog_destroy(struct na_sm_context *pc)
+{
+    struct na_sm_backlog *qs[2] = {&pc->unexp_backlog, &pc->exp_backlog};
+
+    for (int i = 0; i < 2; i++) {
+        struct na_sm_backlog_msg *m;
+        while ((m = TAILQ_FIRST(qs[i])) != NULL) {
+            TAILQ_REMOVE(qs[i], m, entry);
+            na_sm_addr_unref_locked(m->source);
+            free(m);
+        }
+    }
+}
+
+void *
+na_sm_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
+                    void **plugin_data)
+{
+    void *p = NULL;
+
+    (void) na_class;
+    (void) flags;
+    if (plugin_data != NULL)
+        *plugin_data = NULL;
+    if (posix_memalign(&p, 64, buf_size ? buf_size : 1) != 0)
+        return NULL;
+    return p;
+}
+
+void
+na_sm_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
+{
+    (void) na_class;
+    (void) plugin_data;
+    free(buf);
+}
+
+static na_return_t
+na_sm_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+               void *arg, const void *buf, size_t buf_size, na_addr_t dest,
+               uint8_t dest_id, na_tag_t tag, na_op_id_t *op, bool expected)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_sm_context *pc = context->plugin_context;
+    uint8_t kind = expected ? NA_SM_REC_EXP : NA_SM_REC_UNEXP;
+    struct na_sm_conn *conn;
+    na_return_t ret;
+
+    if (buf_size > (expected ? cls->max_exp_size : cls->max_unexp_size))
+        return NA_MSGSIZE;
+    ret = na_sm_op_start(op, context,
+                         expected ? NA_CB_SEND_EXPECTED : NA_CB_SEND_UNEXPECTED,
+                         callback, arg, dest);
+    if (ret != NA_SUCCESS)
+        return ret;
+    pthread_mutex_lock(&cls->lock);
+    if (dest->self) {
+        na_sm_deliver(cls, dest, kind, pc->id, dest_id, tag, buf, buf_size);
+        na_sm_op_complete(op, NA_SUCCESS);
+        goto done;
+    }
+    conn = na_sm_conn_get(cls, dest);
+    if (conn == NULL) {
+        na_sm_op_complete(op, NA_HOSTUNREACH);
+        goto done;
+    }
+    if (TAILQ_EMPTY(&conn->tx_wait) &&
+        na_sm_ring_push(conn, kind, pc->id, dest_id, tag, buf, buf_size)) {
+        na_sm_op_complete(op, NA_SUCCESS);
+        goto done;
+    }
+    op->u.msg.buf = (void *) buf;
+    op->u.msg.size = buf_size;
+    op->u.msg.tag = tag;
+    op->u.msg.peer_id = dest_id;
+    op->conn = conn;
+    op->queue = NA_SM_Q_TX;
+    TAILQ_INSERT_TAIL(&conn->tx_wait, op, entry);
+    atomic_store(&conn->tx->tx_blocked, 1);
+    na_sm_tx_progress(conn); /* room may have appeared meanwhile */
+done:
+    pthread_mutex_unlock(&cls->lock);
+    na_sm_wake_local(cls);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sm_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
+                          na_cb_t callback, void *arg, const void *buf,
+                          size_t buf_size, void *plugin_data,
+                          na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
+                          na_op_id_t *op_id)
+{
+    (void) plugin_data;
+    return na_sm_msg_send(na_class, context, callback, arg, buf, buf_size,
+                          dest_addr, dest_id, tag, op_id, false);
+}
+
+na_return_t
+na_sm_msg_send_expected(na_class_t *na_class, na_context_t *context,
+                        na_cb_t callback, void *arg, const void *buf,
+                        size_t buf_size, void *plugin_data, na_addr_t dest_addr,
+                        uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
+{
+    (void) plugin_data;
+    return na_sm_msg_send(na_class, context, callback, arg, buf, buf_size,
+                          dest_addr, dest_id, tag, op_id, true);
+}
+
+na_return_t
+na_sm_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
+                          na_cb_t callback, void *arg, void *buf,
+                          size_t buf_size, void *plugin_data, na_op_id_t *op_id)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_sm_context *pc = context->plugin_context;
+    struct na_sm_backlog_msg *m;
+    na_return_t ret;
+
+    (void) plugin_data;
+    ret = na_sm_op_start(op_id, context, NA_CB_RECV_UNEXPECTED, callback, arg,
+                         NULL);
+    if (ret != NA_SUCCESS)
+        return ret;
+    op_id->u.msg.buf = buf;
+    op_id->u.msg.size = buf_size;
+    pthread_mutex_lock(&cls->lock);
+    m = TAILQ_FIRST(&pc->unexp_backlog);
+    if (m != NULL) {
+        TAILQ_REMOVE(&pc->unexp_backlog, m, entry);
+        na_sm_recv_fill(op_id, m->source, m->tag, m->data, m->len);
+        na_sm_addr_unref_locked(m->source);
+        free(m);
+    } else {
+        op_id->queue = NA_SM_Q_UNEXP;
+        TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
+    }
+    pthread_mutex_unlock(&cls->lock);
+    if (m != NULL)
+        na_sm_wake_local(cls);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_sm_msg_recv_expected(na_class_t *na_class, na_context_t *context,
+                        na_cb_t callback, void *arg, void *buf, size_t buf_size,
+                        void *plugin_data, na_addr_t source_addr,
+                        uint8_t source_id, na_tag_t tag, na_op_id_t *op_id)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_sm_context *pc = context->plugin_context;
+    struct na_sm_backlog_msg *m;
+    na_return_t ret;
+
+    (void) plugin_data;
+    ret = na_sm_op_start(op_id, context, NA_CB_RECV_EXPECTED, callback, arg,
+                         source_addr);
+    if (ret != NA_SUCCESS)
+        return ret;
+    op_id->u.msg.buf = buf;
+    op_id->u.msg.size = buf_size;
+    op_id->u.msg.tag = tag;
+    op_id->u.msg.peer_id = source_id;
+    pthread_mutex_lock(&cls->lock);
+    TAILQ_FOREACH(m, &pc->exp_backlog, entry)
+    {
+        if (m->source == source_addr && m->src_id == source_id && m->tag == tag)
+            break;
+    }
+    if (m != NULL) {
+        TAILQ_REMOVE(&pc->exp_backlog, m, entry);
+        na_sm_recv_fill(op_id, m->source, m->tag, m->data, m->len);
+        na_sm_addr_unref_locked(m->source);
+        free(m);
+    } else if (source_addr->failed && source_addr->conn == NULL) {
+        /* Its peer is already known to be gone: nothing will come. */
+        na_sm_op_complete(op_id, NA_HOSTUNREACH);
+        m = (void *) 1; /* wake below */
+    } else {
+        op_id->queue = NA_SM_Q_EXP;
+        TAILQ_INSERT_TAIL(&pc->exp_ops, op_id, entry);
+    }
+    pthread_mutex_unlock(&cls->lock);
+    if (m != NULL)
+        na_sm_wake_local(cls);
+    return NA_SUCCESS;
+}

@@ -1,0 +1,357 @@
+/*
+ * Progress of the shared-memory plugin: operation ids, completion,
+ * polling the rings and sockets, sleeping on the wait fd, peer failure
+ * and cancel.
+ *
+ * An op id moves IDLE -> POSTED (claimed by a post) -> COMPLETED (its
+ * completion handed to the core, always with the class lock held) -> IDLE
+ * (after NA_Trigger ran its plugin callback). A posted op that waits sits
+ * on exactly one list, named by op->queue; whoever takes it off that list
+ * under the lock completes it, so it completes once.
+ *
+ * Waiting: a thread that found nothing spins a little, then announces
+ * that it sleeps (the `sleeping` flag of every incoming ring), looks once
+ * more, and sleeps in epoll_wait on the class's epoll fd, which holds the
+ * listening socket, every connection socket and an eventfd. A producer
+ * that sees the flag clears it and writes one byte to the socket; a local
+ * completion writes the eventfd; a dead peer's socket reports end of file.
+ */
+#include "na_sm_internal.h"
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+/* How long poll_wait spins before it sleeps. */
+#define NA_SM_SPIN_NS 30000u
+
+/* Sockets are looked at when the rings are idle, and every this many
+ * polls when they are not, so a busy peer cannot starve a new one. */
+#define NA_SM_SOCK_EVERY 32u
+
+static struct na_sm_context *
+na_sm_pctx(na_context_t *context)
+{
+    return context->plugin_context;
+}
+
+na_return_t
+na_sm_op_start(struct na_op_id *op, na_context_t *context, na_cb_type_t type,
+               na_cb_t callback, void *arg, struct na_addr *addr)
+{
+    int idle = NA_SM_OP_IDLE;
+
+    if (op == NULL)
+        return NA_INVALID_ARG;
+    if (!atomic_compare_exchange_strong(&op->status, &idle, NA_SM_OP_POSTED))
+        return NA_BUSY;
+    op->context = context;
+    op->type = type;
+    op->queue = NA_SM_Q_NONE;
+    op->conn = NULL;
+    op->completion.callback = callback;
+    op->completion.callback_info.arg = arg;
+    op->completion.callback_info.type = type;
+    op->completion.callback_info.ret = NA_SUCCESS;
+    op->addr = addr;
+    if (addr != NULL)
+        na_sm_addr_ref(addr);
+    atomic_fetch_add(&na_sm_pctx(context)->pending, 1);
+    return NA_SUCCESS;
+}
+
+void
+na_sm_op_abort(struct na_op_id *op)
+{
+    struct na_sm_context *pc = na_sm_pctx(op->context);
+
+    if (op->addr != NULL)
+        na_sm_addr_unref(op->addr);
+    op->addr = NULL;
+    atomic_store(&op->status, NA_SM_OP_IDLE);
+    atomic_fetch_sub(&pc->pending, 1);
+}
+
+/* Lock held. The op may be reused by another thread as soon as the core
+ * has it, so it is not touched afterwards. */
+void
+na_sm_op_complete(struct na_op_id *op, na_return_t ret)
+{
+    struct na_sm_context *pc = na_sm_pctx(op->context);
+
+    if (op->addr != NULL)
+        na_sm_addr_unref_locked(op->addr);
+    op->addr = NULL;
+    op->queue = NA_SM_Q_NONE;
+    op->completion.callback_info.ret = ret;
+    atomic_store(&op->status, NA_SM_OP_COMPLETED);
+    atomic_fetch_add(&pc->completed, 1);
+    atomic_fetch_add(&pc->cls->completed, 1);
+    na_cb_completion_add(op->context, &op->completion);
+    atomic_fetch_sub(&pc->pending, 1);
+}
+
+void
+na_sm_wake_local(struct na_sm_class *cls)
+{
+    uint64_t one = 1;
+
+    if (atomic_load(&cls->sleepers) == 0)
+        return;
+    if (write(cls->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+        na_plugin_log_error("sm", "eventfd write failed");
+}
+
+static void
+na_sm_fail_queue(struct na_sm_op_queue *q)
+{
+    struct na_op_id *op;
+
+    while ((op = TAILQ_FIRST(q)) != NULL) {
+        TAILQ_REMOVE(q, op, entry);
+        op->conn = NULL;
+        na_sm_op_complete(op, NA_HOSTUNREACH);
+    }
+}
+
+/* The peer behind `conn` is gone (lock held): everything that waits on it
+ * fails with NA_HOSTUNREACH. */
+void
+na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn)
+{
+    struct na_addr *addr = conn->addr;
+
+    na_sm_fail_queue(&conn->tx_wait);
+    na_sm_fail_queue(&conn->rma_wait);
+    if (addr == NULL)
+        return;
+    addr->failed = true;
+    for (int i = 0; i < 256; i++) {
+        struct na_sm_context *pc = cls->contexts[i];
+        struct na_op_id *op, *next;
+        if (pc == NULL)
+            continue;
+        for (op = TAILQ_FIRST(&pc->exp_ops); op != NULL; op = next) {
+            next = TAILQ_NEXT(op, entry);
+            if (op->addr != addr)
+                continue;
+            TAILQ_REMOVE(&pc->exp_ops, op, entry);
+            na_sm_op_complete(op, NA_HOSTUNREACH);
+        }
+    }
+}
+
+static void
+na_sm_drain_wake_fd(struct na_sm_class *cls)
+{
+    uint64_t v;
+
+    while (read(cls->wake_fd, &v, sizeof(v)) > 0)
+        ;
+}
+
+/* Look at the sockets without blocking (lock held). */
+static bool
+na_sm_sockets(struct na_sm_class *cls)
+{
+    struct epoll_event ev[32];
+    int n = epoll_wait(cls->epfd, ev, 32, 0);
+
+    for (int i = 0; i < n; i++) {
+        void *p = ev[i].data.ptr;
+        if (p == &cls->listen_sock)
+            na_sm_conn_accept_all(cls);
+        else if (p == &cls->wake_fd)
+            na_sm_drain_wake_fd(cls);
+        else
+            na_sm_conn_sock_event(p);
+    }
+    return n > 0;
+}
+
+/* One pass over every connection (lock held). */
+static bool
+na_sm_rings(struct na_sm_class *cls)
+{
+    struct na_sm_conn *c, *next;
+    bool any = false;
+
+    for (c = LIST_FIRST(&cls->conns); c != NULL; c = next) {
+        next = LIST_NEXT(c, entry);
+        if (c->rx != NULL && na_sm_ring_drain(c))
+            any = true;
+        if (!TAILQ_EMPTY(&c->tx_wait))
+            na_sm_tx_progress(c);
+        if (c->dead) {
+            na_sm_peer_failed(cls, c);
+            na_sm_conn_destroy(c);
+        }
+    }
+    return any;
+}
+
+static void
+na_sm_progress(struct na_sm_class *cls, bool force_sockets)
+{
+    bool any;
+
+    pthread_mutex_lock(&cls->lock);
+    any = na_sm_rings(cls);
+    if (force_sockets || !any || ++cls->poll_count % NA_SM_SOCK_EVERY == 0) {
+        if (na_sm_sockets(cls))
+            (void) na_sm_rings(cls); /* new connections, wake-ups */
+    }
+    pthread_mutex_unlock(&cls->lock);
+}
+
+int
+na_sm_poll_get_fd(na_class_t *na_class, na_context_t *context)
+{
+    (void) context;
+    return na_sm_class(na_class)->epfd;
+}
+
+na_return_t
+na_sm_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
+{
+    struct na_sm_context *pc = na_sm_pctx(context);
+    unsigned int before = atomic_load(&pc->completed);
+
+    na_sm_progress(na_sm_class(na_class), false);
+    if (count != NULL)
+        *count = atomic_load(&pc->completed) - before;
+    return NA_SUCCESS;
+}
+
+static bool
+na_sm_has_completions(na_context_t *context)
+{
+    bool any;
+
+    pthread_mutex_lock(&context->lock);
+    any = context->count != 0;
+    pthread_mutex_unlock(&context->lock);
+    return any;
+}
+
+/* Set or clear the sleeping flag of every incoming ring (lock held). */
+static void
+na_sm_set_sleeping(struct na_sm_class *cls, uint32_t v)
+{
+    struct na_sm_conn *c;
+
+    LIST_FOREACH(c, &cls->conns, entry)
+    {
+        if (c->rx != NULL)
+            atomic_store(&c->rx->sleeping, v);
+    }
+}
+
+static void
+na_sm_sleep(struct na_sm_class *cls, na_context_t *context,
+            unsigned int timeout_ms)
+{
+    struct epoll_event ev;
+
+    pthread_mutex_lock(&cls->lock);
+    if (atomic_fetch_add(&cls->sleepers, 1) == 0)
+        na_sm_set_sleeping(cls, 1);
+    pthread_mutex_unlock(&cls->lock);
+    /* Look once more after announcing it: a producer that wrote before
+     * seeing the flag has its record found here. */
+    na_sm_progress(cls, true);
+    if (!na_sm_has_completions(context))
+        (void) epoll_wait(cls->epfd, &ev, 1, (int) timeout_ms);
+    pthread_mutex_lock(&cls->lock);
+    if (atomic_fetch_sub(&cls->sleepers, 1) == 1)
+        na_sm_set_sleeping(cls, 0);
+    pthread_mutex_unlock(&cls->lock);
+    na_sm_progress(cls, true);
+}
+
+na_return_t
+na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
+                unsigned int timeout_ms, unsigned int *count)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_sm_context *pc = na_sm_pctx(context);
+    unsigned int before = atomic_load(&pc->completed);
+    unsigned int cls_before = atomic_load(&cls->completed);
+    uint64_t start = na_plugin_clock_monotonic_ns();
+    uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
+    uint64_t spin_end = cls->no_block ? deadline : start + NA_SM_SPIN_NS;
+    uint64_t now = start;
+    unsigned int n;
+
+    if (spin_end > deadline)
+        spin_end = deadline;
+    /* Spin first: waking from sleep costs more than most round trips.
+     * Then sleep until something of ours completed or the deadline. A
+     * completion on another context of the class returns early (NA_TIMEOUT,
+     * so a thread driving several contexts moves on); a wake-up with no
+     * completion at all sends us back to sleep. */
+    for (;;) {
+        na_sm_progress(cls, false);
+        if (atomic_load(&pc->completed) != before ||
+            na_sm_has_completions(context))
+            goto done;
+        now = na_plugin_clock_monotonic_ns();
+        if (now >= spin_end)
+            break;
+    }
+    while (now < deadline) {
+        na_sm_sleep(cls, context,
+                    (unsigned int) ((deadline - now + 999999u) / 1000000u));
+        if (atomic_load(&pc->completed) != before ||
+            na_sm_has_completions(context) ||
+            atomic_load(&cls->completed) != cls_before)
+            break;
+        now = na_plugin_clock_monotonic_ns();
+    }
+done:
+    n = atomic_load(&pc->completed) - before;
+    if (count != NULL)
+        *count = n;
+    return n != 0 || na_sm_has_completions(context) ? NA_SUCCESS : NA_TIMEOUT;
+}
+
+na_return_t
+na_sm_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_sm_context *pc;
+    bool done = true;
+
+    (void) context;
+    if (atomic_load(&op->status) != NA_SM_OP_POSTED)
+        return NA_SUCCESS;
+    pthread_mutex_lock(&cls->lock);
+    if (atomic_load(&op->status) == NA_SM_OP_POSTED) {
+        pc = na_sm_pctx(op->context);
+        switch (op->queue) {
+        case NA_SM_Q_UNEXP:
+            TAILQ_REMOVE(&pc->unexp_ops, op, entry);
+            break;
+        case NA_SM_Q_EXP:
+            TAILQ_REMOVE(&pc->exp_ops, op, entry);
+            break;
+        case NA_SM_Q_TX:
+            TAILQ_REMOVE(&op->conn->tx_wait, op, entry);
+            break;
+        case NA_SM_Q_RMA:
+            TAILQ_REMOVE(&op->conn->rma_wait, op, entry);
+            break;
+        default:
+            done = false; /* being posted: it completes with its result */
+            break;
+        }
+        if (done) {
+            op->conn = NULL;
+            na_sm_op_complete(op, NA_CANCELED);
+        }
+    }
+    pthread_mutex_unlock(&cls->lock);
+    if (done)
+        na_sm_wake_local(cls);
+    return NA_SUCCESS;
+}
