@@ -39,7 +39,8 @@ na_info_override(const char *info_string)
         return info_string;
     if (NA_Info_string_parse(env, cls[0], proto[0], host[0], 64) !=
         NA_SUCCESS) {
-        na_log_error("%s=\"%s\" is malformed, ignored", NA_INFO_ENV, env);
+        qs_log("na", QS_LOG_ERROR, "%s=\"%s\" is malformed, ignored",
+               NA_INFO_ENV, env);
         return info_string;
     }
     if (NA_Info_string_parse(info_string, cls[1], proto[1], host[1], 64) ==
