@@ -267,7 +267,7 @@ static hg_class_t *
 init_class(const char *name, hg_bool_t listen, const struct hg_init_info *ii,
            char *err, size_t err_size)
 {
-    hg_class_t *cls = HG_Init_opt2(name, listen, HG_VERSION, ii);
+    hg_class_t *cls = HG_Init_opt2(name, listen, HG_VERSION(2, 4), ii);
 
     if (cls == NULL)
         snprintf(err, err_size, "HG_Init_opt2(\"%s\", listen=%d) failed", name,
