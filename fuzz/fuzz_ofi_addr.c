@@ -16,83 +16,17 @@
  * If libfabric's tcp provider cannot start here the target says why once
  * and accepts every input: there is no decoder to exercise without it.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "na.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Longest string we pass to lookup; longer inputs are cut. */
-#define FUZZ_MAX_STRING 512
-
-static na_class_t *
-fuzz_class(void)
-{
-    static na_class_t *na_class;
-    static int tried;
-
-    /* One class for the whole run; it stays reachable until exit. */
-    if (!tried) {
-        tried = 1;
-        na_class = NA_Initialize("ofi+tcp://127.0.0.1:0", false);
-        if (na_class == NULL)
-            fprintf(stderr, "fuzz_ofi_addr: ofi+tcp is not available, "
-                            "inputs are not exercised\n");
-    }
-    return na_class;
-}
-
-static void
-check_deserialize(na_class_t *c, const uint8_t *data, size_t size)
-{
-    na_addr_t addr;
-    size_t len;
-    uint8_t again[64];
-
-    if (NA_Addr_deserialize(c, &addr, data, size) != NA_SUCCESS)
-        return;
-    len = NA_Addr_get_serialize_size(c, addr);
-    if (len == 0 || len > size || len > sizeof(again))
-        abort();
-    if (NA_Addr_serialize(c, again, len, addr) != NA_SUCCESS ||
-        memcmp(again, data, len) != 0)
-        abort();
-    NA_Addr_free(c, addr);
-}
-
-static void
-check_lookup(na_class_t *c, const uint8_t *data, size_t size)
-{
-    char str[FUZZ_MAX_STRING + 1], printed[128];
-    size_t printed_size = sizeof(printed);
-    na_addr_t addr, again;
-
-    if (size > FUZZ_MAX_STRING)
-        size = FUZZ_MAX_STRING;
-    memcpy(str, data, size);
-    str[size] = '\0';
-    if (NA_Addr_lookup(c, str, &addr) != NA_SUCCESS)
-        return;
-    if (NA_Addr_to_string(c, printed, &printed_size, addr) != NA_SUCCESS ||
-        NA_Addr_lookup(c, printed, &again) != NA_SUCCESS)
-        abort();
-    if (!NA_Addr_cmp(c, addr, again))
-        abort();
-    NA_Addr_free(c, again);
-    NA_Addr_free(c, addr);
-}
+#include "na_fuzz_util.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    na_class_t *c = fuzz_class();
+    na_class_t *c =
+        na_fuzz_class("fuzz_ofi_addr", "ofi+tcp://127.0.0.1:0", false, false);
 
     if (c == NULL)
         return 0;
-    check_deserialize(c, data, size);
-    check_lookup(c, data, size);
+    na_fuzz_check_addr_bytes(c, data, size);
+    na_fuzz_check_addr_string(c, data, size);
     return 0;
 }

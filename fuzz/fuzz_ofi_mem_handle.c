@@ -15,49 +15,16 @@
  * If libfabric's tcp provider cannot start here the target says why once
  * and accepts every input.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "na.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static na_class_t *
-fuzz_class(void)
-{
-    static na_class_t *na_class;
-    static int tried;
-
-    if (!tried) {
-        tried = 1;
-        na_class = NA_Initialize("ofi+tcp://127.0.0.1:0", false);
-        if (na_class == NULL)
-            fprintf(stderr, "fuzz_ofi_mem_handle: ofi+tcp is not available, "
-                            "inputs are not exercised\n");
-    }
-    return na_class;
-}
+#include "na_fuzz_util.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    na_class_t *c = fuzz_class();
-    na_mem_handle_t mh;
-    uint8_t again[64];
-    size_t len;
+    na_class_t *c = na_fuzz_class("fuzz_ofi_mem_handle",
+                                  "ofi+tcp://127.0.0.1:0", false, false);
 
     if (c == NULL)
         return 0;
-    if (NA_Mem_handle_deserialize(c, &mh, data, size) != NA_SUCCESS)
-        return 0;
-    len = NA_Mem_handle_get_serialize_size(c, mh);
-    if (len == 0 || len > size || len > sizeof(again))
-        abort();
-    if (NA_Mem_handle_serialize(c, again, len, mh) != NA_SUCCESS ||
-        memcmp(again, data, len) != 0)
-        abort();
-    NA_Mem_handle_free(c, mh);
+    na_fuzz_check_mem_handle(c, data, size);
     return 0;
 }
