@@ -15,56 +15,29 @@ fi
 server=$1
 client=$2
 shift 2
-dir=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid" 2>/dev/null
-    wait "$server_pid" 2>/dev/null
-  fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "run_two_process: $*" >&2
-  echo "--- server output ---" >&2
-  cat "$dir/server.log" >&2
-  exit 1
-}
+. "$(dirname "$0")/../tests/two_process_lib.sh"
+tp_init run_two_process
 
-timeout --kill-after=5 180 "$server" "$@" >"$dir/server.log" 2>&1 &
-server_pid=$!
-
-# The address: the last word of the server's "Server running at" line,
-# written to a file for anyone who wants to reuse it.
-for _ in $(seq 1 300); do
-  addr=$(grep -o 'Server running at address [^[:space:]]*' "$dir/server.log" |
-         head -n 1 | awk '{print $NF}')
-  [ -n "$addr" ] && break
-  kill -0 "$server_pid" 2>/dev/null || fail "server exited before printing its address"
-  sleep 0.1
-done
-[ -n "${addr:-}" ] || fail "no address from the server after 30 s"
-echo "$addr" >"$dir/server.addr"
-echo "run_two_process: server at $addr"
+tp_start_server 180 "$server" "$@"
+tp_wait_addr 'Server running at address [^[:space:]]*'
+echo "$tp_addr" >"$tp_dir/server.addr"
+echo "run_two_process: server at $tp_addr"
 
 for run in 1 2 3 4; do
-  timeout --kill-after=5 60 "$client" "$addr" >"$dir/client.log" 2>&1
+  timeout --kill-after=5 60 "$client" "$tp_addr" >"$tp_dir/client.log" 2>&1
   rc=$?
-  cat "$dir/client.log"
-  [ "$rc" -eq 0 ] || fail "client run $run exited with $rc (124: timed out)"
-  got=$(grep -cF "Got response: 36" "$dir/client.log")
-  [ "$got" -eq 4 ] || fail "client run $run printed 'Got response: 36' $got times, want 4"
+  cat "$tp_dir/client.log"
+  [ "$rc" -eq 0 ] || tp_fail "client run $run exited with $rc (124: timed out)"
+  got=$(grep -cF "Got response: 36" "$tp_dir/client.log")
+  [ "$got" -eq 4 ] || tp_fail "client run $run printed 'Got response: 36' $got times, want 4"
 done
 
 for _ in $(seq 1 300); do
-  kill -0 "$server_pid" 2>/dev/null || break
+  kill -0 "$tp_pid" 2>/dev/null || break
   sleep 0.1
 done
-kill -0 "$server_pid" 2>/dev/null && fail "server still running 30 s after its last RPC"
-wait "$server_pid"
-rc=$?
-server_pid=
-cat "$dir/server.log"
-[ "$rc" -eq 0 ] || fail "server exited with $rc"
+kill -0 "$tp_pid" 2>/dev/null && tp_fail "server still running 30 s after its last RPC"
+tp_wait_server
+cat "$tp_dir/server.log"
+[ "$tp_rc" -eq 0 ] || tp_fail "server exited with $tp_rc"
 echo "run_two_process: OK"

@@ -9,41 +9,32 @@
 set -u
 server=$1
 client=$2
-dir=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid" 2>/dev/null
-    wait "$server_pid" 2>/dev/null
-  fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../../tests/two_process_lib.sh"
+tp_init run_seed
 
-timeout --kill-after=5 100 "$server" >"$dir/server.log" 2>&1 &
-server_pid=$!
+tp_start_server 100 "$server"
 want="Server received bulk: Matthi"
 for attempt in $(seq 1 50); do
-  timeout --kill-after=5 20 "$client" >"$dir/client.log" 2>&1
+  timeout --kill-after=5 20 "$client" >"$tp_dir/client.log" 2>&1
   rc=$?
   if [ "$rc" -eq 0 ]; then
     for _ in $(seq 1 100); do
-      if grep -qxF "$want" "$dir/server.log"; then
-        cat "$dir/server.log"
+      if grep -qxF "$want" "$tp_dir/server.log"; then
+        cat "$tp_dir/server.log"
         echo "run_seed: OK after $attempt client run(s)"
         exit 0
       fi
-      kill -0 "$server_pid" 2>/dev/null || break
+      kill -0 "$tp_pid" 2>/dev/null || break
       sleep 0.1
     done
     echo "run_seed: client exited 0 but the server printed nothing" >&2
     break
   fi
-  kill -0 "$server_pid" 2>/dev/null || break
+  kill -0 "$tp_pid" 2>/dev/null || break
   sleep 0.2
 done
 echo "--- client output ---" >&2
-cat "$dir/client.log" >&2
+cat "$tp_dir/client.log" >&2
 echo "--- server output ---" >&2
-cat "$dir/server.log" >&2
+cat "$tp_dir/server.log" >&2
 exit 1

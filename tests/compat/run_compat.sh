@@ -8,38 +8,20 @@ server=${1:?usage: run_compat.sh <server> <client> <info>}
 client=${2:?usage: run_compat.sh <server> <client> <info>}
 info=${3:?usage: run_compat.sh <server> <client> <info>}
 
-dir=$(mktemp -d)
-spid=""
-cleanup() {
-    if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
-        kill "$spid" 2>/dev/null
-        wait "$spid" 2>/dev/null
-    fi
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../two_process_lib.sh"
+tp_init run_compat
 
-mkfifo "$dir/addr"
-exec 3<>"$dir/addr"
-QS_TEST_ADDR_FILE="$dir/addr" "$server" "$info" &
-spid=$!
-addr=""
-if ! read -r -t 60 addr <&3 || [ -z "$addr" ]; then
-    echo "run_compat: the server did not publish an address" >&2
-    exit 1
-fi
-exec 3<&-
-echo "run_compat: server at $addr" >&2
+tp_start_fifo_server "$server" "$info"
+echo "run_compat: server at $tp_addr" >&2
 
-"$client" "$info" "$addr"
+"$client" "$info" "$tp_addr"
 crc=$?
 # A client that succeeded sent "quit": the server ends by itself (the
 # ctest timeout bounds a server that does not). After a failed client it
 # is stopped.
-[ "$crc" -ne 0 ] && kill "$spid" 2>/dev/null
-wait "$spid"
-src=$?
-spid=""
+[ "$crc" -ne 0 ] && kill "$tp_pid" 2>/dev/null
+tp_wait_server
+src=$tp_rc
 if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
     echo "run_compat: client exit $crc, server exit $src" >&2
     exit 1

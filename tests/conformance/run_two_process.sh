@@ -10,33 +10,13 @@ set -u
 prog=${1:?usage: run_two_process.sh <conformance program> [args]}
 shift
 
-dir=$(mktemp -d)
-spid=""
-cleanup() {
-    if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
-        kill "$spid" 2>/dev/null
-        wait "$spid" 2>/dev/null
-    fi
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../two_process_lib.sh"
+tp_init run_two_process
 
-mkfifo "$dir/addr"
-# Open read-write so neither side blocks on open, and a server that dies
-# before writing cannot leave this script waiting forever.
-exec 3<>"$dir/addr"
-QS_TEST_ADDR_FILE="$dir/addr" "$prog" --server &
-spid=$!
+tp_start_fifo_server "$prog" --server
+echo "run_two_process: server pid $tp_pid at $tp_addr" >&2
 
-addr=""
-if ! read -r -t 60 addr <&3 || [ -z "$addr" ]; then
-    echo "run_two_process: the server did not publish an address" >&2
-    exit 1
-fi
-exec 3<&-
-echo "run_two_process: server pid $spid at $addr" >&2
-
-QS_TEST_SERVER_ADDR="$addr" "$prog" "$@"
+QS_TEST_SERVER_ADDR="$tp_addr" "$prog" "$@"
 crc=$?
 
 # The client asks the server to shut down as its last step; a server that
@@ -48,12 +28,11 @@ crc=$?
     sleep 30 &
     sp=$!
     wait "$sp"
-    kill "$spid" 2>/dev/null
+    kill "$tp_pid" 2>/dev/null
 ) >/dev/null 2>&1 </dev/null &
 watchdog=$!
-wait "$spid"
-src=$?
-spid=""
+tp_wait_server
+src=$tp_rc
 kill "$watchdog" 2>/dev/null
 wait "$watchdog" 2>/dev/null
 
