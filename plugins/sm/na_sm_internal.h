@@ -349,6 +349,7 @@ na_return_t na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
                             unsigned int timeout_ms, unsigned int *count);
 na_return_t na_sm_cancel(na_class_t *na_class, na_context_t *context,
                          na_op_id_t *op_id);
+void na_sm_sleep_with(na_class_t *na_class, int fd, unsigned int timeout_ms);
 
 #pragma GCC visibility pop
 

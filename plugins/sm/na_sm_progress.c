@@ -19,6 +19,7 @@
 #include "na_sm_internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -354,4 +355,27 @@ na_sm_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
     if (done)
         na_sm_wake_local(cls);
     return NA_SUCCESS;
+}
+
+/* For auto_sm: sleep as poll_wait does, until this class has work, `fd`
+ * (the network class's wait fd, or -1) is readable, or timeout_ms. */
+__attribute__((visibility("hidden"))) void
+na_sm_sleep_with(na_class_t *na_class, int fd, unsigned int timeout_ms)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    unsigned int before = atomic_load(&cls->completed);
+    struct pollfd p[2] = {{.fd = cls->epfd, .events = POLLIN},
+                          {.fd = fd, .events = POLLIN}};
+
+    pthread_mutex_lock(&cls->lock);
+    if (atomic_fetch_add(&cls->sleepers, 1) == 0)
+        na_sm_set_sleeping(cls, 1);
+    pthread_mutex_unlock(&cls->lock);
+    na_sm_progress(cls, true);
+    if (atomic_load(&cls->completed) == before)
+        (void) poll(p, fd >= 0 ? 2 : 1, (int) timeout_ms);
+    pthread_mutex_lock(&cls->lock);
+    if (atomic_fetch_sub(&cls->sleepers, 1) == 1)
+        na_sm_set_sleeping(cls, 0);
+    pthread_mutex_unlock(&cls->lock);
 }
