@@ -119,6 +119,98 @@ void margo_finalize(margo_instance_id mid);
  */
 void margo_wait_for_finalize(margo_instance_id mid);
 
+/*
+ * margo_finalize(), then wait until the instance is completely shut down,
+ * whichever thread does the teardown. Not from inside a handler (there it
+ * only requests finalize, like margo_finalize()).
+ */
+void margo_finalize_and_wait(margo_instance_id mid);
+
+/*
+ * Reference counting. An instance starts with one reference, which its
+ * teardown drops; margo_instance_ref_incr() adds one, so the memory stays
+ * valid after finalize (margo_instance_is_finalized() can then be asked)
+ * until margo_instance_release(). Releasing the last reference of an
+ * instance not yet finalized finalizes it. HG_INVALID_ARG for
+ * MARGO_INSTANCE_NULL or a release with no reference left.
+ */
+hg_return_t margo_instance_ref_incr(margo_instance_id mid);
+hg_return_t margo_instance_release(margo_instance_id mid);
+hg_return_t margo_instance_is_finalized(margo_instance_id mid, bool *flag);
+hg_return_t margo_instance_ref_count(margo_instance_id mid, unsigned *refcount);
+
+/*
+ * Finalize callbacks. Pushed callbacks run last pushed first, each once:
+ * pre-finalize callbacks at the start of the shutdown, while the instance
+ * still works (they may send RPCs); finalize callbacks once no handler
+ * runs any more, while the HG class is still alive (they must not send
+ * RPCs). Both run in the thread that does the teardown (see
+ * margo_finalize()). pop removes the topmost callback and returns 1, or 0
+ * if there is none; top reads it without removing it. The provider forms
+ * only consider the callbacks pushed with that owner (any pointer that
+ * identifies the provider).
+ */
+typedef void (*margo_finalize_callback_t)(void *);
+void margo_push_finalize_callback(margo_instance_id mid,
+                                  margo_finalize_callback_t cb, void *uargs);
+int margo_pop_finalize_callback(margo_instance_id mid);
+int margo_top_finalize_callback(margo_instance_id mid,
+                                margo_finalize_callback_t *cb, void **uargs);
+void margo_provider_push_finalize_callback(margo_instance_id mid,
+                                           const void *owner,
+                                           margo_finalize_callback_t cb,
+                                           void *uargs);
+int margo_provider_pop_finalize_callback(margo_instance_id mid,
+                                         const void *owner);
+int margo_provider_top_finalize_callback(margo_instance_id mid,
+                                         const void *owner,
+                                         margo_finalize_callback_t *cb,
+                                         void **uargs);
+void margo_push_prefinalize_callback(margo_instance_id mid,
+                                     margo_finalize_callback_t cb, void *uargs);
+int margo_pop_prefinalize_callback(margo_instance_id mid);
+int margo_top_prefinalize_callback(margo_instance_id mid,
+                                   margo_finalize_callback_t *cb, void **uargs);
+void margo_provider_push_prefinalize_callback(margo_instance_id mid,
+                                              const void *owner,
+                                              margo_finalize_callback_t cb,
+                                              void *uargs);
+int margo_provider_pop_prefinalize_callback(margo_instance_id mid,
+                                            const void *owner);
+int margo_provider_top_prefinalize_callback(margo_instance_id mid,
+                                            const void *owner,
+                                            margo_finalize_callback_t *cb,
+                                            void **uargs);
+
+/*
+ * Remote shutdown: after margo_enable_remote_shutdown(), a peer's
+ * margo_shutdown_remote_instance() makes this instance finalize (as
+ * margo_finalize() from a handler: a thread in margo_wait_for_finalize()
+ * completes it). margo_shutdown_remote_instance() returns 0 once the
+ * target accepted, -1 if it refused (not enabled) or could not be reached.
+ */
+void margo_enable_remote_shutdown(margo_instance_id mid);
+int margo_shutdown_remote_instance(margo_instance_id mid,
+                                   hg_addr_t remote_addr);
+
+/*
+ * Sleep timeout_ms on the fabric's clock (virtual time on the simulated
+ * fabric: a 10 s sleep there takes no real time). Like a blocking call,
+ * the sleeping thread keeps making the progress and running the handlers
+ * it is responsible for. Returns early if the instance shuts down.
+ */
+void margo_thread_sleep(margo_instance_id mid, double timeout_ms);
+
+/*
+ * Write a description of the instance (address, threads, queued and
+ * running handlers, operations in flight, registered RPCs, pools) to
+ * `file` ("-": standard output). uniquify non-zero appends
+ * ".<hostname>.<pid>" to the name. *resolved_file_name (if not NULL) gets
+ * the name used, to free(). Returns 0, or -1 on error.
+ */
+int margo_state_dump(margo_instance_id mid, const char *file, int uniquify,
+                     char **resolved_file_name);
+
 /* Whether the instance was created in MARGO_SERVER_MODE. */
 hg_bool_t margo_is_listening(margo_instance_id mid);
 
@@ -368,6 +460,13 @@ hg_return_t margo_test(margo_request req, int *flag);
 hg_return_t margo_respond(hg_handle_t handle, void *out_struct);
 hg_return_t margo_irespond(hg_handle_t handle, void *out_struct,
                            margo_request *req);
+/* The same with a deadline of timeout_ms on the NA clock (<= 0: none):
+ * the response is cancelled and HG_TIMEOUT returned if it has not left by
+ * then. */
+hg_return_t margo_respond_timed(hg_handle_t handle, void *out_struct,
+                                double timeout_ms);
+hg_return_t margo_irespond_timed(hg_handle_t handle, void *out_struct,
+                                 double timeout_ms, margo_request *req);
 
 /* Bulk handles over the instance's class (see HG_Bulk_create()). */
 hg_return_t margo_bulk_create(margo_instance_id mid, hg_uint32_t count,

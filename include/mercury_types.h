@@ -185,6 +185,9 @@ struct hg_init_info {
     hg_bool_t stats;               /* print RPC counts at finalize    */
     hg_bool_t no_multi_recv;       /* passed to plugins that use it   */
     hg_bool_t release_input_early; /* free input buffer at Get_input  */
+    /* Quicksilver extensions (docs/architecture.md, "Liveness"). */
+    hg_uint32_t probe_interval_ms; /* 0: the default, 1000 ms          */
+    hg_bool_t no_probe;            /* never probe a silent target      */
 };
 
 #define HG_INIT_INFO_INITIALIZER                                               \
@@ -195,7 +198,8 @@ struct hg_init_info {
         .auto_sm = HG_FALSE, .sm_info_string = NULL,                           \
         .checksum_level = HG_CHECKSUM_NONE, .no_bulk_eager = HG_FALSE,         \
         .no_loopback = HG_FALSE, .stats = HG_FALSE, .no_multi_recv = HG_FALSE, \
-        .release_input_early = HG_FALSE                                        \
+        .release_input_early = HG_FALSE, .probe_interval_ms = 0,               \
+        .no_probe = HG_FALSE                                                   \
     }
 
 #ifdef __cplusplus

@@ -105,6 +105,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     hg_class->info = hg_init_info ? *hg_init_info : HG_INIT_INFO_INITIALIZER;
     if (!hg_init_info_check(&hg_class->info))
         goto error;
+    (void) hg_probe_interval_ms(hg_class); /* the environment, read once */
     if (hg_class->info.na_class != NULL) {
         hg_class->na_class = hg_class->info.na_class;
     } else {

@@ -52,6 +52,7 @@ hg_handle_free(struct hg_handle *handle)
     NA_Op_destroy(na_class, handle->send_op);
     NA_Op_destroy(na_class, handle->recv_op);
     NA_Op_destroy(na_class, handle->ack_op);
+    hg_probe_free(handle);
     NA_Msg_buf_free(na_class, handle->in_buf, handle->in_buf_data);
     NA_Msg_buf_free(na_class, handle->out_buf, handle->out_buf_data);
     pthread_mutex_destroy(&handle->lock);

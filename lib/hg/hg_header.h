@@ -20,7 +20,8 @@
 #define HG_HEADER_OVERFLOW 0x04u    /* payload is a bulk descriptor of it */
 #define HG_HEADER_CRC_HEADER 0x08u  /* header_crc is set                  */
 #define HG_HEADER_CRC_PAYLOAD 0x10u /* payload_crc is set                */
-#define HG_HEADER_FLAGS_ALL 0x1fu
+#define HG_HEADER_PROBE 0x20u       /* liveness probe: dropped on receipt */
+#define HG_HEADER_FLAGS_ALL 0x3fu
 
 struct hg_header {
     uint8_t flags;

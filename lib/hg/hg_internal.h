@@ -71,6 +71,8 @@ struct hg_timer {
     TAILQ_ENTRY(hg_timer) entry;
 };
 
+#include "hg/hg_liveness.h"
+
 struct hg_class {
     na_class_t *na_class;
     bool own_na_class;
@@ -101,6 +103,7 @@ struct hg_class {
         atomic_uint_fast64_t forwards_sent, requests_received, responses_sent,
             overflow_transfers, handles_allocated, protocol_errors;
     } stats;
+    atomic_uint probe_ms; /* probe interval + 1; 0 until first read */
 };
 
 struct hg_bulk_xfer;
@@ -155,6 +158,7 @@ struct hg_handle {
     hg_cb_t callback;
     void *arg;
     struct hg_timer timer;
+    struct hg_probe probe; /* liveness of the target (hg_liveness.c) */
     struct hg_completion comp;
     struct hg_bulk_xfer *bulk_op; /* overflow transfer in flight */
 

@@ -56,6 +56,7 @@ hg_rpc_finish(struct hg_handle *handle)
     bool discard;
 
     hg_timer_disarm(handle->ctx, &handle->timer);
+    hg_probe_stop(handle);
     pthread_mutex_lock(&handle->lock);
     discard = handle->discard;
     if (discard)
@@ -542,6 +543,8 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
         NA_Cancel(na_class, handle->ctx->na_context, handle->recv_op);
         return ret;
     }
+    if (!no_response)
+        hg_probe_start(handle); /* a dead target fails it (hg_liveness.c) */
     return HG_SUCCESS;
 
 error:
@@ -710,6 +713,11 @@ hg_request_recv_cb(const struct na_cb_info *info)
     handle->info.addr = &handle->src_addr;
     handle->in_size = size;
     ret = hg_header_decode(handle->in_buf, size, header);
+    if (ret == HG_SUCCESS && (header->flags & HG_HEADER_PROBE)) {
+        /* A liveness probe: its delivery was the answer. */
+        hg_handle_put(handle);
+        return;
+    }
     if (ret == HG_SUCCESS && (header->flags & HG_HEADER_RESPONSE))
         ret = HG_PROTOCOL_ERROR;
     if (ret != HG_SUCCESS) {

@@ -14,15 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Broadcast when an instance's teardown has finished. */
+static pthread_cond_t margo_finalized_cond = PTHREAD_COND_INITIALIZER;
+
 struct margo_instance *
 margo_instance_of_class(hg_class_t *hg_class)
 {
     return hg_class ? HG_Class_get_data(hg_class) : NULL;
 }
 
-static void
+void
 margo_instance_free(struct margo_instance *mid)
 {
+    margo_callback_stack_free(&mid->prefinalize_cbs);
+    margo_callback_stack_free(&mid->finalize_cbs);
     pthread_cond_destroy(&mid->handler_cond);
     margo_rpcs_free(mid);
     free(mid->addrs);
@@ -87,8 +92,10 @@ margo_init_opt(const char *addr_str, int mode,
     if (!mid->has_progress_thread)
         margo_driven_add(mid);
     pthread_mutex_unlock(&margo_lock);
+    mid->refcount = 1;
     mid->identity_id = margo_identity_register(mid);
-    if (mid->identity_id == 0)
+    mid->shutdown_id = margo_shutdown_register(mid);
+    if (mid->identity_id == 0 || mid->shutdown_id == 0)
         goto error_unlist;
     if (margo_threads_start(mid) != 0)
         goto error_unlist;
@@ -190,14 +197,23 @@ margo_teardown(struct margo_instance *mid)
 {
     struct margo_handler_entry *dropped, *e;
     struct margo_quiesce q = {mid, 0, false};
+    bool released, free_it;
 
     pthread_mutex_lock(&margo_lock);
-    if (mid->teardown_started) {
+    if (mid->teardown_started || mid->prefinalizing) {
         pthread_mutex_unlock(&margo_lock);
         return;
     }
-    mid->teardown_started = true;
+    mid->prefinalizing = true;
     mid->finalize_requested = true;
+    pthread_mutex_unlock(&margo_lock);
+
+    /* Pre-finalize callbacks run while the instance still works: they may
+     * send RPCs (to tell peers, say). */
+    margo_callbacks_run(mid, &mid->prefinalize_cbs);
+
+    pthread_mutex_lock(&margo_lock);
+    mid->teardown_started = true;
     dropped = mid->queue_head;
     mid->queue_head = mid->queue_tail = NULL;
     pthread_mutex_unlock(&margo_lock);
@@ -207,6 +223,11 @@ margo_teardown(struct margo_instance *mid)
      * quiescence wait below lets those answers leave. */
     while ((e = dropped) != NULL) {
         dropped = e->next;
+        if (e->work) {
+            if (e->drop)
+                e->drop(e->arg);
+            continue;
+        }
         margo_log(mid, MARGO_LOG_DEBUG,
                   "margo_finalize: cancelling a queued handler");
         HG_Respond_error(e->handle, NULL, NULL, HG_CANCELED);
@@ -223,8 +244,22 @@ margo_teardown(struct margo_instance *mid)
     pthread_mutex_unlock(&margo_lock);
 
     margo_threads_stop(mid);
+    /* Finalize callbacks run once no handler runs any more, while the HG
+     * class is still there (a provider deregisters its RPCs, frees its
+     * addresses, ...); they must not send RPCs. */
+    margo_callbacks_run(mid, &mid->finalize_cbs);
+    margo_timers_release(mid);
     margo_addrs_release(mid);
-    if (margo_hg_release(mid))
+    released = margo_hg_release(mid);
+
+    pthread_mutex_lock(&margo_lock);
+    mid->finalized = true;
+    mid->hg_class = NULL;
+    mid->hg_context = NULL;
+    free_it = released && --mid->refcount == 0;
+    pthread_cond_broadcast(&margo_finalized_cond);
+    pthread_mutex_unlock(&margo_lock);
+    if (free_it)
         margo_instance_free(mid);
 }
 
@@ -280,6 +315,29 @@ margo_wait_for_finalize(margo_instance_id mid)
     mid->finalize_waiters--;
     pthread_mutex_unlock(&margo_lock);
     margo_teardown(mid);
+}
+
+void
+margo_finalize_and_wait(margo_instance_id mid)
+{
+    if (mid == MARGO_INSTANCE_NULL)
+        return;
+    if (margo_thread_must_defer(mid)) {
+        margo_log(mid, MARGO_LOG_ERROR,
+                  "margo_finalize_and_wait: called from a handler or a Margo "
+                  "thread; only requesting finalize");
+        margo_finalize(mid);
+        return;
+    }
+    /* Hold the memory so that the flag can be read after the teardown,
+     * which may happen in another thread (one in margo_wait_for_finalize). */
+    margo_instance_ref_incr(mid);
+    margo_finalize(mid);
+    pthread_mutex_lock(&margo_lock);
+    while (!mid->finalized)
+        pthread_cond_wait(&margo_finalized_cond, &margo_lock);
+    pthread_mutex_unlock(&margo_lock);
+    margo_instance_release(mid);
 }
 
 hg_bool_t

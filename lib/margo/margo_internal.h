@@ -49,11 +49,16 @@
 
 extern pthread_mutex_t margo_lock;
 
-/* A handler waiting to run: the RPC's handle and the user function. */
+/* Work waiting to run: an RPC handler (the handle and the user function),
+ * or other work (a timer's callback): work(arg), and drop(arg) instead if
+ * the instance shuts down first. */
 struct margo_handler_entry {
     struct margo_handler_entry *next;
     hg_handle_t handle;
     void (*fn)(hg_handle_t);
+    void (*work)(void *arg);
+    void (*drop)(void *arg);
+    void *arg;
 };
 
 enum margo_req_kind { MARGO_REQ_FORWARD, MARGO_REQ_RESPOND, MARGO_REQ_BULK };
@@ -75,6 +80,8 @@ struct margo_request_s {
     bool posted;                         /* (L) the HG call returned success  */
     bool cancel_sent;                    /* (L) finalize cancelled it         */
     hg_return_t ret;                     /* (L) result, valid once done       */
+    uint64_t deadline_ns;                /* respond: NA clock deadline or 0   */
+    bool timed_out;                      /* (L) the deadline cancelled it     */
     struct margo_request_s *prev, *next; /* (L) in-flight list */
 };
 
@@ -117,6 +124,29 @@ struct margo_instance {
     struct margo_rpc_entry *rpcs;
     struct margo_identity *identities;
     hg_id_t identity_id; /* the identity RPC */
+    hg_id_t shutdown_id; /* the remote shutdown RPC */
+
+    /* Lifecycle (L). refcount: one for the instance itself (dropped by
+     * the teardown) plus margo_instance_ref_incr()'s; the memory is freed
+     * at zero. */
+    unsigned int refcount;
+    bool prefinalizing;
+    bool finalized;
+    bool remote_shutdown;
+    struct margo_callback *prefinalize_cbs, *finalize_cbs;
+    struct margo_timer *timers; /* created and not yet destroyed */
+    /* Threads in margo_thread_sleep() on this instance, and the earliest
+     * of their deadlines (0: none) (L). */
+    struct margo_sleep *sleepers;
+    uint64_t sleep_deadline_min;
+};
+
+/* A pushed (pre-)finalize callback; owner is the provider's, or NULL. */
+struct margo_callback {
+    struct margo_callback *next;
+    const void *owner;
+    margo_finalize_callback_t cb;
+    void *uargs;
 };
 
 /* An RPC registered through Margo: its name, procs and pool. */
@@ -171,6 +201,18 @@ bool margo_thread_must_defer(const struct margo_instance *mid);
 /* Whether the calling thread is running a handler of mid. */
 bool margo_thread_in_handler_of(const struct margo_instance *mid);
 
+/* Queue work on mid as a handler would be queued (lock held). */
+void margo_queue_work(struct margo_instance *mid,
+                      struct margo_handler_entry *e);
+/* Queue work for pool (ABT_POOL_NULL: the instance's handler scheduling)
+ * (lock held). */
+void margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
+                         struct margo_handler_entry *e);
+/* Remove a queued entry that has not started (lock held); false if it was
+ * not in the queue. */
+bool margo_unqueue_work(struct margo_instance *mid,
+                        struct margo_handler_entry *e);
+
 /* margo_rpc.c */
 /*
  * The life of a request, shared by forwards, responds and transfers (lock
@@ -218,6 +260,23 @@ hg_return_t margo_handle_retarget(hg_handle_t handle, uint16_t provider_id);
 hg_id_t margo_identity_register(struct margo_instance *mid);
 /* Free the RPC table and identities (at finalize). */
 void margo_rpcs_free(struct margo_instance *mid);
+
+/* margo_lifecycle.c */
+/* Pop and run every callback of a stack, last pushed first. */
+void margo_callbacks_run(struct margo_instance *mid,
+                         struct margo_callback **stack);
+void margo_callback_stack_free(struct margo_callback **stack);
+hg_id_t margo_shutdown_register(struct margo_instance *mid);
+/* Free the instance's memory (after the teardown, at refcount 0). */
+void margo_instance_free(struct margo_instance *mid);
+
+/* margo_timer.c: cancel and forget the timers left at finalize. */
+void margo_timers_release(struct margo_instance *mid);
+/* Queue the callbacks of expired timers (lock not held). */
+void margo_timers_check(struct margo_instance *mid);
+/* Nanoseconds of the NA clock until the next armed timer of mid expires,
+ * UINT64_MAX if none (lock not held). */
+uint64_t margo_timers_next_ns(struct margo_instance *mid);
 
 /* margo_log.c */
 void margo_log(const struct margo_instance *mid, margo_log_level level,

@@ -62,6 +62,9 @@ struct margo_tls {
     const struct margo_instance *handler_of[MARGO_MAX_HANDLER_DEPTH];
     const struct margo_instance *own_instance;
     bool is_progress_thread;
+    /* margo_thread_sleep()'s deadline on the NA clock, 0 when not
+     * sleeping: progress waits are cut short to it. */
+    uint64_t deadline_ns;
 };
 static _Thread_local struct margo_tls margo_tls;
 
@@ -124,9 +127,18 @@ margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t))
         HG_Destroy(handle);
         return why;
     }
-    e->next = NULL;
+    memset(e, 0, sizeof(*e));
     e->handle = handle;
     e->fn = fn;
+    margo_queue_work(mid, e);
+    pthread_mutex_unlock(&margo_lock);
+    return HG_SUCCESS;
+}
+
+void
+margo_queue_work(struct margo_instance *mid, struct margo_handler_entry *e)
+{
+    e->next = NULL;
     if (mid->queue_tail)
         mid->queue_tail->next = e;
     else
@@ -136,8 +148,30 @@ margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t))
         pthread_cond_signal(&mid->handler_cond);
     else
         margo_wake(mid);
-    pthread_mutex_unlock(&margo_lock);
-    return HG_SUCCESS;
+}
+
+void
+margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
+                    struct margo_handler_entry *e)
+{
+    (void) pool;
+    margo_queue_work(mid, e);
+}
+
+bool
+margo_unqueue_work(struct margo_instance *mid, struct margo_handler_entry *e)
+{
+    struct margo_handler_entry **p, *prev = NULL;
+
+    for (p = &mid->queue_head; *p; prev = *p, p = &(*p)->next) {
+        if (*p == e) {
+            *p = e->next;
+            if (mid->queue_tail == e)
+                mid->queue_tail = prev;
+            return true;
+        }
+    }
+    return false;
 }
 
 /* Whether threads blocked in Margo calls (rather than dedicated threads)
@@ -167,9 +201,14 @@ margo_run_one_handler(struct margo_instance *mid)
     pthread_mutex_unlock(&margo_lock);
 
     margo_tls.handler_of[margo_tls.handler_depth++] = mid;
-    e->fn(e->handle);
+    if (e->work) {
+        /* The entry belongs to the work (a timer's). */
+        e->work(e->arg);
+    } else {
+        e->fn(e->handle);
+        free(e);
+    }
     margo_tls.handler_depth--;
-    free(e);
 
     pthread_mutex_lock(&margo_lock);
     mid->running_handlers--;
@@ -232,12 +271,46 @@ margo_all_remove(struct margo_instance *mid)
  * already ran), then run what that queued. Lock not held. Returns how much
  * happened; 0 means the instance had nothing to do.
  */
+/* Cut a progress wait short to the next timer or margo_thread_sleep()
+ * deadline of this thread. */
+static unsigned int
+margo_wait_slice(struct margo_instance *mid, unsigned int timeout_ms)
+{
+    uint64_t left = margo_timers_next_ns(mid), now, deadline;
+
+    /* This thread's own sleep, and any thread sleeping on mid: on the
+     * simulator's clock, progress must not carry time past a sleeper's
+     * deadline before the sleeper wakes up. */
+    pthread_mutex_lock(&margo_lock);
+    deadline = mid->sleep_deadline_min;
+    if (margo_tls.deadline_ns &&
+        (deadline == 0 || margo_tls.deadline_ns < deadline))
+        deadline = margo_tls.deadline_ns;
+    if (deadline) {
+        now = HG_Clock_now(mid->hg_class);
+        if (deadline <= now) {
+            left = 0;
+            margo_wake(mid);
+        } else if (deadline - now < left) {
+            left = deadline - now;
+        }
+    }
+    pthread_mutex_unlock(&margo_lock);
+    if (left == UINT64_MAX)
+        return timeout_ms;
+    left = (left + 999999u) / 1000000u;
+    return left < timeout_ms ? (unsigned int) left : timeout_ms;
+}
+
 unsigned int
 margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
 {
     unsigned int activity = 0, n = 0;
     hg_return_t ret;
 
+    margo_timers_check(mid);
+    if (timeout_ms > 0)
+        timeout_ms = margo_wait_slice(mid, timeout_ms);
     if (HG_Trigger(mid->hg_context, 0, MARGO_TRIGGER_BATCH, &n) == HG_SUCCESS)
         activity += n;
     ret = HG_Progress(mid->hg_context, activity ? 0 : timeout_ms);
@@ -251,6 +324,7 @@ margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
         margo_log(mid, MARGO_LOG_ERROR, "margo: HG_Progress: %s",
                   HG_Error_to_string(ret));
     }
+    margo_timers_check(mid);
     return activity;
 }
 
@@ -445,7 +519,8 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
             /* Finalize's own waits wake up now and then, to look at its
              * grace period on the NA clock; so does a caller thread that
              * may have to serve instances without a progress thread. */
-            if (counted && margo_driven_head == NULL)
+            if (counted && margo_driven_head == NULL &&
+                margo_tls.deadline_ns == 0)
                 pthread_cond_wait(&margo_driver_cond, &margo_lock);
             else
                 margo_timed_cond_wait(&margo_driver_cond,
@@ -501,6 +576,67 @@ margo_poke_progress(struct margo_instance *mid)
     margo_drive_round(MARGO_ROUND_POKE, false);
     pthread_mutex_lock(&margo_lock);
     margo_role_release();
+}
+
+/* ---- Sleeping -------------------------------------------------------- */
+
+struct margo_sleep {
+    struct margo_instance *mid;
+    uint64_t deadline_ns;
+    struct margo_sleep *next; /* (L) in mid->sleepers */
+};
+
+/* Recompute mid->sleep_deadline_min (lock held). */
+static void
+margo_sleepers_update(struct margo_instance *mid)
+{
+    uint64_t min = 0;
+
+    for (struct margo_sleep *s = mid->sleepers; s; s = s->next)
+        if (min == 0 || s->deadline_ns < min)
+            min = s->deadline_ns;
+    mid->sleep_deadline_min = min;
+}
+
+static bool
+margo_sleep_done(void *arg)
+{
+    struct margo_sleep *s = arg;
+
+    return HG_Clock_now(s->mid->hg_class) >= s->deadline_ns ||
+           s->mid->teardown_started;
+}
+
+void
+margo_thread_sleep(margo_instance_id mid, double timeout_ms)
+{
+    struct margo_sleep s;
+    uint64_t saved = margo_tls.deadline_ns;
+
+    if (mid == MARGO_INSTANCE_NULL || !(timeout_ms > 0))
+        return;
+    s.mid = mid;
+    s.deadline_ns =
+        HG_Clock_now(mid->hg_class) + (uint64_t) (timeout_ms * 1e6 + 0.5);
+    /* Sleeping is waiting like any other blocking call: this thread keeps
+     * doing its share of progress and handlers meanwhile, as a ULT's
+     * scheduler would. On the simulator the clock is virtual. */
+    margo_tls.deadline_ns =
+        saved && saved < s.deadline_ns ? saved : s.deadline_ns;
+    pthread_mutex_lock(&margo_lock);
+    s.next = mid->sleepers;
+    mid->sleepers = &s;
+    margo_sleepers_update(mid);
+    margo_block_until(mid, margo_sleep_done, &s, true);
+    for (struct margo_sleep **p = &mid->sleepers; *p; p = &(*p)->next) {
+        if (*p == &s) {
+            *p = s.next;
+            break;
+        }
+    }
+    margo_sleepers_update(mid);
+    pthread_mutex_unlock(&margo_lock);
+    margo_tls.deadline_ns = saved;
 }
 
 /* ---- Threads --------------------------------------------------------- */

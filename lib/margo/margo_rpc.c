@@ -83,6 +83,15 @@ margo_req_is_done(void *arg)
     return ((struct margo_request_s *) arg)->done;
 }
 
+/* A timed respond's wait ends at completion or at its deadline. */
+static bool
+margo_req_done_or_late(void *arg)
+{
+    struct margo_request_s *req = arg;
+
+    return req->done || HG_Clock_now(req->mid->hg_class) >= req->deadline_ns;
+}
+
 hg_return_t
 margo_req_wait(struct margo_request_s *req)
 {
@@ -91,9 +100,20 @@ margo_req_wait(struct margo_request_s *req)
     pthread_mutex_lock(&margo_lock);
     /* A completed request never touches its instance, which may already be
      * finalized. */
+    if (!req->done && req->deadline_ns) {
+        margo_block_until(req->mid, margo_req_done_or_late, req, true);
+        if (!req->done && req->posted && !req->cancel_sent) {
+            /* Safe under the lock, as in margo_cancel_inflight(). */
+            req->cancel_sent = true;
+            req->timed_out = true;
+            (void) HG_Cancel(req->handle);
+        }
+    }
     if (!req->done)
         margo_block_until(req->mid, margo_req_is_done, req, true);
     ret = req->ret;
+    if (req->timed_out && ret == HG_CANCELED)
+        ret = HG_TIMEOUT;
     pthread_mutex_unlock(&margo_lock);
     return ret;
 }
@@ -338,10 +358,11 @@ margo_iforward(hg_handle_t handle, void *in_struct, margo_request *req)
 }
 
 static hg_return_t
-margo_respond_start(hg_handle_t handle, void *out_struct,
+margo_respond_start(hg_handle_t handle, void *out_struct, double timeout_ms,
                     struct margo_request_s *storage,
                     struct margo_request_s **reqp)
 {
+    unsigned int ms = margo_timeout_ms(timeout_ms);
     struct margo_instance *mid = margo_hg_handle_get_instance(handle);
     struct margo_request_s *req;
     hg_return_t ret;
@@ -351,6 +372,9 @@ margo_respond_start(hg_handle_t handle, void *out_struct,
     req = margo_req_new(mid, MARGO_REQ_RESPOND, handle, storage);
     if (req == NULL)
         return HG_NOMEM;
+    if (ms)
+        req->deadline_ns =
+            HG_Clock_now(mid->hg_class) + (uint64_t) ms * 1000000u;
     ret = margo_req_track(req);
     if (ret == HG_SUCCESS) {
         ret = HG_Respond(handle, margo_req_complete_cb, req, out_struct);
@@ -360,23 +384,36 @@ margo_respond_start(hg_handle_t handle, void *out_struct,
 }
 
 hg_return_t
-margo_respond(hg_handle_t handle, void *out_struct)
+margo_respond_timed(hg_handle_t handle, void *out_struct, double timeout_ms)
 {
     struct margo_request_s storage, *req;
     hg_return_t ret;
 
-    ret = margo_respond_start(handle, out_struct, &storage, &req);
+    ret = margo_respond_start(handle, out_struct, timeout_ms, &storage, &req);
     if (ret != HG_SUCCESS)
         return ret;
     return margo_req_wait(req);
 }
 
 hg_return_t
-margo_irespond(hg_handle_t handle, void *out_struct, margo_request *req)
+margo_respond(hg_handle_t handle, void *out_struct)
+{
+    return margo_respond_timed(handle, out_struct, 0);
+}
+
+hg_return_t
+margo_irespond_timed(hg_handle_t handle, void *out_struct, double timeout_ms,
+                     margo_request *req)
 {
     if (req == NULL)
         return HG_INVALID_ARG;
-    return margo_respond_start(handle, out_struct, NULL, req);
+    return margo_respond_start(handle, out_struct, timeout_ms, NULL, req);
+}
+
+hg_return_t
+margo_irespond(hg_handle_t handle, void *out_struct, margo_request *req)
+{
+    return margo_irespond_timed(handle, out_struct, 0, req);
 }
 
 /* ---- Handles --------------------------------------------------------- */

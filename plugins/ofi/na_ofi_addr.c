@@ -14,6 +14,11 @@
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,4 +364,45 @@ na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
         na_ofi_addr_from_wire(p + 1, &sin) != NA_SUCCESS)
         return NA_PROTOCOL_ERROR;
     return na_ofi_addr_intern(na_ofi_class(na_class), &sin, addr);
+}
+
+/*
+ * Ask the kernel whether the peer still listens: a non-blocking TCP
+ * connection attempt to its address, waited for at most
+ * NA_OFI_PEER_CHECK_WAIT_MS. Only a definite answer counts: refused,
+ * reset, host or network unreachable. A connection that is accepted or
+ * still pending says nothing (the provider's own connection decides),
+ * and is closed at once; the provider's listener sees a peer that
+ * connected and left.
+ */
+bool
+na_ofi_addr_refused(const struct na_addr *addr)
+{
+    struct sockaddr_in sin = addr->sin;
+    struct pollfd pfd;
+    int fd, err = 0;
+    socklen_t len = sizeof(err);
+
+    if (sin.sin_port == 0)
+        return false;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    if (connect(fd, (const struct sockaddr *) &sin, sizeof(sin)) == 0) {
+        close(fd);
+        return false;
+    }
+    err = errno;
+    if (err == EINPROGRESS) {
+        pfd.fd = fd;
+        pfd.events = POLLOUT;
+        pfd.revents = 0;
+        err = 0;
+        if (poll(&pfd, 1, NA_OFI_PEER_CHECK_WAIT_MS) == 1 &&
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+            err = 0;
+    }
+    close(fd);
+    return err == ECONNREFUSED || err == ECONNRESET || err == EHOSTUNREACH ||
+           err == ENETUNREACH;
 }

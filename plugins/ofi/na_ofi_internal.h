@@ -44,6 +44,17 @@
  */
 #define NA_OFI_RETRY_TIMEOUT_NS (5ull * 1000000000ull)
 
+/*
+ * While a post is refused with FI_EAGAIN, the plugin asks the kernel
+ * whether the peer still listens (a TCP connection attempt to its
+ * address) at most this often; a refused or unreachable port fails the
+ * op with NA_HOSTUNREACH at once instead of after the retry timeout.
+ * NA_OFI_PEER_CHECK_WAIT_MS bounds how long one check may wait for the
+ * answer (a refusal on loopback or a LAN is back well within it).
+ */
+#define NA_OFI_PEER_CHECK_NS (50ull * 1000000ull)
+#define NA_OFI_PEER_CHECK_WAIT_MS 2
+
 /* Payload limits when na_init_info leaves them at zero. */
 #define NA_OFI_DEFAULT_MSG_SIZE 4096
 
@@ -142,6 +153,7 @@ struct na_op_id {
     na_ofi_post_fn post;     /* reposts after FI_EAGAIN */
     bool injected;           /* post completed inline (fi_inject) */
     uint64_t retry_deadline; /* when a refused post gives up (ns)   */
+    uint64_t peer_check_ns;  /* next check that the peer listens    */
     atomic_int queued_on;    /* enum na_ofi_queue, under that queue's lock */
     struct na_addr *addr;    /* reference held while posted */
     TAILQ_ENTRY(na_op_id) entry; /* retry or unexpected queue */
@@ -294,6 +306,9 @@ void na_ofi_addr_to_wire(const struct na_addr *addr, uint8_t *wire);
 na_return_t na_ofi_addr_from_wire(const uint8_t *wire, struct sockaddr_in *sin);
 void na_ofi_addr_ref(struct na_addr *addr);
 void na_ofi_addr_unref(struct na_addr *addr);
+/* True when the kernel says nobody listens at the peer's address any
+ * more (connection refused, host or network unreachable). */
+bool na_ofi_addr_refused(const struct na_addr *addr);
 void na_ofi_addr_cache_destroy(struct na_ofi_class *cls);
 na_return_t na_ofi_addr_lookup(na_class_t *na_class, const char *name,
                                na_addr_t *addr);

@@ -96,6 +96,11 @@ na_ofi_peer_error_to_na(const struct na_op_id *op, int fi_err)
 {
     if (op->addr != NULL && (fi_err == FI_ENOENT || fi_err == FI_ENODATA))
         return NA_HOSTUNREACH;
+    /* The provider flushes the ops of a connection that broke with
+     * FI_ECANCELED: nobody cancelled them, the peer went away. */
+    if (op->addr != NULL && fi_err == FI_ECANCELED &&
+        !atomic_load(&op->cancel_requested))
+        return NA_HOSTUNREACH;
     return na_ofi_error_to_na(fi_err);
 }
 
@@ -225,6 +230,7 @@ na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
     op->post = post;
     op->retry_deadline =
         na_plugin_clock_monotonic_ns() + NA_OFI_RETRY_TIMEOUT_NS;
+    op->peer_check_ns = 0; /* the first refusal checks the peer */
     if (na_ofi_retry_has_peer(cls, op->addr)) {
         na_ofi_retry_push(cls, op);
         return NA_SUCCESS;
@@ -283,6 +289,11 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
         rc = op->post(op);
         if (rc == 0 && !op->injected)
             continue; /* with the provider now */
+        if (rc == -FI_EAGAIN && op->addr != NULL && now >= op->peer_check_ns) {
+            op->peer_check_ns = now + NA_OFI_PEER_CHECK_NS;
+            if (na_ofi_addr_refused(op->addr))
+                rc = -FI_ECONNREFUSED; /* fails below, at once */
+        }
         if (rc == -FI_EAGAIN && now < op->retry_deadline &&
             !atomic_load(&op->cancel_requested)) {
             atomic_store(&op->status, NA_OFI_OP_QUEUED);

@@ -47,6 +47,15 @@
  * never come, so after the kill only this deadline or a broken connection
  * ends them. */
 #define OF_KILL_TIMEOUT_MS 2000u
+/* The "_plain" variants forward without a deadline: only the liveness
+ * probe (HG, every 1000 ms by default) and the plugin's knowledge of the
+ * broken connection can end the call, with HG_HOSTUNREACH, within the
+ * documented bound of two probe intervals plus the fabric's verdict. */
+#define OF_LIVENESS_BOUND_MS 3000u
+/* A forward to an address where nothing listens fails at once. */
+#define OF_REFUSED_BOUND_MS 1000u
+
+static unsigned of_kill_timeout_ms = OF_KILL_TIMEOUT_MS;
 
 struct of_op {
     int calls;
@@ -344,7 +353,7 @@ of_stop_server(struct of_env *e, hg_addr_t addr)
     of_phase(e, "server exited cleanly");
 }
 
-static void
+static uint64_t
 of_kill_server(struct of_env *e)
 {
     int status = of_child_kill(&e->srv);
@@ -352,6 +361,27 @@ of_kill_server(struct of_env *e)
     if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
         fail_msg("server was not killed by SIGKILL (status %#x)", status);
     of_phase(e, "server killed");
+    return of_now(e);
+}
+
+/* After a kill, without a deadline: HG_HOSTUNREACH within the liveness
+ * bound (with one, any clean error; the caller checks that). */
+static void
+of_assert_dead_peer(const struct of_op *op, uint64_t killed_ns,
+                    const char *what)
+{
+    uint64_t ms = (op->at_ns - killed_ns) / 1000000;
+
+    print_message("  %s: %s %llu ms after the kill\n", what,
+                  HG_Error_to_string(op->ret), (unsigned long long) ms);
+    if (of_kill_timeout_ms != 0)
+        return;
+    if (op->ret != HG_HOSTUNREACH)
+        fail_msg("%s: completed with %s, want HG_HOSTUNREACH", what,
+                 HG_Error_to_string(op->ret));
+    if (ms > OF_LIVENESS_BOUND_MS)
+        fail_msg("%s: ended %llu ms after the kill, bound %u ms", what,
+                 (unsigned long long) ms, OF_LIVENESS_BOUND_MS);
 }
 
 /* The leak check that ends every scenario in this process. */
@@ -393,30 +423,30 @@ test_kill_in_handler(void **state)
     hg_addr_t addr = of_start_server(e, e->info);
     hg_handle_t h, d;
     char info[300];
-    uint64_t t0;
+    uint64_t t0, killed;
     hg_return_t ret;
     int posted;
 
     of_echo_ok(e, addr, 1);
     /* The request reaches the handler, which holds it; then the server
-     * dies. Only the deadline or the broken connection can end it. */
-    h = of_forward(e, addr, e->ids.hold, &in, &held, OF_KILL_TIMEOUT_MS);
+     * dies. Only the deadline, the liveness probe or the broken
+     * connection can end it. */
+    h = of_forward(e, addr, e->ids.hold, &in, &held, of_kill_timeout_ms);
     of_run_until(e, &e->srv.held, 1, OF_WAIT_MS, "handler entered");
     /* The server's own address is an info string that binds the same
      * port, for the restart below. */
     snprintf(info, sizeof(info), "%s", e->srv.addr);
-    of_kill_server(e);
+    killed = of_kill_server(e);
     of_run_until(e, &held.calls, 1, OF_WAIT_MS, "forward to killed server");
     assert_clean_error(&held, "forward to killed server");
-    print_message("  forward held by the killed server: %s\n",
-                  HG_Error_to_string(held.ret));
+    of_assert_dead_peer(&held, killed, "forward held by the killed server");
     of_assert_once(e, &held, "forward to killed server");
     assert_hg_ok(HG_Destroy(h));
 
     /* A new request to the dead address: nobody listens, the plugin
-     * documents NA_HOSTUNREACH once its connection attempts have been
-     * refused for 5 s. The deadline here is longer, so HG_TIMEOUT would
-     * mean that bound did not fire. */
+     * asks the kernel and fails it with NA_HOSTUNREACH at once (within
+     * OF_REFUSED_BOUND_MS; a 5 s retry timeout is the fallback). The
+     * deadline here is longer, so HG_TIMEOUT would mean neither fired. */
     t0 = of_now(e);
     memset(&down, 0, sizeof(down));
     down.cls = e->cls;
@@ -435,6 +465,10 @@ test_kill_in_handler(void **state)
                   HG_Error_to_string(ret),
                   (unsigned long long) ((down.at_ns - t0) / 1000000));
     assert_hg_ret(ret, HG_HOSTUNREACH);
+    if ((down.at_ns - t0) / 1000000 > OF_REFUSED_BOUND_MS)
+        fail_msg("a refused connection took %llu ms to fail, bound %u ms",
+                 (unsigned long long) ((down.at_ns - t0) / 1000000),
+                 OF_REFUSED_BOUND_MS);
     of_settle(e, 100);
     assert_int_equal(down.calls, posted ? 1 : 0);
     assert_hg_ok(HG_Destroy(d));
@@ -456,22 +490,22 @@ test_kill_in_bulk(void **state)
     of_pull_in_t in = {.size = OF_BIG_PULL, .cancel = 0};
     uint8_t *buf = of_exposed(e, OF_BIG_PULL, &in.bulk);
     hg_handle_t h;
+    uint64_t killed;
 
-    h = of_forward(e, addr, e->ids.pull, &in, &op, OF_KILL_TIMEOUT_MS);
+    h = of_forward(e, addr, e->ids.pull, &in, &op, of_kill_timeout_ms);
     /* of_run_until returns as soon as the marker is read, before this
      * process progresses again: the tcp provider serves the exposed
      * memory only from this process's progress, so the pull is stuck
      * part-way when the kill lands. */
     of_run_until(e, &e->srv.pulls, 1, OF_WAIT_MS, "pull started");
-    of_kill_server(e);
+    killed = of_kill_server(e);
     if (e->srv.bulk_done != 0)
         fail_msg("the server's pull completed (%s) before the kill: the "
                  "scenario did not test a kill mid-transfer",
                  HG_Error_to_string((hg_return_t) e->srv.bulk_ret));
     of_run_until(e, &op.calls, 1, OF_WAIT_MS, "forward of killed pull");
-    print_message("  forward whose pull was killed: %s\n",
-                  HG_Error_to_string(op.ret));
     assert_clean_error(&op, "forward of killed pull");
+    of_assert_dead_peer(&op, killed, "forward whose pull was killed");
     of_assert_once(e, &op, "forward of killed pull");
     assert_hg_ok(HG_Destroy(h));
     assert_hg_ok(HG_Bulk_free(in.bulk));
@@ -638,6 +672,11 @@ test_origin_dies(void **state)
                   HG_Error_to_string((hg_return_t) e->srv.bulk_ret));
     if (e->srv.bulk_ret == HG_SUCCESS)
         fail_msg("the pull succeeded: it finished before the kill landed");
+    /* Nobody cancelled it: a dead peer is a network error. */
+    if (e->srv.bulk_ret != HG_HOSTUNREACH && e->srv.bulk_ret != HG_IO_ERROR)
+        fail_msg("the pull failed with %s, want HG_HOSTUNREACH or "
+                 "HG_IO_ERROR",
+                 HG_Error_to_string((hg_return_t) e->srv.bulk_ret));
     if (!is_clean_error((hg_return_t) e->srv.bulk_ret))
         fail_msg("the pull failed with %s, not a clean error",
                  HG_Error_to_string((hg_return_t) e->srv.bulk_ret));
@@ -675,6 +714,8 @@ main(int argc, char **argv)
     } all[] = {
         {"kill_in_handler", OF_TEST(test_kill_in_handler)},
         {"kill_in_bulk", OF_TEST(test_kill_in_bulk)},
+        {"kill_in_handler_plain", OF_TEST(test_kill_in_handler)},
+        {"kill_in_bulk_plain", OF_TEST(test_kill_in_bulk)},
         {"no_answer", OF_TEST(test_no_answer)},
         {"cancel_stages", OF_TEST(test_cancel_stages)},
         {"origin_dies", OF_TEST(test_origin_dies)},
@@ -689,6 +730,9 @@ main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         if (argc < 2 || strcmp(argv[1], all[i].name) == 0)
             run[n++] = all[i].test;
+    /* The plain variants run the same scenario without a deadline. */
+    if (argc > 1 && strstr(argv[1], "_plain") != NULL)
+        of_kill_timeout_ms = 0;
     if (n == 0) {
         fprintf(stderr, "test_ofi_faults: no scenario \"%s\"\n", argv[1]);
         return 2;

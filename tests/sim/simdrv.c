@@ -551,6 +551,8 @@ sd_open(struct sd_world *w, const struct sd_opts *opts)
         info.na_init_info.max_expected_size = opts->max_msg;
         if (opts->post_init)
             info.request_post_init = opts->post_init;
+        info.probe_interval_ms = opts->probe_ms;
+        info.no_probe = opts->no_probe ? HG_TRUE : HG_FALSE;
         n->cls = HG_Init_opt(str, HG_TRUE, &info);
         assert_non_null(n->cls);
         n->ctx = HG_Context_create(n->cls);

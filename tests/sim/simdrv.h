@@ -67,6 +67,8 @@ struct sd_opts {
     size_t max_msg;              /* eager size for both kinds, 0: default */
     hg_checksum_level_t checksum;
     uint32_t post_init;          /* request_post_init, 0: default    */
+    uint32_t probe_ms;           /* probe_interval_ms, 0: default    */
+    int no_probe;                /* hg_init_info.no_probe            */
 };
 
 struct sd_world {

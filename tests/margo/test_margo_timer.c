@@ -1,0 +1,186 @@
+/*
+ * Timers (margo-timer.h): fire once after their timeout on the fabric
+ * clock (virtual on the simulator: a 10 s timer there takes no real time),
+ * cancel, cancel_many, destroy, re-arm from the callback, and callbacks on
+ * handler threads.
+ */
+#include "tm.h"
+
+#include <margo-timer.h>
+
+#include <stdatomic.h>
+#include <time.h>
+
+struct tt_count {
+    atomic_int fired;
+    uint64_t fired_at; /* NA clock */
+    margo_instance_id mid;
+    margo_timer_t self; /* re-armed from the callback while rearm > 0 */
+    int rearm;
+};
+
+static void
+tt_cb(void *arg)
+{
+    struct tt_count *c = arg;
+
+    c->fired_at = HG_Clock_now(margo_get_class(c->mid));
+    atomic_fetch_add(&c->fired, 1);
+    if (c->rearm > 0) {
+        c->rearm--;
+        margo_timer_start(c->self, 10);
+    }
+}
+
+static margo_instance_id
+tt_init(int pt, int rt)
+{
+    char addr[64];
+    margo_instance_id mid;
+
+    tm_addr_for(addr, sizeof(addr), "timer");
+    mid = margo_init(addr, MARGO_SERVER_MODE, pt, rt);
+    assert_non_null(mid);
+    return mid;
+}
+
+static uint64_t
+tt_real_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+/* Sleep on the fabric clock until the counter reaches `want` (bounded). */
+static void
+tt_wait_fired(margo_instance_id mid, struct tt_count *c, int want)
+{
+    for (int i = 0; i < 2000 && atomic_load(&c->fired) < want; i++)
+        margo_thread_sleep(mid, 5);
+    assert_int_equal(atomic_load(&c->fired), want);
+}
+
+static void
+tt_fires_once(int pt, int rt)
+{
+    margo_instance_id mid = tt_init(pt, rt);
+    struct tt_count c = {0};
+    double ms = tm_is_sim() ? 10000 : 30;
+    margo_timer_t t;
+    uint64_t start, r0 = tt_real_ns();
+
+    c.mid = mid;
+    assert_int_equal(margo_timer_create(mid, tt_cb, &c, &t), 0);
+    start = HG_Clock_now(margo_get_class(mid));
+    assert_int_equal(margo_timer_start(t, ms), 0);
+    assert_int_equal(margo_timer_start(t, ms), -1); /* already armed */
+    margo_thread_sleep(mid, ms / 2);
+    assert_int_equal(atomic_load(&c.fired), 0);
+    tt_wait_fired(mid, &c, 1);
+    assert_true(c.fired_at - start >= (uint64_t) (ms * 1e6));
+    if (tm_is_sim())
+        assert_true(tt_real_ns() - r0 < 3000000000ull);
+    /* Once only. */
+    margo_thread_sleep(mid, ms);
+    assert_int_equal(atomic_load(&c.fired), 1);
+    assert_int_equal(margo_timer_destroy(t), 0);
+    margo_finalize(mid);
+}
+
+static void
+test_timer_fires(void **state)
+{
+    (void) state;
+    tt_fires_once(0, 0);
+    tt_fires_once(1, 0);
+    tt_fires_once(1, 2);
+    tt_fires_once(0, -1);
+}
+
+static void
+test_timer_cancel(void **state)
+{
+    margo_instance_id mid = tt_init(0, 0);
+    struct tt_count c = {0}, d = {0}, e = {0};
+    margo_timer_t t[3];
+
+    (void) state;
+    c.mid = d.mid = e.mid = mid;
+    assert_int_equal(margo_timer_create(mid, tt_cb, &c, &t[0]), 0);
+    assert_int_equal(
+        margo_timer_create_with_pool(mid, tt_cb, &d, ABT_POOL_NULL, &t[1]), 0);
+    assert_int_equal(margo_timer_create(mid, tt_cb, &e, &t[2]), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(margo_timer_start(t[i], 20 + 10 * i), 0);
+    assert_int_equal(margo_timer_cancel(t[0]), 0);
+    assert_int_equal(margo_timer_cancel_many(2, &t[1]), 0);
+    margo_thread_sleep(mid, 100);
+    assert_int_equal(atomic_load(&c.fired) + atomic_load(&d.fired) +
+                         atomic_load(&e.fired),
+                     0);
+    /* A cancelled timer can be started again. */
+    assert_int_equal(margo_timer_start(t[1], 10), 0);
+    tt_wait_fired(mid, &d, 1);
+    /* Destroying an armed timer disarms it. */
+    assert_int_equal(margo_timer_start(t[2], 10), 0);
+    assert_int_equal(margo_timer_destroy(t[2]), 0);
+    margo_thread_sleep(mid, 50);
+    assert_int_equal(atomic_load(&e.fired), 0);
+    assert_int_equal(margo_timer_destroy(t[0]), 0);
+    assert_int_equal(margo_timer_destroy(t[1]), 0);
+    assert_int_equal(margo_timer_cancel(MARGO_TIMER_NULL), -1);
+    assert_int_equal(margo_timer_destroy(MARGO_TIMER_NULL), -1);
+    assert_int_equal(margo_timer_create(MARGO_INSTANCE_NULL, tt_cb, &c, &t[0]),
+                     -1);
+    margo_finalize(mid);
+}
+
+static void
+test_timer_rearm_from_callback(void **state)
+{
+    margo_instance_id mid = tt_init(0, 0);
+    struct tt_count c = {0};
+
+    (void) state;
+    c.mid = mid;
+    c.rearm = 4;
+    assert_int_equal(margo_timer_create(mid, tt_cb, &c, &c.self), 0);
+    assert_int_equal(margo_timer_start(c.self, 10), 0);
+    tt_wait_fired(mid, &c, 5);
+    assert_int_equal(margo_timer_destroy(c.self), 0);
+    margo_finalize(mid);
+}
+
+/* A timer still armed at finalize never fires; destroying it afterwards
+ * is allowed. */
+static void
+test_timer_outlives_instance(void **state)
+{
+    margo_instance_id mid = tt_init(1, 0);
+    struct tt_count c = {0};
+    margo_timer_t t;
+
+    (void) state;
+    c.mid = mid;
+    assert_int_equal(margo_timer_create(mid, tt_cb, &c, &t), 0);
+    assert_int_equal(margo_timer_start(t, 60000), 0);
+    margo_finalize(mid);
+    assert_int_equal(atomic_load(&c.fired), 0);
+    assert_int_equal(margo_timer_start(t, 1), -1);
+    assert_int_equal(margo_timer_destroy(t), 0);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_timer_fires),
+        cmocka_unit_test(test_timer_cancel),
+        cmocka_unit_test(test_timer_rearm_from_callback),
+        cmocka_unit_test(test_timer_outlives_instance),
+    };
+
+    return tm_main("margo_timer", tests, sizeof(tests) / sizeof(tests[0]));
+}

@@ -1,0 +1,291 @@
+/*
+ * Liveness on the simulated fabric: a call without a deadline whose peer
+ * dies ends, exactly once, with HG_HOSTUNREACH (HG_IO_ERROR allowed for
+ * RMA), within the documented bound, in virtual time; a peer that is
+ * alive but slow is never declared dead; with probing off, nothing but
+ * the fabric's own errors ends a call (which shows the probe is what
+ * ends the others).
+ *
+ * Run one scenario: test_sim_liveness <name>. Replay with another seed:
+ * QS_SIM_SEED=<n> test_sim_liveness <name>.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sim/simdrv.h"
+
+static const struct sd_opts lv_default = {.nodes = 3};
+
+/* Probe interval used by these tests (the library default). */
+#define LV_PROBE_MS 1000u
+/* The documented bound: two intervals plus the fabric's detection delay
+ * (sim default 1 ms), with margin for the probe's own delivery. */
+#define LV_BOUND_NS ((2u * LV_PROBE_MS + 100u) * 1000000ull)
+
+static void
+lv_seed(uint64_t seed)
+{
+    const char *env = getenv(NA_SIM_SEED_ENV);
+
+    if (env != NULL && *env != '\0')
+        na_sim_clear_seed();
+    else
+        assert_int_equal(na_sim_set_seed(seed), NA_SUCCESS);
+}
+
+static void
+lv_dead(const struct sd_op *op, uint64_t since, int rma)
+{
+    sd_assert_once(op);
+    if (op->ret != HG_HOSTUNREACH && !(rma && op->ret == HG_IO_ERROR))
+        fail_msg("op %u: got %s, want HG_HOSTUNREACH%s", op->seq,
+                 HG_Error_to_string(op->ret), rma ? " or HG_IO_ERROR" : "");
+    if (op->done_ns - since > LV_BOUND_NS)
+        fail_msg("op %u: ended %llu ms after the crash, bound %llu ms", op->seq,
+                 (unsigned long long) (op->done_ns - since) / 1000000,
+                 (unsigned long long) LV_BOUND_NS / 1000000);
+}
+
+/* The target crashes while its handler holds the request: a plain
+ * forward (no deadline) ends with HG_HOSTUNREACH. */
+static void
+test_killed_in_handler(void **state)
+{
+    struct sd_world *w = malloc(sizeof(*w));
+    struct sd_op *held, *echo;
+    uint64_t t;
+
+    (void) state;
+    lv_seed(31);
+    sd_open(w, &lv_default);
+    held = sd_forward(w, SD_HOLD, 0, 1, 32, 0);
+    sd_run_until(w, &w->handled, 1, 1000);
+    sd_run_for(w, (unsigned) sd_now() % 7); /* the seed moves the crash */
+    t = sd_now();
+    sd_crash(w, 1);
+    echo = sd_forward(w, SD_ECHO, 2, 1, 32, 0);
+    sd_wait(w, held, 10000);
+    lv_dead(held, t, 0);
+    sd_wait(w, echo, 10000);
+    lv_dead(echo, t, 0);
+    sd_run_for(w, 3 * LV_PROBE_MS); /* nothing calls back twice */
+    sd_assert_once(held);
+    sd_release_held(w);
+    sd_close(w);
+    free(w);
+}
+
+/* The target crashes while it pulls the origin's large input: the
+ * origin's plain forward ends with HG_HOSTUNREACH. */
+static void
+test_killed_mid_bulk(void **state)
+{
+    struct sd_world *w = malloc(sizeof(*w));
+    struct na_sim_link slow = {.latency_ns = 1000, .bandwidth = 100000000};
+    struct sd_op *op;
+    uint64_t t;
+
+    (void) state;
+    lv_seed(32);
+    sd_open(w, &lv_default);
+    assert_int_equal(na_sim_set_link("n0", "n1", &slow), NA_SUCCESS);
+    assert_int_equal(na_sim_set_link("n1", "n0", &slow), NA_SUCCESS);
+    op = sd_forward(w, SD_BULK_PULL, 0, 1, 4 << 20, 0);
+    sd_run_until(w, &w->bulk_live, 1, 1000);
+    t = sd_now();
+    sd_crash(w, 1);
+    sd_wait(w, op, 10000);
+    lv_dead(op, t, 0);
+    sd_close(w);
+    free(w);
+}
+
+/* The origin pulls from a peer that crashes mid-transfer: the transfer
+ * (no deadline) ends with an error that is not HG_CANCELED. */
+static void
+test_pull_from_dead_peer(void **state)
+{
+    struct sd_world *w = malloc(sizeof(*w));
+    struct na_sim_link slow = {.latency_ns = 1000, .bandwidth = 100000000};
+    struct sd_op *op;
+    uint64_t t;
+
+    (void) state;
+    lv_seed(33);
+    sd_open(w, &lv_default);
+    assert_int_equal(na_sim_set_link("n1", "n0", &slow), NA_SUCCESS);
+    op = sd_transfer(w, 0, 1, 4 << 20, 0, 0);
+    sd_run_for(w, 1);
+    assert_int_equal(op->calls, 0);
+    t = sd_now();
+    sd_crash(w, 1);
+    sd_wait(w, op, 10000);
+    lv_dead(op, t, 1);
+    sd_close(w);
+    free(w);
+}
+
+/* A target that is alive but slow (its handler holds the request for
+ * five probe intervals) is probed, answers, and the call succeeds. */
+static void
+test_slow_peer_alive(void **state)
+{
+    struct sd_world *w = malloc(sizeof(*w));
+    struct sd_op *held;
+
+    (void) state;
+    lv_seed(34);
+    sd_open(w, &lv_default);
+    held = sd_forward(w, SD_HOLD, 0, 1, 32, 0);
+    sd_run_until(w, &w->handled, 1, 1000);
+    sd_run_for(w, 5 * LV_PROBE_MS);
+    assert_int_equal(held->calls, 0);
+    sd_release_held(w);
+    sd_wait(w, held, 1000);
+    sd_assert_once(held);
+    assert_int_equal(held->ret, HG_SUCCESS);
+    sd_close(w);
+    free(w);
+}
+
+/* With probing off (hg_init_info.no_probe, or QS_HG_PROBE_MS=0), the
+ * crashed target's forward waits: it ends only by an explicit cancel. */
+static void
+lv_probe_off(const struct sd_opts *o, const char *env)
+{
+    struct sd_world *w = malloc(sizeof(*w));
+    struct sd_op *held;
+
+    if (env != NULL)
+        setenv("QS_HG_PROBE_MS", env, 1);
+    sd_open(w, o);
+    unsetenv("QS_HG_PROBE_MS");
+    held = sd_forward(w, SD_HOLD, 0, 1, 32, 0);
+    sd_run_until(w, &w->handled, 1, 1000);
+    sd_crash(w, 1);
+    sd_run_for(w, 10 * LV_PROBE_MS);
+    if (held->calls != 0)
+        fail_msg("ended with %s although probing is off",
+                 HG_Error_to_string(held->ret));
+    assert_int_equal(HG_Cancel(held->handle), HG_SUCCESS);
+    sd_wait(w, held, 1000);
+    sd_assert_once(held);
+    assert_int_equal(held->ret, HG_CANCELED);
+    sd_release_held(w);
+    sd_close(w);
+    free(w);
+}
+
+static void
+test_probe_off(void **state)
+{
+    struct sd_opts off = {.nodes = 3, .no_probe = 1};
+
+    (void) state;
+    lv_seed(35);
+    lv_probe_off(&off, NULL);
+    lv_seed(35);
+    lv_probe_off(&lv_default, "0");
+}
+
+/* hg_init_info.probe_interval_ms sets the interval (and the environment
+ * overrides it): a shorter one finds the dead target sooner. */
+static void
+test_probe_interval(void **state)
+{
+    struct sd_opts fast = {.nodes = 2, .probe_ms = 100};
+    struct sd_world *w = malloc(sizeof(*w));
+    struct sd_op *held;
+    uint64_t t;
+
+    (void) state;
+    for (int k = 0; k < 2; k++) {
+        lv_seed(37);
+        if (k == 1)
+            setenv("QS_HG_PROBE_MS", "3000", 1);
+        sd_open(w, &fast);
+        unsetenv("QS_HG_PROBE_MS");
+        held = sd_forward(w, SD_HOLD, 0, 1, 32, 0);
+        sd_run_until(w, &w->handled, 1, 1000);
+        t = sd_now();
+        sd_crash(w, 1);
+        sd_wait(w, held, 10000);
+        sd_assert_once(held);
+        assert_int_equal(held->ret, HG_HOSTUNREACH);
+        if (k == 0 && held->done_ns - t > 300000000ull)
+            fail_msg("100 ms interval: ended %llu ms after the crash",
+                     (unsigned long long) (held->done_ns - t) / 1000000);
+        if (k == 1 && held->done_ns - t < 2000000000ull)
+            fail_msg("QS_HG_PROBE_MS=3000: ended %llu ms after the crash",
+                     (unsigned long long) (held->done_ns - t) / 1000000);
+        sd_release_held(w);
+        sd_close(w);
+    }
+    free(w);
+}
+
+/* Many calls to a node that crashes, while others stay up: every call
+ * to the dead node ends (once), every call to the live ones succeeds. */
+static void
+test_many_pending(void **state)
+{
+    struct sd_world *w = malloc(sizeof(*w));
+    struct sd_opts o = {.nodes = 4};
+    struct sd_op *op[24];
+    uint64_t t;
+
+    (void) state;
+    lv_seed(36);
+    sd_open(w, &o);
+    for (int i = 0; i < 24; i++)
+        op[i] =
+            sd_forward(w, i % 3 == 0 ? SD_HOLD : SD_BULK_PULL, i % 2 ? 3 : 0,
+                       i % 3 == 0 ? 1 : 2, 5000 + 100 * i, 0);
+    sd_run_for(w, 1);
+    t = sd_now();
+    sd_crash(w, 1);
+    sd_run_for(w, 3 * LV_PROBE_MS);
+    sd_release_held(w); /* frozen with the node until it restarts */
+    sd_restart(w, 1);
+    sd_drain(w, 10000);
+    for (int i = 0; i < 24; i++) {
+        sd_assert_once(op[i]);
+        if (op[i]->to == 1)
+            lv_dead(op[i], t, 0);
+        else
+            assert_int_equal(op[i]->ret, HG_SUCCESS);
+    }
+    sd_close(w);
+    free(w);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct CMUnitTest all[] = {
+        cmocka_unit_test(test_killed_in_handler),
+        cmocka_unit_test(test_killed_mid_bulk),
+        cmocka_unit_test(test_pull_from_dead_peer),
+        cmocka_unit_test(test_slow_peer_alive),
+        cmocka_unit_test(test_probe_off),
+        cmocka_unit_test(test_probe_interval),
+        cmocka_unit_test(test_many_pending),
+    };
+    struct CMUnitTest pick[sizeof(all) / sizeof(all[0])];
+    size_t n = 0;
+
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (argc < 2 || strcmp(argv[1], all[i].name + 5) == 0)
+            pick[n++] = all[i];
+    if (n == 0) {
+        fprintf(stderr, "no scenario named %s\n", argv[1]);
+        return 2;
+    }
+    return _cmocka_run_group_tests("sim_liveness", pick, n, NULL, NULL);
+}
