@@ -130,15 +130,14 @@ na_auto_rx_cb(const struct na_cb_info *info)
     struct na_auto_rx *rx = info->arg;
     struct na_auto_context *ac = rx->ac;
     struct na_auto_class *cls = ac->cls;
-    const struct na_cb_info_recv_unexpected *ru =
-        &info->info.recv_unexpected;
+    const struct na_cb_info_recv_unexpected *ru = &info->info.recv_unexpected;
     struct na_op_id *op;
 
     rx->live = false;
     if (info->ret == NA_SUCCESS) {
-        struct na_addr *src = na_auto_addr_new(
-            cls, rx->side == NA_AUTO_NET ? ru->source : NULL,
-            rx->side == NA_AUTO_SM ? ru->source : NULL);
+        struct na_addr *src =
+            na_auto_addr_new(cls, rx->side == NA_AUTO_NET ? ru->source : NULL,
+                             rx->side == NA_AUTO_SM ? ru->source : NULL);
         pthread_mutex_lock(&ac->lock);
         op = TAILQ_FIRST(&ac->posted);
         if (op != NULL) {
@@ -235,8 +234,8 @@ na_auto_rx_close(struct na_auto_context *ac)
 }
 
 static na_return_t
-na_auto_context_create(na_class_t *na_class, na_context_t *context,
-                       uint8_t id, void **plugin_context)
+na_auto_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                       void **plugin_context)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
     struct na_auto_context *ac = calloc(1, sizeof(*ac));
@@ -380,10 +379,9 @@ na_auto_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     int s = na_auto_addr_side(dest);
     na_return_t ret;
 
-    ret = na_auto_op_start(op, context,
-                           expected ? NA_CB_SEND_EXPECTED
-                                    : NA_CB_SEND_UNEXPECTED,
-                           callback, arg);
+    ret = na_auto_op_start(
+        op, context, expected ? NA_CB_SEND_EXPECTED : NA_CB_SEND_UNEXPECTED,
+        callback, arg);
     if (ret != NA_SUCCESS)
         return ret;
     op->side = s;
@@ -408,9 +406,9 @@ na_auto_send_unexpected(na_class_t *na_class, na_context_t *context,
 
 static na_return_t
 na_auto_send_expected(na_class_t *na_class, na_context_t *context,
-                      na_cb_t callback, void *arg, const void *buf,
-                      size_t size, void *plugin_data, na_addr_t dest,
-                      uint8_t dest_id, na_tag_t tag, na_op_id_t *op)
+                      na_cb_t callback, void *arg, const void *buf, size_t size,
+                      void *plugin_data, na_addr_t dest, uint8_t dest_id,
+                      na_tag_t tag, na_op_id_t *op)
 {
     return na_auto_send(na_class, context, callback, arg, buf, size,
                         plugin_data, dest, dest_id, tag, op, true);
@@ -462,10 +460,10 @@ na_auto_recv_expected(na_class_t *na_class, na_context_t *context,
     if (ret != NA_SUCCESS)
         return ret;
     op->side = s;
-    ret = NA_Msg_recv_expected(cls->inner[s], ac->inner[s], na_auto_inner_cb,
-                               op, buf, size,
-                               s == NA_AUTO_NET ? plugin_data : NULL,
-                               source->part[s], source_id, tag, op->inner[s]);
+    ret =
+        NA_Msg_recv_expected(cls->inner[s], ac->inner[s], na_auto_inner_cb, op,
+                             buf, size, s == NA_AUTO_NET ? plugin_data : NULL,
+                             source->part[s], source_id, tag, op->inner[s]);
     if (ret != NA_SUCCESS)
         na_auto_op_abort(op);
     return ret;
@@ -508,8 +506,8 @@ na_auto_poll_wait(na_class_t *na_class, na_context_t *context,
     uint64_t now = na_plugin_clock_monotonic_ns();
     uint64_t deadline = now + (uint64_t) timeout_ms * 1000000u;
     uint64_t spin_end = cls->no_block ? deadline : now + NA_AUTO_SPIN_NS;
-    int net_fd = NA_Poll_get_fd(cls->inner[NA_AUTO_NET],
-                                ac->inner[NA_AUTO_NET]);
+    int net_fd =
+        NA_Poll_get_fd(cls->inner[NA_AUTO_NET], ac->inner[NA_AUTO_NET]);
     unsigned int n;
 
     if (spin_end > deadline)
@@ -523,8 +521,8 @@ na_auto_poll_wait(na_class_t *na_class, na_context_t *context,
             break;
     }
     while (now < deadline) {
-        unsigned int left = (unsigned int) ((deadline - now + 999999u) /
-                                            1000000u);
+        unsigned int left =
+            (unsigned int) ((deadline - now + 999999u) / 1000000u);
         na_sm_sleep_with(cls->inner[NA_AUTO_SM], net_fd,
                          net_fd >= 0 ? left : 1);
         na_auto_progress(ac);

@@ -2,10 +2,7 @@
  * auto_sm addresses, memory handles and RMA (see na_sm_auto_internal.h).
  *
  * String form: "<net>", "na+sm://<name>@<node>" or both joined by '#'.
- * Serialized address: u8 version 1, then for the network part and the
- * shared-memory part in turn a u16 length (little-endian, 0: absent) and
- * the inner class's serialized bytes, then u8 n and n bytes of node id.
- * Serialized memory handle: the same two length-prefixed parts and node.
+ * Serialized addresses and memory handles: see na_auto_pair_serialize().
  * Untrusted bytes: every length is checked; a shared-memory part from
  * another node is dropped, never used.
  */
@@ -14,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NA_AUTO_WIRE_VERSION 1
 
 struct na_addr *
 na_auto_addr_new(struct na_auto_class *cls, na_addr_t net, na_addr_t sm)
@@ -202,7 +197,16 @@ na_auto_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
     return NA_SUCCESS;
 }
 
-/* Both parts, length-prefixed, then the node id. */
+/*
+ * Both parts, then the node id, then a 9-byte trailer: u16 network part
+ * length, u16 shared-memory part length, u8 node length (little-endian),
+ * u32 magic "QSAS". The network part comes first and the network plugins'
+ * decoders ignore trailing bytes, so a peer without auto_sm reads these
+ * bytes as its own; bytes without the trailer are a network part alone.
+ */
+#define NA_AUTO_TRAILER 9
+#define NA_AUTO_MAGIC 0x53415351u /* "QSAS" little-endian */
+
 typedef size_t (*na_auto_size_fn)(na_class_t *, void *);
 typedef na_return_t (*na_auto_ser_fn)(na_class_t *, void *, size_t, void *);
 
@@ -210,7 +214,7 @@ static size_t
 na_auto_pair_size(struct na_auto_class *cls, void *const part[2],
                   na_auto_size_fn size)
 {
-    size_t n = 1 + 4 + 1 + strlen(cls->node);
+    size_t n = strlen(cls->node) + NA_AUTO_TRAILER;
 
     for (int s = 0; s < 2; s++)
         if (part[s] != NULL)
@@ -223,57 +227,64 @@ na_auto_pair_serialize(struct na_auto_class *cls, uint8_t *p, size_t len,
                        void *const part[2], na_auto_size_fn size,
                        na_auto_ser_fn ser)
 {
-    size_t node_len = strlen(cls->node), off = 1;
+    size_t node_len = strlen(cls->node), off = 0, n[2];
+    uint32_t magic = NA_AUTO_MAGIC;
 
     if (len < na_auto_pair_size(cls, part, size))
         return NA_OVERFLOW;
-    p[0] = NA_AUTO_WIRE_VERSION;
     for (int s = 0; s < 2; s++) {
-        size_t n = part[s] != NULL ? size(cls->inner[s], part[s]) : 0;
-        if (n > 0xffff)
+        n[s] = part[s] != NULL ? size(cls->inner[s], part[s]) : 0;
+        if (n[s] > 0xffff)
             return NA_OVERFLOW;
-        p[off] = (uint8_t) (n & 0xff);
-        p[off + 1] = (uint8_t) (n >> 8);
-        off += 2;
-        if (n != 0 && ser(cls->inner[s], p + off, n, part[s]) != NA_SUCCESS)
+        if (n[s] != 0 &&
+            ser(cls->inner[s], p + off, n[s], part[s]) != NA_SUCCESS)
             return NA_OVERFLOW;
-        off += n;
+        off += n[s];
     }
-    p[off] = (uint8_t) node_len;
-    memcpy(p + off + 1, cls->node, node_len);
+    memcpy(p + off, cls->node, node_len);
+    off += node_len;
+    p[off] = (uint8_t) (n[0] & 0xff);
+    p[off + 1] = (uint8_t) (n[0] >> 8);
+    p[off + 2] = (uint8_t) (n[1] & 0xff);
+    p[off + 3] = (uint8_t) (n[1] >> 8);
+    p[off + 4] = (uint8_t) node_len;
+    memcpy(p + off + 5, &magic, 4);
     return NA_SUCCESS;
 }
 
-/* Split untrusted bytes into the two parts; parts[SM] is dropped (len 0)
- * when the node is not ours. */
+/* Split untrusted bytes into the two parts; the shared-memory part is
+ * dropped (length 0) when the node is not ours. */
 static na_return_t
 na_auto_pair_split(struct na_auto_class *cls, const uint8_t *p, size_t len,
                    const uint8_t *part[2], size_t plen[2])
 {
-    size_t off = 1, node_len;
+    const uint8_t *t;
+    size_t node_len;
+    uint32_t magic;
 
-    if (p == NULL || len < 1 + 4 + 1)
+    if (p == NULL || len == 0)
         return NA_MSGSIZE;
-    if (p[0] != NA_AUTO_WIRE_VERSION)
+    part[0] = p;
+    plen[0] = len;
+    part[1] = NULL;
+    plen[1] = 0;
+    if (len < NA_AUTO_TRAILER)
+        return NA_SUCCESS;
+    t = p + len - NA_AUTO_TRAILER;
+    memcpy(&magic, t + 5, 4);
+    if (magic != NA_AUTO_MAGIC)
+        return NA_SUCCESS; /* a network part alone */
+    plen[0] = (size_t) t[0] | (size_t) t[1] << 8;
+    plen[1] = (size_t) t[2] | (size_t) t[3] << 8;
+    node_len = t[4];
+    if (plen[0] + plen[1] + node_len != len - NA_AUTO_TRAILER)
         return NA_PROTOCOL_ERROR;
-    for (int s = 0; s < 2; s++) {
-        if (len - off < 2)
-            return NA_MSGSIZE;
-        plen[s] = (size_t) p[off] | (size_t) p[off + 1] << 8;
-        off += 2;
-        if (len - off < plen[s])
-            return NA_MSGSIZE;
-        part[s] = p + off;
-        off += plen[s];
-    }
-    if (len - off < 1 || len - off - 1 < p[off])
-        return NA_MSGSIZE;
-    node_len = p[off];
     if (plen[0] == 0 && plen[1] == 0)
         return NA_PROTOCOL_ERROR;
+    part[1] = p + plen[0];
     if (node_len != strlen(cls->node) ||
-        memcmp(p + off + 1, cls->node, node_len) != 0)
-        plen[NA_AUTO_SM] = 0;
+        memcmp(p + plen[0] + plen[1], cls->node, node_len) != 0)
+        plen[1] = 0;
     return NA_SUCCESS;
 }
 
@@ -288,15 +299,15 @@ na_return_t
 na_auto_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
                        na_addr_t addr)
 {
-    return na_auto_pair_serialize(
-        na_auto_class(na_class), buf, buf_size, (void **) addr->part,
-        (na_auto_size_fn) NA_Addr_get_serialize_size,
-        (na_auto_ser_fn) NA_Addr_serialize);
+    return na_auto_pair_serialize(na_auto_class(na_class), buf, buf_size,
+                                  (void **) addr->part,
+                                  (na_auto_size_fn) NA_Addr_get_serialize_size,
+                                  (na_auto_ser_fn) NA_Addr_serialize);
 }
 
 na_return_t
-na_auto_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                         const void *buf, size_t buf_size)
+na_auto_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
+                         size_t buf_size)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
     const uint8_t *part[2];
@@ -384,8 +395,7 @@ na_auto_mem_deregister(na_class_t *na_class, na_mem_handle_t h)
     struct na_auto_class *cls = na_auto_class(na_class);
     na_return_t r0, r1 = NA_SUCCESS;
 
-    r0 = h->part[0] ? NA_Mem_deregister(cls->inner[0], h->part[0])
-                    : NA_SUCCESS;
+    r0 = h->part[0] ? NA_Mem_deregister(cls->inner[0], h->part[0]) : NA_SUCCESS;
     if (h->part[1] != NULL)
         r1 = NA_Mem_deregister(cls->inner[1], h->part[1]);
     return r0 != NA_SUCCESS ? r0 : r1;
@@ -427,8 +437,8 @@ na_auto_mem_handle_deserialize(na_class_t *na_class,
         return NA_NOMEM;
     for (int s = 0; s < 2 && ret == NA_SUCCESS; s++)
         if (plen[s] != 0)
-            ret = NA_Mem_handle_deserialize(cls->inner[s], &h->part[s],
-                                            part[s], plen[s]);
+            ret = NA_Mem_handle_deserialize(cls->inner[s], &h->part[s], part[s],
+                                            plen[s]);
     if (ret != NA_SUCCESS) {
         na_auto_mem_handle_free(na_class, h);
         return ret;
@@ -439,9 +449,9 @@ na_auto_mem_handle_deserialize(na_class_t *na_class,
 
 static na_return_t
 na_auto_rma(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-            void *arg, na_mem_handle_t lh, na_offset_t loff,
-            na_mem_handle_t rh, na_offset_t roff, size_t size,
-            na_addr_t peer, uint8_t peer_id, na_op_id_t *op, bool put)
+            void *arg, na_mem_handle_t lh, na_offset_t loff, na_mem_handle_t rh,
+            na_offset_t roff, size_t size, na_addr_t peer, uint8_t peer_id,
+            na_op_id_t *op, bool put)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
     struct na_auto_context *ac = context->plugin_context;
@@ -451,8 +461,7 @@ na_auto_rma(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     if (rh->part[s] == NULL || lh->part[s] == NULL) {
         /* A handle described by a peer of another node: the network. */
         s = NA_AUTO_NET;
-        if (rh->part[s] == NULL || lh->part[s] == NULL ||
-            peer->part[s] == NULL)
+        if (rh->part[s] == NULL || lh->part[s] == NULL || peer->part[s] == NULL)
             return NA_INVALID_ARG;
     }
     ret = na_auto_op_start(op, context, put ? NA_CB_PUT : NA_CB_GET, callback,
@@ -460,10 +469,9 @@ na_auto_rma(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     if (ret != NA_SUCCESS)
         return ret;
     op->side = s;
-    ret = (put ? NA_Put : NA_Get)(cls->inner[s], ac->inner[s],
-                                  na_auto_inner_cb, op, lh->part[s], loff,
-                                  rh->part[s], roff, size, peer->part[s],
-                                  peer_id, op->inner[s]);
+    ret = (put ? NA_Put : NA_Get)(cls->inner[s], ac->inner[s], na_auto_inner_cb,
+                                  op, lh->part[s], loff, rh->part[s], roff,
+                                  size, peer->part[s], peer_id, op->inner[s]);
     if (ret != NA_SUCCESS)
         na_auto_op_abort(op);
     return ret;

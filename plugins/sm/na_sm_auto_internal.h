@@ -62,10 +62,10 @@ struct na_op_id {
     na_context_t *context;
     atomic_int status; /* 0 idle, 1 posted, 2 completed */
     na_op_id_t *inner[2];
-    int side;          /* the inner op in use */
-    void *buf;         /* unexpected receive */
+    int side;  /* the inner op in use */
+    void *buf; /* unexpected receive */
     size_t size;
-    bool queued;       /* on the context's posted receives */
+    bool queued; /* on the context's posted receives */
     TAILQ_ENTRY(na_op_id) entry;
 };
 
