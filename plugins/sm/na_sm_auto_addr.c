@@ -316,9 +316,16 @@ na_auto_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
     na_return_t ret = na_auto_pair_split(cls, buf, buf_size, part, plen);
     struct na_addr *a;
 
-    for (int s = 0; s < 2 && ret == NA_SUCCESS; s++)
-        if (plen[s] != 0)
-            ret = NA_Addr_deserialize(cls->inner[s], &in[s], part[s], plen[s]);
+    /* Each part must be exactly what its class reads: a truncated or
+     * padded input is not taken for a network part alone. */
+    for (int s = 0; s < 2 && ret == NA_SUCCESS; s++) {
+        if (plen[s] == 0)
+            continue;
+        ret = NA_Addr_deserialize(cls->inner[s], &in[s], part[s], plen[s]);
+        if (ret == NA_SUCCESS &&
+            NA_Addr_get_serialize_size(cls->inner[s], in[s]) != plen[s])
+            ret = NA_MSGSIZE;
+    }
     if (ret == NA_SUCCESS && in[0] == NULL && in[1] == NULL)
         ret = NA_HOSTUNREACH;
     if (ret != NA_SUCCESS) {
@@ -435,10 +442,15 @@ na_auto_mem_handle_deserialize(na_class_t *na_class,
     h = calloc(1, sizeof(*h));
     if (h == NULL)
         return NA_NOMEM;
-    for (int s = 0; s < 2 && ret == NA_SUCCESS; s++)
-        if (plen[s] != 0)
-            ret = NA_Mem_handle_deserialize(cls->inner[s], &h->part[s], part[s],
-                                            plen[s]);
+    for (int s = 0; s < 2 && ret == NA_SUCCESS; s++) {
+        if (plen[s] == 0)
+            continue;
+        ret = NA_Mem_handle_deserialize(cls->inner[s], &h->part[s], part[s],
+                                        plen[s]);
+        if (ret == NA_SUCCESS && NA_Mem_handle_get_serialize_size(
+                                     cls->inner[s], h->part[s]) != plen[s])
+            ret = NA_MSGSIZE;
+    }
     if (ret != NA_SUCCESS) {
         na_auto_mem_handle_free(na_class, h);
         return ret;
