@@ -91,32 +91,6 @@ error:
     return NULL;
 }
 
-/*
- * When the pool of idle handles is empty, allocate request_post_incr of them
- * at once, so a burst of requests pays for allocation in a few large steps
- * rather than once per request.
- */
-hg_return_t
-hg_context_pool_grow(hg_context_t *context)
-{
-    unsigned int incr = context->hg_class->info.request_post_incr;
-    bool empty;
-
-    pthread_mutex_lock(&context->lock);
-    empty = LIST_EMPTY(&context->pool);
-    pthread_mutex_unlock(&context->lock);
-    if (!empty)
-        return HG_SUCCESS;
-    for (unsigned int i = 0; i < incr; i++) {
-        struct hg_handle *handle = hg_handle_get(context);
-
-        if (handle == NULL)
-            return i > 0 ? HG_SUCCESS : HG_NOMEM;
-        hg_handle_put(handle);
-    }
-    return HG_SUCCESS;
-}
-
 /* Keep n_posted_target request receives posted. */
 hg_return_t
 hg_context_post_recvs(hg_context_t *context)
