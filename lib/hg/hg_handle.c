@@ -101,6 +101,7 @@ hg_handle_get(hg_context_t *context)
     handle->bulk_op = NULL;
     handle->target_id = 0;
     handle->in_size = handle->out_size = 0;
+    handle->req_header.payload_size = handle->resp_header.payload_size = 0;
     handle->lb_origin = NULL;
     handle->user_data = NULL;
     handle->free_user_data = NULL;
@@ -213,8 +214,35 @@ HG_Create(hg_context_t *context, hg_addr_t addr, hg_id_t id,
     }
     handle->info.id = id;
     handle->rpc = rpc;
+    ret = hg_handle_run_create_cb(handle);
+    if (ret != HG_SUCCESS) {
+        HG_Destroy(handle);
+        return ret;
+    }
     *handle_p = handle;
     return HG_SUCCESS;
+}
+
+hg_return_t
+hg_handle_run_create_cb(struct hg_handle *handle)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+
+    if (hg_class->handle_create_cb == NULL)
+        return HG_SUCCESS;
+    return hg_class->handle_create_cb(handle, hg_class->handle_create_arg);
+}
+
+hg_size_t
+HG_Get_input_payload_size(hg_handle_t handle)
+{
+    return handle ? handle->req_header.payload_size : 0;
+}
+
+hg_size_t
+HG_Get_output_payload_size(hg_handle_t handle)
+{
+    return handle ? handle->resp_header.payload_size : 0;
 }
 
 hg_return_t

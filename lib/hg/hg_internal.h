@@ -123,6 +123,10 @@ struct hg_class {
     void *data;
     void (*free_data)(void *);
 
+    /* HG_Class_set_handle_create_callback(); set before contexts exist. */
+    hg_return_t (*handle_create_cb)(hg_handle_t, void *);
+    void *handle_create_arg;
+
     pthread_mutex_t lock; /* guards contexts */
     hg_context_t *contexts[256];
 
@@ -223,6 +227,7 @@ hg_return_t hg_context_pool_grow(hg_context_t *context);
 hg_context_t *hg_class_find_context(hg_class_t *hg_class, uint8_t id);
 
 /* lib/hg/hg_handle.c */
+hg_return_t hg_handle_run_create_cb(struct hg_handle *handle);
 struct hg_handle *hg_handle_get(hg_context_t *context);
 void hg_handle_put(struct hg_handle *handle);
 hg_return_t hg_handle_post_recv(struct hg_handle *handle);

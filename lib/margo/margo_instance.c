@@ -63,7 +63,8 @@ margo_init_opt(const char *addr_str, int mode,
     mid->has_progress_thread = use_progress_thread != 0;
     mid->rpc_thread_count = rpc_thread_count;
 
-    mid->hg_class = hg_init_info ? HG_Init_opt(addr_str, listen, hg_init_info)
+    mid->hg_class = hg_init_info ? HG_Init_opt2(addr_str, listen,
+                                                HG_VERSION(2, 4), hg_init_info)
                                  : HG_Init(addr_str, listen);
     if (mid->hg_class == NULL) {
         margo_log(NULL, MARGO_LOG_ERROR,

@@ -38,6 +38,7 @@ extern char **environ;
 struct config {
     const char *protocol;
     bool no_multi_recv;
+    unsigned int multi_recv_op_max; /* 0: the plugin's default */
 };
 
 struct fixture {
@@ -123,14 +124,15 @@ setup(void **state)
     fx->config = config;
     fx->protocol = config->protocol;
     init_info.no_multi_recv = config->no_multi_recv;
+    init_info.multi_recv_op_max = config->multi_recv_op_max;
     info_string(info, sizeof(info), fx->protocol);
-    fx->srv = NA_Initialize_opt(info, true, &init_info);
+    fx->srv = NA_Initialize_opt2(info, true, NA_VERSION(6, 0), &init_info);
     if (fx->srv == NULL) {
         /* The plugin already printed why; the cases report the skip. */
         *state = fx;
         return 0;
     }
-    fx->cli = NA_Initialize_opt(info, false, &init_info);
+    fx->cli = NA_Initialize_opt2(info, false, NA_VERSION(6, 0), &init_info);
     fx->sctx = NA_Context_create(fx->srv);
     fx->cctx = fx->cli ? NA_Context_create(fx->cli) : NULL;
     if (fx->cli == NULL || fx->sctx == NULL || fx->cctx == NULL)
@@ -249,6 +251,39 @@ test_addr_roundtrip(void **state)
         NA_Addr_free(fx->cli, looked_up);
     }
     NA_Addr_free(fx->srv, self);
+}
+
+static void exchange(struct fixture *fx, size_t size, bool use_msg_buf);
+
+/* A removed peer is forgotten: the next lookup of its name makes a new
+ * address (interned addresses of one peer otherwise compare equal), and
+ * messages flow through it. */
+static void
+test_addr_set_remove(void **state)
+{
+    struct fixture *fx = fixture_or_skip(state);
+    char str[128];
+    size_t size = sizeof(str);
+    na_addr_t old = fx->srv_addr, same, fresh, self;
+
+    assert_int_equal(NA_Addr_to_string(fx->cli, str, &size, old), NA_SUCCESS);
+    assert_int_equal(NA_Addr_lookup(fx->cli, str, &same), NA_SUCCESS);
+    assert_true(NA_Addr_cmp(fx->cli, same, old));
+    NA_Addr_free(fx->cli, same);
+
+    assert_int_equal(NA_Addr_set_remove(fx->cli, old), NA_SUCCESS);
+    assert_int_equal(NA_Addr_lookup(fx->cli, str, &fresh), NA_SUCCESS);
+    assert_false(NA_Addr_cmp(fx->cli, fresh, old));
+    fx->srv_addr = fresh;
+    NA_Addr_free(fx->cli, old);
+    exchange(fx, 64, false);
+
+    /* The class's own address cannot be removed; NULLs are refused. */
+    assert_int_equal(NA_Addr_self(fx->srv, &self), NA_SUCCESS);
+    assert_int_equal(NA_Addr_set_remove(fx->srv, self), NA_INVALID_ARG);
+    NA_Addr_free(fx->srv, self);
+    assert_int_equal(NA_Addr_set_remove(NULL, fresh), NA_INVALID_ARG);
+    assert_int_equal(NA_Addr_set_remove(fx->cli, NA_ADDR_NULL), NA_INVALID_ARG);
 }
 
 static void
@@ -1094,7 +1129,8 @@ test_missing_provider(void **state)
         cmocka_unit_test_setup_teardown(test_unreachable_peer, setup,          \
                                         teardown),                             \
         cmocka_unit_test_setup_teardown(test_threads, setup, teardown),        \
-        cmocka_unit_test_setup_teardown(test_bad_strings, setup, teardown)
+        cmocka_unit_test_setup_teardown(test_bad_strings, setup, teardown),    \
+        cmocka_unit_test_setup_teardown(test_addr_set_remove, setup, teardown)
 
 static int
 run_provider(const struct config *config)
@@ -1104,8 +1140,9 @@ run_provider(const struct config *config)
 
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
         tests[i].initial_state = (void *) config;
-    snprintf(name, sizeof(name), "ofi+%s%s", config->protocol,
-             config->no_multi_recv ? " (no_multi_recv)" : "");
+    snprintf(name, sizeof(name), "ofi+%s%s%s", config->protocol,
+             config->no_multi_recv ? " (no_multi_recv)" : "",
+             config->multi_recv_op_max == 1 ? " (multi_recv_op_max 1)" : "");
     return _cmocka_run_group_tests(
         name, tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
 }
@@ -1122,7 +1159,11 @@ main(int argc, char **argv)
         return child_missing_provider();
     setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
     static const struct config configs[] = {
-        {"tcp", false}, {"tcp", true}, {"sockets", false}};
+        {"tcp", false, 0},
+        {"tcp", true, 0},
+        {"sockets", false, 0},
+        /* One multi-receive buffer: every message waits for its repost. */
+        {"tcp", false, 1}};
     for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
         failed += run_provider(&configs[i]);
     failed += cmocka_run_group_tests_name("ofi", common, NULL, NULL);

@@ -672,7 +672,8 @@ na_sm_auto_initialize(const char *info_string, const char *sm_info_string,
     struct na_auto_class *cls;
     na_class_t *net, *sm, *outer;
 
-    net = NA_Initialize_opt(info_string, listen, &ii);
+    net = NA_Initialize_opt2(info_string, listen,
+                             NA_VERSION(NA_VERSION_MAJOR, 0), &ii);
     if (net == NULL)
         return NULL;
     if (strcmp(NA_Get_class_protocol(net), "sm") == 0)
@@ -680,8 +681,9 @@ na_sm_auto_initialize(const char *info_string, const char *sm_info_string,
     /* Network-only options stay with the network class. */
     sm_ii.ip_subnet = NULL;
     sm_ii.auth_key = NULL;
-    sm = NA_Initialize_opt(sm_info_string ? sm_info_string : "na+sm", listen,
-                           &sm_ii);
+    sm_ii.multi_recv_op_max = 0;
+    sm = NA_Initialize_opt2(sm_info_string ? sm_info_string : "na+sm", listen,
+                            NA_VERSION(NA_VERSION_MAJOR, 0), &sm_ii);
     if (sm == NULL) {
         na_plugin_log_error("auto_sm", "no shared-memory class (\"%s\")",
                             sm_info_string ? sm_info_string : "na+sm");

@@ -274,7 +274,7 @@ init_class(const char *name, hg_bool_t listen, const struct hg_init_info *ii,
 
     if (auto_sm != NULL && auto_sm[0] != '\0' && strcmp(auto_sm, "0") != 0)
         local.auto_sm = HG_TRUE;
-    cls = HG_Init_opt2(name, listen, HG_VERSION, &local);
+    cls = HG_Init_opt2(name, listen, HG_VERSION(2, 4), &local);
 
     if (cls == NULL)
         snprintf(err, err_size, "HG_Init_opt2(\"%s\", listen=%d) failed", name,
