@@ -26,9 +26,13 @@ def rows_of(path):
             elif t == "hg_rate" and m == "latency":
                 out["%s hg_rate %s round trip (us)" % (r["info"], r["mode"])] = r["median_us"]
             elif t == "hg_rate" and m == "rate":
-                out["%s hg_rate %s %d in flight (RPC/s)" % (r["info"], r["mode"], r["inflight"])] = r["rpc_per_s"]
+                k = "%s hg_rate %s %d in flight" % (r["info"], r["mode"], r["inflight"])
+                out[k + " (RPC/s)"] = r["rpc_per_s"]
+                out[k + ", median window (RPC/s)"] = r["rpc_per_s_window_median"]
             elif t == "hg_bw" and m == "pull":
-                out["%s hg_bw pull %s (MB/s)" % (r["info"], size(r["size"]))] = r["MBps"]
+                k = "%s hg_bw pull %s" % (r["info"], size(r["size"]))
+                out[k + " (MB/s)"] = r["MBps"]
+                out[k + ", median transfer (MB/s)"] = r["MBps_median_transfer"]
     return out
 
 
@@ -47,6 +51,17 @@ def main():
         for k in r:
             if k not in keys:
                 keys.append(k)
+    loads = []
+    for p in sys.argv[1:]:
+        with open(p) as f:
+            for line in f:
+                try:
+                    loads.append(json.loads(line)["load1"])
+                except (ValueError, KeyError):
+                    pass
+    if loads:
+        print("load average (1 min) during the runs: %.1f to %.1f" % (min(loads), max(loads)))
+        print()
     print("| measurement | median | runs |")
     print("|---|---|---|")
     for k in keys:

@@ -228,6 +228,7 @@ struct na_sm_class {
     uint64_t reg_gen;
     atomic_uint sleepers;  /* threads about to sleep or asleep */
     atomic_uint completed; /* completions queued on any context, ever */
+    atomic_uint spin_ns;   /* how long poll_wait spins before sleeping */
     unsigned int poll_count;
     bool ptrace_warned;
 };

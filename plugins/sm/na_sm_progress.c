@@ -23,8 +23,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-/* How long poll_wait spins before it sleeps. */
-#define NA_SM_SPIN_NS 30000u
+/* Bounds of the adaptive spin of poll_wait before it sleeps. */
+#define NA_SM_SPIN_MIN_NS 2000u
+#define NA_SM_SPIN_MAX_NS 100000u
 
 /* Sockets are looked at when the rings are idle, and every this many
  * polls when they are not, so a busy peer cannot starve a new one. */
@@ -270,6 +271,33 @@ na_sm_sleep(struct na_sm_class *cls, na_context_t *context,
     na_sm_progress(cls, true);
 }
 
+/*
+ * Learn how long to spin from how long waits last (as the ofi plugin
+ * does). Found while spinning: grow a little. Found soon after falling
+ * asleep: the window was too short, so it grows to cover that wait, since
+ * a wake-up costs more than the spin would have (and two sleeping peers
+ * would otherwise pay one wake-up per message). Nothing, or a long wait:
+ * the class is idle and the window shrinks.
+ */
+static void
+na_sm_spin_adapt(struct na_sm_class *cls, bool found, bool while_spinning,
+                 uint64_t waited_ns)
+{
+    uint64_t s = atomic_load(&cls->spin_ns);
+
+    if (found && while_spinning)
+        s += s / 4;
+    else if (found && waited_ns <= NA_SM_SPIN_MAX_NS)
+        s = waited_ns + waited_ns / 4 > s ? waited_ns + waited_ns / 4 : s;
+    else
+        s /= 2;
+    if (s > NA_SM_SPIN_MAX_NS)
+        s = NA_SM_SPIN_MAX_NS;
+    if (s < NA_SM_SPIN_MIN_NS)
+        s = NA_SM_SPIN_MIN_NS;
+    atomic_store(&cls->spin_ns, (unsigned int) s);
+}
+
 na_return_t
 na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
                 unsigned int timeout_ms, unsigned int *count)
@@ -280,7 +308,8 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
     unsigned int cls_before = atomic_load(&cls->completed);
     uint64_t start = na_plugin_clock_monotonic_ns();
     uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
-    uint64_t spin_end = cls->no_block ? deadline : start + NA_SM_SPIN_NS;
+    uint64_t spin_end =
+        cls->no_block ? deadline : start + atomic_load(&cls->spin_ns);
     uint64_t now = start;
     unsigned int n;
 
@@ -294,8 +323,11 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
     for (;;) {
         na_sm_progress(cls, false);
         if (atomic_load(&pc->completed) != before ||
-            na_sm_has_completions(context))
+            na_sm_has_completions(context)) {
+            if (!cls->no_block)
+                na_sm_spin_adapt(cls, true, true, 0);
             goto done;
+        }
         now = na_plugin_clock_monotonic_ns();
         if (now >= spin_end)
             break;
@@ -309,6 +341,10 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
             break;
         now = na_plugin_clock_monotonic_ns();
     }
+    na_sm_spin_adapt(cls,
+                     atomic_load(&pc->completed) != before ||
+                         na_sm_has_completions(context),
+                     false, na_plugin_clock_monotonic_ns() - start);
 done:
     n = atomic_load(&pc->completed) - before;
     if (count != NULL)
