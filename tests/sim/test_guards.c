@@ -351,7 +351,8 @@ gd_request(struct gd_env *e, const struct hg_header *h, const uint8_t *payload,
 
     assert_true(HG_HEADER_SIZE + len <= sizeof(msg));
     hg_header_encode(msg, h);
-    memcpy(msg + HG_HEADER_SIZE, payload, len);
+    if (len > 0)
+        memcpy(msg + HG_HEADER_SIZE, payload, len);
     e->done[0] = e->done[1] = 0;
     assert_int_equal(NA_Msg_recv_expected(e->na, e->nctx, gd_cb, e, resp,
                                           sizeof(resp), NULL, e->peer, 0,
@@ -429,6 +430,84 @@ test_overflow_request_crc(void **state)
     assert_int_equal(gd_request(&e, &h, payload, n + 4), HG_CHECKSUM_ERROR);
     assert_int_equal(gd_handled, 1);
     gd_free_mh(&e, mh);
+    gd_close(&e);
+}
+
+/* The target caps the size an overflowed request announces before it
+ * allocates anything for it. */
+static void
+test_overflow_request_cap(void **state)
+{
+    struct gd_env e;
+    uint8_t val[4], payload[256];
+    na_mem_handle_t mh;
+    struct hg_header h = {.payload_size = ((uint64_t) 1 << 32) + 1};
+    size_t n;
+
+    (void) state;
+    gd_open(&e, HG_CHECKSUM_NONE);
+    n = gd_desc(&e, val, sizeof(val), &mh, payload + 4);
+    gd_le32(payload, (uint32_t) n);
+    h.rpc_id = e.id;
+    h.flags = HG_HEADER_OVERFLOW;
+    h.cookie = 10;
+    assert_int_equal(gd_request(&e, &h, payload, n + 4), HG_MSGSIZE);
+    assert_int_equal(gd_handled, 0);
+    gd_free_mh(&e, mh);
+    gd_close(&e);
+}
+
+/* An output too large for the response message, answered to a raw peer
+ * that never pulls it nor acknowledges: the respond ends with HG_TIMEOUT
+ * (after the target's ack deadline, in virtual time). */
+#define GD_BIG 8000
+
+static int gd_respond_done;
+static hg_return_t gd_respond_ret;
+
+static hg_return_t
+gd_big_proc(hg_proc_t proc, void *data)
+{
+    return hg_proc_memcpy(proc, data, GD_BIG);
+}
+
+static hg_return_t
+gd_respond_cb(const struct hg_cb_info *info)
+{
+    gd_respond_done++;
+    gd_respond_ret = info->ret;
+    return HG_SUCCESS;
+}
+
+static hg_return_t
+gd_big(hg_handle_t handle)
+{
+    static uint8_t out[GD_BIG];
+
+    memset(out, 0x5a, sizeof(out));
+    assert_int_equal(HG_Respond(handle, gd_respond_cb, NULL, out), HG_SUCCESS);
+    return HG_Destroy(handle);
+}
+
+static void
+test_respond_never_acknowledged(void **state)
+{
+    struct gd_env e;
+    struct hg_header h = {.cookie = 11};
+    hg_id_t big;
+
+    (void) state;
+    gd_open(&e, HG_CHECKSUM_NONE);
+    big = HG_Register_name(e.hg, "gd_big", NULL, gd_big_proc, gd_big);
+    h.rpc_id = big;
+    gd_respond_done = 0;
+    assert_int_equal(gd_request(&e, &h, NULL, 0), HG_SUCCESS);
+    for (int i = 0; i < 200 && gd_respond_done == 0; i++) {
+        HG_Progress(e.ctx, 1000);
+        HG_Trigger(e.ctx, 0, 16, NULL);
+    }
+    assert_int_equal(gd_respond_done, 1);
+    assert_int_equal(gd_respond_ret, HG_TIMEOUT);
     gd_close(&e);
 }
 
@@ -613,6 +692,8 @@ main(int argc, char **argv)
         cmocka_unit_test(test_transfer_bounds),
         cmocka_unit_test(test_payload_crc_required),
         cmocka_unit_test(test_overflow_request_crc),
+        cmocka_unit_test(test_overflow_request_cap),
+        cmocka_unit_test(test_respond_never_acknowledged),
         cmocka_unit_test(test_forged_overflow_response),
         cmocka_unit_test(test_overflow_framing),
         cmocka_unit_test(test_expected_source_context),
