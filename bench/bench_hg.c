@@ -121,7 +121,7 @@ bh_side_init(struct bh_side *side, const char *info, bool listen,
      * client; a server gets a fixed name so its address is predictable. */
     if (bh_info_is_sim(info) && listen && strstr(info, "://") == NULL)
         name = sim_name;
-    side->cls = HG_Init_opt2(name, listen, HG_VERSION, &ii);
+    side->cls = HG_Init_opt2(name, listen, HG_VERSION(2, 4), &ii);
     if (side->cls == NULL) {
         fprintf(stderr,
                 "bench: HG_Init_opt2(\"%s\", listen=%d, mode=%s) "

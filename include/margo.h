@@ -68,6 +68,14 @@ extern "C" {
 
 /* An instance: one HG class, one HG context and their threads. */
 typedef struct margo_instance *margo_instance_id;
+
+#ifdef __cplusplus
+}
+#endif
+#include "margo-logging.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
 #define MARGO_INSTANCE_NULL ((margo_instance_id) NULL)
 
 /* The `mode` argument of margo_init(): whether the instance listens. */
@@ -94,6 +102,39 @@ margo_instance_id margo_init(const char *addr_str, int mode,
 margo_instance_id margo_init_opt(const char *addr_str, int mode,
                                  const struct hg_init_info *hg_init_info,
                                  int use_progress_thread, int rpc_thread_count);
+
+/*
+ * margo_init_ext(): create an instance from Margo's JSON configuration
+ * (docs/margo.md lists the fields; use_progress_thread, rpc_thread_count,
+ * the "mercury" section mapping onto hg_init_info, the "argobots" pools and
+ * xstreams, progress_pool and rpc_pool). info may be NULL (defaults: no
+ * progress thread, handlers in the callers' context). With info->hg_class
+ * (and optionally info->hg_context) the instance runs over that existing
+ * class, which stays the caller's: address and mode are then ignored.
+ * info->hg_init_info seeds the "mercury" section; info->logger is
+ * installed as the instance's logger. Invalid JSON, a field of the wrong
+ * type or value, or a reference to an unknown pool is logged and gives
+ * MARGO_INSTANCE_NULL. External progress_pool / rpc_pool handles and
+ * monitors are not supported (MARGO_INSTANCE_NULL, resp. ignored).
+ */
+struct margo_monitor;
+struct margo_init_info {
+    const char *json_config;           /* JSON configuration, or NULL */
+    ABT_pool progress_pool;            /* must be ABT_POOL_NULL        */
+    ABT_pool rpc_pool;                 /* must be ABT_POOL_NULL        */
+    hg_class_t *hg_class;              /* existing HG class, or NULL   */
+    hg_context_t *hg_context;          /* existing HG context, or NULL */
+    struct hg_init_info *hg_init_info; /* HG options, or NULL          */
+    struct margo_logger *logger;       /* logger, or NULL              */
+    struct margo_monitor *monitor;     /* ignored                      */
+    margo_instance_id parent_mid;      /* ignored                      */
+};
+#define MARGO_INIT_INFO_INITIALIZER                                            \
+    {                                                                          \
+        0                                                                      \
+    }
+margo_instance_id margo_init_ext(const char *address, int mode,
+                                 const struct margo_init_info *info);
 
 /*
  * Shut an instance down. From the call on, new requests are answered with
@@ -218,39 +259,6 @@ hg_bool_t margo_is_listening(margo_instance_id mid);
  * in the class's data (HG_Class_set_data()): do not replace it. */
 hg_class_t *margo_get_class(margo_instance_id mid);
 hg_context_t *margo_get_context(margo_instance_id mid);
-
-/*
- * Logging. Messages go to stderr as "[level] text". An instance logs what
- * is at or above its level (MARGO_LOG_WARNING by default); calls with
- * MARGO_INSTANCE_NULL use the global level.
- */
-typedef enum margo_log_level {
-    MARGO_LOG_EXTERNAL, /* lowest: everything passes */
-    MARGO_LOG_TRACE,
-    MARGO_LOG_DEBUG,
-    MARGO_LOG_INFO,
-    MARGO_LOG_WARNING,
-    MARGO_LOG_ERROR,
-    MARGO_LOG_CRITICAL
-} margo_log_level;
-
-/* Returns 0, or -1 for an unknown level. */
-int margo_set_log_level(margo_instance_id mid, margo_log_level level);
-int margo_set_global_log_level(margo_log_level level);
-
-#if defined(__GNUC__)
-#define MARGO_PRINTF_LIKE __attribute__((format(printf, 2, 3)))
-#else
-#define MARGO_PRINTF_LIKE
-#endif
-void margo_trace(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_debug(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_info(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_warning(margo_instance_id mid, const char *fmt,
-                   ...) MARGO_PRINTF_LIKE;
-void margo_error(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_critical(margo_instance_id mid, const char *fmt,
-                    ...) MARGO_PRINTF_LIKE;
 
 /*
  * RPC handlers.
@@ -503,5 +511,7 @@ hg_return_t margo_bulk_itransfer_timed(
 #ifdef __cplusplus
 }
 #endif
+
+#include "margo-config.h"
 
 #endif /* MARGO_H */

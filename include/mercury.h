@@ -31,13 +31,6 @@
 extern "C" {
 #endif
 
-#define HG_VERSION_MAJOR 2
-#define HG_VERSION_MINOR 3
-#define HG_VERSION_PATCH 0
-/* Passed to HG_Init_opt2() as `version`. */
-#define HG_VERSION                                                             \
-    ((HG_VERSION_MAJOR << 16) | (HG_VERSION_MINOR << 8) | HG_VERSION_PATCH)
-
 /* Quicksilver's own release. */
 #define QS_VERSION_STRING "0.1.0"
 
@@ -46,8 +39,9 @@ extern "C" {
 #define HG_MAX_IDLE_TIME (3600 * 1000)
 
 /*
- * Version of the HG API this library implements.
- * Returns HG_INVALID_ARG if any pointer is NULL.
+ * Version of the HG API this library implements (HG_VERSION_MAJOR,
+ * _MINOR, _PATCH: Mercury 2.4.1). A NULL pointer is skipped, as in
+ * Mercury; always returns HG_SUCCESS.
  */
 hg_return_t HG_Version_get(unsigned int *major, unsigned int *minor,
                            unsigned int *patch);
@@ -94,8 +88,14 @@ void HG_Set_log_stream(const char *level, FILE *stream);
  * auto_sm = HG_TRUE and a non-NULL sm_info_string fail initialization with a
  * message naming the field, because this library has no shared-memory
  * plugin. A given na_class is used and not finalized by HG_Finalize().
- * HG_Init_opt2() checks `version` (use HG_VERSION): a newer major version
- * than this library's is refused.
+ * HG_Init_opt2() reads `hg_init_info` as the version `version` of the
+ * structure, as Mercury does: pass HG_VERSION(2, 4) to use every field.
+ * With HG_VERSION(2, 3), traffic_class, no_overflow, multi_recv_op_max and
+ * multi_recv_copy_threshold are ignored (defaults apply); below 2.3,
+ * no_multi_recv and release_input_early are ignored too. HG_Init_opt() is
+ * HG_Init_opt2() with HG_VERSION(2, 2). With a non-NULL hg_init_info,
+ * version 0 and a major version other than 2 are refused (NULL returned,
+ * the reason logged); Mercury does not check the major version.
  */
 hg_class_t *HG_Init(const char *na_info_string, hg_bool_t na_listen);
 hg_class_t *HG_Init_opt(const char *na_info_string, hg_bool_t na_listen,
@@ -129,6 +129,19 @@ hg_return_t HG_Class_set_data(hg_class_t *hg_class, void *data,
 void *HG_Class_get_data(const hg_class_t *hg_class);
 
 /*
+ * Call `callback(handle, arg)` each time a handle is handed out for a new
+ * use: by HG_Create() and for every request receive a listening context
+ * posts, before any RPC callback sees the handle. It may attach data with
+ * HG_Set_data() (the data's free callback runs when that use ends). An
+ * error it returns makes HG_Create() fail with that code, or leaves that
+ * receive unposted (logged). NULL removes the callback. Set it before
+ * creating contexts: it is read without a lock.
+ */
+hg_return_t HG_Class_set_handle_create_callback(
+    hg_class_t *hg_class, hg_return_t (*callback)(hg_handle_t, void *),
+    void *arg);
+
+/*
  * Contexts: each has its own completion queue and receives the requests
  * sent to its id. HG_Context_destroy() returns HG_BUSY while handles or
  * operations created on it are alive.
@@ -136,6 +149,14 @@ void *HG_Class_get_data(const hg_class_t *hg_class);
 hg_context_t *HG_Context_create(hg_class_t *hg_class);
 hg_context_t *HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id);
 hg_return_t HG_Context_destroy(hg_context_t *context);
+/*
+ * Cancel the context's posted request receives and stop reposting them:
+ * no further RPC reaches this context (requests already received still
+ * run). Waits for the cancelled receives to complete, so it must not be
+ * called from an RPC callback. HG_SUCCESS also for a context that posts
+ * nothing; HG_Context_destroy() afterwards has nothing left to cancel.
+ */
+hg_return_t HG_Context_unpost(hg_context_t *context);
 hg_class_t *HG_Context_get_class(const hg_context_t *context);
 hg_uint8_t HG_Context_get_id(const hg_context_t *context);
 hg_return_t HG_Context_set_data(hg_context_t *context, void *data,
@@ -173,16 +194,49 @@ hg_return_t HG_Registered_disabled_response(hg_class_t *hg_class, hg_id_t id,
 /*
  * Addresses. Lookup is immediate: a well-formed name of an unreachable peer
  * succeeds and forwards to it fail later (HG_HOSTUNREACH or HG_TIMEOUT).
- * HG_Addr_lookup1() is the older callback form: its callback (type
- * HG_CB_LOOKUP) runs from HG_Trigger().
+ *
+ * HG_Addr_lookup2() is the immediate form. HG_Addr_lookup1() is the
+ * callback form: the lookup is done at once, its callback (type
+ * HG_CB_LOOKUP, info.lookup.addr to be freed with HG_Addr_free()) runs from
+ * HG_Trigger(), never inside the call.
+ *
+ * HG_Addr_lookup is a macro that picks one of them by its number of
+ * arguments, at compile time: (class, name, &addr) calls HG_Addr_lookup2()
+ * and (context, callback, arg, name, op_id) calls HG_Addr_lookup1(), so
+ * programs written for either compile unchanged (in Mercury 2.x it always
+ * means HG_Addr_lookup1). Any other count fails to compile, naming
+ * HG_Addr_lookup_wrong_argument_count. A program that defines
+ * HG_Addr_lookup itself before including this header keeps its definition.
+ * There is no function named HG_Addr_lookup, so its address cannot be
+ * taken: use HG_Addr_lookup1 or HG_Addr_lookup2 for that.
  */
-hg_return_t HG_Addr_lookup(hg_class_t *hg_class, const char *name,
-                           hg_addr_t *addr);
 hg_return_t HG_Addr_lookup2(hg_class_t *hg_class, const char *name,
                             hg_addr_t *addr);
 hg_return_t HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
                             const char *name, hg_op_id_t *op_id);
+#ifndef HG_Addr_lookup
+/* A type, so that "calling" it with a wrong argument count is a hard error
+ * in C and C++ that names the mistake. */
+typedef struct hg_addr_lookup_takes_3_or_5_arguments
+    *HG_Addr_lookup_wrong_argument_count;
+#define HG_ADDR_LOOKUP_PICK_(a1, a2, a3, a4, a5, name, ...) name
+#define HG_Addr_lookup(...)                                                    \
+    HG_ADDR_LOOKUP_PICK_(__VA_ARGS__, HG_Addr_lookup1,                         \
+                         HG_Addr_lookup_wrong_argument_count, HG_Addr_lookup2, \
+                         HG_Addr_lookup_wrong_argument_count,                  \
+                         HG_Addr_lookup_wrong_argument_count)                  \
+    (__VA_ARGS__)
+#endif
 hg_return_t HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr);
+/*
+ * Hint that the peer behind `addr` is gone (it stopped responding): the
+ * plugin forgets what it keeps about it, so a later lookup of the same
+ * name starts afresh (ofi: the next lookup makes a new address-vector
+ * entry and connection; sim keeps nothing). `addr` itself must still be
+ * freed with HG_Addr_free(). HG_INVALID_ARG for NULL arguments or the
+ * class's own address.
+ */
+hg_return_t HG_Addr_set_remove(hg_class_t *hg_class, hg_addr_t addr);
 hg_return_t HG_Addr_self(hg_class_t *hg_class, hg_addr_t *addr);
 hg_return_t HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr,
                         hg_addr_t *new_addr);
@@ -228,6 +282,16 @@ hg_return_t HG_Get_input(hg_handle_t handle, void *in_struct);
 hg_return_t HG_Free_input(hg_handle_t handle, void *in_struct);
 hg_return_t HG_Get_output(hg_handle_t handle, void *out_struct);
 hg_return_t HG_Free_output(hg_handle_t handle, void *out_struct);
+/*
+ * Bytes of the encoded input / output of the handle's current RPC (what
+ * the proc produced, whether it travelled inside the message or through
+ * bulk): the input on the origin after HG_Forward() and on the target
+ * once the request arrived; the output on the target after HG_Respond()
+ * and on the origin once the response arrived. 0 before that, for an
+ * RPC without input / output, or for HG_HANDLE_NULL.
+ */
+hg_size_t HG_Get_input_payload_size(hg_handle_t handle);
+hg_size_t HG_Get_output_payload_size(hg_handle_t handle);
 
 /*
  * Forward an RPC. The input is encoded before this returns (in_struct may

@@ -27,6 +27,19 @@ hg_return_t HG_Bulk_create(hg_class_t *hg_class, hg_uint32_t count,
                            void **buf_ptrs, const hg_size_t *buf_sizes,
                            hg_uint8_t flags, hg_bulk_t *handle);
 
+/*
+ * HG_Bulk_create() for memory described by `attrs`. HG_MEM_TYPE_HOST (and
+ * HG_MEM_TYPE_UNKNOWN, taken as host) behave as HG_Bulk_create(), whatever
+ * attrs->device says. Device memory (HG_MEM_TYPE_CUDA, _ROCM, _ZE) is
+ * refused with HG_OPNOTSUPPORTED, as Mercury built without GPU support
+ * does; other values and a NULL attrs give HG_INVALID_ARG.
+ */
+hg_return_t HG_Bulk_create_attr(hg_class_t *hg_class, hg_uint32_t count,
+                                void **buf_ptrs, const hg_size_t *buf_sizes,
+                                hg_uint8_t flags,
+                                const struct hg_bulk_attr *attrs,
+                                hg_bulk_t *handle);
+
 /* Drop a reference; the handle (and its registration) goes at zero. A
  * transfer in flight holds its own reference, so freeing is always safe. */
 hg_return_t HG_Bulk_free(hg_bulk_t handle);

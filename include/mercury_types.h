@@ -32,6 +32,34 @@ typedef void *hg_ptr_t;
 #define HG_TRUE 1
 #define HG_FALSE 0
 
+/* Version of the Mercury API this library implements: 2.4.1. */
+#define HG_VERSION_MAJOR 2
+#define HG_VERSION_MINOR 4
+#define HG_VERSION_PATCH 1
+/* An API version as HG_Init_opt2() takes it: HG_VERSION(2, 4). */
+#define HG_VERSION(major, minor) (((major) << 16) | (minor))
+#define HG_MAJOR(version) ((version) >> 16)
+#define HG_MINOR(version) (0xffff & (version))
+#define HG_VERSION_GE(v1, v2) ((v1) >= (v2))
+#define HG_VERSION_LT(v1, v2) ((v1) < (v2))
+
+/* Memory types of bulk regions (struct hg_bulk_attr), with Mercury's
+ * values. Only host memory is supported. */
+typedef enum hg_mem_type {
+    HG_MEM_TYPE_HOST = NA_MEM_TYPE_HOST, /* system memory */
+    HG_MEM_TYPE_CUDA = NA_MEM_TYPE_CUDA, /* NVIDIA CUDA (unsupported) */
+    HG_MEM_TYPE_ROCM = NA_MEM_TYPE_ROCM, /* AMD ROCm (unsupported) */
+    HG_MEM_TYPE_ZE = NA_MEM_TYPE_ZE,     /* Intel Level Zero (unsupported) */
+    HG_MEM_TYPE_MAX = NA_MEM_TYPE_MAX,
+    HG_MEM_TYPE_UNKNOWN = NA_MEM_TYPE_UNKNOWN
+} hg_mem_type_t;
+
+/* Attributes of a bulk region for HG_Bulk_create_attr(). */
+struct hg_bulk_attr {
+    hg_mem_type_t mem_type; /* memory type */
+    uint64_t device;        /* device id; ignored for host memory */
+};
+
 /* Opaque objects. */
 typedef struct hg_class hg_class_t;
 typedef struct hg_context hg_context_t;
@@ -185,6 +213,19 @@ struct hg_init_info {
     hg_bool_t stats;               /* print RPC counts at finalize    */
     hg_bool_t no_multi_recv;       /* passed to plugins that use it   */
     hg_bool_t release_input_early; /* free input buffer at Get_input  */
+    /* Since 2.4 (read only with HG_Init_opt2() and HG_VERSION(2, 4)): */
+    enum na_traffic_class traffic_class; /* copied to na_init_info when
+                                            that one is NA_TC_UNSPEC     */
+    bool no_overflow; /* input or output above the message size fails
+                         with HG_OVERFLOW instead of going through bulk */
+    /* Multi-receive buffers the plugin posts for requests (ofi with
+     * FI_MULTI_RECV; plugins without multi-receive ignore it). 0: the
+     * plugin's default (4 in ofi). At most 64. */
+    unsigned int multi_recv_op_max;
+    /* Mercury copies requests out of multi-receive buffers when this few
+     * remain; here requests are always copied out at once, so any value
+     * up to multi_recv_op_max is accepted and has no further effect. */
+    unsigned int multi_recv_copy_threshold;
     /* Quicksilver extensions (docs/architecture.md, "Liveness"). */
     hg_uint32_t probe_interval_ms; /* 0: the default, 1000 ms          */
     hg_bool_t no_probe;            /* never probe a silent target      */
@@ -198,7 +239,9 @@ struct hg_init_info {
         .auto_sm = HG_FALSE, .sm_info_string = NULL,                           \
         .checksum_level = HG_CHECKSUM_NONE, .no_bulk_eager = HG_FALSE,         \
         .no_loopback = HG_FALSE, .stats = HG_FALSE, .no_multi_recv = HG_FALSE, \
-        .release_input_early = HG_FALSE, .probe_interval_ms = 0,               \
+        .release_input_early = HG_FALSE, .traffic_class = NA_TC_UNSPEC,        \
+        .no_overflow = false, .multi_recv_op_max = 0,                          \
+        .multi_recv_copy_threshold = 0, .probe_interval_ms = 0,                \
         .no_probe = HG_FALSE                                                   \
     }
 

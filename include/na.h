@@ -32,6 +32,31 @@ na_class_t *NA_Initialize(const char *info_string, bool listen);
 na_class_t *NA_Initialize_opt(const char *info_string, bool listen,
                               const struct na_init_info *na_init_info);
 
+/*
+ * NA_Initialize_opt() with the version of struct na_init_info the caller
+ * was written for, as in Mercury: NA_VERSION(5, 0) and later read every
+ * field; earlier versions (NA_Initialize_opt() passes NA_VERSION(4, 0))
+ * ignore traffic_class and multi_recv_op_max. With a non-NULL
+ * na_init_info, version 0 or a major version above NA_VERSION_MAJOR is
+ * refused (NULL, the reason logged). A traffic_class outside enum
+ * na_traffic_class is refused; a valid one is accepted by every plugin,
+ * none of which distinguishes classes yet.
+ */
+na_class_t *NA_Initialize_opt2(const char *info_string, bool listen,
+                               unsigned int version,
+                               const struct na_init_info *na_init_info);
+
+/* Remove what earlier processes left behind when they ended without
+ * finalizing (each plugin's temporary files). Classes that exist in this
+ * process are not affected. No plugin of this build keeps such files
+ * except the shared-memory one, when built. */
+void NA_Cleanup(void);
+
+/* Version of the NA API implemented (NA_VERSION_MAJOR, _MINOR, _PATCH). A
+ * NULL pointer is skipped. */
+void NA_Version_get(unsigned int *major, unsigned int *minor,
+                    unsigned int *patch);
+
 /* Finalize a class. Fails with NA_BUSY while contexts still exist. */
 na_return_t NA_Finalize(na_class_t *na_class);
 
@@ -54,6 +79,13 @@ na_return_t NA_Op_destroy(na_class_t *na_class, na_op_id_t *op_id);
 
 /* Addresses. Lookup is immediate; a well-formed name for an unknown peer
  * succeeds and later operations to it fail with NA_HOSTUNREACH. */
+/*
+ * Hint that the peer behind `addr` is gone: the plugin forgets what it
+ * keeps about it, so a later lookup starts afresh; `addr` must still be
+ * freed. NA_INVALID_ARG for NULL arguments or the class's own address.
+ * (Mercury's takes a na_addr_t *, its na_addr_t being a structure.)
+ */
+na_return_t NA_Addr_set_remove(na_class_t *na_class, na_addr_t addr);
 na_return_t NA_Addr_lookup(na_class_t *na_class, const char *name,
                            na_addr_t *addr);
 void NA_Addr_free(na_class_t *na_class, na_addr_t addr);

@@ -28,6 +28,18 @@ typedef bool na_bool_t;
 
 #define NA_TRUE true
 #define NA_FALSE false
+
+/* Version of the NA API this library implements: NA 6.0.0, the one in
+ * Mercury 2.4.1. */
+#define NA_VERSION_MAJOR 6
+#define NA_VERSION_MINOR 0
+#define NA_VERSION_PATCH 0
+/* An API version as NA_Initialize_opt2() takes it: NA_VERSION(5, 0). */
+#define NA_VERSION(major, minor) (((major) << 16) | (minor))
+#define NA_MAJOR(version) ((version) >> 16)
+#define NA_MINOR(version) (0xffff & (version))
+#define NA_VERSION_GE(v1, v2) ((v1) >= (v2))
+#define NA_VERSION_LT(v1, v2) ((v1) < (v2))
 #define NA_ADDR_NULL ((na_addr_t) NULL)
 #define NA_MEM_HANDLE_NULL ((na_mem_handle_t) NULL)
 #define NA_OP_ID_NULL ((na_op_id_t *) NULL)
@@ -110,8 +122,34 @@ typedef void (*na_cb_t)(const struct na_cb_info *callback_info);
 #define NA_MEM_WRITE_ONLY 0x02
 #define NA_MEM_READWRITE 0x03
 
-/* Memory types for NA_Mem_register(); only host memory is supported. */
-enum na_mem_type { NA_MEM_TYPE_UNKNOWN, NA_MEM_TYPE_HOST };
+/* Memory types for NA_Mem_register(), with Mercury's values. Only host
+ * memory is supported: the others are refused with NA_OPNOTSUPPORTED;
+ * NA_MEM_TYPE_UNKNOWN is taken as host memory. */
+enum na_mem_type {
+    NA_MEM_TYPE_HOST, /* system memory */
+    NA_MEM_TYPE_CUDA, /* NVIDIA CUDA memory (unsupported) */
+    NA_MEM_TYPE_ROCM, /* AMD ROCm memory (unsupported) */
+    NA_MEM_TYPE_ZE,   /* Intel Level Zero memory (unsupported) */
+    NA_MEM_TYPE_MAX,
+    NA_MEM_TYPE_UNKNOWN = NA_MEM_TYPE_MAX
+};
+
+/*
+ * Traffic classes (na_init_info.traffic_class). A class that a fabric can
+ * express is passed on (ofi: fi_tx_attr.tclass); the simulated fabric
+ * accepts every class and treats them alike, as a provider without
+ * traffic classes does in Mercury. A value outside the enum is refused
+ * with NA_INVALID_ARG.
+ */
+enum na_traffic_class {
+    NA_TC_UNSPEC,           /* the plugin chooses */
+    NA_TC_BEST_EFFORT,      /* best effort */
+    NA_TC_LOW_LATENCY,      /* low latency */
+    NA_TC_BULK_DATA,        /* bulk data */
+    NA_TC_DEDICATED_ACCESS, /* high priority */
+    NA_TC_SCAVENGER,        /* low priority */
+    NA_TC_NETWORK_CTRL      /* privileged network management */
+};
 
 /* One memory segment for NA_Mem_handle_create_segments(). */
 struct na_segment {
@@ -143,6 +181,10 @@ struct na_init_info {
     bool request_mem_device;    /* device memory (unsupported)             */
     bool no_multi_recv;         /* plugins with multi-receive buffers do
                                    not use them for unexpected messages    */
+    enum na_traffic_class traffic_class; /* NA_TC_UNSPEC by default        */
+    unsigned int multi_recv_op_max;      /* multi-receive buffers to post; 0:
+                                            the plugin's default (Quicksilver's
+                                            own field, set from hg_init_info) */
 };
 
 #define NA_INIT_INFO_INITIALIZER                                               \
@@ -150,7 +192,8 @@ struct na_init_info {
     {                                                                          \
         .ip_subnet = NULL, .auth_key = NULL, .max_unexpected_size = 0,         \
         .max_expected_size = 0, .progress_mode = 0, .max_contexts = 1,         \
-        .thread_mode = 0, .request_mem_device = false, .no_multi_recv = false  \
+        .thread_mode = 0, .request_mem_device = false, .no_multi_recv = false, \
+        .traffic_class = NA_TC_UNSPEC, .multi_recv_op_max = 0                  \
     }
 
 #ifdef __cplusplus

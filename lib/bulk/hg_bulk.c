@@ -243,3 +243,33 @@ HG_Bulk_get_flags(hg_bulk_t handle)
 {
     return handle ? handle->flags : 0;
 }
+
+hg_return_t
+HG_Bulk_create_attr(hg_class_t *hg_class, hg_uint32_t count, void **buf_ptrs,
+                    const hg_size_t *buf_sizes, hg_uint8_t flags,
+                    const struct hg_bulk_attr *attrs, hg_bulk_t *handle)
+{
+    if (attrs == NULL) {
+        qs_log("bulk", QS_LOG_ERROR, "HG_Bulk_create_attr: NULL attrs");
+        return HG_INVALID_ARG;
+    }
+    switch (attrs->mem_type) {
+    case HG_MEM_TYPE_HOST:
+    case HG_MEM_TYPE_UNKNOWN:
+        return HG_Bulk_create(hg_class, count, buf_ptrs, buf_sizes, flags,
+                              handle);
+    case HG_MEM_TYPE_CUDA:
+    case HG_MEM_TYPE_ROCM:
+    case HG_MEM_TYPE_ZE:
+        qs_log("bulk", QS_LOG_ERROR,
+               "HG_Bulk_create_attr: memory type %d is device memory, which "
+               "this library does not register",
+               (int) attrs->mem_type);
+        return HG_OPNOTSUPPORTED;
+    default:
+        qs_log("bulk", QS_LOG_ERROR,
+               "HG_Bulk_create_attr: %d is not an hg_mem_type_t",
+               (int) attrs->mem_type);
+        return HG_INVALID_ARG;
+    }
+}

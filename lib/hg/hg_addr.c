@@ -38,7 +38,7 @@ hg_addr_wrap(hg_class_t *hg_class, na_return_t na_ret, na_addr_t na_addr,
 }
 
 hg_return_t
-HG_Addr_lookup(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
+HG_Addr_lookup2(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
 {
     na_addr_t na_addr = NA_ADDR_NULL;
 
@@ -47,12 +47,6 @@ HG_Addr_lookup(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
     na_return_t na_ret = NA_Addr_lookup(hg_class->na_class, name, &na_addr);
 
     return hg_addr_wrap(hg_class, na_ret, na_addr, addr);
-}
-
-hg_return_t
-HG_Addr_lookup2(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
-{
-    return HG_Addr_lookup(hg_class, name, addr);
 }
 
 struct hg_lookup_op {
@@ -76,7 +70,7 @@ HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
         return HG_NOMEM;
     op->callback = callback;
     op->arg = arg;
-    op->ret = HG_Addr_lookup(context->hg_class, name, &op->addr);
+    op->ret = HG_Addr_lookup2(context->hg_class, name, &op->addr);
     op->comp.type = HG_COMP_LOOKUP;
     op->comp.object = op;
     /* The lookup itself is immediate; only its callback is deferred, so
@@ -98,6 +92,14 @@ hg_addr_lookup_trigger(struct hg_completion *comp)
     if (op->callback != NULL)
         op->callback(&info);
     free(op);
+}
+
+hg_return_t
+HG_Addr_set_remove(hg_class_t *hg_class, hg_addr_t addr)
+{
+    if (hg_class == NULL || addr == HG_ADDR_NULL)
+        return HG_INVALID_ARG;
+    return hg_from_na(NA_Addr_set_remove(hg_class->na_class, addr->na_addr));
 }
 
 hg_return_t

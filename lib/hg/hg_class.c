@@ -26,25 +26,61 @@ HG_Error_to_string(hg_return_t errnum)
 hg_return_t
 HG_Version_get(unsigned int *major, unsigned int *minor, unsigned int *patch)
 {
-    if (major == NULL || minor == NULL || patch == NULL)
-        return HG_INVALID_ARG;
-    *major = HG_VERSION_MAJOR;
-    *minor = HG_VERSION_MINOR;
-    *patch = HG_VERSION_PATCH;
+    if (major != NULL)
+        *major = HG_VERSION_MAJOR;
+    if (minor != NULL)
+        *minor = HG_VERSION_MINOR;
+    if (patch != NULL)
+        *patch = HG_VERSION_PATCH;
     return HG_SUCCESS;
 }
 
 hg_class_t *
 HG_Init(const char *na_info_string, hg_bool_t na_listen)
 {
-    return HG_Init_opt2(na_info_string, na_listen, HG_VERSION, NULL);
+    return HG_Init_opt2(na_info_string, na_listen, 0, NULL);
 }
 
 hg_class_t *
 HG_Init_opt(const char *na_info_string, hg_bool_t na_listen,
             const struct hg_init_info *hg_init_info)
 {
-    return HG_Init_opt2(na_info_string, na_listen, HG_VERSION, hg_init_info);
+    /* 2.2 is the last version whose structure was not versioned. */
+    return HG_Init_opt2(na_info_string, na_listen, HG_VERSION(2, 2),
+                        hg_init_info);
+}
+
+/* The caller's structure read as the version it was written for: fields
+ * added after that version keep their defaults, as in Mercury. */
+static bool
+hg_init_info_from_version(struct hg_init_info *out, unsigned int version,
+                          const struct hg_init_info *in)
+{
+    const struct hg_init_info defaults = HG_INIT_INFO_INITIALIZER;
+
+    *out = defaults;
+    if (in == NULL)
+        return true;
+    if (version == 0 || HG_MAJOR(version) != HG_VERSION_MAJOR) {
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Init_opt2: API version %u.%u is not one this library "
+               "knows: pass HG_VERSION(%d, %d) (or an earlier 2.x)",
+               HG_MAJOR(version), HG_MINOR(version), HG_VERSION_MAJOR,
+               HG_VERSION_MINOR);
+        return false;
+    }
+    *out = *in;
+    if (HG_VERSION_LT(version, HG_VERSION(2, 4))) {
+        out->traffic_class = defaults.traffic_class;
+        out->no_overflow = defaults.no_overflow;
+        out->multi_recv_op_max = defaults.multi_recv_op_max;
+        out->multi_recv_copy_threshold = defaults.multi_recv_copy_threshold;
+    }
+    if (HG_VERSION_LT(version, HG_VERSION(2, 3))) {
+        out->no_multi_recv = defaults.no_multi_recv;
+        out->release_input_early = defaults.release_input_early;
+    }
+    return true;
 }
 
 /* Options this library cannot honour are refused by name, never ignored. */
@@ -74,6 +110,27 @@ hg_init_info_check(const struct hg_init_info *info)
                "hg_init_info.request_post_incr must be at least 1");
         return false;
     }
+    if ((unsigned) info->traffic_class > NA_TC_NETWORK_CTRL) {
+        qs_log("hg", QS_LOG_ERROR,
+               "hg_init_info.traffic_class %d is not an enum "
+               "na_traffic_class value",
+               (int) info->traffic_class);
+        return false;
+    }
+    if (info->multi_recv_op_max > 64) {
+        qs_log("hg", QS_LOG_ERROR,
+               "hg_init_info.multi_recv_op_max %u is above 64",
+               info->multi_recv_op_max);
+        return false;
+    }
+    if (info->multi_recv_copy_threshold >
+        (info->multi_recv_op_max ? info->multi_recv_op_max : 4)) {
+        qs_log("hg", QS_LOG_ERROR,
+               "hg_init_info.multi_recv_copy_threshold %u is above "
+               "multi_recv_op_max",
+               info->multi_recv_copy_threshold);
+        return false;
+    }
     if (info->request_post_init > 65536) {
         qs_log("hg", QS_LOG_ERROR,
                "hg_init_info.request_post_init %u is above 65536",
@@ -91,19 +148,11 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     na_addr_t self = NA_ADDR_NULL;
     na_tag_t max_tag;
 
-    if ((version >> 16) > HG_VERSION_MAJOR) {
-        qs_log("hg", QS_LOG_ERROR,
-               "HG_Init_opt2: API version %u.%u is newer than this "
-               "library's %u.%u",
-               version >> 16, (version >> 8) & 0xff, HG_VERSION_MAJOR,
-               HG_VERSION_MINOR);
-        return NULL;
-    }
     hg_class = calloc(1, sizeof(*hg_class));
     if (hg_class == NULL)
         return NULL;
-    hg_class->info = hg_init_info ? *hg_init_info : HG_INIT_INFO_INITIALIZER;
-    if (!hg_init_info_check(&hg_class->info))
+    if (!hg_init_info_from_version(&hg_class->info, version, hg_init_info) ||
+        !hg_init_info_check(&hg_class->info))
         goto error;
     (void) hg_probe_interval_ms(hg_class); /* the environment, read once */
     if (hg_class->info.na_class != NULL) {
@@ -117,8 +166,13 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
             goto error;
         }
         na_info.no_multi_recv = hg_class->info.no_multi_recv;
+        na_info.multi_recv_op_max = hg_class->info.multi_recv_op_max;
+        /* Mercury keeps the class in hg_init_info for now. */
+        if (na_info.traffic_class == NA_TC_UNSPEC)
+            na_info.traffic_class = hg_class->info.traffic_class;
         hg_class->na_class =
-            NA_Initialize_opt(na_info_string, na_listen, &na_info);
+            NA_Initialize_opt2(na_info_string, na_listen,
+                               NA_VERSION(NA_VERSION_MAJOR, 0), &na_info);
         if (hg_class->na_class == NULL)
             goto error;
         hg_class->own_na_class = true;
@@ -284,6 +338,19 @@ void *
 HG_Class_get_data(const hg_class_t *hg_class)
 {
     return hg_class ? hg_class->data : NULL;
+}
+
+hg_return_t
+HG_Class_set_handle_create_callback(hg_class_t *hg_class,
+                                    hg_return_t (*callback)(hg_handle_t,
+                                                            void *),
+                                    void *arg)
+{
+    if (hg_class == NULL)
+        return HG_INVALID_ARG;
+    hg_class->handle_create_cb = callback;
+    hg_class->handle_create_arg = arg;
+    return HG_SUCCESS;
 }
 
 uint64_t

@@ -91,32 +91,6 @@ error:
     return NULL;
 }
 
-/*
- * When the pool of idle handles is empty, allocate request_post_incr of them
- * at once, so a burst of requests pays for allocation in a few large steps
- * rather than once per request.
- */
-hg_return_t
-hg_context_pool_grow(hg_context_t *context)
-{
-    unsigned int incr = context->hg_class->info.request_post_incr;
-    bool empty;
-
-    pthread_mutex_lock(&context->lock);
-    empty = LIST_EMPTY(&context->pool);
-    pthread_mutex_unlock(&context->lock);
-    if (!empty)
-        return HG_SUCCESS;
-    for (unsigned int i = 0; i < incr; i++) {
-        struct hg_handle *handle = hg_handle_get(context);
-
-        if (handle == NULL)
-            return i > 0 ? HG_SUCCESS : HG_NOMEM;
-        hg_handle_put(handle);
-    }
-    return HG_SUCCESS;
-}
-
 /* Keep n_posted_target request receives posted. */
 hg_return_t
 hg_context_post_recvs(hg_context_t *context)
@@ -136,6 +110,15 @@ hg_context_post_recvs(hg_context_t *context)
         handle = hg_handle_get(context);
         if (handle == NULL)
             return HG_NOMEM;
+        ret = hg_handle_run_create_cb(handle);
+        if (ret != HG_SUCCESS) {
+            qs_log("hg", QS_LOG_ERROR,
+                   "the handle create callback failed (%s): request "
+                   "receive not posted",
+                   HG_Error_to_string(ret));
+            hg_handle_put(handle);
+            return ret;
+        }
         ret = hg_handle_post_recv(handle);
         if (ret != HG_SUCCESS) {
             hg_handle_put(handle);
@@ -212,6 +195,45 @@ HG_Context_destroy(hg_context_t *context)
     pthread_mutex_destroy(&context->queue_lock);
     pthread_mutex_destroy(&context->lock);
     free(context);
+    return HG_SUCCESS;
+}
+
+/* Cancel the posted request receives and wait for their completions
+ * (they complete silently and return their handles to the pool). */
+static bool
+hg_context_cancel_posted(hg_context_t *context)
+{
+    hg_class_t *hg_class = context->hg_class;
+    struct hg_handle *handle;
+    bool empty = false;
+
+    pthread_mutex_lock(&context->lock);
+    LIST_FOREACH(handle, &context->posted, entry)
+    NA_Cancel(hg_class->na_class, context->na_context, handle->recv_op);
+    pthread_mutex_unlock(&context->lock);
+    for (int spins = 0; spins < 100000 && !empty; spins++) {
+        NA_Poll(hg_class->na_class, context->na_context, NULL);
+        NA_Trigger(context->na_context, UINT32_MAX, NULL);
+        pthread_mutex_lock(&context->lock);
+        empty = LIST_EMPTY(&context->posted);
+        pthread_mutex_unlock(&context->lock);
+    }
+    return empty;
+}
+
+hg_return_t
+HG_Context_unpost(hg_context_t *context)
+{
+    if (context == NULL)
+        return HG_INVALID_ARG;
+    pthread_mutex_lock(&context->lock);
+    context->n_posted_target = 0;
+    pthread_mutex_unlock(&context->lock);
+    if (!hg_context_cancel_posted(context)) {
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Context_unpost: posted receives did not cancel");
+        return HG_BUSY;
+    }
     return HG_SUCCESS;
 }
 

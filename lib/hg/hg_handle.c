@@ -101,6 +101,7 @@ hg_handle_get(hg_context_t *context)
     handle->bulk_op = NULL;
     handle->target_id = 0;
     handle->in_size = handle->out_size = 0;
+    handle->req_header.payload_size = handle->resp_header.payload_size = 0;
     handle->lb_origin = NULL;
     handle->user_data = NULL;
     handle->free_user_data = NULL;
@@ -141,6 +142,51 @@ hg_handle_put(struct hg_handle *handle)
     pthread_mutex_unlock(&context->lock);
 }
 
+/*
+ * When the pool of idle handles is empty, allocate request_post_incr of them
+ * at once and add them to the pool in one lock section, so a burst of
+ * requests pays for allocation in a few large steps rather than once per
+ * request. Another thread may refill the pool meanwhile; the extra handles
+ * are still useful, so they are kept.
+ */
+hg_return_t
+hg_context_pool_grow(hg_context_t *context)
+{
+    unsigned int incr = context->hg_class->info.request_post_incr;
+    struct hg_handle *batch[64];
+    unsigned int done = 0;
+    bool empty;
+
+    pthread_mutex_lock(&context->lock);
+    empty = LIST_EMPTY(&context->pool);
+    pthread_mutex_unlock(&context->lock);
+    if (!empty)
+        return HG_SUCCESS;
+    if (incr == 0)
+        incr = 1;
+    while (done < incr) {
+        unsigned int n = 0;
+        bool failed = false;
+
+        while (n < sizeof(batch) / sizeof(batch[0]) && done + n < incr) {
+            batch[n] = hg_handle_alloc(context);
+            if (batch[n] == NULL) {
+                failed = true;
+                break;
+            }
+            n++;
+        }
+        pthread_mutex_lock(&context->lock);
+        for (unsigned int i = 0; i < n; i++)
+            LIST_INSERT_HEAD(&context->pool, batch[i], entry);
+        pthread_mutex_unlock(&context->lock);
+        done += n;
+        if (failed)
+            break;
+    }
+    return done > 0 ? HG_SUCCESS : HG_NOMEM;
+}
+
 hg_return_t
 HG_Create(hg_context_t *context, hg_addr_t addr, hg_id_t id,
           hg_handle_t *handle_p)
@@ -168,8 +214,35 @@ HG_Create(hg_context_t *context, hg_addr_t addr, hg_id_t id,
     }
     handle->info.id = id;
     handle->rpc = rpc;
+    ret = hg_handle_run_create_cb(handle);
+    if (ret != HG_SUCCESS) {
+        HG_Destroy(handle);
+        return ret;
+    }
     *handle_p = handle;
     return HG_SUCCESS;
+}
+
+hg_return_t
+hg_handle_run_create_cb(struct hg_handle *handle)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+
+    if (hg_class->handle_create_cb == NULL)
+        return HG_SUCCESS;
+    return hg_class->handle_create_cb(handle, hg_class->handle_create_arg);
+}
+
+hg_size_t
+HG_Get_input_payload_size(hg_handle_t handle)
+{
+    return handle ? handle->req_header.payload_size : 0;
+}
+
+hg_size_t
+HG_Get_output_payload_size(hg_handle_t handle)
+{
+    return handle ? handle->resp_header.payload_size : 0;
 }
 
 hg_return_t

@@ -19,7 +19,39 @@
  * qs_log("hg", QS_LOG_ERROR, ...) (or "bulk", "proc"). */
 #include "util/qs_log.h"
 
-/* NA codes share HG's first 24 values. */
+/* NA codes share HG's first NA_RETURN_MAX values, name for name; the
+ * assertions below keep the two tables from drifting apart. */
+#define HG_SAME_AS_NA(code)                                                    \
+    _Static_assert((int) HG_##code == (int) NA_##code,                         \
+                   "HG_" #code " must equal NA_" #code)
+HG_SAME_AS_NA(SUCCESS);
+HG_SAME_AS_NA(PERMISSION);
+HG_SAME_AS_NA(NOENTRY);
+HG_SAME_AS_NA(INTERRUPT);
+HG_SAME_AS_NA(AGAIN);
+HG_SAME_AS_NA(NOMEM);
+HG_SAME_AS_NA(ACCESS);
+HG_SAME_AS_NA(FAULT);
+HG_SAME_AS_NA(BUSY);
+HG_SAME_AS_NA(EXIST);
+HG_SAME_AS_NA(NODEV);
+HG_SAME_AS_NA(INVALID_ARG);
+HG_SAME_AS_NA(PROTOCOL_ERROR);
+HG_SAME_AS_NA(OVERFLOW);
+HG_SAME_AS_NA(MSGSIZE);
+HG_SAME_AS_NA(PROTONOSUPPORT);
+HG_SAME_AS_NA(OPNOTSUPPORTED);
+HG_SAME_AS_NA(ADDRINUSE);
+HG_SAME_AS_NA(ADDRNOTAVAIL);
+HG_SAME_AS_NA(HOSTUNREACH);
+HG_SAME_AS_NA(TIMEOUT);
+HG_SAME_AS_NA(CANCELED);
+HG_SAME_AS_NA(IO_ERROR);
+HG_SAME_AS_NA(HOSTFIREWALL);
+_Static_assert((int) NA_RETURN_MAX == (int) HG_HOSTFIREWALL + 1,
+               "every NA code must have its HG twin above");
+#undef HG_SAME_AS_NA
+
 static inline hg_return_t
 hg_from_na(na_return_t ret)
 {
@@ -90,6 +122,10 @@ struct hg_class {
 
     void *data;
     void (*free_data)(void *);
+
+    /* HG_Class_set_handle_create_callback(); set before contexts exist. */
+    hg_return_t (*handle_create_cb)(hg_handle_t, void *);
+    void *handle_create_arg;
 
     pthread_mutex_t lock; /* guards contexts */
     hg_context_t *contexts[256];
@@ -191,6 +227,7 @@ hg_return_t hg_context_pool_grow(hg_context_t *context);
 hg_context_t *hg_class_find_context(hg_class_t *hg_class, uint8_t id);
 
 /* lib/hg/hg_handle.c */
+hg_return_t hg_handle_run_create_cb(struct hg_handle *handle);
 struct hg_handle *hg_handle_get(hg_context_t *context);
 void hg_handle_put(struct hg_handle *handle);
 hg_return_t hg_handle_post_recv(struct hg_handle *handle);

@@ -166,6 +166,14 @@ hg_rpc_pack(struct hg_handle *handle, struct hg_header *header, void *msg,
     uint8_t *payload = (uint8_t *) msg + HG_HEADER_SIZE;
     hg_return_t ret;
 
+    if (extra != NULL && hg_class->info.no_overflow) {
+        qs_log("hg", QS_LOG_ERROR,
+               "%s of %llu bytes does not fit in a message and "
+               "hg_init_info.no_overflow is set",
+               (header->flags & HG_HEADER_RESPONSE) ? "output" : "input",
+               (unsigned long long) len);
+        return HG_OVERFLOW;
+    }
     header->payload_size = len;
     if (hg_class->info.checksum_level >= HG_CHECKSUM_RPC_HEADERS)
         header->flags |= HG_HEADER_CRC_HEADER;
@@ -477,6 +485,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     handle->in_extra = extra; /* freed with the handle or next forward */
     header = &handle->req_header;
     memset(header, 0, sizeof(*header));
+    handle->resp_header.payload_size = 0;
     header->flags = no_response ? HG_HEADER_NO_RESPONSE : 0;
     header->cookie = hg_class_next_tag(hg_class);
     header->rpc_id = handle->info.id;
@@ -870,6 +879,9 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     ret =
         hg_rpc_pack(handle, &header, handle->out_buf, hg_class->out_eager_size,
                     len, extra, handle->lb_origin != NULL, &msg_len);
+    /* The target's own record of what it sent, for
+     * HG_Get_output_payload_size(). */
+    handle->resp_header.payload_size = ret == HG_SUCCESS ? len : 0;
     if (ret != HG_SUCCESS) {
         /* The output cannot be shipped: send the error instead. */
         header.flags = HG_HEADER_RESPONSE;

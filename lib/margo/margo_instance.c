@@ -30,51 +30,87 @@ margo_instance_free(struct margo_instance *mid)
     margo_callback_stack_free(&mid->finalize_cbs);
     pthread_cond_destroy(&mid->handler_cond);
     margo_rpcs_free(mid);
+    margo_config_free(&mid->config);
     free(mid->addrs);
     free(mid);
 }
 
-margo_instance_id
-margo_init_opt(const char *addr_str, int mode,
-               const struct hg_init_info *hg_init_info, int use_progress_thread,
-               int rpc_thread_count)
+/* How many execution streams of the configuration serve pool `idx`. */
+static int
+margo_pool_xstream_count(const struct margo_config *cfg, unsigned idx)
+{
+    int n = 0;
+
+    for (size_t i = 0; i < cfg->nxstreams; i++)
+        for (size_t j = 0; j < cfg->xstreams[i].npools; j++)
+            if (cfg->xstreams[i].pools[j] == idx) {
+                n++;
+                break;
+            }
+    return n;
+}
+
+/*
+ * Create an instance from a built configuration (which it takes over) and,
+ * optionally, an HG class and context the caller keeps owning.
+ */
+static margo_instance_id
+margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
+               hg_class_t *hg_class, hg_context_t *hg_context,
+               const struct margo_logger *logger)
 {
     struct margo_instance *mid;
     hg_bool_t listen = mode == MARGO_SERVER_MODE ? HG_TRUE : HG_FALSE;
     const char *name;
     hg_return_t ret;
 
-    if (addr_str == NULL ||
-        (mode != MARGO_CLIENT_MODE && mode != MARGO_SERVER_MODE) ||
-        rpc_thread_count < -1) {
-        margo_log(NULL, MARGO_LOG_ERROR,
-                  "margo_init: invalid argument (addr %s, mode %d, "
-                  "rpc_thread_count %d)",
-                  addr_str ? addr_str : "NULL", mode, rpc_thread_count);
+    mid = calloc(1, sizeof(*mid));
+    if (mid == NULL) {
+        margo_config_free(cfg);
         return MARGO_INSTANCE_NULL;
     }
-
-    mid = calloc(1, sizeof(*mid));
-    if (mid == NULL)
-        return MARGO_INSTANCE_NULL;
+    mid->config = *cfg;
     pthread_cond_init(&mid->handler_cond, NULL);
     atomic_init(&mid->log_level, margo_log_default_level());
+    margo_log_inherit(mid);
+    if (logger)
+        margo_set_logger(mid, logger);
     mid->listening = listen;
-    mid->has_progress_thread = use_progress_thread != 0;
-    mid->rpc_thread_count = rpc_thread_count;
+    mid->has_progress_thread = cfg->use_progress_thread;
+    /* Where handlers run, in the terms of margo.h's rpc_thread_count: the
+     * primary pool is the callers' context, the progress pool the progress
+     * thread, any other pool that many handler threads as execution
+     * streams serve it. */
+    if (cfg->rpc_pool == 0)
+        mid->rpc_thread_count = 0;
+    else if (cfg->rpc_pool == cfg->progress_pool)
+        mid->rpc_thread_count = -1;
+    else
+        mid->rpc_thread_count = margo_pool_xstream_count(cfg, cfg->rpc_pool);
 
-    mid->hg_class = hg_init_info ? HG_Init_opt(addr_str, listen, hg_init_info)
-                                 : HG_Init(addr_str, listen);
-    if (mid->hg_class == NULL) {
-        margo_log(NULL, MARGO_LOG_ERROR,
-                  "margo_init: cannot initialize HG with \"%s\"", addr_str);
-        goto error_free;
+    if (hg_class) {
+        mid->hg_class = hg_class;
+        mid->hg_context = hg_context;
+        mid->external_hg = true;
+        mid->listening = HG_Class_is_listening(hg_class);
+    } else {
+        /* The configuration's hg_init_info is this version's layout. */
+        mid->hg_class =
+            HG_Init_opt2(addr_str, listen, HG_VERSION(2, 4), &cfg->hg);
+        if (mid->hg_class == NULL) {
+            margo_log(NULL, MARGO_LOG_ERROR,
+                      "margo_init: cannot initialize HG with \"%s\"", addr_str);
+            goto error_free;
+        }
     }
-    mid->hg_context = HG_Context_create(mid->hg_class);
     if (mid->hg_context == NULL) {
-        margo_log(NULL, MARGO_LOG_ERROR,
-                  "margo_init: cannot create an HG context");
-        goto error_finalize;
+        mid->hg_context = HG_Context_create(mid->hg_class);
+        if (mid->hg_context == NULL) {
+            margo_log(NULL, MARGO_LOG_ERROR,
+                      "margo_init: cannot create an HG context");
+            goto error_finalize;
+        }
+        mid->owns_context = true;
     }
     /* The simulated fabric's clock is virtual: waiting on it costs no real
      * time, which margo_test() uses to let time move. */
@@ -102,8 +138,9 @@ margo_init_opt(const char *addr_str, int mode,
     margo_log(mid, MARGO_LOG_DEBUG,
               "margo: initialized \"%s\" (%s, progress thread %s, "
               "rpc_thread_count %d)",
-              addr_str, listen ? "server" : "client",
-              use_progress_thread ? "yes" : "no", rpc_thread_count);
+              addr_str ? addr_str : "(existing class)",
+              mid->listening ? "server" : "client",
+              mid->has_progress_thread ? "yes" : "no", mid->rpc_thread_count);
     return mid;
 
 error_unlist:
@@ -112,12 +149,98 @@ error_unlist:
     margo_all_remove(mid);
     pthread_mutex_unlock(&margo_lock);
 error_context:
-    HG_Context_destroy(mid->hg_context);
+    if (mid->owns_context)
+        HG_Context_destroy(mid->hg_context);
 error_finalize:
-    HG_Finalize(mid->hg_class);
+    if (!mid->external_hg)
+        HG_Finalize(mid->hg_class);
 error_free:
     margo_instance_free(mid);
     return MARGO_INSTANCE_NULL;
+}
+
+static bool
+margo_mode_valid(const char *addr_str, int mode)
+{
+    if (addr_str == NULL ||
+        (mode != MARGO_CLIENT_MODE && mode != MARGO_SERVER_MODE)) {
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init: invalid argument (addr %s, mode %d)",
+                  addr_str ? addr_str : "NULL", mode);
+        return false;
+    }
+    return true;
+}
+
+margo_instance_id
+margo_init_opt(const char *addr_str, int mode,
+               const struct hg_init_info *hg_init_info, int use_progress_thread,
+               int rpc_thread_count)
+{
+    struct margo_config cfg;
+
+    if (!margo_mode_valid(addr_str, mode))
+        return MARGO_INSTANCE_NULL;
+    if (rpc_thread_count < -1) {
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init: invalid rpc_thread_count %d", rpc_thread_count);
+        return MARGO_INSTANCE_NULL;
+    }
+    if (margo_config_build(&cfg, NULL, use_progress_thread, rpc_thread_count,
+                           hg_init_info) != 0)
+        return MARGO_INSTANCE_NULL;
+    return margo_init_cfg(addr_str, mode, &cfg, NULL, NULL, NULL);
+}
+
+margo_instance_id
+margo_init_ext(const char *address, int mode,
+               const struct margo_init_info *info)
+{
+    struct margo_config cfg;
+    const char *json = info ? info->json_config : NULL;
+
+    if (info && info->hg_context && !info->hg_class) {
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init_ext: hg_context given without its hg_class");
+        return MARGO_INSTANCE_NULL;
+    }
+    if (!(info && info->hg_class) && !margo_mode_valid(address, mode))
+        return MARGO_INSTANCE_NULL;
+    if (info && (info->progress_pool != ABT_POOL_NULL ||
+                 info->rpc_pool != ABT_POOL_NULL)) {
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init_ext: external progress_pool / rpc_pool are not "
+                  "supported; name the pools in the JSON configuration");
+        return MARGO_INSTANCE_NULL;
+    }
+    if (margo_config_build(&cfg, json, 0, 0, info ? info->hg_init_info : NULL))
+        return MARGO_INSTANCE_NULL;
+    return margo_init_cfg(address, mode, &cfg, info ? info->hg_class : NULL,
+                          info ? info->hg_context : NULL,
+                          info ? info->logger : NULL);
+}
+
+char *
+margo_get_config_opt(margo_instance_id mid, int options)
+{
+    char addr[256] = "";
+    hg_size_t size = sizeof(addr);
+    hg_addr_t self;
+
+    if (mid == MARGO_INSTANCE_NULL || mid->hg_class == NULL)
+        return NULL;
+    if (HG_Addr_self(mid->hg_class, &self) == HG_SUCCESS) {
+        if (HG_Addr_to_string(mid->hg_class, addr, &size, self) != HG_SUCCESS)
+            addr[0] = '\0';
+        HG_Addr_free(mid->hg_class, self);
+    }
+    return margo_config_to_json(&mid->config, addr, mid->listening, options);
+}
+
+char *
+margo_get_config(margo_instance_id mid)
+{
+    return margo_get_config_opt(mid, 0);
 }
 
 margo_instance_id
@@ -170,6 +293,12 @@ margo_hg_release(struct margo_instance *mid)
 {
     hg_return_t ret = HG_BUSY;
 
+    if (mid->external_hg) {
+        /* The class (and a given context) stay the caller's. */
+        HG_Class_set_data(mid->hg_class, NULL, NULL);
+        if (!mid->owns_context)
+            return true;
+    }
     for (int i = 0; i < 100 && ret == HG_BUSY; i++) {
         ret = HG_Context_destroy(mid->hg_context);
         if (ret == HG_BUSY)
@@ -182,6 +311,8 @@ margo_hg_release(struct margo_instance *mid)
                   HG_Error_to_string(ret));
         return false;
     }
+    if (mid->external_hg)
+        return true;
     ret = HG_Finalize(mid->hg_class);
     if (ret != HG_SUCCESS) {
         margo_log(mid, MARGO_LOG_ERROR,

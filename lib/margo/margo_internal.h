@@ -24,6 +24,8 @@
 #define MARGO_INTERNAL_H
 
 #include "margo.h"
+#include "margo-config.h"
+#include "margo_config.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -88,11 +90,16 @@ struct margo_request_s {
 struct margo_instance {
     hg_class_t *hg_class;
     hg_context_t *hg_context;
+    bool external_hg;  /* the class came from margo_init_ext's caller */
+    bool owns_context; /* the context was created here               */
+    struct margo_config config;
     bool listening;
     bool has_progress_thread;
-    bool virtual_clock;   /* the NA clock is the simulator's */
-    int rpc_thread_count; /* as given to margo_init()       */
-    atomic_int log_level; /* enum margo_log_level           */
+    bool virtual_clock;         /* the NA clock is the simulator's */
+    int rpc_thread_count;       /* as given to margo_init()       */
+    atomic_int log_level;       /* enum margo_log_level           */
+    struct margo_logger logger; /* (margo_log.c's lock)           */
+    bool custom_logger;
     pthread_t progress_thread;
     bool progress_thread_started;
     pthread_t *handler_threads; /* rpc_thread_count of them       */
@@ -282,8 +289,14 @@ uint64_t margo_timers_next_ns(struct margo_instance *mid);
 void margo_log(const struct margo_instance *mid, margo_log_level level,
                const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The global level, which new instances start with. */
+/* The global level, which new instances start with (reads
+ * MARGO_LOG_LEVEL once). */
 int margo_log_default_level(void);
+/* Give a new instance the global logger. */
+void margo_log_inherit(struct margo_instance *mid);
+/* "trace", ... -> level; 0, or -1 if unknown. */
+int margo_log_level_parse(const char *name, margo_log_level *level);
+const char *margo_log_level_name(margo_log_level level);
 
 /* The instance of an HG class created by margo_init(), or NULL. */
 struct margo_instance *margo_instance_of_class(hg_class_t *hg_class);

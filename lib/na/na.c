@@ -28,12 +28,70 @@ na_plugin_select(const struct na_info *info)
 na_class_t *
 NA_Initialize(const char *info_string, bool listen)
 {
-    return NA_Initialize_opt(info_string, listen, NULL);
+    return NA_Initialize_opt2(info_string, listen, 0, NULL);
 }
 
 na_class_t *
 NA_Initialize_opt(const char *info_string, bool listen,
                   const struct na_init_info *na_init_info)
+{
+    /* 4.0 is the last version whose structure was not versioned. */
+    return NA_Initialize_opt2(info_string, listen, NA_VERSION(4, 0),
+                              na_init_info);
+}
+
+void
+NA_Version_get(unsigned int *major, unsigned int *minor, unsigned int *patch)
+{
+    if (major != NULL)
+        *major = NA_VERSION_MAJOR;
+    if (minor != NULL)
+        *minor = NA_VERSION_MINOR;
+    if (patch != NULL)
+        *patch = NA_VERSION_PATCH;
+}
+
+void
+NA_Cleanup(void)
+{
+    for (size_t i = 0; na_plugin_table[i] != NULL; i++)
+        if (na_plugin_table[i]->cleanup != NULL)
+            na_plugin_table[i]->cleanup();
+}
+
+/* The caller's structure read as the version it was written for. */
+static bool
+na_init_info_from_version(struct na_init_info *out, unsigned int version,
+                          const struct na_init_info *in)
+{
+    *out = NA_INIT_INFO_INITIALIZER;
+    if (in == NULL)
+        return true;
+    if (version == 0 || NA_MAJOR(version) > NA_VERSION_MAJOR) {
+        qs_log("na", QS_LOG_ERROR,
+               "NA_Initialize_opt2: API version %u.%u is not one this "
+               "library knows (use NA_VERSION(major, minor), at most %u.x)",
+               NA_MAJOR(version), NA_MINOR(version), NA_VERSION_MAJOR);
+        return false;
+    }
+    *out = *in;
+    if (NA_VERSION_LT(version, NA_VERSION(5, 0))) {
+        out->traffic_class = NA_TC_UNSPEC;
+        out->multi_recv_op_max = 0;
+    }
+    if ((unsigned) out->traffic_class > NA_TC_NETWORK_CTRL) {
+        qs_log("na", QS_LOG_ERROR,
+               "na_init_info.traffic_class %d is not an enum "
+               "na_traffic_class value",
+               (int) out->traffic_class);
+        return false;
+    }
+    return true;
+}
+
+na_class_t *
+NA_Initialize_opt2(const char *info_string, bool listen, unsigned int version,
+                   const struct na_init_info *na_init_info)
 {
     struct na_info *info = NULL;
     na_class_t *na_class = NULL;
@@ -57,7 +115,8 @@ NA_Initialize_opt(const char *info_string, bool listen,
                info_string, NA_Error_to_string(ret));
         goto error;
     }
-    info->init_info = na_init_info ? *na_init_info : NA_INIT_INFO_INITIALIZER;
+    if (!na_init_info_from_version(&info->init_info, version, na_init_info))
+        goto error;
 
     ops = na_plugin_select(info);
     if (ops == NULL) {
@@ -240,6 +299,18 @@ NA_Addr_free(na_class_t *na_class, na_addr_t addr)
 {
     if (na_class != NULL && addr != NA_ADDR_NULL)
         na_class->ops->addr_free(na_class, addr);
+}
+
+na_return_t
+NA_Addr_set_remove(na_class_t *na_class, na_addr_t addr)
+{
+    if (na_class == NULL || addr == NA_ADDR_NULL)
+        return NA_INVALID_ARG;
+    if (na_class->ops->addr_is_self(na_class, addr))
+        return NA_INVALID_ARG;
+    if (na_class->ops->addr_set_remove == NULL)
+        return NA_SUCCESS;
+    return na_class->ops->addr_set_remove(na_class, addr);
 }
 
 na_return_t

@@ -123,6 +123,11 @@ struct na_class_ops {
     na_return_t (*addr_dup)(na_class_t *na_class, na_addr_t addr,
                             na_addr_t *new_addr);
     bool (*addr_cmp)(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2);
+    /* Optional (NULL: the plugin keeps nothing per peer). Forget what the
+     * plugin keeps about the peer of `addr` so a later lookup starts
+     * afresh; `addr` stays valid until its references are freed. Never
+     * called with the class's own address. */
+    na_return_t (*addr_set_remove)(na_class_t *na_class, na_addr_t addr);
     bool (*addr_is_self)(na_class_t *na_class, na_addr_t addr);
     /* Same contract as NA_Addr_to_string(). */
     na_return_t (*addr_to_string)(na_class_t *na_class, char *buf,
@@ -256,6 +261,12 @@ struct na_class_ops {
 
     /* Monotonic clock in nanoseconds; virtual on the simulated fabric. */
     uint64_t (*clock_now)(na_class_t *na_class);
+
+    /* Optional (NULL: nothing to do). Remove what earlier processes of this
+     * plugin left behind when they ended without finalizing (files in
+     * /dev/shm, sockets). Called by NA_Cleanup(), which may run while
+     * classes of this process exist: it must not touch those. */
+    void (*cleanup)(void);
 };
 
 /* Shared helpers for plugins. */

@@ -290,6 +290,7 @@ na_ofi_class_alloc(const struct na_info *info)
     cls->max_exp_size =
         ii->max_expected_size ? ii->max_expected_size : NA_OFI_DEFAULT_MSG_SIZE;
     cls->no_block = (ii->progress_mode & NA_NO_BLOCK) != 0;
+    cls->multi_recv_op_max = ii->multi_recv_op_max;
     return cls;
 }
 
@@ -485,6 +486,7 @@ const struct na_class_ops na_ofi_class_ops = {
     .addr_self = na_ofi_addr_self,
     .addr_dup = na_ofi_addr_dup,
     .addr_cmp = na_ofi_addr_cmp,
+    .addr_set_remove = na_ofi_addr_set_remove,
     .addr_is_self = na_ofi_addr_is_self,
     .addr_to_string = na_ofi_addr_to_string,
     .addr_get_serialize_size = na_ofi_addr_get_serialize_size,

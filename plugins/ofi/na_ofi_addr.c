@@ -133,6 +133,46 @@ na_ofi_addr_evict_one(struct na_ofi_class *cls, uint32_t start)
     }
 }
 
+/* Free the removed peers nobody references any more. Called with
+ * addr_lock held; a removed peer is out of the hash, so a reference can no
+ * longer be taken from zero. */
+static void
+na_ofi_addr_sweep_removed(struct na_ofi_class *cls)
+{
+    struct na_addr **pp = &cls->addr_removed;
+
+    while (*pp != NULL) {
+        struct na_addr *a = *pp;
+        if (atomic_load(&a->refcount) != 0) {
+            pp = &a->hash_next;
+            continue;
+        }
+        *pp = a->hash_next;
+        fi_av_remove(cls->av, &a->fi_addr, 1, 0);
+        free(a);
+    }
+}
+
+na_return_t
+na_ofi_addr_set_remove(na_class_t *na_class, na_addr_t addr)
+{
+    struct na_ofi_class *cls = na_class->plugin_class;
+    struct na_addr **pp;
+
+    pthread_mutex_lock(&cls->addr_lock);
+    pp = &cls->addr_hash[addr->hash % NA_OFI_ADDR_HASH_SIZE];
+    while (*pp != NULL && *pp != addr)
+        pp = &(*pp)->hash_next;
+    if (*pp == addr) {
+        *pp = addr->hash_next;
+        cls->addr_count--;
+        addr->hash_next = cls->addr_removed;
+        cls->addr_removed = addr;
+    }
+    pthread_mutex_unlock(&cls->addr_lock);
+    return NA_SUCCESS;
+}
+
 /*
  * Find or create the address object for `sin` and return a new reference.
  * A new peer is inserted into the address vector here, once.
@@ -161,6 +201,7 @@ na_ofi_addr_intern(struct na_ofi_class *cls, const struct sockaddr_in *sin,
         atomic_fetch_add(&a->refcount, 1);
         goto unlock;
     }
+    na_ofi_addr_sweep_removed(cls);
     if (cls->addr_count >= NA_OFI_ADDR_CACHE_MAX)
         na_ofi_addr_evict_one(cls, h);
     a = calloc(1, sizeof(*a));
@@ -223,6 +264,11 @@ na_ofi_addr_cache_destroy(struct na_ofi_class *cls)
         cls->addr_hash[i] = NULL;
     }
     cls->addr_count = 0;
+    while (cls->addr_removed != NULL) {
+        struct na_addr *next = cls->addr_removed->hash_next;
+        free(cls->addr_removed);
+        cls->addr_removed = next;
+    }
 }
 
 void

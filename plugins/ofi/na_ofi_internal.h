@@ -258,6 +258,7 @@ struct na_ofi_class {
     /* Unexpected receive buffers, posted for the class's lifetime. */
     struct na_ofi_rx_buf *rx_bufs;
     size_t rx_buf_count;
+    size_t multi_recv_op_max; /* multi-receive buffers to post; 0: default */
     void *rx_mem;
     atomic_bool rx_repost; /* some rx buffer has needs_post set */
     uint8_t hdr_template[NA_OFI_HDR_SIZE]; /* our header, tag left 0 */
@@ -266,6 +267,9 @@ struct na_ofi_class {
     pthread_mutex_t addr_lock;
     struct na_addr *addr_hash[NA_OFI_ADDR_HASH_SIZE];
     size_t addr_count;
+    /* Peers given to NA_Addr_set_remove(), out of the hash, linked by
+     * hash_next; freed (and removed from the AV) at zero references. */
+    struct na_addr *addr_removed;
 
     /* The class's contexts (and their unexpected queues), under rx_lock. */
     pthread_mutex_t rx_lock;
@@ -317,6 +321,7 @@ na_return_t na_ofi_addr_self(na_class_t *na_class, na_addr_t *addr);
 na_return_t na_ofi_addr_dup(na_class_t *na_class, na_addr_t addr,
                             na_addr_t *new_addr);
 bool na_ofi_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b);
+na_return_t na_ofi_addr_set_remove(na_class_t *na_class, na_addr_t addr);
 bool na_ofi_addr_is_self(na_class_t *na_class, na_addr_t addr);
 na_return_t na_ofi_addr_to_string(na_class_t *na_class, char *buf,
                                   size_t *buf_size, na_addr_t addr);

@@ -83,7 +83,8 @@ na_ofi_rx_bufs_post(struct na_ofi_class *cls)
     size_t count = NA_OFI_PLAIN_RECV_COUNT, size = msg_size;
 
     if (cls->multi_recv) {
-        count = NA_OFI_MULTI_RECV_COUNT;
+        count = cls->multi_recv_op_max ? cls->multi_recv_op_max
+                                       : NA_OFI_MULTI_RECV_COUNT;
         size = msg_size * NA_OFI_MULTI_RECV_MSGS;
     }
     cls->rx_bufs = calloc(count, sizeof(*cls->rx_bufs));

@@ -433,7 +433,7 @@ test_forward_self_no_loopback(void **state)
 
     ii.no_loopback = HG_TRUE;
     harness_class_name(env, "loop", name, sizeof(name));
-    cls = HG_Init_opt2(name, HG_TRUE, HG_VERSION, &ii);
+    cls = HG_Init_opt2(name, HG_TRUE, HG_VERSION(2, 4), &ii);
     assert_non_null(cls);
     ctx = HG_Context_create(cls);
     assert_non_null(ctx);
@@ -757,7 +757,8 @@ test_bad_args(void **state)
     assert_null(HG_Context_create(NULL));
     assert_null(HG_Context_create_id(NULL, 1));
     assert_hg_ret(HG_Context_destroy(NULL), HG_INVALID_ARG);
-    assert_hg_ret(HG_Version_get(NULL, NULL, NULL), HG_INVALID_ARG);
+    /* As in Mercury, NULL outputs are skipped. */
+    assert_hg_ok(HG_Version_get(NULL, NULL, NULL));
 
     assert_true(HG_Register_name(NULL, "x", NULL, NULL, NULL) == 0);
     assert_true(HG_Register_name(env->client, NULL, NULL, NULL, NULL) == 0);

@@ -153,6 +153,32 @@ test_steady_state_no_allocation(void **state)
 }
 
 /*
+ * An empty pool grows by request_post_incr handles at once: posting 1,000
+ * request receives with an increment of 256 allocates four batches (1,024
+ * handles), not one handle per receive.
+ */
+static void
+test_pool_grows_by_increment(void **state)
+{
+    (void) state;
+    struct hg_init_info info = HG_INIT_INFO_INITIALIZER;
+    struct hg_stats stats;
+    hg_class_t *hg_class;
+    hg_context_t *context;
+
+    info.request_post_init = 1000;
+    info.request_post_incr = 256;
+    hg_class = HG_Init_opt("sim://pool-grow", HG_TRUE, &info);
+    assert_non_null(hg_class);
+    context = HG_Context_create(hg_class);
+    assert_non_null(context);
+    assert_int_equal(HG_Class_get_stats(hg_class, &stats), HG_SUCCESS);
+    assert_int_equal(stats.handles_allocated, 1024);
+    assert_int_equal(HG_Context_destroy(context), HG_SUCCESS);
+    assert_int_equal(HG_Finalize(hg_class), HG_SUCCESS);
+}
+
+/*
  * On the simulated fabric, a single thread alternating HG_Progress() with a
  * generous timeout between client and server must not let virtual time run
  * ahead while the other side has work queued: 200 sequential RPCs over 1 us
@@ -302,6 +328,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_steady_state_no_allocation),
+        cmocka_unit_test(test_pool_grows_by_increment),
         cmocka_unit_test(test_virtual_time_not_inflated),
         cmocka_unit_test(test_respond_error),
         cmocka_unit_test(test_forward_from_threads),

@@ -1,0 +1,78 @@
+# Install the names other projects' build systems look for.
+#
+# Always: quicksilver.pc and a CMake package "quicksilver" whose
+# find_package(quicksilver) gives the imported target quicksilver::quicksilver.
+#
+# With QS_INSTALL_MERCURY_NAMES (default ON): the names of the libraries
+# Quicksilver stands in for, all resolving to libquicksilver:
+#   pkg-config: mercury.pc, na.pc, mercury_util.pc, margo.pc
+#   CMake:      find_package(mercury) -> targets mercury, na, mercury_util
+#               find_package(margo)   -> target margo
+# Turn it OFF on systems that also have the real Mercury or Margo installed
+# in the same prefix.
+option(QS_INSTALL_MERCURY_NAMES
+  "Install mercury/na/mercury_util/margo pkg-config and CMake package files" ON)
+
+include(CMakePackageConfigHelpers)
+
+# Versions of the APIs implemented (include/mercury_types.h, na_types.h).
+set(QS_MERCURY_VERSION 2.4.1)
+set(QS_NA_VERSION 6.0.0)
+set(QS_MERCURY_UTIL_VERSION 4.0.0)
+set(QS_MARGO_VERSION 0.22.0)
+
+# The .pc files find their prefix from where they are installed, so an
+# install with `cmake --install --prefix DIR` works wherever DIR is.
+set(QS_PC_REQUIRES "")
+file(RELATIVE_PATH QS_PC_RELATIVE_PREFIX
+  "/qs/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/qs")
+set(qs_pc_files quicksilver)
+configure_file(${PROJECT_SOURCE_DIR}/quicksilver.pc.in
+  ${PROJECT_BINARY_DIR}/pkgconfig/quicksilver.pc @ONLY)
+
+set(qs_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake)
+install(EXPORT QuicksilverTargets NAMESPACE quicksilver::
+  FILE quicksilver-targets.cmake DESTINATION ${qs_cmake_dir}/quicksilver)
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/quicksilver-config.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/quicksilver-config.cmake
+  INSTALL_DESTINATION ${qs_cmake_dir}/quicksilver)
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/cmake/quicksilver-config-version.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/quicksilver-config.cmake
+  ${PROJECT_BINARY_DIR}/cmake/quicksilver-config-version.cmake
+  DESTINATION ${qs_cmake_dir}/quicksilver)
+
+if(QS_INSTALL_MERCURY_NAMES)
+  # name;version;description for each stand-in pkg-config file.
+  set(qs_alias_mercury ${QS_MERCURY_VERSION} "Mercury RPC API (HG, HG_Bulk, proc)")
+  set(qs_alias_na ${QS_NA_VERSION} "Mercury network abstraction (NA) API")
+  set(qs_alias_mercury_util ${QS_MERCURY_UTIL_VERSION} "Mercury utilities (request helper)")
+  set(qs_alias_margo ${QS_MARGO_VERSION} "Margo API over Mercury")
+  foreach(name mercury na mercury_util margo)
+    list(GET qs_alias_${name} 0 QS_ALIAS_VERSION)
+    list(GET qs_alias_${name} 1 QS_ALIAS_DESCRIPTION)
+    set(QS_ALIAS_NAME ${name})
+    configure_file(${CMAKE_CURRENT_LIST_DIR}/alias.pc.in
+      ${PROJECT_BINARY_DIR}/pkgconfig/${name}.pc @ONLY)
+    list(APPEND qs_pc_files ${name})
+  endforeach()
+
+  # find_package(mercury) and find_package(margo): version and config files.
+  foreach(pkg mercury margo)
+    string(TOUPPER ${pkg} PKGU)
+    configure_file(${CMAKE_CURRENT_LIST_DIR}/${pkg}-config.cmake.in
+      ${PROJECT_BINARY_DIR}/cmake/${pkg}-config.cmake @ONLY)
+    write_basic_package_version_file(
+      ${PROJECT_BINARY_DIR}/cmake/${pkg}-config-version.cmake
+      VERSION ${QS_${PKGU}_VERSION} COMPATIBILITY SameMajorVersion)
+    install(FILES ${PROJECT_BINARY_DIR}/cmake/${pkg}-config.cmake
+      ${PROJECT_BINARY_DIR}/cmake/${pkg}-config-version.cmake
+      DESTINATION ${qs_cmake_dir}/${pkg})
+  endforeach()
+endif()
+
+foreach(pc ${qs_pc_files})
+  install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

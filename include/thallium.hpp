@@ -1,0 +1,24 @@
+/*
+ * Quicksilver's Thallium: the C++ layer over Margo, with Thallium's names
+ * (namespace thallium; programs write `namespace tl = thallium;`).
+ * Header-only; docs/thallium.md lists every name and how it maps onto
+ * Margo and HG.
+ */
+#ifndef THALLIUM_HPP
+#define THALLIUM_HPP
+
+#include <thallium/exception.hpp>
+#include <thallium/serialization/serialize.hpp>
+#include <thallium/endpoint.hpp>
+#include <thallium/bulk_mode.hpp>
+#include <thallium/bulk.hpp>
+#include <thallium/packed_data.hpp>
+#include <thallium/request.hpp>
+#include <thallium/async_response.hpp>
+#include <thallium/callable_remote_procedure.hpp>
+#include <thallium/remote_procedure.hpp>
+#include <thallium/engine.hpp>
+#include <thallium/provider_handle.hpp>
+#include <thallium/provider.hpp>
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * What every object of the layer shares about its engine: the Margo
+ * instance and whether it is still usable. Endpoints, bulks, requests and
+ * remote procedures hold a shared_ptr to it, so it outlives them all and an
+ * object used after its engine finalized throws instead of touching a
+ * freed instance.
+ */
+#ifndef THALLIUM_DETAIL_ENGINE_STATE_HPP
+#define THALLIUM_DETAIL_ENGINE_STATE_HPP
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <margo.h>
+
+#include <thallium/exception.hpp>
+
+namespace thallium
+{
+namespace detail
+{
+
+struct engine_state {
+    margo_instance_id mid = MARGO_INSTANCE_NULL;
+    /* Set once Margo has started tearing the instance down (seen through
+     * the finalize callback the engine pushes) or once a finalize call
+     * from outside any handler returned. */
+    std::atomic<bool> finalized{false};
+    /* finalize() was asked for; the instance may still be up until the
+     * thread that owns the shutdown runs it. */
+    std::atomic<bool> finalize_requested{false};
+
+    /* Finalize callbacks of the C++ layer, run in reverse push order when
+     * the instance finalizes. Guarded by `lock`. */
+    std::mutex lock;
+    std::vector<std::pair<const void *, std::function<void()>>> finalize_cbs;
+
+    margo_instance_id checked_mid(const char *what) const
+    {
+        if (mid == MARGO_INSTANCE_NULL)
+            throw exception(std::string(what) + ": the engine is null",
+                            HG_INVALID_ARG);
+        if (finalized.load())
+            throw exception(std::string(what) + ": the engine is finalized",
+                            HG_CANCELED);
+        return mid;
+    }
+};
+
+/* How many handlers of any engine the calling thread is running: a
+ * finalize() from inside one only records the request (Margo finishes it
+ * in the thread that waits for finalize). */
+inline int &
+handler_depth()
+{
+    static thread_local int depth = 0;
+    return depth;
+}
+
+} // namespace detail
+} // namespace thallium
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * tl::request: what a handler receives first. It answers the origin
+ * (respond(values...)), says who sent it (get_endpoint()) and gives the
+ * raw arguments (get_input()). Copies share the request; the handle is
+ * released when the last copy goes, so a handler may keep a copy and
+ * respond later.
+ */
+#ifndef THALLIUM_REQUEST_HPP
+#define THALLIUM_REQUEST_HPP
+
+#include <cstdint>
+#include <memory>
+
+#include <thallium/detail/handle_ref.hpp>
+#include <thallium/detail/provider_id.hpp>
+#include <thallium/endpoint.hpp>
+#include <thallium/packed_data.hpp>
+#include <thallium/proc_object.hpp>
+
+namespace thallium
+{
+
+template <typename... CtxArg> class request_with_context
+{
+  public:
+    request_with_context() = default;
+    explicit request_with_context(std::shared_ptr<detail::handle_ref> ref)
+        : m_ref(std::move(ref))
+    {
+    }
+
+    /* Send the response: the values are encoded as the origin's
+     * operator() result. Throws when the RPC is one-way or already
+     * answered, or when the response could not be sent. */
+    template <typename... T> void respond(const T &...values) const
+    {
+        margo_instance_id mid = check_respond();
+        detail::output_proc<T...> out(mid, values...);
+        hg_return_t ret = margo_respond(m_ref->handle, &out);
+        out.rethrow();
+        MARGO_ASSERT(ret, margo_respond);
+    }
+
+    endpoint get_endpoint() const
+    {
+        const struct hg_info *info = margo_get_info(handle());
+        if (info == nullptr)
+            throw exception("request has no handle", HG_INVALID_ARG);
+        return endpoint(m_ref->state, info->addr, false);
+    }
+
+    packed_data<CtxArg...> get_input() const
+    {
+        return packed_data<CtxArg...>(m_ref, true);
+    }
+
+    /* The provider the request was sent to (0 for plain RPCs). */
+    std::uint16_t get_provider_id() const
+    {
+        const struct hg_info *info = margo_get_info(handle());
+        return info == nullptr ? 0 : detail::provider_id_of(info->id);
+    }
+
+    hg_handle_t native_handle() const noexcept
+    {
+        return m_ref ? m_ref->handle : HG_HANDLE_NULL;
+    }
+    bool is_null() const noexcept
+    {
+        return m_ref == nullptr;
+    }
+    margo_instance_id get_margo_instance() const
+    {
+        handle();
+        return m_ref->state->checked_mid("request");
+    }
+
+  private:
+    hg_handle_t handle() const
+    {
+        if (!m_ref)
+            throw exception("null request", HG_INVALID_ARG);
+        return m_ref->handle;
+    }
+    margo_instance_id check_respond() const
+    {
+        handle();
+        margo_instance_id mid = m_ref->state->checked_mid("respond");
+        if (m_ref->disabled_response)
+            throw exception("respond() on an RPC defined with "
+                            "disable_response()",
+                            HG_OPNOTSUPPORTED);
+        if (m_ref->responded.exchange(true))
+            throw exception("request already answered", HG_BUSY);
+        return mid;
+    }
+
+    std::shared_ptr<detail::handle_ref> m_ref;
+};
+
+using request = request_with_context<>;
+
+} // namespace thallium
+
+#endif

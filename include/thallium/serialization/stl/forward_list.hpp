@@ -1,0 +1,7 @@
+/* Serialization of std::forward_list: cereal's support, over the layer's
+ * archives. */
+#ifndef THALLIUM_SERIALIZATION_STL_FORWARD_LIST_HPP
+#define THALLIUM_SERIALIZATION_STL_FORWARD_LIST_HPP
+#include <thallium/serialization/archives.hpp>
+#include <cereal/types/forward_list.hpp>
+#endif

@@ -1,0 +1,6 @@
+/* Serialization of std::map: cereal's support, over the layer's archives. */
+#ifndef THALLIUM_SERIALIZATION_STL_MAP_HPP
+#define THALLIUM_SERIALIZATION_STL_MAP_HPP
+#include <thallium/serialization/archives.hpp>
+#include <cereal/types/map.hpp>
+#endif

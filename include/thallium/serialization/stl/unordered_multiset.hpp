@@ -1,0 +1,7 @@
+/* Serialization of std::unordered_multiset: cereal's support, over the layer's
+ * archives. */
+#ifndef THALLIUM_SERIALIZATION_STL_UNORDERED_MULTISET_HPP
+#define THALLIUM_SERIALIZATION_STL_UNORDERED_MULTISET_HPP
+#include <thallium/serialization/archives.hpp>
+#include <cereal/types/unordered_set.hpp>
+#endif

@@ -1,0 +1,158 @@
+/*
+ * Argobots' names on pthreads: the objects behind the handles and the
+ * scheduler state they share.
+ *
+ * One process-wide scheduler lock (abt_g.lock) guards every field marked
+ * (S): the pool queues and counters, the execution-stream worker counts,
+ * the scheduler's pool lists and the list of execution streams. It is held
+ * briefly and never while user code runs. Blocking objects (eventuals,
+ * futures, thread termination) sleep in a "parking lot" of mutex and
+ * condition pairs hashed by the object's address; mutexes, condition
+ * variables, rwlocks and barriers carry their own pthread objects. Lock
+ * order: a parking-lot bucket or a user-visible lock first, then the
+ * scheduler lock, never the other way round.
+ */
+#ifndef QS_ABT_INTERNAL_H
+#define QS_ABT_INTERNAL_H
+
+#include "abt.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+struct abt_worker;
+
+struct ABT_pool_opaque {
+    ABT_thread head, tail; /* (S) FIFO of waiting ULTs, linked by next */
+    size_t queued;         /* (S) ULTs waiting                          */
+    size_t active;         /* (S) ULTs popped and not yet ended         */
+    int sched_refs;        /* (S) schedulers listing this pool          */
+    ABT_pool_kind kind;
+    ABT_pool_access access;
+    ABT_bool automatic; /* freed with the last scheduler using it */
+    int id;
+    void *data; /* (S) ABT_pool_set_data */
+};
+
+struct ABT_sched_opaque {
+    ABT_sched_predef predef;
+    int num_pools;     /* (S) */
+    ABT_pool *pools;   /* (S) in priority order */
+    ABT_xstream owner; /* (S) the stream running it, or NULL */
+};
+
+struct ABT_xstream_opaque {
+    int rank;
+    int primary;
+    ABT_sched sched;         /* (S) */
+    int join_req;            /* (S) drain, then let workers exit */
+    int terminated;          /* (S) joined: no worker left */
+    int workers;             /* (S) live workers (the primary thread counts) */
+    int blocked;             /* (S) workers blocked in a sync call */
+    int idle;                /* (S) workers sleeping on wake */
+    int spares_started;      /* (S) statistic: spare workers ever started */
+    pthread_cond_t wake;     /* idle workers sleep here (scheduler lock) */
+    pthread_cond_t done;     /* broadcast when a worker exits */
+    struct abt_worker *base; /* the stream's own worker (NULL: primary) */
+    struct abt_worker *dead; /* (S) exited spares not yet joined */
+    ABT_xstream next;        /* (S) list of all streams */
+};
+
+struct abt_worker {
+    pthread_t tid;
+    ABT_xstream xs;
+    int spare;
+    struct abt_worker *next; /* (S) dead list */
+};
+
+struct abt_key_val {
+    int key; /* the key's id */
+    void *value;
+};
+
+struct ABT_thread_opaque {
+    ABT_thread next; /* (S) pool queue link */
+    void (*func)(void *);
+    void *arg;
+    ABT_pool pool;  /* (S) pool it was pushed to */
+    ABT_xstream xs; /* atomic: last stream that ran it */
+    ABT_unit_id id;
+    int state; /* atomic ABT_thread_state; TERMINATED set under its park */
+    int named; /* the user holds the handle and frees it */
+    int primary;
+    int in_run; /* running under abt_run: ABT_thread_exit may leave */
+    size_t stacksize;
+    jmp_buf exit_env;
+    struct abt_key_val *keys; /* abt_g.key_lock */
+    int nkeys;
+};
+
+struct ABT_thread_attr_opaque {
+    size_t stacksize;
+    void *stackaddr;
+};
+
+struct ABT_key_opaque {
+    int id; /* index in the key registry (abt_self.c) */
+};
+
+/* What the calling pthread is: a worker of xs running thread, the primary
+ * thread (xs = primary stream, thread = primary ULT), or nothing. */
+struct abt_self {
+    ABT_xstream xs;
+    ABT_thread thread;
+    struct abt_worker *worker;
+};
+extern _Thread_local struct abt_self abt_self;
+
+struct abt_global {
+    pthread_mutex_t lock; /* the scheduler lock */
+    pthread_mutex_t key_lock;
+    int init_count;          /* (S) */
+    ABT_xstream primary;     /* (S) */
+    ABT_xstream xstreams;    /* (S) */
+    int num_xstreams;        /* (S) not yet joined */
+    uint64_t next_thread_id; /* atomic */
+    int next_pool_id;        /* atomic */
+    size_t stacksize;        /* default ULT stack size reported */
+};
+extern struct abt_global abt_g;
+
+/* Parking lot. */
+struct abt_park {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+};
+struct abt_park *abt_park_of(const void *addr);
+/* With pk->m held: returns 0 once done(ctx) holds, ETIMEDOUT if abstime
+ * (realtime clock, may be NULL) passes first; counts as blocking. */
+int abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
+                  const struct timespec *abstime);
+
+/* The caller is about to block / has stopped blocking. On a worker (or the
+ * primary thread) this keeps the stream's count of blocked workers and
+ * starts a spare worker when the stream would otherwise be stuck. */
+void abt_block_begin(void);
+void abt_block_end(void);
+
+/* Scheduler-lock helpers. */
+int abt_initialized(void);
+void abt_pool_push_locked(ABT_pool pool, ABT_thread t);
+int abt_xs_has_work_locked(ABT_xstream xs);
+void abt_xs_grow_if_stuck_locked(ABT_xstream xs);
+void abt_xs_reap_locked(ABT_xstream xs, struct abt_worker **out);
+void abt_reap_join(struct abt_worker *list);
+int abt_sched_uses_pool_locked(ABT_sched s, ABT_pool pool);
+void abt_sched_release_locked(ABT_sched s, ABT_pool *to_free, int *nfree);
+int abt_xs_start(ABT_xstream xs);
+int abt_sched_destroy(ABT_sched s, int owned);
+
+/* Runs a popped ULT on the calling worker and ends it. */
+void abt_run(ABT_thread t);
+/* Frees a ULT's key values (calling destructors) and the ULT. */
+void abt_thread_destroy(ABT_thread t);
+ABT_thread abt_thread_new(void (*func)(void *), void *arg,
+                          ABT_thread_attr attr);
+
+#endif

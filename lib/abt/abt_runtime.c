@@ -1,0 +1,465 @@
+/*
+ * Argobots' runtime on pthreads: initialization, the worker loop of an
+ * execution stream, and the rule that keeps a stream from getting stuck.
+ *
+ * A stream is stuck when every one of its workers is blocked inside a
+ * synchronization call (workers == blocked) while one of its pools holds a
+ * waiting ULT: with Argobots' user-level context switches the blocked ULTs
+ * would have been set aside and the waiting one run. Here the stream
+ * starts a spare worker pthread instead. The check runs where the
+ * condition can become true: when a worker starts blocking, and when work
+ * is pushed to a pool. A spare worker exits once it finds no work while
+ * another worker of its stream is not blocked, so the number of workers
+ * falls back to one when the blocking ends.
+ */
+#include "abt/abt_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct abt_global abt_g = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .key_lock = PTHREAD_MUTEX_INITIALIZER,
+    .stacksize = 16384,
+};
+_Thread_local struct abt_self abt_self;
+
+#define ABT_PARK_BUCKETS 64
+static struct abt_park park_lot[ABT_PARK_BUCKETS];
+static pthread_once_t park_once = PTHREAD_ONCE_INIT;
+
+static void
+park_init(void)
+{
+    for (int i = 0; i < ABT_PARK_BUCKETS; i++) {
+        pthread_mutex_init(&park_lot[i].m, NULL);
+        pthread_cond_init(&park_lot[i].cv, NULL);
+    }
+}
+
+struct abt_park *
+abt_park_of(const void *addr)
+{
+    pthread_once(&park_once, park_init);
+    uintptr_t h = (uintptr_t) addr;
+    h ^= h >> 17;
+    h *= 0x9e3779b97f4a7c15ull;
+    return &park_lot[(h >> 32) % ABT_PARK_BUCKETS];
+}
+
+int
+abt_initialized(void)
+{
+    pthread_mutex_lock(&abt_g.lock);
+    int r = abt_g.init_count > 0;
+    pthread_mutex_unlock(&abt_g.lock);
+    return r;
+}
+
+int
+abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
+              const struct timespec *abstime)
+{
+    if (done(ctx))
+        return 0;
+    abt_block_begin();
+    int rc = 0;
+    while (!done(ctx) && rc != ETIMEDOUT) {
+        if (abstime)
+            rc = pthread_cond_timedwait(&pk->cv, &pk->m, abstime);
+        else
+            rc = pthread_cond_wait(&pk->cv, &pk->m);
+    }
+    int ok = done(ctx);
+    abt_block_end();
+    return ok ? 0 : ETIMEDOUT;
+}
+
+/* ---- the worker loop ---------------------------------------------------- */
+
+static ABT_thread
+pop_locked(ABT_xstream xs)
+{
+    ABT_sched s = xs->sched;
+    for (int i = 0; s && i < s->num_pools; i++) {
+        ABT_pool p = s->pools[i];
+        ABT_thread t = p->head;
+        if (!t)
+            continue;
+        p->head = t->next;
+        if (!p->head)
+            p->tail = NULL;
+        t->next = NULL;
+        p->queued--;
+        p->active++;
+        return t;
+    }
+    return NULL;
+}
+
+int
+abt_xs_has_work_locked(ABT_xstream xs)
+{
+    ABT_sched s = xs->sched;
+    for (int i = 0; s && i < s->num_pools; i++)
+        if (s->pools[i]->queued)
+            return 1;
+    return 0;
+}
+
+static void *
+worker_main(void *arg)
+{
+    struct abt_worker *w = arg;
+    ABT_xstream xs = w->xs;
+    abt_self.xs = xs;
+    abt_self.worker = w;
+    abt_self.thread = NULL;
+
+    pthread_mutex_lock(&abt_g.lock);
+    for (;;) {
+        ABT_thread t = pop_locked(xs);
+        if (t) {
+            pthread_mutex_unlock(&abt_g.lock);
+            abt_run(t);
+            pthread_mutex_lock(&abt_g.lock);
+            continue;
+        }
+        if (xs->join_req)
+            break;
+        if (w->spare && xs->workers - xs->blocked > 1)
+            break;
+        xs->idle++;
+        pthread_cond_wait(&xs->wake, &abt_g.lock);
+        xs->idle--;
+    }
+    xs->workers--;
+    if (w->spare) {
+        w->next = xs->dead;
+        xs->dead = w;
+    }
+    pthread_cond_broadcast(&xs->done);
+    pthread_mutex_unlock(&abt_g.lock);
+    return NULL;
+}
+
+static int
+start_worker_locked(ABT_xstream xs, int spare)
+{
+    struct abt_worker *w = calloc(1, sizeof(*w));
+    if (!w)
+        return ABT_ERR_MEM;
+    w->xs = xs;
+    w->spare = spare;
+    xs->workers++;
+    if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+        xs->workers--;
+        free(w);
+        return ABT_ERR_SYS;
+    }
+    if (spare)
+        xs->spares_started++;
+    else
+        xs->base = w;
+    return ABT_SUCCESS;
+}
+
+int
+abt_xs_start(ABT_xstream xs)
+{
+    pthread_mutex_lock(&abt_g.lock);
+    int ret = start_worker_locked(xs, 0);
+    pthread_mutex_unlock(&abt_g.lock);
+    return ret;
+}
+
+void
+abt_xs_grow_if_stuck_locked(ABT_xstream xs)
+{
+    if (xs->terminated || xs->workers - xs->blocked > 0 ||
+        !abt_xs_has_work_locked(xs))
+        return;
+    /* On failure the work waits for a worker to unblock: nothing better
+     * to do without a thread to run it. */
+    (void) start_worker_locked(xs, 1);
+}
+
+/* Hands the list of exited spare workers to the caller, who joins them
+ * with abt_reap_join after dropping the scheduler lock. */
+void
+abt_xs_reap_locked(ABT_xstream xs, struct abt_worker **out)
+{
+    struct abt_worker *w = xs->dead;
+    xs->dead = NULL;
+    while (w) {
+        struct abt_worker *n = w->next;
+        w->next = *out;
+        *out = w;
+        w = n;
+    }
+}
+
+void
+abt_reap_join(struct abt_worker *list)
+{
+    while (list) {
+        struct abt_worker *n = list->next;
+        pthread_join(list->tid, NULL);
+        free(list);
+        list = n;
+    }
+}
+
+void
+abt_block_begin(void)
+{
+    ABT_xstream xs = abt_self.xs;
+    if (!xs)
+        return;
+    if (abt_self.thread)
+        __atomic_store_n(&abt_self.thread->state, ABT_THREAD_STATE_BLOCKED,
+                         __ATOMIC_RELAXED);
+    pthread_mutex_lock(&abt_g.lock);
+    xs->blocked++;
+    abt_xs_grow_if_stuck_locked(xs);
+    pthread_mutex_unlock(&abt_g.lock);
+}
+
+void
+abt_block_end(void)
+{
+    ABT_xstream xs = abt_self.xs;
+    if (!xs)
+        return;
+    struct abt_worker *dead = NULL;
+    if (abt_self.thread)
+        __atomic_store_n(&abt_self.thread->state, ABT_THREAD_STATE_RUNNING,
+                         __ATOMIC_RELAXED);
+    pthread_mutex_lock(&abt_g.lock);
+    xs->blocked--;
+    /* Idle spares recheck whether they are still needed. */
+    if (xs->idle)
+        pthread_cond_broadcast(&xs->wake);
+    if (xs->dead)
+        abt_xs_reap_locked(xs, &dead);
+    pthread_mutex_unlock(&abt_g.lock);
+    abt_reap_join(dead);
+}
+
+/* ---- init / finalize ---------------------------------------------------- */
+
+static int
+primary_create(void)
+{
+    ABT_pool pool = ABT_POOL_NULL;
+    ABT_sched sched = ABT_SCHED_NULL;
+    ABT_xstream xs = NULL;
+    ABT_thread t = NULL;
+    int ret = ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC,
+                                    ABT_TRUE, &pool);
+    if (ret != ABT_SUCCESS)
+        return ret;
+    ret = ABT_sched_create_basic(ABT_SCHED_DEFAULT, 1, &pool,
+                                 ABT_SCHED_CONFIG_NULL, &sched);
+    if (ret != ABT_SUCCESS)
+        goto free_pool;
+    xs = calloc(1, sizeof(*xs));
+    t = abt_thread_new(NULL, NULL, ABT_THREAD_ATTR_NULL);
+    if (!xs || !t) {
+        ret = ABT_ERR_MEM;
+        goto free_sched;
+    }
+    pthread_cond_init(&xs->wake, NULL);
+    pthread_cond_init(&xs->done, NULL);
+    xs->rank = 0;
+    xs->primary = 1;
+    xs->workers = 1; /* the primary thread itself */
+    t->primary = 1;
+    t->named = 1;
+    t->state = ABT_THREAD_STATE_RUNNING;
+    t->xs = xs;
+
+    pthread_mutex_lock(&abt_g.lock);
+    xs->sched = sched;
+    sched->owner = xs;
+    xs->next = abt_g.xstreams;
+    abt_g.xstreams = xs;
+    abt_g.primary = xs;
+    abt_g.num_xstreams = 1;
+    pthread_mutex_unlock(&abt_g.lock);
+    abt_self.xs = xs;
+    abt_self.thread = t;
+    abt_self.worker = NULL;
+    return ABT_SUCCESS;
+
+free_sched:
+    free(xs);
+    free(t);
+    ABT_sched_free(&sched);
+free_pool:
+    ABT_pool_free(&pool);
+    return ret;
+}
+
+int
+ABT_init(int argc, char **argv)
+{
+    (void) argc;
+    (void) argv;
+    pthread_mutex_lock(&abt_g.lock);
+    if (abt_g.init_count++ > 0) {
+        pthread_mutex_unlock(&abt_g.lock);
+        return ABT_SUCCESS;
+    }
+    pthread_mutex_unlock(&abt_g.lock);
+    const char *ss = getenv("ABT_THREAD_STACKSIZE");
+    if (ss && atol(ss) > 0)
+        abt_g.stacksize = (size_t) atol(ss);
+    int ret = primary_create();
+    if (ret != ABT_SUCCESS) {
+        pthread_mutex_lock(&abt_g.lock);
+        abt_g.init_count = 0;
+        pthread_mutex_unlock(&abt_g.lock);
+    }
+    return ret;
+}
+
+int
+ABT_initialized(void)
+{
+    return abt_initialized() ? ABT_SUCCESS : ABT_ERR_UNINITIALIZED;
+}
+
+/* The primary thread waits, as a blocked worker of the primary stream,
+ * until the primary pools are drained and the spares have exited. */
+static void
+primary_drain(ABT_xstream xs)
+{
+    struct abt_worker *dead = NULL;
+    pthread_mutex_lock(&abt_g.lock);
+    xs->join_req = 1;
+    xs->blocked++;
+    for (;;) {
+        abt_xs_grow_if_stuck_locked(xs);
+        if (xs->workers == 1 && !abt_xs_has_work_locked(xs))
+            break;
+        pthread_cond_broadcast(&xs->wake);
+        pthread_cond_wait(&xs->done, &abt_g.lock);
+    }
+    xs->blocked--;
+    abt_xs_reap_locked(xs, &dead);
+    pthread_mutex_unlock(&abt_g.lock);
+    abt_reap_join(dead);
+}
+
+int
+ABT_finalize(void)
+{
+    pthread_mutex_lock(&abt_g.lock);
+    if (abt_g.init_count == 0) {
+        pthread_mutex_unlock(&abt_g.lock);
+        return ABT_ERR_UNINITIALIZED;
+    }
+    ABT_xstream primary = abt_g.primary;
+    if (abt_self.xs != primary || abt_self.worker) {
+        pthread_mutex_unlock(&abt_g.lock);
+        return ABT_ERR_INV_XSTREAM;
+    }
+    if (--abt_g.init_count > 0) {
+        pthread_mutex_unlock(&abt_g.lock);
+        return ABT_SUCCESS;
+    }
+    pthread_mutex_unlock(&abt_g.lock);
+
+    /* Streams the program left running are joined and freed, newest
+     * first, as Argobots' finalize does. */
+    for (;;) {
+        pthread_mutex_lock(&abt_g.lock);
+        ABT_xstream xs = abt_g.xstreams;
+        while (xs && xs->primary)
+            xs = xs->next;
+        pthread_mutex_unlock(&abt_g.lock);
+        if (!xs)
+            break;
+        ABT_xstream_free(&xs);
+    }
+    primary_drain(primary);
+
+    pthread_mutex_lock(&abt_g.lock);
+    abt_g.xstreams = NULL;
+    abt_g.primary = NULL;
+    abt_g.num_xstreams = 0;
+    ABT_pool to_free[64];
+    int nfree = 0;
+    abt_sched_release_locked(primary->sched, to_free, &nfree);
+    pthread_mutex_unlock(&abt_g.lock);
+    for (int i = 0; i < nfree; i++)
+        ABT_pool_free(&to_free[i]);
+    free(primary->sched->pools);
+    free(primary->sched);
+    pthread_cond_destroy(&primary->wake);
+    pthread_cond_destroy(&primary->done);
+    abt_thread_destroy(abt_self.thread);
+    free(primary);
+    abt_self.xs = NULL;
+    abt_self.thread = NULL;
+    return ABT_SUCCESS;
+}
+
+double
+ABT_get_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+int
+ABT_info_query_config(ABT_info_query_kind query_kind, void *val)
+{
+    if (!val)
+        return ABT_ERR_INV_ARG;
+    switch (query_kind) {
+    case ABT_INFO_QUERY_KIND_ENABLED_CHECK_ERROR:
+    case ABT_INFO_QUERY_KIND_ENABLED_EXTERNAL_THREAD:
+    case ABT_INFO_QUERY_KIND_ENABLED_SCHED_SLEEP:
+        *(ABT_bool *) val = ABT_TRUE;
+        return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_ENABLED_DEBUG:
+    case ABT_INFO_QUERY_KIND_ENABLED_PRINT_ERRNO:
+    case ABT_INFO_QUERY_KIND_ENABLED_LOG:
+    case ABT_INFO_QUERY_KIND_ENABLED_VALGRIND:
+    case ABT_INFO_QUERY_KIND_ENABLED_CHECK_POOL_PRODUCER:
+    case ABT_INFO_QUERY_KIND_ENABLED_CHECK_POOL_CONSUMER:
+    case ABT_INFO_QUERY_KIND_ENABLED_PRESERVE_FPU:
+    case ABT_INFO_QUERY_KIND_ENABLED_THREAD_CANCEL:
+    case ABT_INFO_QUERY_KIND_ENABLED_TASK_CANCEL:
+    case ABT_INFO_QUERY_KIND_ENABLED_MIGRATION:
+    case ABT_INFO_QUERY_KIND_ENABLED_STACKABLE_SCHED:
+    case ABT_INFO_QUERY_KIND_ENABLED_PRINT_CONFIG:
+    case ABT_INFO_QUERY_KIND_ENABLED_AFFINITY:
+    case ABT_INFO_QUERY_KIND_ENABLED_TOOL:
+    case ABT_INFO_QUERY_KIND_FCONTEXT:
+    case ABT_INFO_QUERY_KIND_DYNAMIC_PROMOTION:
+    case ABT_INFO_QUERY_KIND_ENABLED_STACK_UNWIND:
+    case ABT_INFO_QUERY_KIND_ENABLED_STACK_OVERFLOW_CHECK:
+    case ABT_INFO_QUERY_KIND_ENABLED_LAZY_STACK_ALLOC:
+        *(ABT_bool *) val = ABT_FALSE;
+        return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_MAX_NUM_XSTREAMS:
+        *(unsigned int *) val = 0x7fffffffu;
+        return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_DEFAULT_THREAD_STACKSIZE:
+    case ABT_INFO_QUERY_KIND_DEFAULT_SCHED_STACKSIZE:
+        *(size_t *) val = abt_g.stacksize;
+        return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_DEFAULT_SCHED_EVENT_FREQ:
+    case ABT_INFO_QUERY_KIND_DEFAULT_SCHED_SLEEP_NSEC:
+        *(uint64_t *) val = 0;
+        return ABT_SUCCESS;
+    default:
+        return ABT_ERR_INV_QUERY_KIND;
+    }
+}

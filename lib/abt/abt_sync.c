@@ -1,0 +1,488 @@
+/*
+ * Mutexes, condition variables, readers-writer locks and barriers on
+ * their pthread counterparts. Every call that may sleep first tries
+ * without sleeping, and only a real wait counts the caller as a blocked
+ * worker (abt_block_begin), which is what lets a stream whose workers all
+ * wait start a spare one.
+ *
+ * A mutex and a condition variable fit in Argobots' 64-byte static
+ * memory (ABT_mutex_memory, ABT_cond_memory) and all-zero memory is a
+ * valid unlocked mutex / idle condition variable (glibc's static
+ * initializers are zero). The recursive flag is the first int, as in
+ * ABT_RECURSIVE_MUTEX_INITIALIZER. Recursion is tracked here rather than
+ * by pthreads so a statically initialized mutex can be recursive; its
+ * owner is the calling pthread, which is the calling ULT since a ULT runs
+ * to completion on one pthread.
+ */
+#include "abt/abt_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+struct ABT_mutex_opaque {
+    int recursive;  /* first int of ABT_RECURSIVE_MUTEX_INITIALIZER */
+    int dynamic;    /* from ABT_mutex_create: ABT_mutex_free releases it */
+    unsigned count; /* recursion depth (owner only) */
+    int pad;
+    uintptr_t owner; /* atomic: &abt_self of the holder, recursive only */
+    pthread_mutex_t m;
+};
+_Static_assert(sizeof(struct ABT_mutex_opaque) <= sizeof(ABT_mutex_memory),
+               "ABT_mutex must fit ABT_mutex_memory");
+
+struct ABT_mutex_attr_opaque {
+    ABT_bool recursive;
+};
+
+struct ABT_cond_opaque {
+    pthread_cond_t cv;
+    int dynamic;
+};
+_Static_assert(sizeof(struct ABT_cond_opaque) <= sizeof(ABT_cond_memory),
+               "ABT_cond must fit ABT_cond_memory");
+
+struct ABT_rwlock_opaque {
+    pthread_rwlock_t rw;
+};
+
+struct ABT_barrier_opaque {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    uint32_t num_waiters;
+    uint32_t arrived;
+    uint64_t generation;
+};
+
+static uintptr_t
+me(void)
+{
+    return (uintptr_t) &abt_self;
+}
+
+/* ---- mutexes ------------------------------------------------------------- */
+
+int
+ABT_mutex_create_with_attr(ABT_mutex_attr attr, ABT_mutex *newmutex)
+{
+    if (!newmutex)
+        return ABT_ERR_INV_ARG;
+    ABT_mutex m = calloc(1, sizeof(*m));
+    if (!m)
+        return ABT_ERR_MEM;
+    if (pthread_mutex_init(&m->m, NULL) != 0) {
+        free(m);
+        return ABT_ERR_SYS;
+    }
+    m->dynamic = 1;
+    m->recursive = attr && attr->recursive;
+    *newmutex = m;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_mutex_create(ABT_mutex *newmutex)
+{
+    return ABT_mutex_create_with_attr(ABT_MUTEX_ATTR_NULL, newmutex);
+}
+
+int
+ABT_mutex_free(ABT_mutex *mutex)
+{
+    if (!mutex || !*mutex || !(*mutex)->dynamic)
+        return ABT_ERR_INV_MUTEX;
+    pthread_mutex_destroy(&(*mutex)->m);
+    free(*mutex);
+    *mutex = ABT_MUTEX_NULL;
+    return ABT_SUCCESS;
+}
+
+static int
+mutex_reenter(ABT_mutex m)
+{
+    if (m->recursive && __atomic_load_n(&m->owner, __ATOMIC_RELAXED) == me()) {
+        m->count++;
+        return 1;
+    }
+    return 0;
+}
+
+static void
+mutex_acquired(ABT_mutex m)
+{
+    if (m->recursive) {
+        __atomic_store_n(&m->owner, me(), __ATOMIC_RELAXED);
+        m->count = 1;
+    }
+}
+
+int
+ABT_mutex_lock(ABT_mutex mutex)
+{
+    if (!mutex)
+        return ABT_ERR_INV_MUTEX;
+    if (mutex_reenter(mutex))
+        return ABT_SUCCESS;
+    if (pthread_mutex_trylock(&mutex->m) != 0) {
+        abt_block_begin();
+        int rc = pthread_mutex_lock(&mutex->m);
+        abt_block_end();
+        if (rc != 0)
+            return ABT_ERR_MUTEX;
+    }
+    mutex_acquired(mutex);
+    return ABT_SUCCESS;
+}
+
+int
+ABT_mutex_lock_high(ABT_mutex mutex)
+{
+    return ABT_mutex_lock(mutex);
+}
+
+int
+ABT_mutex_lock_low(ABT_mutex mutex)
+{
+    return ABT_mutex_lock(mutex);
+}
+
+int
+ABT_mutex_spinlock(ABT_mutex mutex)
+{
+    return ABT_mutex_lock(mutex);
+}
+
+int
+ABT_mutex_trylock(ABT_mutex mutex)
+{
+    if (!mutex)
+        return ABT_ERR_INV_MUTEX;
+    if (mutex_reenter(mutex))
+        return ABT_SUCCESS;
+    int rc = pthread_mutex_trylock(&mutex->m);
+    if (rc == EBUSY)
+        return ABT_ERR_MUTEX_LOCKED;
+    if (rc != 0)
+        return ABT_ERR_MUTEX;
+    mutex_acquired(mutex);
+    return ABT_SUCCESS;
+}
+
+int
+ABT_mutex_unlock(ABT_mutex mutex)
+{
+    if (!mutex)
+        return ABT_ERR_INV_MUTEX;
+    if (mutex->recursive) {
+        if (__atomic_load_n(&mutex->owner, __ATOMIC_RELAXED) != me())
+            return ABT_ERR_MUTEX;
+        if (--mutex->count > 0)
+            return ABT_SUCCESS;
+        __atomic_store_n(&mutex->owner, 0, __ATOMIC_RELAXED);
+    }
+    return pthread_mutex_unlock(&mutex->m) == 0 ? ABT_SUCCESS : ABT_ERR_MUTEX;
+}
+
+int
+ABT_mutex_unlock_se(ABT_mutex mutex)
+{
+    return ABT_mutex_unlock(mutex);
+}
+
+int
+ABT_mutex_unlock_de(ABT_mutex mutex)
+{
+    return ABT_mutex_unlock(mutex);
+}
+
+int
+ABT_mutex_equal(ABT_mutex mutex1, ABT_mutex mutex2, ABT_bool *result)
+{
+    if (!result)
+        return ABT_ERR_INV_ARG;
+    *result = mutex1 == mutex2 ? ABT_TRUE : ABT_FALSE;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_mutex_attr_create(ABT_mutex_attr *newattr)
+{
+    if (!newattr)
+        return ABT_ERR_INV_ARG;
+    ABT_mutex_attr a = calloc(1, sizeof(*a));
+    if (!a)
+        return ABT_ERR_MEM;
+    *newattr = a;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_mutex_attr_free(ABT_mutex_attr *attr)
+{
+    if (!attr || !*attr)
+        return ABT_ERR_INV_MUTEX_ATTR;
+    free(*attr);
+    *attr = ABT_MUTEX_ATTR_NULL;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_mutex_attr_set_recursive(ABT_mutex_attr attr, ABT_bool recursive)
+{
+    if (!attr)
+        return ABT_ERR_INV_MUTEX_ATTR;
+    attr->recursive = recursive ? ABT_TRUE : ABT_FALSE;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_mutex_attr_get_recursive(ABT_mutex_attr attr, ABT_bool *recursive)
+{
+    if (!attr)
+        return ABT_ERR_INV_MUTEX_ATTR;
+    if (!recursive)
+        return ABT_ERR_INV_ARG;
+    *recursive = attr->recursive;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_mutex_get_attr(ABT_mutex mutex, ABT_mutex_attr *attr)
+{
+    if (!mutex)
+        return ABT_ERR_INV_MUTEX;
+    int ret = ABT_mutex_attr_create(attr);
+    if (ret == ABT_SUCCESS)
+        (*attr)->recursive = mutex->recursive ? ABT_TRUE : ABT_FALSE;
+    return ret;
+}
+
+/* ---- condition variables ------------------------------------------------- */
+
+int
+ABT_cond_create(ABT_cond *newcond)
+{
+    if (!newcond)
+        return ABT_ERR_INV_ARG;
+    ABT_cond c = calloc(1, sizeof(*c));
+    if (!c)
+        return ABT_ERR_MEM;
+    if (pthread_cond_init(&c->cv, NULL) != 0) {
+        free(c);
+        return ABT_ERR_SYS;
+    }
+    c->dynamic = 1;
+    *newcond = c;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_cond_free(ABT_cond *cond)
+{
+    if (!cond || !*cond || !(*cond)->dynamic)
+        return ABT_ERR_INV_COND;
+    pthread_cond_destroy(&(*cond)->cv);
+    free(*cond);
+    *cond = ABT_COND_NULL;
+    return ABT_SUCCESS;
+}
+
+static int
+cond_wait(ABT_cond cond, ABT_mutex mutex, const struct timespec *abstime)
+{
+    if (!cond)
+        return ABT_ERR_INV_COND;
+    if (!mutex)
+        return ABT_ERR_INV_MUTEX;
+    unsigned count = mutex->count;
+    if (mutex->recursive) {
+        if (__atomic_load_n(&mutex->owner, __ATOMIC_RELAXED) != me())
+            return ABT_ERR_MUTEX;
+        __atomic_store_n(&mutex->owner, 0, __ATOMIC_RELAXED);
+    }
+    abt_block_begin();
+    int rc = abstime ? pthread_cond_timedwait(&cond->cv, &mutex->m, abstime)
+                     : pthread_cond_wait(&cond->cv, &mutex->m);
+    abt_block_end();
+    if (mutex->recursive) {
+        __atomic_store_n(&mutex->owner, me(), __ATOMIC_RELAXED);
+        mutex->count = count;
+    }
+    if (rc == ETIMEDOUT)
+        return ABT_ERR_COND_TIMEDOUT;
+    return rc == 0 ? ABT_SUCCESS : ABT_ERR_COND;
+}
+
+int
+ABT_cond_wait(ABT_cond cond, ABT_mutex mutex)
+{
+    return cond_wait(cond, mutex, NULL);
+}
+
+int
+ABT_cond_timedwait(ABT_cond cond, ABT_mutex mutex,
+                   const struct timespec *abstime)
+{
+    if (!abstime)
+        return ABT_ERR_INV_ARG;
+    return cond_wait(cond, mutex, abstime);
+}
+
+int
+ABT_cond_signal(ABT_cond cond)
+{
+    if (!cond)
+        return ABT_ERR_INV_COND;
+    pthread_cond_signal(&cond->cv);
+    return ABT_SUCCESS;
+}
+
+int
+ABT_cond_broadcast(ABT_cond cond)
+{
+    if (!cond)
+        return ABT_ERR_INV_COND;
+    pthread_cond_broadcast(&cond->cv);
+    return ABT_SUCCESS;
+}
+
+/* ---- readers-writer locks ------------------------------------------------ */
+
+int
+ABT_rwlock_create(ABT_rwlock *newrwlock)
+{
+    if (!newrwlock)
+        return ABT_ERR_INV_ARG;
+    ABT_rwlock rw = calloc(1, sizeof(*rw));
+    if (!rw)
+        return ABT_ERR_MEM;
+    if (pthread_rwlock_init(&rw->rw, NULL) != 0) {
+        free(rw);
+        return ABT_ERR_SYS;
+    }
+    *newrwlock = rw;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_rwlock_free(ABT_rwlock *rwlock)
+{
+    if (!rwlock || !*rwlock)
+        return ABT_ERR_INV_RWLOCK;
+    pthread_rwlock_destroy(&(*rwlock)->rw);
+    free(*rwlock);
+    *rwlock = ABT_RWLOCK_NULL;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_rwlock_rdlock(ABT_rwlock rwlock)
+{
+    if (!rwlock)
+        return ABT_ERR_INV_RWLOCK;
+    if (pthread_rwlock_tryrdlock(&rwlock->rw) == 0)
+        return ABT_SUCCESS;
+    abt_block_begin();
+    int rc = pthread_rwlock_rdlock(&rwlock->rw);
+    abt_block_end();
+    return rc == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
+}
+
+int
+ABT_rwlock_wrlock(ABT_rwlock rwlock)
+{
+    if (!rwlock)
+        return ABT_ERR_INV_RWLOCK;
+    if (pthread_rwlock_trywrlock(&rwlock->rw) == 0)
+        return ABT_SUCCESS;
+    abt_block_begin();
+    int rc = pthread_rwlock_wrlock(&rwlock->rw);
+    abt_block_end();
+    return rc == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
+}
+
+int
+ABT_rwlock_unlock(ABT_rwlock rwlock)
+{
+    if (!rwlock)
+        return ABT_ERR_INV_RWLOCK;
+    return pthread_rwlock_unlock(&rwlock->rw) == 0 ? ABT_SUCCESS
+                                                   : ABT_ERR_RWLOCK;
+}
+
+/* ---- barriers ------------------------------------------------------------ */
+
+int
+ABT_barrier_create(uint32_t num_waiters, ABT_barrier *newbarrier)
+{
+    if (!newbarrier || num_waiters == 0)
+        return ABT_ERR_INV_ARG;
+    ABT_barrier b = calloc(1, sizeof(*b));
+    if (!b)
+        return ABT_ERR_MEM;
+    pthread_mutex_init(&b->m, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    b->num_waiters = num_waiters;
+    *newbarrier = b;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_barrier_reinit(ABT_barrier barrier, uint32_t num_waiters)
+{
+    if (!barrier)
+        return ABT_ERR_INV_BARRIER;
+    if (num_waiters == 0)
+        return ABT_ERR_INV_ARG;
+    pthread_mutex_lock(&barrier->m);
+    int busy = barrier->arrived > 0;
+    if (!busy)
+        barrier->num_waiters = num_waiters;
+    pthread_mutex_unlock(&barrier->m);
+    return busy ? ABT_ERR_BARRIER : ABT_SUCCESS;
+}
+
+int
+ABT_barrier_free(ABT_barrier *barrier)
+{
+    if (!barrier || !*barrier)
+        return ABT_ERR_INV_BARRIER;
+    pthread_mutex_destroy(&(*barrier)->m);
+    pthread_cond_destroy(&(*barrier)->cv);
+    free(*barrier);
+    *barrier = ABT_BARRIER_NULL;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_barrier_wait(ABT_barrier barrier)
+{
+    if (!barrier)
+        return ABT_ERR_INV_BARRIER;
+    pthread_mutex_lock(&barrier->m);
+    if (++barrier->arrived == barrier->num_waiters) {
+        barrier->arrived = 0;
+        barrier->generation++;
+        pthread_cond_broadcast(&barrier->cv);
+    } else {
+        uint64_t gen = barrier->generation;
+        abt_block_begin();
+        while (gen == barrier->generation)
+            pthread_cond_wait(&barrier->cv, &barrier->m);
+        abt_block_end();
+    }
+    pthread_mutex_unlock(&barrier->m);
+    return ABT_SUCCESS;
+}
+
+int
+ABT_barrier_get_num_waiters(ABT_barrier barrier, uint32_t *num_waiters)
+{
+    if (!barrier)
+        return ABT_ERR_INV_BARRIER;
+    if (!num_waiters)
+        return ABT_ERR_INV_ARG;
+    pthread_mutex_lock(&barrier->m);
+    *num_waiters = barrier->num_waiters;
+    pthread_mutex_unlock(&barrier->m);
+    return ABT_SUCCESS;
+}

@@ -1,0 +1,637 @@
+/*
+ * Margo's JSON configuration (margo_config.h), parsed with json-c.
+ *
+ * Accepted, as Margo documents it: top-level use_progress_thread (bool),
+ * rpc_thread_count (int >= -1), progress_timeout_ub_msec,
+ * handle_cache_size (unsigned), enable_abt_profiling (bool), progress_pool
+ * and rpc_pool (a pool's name or index), "mercury" (hg_init_info's fields)
+ * and "argobots" ("pools": [{name, kind, access}], "xstreams": [{name,
+ * cpubind, affinity, scheduler: {type, pools: [name or index]}}], plus
+ * Argobots tuning keys, accepted and ignored). A known field of the wrong
+ * type or value, a duplicate name or a reference to an unknown pool is an
+ * error; unknown keys are reported and ignored, as Margo does.
+ */
+#include "margo_config.h"
+#include "margo_internal.h"
+
+#include <json-c/json.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CFG_ERR(...)                                                           \
+    margo_log(NULL, MARGO_LOG_ERROR, "margo config: " __VA_ARGS__)
+
+static const char *const cfg_top_keys[] = {"use_progress_thread",
+                                           "rpc_thread_count",
+                                           "progress_timeout_ub_msec",
+                                           "handle_cache_size",
+                                           "enable_abt_profiling",
+                                           "progress_pool",
+                                           "rpc_pool",
+                                           "mercury",
+                                           "argobots",
+                                           "profile_sparkline_timeslice_msec",
+                                           "progress_spindown_msec",
+                                           "output_dir",
+                                           "enable_profiling",
+                                           "enable_diagnostics",
+                                           "monitoring",
+                                           NULL};
+static const char *const cfg_abt_ignored[] = {
+    "abt_mem_max_num_stacks", "abt_thread_stacksize", "version",
+    "profiling_dir",          "lazy_stack_alloc",     NULL};
+static const char *const cfg_kinds[] = {"fifo", "fifo_wait", "prio_wait",
+                                        "earliest_first", NULL};
+static const char *const cfg_accesses[] = {"private", "spsc", "mpsc",
+                                           "spmc",    "mpmc", NULL};
+static const char *const cfg_scheds[] = {"default", "basic",      "prio",
+                                         "randws",  "basic_wait", NULL};
+
+static bool
+cfg_in(const char *s, const char *const *set)
+{
+    for (; *set; set++)
+        if (strcmp(s, *set) == 0)
+            return true;
+    return false;
+}
+
+/* Field `key` of obj with the given type: 1 present, 0 absent, -1 wrong
+ * type (logged). */
+static int
+cfg_get(json_object *obj, const char *ctx, const char *key, json_type type,
+        json_object **out)
+{
+    json_object *v;
+
+    if (!json_object_object_get_ex(obj, key, &v) || v == NULL)
+        return 0;
+    if (!json_object_is_type(v, type) &&
+        !(type == json_type_double && json_object_is_type(v, json_type_int))) {
+        CFG_ERR("\"%s%s\" must be of JSON type %s", ctx, key,
+                json_type_to_name(type));
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
+static int
+cfg_bool(json_object *obj, const char *ctx, const char *key, bool *dst)
+{
+    json_object *v;
+    int rc = cfg_get(obj, ctx, key, json_type_boolean, &v);
+
+    if (rc > 0)
+        *dst = json_object_get_boolean(v);
+    return rc < 0 ? -1 : 0;
+}
+
+static int
+cfg_int(json_object *obj, const char *ctx, const char *key, int64_t min,
+        int64_t max, int64_t *dst)
+{
+    json_object *v;
+    int rc = cfg_get(obj, ctx, key, json_type_int, &v);
+    int64_t x;
+
+    if (rc <= 0)
+        return rc;
+    x = json_object_get_int64(v);
+    if (x < min || x > max) {
+        CFG_ERR("\"%s%s\" is %lld, outside [%lld, %lld]", ctx, key,
+                (long long) x, (long long) min, (long long) max);
+        return -1;
+    }
+    *dst = x;
+    return 1;
+}
+
+static int
+cfg_pool_index(const struct margo_config *cfg, json_object *ref,
+               const char *what, unsigned *idx)
+{
+    if (json_object_is_type(ref, json_type_int)) {
+        int64_t i = json_object_get_int64(ref);
+
+        if (i >= 0 && (size_t) i < cfg->npools) {
+            *idx = (unsigned) i;
+            return 0;
+        }
+        CFG_ERR("%s: no pool with index %lld", what, (long long) i);
+        return -1;
+    }
+    if (json_object_is_type(ref, json_type_string)) {
+        const char *name = json_object_get_string(ref);
+
+        for (size_t i = 0; i < cfg->npools; i++) {
+            if (strcmp(cfg->pools[i].name, name) == 0) {
+                *idx = (unsigned) i;
+                return 0;
+            }
+        }
+        CFG_ERR("%s: no pool named \"%s\"", what, name);
+        return -1;
+    }
+    CFG_ERR("%s must be a pool name or index", what);
+    return -1;
+}
+
+static int
+cfg_add_pool(struct margo_config *cfg, const char *name, const char *kind,
+             const char *access)
+{
+    struct margo_pool_spec *p;
+
+    if (strlen(name) == 0 || strlen(name) >= MARGO_NAME_MAX) {
+        CFG_ERR("pool name \"%s\" is empty or too long", name);
+        return -1;
+    }
+    for (size_t i = 0; i < cfg->npools; i++) {
+        if (strcmp(cfg->pools[i].name, name) == 0) {
+            CFG_ERR("two pools are named \"%s\"", name);
+            return -1;
+        }
+    }
+    p = realloc(cfg->pools, (cfg->npools + 1) * sizeof(*p));
+    if (p == NULL)
+        return -1;
+    cfg->pools = p;
+    p = &cfg->pools[cfg->npools++];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    snprintf(p->kind, sizeof(p->kind), "%s", kind);
+    snprintf(p->access, sizeof(p->access), "%s", access);
+    return 0;
+}
+
+static int
+cfg_add_xstream(struct margo_config *cfg, const char *name, const char *sched,
+                int cpubind, const unsigned *pools, size_t npools)
+{
+    struct margo_xstream_spec *x;
+
+    if (strlen(name) == 0 || strlen(name) >= MARGO_NAME_MAX) {
+        CFG_ERR("xstream name \"%s\" is empty or too long", name);
+        return -1;
+    }
+    for (size_t i = 0; i < cfg->nxstreams; i++) {
+        if (strcmp(cfg->xstreams[i].name, name) == 0) {
+            CFG_ERR("two xstreams are named \"%s\"", name);
+            return -1;
+        }
+    }
+    if (npools == 0 || npools > MARGO_XSTREAM_POOLS_MAX) {
+        CFG_ERR("xstream \"%s\" needs 1 to %d pools", name,
+                MARGO_XSTREAM_POOLS_MAX);
+        return -1;
+    }
+    x = realloc(cfg->xstreams, (cfg->nxstreams + 1) * sizeof(*x));
+    if (x == NULL)
+        return -1;
+    cfg->xstreams = x;
+    x = &cfg->xstreams[cfg->nxstreams++];
+    memset(x, 0, sizeof(*x));
+    snprintf(x->name, sizeof(x->name), "%s", name);
+    snprintf(x->sched, sizeof(x->sched), "%s", sched);
+    x->cpubind = cpubind;
+    x->npools = npools;
+    memcpy(x->pools, pools, npools * sizeof(*pools));
+    return 0;
+}
+
+static int
+cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
+{
+    static const char *const ignored[] = {"address",
+                                          "listening",
+                                          "version",
+                                          "max_contexts",
+                                          "na_no_block",
+                                          "na_no_retry",
+                                          "input_eager_size",
+                                          "output_eager_size",
+                                          "na_max_expected_size",
+                                          "na_max_unexpected_size",
+                                          "na_request_mem_device",
+                                          "na_addr_format",
+                                          "na_traffic_class",
+                                          "sm_info_string",
+                                          "checksum_level",
+                                          NULL};
+    bool b;
+    int64_t v;
+    int rc = 0;
+
+    json_object_object_foreach(hg, key, val)
+    {
+        (void) val;
+        if (!cfg_in(key, ignored) && strcmp(key, "auto_sm") != 0 &&
+            strcmp(key, "no_bulk_eager") != 0 &&
+            strcmp(key, "no_loopback") != 0 && strcmp(key, "stats") != 0 &&
+            strcmp(key, "request_post_init") != 0 &&
+            strcmp(key, "request_post_incr") != 0 &&
+            strcmp(key, "release_input_early") != 0 &&
+            strcmp(key, "no_multi_recv") != 0)
+            margo_log(NULL, MARGO_LOG_WARNING,
+                      "margo config: unknown key \"mercury.%s\" ignored", key);
+    }
+#define CFG_HG_BOOL(name)                                                      \
+    b = cfg->hg.name;                                                          \
+    rc |= cfg_bool(hg, "mercury.", #name, &b);                                 \
+    cfg->hg.name = b ? HG_TRUE : HG_FALSE;
+    CFG_HG_BOOL(auto_sm)
+    CFG_HG_BOOL(no_bulk_eager)
+    CFG_HG_BOOL(no_loopback)
+    CFG_HG_BOOL(stats)
+    CFG_HG_BOOL(release_input_early)
+    CFG_HG_BOOL(no_multi_recv)
+#undef CFG_HG_BOOL
+    v = cfg->hg.request_post_init;
+    if (cfg_int(hg, "mercury.", "request_post_init", 0, UINT32_MAX, &v) < 0)
+        rc = -1;
+    cfg->hg.request_post_init = (hg_uint32_t) v;
+    v = cfg->hg.request_post_incr;
+    if (cfg_int(hg, "mercury.", "request_post_incr", 0, UINT32_MAX, &v) < 0)
+        rc = -1;
+    cfg->hg.request_post_incr = (hg_uint32_t) v;
+    if (cfg->hg.auto_sm) {
+        CFG_ERR("\"mercury.auto_sm\": true is not supported (use an na+sm "
+                "address instead)");
+        rc = -1;
+    }
+    return rc ? -1 : 0;
+}
+
+/* Pools and xstreams of the "argobots" section (npools/nxstreams already
+ * hold "__primary__"). */
+static int
+cfg_parse_argobots(struct margo_config *cfg, json_object *abt)
+{
+    json_object *pools = NULL, *xstreams = NULL, *v;
+    int rc;
+
+    json_object_object_foreach(abt, key, val)
+    {
+        (void) val;
+        if (!cfg_in(key, cfg_abt_ignored) && strcmp(key, "pools") != 0 &&
+            strcmp(key, "xstreams") != 0)
+            margo_log(NULL, MARGO_LOG_WARNING,
+                      "margo config: unknown key \"argobots.%s\" ignored", key);
+    }
+    if (cfg_get(abt, "argobots.", "pools", json_type_array, &pools) < 0 ||
+        cfg_get(abt, "argobots.", "xstreams", json_type_array, &xstreams) < 0)
+        return -1;
+    for (size_t i = 0; pools && i < json_object_array_length(pools); i++) {
+        json_object *p = json_object_array_get_idx(pools, i);
+        const char *name, *kind = "fifo_wait", *access = "mpmc";
+
+        if (!json_object_is_type(p, json_type_object) ||
+            cfg_get(p, "pool.", "name", json_type_string, &v) != 1) {
+            CFG_ERR("argobots.pools[%zu] must be an object with a \"name\"", i);
+            return -1;
+        }
+        name = json_object_get_string(v);
+        if ((rc = cfg_get(p, "pool.", "kind", json_type_string, &v)) < 0)
+            return -1;
+        if (rc > 0)
+            kind = json_object_get_string(v);
+        if ((rc = cfg_get(p, "pool.", "access", json_type_string, &v)) < 0)
+            return -1;
+        if (rc > 0)
+            access = json_object_get_string(v);
+        if (!cfg_in(kind, cfg_kinds) || !cfg_in(access, cfg_accesses)) {
+            CFG_ERR("pool \"%s\": unknown kind \"%s\" or access \"%s\"", name,
+                    kind, access);
+            return -1;
+        }
+        if (strcmp(name, "__primary__") == 0)
+            continue; /* always there */
+        if (cfg_add_pool(cfg, name, kind, access))
+            return -1;
+    }
+    for (size_t i = 0; xstreams && i < json_object_array_length(xstreams);
+         i++) {
+        json_object *x = json_object_array_get_idx(xstreams, i), *sched = NULL,
+                    *plist = NULL;
+        const char *name, *type = "basic_wait";
+        unsigned idx[MARGO_XSTREAM_POOLS_MAX];
+        size_t n = 0;
+        int64_t cpubind = -1;
+
+        if (!json_object_is_type(x, json_type_object) ||
+            cfg_get(x, "xstream.", "name", json_type_string, &v) != 1) {
+            CFG_ERR("argobots.xstreams[%zu] must be an object with a \"name\"",
+                    i);
+            return -1;
+        }
+        name = json_object_get_string(v);
+        if (cfg_int(x, "xstream.", "cpubind", -1, 1 << 20, &cpubind) < 0 ||
+            cfg_get(x, "xstream.", "scheduler", json_type_object, &sched) < 0)
+            return -1;
+        if (sched) {
+            if ((rc = cfg_get(sched, "scheduler.", "type", json_type_string,
+                              &v)) < 0)
+                return -1;
+            if (rc > 0)
+                type = json_object_get_string(v);
+            if (cfg_get(sched, "scheduler.", "pools", json_type_array, &plist) <
+                0)
+                return -1;
+        }
+        if (!cfg_in(type, cfg_scheds)) {
+            CFG_ERR("xstream \"%s\": unknown scheduler type \"%s\"", name,
+                    type);
+            return -1;
+        }
+        if (plist == NULL || json_object_array_length(plist) == 0 ||
+            json_object_array_length(plist) > MARGO_XSTREAM_POOLS_MAX) {
+            CFG_ERR("xstream \"%s\": \"scheduler.pools\" must list 1 to %d "
+                    "pools",
+                    name, MARGO_XSTREAM_POOLS_MAX);
+            return -1;
+        }
+        for (n = 0; n < json_object_array_length(plist); n++)
+            if (cfg_pool_index(cfg, json_object_array_get_idx(plist, n),
+                               "xstream scheduler pool", &idx[n]))
+                return -1;
+        if (strcmp(name, "__primary__") == 0) {
+            /* The calling thread; it serves the primary pool. */
+            continue;
+        }
+        if (cfg_add_xstream(cfg, name, type, (int) cpubind, idx, n))
+            return -1;
+    }
+    return 0;
+}
+
+/* Pools and xstreams implied by the legacy arguments. */
+static int
+cfg_legacy_pools(struct margo_config *cfg, bool pt, int rpc_threads)
+{
+    char name[MARGO_NAME_MAX];
+    unsigned idx;
+
+    if (pt) {
+        idx = (unsigned) cfg->npools;
+        if (cfg_add_pool(cfg, "__progress__", "fifo_wait", "mpmc") ||
+            cfg_add_xstream(cfg, "__progress__", "basic_wait", -1, &idx, 1))
+            return -1;
+    }
+    if (rpc_threads > 0) {
+        idx = (unsigned) cfg->npools;
+        if (cfg_add_pool(cfg, "__rpc__", "fifo_wait", "mpmc"))
+            return -1;
+        for (int i = 0; i < rpc_threads; i++) {
+            snprintf(name, sizeof(name), "__rpc_%d__", i);
+            if (cfg_add_xstream(cfg, name, "basic_wait", -1, &idx, 1))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+cfg_find_pool(const struct margo_config *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->npools; i++)
+        if (strcmp(cfg->pools[i].name, name) == 0)
+            return (int) i;
+    return -1;
+}
+
+int
+margo_config_build(struct margo_config *cfg, const char *json, int pt,
+                   int rpc_threads, const struct hg_init_info *hg_base)
+{
+    struct json_tokener *tok = NULL;
+    json_object *root = NULL, *v, *ppool = NULL, *rpool = NULL;
+    bool use_pt = pt != 0, profiling = false;
+    int64_t x;
+    unsigned primary = 0;
+    unsigned idx;
+
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->hg = hg_base ? *hg_base : HG_INIT_INFO_INITIALIZER;
+    cfg->progress_timeout_ub_msec = 100;
+    cfg->handle_cache_size = 32;
+    if (cfg_add_pool(cfg, "__primary__", "fifo_wait", "mpmc") ||
+        cfg_add_xstream(cfg, "__primary__", "basic_wait", -1, &primary, 1))
+        goto error;
+
+    if (json != NULL && json[0] != '\0') {
+        enum json_tokener_error jerr;
+
+        tok = json_tokener_new();
+        if (tok == NULL)
+            goto error;
+        root = json_tokener_parse_ex(tok, json, (int) strlen(json));
+        jerr = json_tokener_get_error(tok);
+        if (root == NULL || jerr != json_tokener_success ||
+            tok->char_offset < (int) strlen(json)) {
+            CFG_ERR("invalid JSON near offset %d: %s", tok->char_offset,
+                    jerr == json_tokener_success ? "trailing characters"
+                    : jerr == json_tokener_continue
+                        ? "unexpected end of input"
+                        : json_tokener_error_desc(jerr));
+            goto error;
+        }
+        if (!json_object_is_type(root, json_type_object)) {
+            CFG_ERR("the configuration must be a JSON object");
+            goto error;
+        }
+        json_object_object_foreach(root, key, val)
+        {
+            (void) val;
+            if (!cfg_in(key, cfg_top_keys))
+                margo_log(NULL, MARGO_LOG_WARNING,
+                          "margo config: unknown key \"%s\" ignored", key);
+        }
+        if (cfg_bool(root, "", "use_progress_thread", &use_pt) ||
+            cfg_bool(root, "", "enable_abt_profiling", &profiling))
+            goto error;
+        if ((x = rpc_threads,
+             cfg_int(root, "", "rpc_thread_count", -1, 4096, &x)) < 0)
+            goto error;
+        rpc_threads = (int) x;
+        x = cfg->progress_timeout_ub_msec;
+        if (cfg_int(root, "", "progress_timeout_ub_msec", 0, 1000000, &x) < 0)
+            goto error;
+        cfg->progress_timeout_ub_msec = (unsigned) x;
+        x = cfg->handle_cache_size;
+        if (cfg_int(root, "", "handle_cache_size", 0, 1 << 20, &x) < 0)
+            goto error;
+        cfg->handle_cache_size = (unsigned) x;
+        if (cfg_get(root, "", "mercury", json_type_object, &v) < 0)
+            goto error;
+        if (v != NULL && json_object_object_get_ex(root, "mercury", NULL) &&
+            cfg_parse_mercury(cfg, v))
+            goto error;
+        v = NULL;
+        if (cfg_get(root, "", "argobots", json_type_object, &v) < 0)
+            goto error;
+        if (v && cfg_parse_argobots(cfg, v))
+            goto error;
+        json_object_object_get_ex(root, "progress_pool", &ppool);
+        json_object_object_get_ex(root, "rpc_pool", &rpool);
+    }
+    cfg->enable_abt_profiling = profiling;
+    cfg->rpc_thread_count = rpc_threads;
+    /* The legacy fields imply the pools they need, unless the JSON names
+     * the progress or RPC pool itself or defines one of that name. */
+    if (cfg_legacy_pools(
+            cfg,
+            use_pt && ppool == NULL && cfg_find_pool(cfg, "__progress__") < 0,
+            rpool == NULL && cfg_find_pool(cfg, "__rpc__") < 0 ? rpc_threads
+                                                               : 0))
+        goto error;
+    if (ppool) {
+        if (cfg_pool_index(cfg, ppool, "progress_pool", &idx))
+            goto error;
+        cfg->progress_pool = idx;
+    } else {
+        int i = use_pt ? cfg_find_pool(cfg, "__progress__") : 0;
+        cfg->progress_pool = i < 0 ? 0 : (unsigned) i;
+    }
+    if (rpool) {
+        if (cfg_pool_index(cfg, rpool, "rpc_pool", &idx))
+            goto error;
+        cfg->rpc_pool = idx;
+    } else if (rpc_threads > 0 && cfg_find_pool(cfg, "__rpc__") >= 0) {
+        cfg->rpc_pool = (unsigned) cfg_find_pool(cfg, "__rpc__");
+    } else if (rpc_threads < 0) {
+        cfg->rpc_pool = cfg->progress_pool;
+    } else {
+        cfg->rpc_pool = 0;
+    }
+    cfg->use_progress_thread = cfg->progress_pool != 0;
+    /* Handlers on a pool nobody runs would never run. */
+    if (cfg->rpc_pool != 0 && cfg->rpc_pool != cfg->progress_pool) {
+        bool served = false;
+
+        for (size_t i = 0; i < cfg->nxstreams && !served; i++)
+            for (size_t j = 0; j < cfg->xstreams[i].npools; j++)
+                served = served || cfg->xstreams[i].pools[j] == cfg->rpc_pool;
+        if (!served) {
+            CFG_ERR("rpc_pool \"%s\" is not in any xstream's scheduler",
+                    cfg->pools[cfg->rpc_pool].name);
+            goto error;
+        }
+    }
+    if (root)
+        json_object_put(root);
+    if (tok)
+        json_tokener_free(tok);
+    return 0;
+
+error:
+    if (root)
+        json_object_put(root);
+    if (tok)
+        json_tokener_free(tok);
+    margo_config_free(cfg);
+    return -1;
+}
+
+void
+margo_config_free(struct margo_config *cfg)
+{
+    free(cfg->pools);
+    free(cfg->xstreams);
+    cfg->pools = NULL;
+    cfg->xstreams = NULL;
+    cfg->npools = cfg->nxstreams = 0;
+}
+
+static json_object *
+cfg_pool_ref(const struct margo_config *cfg, unsigned idx, int options)
+{
+    if (options & MARGO_CONFIG_USE_NAMES)
+        return json_object_new_string(cfg->pools[idx].name);
+    return json_object_new_int((int32_t) idx);
+}
+
+char *
+margo_config_to_json(const struct margo_config *cfg, const char *address,
+                     bool listening, int options)
+{
+    json_object *root = json_object_new_object(), *hg, *abt, *pools, *xss;
+    const char *text;
+    char *out;
+
+    if (root == NULL)
+        return NULL;
+    hg = json_object_new_object();
+    json_object_object_add(hg, "address", json_object_new_string(address));
+    json_object_object_add(hg, "listening", json_object_new_boolean(listening));
+    json_object_object_add(hg, "auto_sm",
+                           json_object_new_boolean(cfg->hg.auto_sm));
+    json_object_object_add(hg, "no_bulk_eager",
+                           json_object_new_boolean(cfg->hg.no_bulk_eager));
+    json_object_object_add(hg, "no_loopback",
+                           json_object_new_boolean(cfg->hg.no_loopback));
+    json_object_object_add(hg, "stats", json_object_new_boolean(cfg->hg.stats));
+    json_object_object_add(hg, "request_post_init",
+                           json_object_new_int64(cfg->hg.request_post_init));
+    json_object_object_add(hg, "request_post_incr",
+                           json_object_new_int64(cfg->hg.request_post_incr));
+    json_object_object_add(hg, "version", json_object_new_string("2.4.0"));
+    json_object_object_add(root, "mercury", hg);
+
+    abt = json_object_new_object();
+    pools = json_object_new_array();
+    for (size_t i = 0; i < cfg->npools; i++) {
+        json_object *p = json_object_new_object();
+
+        json_object_object_add(p, "name",
+                               json_object_new_string(cfg->pools[i].name));
+        json_object_object_add(p, "kind",
+                               json_object_new_string(cfg->pools[i].kind));
+        json_object_object_add(p, "access",
+                               json_object_new_string(cfg->pools[i].access));
+        json_object_array_add(pools, p);
+    }
+    xss = json_object_new_array();
+    for (size_t i = 0; i < cfg->nxstreams; i++) {
+        const struct margo_xstream_spec *x = &cfg->xstreams[i];
+        json_object *o = json_object_new_object(),
+                    *s = json_object_new_object(),
+                    *pl = json_object_new_array();
+
+        json_object_object_add(o, "name", json_object_new_string(x->name));
+        json_object_object_add(o, "cpubind", json_object_new_int(x->cpubind));
+        json_object_object_add(o, "affinity", json_object_new_array());
+        json_object_object_add(s, "type", json_object_new_string(x->sched));
+        for (size_t j = 0; j < x->npools; j++)
+            json_object_array_add(pl, cfg_pool_ref(cfg, x->pools[j], options));
+        json_object_object_add(s, "pools", pl);
+        json_object_object_add(o, "scheduler", s);
+        json_object_array_add(xss, o);
+    }
+    json_object_object_add(abt, "pools", pools);
+    json_object_object_add(abt, "xstreams", xss);
+    json_object_object_add(root, "argobots", abt);
+    json_object_object_add(root, "progress_pool",
+                           cfg_pool_ref(cfg, cfg->progress_pool, options));
+    json_object_object_add(root, "rpc_pool",
+                           cfg_pool_ref(cfg, cfg->rpc_pool, options));
+    json_object_object_add(root, "use_progress_thread",
+                           json_object_new_boolean(cfg->use_progress_thread));
+    json_object_object_add(root, "rpc_thread_count",
+                           json_object_new_int(cfg->rpc_thread_count));
+    json_object_object_add(
+        root, "progress_timeout_ub_msec",
+        json_object_new_int64(cfg->progress_timeout_ub_msec));
+    json_object_object_add(root, "handle_cache_size",
+                           json_object_new_int64(cfg->handle_cache_size));
+    json_object_object_add(root, "enable_abt_profiling",
+                           json_object_new_boolean(cfg->enable_abt_profiling));
+
+    text = json_object_to_json_string_ext(
+        root, (options & MARGO_CONFIG_PRETTY_JSON) ? JSON_C_TO_STRING_PRETTY
+                                                   : JSON_C_TO_STRING_PLAIN);
+    out = text ? strdup(text) : NULL;
+    json_object_put(root);
+    return out;
+}
