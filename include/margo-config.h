@@ -24,6 +24,54 @@ extern "C" {
 char *margo_get_config(margo_instance_id mid);
 char *margo_get_config_opt(margo_instance_id mid, int options);
 
+/* Counts of the instance's pools and execution streams. */
+size_t margo_get_num_pools(margo_instance_id mid);
+size_t margo_get_num_xstreams(margo_instance_id mid);
+
+/* A pool or execution stream of the instance, by handle, name or index:
+ * HG_SUCCESS and *info filled (info may be NULL), HG_NOENTRY if there is no
+ * such one, HG_INVALID_ARG for a null instance, name or handle. The name
+ * lives as long as the instance. */
+struct margo_pool_info {
+    ABT_pool pool;
+    const char *name;
+    uint32_t index;
+};
+hg_return_t margo_find_pool_by_handle(margo_instance_id mid, ABT_pool handle,
+                                      struct margo_pool_info *info);
+hg_return_t margo_find_pool_by_name(margo_instance_id mid, const char *name,
+                                    struct margo_pool_info *info);
+hg_return_t margo_find_pool_by_index(margo_instance_id mid, uint32_t index,
+                                     struct margo_pool_info *info);
+struct margo_xstream_info {
+    ABT_xstream xstream;
+    const char *name;
+    uint32_t index;
+};
+hg_return_t margo_find_xstream_by_handle(margo_instance_id mid,
+                                         ABT_xstream handle,
+                                         struct margo_xstream_info *info);
+hg_return_t margo_find_xstream_by_name(margo_instance_id mid, const char *name,
+                                       struct margo_xstream_info *info);
+hg_return_t margo_find_xstream_by_index(margo_instance_id mid, uint32_t index,
+                                        struct margo_xstream_info *info);
+
+/* The generic forms, as in Margo (C11 _Generic; C only). */
+#ifndef __cplusplus
+#define margo_find_pool(mid, args, info)                                       \
+    _Generic((args),                                                           \
+        ABT_pool: margo_find_pool_by_handle,                                   \
+        const char *: margo_find_pool_by_name,                                 \
+        char *: margo_find_pool_by_name,                                       \
+        default: margo_find_pool_by_index)(mid, args, info)
+#define margo_find_xstream(mid, args, info)                                    \
+    _Generic((args),                                                           \
+        ABT_xstream: margo_find_xstream_by_handle,                             \
+        const char *: margo_find_xstream_by_name,                              \
+        char *: margo_find_xstream_by_name,                                    \
+        default: margo_find_xstream_by_index)(mid, args, info)
+#endif
+
 #ifdef __cplusplus
 }
 #endif

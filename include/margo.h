@@ -50,17 +50,8 @@
 #include <stdint.h>
 
 /* Argobots' names (on POSIX threads, abt.h), as the real margo.h brings
- * them. Until abt.h is present only the pool handle type is declared. */
-#if defined(__has_include)
-#if __has_include("abt.h")
+ * them. */
 #include "abt.h"
-#define MARGO_HAVE_ABT 1
-#endif
-#endif
-#ifndef MARGO_HAVE_ABT
-typedef struct ABT_pool_opaque *ABT_pool;
-#define ABT_POOL_NULL ((ABT_pool) NULL)
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -254,6 +245,23 @@ int margo_state_dump(margo_instance_id mid, const char *file, int uniquify,
 
 /* Whether the instance was created in MARGO_SERVER_MODE. */
 hg_bool_t margo_is_listening(margo_instance_id mid);
+
+/*
+ * Pools (see margo-config.h for the whole list). The handler pool is where
+ * handlers of RPCs registered without a pool run; the progress pool is the
+ * progress thread's ("__primary__" without one). Return 0, or -1 for an
+ * invalid argument. Work pushed with ABT_thread_create() onto a pool runs
+ * on its execution streams' workers; on "__primary__" it runs as abt.h
+ * runs the primary stream's work (docs/abt.md).
+ */
+int margo_get_handler_pool(margo_instance_id mid, ABT_pool *pool);
+int margo_get_progress_pool(margo_instance_id mid, ABT_pool *pool);
+/* The pool an RPC's handlers run on (set: HG_NOENTRY for an RPC not
+ * registered through Margo; ABT_POOL_NULL means the handler pool). */
+hg_return_t margo_rpc_set_pool(margo_instance_id mid, hg_id_t id,
+                               ABT_pool pool);
+hg_return_t margo_rpc_get_pool(margo_instance_id mid, hg_id_t id,
+                               ABT_pool *pool);
 
 /* The HG objects under an instance (owned by it). Margo keeps the instance
  * in the class's data (HG_Class_set_data()): do not replace it. */

@@ -28,7 +28,6 @@ margo_instance_free(struct margo_instance *mid)
 {
     margo_callback_stack_free(&mid->prefinalize_cbs);
     margo_callback_stack_free(&mid->finalize_cbs);
-    pthread_cond_destroy(&mid->handler_cond);
     margo_rpcs_free(mid);
     margo_config_free(&mid->config);
     free(mid->addrs);
@@ -70,7 +69,6 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
         return MARGO_INSTANCE_NULL;
     }
     mid->config = *cfg;
-    pthread_cond_init(&mid->handler_cond, NULL);
     atomic_init(&mid->log_level, margo_log_default_level());
     margo_log_inherit(mid);
     if (logger)
@@ -133,7 +131,7 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
     mid->shutdown_id = margo_shutdown_register(mid);
     if (mid->identity_id == 0 || mid->shutdown_id == 0)
         goto error_unlist;
-    if (margo_threads_start(mid) != 0)
+    if (margo_pools_create(mid) != 0 || margo_threads_start(mid) != 0)
         goto error_unlist;
     margo_log(mid, MARGO_LOG_DEBUG,
               "margo: initialized \"%s\" (%s, progress thread %s, "
@@ -148,6 +146,7 @@ error_unlist:
     margo_driven_remove(mid);
     margo_all_remove(mid);
     pthread_mutex_unlock(&margo_lock);
+    margo_pools_destroy(mid);
 error_context:
     if (mid->owns_context)
         HG_Context_destroy(mid->hg_context);
@@ -278,7 +277,8 @@ margo_quiescent(void *arg)
     }
     margo_cancel_inflight(mid, q->cancel_all);
     return q->cancel_all && mid->running_handlers == 0 &&
-           mid->inflight == NULL && mid->active_calls == 0;
+           mid->abt_pending == 0 && mid->inflight == NULL &&
+           mid->active_calls == 0;
 }
 
 /*
@@ -379,6 +379,7 @@ margo_teardown(struct margo_instance *mid)
      * class is still there (a provider deregisters its RPCs, frees its
      * addresses, ...); they must not send RPCs. */
     margo_callbacks_run(mid, &mid->finalize_cbs);
+    margo_pools_destroy(mid);
     margo_timers_release(mid);
     margo_addrs_release(mid);
     released = margo_hg_release(mid);

@@ -28,6 +28,7 @@
 #include "margo_config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -90,8 +91,16 @@ struct margo_request_s {
 struct margo_instance {
     hg_class_t *hg_class;
     hg_context_t *hg_context;
-    bool external_hg;  /* the class came from margo_init_ext's caller */
-    bool owns_context; /* the context was created here               */
+    bool external_hg; /* the class came from margo_init_ext's caller */
+    /* Pools and execution streams, indexed as in config (margo_pools.c). */
+    ABT_pool *pools;
+    ABT_xstream *xstreams;
+    size_t npools, nxstreams;
+    bool owned_primary_pool;
+    bool abt_inited; /* this instance called ABT_init */
+    pthread_t abt_init_thread;
+    unsigned int abt_pending; /* (L) ULTs started and not finished */
+    bool owns_context;        /* the context was created here               */
     struct margo_config config;
     bool listening;
     bool has_progress_thread;
@@ -102,11 +111,6 @@ struct margo_instance {
     bool custom_logger;
     pthread_t progress_thread;
     bool progress_thread_started;
-    pthread_t *handler_threads; /* rpc_thread_count of them       */
-    int handler_threads_started;
-
-    /* Handler threads sleep here for queued handlers. */
-    pthread_cond_t handler_cond;
 
     struct margo_handler_entry *queue_head, *queue_tail; /* (L) */
     unsigned int running_handlers;                       /* (L) */
@@ -267,6 +271,15 @@ hg_return_t margo_handle_retarget(hg_handle_t handle, uint16_t provider_id);
 hg_id_t margo_identity_register(struct margo_instance *mid);
 /* Free the RPC table and identities (at finalize). */
 void margo_rpcs_free(struct margo_instance *mid);
+
+/* margo_pools.c */
+int margo_pools_create(struct margo_instance *mid);
+void margo_pools_destroy(struct margo_instance *mid);
+void margo_pools_dump(struct margo_instance *mid, FILE *f);
+/* Run a queued entry on this thread (lock not held); as_ult: on a pool's
+ * worker, counted in running_handlers here. */
+void margo_run_entry(struct margo_instance *mid, struct margo_handler_entry *e,
+                     bool as_ult);
 
 /* margo_lifecycle.c */
 /* Pop and run every callback of a stack, last pushed first. */

@@ -385,6 +385,7 @@ margo_dump_to(struct margo_instance *mid, FILE *f)
                     (unsigned) pid, e->name);
     }
     pthread_mutex_unlock(&margo_lock);
+    margo_pools_dump(mid, f);
 }
 
 int

@@ -101,6 +101,7 @@ margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t))
     const struct hg_info *info = HG_Get_info(handle);
     struct margo_instance *mid;
     struct margo_handler_entry *e;
+    ABT_pool pool;
 
     if (info == NULL || fn == NULL)
         return HG_INVALID_ARG;
@@ -112,6 +113,7 @@ margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t))
         return HG_SUCCESS;
     }
 
+    pool = margo_rpc_pool_of(mid, info->id);
     e = malloc(sizeof(*e));
     pthread_mutex_lock(&margo_lock);
     if (mid->finalize_requested || e == NULL) {
@@ -130,7 +132,7 @@ margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t))
     memset(e, 0, sizeof(*e));
     e->handle = handle;
     e->fn = fn;
-    margo_queue_work(mid, e);
+    margo_schedule_work(mid, pool, e);
     pthread_mutex_unlock(&margo_lock);
     return HG_SUCCESS;
 }
@@ -144,18 +146,7 @@ margo_queue_work(struct margo_instance *mid, struct margo_handler_entry *e)
     else
         mid->queue_head = e;
     mid->queue_tail = e;
-    if (mid->rpc_thread_count > 0)
-        pthread_cond_signal(&mid->handler_cond);
-    else
-        margo_wake(mid);
-}
-
-void
-margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
-                    struct margo_handler_entry *e)
-{
-    (void) pool;
-    margo_queue_work(mid, e);
+    margo_wake(mid);
 }
 
 bool
@@ -187,6 +178,38 @@ margo_callers_run_handlers(const struct margo_instance *mid)
  * Pop and run one queued handler of mid on this thread. Lock held on entry
  * and exit, released while the handler runs. False if none was run.
  */
+void
+margo_run_entry(struct margo_instance *mid, struct margo_handler_entry *e,
+                bool as_ult)
+{
+    const struct margo_instance *saved_own = margo_tls.own_instance;
+
+    if (as_ult) {
+        /* A ULT on one of the instance's pools: like a handler thread,
+         * this worker is the instance's while the work runs. */
+        pthread_mutex_lock(&margo_lock);
+        mid->running_handlers++;
+        pthread_mutex_unlock(&margo_lock);
+        margo_tls.own_instance = mid;
+    }
+    margo_tls.handler_of[margo_tls.handler_depth++] = mid;
+    if (e->work) {
+        /* The entry belongs to the work (a timer's). */
+        e->work(e->arg);
+    } else {
+        e->fn(e->handle);
+        free(e);
+    }
+    margo_tls.handler_depth--;
+    if (as_ult) {
+        margo_tls.own_instance = saved_own;
+        pthread_mutex_lock(&margo_lock);
+        mid->running_handlers--;
+        margo_wake(mid);
+        pthread_mutex_unlock(&margo_lock);
+    }
+}
+
 static bool
 margo_run_one_handler(struct margo_instance *mid)
 {
@@ -200,15 +223,7 @@ margo_run_one_handler(struct margo_instance *mid)
     mid->running_handlers++;
     pthread_mutex_unlock(&margo_lock);
 
-    margo_tls.handler_of[margo_tls.handler_depth++] = mid;
-    if (e->work) {
-        /* The entry belongs to the work (a timer's). */
-        e->work(e->arg);
-    } else {
-        e->fn(e->handle);
-        free(e);
-    }
-    margo_tls.handler_depth--;
+    margo_run_entry(mid, e, false);
 
     pthread_mutex_lock(&margo_lock);
     mid->running_handlers--;
@@ -663,24 +678,6 @@ margo_progress_main(void *arg)
     return NULL;
 }
 
-static void *
-margo_handler_main(void *arg)
-{
-    struct margo_instance *mid = arg;
-
-    margo_tls.own_instance = mid;
-    pthread_mutex_lock(&margo_lock);
-    for (;;) {
-        if (margo_run_one_handler(mid))
-            continue;
-        if (mid->stop_threads)
-            break;
-        pthread_cond_wait(&mid->handler_cond, &margo_lock);
-    }
-    pthread_mutex_unlock(&margo_lock);
-    return NULL;
-}
-
 int
 margo_threads_start(struct margo_instance *mid)
 {
@@ -698,29 +695,7 @@ margo_threads_start(struct margo_instance *mid)
         mid->progress_thread_started = true;
         pthread_setname_np(mid->progress_thread, "margo-progress");
     }
-    if (mid->rpc_thread_count > 0) {
-        mid->handler_threads =
-            calloc((size_t) mid->rpc_thread_count, sizeof(pthread_t));
-        if (mid->handler_threads == NULL)
-            goto error;
-        for (int i = 0; i < mid->rpc_thread_count; i++) {
-            rc = pthread_create(&mid->handler_threads[i], NULL,
-                                margo_handler_main, mid);
-            if (rc != 0) {
-                margo_log(mid, MARGO_LOG_ERROR,
-                          "margo: cannot start handler thread %d: %s", i,
-                          strerror(rc));
-                goto error;
-            }
-            pthread_setname_np(mid->handler_threads[i], "margo-rpc");
-            mid->handler_threads_started++;
-        }
-    }
     return 0;
-
-error:
-    margo_threads_stop(mid);
-    return -1;
 }
 
 void
@@ -728,14 +703,8 @@ margo_threads_stop(struct margo_instance *mid)
 {
     pthread_mutex_lock(&margo_lock);
     mid->stop_threads = true;
-    pthread_cond_broadcast(&mid->handler_cond);
     pthread_mutex_unlock(&margo_lock);
 
-    for (int i = 0; i < mid->handler_threads_started; i++)
-        pthread_join(mid->handler_threads[i], NULL);
-    mid->handler_threads_started = 0;
-    free(mid->handler_threads);
-    mid->handler_threads = NULL;
     if (mid->progress_thread_started) {
         pthread_join(mid->progress_thread, NULL);
         mid->progress_thread_started = false;

@@ -49,9 +49,7 @@ na_mem_handle_t registered(na_class_t *na_class, void *buf, size_t len,
 na_mem_handle_t ship_handle(struct pair *p, na_mem_handle_t h);
 
 /* Tests in test_sim_rma.c. */
-void test_rma_put_get(void **state);
-void test_rma_violations(void **state);
-void test_cancel_rma_in_flight(void **state);
-void test_bad_serialized_input(void **state);
+void test_rma_wrong_node(void **state);
+void test_wire_layout(void **state);
 
 #endif /* TEST_SIM_H */

@@ -333,13 +333,6 @@ main(void)
         cmocka_unit_test(test_init_nodev),
         cmocka_unit_test(test_init_bad_strings),
         cmocka_unit_test(test_addr_roundtrip_live),
-        cmocka_unit_test(test_unexpected_expected),
-        cmocka_unit_test(test_tag_matching_and_credits),
-        cmocka_unit_test(test_put_get),
-        cmocka_unit_test(test_cancel_recv),
-        cmocka_unit_test(test_self),
-        cmocka_unit_test(test_poll_wait_sleeps),
-        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_peer_gone),
         cmocka_unit_test(test_peer_killed),
     };

@@ -41,13 +41,6 @@ uint64_t now_ms(void);
 
 /* The cases of test_verbs_live.c; each skips without a device. */
 void test_addr_roundtrip_live(void **state);
-void test_unexpected_expected(void **state);
-void test_tag_matching_and_credits(void **state);
-void test_put_get(void **state);
-void test_cancel_recv(void **state);
-void test_self(void **state);
-void test_poll_wait_sleeps(void **state);
-void test_threads(void **state);
 void test_peer_gone(void **state);
 void test_peer_killed(void **state);
 

@@ -2,6 +2,7 @@
  * The conformance harness; see harness.h for what it offers and why.
  */
 #include "conformance/harness.h"
+#include "conformance/suite.h"
 #include "conformance/server.h"
 
 #include <errno.h>
@@ -20,7 +21,6 @@
 #endif
 #endif
 
-#define CT_DEFAULT_INFO "sim"
 /* Real-time guard for the simulated fabric, where the budget of a wait is
  * virtual time: a driver that spins without moving the virtual clock must
  * still end. */
@@ -37,15 +37,13 @@ static unsigned ct_serial;
 static const char *
 ct_info(void)
 {
-    const char *info = getenv("QS_TEST_INFO");
-
-    return info != NULL && info[0] != '\0' ? info : CT_DEFAULT_INFO;
+    return ct_suite_info();
 }
 
 static int
 info_is_sim(const char *info)
 {
-    return strncmp(info, "sim", 3) == 0 && (info[3] == '\0' || info[3] == ':');
+    return ct_suite_is_sim(info);
 }
 
 uint64_t
@@ -135,8 +133,8 @@ harness_remove_context(struct ct_env *env, hg_context_t *ctx)
  * never sleeps on real time unless the whole env was idle.
  */
 static int
-drive_round(struct ct_env *env, unsigned wait_ms, unsigned *ran,
-            char *err, size_t err_size)
+drive_round(struct ct_env *env, unsigned wait_ms, unsigned *ran, char *err,
+            size_t err_size)
 {
     unsigned i;
 
@@ -172,8 +170,8 @@ drive_round(struct ct_env *env, unsigned wait_ms, unsigned *ran,
  * Returns 0, -1 on a progress error, -2 when the budget ran out.
  */
 static int
-drive_until(struct ct_env *env, const int *counter, int target,
-            unsigned max_ms, uint64_t *waited_ns, char *err, size_t err_size)
+drive_until(struct ct_env *env, const int *counter, int target, unsigned max_ms,
+            uint64_t *waited_ns, char *err, size_t err_size)
 {
     const uint64_t start = harness_now_ns(env), real_start = real_now_ns();
     const uint64_t budget = (uint64_t) max_ms * 1000000ULL;
@@ -192,7 +190,8 @@ drive_until(struct ct_env *env, const int *counter, int target,
             snprintf(err, err_size,
                      "nothing completed the wait within %u ms on the %s clock "
                      "(counter %d, wanted %d)",
-                     max_ms, env->is_sim ? "virtual" : "NA", counter ? *counter : 0, target);
+                     max_ms, env->is_sim ? "virtual" : "NA",
+                     counter ? *counter : 0, target);
             *waited_ns = now - start;
             return -2;
         }
@@ -223,8 +222,8 @@ harness_run_until_count(struct ct_env *env, const int *counter, int target,
     char err[256];
     uint64_t waited = 0;
 
-    if (drive_until(env, counter, target, max_ms, &waited, err,
-                    sizeof(err)) != 0) {
+    if (drive_until(env, counter, target, max_ms, &waited, err, sizeof(err)) !=
+        0) {
         print_replay(stderr);
         fail_msg("harness_run_until: %s", err);
     }
@@ -232,13 +231,13 @@ harness_run_until_count(struct ct_env *env, const int *counter, int target,
 }
 
 int
-harness_try_run_until_count(struct ct_env *env, const int *counter,
-                            int target, unsigned max_ms)
+harness_try_run_until_count(struct ct_env *env, const int *counter, int target,
+                            unsigned max_ms)
 {
     char err[256];
     uint64_t waited = 0;
-    int rc = drive_until(env, counter, target, max_ms, &waited, err,
-                         sizeof(err));
+    int rc =
+        drive_until(env, counter, target, max_ms, &waited, err, sizeof(err));
 
     if (rc == -1)
         fail_msg("harness_run_until: %s", err);
@@ -343,7 +342,7 @@ env_create(struct ct_env *env, const struct ct_opts *opts, char *err,
 
     if (!env->remote) {
         ii = opts != NULL && opts->has_server_init ? opts->server_init
-                                                    : HG_INIT_INFO_INITIALIZER;
+                                                   : HG_INIT_INFO_INITIALIZER;
         if (ii.na_init_info.max_contexts < 2)
             ii.na_init_info.max_contexts = 2;
         harness_class_name(env, "server", name, sizeof(name));
@@ -362,7 +361,7 @@ env_create(struct ct_env *env, const struct ct_opts *opts, char *err,
     }
 
     ii = opts != NULL && opts->has_client_init ? opts->client_init
-                                                : HG_INIT_INFO_INITIALIZER;
+                                               : HG_INIT_INFO_INITIALIZER;
     harness_class_name(env, "client", name, sizeof(name));
     env->client = init_class(name, HG_FALSE, &ii, err, err_size);
     if (env->client == NULL)
@@ -622,8 +621,7 @@ harness_sim_corrupt_next(struct ct_env *env)
         return -1;
     if (HG_Addr_self(env->client, &self) != HG_SUCCESS)
         return -1;
-    if (harness_sim_name(env, env->client, self, client, sizeof(client)) ==
-            0 &&
+    if (harness_sim_name(env, env->client, self, client, sizeof(client)) == 0 &&
         harness_sim_name(env, env->client, env->server_addr, server,
                          sizeof(server)) == 0) {
         /* Every message from the client to the server gets one flipped
@@ -632,8 +630,7 @@ harness_sim_corrupt_next(struct ct_env *env)
         if (na_sim_fault_add(spec, err, sizeof(err)) == NA_SUCCESS)
             rc = 0;
         else
-            fprintf(stderr, "harness: fault \"%s\" refused: %s\n", spec,
-                    err);
+            fprintf(stderr, "harness: fault \"%s\" refused: %s\n", spec, err);
     }
     HG_Addr_free(env->client, self);
     return rc;
@@ -713,8 +710,8 @@ ct_server_stats(struct ct_env *env, ct_stats_out_t *stats)
     struct ct_op op = {0};
 
     op.out = stats;
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.stats,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.stats, &h));
     assert_hg_ok(ct_forward_wait(env, h, NULL, &op));
     assert_hg_ok(op.out_ret);
     assert_hg_ok(HG_Free_output(h, stats)); /* scalars only: still readable */
@@ -729,8 +726,8 @@ ct_release_held(struct ct_env *env)
     ct_release_out_t out;
 
     op.out = &out;
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr,
-                           env->ids.release, &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.release, &h));
     assert_hg_ok(ct_forward_wait(env, h, NULL, &op));
     assert_hg_ok(op.out_ret);
     assert_hg_ok(HG_Free_output(h, &out));
@@ -945,34 +942,6 @@ out:
     return rc;
 }
 
-/* Cases excluded for a plugin (QS_TEST_EXCLUDE) still show up, as
- * skipped, with the reason the registration gave. */
-static void
-harness_excluded_case(void **state)
-{
-    const char *reason = getenv("QS_TEST_EXCLUDE_REASON");
-
-    (void) state;
-    fprintf(stderr, "skip: excluded on %s: %s\n", ct_info(),
-            reason != NULL ? reason : "(no reason given)");
-    skip();
-}
-
-/* Whether `name` is in the comma-separated QS_TEST_EXCLUDE list. */
-static int
-harness_is_excluded(const char *name)
-{
-    const char *list = getenv("QS_TEST_EXCLUDE"), *p;
-    size_t len = strlen(name);
-
-    if (list == NULL)
-        return 0;
-    for (p = list; (p = strstr(p, name)) != NULL; p += len)
-        if ((p == list || p[-1] == ',') && (p[len] == '\0' || p[len] == ','))
-            return 1;
-    return 0;
-}
-
 int
 harness_main(int argc, char **argv, const char *group,
              const struct CMUnitTest *tests, size_t count)
@@ -985,31 +954,15 @@ harness_main(int argc, char **argv, const char *group,
     ct_group = group;
     if (argc > 1 && strcmp(argv[1], "--server") == 0)
         return serve();
-    if (filter != NULL && filter[0] != '\0')
-        cmocka_set_test_filter(filter);
 
     fprintf(stderr, "conformance group %s: info %s, %s", ct_group, ct_info(),
-            remote != NULL && remote[0] != '\0' ? "two processes" : "one process");
+            remote != NULL && remote[0] != '\0' ? "two processes"
+                                                : "one process");
     if (info_is_sim(ct_info()))
         fprintf(stderr, ", QS_SIM_SEED=%" PRIu64, harness_sim_seed());
     fprintf(stderr, "\n");
 
-    {
-        struct CMUnitTest *run = calloc(count, sizeof(*run));
-
-        if (run == NULL)
-            return 1;
-        for (size_t i = 0; i < count; i++) {
-            run[i] = tests[i];
-            if (harness_is_excluded(tests[i].name)) {
-                run[i].test_func = harness_excluded_case;
-                run[i].setup_func = NULL;
-                run[i].teardown_func = NULL;
-            }
-        }
-        failed = _cmocka_run_group_tests(group, run, count, NULL, NULL);
-        free(run);
-    }
+    failed = ct_suite_run_group(group, tests, count);
     if (remote != NULL && remote[0] != '\0' &&
         getenv("QS_TEST_NO_SHUTDOWN") == NULL && send_shutdown() != 0)
         failed++;

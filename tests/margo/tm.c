@@ -4,6 +4,7 @@
 #include <na_sim.h>
 
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,13 @@ tm_call_sum(margo_instance_id client, hg_addr_t addr, hg_id_t id)
     assert_hg_ok(margo_destroy(h));
     assert_hg_ok(margo_bulk_free(in.bulk));
     return sum;
+}
+
+void
+tm_wait_flag(atomic_int *flag)
+{
+    while (!atomic_load(flag))
+        sched_yield();
 }
 
 int

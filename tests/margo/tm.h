@@ -12,6 +12,7 @@
 #include <margo.h>
 
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,10 @@ int32_t tm_call_add(margo_instance_id client, hg_addr_t addr, hg_id_t id,
 int32_t tm_call_sum(margo_instance_id client, hg_addr_t addr, hg_id_t id);
 /* The tutorial's ten values add up to this. */
 #define TM_SUM 36
+
+/* Wait until *flag is non-zero: for work that runs on a pool's workers in
+ * real time (the test's ctest timeout bounds it). */
+void tm_wait_flag(atomic_int *flag);
 
 /* Run the group, printing the plugin and seed. */
 int tm_main(const char *name, const struct CMUnitTest *tests, size_t count);

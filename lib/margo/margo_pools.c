@@ -1,0 +1,351 @@
+/*
+ * An instance's pools and execution streams on abt.h (Argobots' names on
+ * POSIX threads), built from its configuration.
+ *
+ * "__primary__" is the primary execution stream's main pool when the
+ * instance is created on an Argobots execution stream (the thread that
+ * called ABT_init, which margo_init() calls when nobody did), else a pool
+ * of its own. Every other pool is created with ABT_pool_create_basic and
+ * every other execution stream with ABT_xstream_create_basic over its
+ * pools. Margo frees what it created at finalize, after the finalize
+ * callbacks.
+ *
+ * Where work for a pool runs (margo_schedule_work): the primary pool's
+ * work is Margo's caller-context queue (any thread blocked in a Margo
+ * call runs it: this is what keeps single-threaded runs on the simulator
+ * deterministic); the progress pool's, when the instance has a progress
+ * thread, runs on that thread; every other pool gets an Argobots ULT that
+ * its execution streams' workers run.
+ */
+#include "margo_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+margo_pools_create(struct margo_instance *mid)
+{
+    const struct margo_config *cfg = &mid->config;
+    ABT_xstream self;
+    int rc;
+
+    if (ABT_initialized() != ABT_SUCCESS) {
+        rc = ABT_init(0, NULL);
+        if (rc != ABT_SUCCESS) {
+            margo_log(NULL, MARGO_LOG_ERROR, "margo_init: ABT_init: %d", rc);
+            return -1;
+        }
+        mid->abt_inited = true;
+        mid->abt_init_thread = pthread_self();
+    }
+    mid->pools = calloc(cfg->npools, sizeof(*mid->pools));
+    mid->xstreams = calloc(cfg->nxstreams, sizeof(*mid->xstreams));
+    if (mid->pools == NULL || mid->xstreams == NULL)
+        return -1;
+    mid->npools = cfg->npools;
+    mid->nxstreams = cfg->nxstreams;
+
+    if (ABT_xstream_self(&self) == ABT_SUCCESS &&
+        ABT_xstream_get_main_pools(self, 1, &mid->pools[0]) == ABT_SUCCESS) {
+        mid->xstreams[0] = self;
+    } else {
+        /* Not on an execution stream: the primary pool is Margo's own,
+         * served only by threads blocked in Margo calls. */
+        rc = ABT_pool_create_basic(ABT_POOL_FIFO_WAIT, ABT_POOL_ACCESS_MPMC,
+                                   ABT_FALSE, &mid->pools[0]);
+        if (rc != ABT_SUCCESS)
+            return -1;
+        mid->owned_primary_pool = true;
+    }
+    for (size_t i = 1; i < cfg->npools; i++) {
+        rc = ABT_pool_create_basic(ABT_POOL_FIFO_WAIT, ABT_POOL_ACCESS_MPMC,
+                                   ABT_FALSE, &mid->pools[i]);
+        if (rc != ABT_SUCCESS) {
+            margo_log(NULL, MARGO_LOG_ERROR,
+                      "margo_init: cannot create pool \"%s\": %d",
+                      cfg->pools[i].name, rc);
+            return -1;
+        }
+    }
+    for (size_t i = 1; i < cfg->nxstreams; i++) {
+        const struct margo_xstream_spec *x = &cfg->xstreams[i];
+        ABT_pool pools[MARGO_XSTREAM_POOLS_MAX];
+
+        for (size_t j = 0; j < x->npools; j++)
+            pools[j] = mid->pools[x->pools[j]];
+        rc = ABT_xstream_create_basic(ABT_SCHED_BASIC_WAIT, (int) x->npools,
+                                      pools, ABT_SCHED_CONFIG_NULL,
+                                      &mid->xstreams[i]);
+        if (rc != ABT_SUCCESS) {
+            margo_log(NULL, MARGO_LOG_ERROR,
+                      "margo_init: cannot create xstream \"%s\": %d", x->name,
+                      rc);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void
+margo_pools_destroy(struct margo_instance *mid)
+{
+    /* Execution streams first (join drains their pools), then pools. */
+    for (size_t i = 1; i < mid->nxstreams; i++)
+        if (mid->xstreams[i] != ABT_XSTREAM_NULL)
+            ABT_xstream_free(&mid->xstreams[i]);
+    for (size_t i = 0; i < mid->npools; i++) {
+        if (mid->pools[i] == ABT_POOL_NULL ||
+            (i == 0 && !mid->owned_primary_pool))
+            continue;
+        if (ABT_pool_free(&mid->pools[i]) != ABT_SUCCESS)
+            margo_log(mid, MARGO_LOG_WARNING,
+                      "margo_finalize: pool \"%s\" still in use; not freed",
+                      mid->config.pools[i].name);
+    }
+    free(mid->pools);
+    free(mid->xstreams);
+    mid->pools = NULL;
+    mid->xstreams = NULL;
+    mid->npools = mid->nxstreams = 0;
+    if (mid->abt_inited && pthread_equal(mid->abt_init_thread, pthread_self()))
+        ABT_finalize();
+}
+
+/* ---- Scheduling ------------------------------------------------------ */
+
+struct margo_ult {
+    struct margo_instance *mid;
+    struct margo_handler_entry *e;
+};
+
+static void
+margo_ult_main(void *arg)
+{
+    struct margo_ult *u = arg;
+    struct margo_instance *mid = u->mid;
+
+    margo_run_entry(mid, u->e, true);
+    free(u);
+    pthread_mutex_lock(&margo_lock);
+    mid->abt_pending--;
+    margo_wake(mid);
+    pthread_mutex_unlock(&margo_lock);
+}
+
+void
+margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
+                    struct margo_handler_entry *e)
+{
+    struct margo_ult *u;
+    int rc;
+
+    if (pool == ABT_POOL_NULL)
+        pool = mid->npools ? mid->pools[mid->config.rpc_pool] : ABT_POOL_NULL;
+    if (pool == ABT_POOL_NULL || pool == mid->pools[0] ||
+        (mid->has_progress_thread &&
+         pool == mid->pools[mid->config.progress_pool])) {
+        margo_queue_work(mid, e);
+        return;
+    }
+    u = malloc(sizeof(*u));
+    if (u != NULL) {
+        u->mid = mid;
+        u->e = e;
+        mid->abt_pending++;
+        rc = ABT_thread_create(pool, margo_ult_main, u, ABT_THREAD_ATTR_NULL,
+                               NULL);
+        if (rc == ABT_SUCCESS)
+            return;
+        mid->abt_pending--;
+        free(u);
+    }
+    margo_log(mid, MARGO_LOG_ERROR,
+              "margo: cannot start a ULT on a pool; dropping the work");
+    if (e->work) {
+        if (e->drop)
+            e->drop(e->arg);
+    } else {
+        HG_Respond_error(e->handle, NULL, NULL, HG_NOMEM);
+        HG_Destroy(e->handle);
+        free(e);
+    }
+}
+
+/* ---- Public calls ---------------------------------------------------- */
+
+static int
+margo_pool_at(margo_instance_id mid, unsigned idx, ABT_pool *pool)
+{
+    if (mid == MARGO_INSTANCE_NULL || pool == NULL || idx >= mid->npools)
+        return -1;
+    *pool = mid->pools[idx];
+    return 0;
+}
+
+int
+margo_get_handler_pool(margo_instance_id mid, ABT_pool *pool)
+{
+    return mid ? margo_pool_at(mid, mid->config.rpc_pool, pool) : -1;
+}
+
+int
+margo_get_progress_pool(margo_instance_id mid, ABT_pool *pool)
+{
+    return mid ? margo_pool_at(mid, mid->config.progress_pool, pool) : -1;
+}
+
+size_t
+margo_get_num_pools(margo_instance_id mid)
+{
+    return mid ? mid->npools : 0;
+}
+
+size_t
+margo_get_num_xstreams(margo_instance_id mid)
+{
+    return mid ? mid->nxstreams : 0;
+}
+
+static hg_return_t
+margo_pool_info_at(margo_instance_id mid, size_t i,
+                   struct margo_pool_info *info)
+{
+    if (info) {
+        info->pool = mid->pools[i];
+        info->name = mid->config.pools[i].name;
+        info->index = (uint32_t) i;
+    }
+    return HG_SUCCESS;
+}
+
+hg_return_t
+margo_find_pool_by_handle(margo_instance_id mid, ABT_pool handle,
+                          struct margo_pool_info *info)
+{
+    if (mid == MARGO_INSTANCE_NULL || handle == ABT_POOL_NULL)
+        return HG_INVALID_ARG;
+    for (size_t i = 0; i < mid->npools; i++)
+        if (mid->pools[i] == handle)
+            return margo_pool_info_at(mid, i, info);
+    return HG_NOENTRY;
+}
+
+hg_return_t
+margo_find_pool_by_name(margo_instance_id mid, const char *name,
+                        struct margo_pool_info *info)
+{
+    if (mid == MARGO_INSTANCE_NULL || name == NULL)
+        return HG_INVALID_ARG;
+    for (size_t i = 0; i < mid->npools; i++)
+        if (strcmp(mid->config.pools[i].name, name) == 0)
+            return margo_pool_info_at(mid, i, info);
+    return HG_NOENTRY;
+}
+
+hg_return_t
+margo_find_pool_by_index(margo_instance_id mid, uint32_t index,
+                         struct margo_pool_info *info)
+{
+    if (mid == MARGO_INSTANCE_NULL)
+        return HG_INVALID_ARG;
+    if (index >= mid->npools)
+        return HG_NOENTRY;
+    return margo_pool_info_at(mid, index, info);
+}
+
+static hg_return_t
+margo_xstream_info_at(margo_instance_id mid, size_t i,
+                      struct margo_xstream_info *info)
+{
+    if (info) {
+        info->xstream = mid->xstreams[i];
+        info->name = mid->config.xstreams[i].name;
+        info->index = (uint32_t) i;
+    }
+    return HG_SUCCESS;
+}
+
+hg_return_t
+margo_find_xstream_by_handle(margo_instance_id mid, ABT_xstream handle,
+                             struct margo_xstream_info *info)
+{
+    if (mid == MARGO_INSTANCE_NULL || handle == ABT_XSTREAM_NULL)
+        return HG_INVALID_ARG;
+    for (size_t i = 0; i < mid->nxstreams; i++)
+        if (mid->xstreams[i] == handle)
+            return margo_xstream_info_at(mid, i, info);
+    return HG_NOENTRY;
+}
+
+hg_return_t
+margo_find_xstream_by_name(margo_instance_id mid, const char *name,
+                           struct margo_xstream_info *info)
+{
+    if (mid == MARGO_INSTANCE_NULL || name == NULL)
+        return HG_INVALID_ARG;
+    for (size_t i = 0; i < mid->nxstreams; i++)
+        if (strcmp(mid->config.xstreams[i].name, name) == 0)
+            return margo_xstream_info_at(mid, i, info);
+    return HG_NOENTRY;
+}
+
+hg_return_t
+margo_find_xstream_by_index(margo_instance_id mid, uint32_t index,
+                            struct margo_xstream_info *info)
+{
+    if (mid == MARGO_INSTANCE_NULL)
+        return HG_INVALID_ARG;
+    if (index >= mid->nxstreams)
+        return HG_NOENTRY;
+    return margo_xstream_info_at(mid, index, info);
+}
+
+hg_return_t
+margo_rpc_set_pool(margo_instance_id mid, hg_id_t id, ABT_pool pool)
+{
+    struct margo_rpc_entry *e;
+
+    if (mid == MARGO_INSTANCE_NULL)
+        return HG_INVALID_ARG;
+    pthread_mutex_lock(&margo_lock);
+    e = margo_rpc_find(mid, id);
+    if (e)
+        e->pool = pool;
+    pthread_mutex_unlock(&margo_lock);
+    return e ? HG_SUCCESS : HG_NOENTRY;
+}
+
+hg_return_t
+margo_rpc_get_pool(margo_instance_id mid, hg_id_t id, ABT_pool *pool)
+{
+    struct margo_rpc_entry *e;
+
+    if (mid == MARGO_INSTANCE_NULL || pool == NULL)
+        return HG_INVALID_ARG;
+    pthread_mutex_lock(&margo_lock);
+    e = margo_rpc_find(mid, id);
+    if (e)
+        *pool = e->pool != ABT_POOL_NULL ? e->pool
+                                         : mid->pools[mid->config.rpc_pool];
+    pthread_mutex_unlock(&margo_lock);
+    return e ? HG_SUCCESS : HG_NOENTRY;
+}
+
+void
+margo_pools_dump(struct margo_instance *mid, FILE *f)
+{
+    fprintf(f, "# pools (index, name, waiting, total)\n");
+    for (size_t i = 0; i < mid->npools; i++) {
+        size_t size = 0, total = 0;
+
+        ABT_pool_get_size(mid->pools[i], &size);
+        ABT_pool_get_total_size(mid->pools[i], &total);
+        fprintf(f, "pool: %zu %s %zu %zu%s%s\n", i, mid->config.pools[i].name,
+                size, total, i == mid->config.rpc_pool ? " rpc" : "",
+                i == mid->config.progress_pool ? " progress" : "");
+    }
+    fprintf(f, "# xstreams (index, name)\n");
+    for (size_t i = 0; i < mid->nxstreams; i++)
+        fprintf(f, "xstream: %zu %s\n", i, mid->config.xstreams[i].name);
+}
