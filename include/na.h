@@ -27,7 +27,12 @@ extern "C" {
  * used. `listen` makes the class reachable by peers.
  * Returns NULL on error (bad string, no plugin, plugin failure); the reason
  * is printed on stderr once.
+ * When the environment variable QS_NA_INFO (NA_INFO_ENV) holds an info
+ * string, it replaces `info_string` unless both name the same protocol:
+ * QS_NA_INFO=sim runs a program written for "tcp" on the simulated fabric,
+ * and leaves "sim://server" as it is.
  */
+#define NA_INFO_ENV "QS_NA_INFO"
 na_class_t *NA_Initialize(const char *info_string, bool listen);
 na_class_t *NA_Initialize_opt(const char *info_string, bool listen,
                               const struct na_init_info *na_init_info);

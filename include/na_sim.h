@@ -159,6 +159,19 @@ na_return_t na_sim_set_unexpected_backlog(size_t limit,
  */
 #define NA_SIM_FAULTS_ENV "QS_SIM_FAULTS"
 
+/* Draw a random fault profile from `seed` into buf (size bytes, NUL
+ * included), as qs-sweep --swarm does: a quarter of the seeds get none
+ * (""), the others a random subset of loss, dup, trunc, send_err, rma_err,
+ * partial, revoke, again, rnr and reorder at random rates, a backlog
+ * bound, sometimes jitter, a partition window between two of the first
+ * `nodes` automatically named nodes (node0, node1, ...) and a crash
+ * followed by a restart. Never corruption, which only payload checksums
+ * catch. A pure function of (seed, nodes); the result always validates.
+ * NA_SUCCESS, NA_INVALID_ARG (NULL buf, size 0, nodes 0 or over 1000),
+ * NA_OVERFLOW (buf too small: 512 bytes always suffice; buf is then ""). */
+na_return_t na_sim_fault_draw(uint64_t seed, unsigned int nodes, char *buf,
+                              size_t size);
+
 /* Check a profile without applying it: a pure function that needs no
  * world. err (may be NULL) receives a one-line reason on failure.
  * NA_SUCCESS, NA_INVALID_ARG (malformed), NA_OVERFLOW (too long or too many
@@ -220,6 +233,15 @@ uint64_t na_sim_trace_count(void);
 /* Write the kept trace lines to stream, preceded by a comment line with
  * the seed and followed by one with the hash. NA_NOENTRY, NA_IO_ERROR. */
 na_return_t na_sim_trace_dump(FILE *stream);
+
+/* When QS_SIM_TRACE_OUT names a file, every world writes its trace there
+ * in na_sim_trace_dump()'s format, each line as it is made (so a run that
+ * aborts or is killed leaves its trace up to that point; the footer with
+ * the count and hash comes when the world is freed). The first world of
+ * the process truncates the file and later ones append, so a program
+ * that makes several worlds leaves all of their traces, in order.
+ * qs-sweep sets it for every run. */
+#define NA_SIM_TRACE_OUT_ENV "QS_SIM_TRACE_OUT"
 
 #ifdef __cplusplus
 }

@@ -66,23 +66,23 @@ t2s_text(FILE *out, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-            case '<':
-                fputs("&lt;", out);
-                break;
-            case '>':
-                fputs("&gt;", out);
-                break;
-            case '&':
-                fputs("&amp;", out);
-                break;
-            case '"':
-                fputs("&quot;", out);
-                break;
-            default:
-                if ((unsigned char) *s >= 0x20 && (unsigned char) *s < 0x7f)
-                    fputc(*s, out);
-                else
-                    fputc('?', out);
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        default:
+            if ((unsigned char) *s >= 0x20 && (unsigned char) *s < 0x7f)
+                fputc(*s, out);
+            else
+                fputc('?', out);
         }
     }
 }
@@ -259,18 +259,20 @@ t2s_write(struct t2s *t, FILE *out)
     double height = T2S_TOP + rows * T2S_ROW_H + 30;
     unsigned last_label = 0;
 
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-                 "height=\"%.0f\" font-family=\"monospace\">\n",
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+            "height=\"%.0f\" font-family=\"monospace\">\n",
             width, height);
-    fputs("<defs>\n"
-          "<marker id=\"ahead\" markerWidth=\"8\" markerHeight=\"8\" refX=\"7\" "
-          "refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" "
-          "fill=\"#444\"/></marker>\n"
-          "<marker id=\"ahead-bad\" markerWidth=\"8\" markerHeight=\"8\" "
-          "refX=\"7\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" "
-          "fill=\"#d01010\"/></marker>\n</defs>\n",
-          out);
+    fputs(
+        "<defs>\n"
+        "<marker id=\"ahead\" markerWidth=\"8\" markerHeight=\"8\" refX=\"7\" "
+        "refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" "
+        "fill=\"#444\"/></marker>\n"
+        "<marker id=\"ahead-bad\" markerWidth=\"8\" markerHeight=\"8\" "
+        "refX=\"7\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" "
+        "fill=\"#d01010\"/></marker>\n</defs>\n",
+        out);
     fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
                  "<text x=\"10\" y=\"20\" font-size=\"13\">quicksilver sim "
                  "trace: QS_SIM_SEED=");
@@ -292,7 +294,8 @@ t2s_write(struct t2s *t, FILE *out)
         const struct t2s_ev *e = &t->ev[i];
 
         /* Time axis: a label every few rows, in microseconds. */
-        if (i == 0 || (e->row != t->ev[i - 1].row && e->row >= last_label + 4)) {
+        if (i == 0 ||
+            (e->row != t->ev[i - 1].row && e->row >= last_label + 4)) {
             fprintf(out,
                     "<text x=\"4\" y=\"%.1f\" font-size=\"9\" fill=\"#666\">"
                     "%.3f us</text>\n",

@@ -25,6 +25,31 @@ na_plugin_select(const struct na_info *info)
     return NULL;
 }
 
+/* QS_NA_INFO runs an unchanged program on another fabric (qs-sweep sets
+ * it to "sim"): it replaces every info string whose protocol differs from
+ * its own, and leaves alone those that already name that protocol, so
+ * "sim://server" keeps its node name under QS_NA_INFO=sim. */
+static const char *
+na_info_override(const char *info_string)
+{
+    const char *env = getenv(NA_INFO_ENV);
+    char cls[2][64], proto[2][64], host[2][256];
+
+    if (env == NULL || *env == '\0' || strcmp(env, info_string) == 0)
+        return info_string;
+    if (NA_Info_string_parse(env, cls[0], proto[0], host[0], 64) !=
+        NA_SUCCESS) {
+        qs_log("na", QS_LOG_ERROR, "%s=\"%s\" is malformed, ignored",
+               NA_INFO_ENV, env);
+        return info_string;
+    }
+    if (NA_Info_string_parse(info_string, cls[1], proto[1], host[1], 64) ==
+            NA_SUCCESS &&
+        strcmp(proto[0], proto[1]) == 0)
+        return info_string;
+    return env;
+}
+
 na_class_t *
 NA_Initialize(const char *info_string, bool listen)
 {
@@ -102,6 +127,7 @@ NA_Initialize_opt2(const char *info_string, bool listen, unsigned int version,
         qs_log("na", QS_LOG_ERROR, "NA_Initialize: NULL info string");
         return NULL;
     }
+    info_string = na_info_override(info_string);
     info = calloc(1, sizeof(*info));
     if (info == NULL)
         return NULL;

@@ -233,6 +233,7 @@ struct na_sim_world {
     bool trace_keep;
     char *trace_buf;
     size_t trace_len, trace_cap;
+    int trace_fd; /* QS_SIM_TRACE_OUT, written line by line, or -1 */
 };
 
 extern pthread_mutex_t na_sim_global_lock NA_SIM_HIDDEN;

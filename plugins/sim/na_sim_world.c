@@ -6,9 +6,11 @@
 #include "na_sim_fault.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 pthread_mutex_t na_sim_global_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -73,6 +75,8 @@ na_sim_world_current(void)
     return na_sim_world_g;
 }
 
+static void na_sim_trace_out_header(struct na_sim_world *world);
+
 /* Return the world to its initial state under a new seed. Configuration
  * (links, backlog bound, whether lines are kept) survives: it describes the
  * experiment, not its run. */
@@ -90,6 +94,8 @@ na_sim_world_reset_state(struct na_sim_world *world, uint64_t seed)
     world->trace_hash = NA_SIM_FNV_BASIS;
     world->trace_lines = 0;
     world->trace_len = 0;
+    if (world->trace_fd >= 0)
+        na_sim_trace_out_header(world);
     /* The fault profile is configuration too; its scheduled actions are
      * queued again on the fresh clock. */
     na_sim_fault_reset(world);
@@ -122,6 +128,83 @@ na_sim_faults_from_env(struct na_sim_world *world)
 
 static void na_sim_world_destroy(struct na_sim_world *world);
 
+/* QS_SIM_TRACE_OUT: every line goes to the file as it is made, with one
+ * write(2) each, so the trace survives a run that aborts or is killed,
+ * which is when it is wanted most. The first world of the process
+ * truncates the file, later ones append. Guarded by na_sim_global_lock,
+ * like every lifetime function. */
+static bool na_sim_trace_out_started_g;
+
+static void
+na_sim_trace_out_put(struct na_sim_world *world, const char *line, size_t len)
+{
+    while (world->trace_fd >= 0 && len > 0) {
+        ssize_t n = write(world->trace_fd, line, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            na_plugin_log_error("sim", "%s: write failed, trace stopped",
+                                NA_SIM_TRACE_OUT_ENV);
+            close(world->trace_fd);
+            world->trace_fd = -1;
+            return;
+        }
+        line += n;
+        len -= (size_t) n;
+    }
+}
+
+static void
+na_sim_trace_out_header(struct na_sim_world *world)
+{
+    char line[96];
+    int n = snprintf(line, sizeof(line),
+                     "# quicksilver sim trace, %s=%" PRIu64 "\n",
+                     NA_SIM_SEED_ENV, world->seed);
+
+    na_sim_trace_out_put(world, line, (size_t) n);
+}
+
+static void
+na_sim_trace_out_open(struct na_sim_world *world)
+{
+    const char *path = getenv(NA_SIM_TRACE_OUT_ENV);
+
+    world->trace_fd = -1;
+    if (path == NULL || *path == '\0')
+        return;
+    world->trace_fd =
+        open(path,
+             O_WRONLY | O_CREAT | O_CLOEXEC |
+                 (na_sim_trace_out_started_g ? O_APPEND : O_TRUNC),
+             0644);
+    if (world->trace_fd < 0) {
+        na_plugin_log_error("sim", "%s: cannot open %s: %s",
+                            NA_SIM_TRACE_OUT_ENV, path, strerror(errno));
+        return;
+    }
+    na_sim_trace_out_started_g = true;
+    na_sim_trace_out_header(world);
+}
+
+static void
+na_sim_trace_out_close(struct na_sim_world *world)
+{
+    char line[96];
+    int n;
+
+    if (world->trace_fd < 0)
+        return;
+    n = snprintf(line, sizeof(line),
+                 "# %" PRIu64 " lines, hash 0x%016" PRIx64 "\n",
+                 world->trace_lines, world->trace_hash);
+    na_sim_trace_out_put(world, line, (size_t) n);
+    if (world->trace_fd >= 0)
+        close(world->trace_fd);
+    world->trace_fd = -1;
+}
+
 static na_return_t
 na_sim_world_create(struct na_sim_world **out)
 {
@@ -140,7 +223,9 @@ na_sim_world_create(struct na_sim_world **out)
     world->link_default.latency_ns = NA_SIM_DEFAULT_LATENCY_NS;
     world->link_default.bandwidth = NA_SIM_DEFAULT_BANDWIDTH;
     world->backlog_limit = NA_SIM_DEFAULT_BACKLOG;
+    world->trace_fd = -1;
     na_sim_world_reset_state(world, na_sim_seed_next());
+    na_sim_trace_out_open(world);
     ret = na_sim_faults_from_env(world);
     if (ret != NA_SUCCESS) {
         na_sim_world_destroy(world);
@@ -155,6 +240,7 @@ na_sim_world_destroy(struct na_sim_world *world)
 {
     /* Classes are gone, so no context, op or region remains: the heap
      * holds no event (pending ops block context_destroy). */
+    na_sim_trace_out_close(world);
     free(world->heap);
     free(world->regions);
     free(world->links);
@@ -481,6 +567,7 @@ na_sim_trace(struct na_sim_world *world, uint64_t time, uint64_t seq,
         world->trace_hash *= NA_SIM_FNV_PRIME;
     }
     world->trace_lines++;
+    na_sim_trace_out_put(world, line, len);
     if (world->trace_keep)
         na_sim_trace_keep(world, line, len);
 }

@@ -534,8 +534,6 @@ sd_open(struct sd_world *w, const struct sd_opts *opts)
     memset(w, 0, sizeof(*w));
     assert_true(opts->nodes >= 1 && opts->nodes <= SD_MAX_NODES);
     assert_int_equal(na_sim_world_hold(), NA_SUCCESS);
-    if (getenv("QS_SIM_TRACE_OUT") != NULL)
-        na_sim_trace_enable(true);
     sd_current = w;
     w->n = opts->nodes;
     w->progress_ms = 1;
@@ -618,19 +616,10 @@ sd_assert_once(const struct sd_op *op)
                  op->seq, (int) op->kind, op->from, op->to);
 }
 
+/* The library writes the trace itself when QS_SIM_TRACE_OUT is set. */
 void
 sd_report(const char *test_name)
 {
-    const char *path = getenv("QS_SIM_TRACE_OUT");
-
-    if (path != NULL) {
-        FILE *f = fopen(path, "w");
-
-        if (f != NULL) {
-            na_sim_trace_dump(f);
-            fclose(f);
-        }
-    }
     (void) test_name;
 }
 

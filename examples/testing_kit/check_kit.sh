@@ -1,0 +1,90 @@
+#!/bin/sh
+# check_kit.sh CASE QS_SWEEP BIN_DIR SRC_DIR OUT_DIR: the commands of
+# docs/testing-your-service.md, run against the testing kit, with what
+# each must print.
+set -u
+case_=$1 sweep=$2 bin=$3 src=$4 out=$5/$1
+rm -rf "$out" && mkdir -p "$out" && cd "$out" || exit 1
+fail() { echo "check_kit $case_: $*"; cat report.txt 2>/dev/null | tail -40; exit 1; }
+has() { grep -q -- "$1" report.txt || fail "no \"$1\" in the output"; }
+
+case $case_ in
+test_sim)
+    "$bin/kv_test" >report.txt 2>&1 || fail "kv_test failed"
+    has "kv_test: OK"
+    # Seeds and a fault profile by hand; a partition of the server's node
+    # makes calls fail cleanly, never hang.
+    QS_SIM_SEED=42 QS_SIM_FAULTS='world:loss=0.05;partition:node0<>node1@1ms-3ms' \
+        "$bin/kv_test" >report.txt 2>&1 || fail "kv_test under faults failed"
+    QS_SIM_FAULTS='node:node0:crash@2ms,restart@4ms' \
+        "$bin/kv_test" >report.txt 2>&1 || fail "kv_test with a crash failed"
+    # The trace, drawn.
+    QS_SIM_SEED=42 QS_SIM_TRACE_OUT=kv.trace "$bin/kv_test" >/dev/null 2>&1 ||
+        fail "kv_test with a trace failed"
+    "$(dirname "$sweep")/trace2svg" kv.trace kv.svg || fail "trace2svg failed"
+    grep -q '^<svg' kv.svg || fail "no svg"
+    ;;
+test_tcp)
+    "$bin/kv_test" "ofi+tcp://127.0.0.1:0" >report.txt 2>&1 ||
+        fail "kv_test over ofi+tcp failed"
+    has "kv_test: OK"
+    ;;
+sweep_swarm)
+    "$sweep" --quiet --seeds 1:${QS_KIT_SEEDS:-200} --swarm --timeout 60 \
+        --junit junit.xml -- "$bin/kv_test" >report.txt 2>&1 ||
+        fail "the sweep failed"
+    has "^${QS_KIT_SEEDS:-200} passed, 0 failed$"
+    ;;
+sweep_determinism)
+    "$sweep" --quiet --determinism --seeds 1:50 -- "$bin/kv_test" \
+        >report.txt 2>&1 || fail "kv_test is not deterministic"
+    has "^50 passed, 0 failed$"
+    ;;
+sweep_bug_timeout)
+    # The planted bug: kv_get waits without a deadline. Some drawn profile
+    # loses a response; the sweep reports the hang and its replay line.
+    "$sweep" --quiet --seeds 1:10 --swarm --timeout 5 -- \
+        "$bin/kv_test_bug_timeout" >report.txt 2>&1 && fail "the sweep passed"
+    has "^HANG seed"
+    line=$(sed -n 's/^  replay: //p' report.txt | head -1)
+    [ -n "$line" ] || fail "no replay line"
+    # The replay hangs again (and the same seed passes without the bug).
+    (eval "timeout 10 env $line") >/dev/null 2>&1
+    [ $? = 124 ] || fail "the replay did not hang: $line"
+    fixed=$(echo "$line" | sed 's|kv_test_bug_timeout|kv_test|')
+    (eval "timeout 60 env $fixed") >/dev/null 2>&1 || fail "the fixed test fails: $fixed"
+    ;;
+fuzz_put)
+    "$bin/kv_fuzz" "$src/corpus/put" "$src/regress" -runs=3000 >report.txt 2>&1 ||
+        fail "kv_fuzz failed"
+    has "replayed 6 inputs"
+    has "ran 3000 mutated inputs"
+    ;;
+fuzz_seq)
+    "$bin/kv_fuzz_seq" "$src/corpus/seq" -runs=1500 >report.txt 2>&1 ||
+        fail "kv_fuzz_seq failed"
+    has "ran 1500 mutated inputs"
+    ;;
+fuzz_bug)
+    # The planted double free: the regression input finds it, the crash
+    # is saved and its replay line crashes again.
+    "$bin/kv_fuzz_bug" "$src/regress" >report.txt 2>&1 && fail "no crash"
+    has "qs_fuzz: replay: "
+    crash=$(sed -n 's/^qs_fuzz: crash; input saved as //p' report.txt)
+    [ -s "$crash" ] || fail "crash input not saved"
+    cmp -s "$crash" "$src/regress/put_long_key" || fail "saved input differs"
+    "$bin/kv_fuzz_bug" "$crash" >/dev/null 2>&1 && fail "the replay did not crash"
+    "$bin/kv_fuzz" "$crash" >/dev/null 2>&1 || fail "the fixed service crashes"
+    ;;
+libfuzzer_bug)
+    # libFuzzer finds the planted double free from the clean corpus alone.
+    mkdir corpus && cp "$src"/corpus/put/* corpus/
+    "$bin/kv_fuzz_bug_lf" -seed=1 -runs=500000 -max_total_time=300 corpus \
+        >report.txt 2>&1 && fail "libFuzzer found nothing"
+    grep -q "double-free\|attempting double-free" report.txt ||
+        fail "not the double free"
+    ;;
+*)
+    fail "unknown case" ;;
+esac
+echo "check_kit $case_: OK"

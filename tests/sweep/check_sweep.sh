@@ -1,0 +1,81 @@
+#!/bin/sh
+# check_sweep.sh CASE QS_SWEEP SWEEP_PROG OUTDIR: run qs-sweep over
+# sweep_prog in one of its modes and check what it reports.
+set -u
+case_=$1 sweep=$2 prog=$3 out=$4
+rm -rf "$out" && mkdir -p "$out" && cd "$out" || exit 1
+fail() { echo "check_sweep $case_: $*"; cat report.txt 2>/dev/null; exit 1; }
+run() { "$sweep" --quiet --out files "$@" >report.txt 2>&1; echo $? >status; cat report.txt; }
+status() { cat status; }
+has() { grep -q -- "$1" report.txt || fail "no \"$1\" in the report"; }
+
+case $case_ in
+pass)
+    run --seeds 1:20 --jobs 2 --timeout 60 --junit junit.xml -- "$prog" pass
+    [ "$(status)" = 0 ] || fail "exit status $(status), want 0"
+    has "^20 passed, 0 failed$"
+    grep -q '<testcase classname="qs-sweep.sweep_prog" name="seed 20"' junit.xml ||
+        fail "seed 20 missing from junit.xml"
+    if command -v xmllint >/dev/null; then
+        xmllint --noout junit.xml || fail "junit.xml is not well-formed"
+    fi
+    # Passing runs leave nothing behind.
+    [ -z "$(ls files)" ] || fail "files left for passing runs: $(ls files)"
+    ;;
+fail)
+    run --seeds 1:20 --jobs 2 --junit junit.xml -- "$prog" fail
+    [ "$(status)" = 1 ] || fail "exit status $(status), want 1"
+    has "^16 passed, 4 failed$"
+    for s in 2 7 12 17; do
+        has "^FAIL seed $s: exit status 1$"
+        has "replay: QS_SIM_SEED=$s QS_NA_INFO=sim $prog fail$"
+        [ -s files/seed-$s.trace ] || fail "no trace for seed $s"
+        grep -q '^<svg' files/seed-$s.svg || fail "no svg for seed $s"
+    done
+    grep -q 'failures="4"' junit.xml || fail "junit.xml does not count 4 failures"
+    # The replay line, run as printed, fails the same way; a passing seed
+    # passes.
+    line=$(sed -n 's/^  replay: \(QS_SIM_SEED=7 .*\)/\1/p' report.txt)
+    (eval "$line") >replay.txt 2>&1 && fail "replay of seed 7 passed"
+    grep -q "planted failure: seed 7" replay.txt || fail "replay did not reproduce"
+    QS_SIM_SEED=8 QS_NA_INFO=sim "$prog" fail || fail "seed 8 fails by hand"
+    ;;
+hang)
+    run --seeds 1:4 --jobs 2 --timeout 2 -- "$prog" hang
+    [ "$(status)" = 1 ] || fail "exit status $(status), want 1"
+    has "^HANG seed 3: still running after 2 s"
+    has "replay: QS_SIM_SEED=3 QS_NA_INFO=sim $prog hang$"
+    has "^3 passed, 1 failed$"
+    # The killed run's trace was written as it went.
+    grep -q "post:send_unexpected" files/seed-3.trace || fail "no trace of the hang"
+    ;;
+determinism)
+    run --determinism --seeds 1:4 --jobs 2 -- "$prog" pass
+    [ "$(status)" = 0 ] || fail "deterministic program: status $(status)"
+    has "^4 passed, 0 failed$"
+    run --determinism --seeds 1:6 --jobs 2 -- "$prog" nondet
+    [ "$(status)" = 1 ] || fail "nondeterministic program: status $(status)"
+    has "^NONDETERMINISTIC seed"
+    n=$(grep -c "^NONDETERMINISTIC seed" report.txt)
+    s=$(sed -n 's/^NONDETERMINISTIC seed \([0-9]*\):.*/\1/p' report.txt | head -1)
+    [ -s files/seed-$s.a.trace ] && [ -s files/seed-$s.b.trace ] ||
+        fail "both traces of seed $s are not kept"
+    cmp -s files/seed-$s.a.trace files/seed-$s.b.trace && fail "the traces are equal"
+    has "^$((6 - n)) passed, $n failed$"
+    ;;
+swarm)
+    run --swarm --seeds 1:40 --jobs 2 --timeout 20 --junit junit.xml -- "$prog" pass
+    [ "$(status)" = 0 ] || fail "exit status $(status), want 0"
+    has "^40 passed, 0 failed$"
+    has "swarm profiles"
+    # A profile is part of the replay line: force a failure to see one.
+    run --swarm --seeds 1:10 --jobs 2 -- "$prog" fail
+    has "replay: QS_SIM_SEED=2 QS_SIM_FAULTS="
+    line=$(sed -n 's/^  replay: \(QS_SIM_SEED=7 .*\)/\1/p' report.txt)
+    (eval "$line") >replay.txt 2>&1 && fail "replay of seed 7 passed"
+    grep -q "planted failure: seed 7" replay.txt || fail "replay did not reproduce"
+    ;;
+*)
+    fail "unknown case" ;;
+esac
+echo "check_sweep $case_: OK"
