@@ -16,6 +16,7 @@
 #define QS_ABT_INTERNAL_H
 
 #include "abt.h"
+#include "abt/abt_block.h"
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -137,11 +138,9 @@ struct abt_park *abt_park_of(const void *addr);
 int abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
                   const struct timespec *abstime);
 
-/* The caller is about to block / has stopped blocking. On a worker (or the
- * primary thread) this keeps the stream's count of blocked workers and
- * starts a spare worker when the stream would otherwise be stuck. */
-void abt_block_begin(void);
-void abt_block_end(void);
+/* abt_block_begin / abt_block_end (abt_block.h): on a worker (or the
+ * primary thread) they keep the stream's count of blocked workers and
+ * start a spare worker when the stream would otherwise be stuck. */
 
 /* Scheduler-lock helpers. */
 int abt_initialized(void);
