@@ -188,6 +188,12 @@ void *HG_Registered_data(hg_class_t *hg_class, hg_id_t id);
  * HG_Respond() on the target returns HG_OPNOTSUPPORTED. Set on both sides. */
 hg_return_t HG_Registered_disable_response(hg_class_t *hg_class, hg_id_t id,
                                            hg_bool_t disable);
+/* Whether `id` is registered (*flag_p) and, if so, its input and output
+ * procs (each output may be NULL). HG_INVALID_ARG for a NULL class or
+ * flag_p; an unregistered id gives *flag_p false and HG_SUCCESS. */
+hg_return_t HG_Registered_proc_cb(hg_class_t *hg_class, hg_id_t id,
+                                  hg_bool_t *flag_p, hg_proc_cb_t *in_proc_cb_p,
+                                  hg_proc_cb_t *out_proc_cb_p);
 hg_return_t HG_Registered_disabled_response(hg_class_t *hg_class, hg_id_t id,
                                             hg_bool_t *disabled);
 
@@ -371,6 +377,28 @@ struct hg_stats {
 };
 hg_return_t HG_Class_get_stats(const hg_class_t *hg_class,
                                struct hg_stats *stats);
+
+/* Mercury's diagnostic counters of a class (Mercury fills them only when
+ * built with HG_ENABLE_DIAG; here they are always kept). */
+struct hg_diag_counters {
+    uint64_t rpc_req_sent_count;        /* RPC requests sent */
+    uint64_t rpc_req_recv_count;        /* RPC requests received */
+    uint64_t rpc_resp_sent_count;       /* RPC responses sent */
+    uint64_t rpc_resp_recv_count;       /* RPC responses received */
+    uint64_t rpc_req_extra_count;       /* requests that went through bulk */
+    uint64_t rpc_resp_extra_count;      /* responses that went through bulk */
+    uint64_t rpc_req_recv_active_count; /* requests being handled now */
+    uint64_t rpc_multi_recv_copy_count; /* copies out of multi-receive
+                                           buffers (always 0 here) */
+    uint64_t bulk_count;                /* bulk transfers started */
+};
+/* Copy a class's counters. rpc_req_extra_count and rpc_resp_extra_count
+ * are reported together in rpc_req_extra_count (this library counts
+ * overflow transfers without telling the direction; rpc_resp_extra_count
+ * is 0), and rpc_req_recv_active_count, rpc_resp_recv_count and
+ * bulk_count are 0 (not counted). HG_INVALID_ARG for NULL arguments. */
+hg_return_t HG_Class_get_counters(const hg_class_t *hg_class,
+                                  struct hg_diag_counters *diag_counters);
 
 #ifdef __cplusplus
 }

@@ -190,6 +190,13 @@ hg_return_t hg_proc_checksum_verify(hg_proc_t proc, const void *hash,
  */
 hg_return_t hg_proc_memcpy(hg_proc_t proc, void *data, hg_size_t data_size);
 
+/* Mercury 2.4's name for hg_proc_memcpy(). */
+static inline hg_return_t
+hg_proc_bytes(hg_proc_t proc, void *data, hg_size_t data_size)
+{
+    return hg_proc_memcpy(proc, data, data_size);
+}
+
 /* The same as hg_proc_memcpy(). */
 static HG_INLINE hg_return_t
 hg_proc_raw(hg_proc_t proc, void *data, hg_size_t data_size)

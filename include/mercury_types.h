@@ -32,6 +32,8 @@ typedef void *hg_ptr_t;
 #define HG_TRUE 1
 #define HG_FALSE 0
 
+#define HG_SIZE_MAX UINT64_MAX
+
 /* Version of the Mercury API this library implements: 2.4.1. */
 #define HG_VERSION_MAJOR 2
 #define HG_VERSION_MINOR 4

@@ -222,6 +222,27 @@ uint64_t NA_Clock_now(na_class_t *na_class);
 /* Human-readable string for a return code; never NULL. */
 const char *NA_Error_to_string(na_return_t errnum);
 
+/* Whether the class supports the optional features in `flags`
+ * (NA_OPT_MULTI_RECV, NA_OPT_FIREWALL_ADDR). No plugin here offers them
+ * through the NA API (ofi uses multi-receive buffers internally), so the
+ * answer is false for any non-zero flags; NULL class: false. */
+bool NA_Has_opt_feature(na_class_t *na_class, unsigned long flags);
+
+/* Bytes the plugin reserves at the start of message buffers: 0 for every
+ * plugin here (they frame messages themselves), so a whole buffer carries
+ * payload. */
+size_t NA_Msg_get_unexpected_header_size(const na_class_t *na_class);
+size_t NA_Msg_get_expected_header_size(const na_class_t *na_class);
+/* Prepare a buffer's reserved header: with no reserved bytes there is
+ * nothing to write. NA_INVALID_ARG for a NULL class or buffer or size 0. */
+na_return_t NA_Msg_init_unexpected(na_class_t *na_class, void *buf,
+                                   size_t buf_size);
+na_return_t NA_Msg_init_expected(na_class_t *na_class, void *buf,
+                                 size_t buf_size);
+/* Most segments NA_Mem_handle_create_segments() takes on this class: 1 on
+ * plugins without multi-segment handles (ofi, verbs, sm), more on sim. */
+size_t NA_Mem_handle_get_max_segments(const na_class_t *na_class);
+
 /* Set the log level (same names as HG_Set_log_level()) and enable the "na"
  * subsystem, which covers the plugins, at it. Shares one sink with HG. */
 void NA_Set_log_level(const char *level);

@@ -162,8 +162,33 @@ struct na_segment {
 /* Progress modes. */
 #define NA_NO_BLOCK 0x01 /* never sleep in progress: busy-poll */
 
-/* Thread modes. */
-#define NA_THREAD_MODE_SINGLE 0x01 /* caller promises one thread at a time */
+/* Mercury's NA_NO_RETRY: accepted; plugins never retry in progress. */
+#define NA_NO_RETRY 0x02
+
+/* Thread modes: promises the caller makes; plugins lock regardless. */
+#define NA_THREAD_MODE_SINGLE_CLS 0x01 /* one thread at a time per class */
+#define NA_THREAD_MODE_SINGLE_CTX 0x02 /* one thread at a time per context */
+#define NA_THREAD_MODE_SINGLE                                                  \
+    (NA_THREAD_MODE_SINGLE_CLS | NA_THREAD_MODE_SINGLE_CTX)
+
+/* Longest timeout (ms) that means "until something happens". */
+#define NA_MAX_IDLE_TIME (3600 * 1000)
+/* Limits of the types (not of any plugin). */
+#define NA_CONTEXT_ID_MAX UINT8_MAX
+#define NA_TAG_MAX UINT32_MAX
+
+/* Optional features for NA_Has_opt_feature(). */
+#define NA_OPT_MULTI_RECV (1 << 0)    /* NA_Msg_multi_recv_unexpected()  */
+#define NA_OPT_FIREWALL_ADDR (1 << 1) /* addresses behind a firewall     */
+
+/* NA_Msg_buf_alloc() flags, as in Mercury; the buffer serves any of them. */
+#define NA_SEND (1 << 0)
+#define NA_RECV (1 << 1)
+#define NA_MULTI_RECV (1 << 2)
+#define NA_ALLOC_MAX (1 << 3)
+/* NA_Op_create() flags, as in Mercury; operations are reusable either way. */
+#define NA_OP_SINGLE 0x00
+#define NA_OP_MULTI 0x01
 
 /*
  * Options for NA_Initialize_opt(). Every field has a safe default of zero

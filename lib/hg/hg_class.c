@@ -373,6 +373,20 @@ HG_Class_get_stats(const hg_class_t *hg_class, struct hg_stats *stats)
     return HG_SUCCESS;
 }
 
+hg_return_t
+HG_Class_get_counters(const hg_class_t *hg_class,
+                      struct hg_diag_counters *diag_counters)
+{
+    if (hg_class == NULL || diag_counters == NULL)
+        return HG_INVALID_ARG;
+    memset(diag_counters, 0, sizeof(*diag_counters));
+    diag_counters->rpc_req_sent_count = hg_class->stats.forwards_sent;
+    diag_counters->rpc_req_recv_count = hg_class->stats.requests_received;
+    diag_counters->rpc_resp_sent_count = hg_class->stats.responses_sent;
+    diag_counters->rpc_req_extra_count = hg_class->stats.overflow_transfers;
+    return HG_SUCCESS;
+}
+
 na_tag_t
 hg_class_next_tag(hg_class_t *hg_class)
 {
@@ -583,6 +597,23 @@ HG_Registered_disable_response(hg_class_t *hg_class, hg_id_t id,
         rpc->no_response = disable != HG_FALSE;
     pthread_rwlock_unlock(&hg_class->rpc_lock);
     return rpc ? HG_SUCCESS : HG_NOENTRY;
+}
+
+hg_return_t
+HG_Registered_proc_cb(hg_class_t *hg_class, hg_id_t id, hg_bool_t *flag_p,
+                      hg_proc_cb_t *in_proc_cb_p, hg_proc_cb_t *out_proc_cb_p)
+{
+    const struct hg_rpc *rpc;
+
+    if (hg_class == NULL || flag_p == NULL)
+        return HG_INVALID_ARG;
+    rpc = hg_rpc_lookup(hg_class, id);
+    *flag_p = rpc != NULL;
+    if (rpc != NULL && in_proc_cb_p != NULL)
+        *in_proc_cb_p = rpc->in_proc;
+    if (rpc != NULL && out_proc_cb_p != NULL)
+        *out_proc_cb_p = rpc->out_proc;
+    return HG_SUCCESS;
 }
 
 hg_return_t

@@ -788,3 +788,50 @@ NA_Clock_now(na_class_t *na_class)
         return na_plugin_clock_monotonic_ns();
     return na_class->ops->clock_now(na_class);
 }
+
+bool
+NA_Has_opt_feature(na_class_t *na_class, unsigned long flags)
+{
+    (void) flags;
+    /* No plugin offers multi-receive or firewall addresses through NA. */
+    (void) na_class;
+    return false;
+}
+
+size_t
+NA_Msg_get_unexpected_header_size(const na_class_t *na_class)
+{
+    (void) na_class;
+    return 0;
+}
+
+size_t
+NA_Msg_get_expected_header_size(const na_class_t *na_class)
+{
+    (void) na_class;
+    return 0;
+}
+
+na_return_t
+NA_Msg_init_unexpected(na_class_t *na_class, void *buf, size_t buf_size)
+{
+    if (na_class == NULL || buf == NULL || buf_size == 0)
+        return NA_INVALID_ARG;
+    return NA_SUCCESS;
+}
+
+na_return_t
+NA_Msg_init_expected(na_class_t *na_class, void *buf, size_t buf_size)
+{
+    if (na_class == NULL || buf == NULL || buf_size == 0)
+        return NA_INVALID_ARG;
+    return NA_SUCCESS;
+}
+
+size_t
+NA_Mem_handle_get_max_segments(const na_class_t *na_class)
+{
+    if (na_class == NULL || na_class->ops->mem_handle_get_max_segments == NULL)
+        return 1;
+    return na_class->ops->mem_handle_get_max_segments(na_class);
+}

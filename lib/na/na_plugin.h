@@ -267,6 +267,9 @@ struct na_class_ops {
      * /dev/shm, sockets). Called by NA_Cleanup(), which may run while
      * classes of this process exist: it must not touch those. */
     void (*cleanup)(void);
+
+    /* Optional (NULL: 1). Most segments mem_handle_create_segments takes. */
+    size_t (*mem_handle_get_max_segments)(const na_class_t *na_class);
 };
 
 /* Shared helpers for plugins. */

@@ -649,6 +649,7 @@ const struct na_class_ops na_sim_class_ops = {
     .msg_recv_expected = na_sim_msg_recv_expected,
     .mem_handle_create = na_sim_mem_handle_create,
     .mem_handle_create_segments = na_sim_mem_handle_create_segments,
+    .mem_handle_get_max_segments = na_sim_mem_handle_get_max_segments,
     .mem_handle_free = na_sim_mem_handle_free,
     .mem_register = na_sim_mem_register,
     .mem_deregister = na_sim_mem_deregister,

@@ -439,6 +439,8 @@ NA_SIM_HIDDEN na_return_t na_sim_mem_handle_create(na_class_t *na_class,
                                                    void *buf, size_t buf_size,
                                                    unsigned long flags,
                                                    na_mem_handle_t *mem_handle);
+NA_SIM_HIDDEN size_t
+na_sim_mem_handle_get_max_segments(const na_class_t *na_class);
 NA_SIM_HIDDEN na_return_t na_sim_mem_handle_create_segments(
     na_class_t *na_class, struct na_segment *segments, size_t segment_count,
     unsigned long flags, na_mem_handle_t *mem_handle);

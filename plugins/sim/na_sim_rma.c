@@ -560,3 +560,10 @@ na_sim_rma_execute(struct na_sim_world *world, struct na_op_id *op)
     }
     na_sim_op_complete(world, op, na_sim_rma_transfer(world, op, op->size));
 }
+
+size_t
+na_sim_mem_handle_get_max_segments(const na_class_t *na_class)
+{
+    (void) na_class;
+    return NA_SIM_MEM_MAX_SEGMENTS;
+}

@@ -584,6 +584,77 @@ test_request_helper(void **state)
     env_fini(&e);
 }
 
+/* Smaller 2.4 names: registered procs, counters, hg_proc_bytes, NA's
+ * optional features, header sizes and segment limits. */
+static void
+test_small_names(void **state)
+{
+    struct env e;
+    struct hg_diag_counters cs, cc;
+    hg_bool_t flag = HG_FALSE;
+    hg_proc_cb_t in_cb = NULL, out_cb = NULL;
+    char buf[64], word[6] = "bytes", back[6] = "";
+    hg_proc_t proc;
+    char *big;
+    na_class_t *na = HG_Class_get_na(NULL);
+
+    (void) state;
+    assert_null(na);
+    env_init(&e, NULL, NULL);
+    env_start(&e);
+    assert_int_equal(
+        HG_Registered_proc_cb(e.client, e.id, &flag, &in_cb, &out_cb),
+        HG_SUCCESS);
+    assert_true(flag);
+    assert_ptr_equal(in_cb, hg_proc_echo_t);
+    assert_ptr_equal(out_cb, hg_proc_echo_out_t);
+    assert_int_equal(HG_Registered_proc_cb(e.client, 12345, &flag, NULL, NULL),
+                     HG_SUCCESS);
+    assert_false(flag);
+    assert_int_equal(HG_Registered_proc_cb(NULL, e.id, &flag, NULL, NULL),
+                     HG_INVALID_ARG);
+
+    big = big_string(HG_Class_get_input_eager_size(e.client) + 10);
+    assert_int_equal(echo(&e, "one", NULL), HG_SUCCESS);
+    assert_int_equal(echo(&e, big, NULL), HG_SUCCESS);
+    free(big);
+    assert_int_equal(HG_Class_get_counters(e.client, &cc), HG_SUCCESS);
+    assert_int_equal(HG_Class_get_counters(e.server, &cs), HG_SUCCESS);
+    assert_int_equal(cc.rpc_req_sent_count, 2);
+    assert_int_equal(cs.rpc_req_recv_count, 2);
+    assert_int_equal(cs.rpc_resp_sent_count, 2);
+    assert_true(cc.rpc_req_extra_count >= 1);
+    assert_int_equal(HG_Class_get_counters(e.client, NULL), HG_INVALID_ARG);
+
+    assert_int_equal(hg_proc_create_set(e.client, buf, sizeof(buf), HG_ENCODE,
+                                        HG_NOHASH, &proc),
+                     HG_SUCCESS);
+    assert_int_equal(hg_proc_bytes(proc, word, sizeof(word)), HG_SUCCESS);
+    assert_int_equal(hg_proc_reset(proc, buf, sizeof(buf), HG_DECODE),
+                     HG_SUCCESS);
+    assert_int_equal(hg_proc_bytes(proc, back, sizeof(back)), HG_SUCCESS);
+    assert_string_equal(back, "bytes");
+    assert_int_equal(hg_proc_free(proc), HG_SUCCESS);
+
+    na = HG_Class_get_na(e.client);
+    assert_false(NA_Has_opt_feature(na, NA_OPT_MULTI_RECV));
+    assert_false(NA_Has_opt_feature(na, NA_OPT_FIREWALL_ADDR));
+    assert_int_equal(NA_Msg_get_unexpected_header_size(na), 0);
+    assert_int_equal(NA_Msg_get_expected_header_size(na), 0);
+    assert_int_equal(NA_Msg_init_unexpected(na, buf, sizeof(buf)), NA_SUCCESS);
+    assert_int_equal(NA_Msg_init_expected(na, buf, sizeof(buf)), NA_SUCCESS);
+    assert_int_equal(NA_Msg_init_expected(na, NULL, sizeof(buf)),
+                     NA_INVALID_ARG);
+    assert_int_equal(NA_Msg_init_unexpected(NULL, buf, 1), NA_INVALID_ARG);
+    assert_true(NA_Mem_handle_get_max_segments(na) > 1);
+    assert_int_equal(NA_Mem_handle_get_max_segments(NULL), 1);
+    assert_int_equal(NA_THREAD_MODE_SINGLE,
+                     NA_THREAD_MODE_SINGLE_CLS | NA_THREAD_MODE_SINGLE_CTX);
+    assert_true(HG_SIZE_MAX == UINT64_MAX && NA_TAG_MAX == UINT32_MAX);
+    assert_int_equal(NA_MAX_IDLE_TIME, HG_MAX_IDLE_TIME);
+    env_fini(&e);
+}
+
 int
 main(void)
 {
@@ -598,6 +669,7 @@ main(void)
         cmocka_unit_test(test_bulk_create_attr),
         cmocka_unit_test(test_na_init_opt2_cleanup),
         cmocka_unit_test(test_request_helper),
+        cmocka_unit_test(test_small_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
