@@ -489,6 +489,13 @@ hg_return_t margo_bulk_create(margo_instance_id mid, hg_uint32_t count,
                               void **buf_ptrs, const hg_size_t *buf_sizes,
                               hg_uint8_t flags, hg_bulk_t *handle);
 hg_return_t margo_bulk_free(hg_bulk_t handle);
+/* margo_bulk_create() for memory described by attrs (HG_Bulk_create_attr:
+ * host memory only). */
+hg_return_t margo_bulk_create_attr(margo_instance_id mid, hg_uint32_t count,
+                                   void **buf_ptrs, const hg_size_t *buf_sizes,
+                                   hg_uint8_t flags,
+                                   const struct hg_bulk_attr *attrs,
+                                   hg_bulk_t *handle);
 
 /*
  * Move `size` bytes between a remote bulk handle at origin_addr and a
@@ -520,6 +527,7 @@ hg_return_t margo_bulk_itransfer_timed(
 }
 #endif
 
+#include "margo-bulk-util.h"
 #include "margo-config.h"
 
 #endif /* MARGO_H */

@@ -3,6 +3,8 @@
  */
 #include "margo_internal.h"
 
+#include <stdlib.h>
+
 hg_return_t
 margo_bulk_create(margo_instance_id mid, hg_uint32_t count, void **buf_ptrs,
                   const hg_size_t *buf_sizes, hg_uint8_t flags,
@@ -108,4 +110,57 @@ margo_bulk_itransfer(margo_instance_id mid, hg_bulk_op_t op,
     return margo_bulk_itransfer_timed(mid, op, origin_addr, origin_handle,
                                       origin_offset, local_handle, local_offset,
                                       size, 0, req);
+}
+
+hg_return_t
+margo_bulk_create_attr(margo_instance_id mid, hg_uint32_t count,
+                       void **buf_ptrs, const hg_size_t *buf_sizes,
+                       hg_uint8_t flags, const struct hg_bulk_attr *attrs,
+                       hg_bulk_t *handle)
+{
+    if (mid == MARGO_INSTANCE_NULL)
+        return HG_INVALID_ARG;
+    return HG_Bulk_create_attr(mid->hg_class, count, buf_ptrs, buf_sizes, flags,
+                               attrs, handle);
+}
+
+hg_return_t
+margo_bulk_parallel_transfer(margo_instance_id mid, hg_bulk_op_t op,
+                             hg_addr_t origin_addr, hg_bulk_t origin_handle,
+                             size_t origin_offset, hg_bulk_t local_handle,
+                             size_t local_offset, size_t size,
+                             size_t chunk_size)
+{
+    margo_request *reqs;
+    size_t n, i, started = 0;
+    hg_return_t ret = HG_SUCCESS, r;
+
+    if (mid == MARGO_INSTANCE_NULL || chunk_size == 0)
+        return HG_INVALID_ARG;
+    if (size == 0)
+        return HG_SUCCESS;
+    n = (size + chunk_size - 1) / chunk_size;
+    reqs = calloc(n, sizeof(*reqs));
+    if (reqs == NULL)
+        return HG_NOMEM;
+    /* Every chunk in flight at once; on a failed start, the chunks already
+     * started are still waited for. */
+    for (i = 0; i < n; i++) {
+        size_t off = i * chunk_size;
+        size_t len = size - off < chunk_size ? size - off : chunk_size;
+
+        ret = margo_bulk_itransfer(mid, op, origin_addr, origin_handle,
+                                   origin_offset + off, local_handle,
+                                   local_offset + off, len, &reqs[i]);
+        if (ret != HG_SUCCESS)
+            break;
+        started++;
+    }
+    for (i = 0; i < started; i++) {
+        r = margo_wait(reqs[i]);
+        if (ret == HG_SUCCESS)
+            ret = r;
+    }
+    free(reqs);
+    return ret;
 }
