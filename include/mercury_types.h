@@ -204,7 +204,8 @@ typedef hg_cb_t hg_bulk_cb_t;
 struct hg_init_info {
     struct na_init_info na_init_info; /* passed to NA                    */
     na_class_t *na_class;             /* use an existing NA class        */
-    hg_uint32_t request_post_init;    /* request receives kept posted    */
+    hg_uint32_t request_post_init;    /* request receives kept posted
+                                         (0: the default)                */
     hg_uint32_t request_post_incr;    /* handles the pool grows by when
                                          it runs dry                     */
     hg_bool_t auto_sm;                /* shared memory: not supported    */

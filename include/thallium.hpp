@@ -20,5 +20,8 @@
 #include <thallium/engine.hpp>
 #include <thallium/provider_handle.hpp>
 #include <thallium/provider.hpp>
+#include <thallium/logger.hpp>
+#include <thallium/timed_callback.hpp>
+#include <thallium/abt.hpp>
 
 #endif

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -429,14 +430,25 @@ main(int argc, char **argv)
         printf("interrupted after %zu of %zu seeds\n", t.done, total);
     }
     {
-        double dt = qs_now() - t.t0;
+        double dt = qs_now() - t.t0, cpu;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        struct rusage ru;
 
-        printf("seeds %llu to %llu%s%s, %u jobs, %.2f s (%.1f seeds/s)\n",
+        /* CPU time of every run (and trace2svg), against what the
+         * machine's cores could have given over the sweep. */
+        getrusage(RUSAGE_CHILDREN, &ru);
+        cpu = (double) ru.ru_utime.tv_sec + (double) ru.ru_stime.tv_sec +
+              ((double) ru.ru_utime.tv_usec + (double) ru.ru_stime.tv_usec) *
+                  1e-6;
+        printf("seeds %llu to %llu%s%s, %u jobs, %.2f s (%.1f seeds/s), "
+               "runs used %.0f%% of %ld cores\n",
                (unsigned long long) o.first,
                (unsigned long long) (o.first + o.count - 1),
                o.swarm ? ", swarm profiles" : "",
                o.determinism ? ", each run twice" : "", o.jobs, dt,
-               dt > 0 ? (double) t.done / dt : 0.0);
+               dt > 0 ? (double) t.done / dt : 0.0,
+               dt > 0 && cores > 0 ? 100.0 * cpu / (dt * (double) cores) : 0.0,
+               cores);
         printf("%zu passed, %zu failed\n", t.done - t.failed, t.failed);
         if (o.junit != NULL && qs_write_junit(&o, seeds, total, dt) != 0)
             t.failed++;

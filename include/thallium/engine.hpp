@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include <margo-config.h>
 #include <margo.h>
 
 #include <thallium/bulk.hpp>
@@ -31,6 +32,7 @@
 #include <thallium/endpoint.hpp>
 #include <thallium/exception.hpp>
 #include <thallium/function_util.hpp>
+#include <thallium/logger.hpp>
 #include <thallium/remote_procedure.hpp>
 #include <thallium/request.hpp>
 
@@ -41,33 +43,22 @@ namespace thallium
 {
 
 class pool;
+class timed_callback;
 
 namespace detail
 {
 
-/* Run the layer's finalize callbacks, last pushed first. */
+/* A C++ callable pushed as a Margo finalize callback: runs once, then is
+ * freed (or freed when popped). */
 inline void
-run_finalize_callbacks(engine_state &s)
+run_cpp_callback(void *arg)
 {
-    for (;;) {
-        std::function<void()> cb;
-        {
-            std::lock_guard<std::mutex> g(s.lock);
-            if (s.finalize_cbs.empty())
-                return;
-            cb = std::move(s.finalize_cbs.back().second);
-            s.finalize_cbs.pop_back();
-        }
-        if (cb)
-            cb();
+    auto *f = static_cast<std::function<void()> *>(arg);
+    try {
+        (*f)();
+    } catch (...) {
     }
-}
-
-inline void
-mark_finalized(engine_state &s)
-{
-    if (!s.finalized.exchange(true))
-        forget_state(s.mid);
+    delete f;
 }
 
 /* Finalize now: only valid outside the instance's handlers. */
@@ -76,7 +67,6 @@ finalize_now(engine_state &s)
 {
     if (s.finalized.load())
         return;
-    run_finalize_callbacks(s);
     margo_finalize(s.mid);
     mark_finalized(s);
 }
@@ -88,8 +78,6 @@ wait_for_finalize(engine_state &s)
         return;
     margo_wait_for_finalize(s.mid);
     mark_finalized(s);
-    /* Margo already shut down: callbacks see a finalized engine. */
-    run_finalize_callbacks(s);
 }
 
 /* The shared token of the program's own copies of an engine. */
@@ -134,6 +122,26 @@ class engine
                                   "could not initialize Margo on \"" + addr +
                                       "\"");
         adopt(mid, mode == MARGO_SERVER_MODE);
+    }
+
+    /* With a JSON configuration, as margo_init_ext() takes it. */
+    engine(const std::string &addr, int mode, const char *config,
+           const struct hg_init_info *hg_opt = nullptr)
+    {
+        struct margo_init_info info = {};
+        info.json_config = config;
+        info.hg_init_info = const_cast<struct hg_init_info *>(hg_opt);
+        init_ext(addr, mode, &info);
+    }
+    engine(const std::string &addr, int mode, const std::string &config,
+           const struct hg_init_info *hg_opt = nullptr)
+        : engine(addr, mode, config.c_str(), hg_opt)
+    {
+    }
+    engine(const std::string &addr, int mode,
+           const struct margo_init_info *info)
+    {
+        init_ext(addr, mode, info);
     }
 
     /* An engine over an existing instance. With take_ownership it behaves
@@ -286,44 +294,86 @@ class engine
         wait_for_finalize();
     }
 
-    /* Callbacks run when the engine finalizes, last pushed first. An owner
-     * keeps a stack of its own (providers use it). */
+    /* Callbacks run when the engine finalizes, last pushed first (Margo's
+     * finalize callbacks: no handler runs any more, RPCs may not be sent).
+     * The pre-finalize ones run at the start of the shutdown, while RPCs
+     * still work. An owner (a provider) keeps a stack of its own. */
     template <typename F> void push_finalize_callback(F &&f)
     {
         push_finalize_callback(nullptr, std::forward<F>(f));
     }
     template <typename F> void push_finalize_callback(const void *owner, F &&f)
     {
-        mid("push_finalize_callback");
-        std::lock_guard<std::mutex> g(m_state->lock);
-        m_state->finalize_cbs.emplace_back(
-            owner, std::function<void()>(std::forward<F>(f)));
+        margo_provider_push_finalize_callback(
+            mid("push_finalize_callback"), owner, detail::run_cpp_callback,
+            new std::function<void()>(std::forward<F>(f)));
     }
     std::function<void()>
     top_finalize_callback(const void *owner = nullptr) const
     {
-        mid("top_finalize_callback");
-        std::lock_guard<std::mutex> g(m_state->lock);
-        for (auto it = m_state->finalize_cbs.rbegin();
-             it != m_state->finalize_cbs.rend(); ++it)
-            if (it->first == owner)
-                return it->second;
-        return std::function<void()>();
+        return top_cb(margo_provider_top_finalize_callback, owner);
     }
     std::function<void()> pop_finalize_callback(const void *owner = nullptr)
     {
-        mid("pop_finalize_callback");
-        std::lock_guard<std::mutex> g(m_state->lock);
-        auto &v = m_state->finalize_cbs;
-        for (auto it = v.rbegin(); it != v.rend(); ++it) {
-            if (it->first == owner) {
-                std::function<void()> f = std::move(it->second);
-                v.erase(std::next(it).base());
-                return f;
-            }
-        }
-        return std::function<void()>();
+        return pop_cb(margo_provider_top_finalize_callback,
+                      margo_provider_pop_finalize_callback, owner);
     }
+    template <typename F> void push_prefinalize_callback(F &&f)
+    {
+        push_prefinalize_callback(nullptr, std::forward<F>(f));
+    }
+    template <typename F>
+    void push_prefinalize_callback(const void *owner, F &&f)
+    {
+        margo_provider_push_prefinalize_callback(
+            mid("push_prefinalize_callback"), owner, detail::run_cpp_callback,
+            new std::function<void()>(std::forward<F>(f)));
+    }
+    std::function<void()>
+    top_prefinalize_callback(const void *owner = nullptr) const
+    {
+        return top_cb(margo_provider_top_prefinalize_callback, owner);
+    }
+    std::function<void()> pop_prefinalize_callback(const void *owner = nullptr)
+    {
+        return pop_cb(margo_provider_top_prefinalize_callback,
+                      margo_provider_pop_prefinalize_callback, owner);
+    }
+
+    /* Let peers shut this engine down; shut a peer down. */
+    void enable_remote_shutdown()
+    {
+        margo_enable_remote_shutdown(mid("enable_remote_shutdown"));
+    }
+    void shutdown_remote_engine(const endpoint &ep) const
+    {
+        if (ep.is_null())
+            throw exception("shutdown_remote_engine: null endpoint",
+                            HG_INVALID_ARG);
+        if (margo_shutdown_remote_instance(mid("shutdown_remote_engine"),
+                                           ep.get_addr()) != 0)
+            throw margo_exception(
+                "margo_shutdown_remote_instance", HG_OTHER_ERROR,
+                "refused or unreachable: " + static_cast<std::string>(ep));
+    }
+
+    /* The effective configuration, as JSON (margo_get_config()). */
+    std::string get_config() const
+    {
+        char *c = margo_get_config(mid("get_config"));
+        if (c == nullptr)
+            throw margo_exception("margo_get_config", HG_OTHER_ERROR);
+        std::string out(c);
+        free(c);
+        return out;
+    }
+
+    /* Logging through Margo's logger (defined in logger.hpp). */
+    void set_logger(logger *l);
+    void set_log_level(logger::level lvl);
+
+    /* A callback run once, some time after start() (timed_callback.hpp). */
+    template <typename F> timed_callback create_timed_callback(F &&cb) const;
 
     const std::shared_ptr<detail::engine_state> &state() const noexcept
     {
@@ -331,6 +381,45 @@ class engine
     }
 
   private:
+    void init_ext(const std::string &addr, int mode,
+                  const struct margo_init_info *info)
+    {
+        margo_instance_id m = margo_init_ext(addr.c_str(), mode, info);
+        if (m == MARGO_INSTANCE_NULL)
+            throw margo_exception("margo_init_ext", HG_OTHER_ERROR,
+                                  "could not initialize Margo on \"" + addr +
+                                      "\"");
+        adopt(m, mode == MARGO_SERVER_MODE);
+    }
+    using top_fn = int (*)(margo_instance_id, const void *,
+                           margo_finalize_callback_t *, void **);
+    using pop_fn = int (*)(margo_instance_id, const void *);
+    std::function<void()> top_cb(top_fn top, const void *owner) const
+    {
+        margo_finalize_callback_t cb = nullptr;
+        void *arg = nullptr;
+        if (top(mid("top_finalize_callback"), owner, &cb, &arg) == 0)
+            return std::function<void()>();
+        if (cb == detail::run_cpp_callback)
+            return *static_cast<std::function<void()> *>(arg);
+        return [cb, arg]() { cb(arg); };
+    }
+    std::function<void()> pop_cb(top_fn top, pop_fn pop, const void *owner)
+    {
+        margo_instance_id m = mid("pop_finalize_callback");
+        margo_finalize_callback_t cb = nullptr;
+        void *arg = nullptr;
+        if (top(m, owner, &cb, &arg) == 0)
+            return std::function<void()>();
+        pop(m, owner);
+        if (cb == detail::run_cpp_callback) {
+            auto *f = static_cast<std::function<void()> *>(arg);
+            std::function<void()> out = std::move(*f);
+            delete f;
+            return out;
+        }
+        return [cb, arg]() { cb(arg); };
+    }
     void adopt(margo_instance_id m, bool server)
     {
         m_state = detail::state_of(m);

@@ -64,8 +64,23 @@ qs_crash_handler(int sig)
     qs_put(STDERR_FILENO, " ");
     qs_put(STDERR_FILENO, name);
     qs_put(STDERR_FILENO, "\n");
-    signal(sig, SIG_DFL);
-    raise(sig);
+    if (sig != 0) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+}
+
+/* Sanitizers end the process with _exit() after their report, not with a
+ * signal: their death callback saves the input instead. Weak, so that
+ * the library needs no sanitizer runtime. */
+extern void __sanitizer_set_death_callback(void (*callback)(void))
+    __attribute__((weak));
+
+static void
+qs_sanitizer_death(void)
+{
+    if (qs_current != NULL || qs_current_size > 0)
+        qs_crash_handler(0);
 }
 
 static int
@@ -230,6 +245,8 @@ qs_fuzz_driver_main(int argc, char **argv,
     signal(SIGSEGV, qs_crash_handler);
     signal(SIGBUS, qs_crash_handler);
     signal(SIGFPE, qs_crash_handler);
+    if (__sanitizer_set_death_callback != NULL)
+        __sanitizer_set_death_callback(qs_sanitizer_death);
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "-runs=", 6) == 0)
             runs = strtoul(argv[i] + 6, NULL, 10);

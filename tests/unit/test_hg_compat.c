@@ -229,6 +229,23 @@ test_init_opt2_versions(void **state)
     assert_int_equal(cls->info.traffic_class, NA_TC_BULK_DATA);
     assert_int_equal(HG_Finalize(cls), HG_SUCCESS);
 
+    /* A zeroed structure, as older programs pass: 0 means the defaults. */
+    {
+        struct hg_init_info zero;
+
+        memset(&zero, 0, sizeof(zero));
+        cls = HG_Init_opt2("sim", HG_FALSE, HG_VERSION(2, 4), &zero);
+        assert_non_null(cls);
+        assert_int_equal(cls->info.request_post_init, 256);
+        assert_int_equal(cls->info.request_post_incr, 256);
+        assert_int_equal(HG_Finalize(cls), HG_SUCCESS);
+        zero.request_post_incr = (hg_uint32_t) -1;
+        cls = HG_Init_opt2("sim", HG_FALSE, HG_VERSION(2, 4), &zero);
+        assert_non_null(cls);
+        assert_int_equal(cls->info.request_post_incr, 1);
+        assert_int_equal(HG_Finalize(cls), HG_SUCCESS);
+    }
+
     /* 2.2 (and HG_Init_opt) also ignore the 2.3 fields. */
     info.release_input_early = HG_TRUE;
     info.no_multi_recv = HG_TRUE;

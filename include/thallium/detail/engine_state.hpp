@@ -25,18 +25,13 @@ namespace detail
 
 struct engine_state {
     margo_instance_id mid = MARGO_INSTANCE_NULL;
-    /* Set once Margo has started tearing the instance down (seen through
-     * the finalize callback the engine pushes) or once a finalize call
-     * from outside any handler returned. */
+    /* Set when Margo runs the last of the instance's finalize callbacks
+     * (the first one the layer pushed, see registry.hpp), or once a
+     * finalize from outside any handler returned. */
     std::atomic<bool> finalized{false};
     /* finalize() was asked for; the instance may still be up until the
      * thread that owns the shutdown runs it. */
     std::atomic<bool> finalize_requested{false};
-
-    /* Finalize callbacks of the C++ layer, run in reverse push order when
-     * the instance finalizes. Guarded by `lock`. */
-    std::mutex lock;
-    std::vector<std::pair<const void *, std::function<void()>>> finalize_cbs;
 
     margo_instance_id checked_mid(const char *what) const
     {

@@ -29,6 +29,34 @@ struct registry {
     }
 };
 
+/* Forget a finalized instance: Margo may reuse its address for a new one. */
+inline void
+forget_state(margo_instance_id mid)
+{
+    registry &r = registry::get();
+    std::lock_guard<std::mutex> g(r.lock);
+    r.states.erase(mid);
+}
+
+inline void
+mark_finalized(engine_state &s)
+{
+    if (!s.finalized.exchange(true))
+        forget_state(s.mid);
+}
+
+/* Margo's finalize callback that tells the layer the instance is gone. It
+ * is pushed first, so it runs after every callback pushed later (those
+ * still see a working engine). */
+inline void
+on_margo_finalize(void *arg)
+{
+    auto *w = static_cast<std::weak_ptr<engine_state> *>(arg);
+    if (auto s = w->lock())
+        mark_finalized(*s);
+    delete w;
+}
+
 /* The state of `mid`, created (not owning the instance) when the layer has
  * none yet. */
 inline std::shared_ptr<engine_state>
@@ -56,16 +84,9 @@ state_of(margo_instance_id mid)
         });
     s->mid = mid;
     r.states[mid] = s;
+    margo_push_finalize_callback(mid, on_margo_finalize,
+                                 new std::weak_ptr<engine_state>(s));
     return s;
-}
-
-/* Forget a finalized instance: Margo may reuse its address for a new one. */
-inline void
-forget_state(margo_instance_id mid)
-{
-    registry &r = registry::get();
-    std::lock_guard<std::mutex> g(r.lock);
-    r.states.erase(mid);
 }
 
 } // namespace detail
