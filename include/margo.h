@@ -394,6 +394,8 @@ void *margo_registered_data(margo_instance_id mid, hg_id_t id);
 hg_return_t margo_addr_lookup(margo_instance_id mid, const char *name,
                               hg_addr_t *addr);
 hg_return_t margo_addr_free(margo_instance_id mid, hg_addr_t addr);
+/* HG_Addr_set_remove(): forget a peer (it restarted, say). */
+hg_return_t margo_addr_set_remove(margo_instance_id mid, hg_addr_t addr);
 hg_return_t margo_addr_self(margo_instance_id mid, hg_addr_t *addr);
 hg_return_t margo_addr_dup(margo_instance_id mid, hg_addr_t addr,
                            hg_addr_t *new_addr);
@@ -413,6 +415,14 @@ hg_return_t margo_ref_incr(hg_handle_t handle);
 const struct hg_info *margo_get_info(hg_handle_t handle);
 /* The instance a handle was created on (or received by). */
 margo_instance_id margo_hg_handle_get_instance(hg_handle_t handle);
+/* The same from an hg_info (deprecated in Margo). */
+margo_instance_id margo_hg_info_get_instance(const struct hg_info *info);
+/* The pool the handle's RPC runs its handlers on. */
+ABT_pool margo_hg_handle_get_handler_pool(hg_handle_t handle);
+/* Data attached to a handle (HG_Set_data / HG_Get_data). */
+void *margo_get_data(hg_handle_t handle);
+hg_return_t margo_set_data(hg_handle_t handle, void *data,
+                           void (*free_callback)(void *));
 
 hg_return_t margo_get_input(hg_handle_t handle, void *in_struct);
 hg_return_t margo_free_input(hg_handle_t handle, void *in_struct);
@@ -447,6 +457,17 @@ hg_return_t margo_provider_iforward_timed(uint16_t provider_id,
                                           hg_handle_t handle, void *in_struct,
                                           double timeout_ms,
                                           margo_request *req);
+
+/* What a request is, and its handle (forward and respond) and instance. */
+typedef enum {
+    MARGO_RESPONSE_REQUEST = 2,
+    MARGO_FORWARD_REQUEST = 4,
+    MARGO_BULK_REQUEST = 6,
+    MARGO_INVALID_REQUEST = 8
+} margo_request_type;
+margo_request_type margo_request_get_type(margo_request req);
+hg_handle_t margo_request_get_handle(margo_request req);
+margo_instance_id margo_request_get_instance(margo_request req);
 
 /* Start a forward; margo_wait() or margo_test() finishes it. On error no
  * request is created. */
@@ -489,6 +510,19 @@ hg_return_t margo_bulk_create(margo_instance_id mid, hg_uint32_t count,
                               void **buf_ptrs, const hg_size_t *buf_sizes,
                               hg_uint8_t flags, hg_bulk_t *handle);
 hg_return_t margo_bulk_free(hg_bulk_t handle);
+/* HG_Bulk_* on Margo's names. */
+hg_return_t margo_bulk_ref_incr(hg_bulk_t bulk);
+hg_return_t margo_bulk_access(hg_bulk_t handle, hg_size_t offset,
+                              hg_size_t size, hg_uint8_t flags,
+                              hg_uint32_t max_count, void **buf_ptrs,
+                              hg_size_t *buf_sizes, hg_uint32_t *actual_count);
+hg_size_t margo_bulk_get_size(hg_bulk_t bulk);
+hg_uint32_t margo_bulk_get_segment_count(hg_bulk_t bulk);
+hg_size_t margo_bulk_get_serialize_size(hg_bulk_t bulk, unsigned long flags);
+hg_return_t margo_bulk_serialize(void *buf, hg_size_t buf_size,
+                                 unsigned long flags, hg_bulk_t handle);
+hg_return_t margo_bulk_deserialize(margo_instance_id mid, hg_bulk_t *handle,
+                                   const void *buf, hg_size_t buf_size);
 /* margo_bulk_create() for memory described by attrs (HG_Bulk_create_attr:
  * host memory only). */
 hg_return_t margo_bulk_create_attr(margo_instance_id mid, hg_uint32_t count,

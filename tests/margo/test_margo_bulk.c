@@ -159,6 +159,79 @@ test_bulk_poolset(void **state)
     margo_finalize(mid);
 }
 
+static int tb_freed;
+static void
+tb_free(void *arg)
+{
+    (void) arg;
+    tb_freed++;
+}
+
+/* The thin HG forwards and the request accessors. */
+static void
+test_wrappers_and_requests(void **state)
+{
+    margo_instance_id mid = tb_init();
+    char data[64] = "payload", copy[64] = {0}, wire[256];
+    void *ptr = data, *cptr = copy, *seg = NULL;
+    hg_size_t size = sizeof(data), seg_size = 0;
+    hg_uint32_t nseg = 0;
+    hg_size_t wire_size;
+    hg_bulk_t a, b, c;
+    hg_addr_t self;
+    hg_handle_t h;
+    margo_request req;
+    hg_id_t id;
+
+    (void) state;
+    assert_hg_ok(margo_bulk_create(mid, 1, &ptr, &size, HG_BULK_READWRITE, &a));
+    assert_int_equal(margo_bulk_get_size(a), sizeof(data));
+    assert_int_equal(margo_bulk_get_segment_count(a), 1);
+    assert_hg_ok(margo_bulk_access(a, 0, size, HG_BULK_READWRITE, 1, &seg,
+                                   &seg_size, &nseg));
+    assert_ptr_equal(seg, data);
+    assert_int_equal(nseg, 1);
+    wire_size = margo_bulk_get_serialize_size(a, 0);
+    assert_true(wire_size > 0 && wire_size <= sizeof(wire));
+    assert_hg_ok(margo_bulk_serialize(wire, wire_size, 0, a));
+    assert_hg_ok(margo_bulk_deserialize(mid, &b, wire, wire_size));
+    assert_int_equal(margo_bulk_get_size(b), sizeof(data));
+    assert_hg_ok(margo_bulk_ref_incr(a));
+    assert_hg_ok(margo_bulk_free(a)); /* one reference left */
+    assert_hg_ok(
+        margo_bulk_create(mid, 1, &cptr, &size, HG_BULK_WRITE_ONLY, &c));
+    assert_hg_ok(margo_addr_self(mid, &self));
+    assert_hg_ok(
+        margo_bulk_itransfer(mid, HG_BULK_PULL, self, b, 0, c, 0, size, &req));
+    assert_int_equal(margo_request_get_type(req), MARGO_BULK_REQUEST);
+    assert_ptr_equal(margo_request_get_instance(req), mid);
+    assert_null(margo_request_get_handle(req));
+    assert_hg_ok(margo_wait(req));
+    assert_string_equal(copy, "payload");
+    assert_int_equal(margo_request_get_type(MARGO_REQUEST_NULL),
+                     MARGO_INVALID_REQUEST);
+
+    /* Handle data, the handle's handler pool, the instance of an hg_info. */
+    id = MARGO_REGISTER(mid, "tb_nothing", void, void, NULL);
+    assert_hg_ok(margo_create(mid, self, id, &h));
+    assert_hg_ok(margo_set_data(h, data, tb_free));
+    assert_ptr_equal(margo_get_data(h), data);
+    assert_ptr_equal(margo_hg_info_get_instance(margo_get_info(h)), mid);
+    assert_non_null(margo_hg_handle_get_handler_pool(h));
+    tb_freed = 0;
+    assert_hg_ok(margo_destroy(h));
+    assert_int_equal(tb_freed, 1);
+    assert_null(margo_hg_info_get_instance(NULL));
+
+    assert_hg_ok(margo_bulk_free(a));
+    assert_hg_ok(margo_bulk_free(b));
+    assert_hg_ok(margo_bulk_free(c));
+    assert_hg_ret(margo_addr_set_remove(MARGO_INSTANCE_NULL, self),
+                  HG_INVALID_ARG);
+    assert_hg_ok(margo_addr_free(mid, self));
+    margo_finalize(mid);
+}
+
 int
 main(void)
 {
@@ -166,6 +239,7 @@ main(void)
         cmocka_unit_test(test_create_attr_and_parallel_transfer),
         cmocka_unit_test(test_bulk_pool),
         cmocka_unit_test(test_bulk_poolset),
+        cmocka_unit_test(test_wrappers_and_requests),
     };
 
     return tm_main("margo_bulk", tests, sizeof(tests) / sizeof(tests[0]));

@@ -116,6 +116,15 @@ test_handlers_run_on_their_pool(void **state)
     assert_string_equal(xs.name, "__primary__");
     assert_hg_ret(margo_find_xstream_by_name(env.server, "nope", NULL),
                   HG_NOENTRY);
+    /* The _Generic forms dispatch on the argument's type. */
+    assert_hg_ok(margo_find_pool(env.server, "pool_b", &byidx));
+    assert_ptr_equal(byidx.pool, b.pool);
+    assert_hg_ok(margo_find_pool(env.server, (uint32_t) 1, &byidx));
+    assert_hg_ok(margo_find_pool(env.server, a.pool, &byidx));
+    assert_string_equal(byidx.name, "pool_a");
+    assert_hg_ok(margo_find_xstream(env.server, "es_a", &xs));
+    assert_hg_ok(margo_find_xstream(env.server, xs.xstream, &xs));
+    assert_string_equal(xs.name, "es_a");
     assert_int_equal(margo_get_handler_pool(env.server, &handler_pool), 0);
     assert_ptr_equal(handler_pool, b.pool);
     assert_int_equal(margo_get_progress_pool(env.server, &progress_pool), 0);
