@@ -413,13 +413,29 @@ na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
 }
 
 /*
+ * Close a probe socket with a reset rather than an orderly shutdown. The
+ * peer's tcp provider accepts the probe connection before it can see that
+ * nobody is there; after an orderly close it keeps that dead socket in its
+ * wait set, whose fd then stays readable, so an idle NA_Poll_wait() in the
+ * peer returns at once instead of sleeping. A reset makes the provider drop
+ * the socket.
+ */
+static void
+na_ofi_close_abortive(int fd)
+{
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+    (void) setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd);
+}
+
+/*
  * Ask the kernel whether the peer still listens: a non-blocking TCP
  * connection attempt to its address, waited for at most
  * NA_OFI_PEER_CHECK_WAIT_MS. Only a definite answer counts: refused,
  * reset, host or network unreachable. A connection that is accepted or
  * still pending says nothing (the provider's own connection decides),
- * and is closed at once; the provider's listener sees a peer that
- * connected and left.
+ * and is closed at once, with a reset (na_ofi_close_abortive()).
  */
 bool
 na_ofi_addr_refused(const struct na_addr *addr)
@@ -435,7 +451,7 @@ na_ofi_addr_refused(const struct na_addr *addr)
     if (fd < 0)
         return false;
     if (connect(fd, (const struct sockaddr *) &sin, sizeof(sin)) == 0) {
-        close(fd);
+        na_ofi_close_abortive(fd);
         return false;
     }
     err = errno;
@@ -448,7 +464,7 @@ na_ofi_addr_refused(const struct na_addr *addr)
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
             err = 0;
     }
-    close(fd);
+    na_ofi_close_abortive(fd);
     return err == ECONNREFUSED || err == ECONNRESET || err == EHOSTUNREACH ||
            err == ENETUNREACH;
 }
