@@ -6,7 +6,8 @@
 # <addr>"), run CLIENT <addr> four times (each sends four RPCs and must
 # print "Got response: 36" four times), then check that the server, having
 # served its sixteen RPCs, exits 0 by itself. Every step has a time limit,
-# so a hang fails the run instead of blocking it.
+# so a hang fails the run instead of blocking it. QS_EXAMPLE_CLIENT_INFO,
+# when set, is given to the client as its second argument (an info string).
 set -u
 if [ $# -lt 2 ]; then
   echo "usage: $0 SERVER CLIENT [SERVER_ARG]" >&2
@@ -49,7 +50,8 @@ echo "$addr" >"$dir/server.addr"
 echo "run_two_process: server at $addr"
 
 for run in 1 2 3 4; do
-  timeout --kill-after=5 60 "$client" "$addr" >"$dir/client.log" 2>&1
+  timeout --kill-after=5 60 "$client" "$addr" ${QS_EXAMPLE_CLIENT_INFO:+"$QS_EXAMPLE_CLIENT_INFO"} \
+    >"$dir/client.log" 2>&1
   rc=$?
   cat "$dir/client.log"
   [ "$rc" -eq 0 ] || fail "client run $run exited with $rc (124: timed out)"

@@ -40,8 +40,20 @@ replay_file(const char *path)
         len += n;
     }
     fclose(f);
-    LLVMFuzzerTestOneInput(buf, len);
+    /* The target gets a buffer of exactly the input's size, as libFuzzer
+     * gives it: a read one byte past the end then leaves the allocation,
+     * and an ASan build reports it (inside the growth buffer it would
+     * not). */
+    uint8_t *exact = malloc(len ? len : 1);
+    if (exact == NULL) {
+        free(buf);
+        return -1;
+    }
+    if (len > 0)
+        memcpy(exact, buf, len);
     free(buf);
+    LLVMFuzzerTestOneInput(exact, len);
+    free(exact);
     return 0;
 }
 

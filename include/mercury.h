@@ -84,10 +84,12 @@ void HG_Set_log_stream(const char *level, FILE *stream);
  * prints why on stderr.
  *
  * HG_Init_opt() / HG_Init_opt2() take options (struct hg_init_info, start
- * from HG_INIT_INFO_INITIALIZER). Every field either works or is refused:
- * auto_sm = HG_TRUE and a non-NULL sm_info_string fail initialization with a
- * message naming the field, because this library has no shared-memory
- * plugin. A given na_class is used and not finalized by HG_Finalize().
+ * from HG_INIT_INFO_INITIALIZER). Every field either works or is refused
+ * with a message naming it. auto_sm = HG_TRUE adds a shared-memory class
+ * (sm_info_string, default "na+sm") beside the network class: peers on the
+ * same node are reached over shared memory (docs/plugin-sm.md); it is
+ * refused with a caller's na_class, and sm_info_string without auto_sm is
+ * refused. A given na_class is used and not finalized by HG_Finalize().
  * HG_Init_opt2() reads `hg_init_info` as the version `version` of the
  * structure, as Mercury does: pass HG_VERSION(2, 4) to use every field.
  * With HG_VERSION(2, 3), traffic_class, no_overflow, multi_recv_op_max and

@@ -208,8 +208,8 @@ struct hg_init_info {
                                          (0: the default)                */
     hg_uint32_t request_post_incr;    /* handles the pool grows by when
                                          it runs dry                     */
-    hg_bool_t auto_sm;                /* shared memory: not supported    */
-    const char *sm_info_string;       /* shared memory: not supported    */
+    hg_bool_t auto_sm;                /* same-node peers over na+sm      */
+    const char *sm_info_string;       /* its info string (auto_sm only)  */
     hg_checksum_level_t checksum_level;
     hg_bool_t no_bulk_eager;       /* never embed small bulk regions  */
     hg_bool_t no_loopback;         /* forward to self through NA      */

@@ -5,6 +5,7 @@
 #include "hg/hg_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 hg_return_t
 hg_addr_create(hg_class_t *hg_class, na_addr_t na_addr, hg_addr_t *addr)
@@ -41,9 +42,19 @@ hg_return_t
 HG_Addr_lookup2(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
 {
     na_addr_t na_addr = NA_ADDR_NULL;
+    const char *sm_part;
+    char net_part[256];
 
     if (hg_class == NULL || name == NULL || addr == NULL)
         return HG_INVALID_ARG;
+    /* An auto_sm peer prints "<network address>#na+sm://...": a class
+     * without auto_sm reaches it by the network part. */
+    sm_part = hg_class->info.auto_sm ? NULL : strstr(name, "#na+sm://");
+    if (sm_part != NULL && (size_t) (sm_part - name) < sizeof(net_part)) {
+        memcpy(net_part, name, (size_t) (sm_part - name));
+        net_part[sm_part - name] = '\0';
+        name = net_part;
+    }
     na_return_t na_ret = NA_Addr_lookup(hg_class->na_class, name, &na_addr);
 
     return hg_addr_wrap(hg_class, na_ret, na_addr, addr);

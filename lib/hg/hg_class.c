@@ -3,6 +3,8 @@
  * data, error strings and the leak check at finalize.
  */
 #include "hg/hg_internal.h"
+#include "na/na_auto_sm.h"
+#include "na_config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -96,16 +98,21 @@ hg_init_info_from_version(struct hg_init_info *out, unsigned int version,
 static bool
 hg_init_info_check(const struct hg_init_info *info)
 {
-    if (info->auto_sm) {
+    if (info->auto_sm && !QS_PLUGIN_SM_ENABLED) {
         qs_log("hg", QS_LOG_ERROR,
-               "hg_init_info.auto_sm is not supported: this library "
-               "has no shared-memory plugin");
+               "hg_init_info.auto_sm is not supported: this build has no "
+               "shared-memory plugin");
         return false;
     }
-    if (info->sm_info_string != NULL) {
+    if (info->auto_sm && info->na_class != NULL) {
         qs_log("hg", QS_LOG_ERROR,
-               "hg_init_info.sm_info_string is not supported: this "
-               "library has no shared-memory plugin");
+               "hg_init_info.auto_sm needs HG to create its NA classes, "
+               "not a caller's na_class");
+        return false;
+    }
+    if (info->sm_info_string != NULL && !info->auto_sm) {
+        qs_log("hg", QS_LOG_ERROR,
+               "hg_init_info.sm_info_string is used only with auto_sm");
         return false;
     }
     if ((unsigned) info->checksum_level > HG_CHECKSUM_RPC_PAYLOAD) {
@@ -174,9 +181,16 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
         /* Mercury keeps the class in hg_init_info for now. */
         if (na_info.traffic_class == NA_TC_UNSPEC)
             na_info.traffic_class = hg_class->info.traffic_class;
-        hg_class->na_class =
-            NA_Initialize_opt2(na_info_string, na_listen,
-                               NA_VERSION(NA_VERSION_MAJOR, 0), &na_info);
+#if QS_PLUGIN_SM_ENABLED
+        if (hg_class->info.auto_sm)
+            hg_class->na_class = na_sm_auto_initialize(
+                na_info_string, hg_class->info.sm_info_string, na_listen,
+                &na_info);
+        else
+#endif
+            hg_class->na_class =
+                NA_Initialize_opt2(na_info_string, na_listen,
+                                   NA_VERSION(NA_VERSION_MAJOR, 0), &na_info);
         if (hg_class->na_class == NULL)
             goto error;
         hg_class->own_na_class = true;

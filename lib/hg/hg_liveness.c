@@ -92,15 +92,6 @@ hg_probe_post(struct hg_handle *handle)
     struct hg_header header;
     na_return_t ret;
 
-    if (probe->op == NULL) {
-        probe->op = NA_Op_create(na_class, 0);
-        probe->buf =
-            NA_Msg_buf_alloc(na_class, HG_HEADER_SIZE, 0, &probe->buf_data);
-        if (probe->op == NULL || probe->buf == NULL) {
-            hg_probe_free(handle);
-            return NA_NOMEM;
-        }
-    }
     memset(&header, 0, sizeof(header));
     header.flags = HG_HEADER_PROBE;
     header.context_id = handle->ctx->id;
@@ -161,6 +152,22 @@ hg_probe_start(struct hg_handle *handle)
 
     if (ms == 0)
         return;
+    /* Created here, before any timer can use them, and kept with the
+     * handle: the probe's timer and callback only read them. */
+    if (handle->probe.op == NULL) {
+        na_class_t *na_class = handle->ctx->hg_class->na_class;
+
+        handle->probe.op = NA_Op_create(na_class, 0);
+        handle->probe.buf = NA_Msg_buf_alloc(na_class, HG_HEADER_SIZE, 0,
+                                             &handle->probe.buf_data);
+        if (handle->probe.op == NULL || handle->probe.buf == NULL) {
+            hg_probe_free(handle);
+            qs_log("hg", QS_LOG_WARNING,
+                   "no memory for a liveness probe: RPC %llu is not probed",
+                   (unsigned long long) handle->info.id);
+            return;
+        }
+    }
     hg_timer_disarm(handle->ctx, &handle->probe.timer);
     pthread_mutex_lock(&handle->lock);
     handle->probe.gen++;

@@ -228,6 +228,7 @@ struct na_sm_class {
     uint64_t reg_gen;
     atomic_uint sleepers;  /* threads about to sleep or asleep */
     atomic_uint completed; /* completions queued on any context, ever */
+    atomic_uint spin_ns;   /* how long poll_wait spins before sleeping */
     unsigned int poll_count;
     bool ptrace_warned;
 };
@@ -349,6 +350,7 @@ na_return_t na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
                             unsigned int timeout_ms, unsigned int *count);
 na_return_t na_sm_cancel(na_class_t *na_class, na_context_t *context,
                          na_op_id_t *op_id);
+void na_sm_sleep_with(na_class_t *na_class, int fd, unsigned int timeout_ms);
 
 #pragma GCC visibility pop
 

@@ -403,8 +403,10 @@ na_sm_msg_recv_expected(na_class_t *na_class, na_context_t *context,
         na_sm_recv_fill(op_id, m->source, m->tag, m->data, m->len);
         na_sm_addr_unref_locked(m->source);
         free(m);
-    } else if (source_addr->failed && source_addr->conn == NULL) {
-        /* Its peer is already known to be gone: nothing will come. */
+    } else if (source_addr->failed && source_addr->conn == NULL &&
+               na_sm_conn_get(cls, source_addr) == NULL) {
+        /* Its peer is gone and nobody serves its name again: nothing
+         * will come. */
         na_sm_op_complete(op_id, NA_HOSTUNREACH);
         m = (void *) 1; /* wake below */
     } else {

@@ -19,11 +19,13 @@
 #include "na_sm_internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
-/* How long poll_wait spins before it sleeps. */
-#define NA_SM_SPIN_NS 30000u
+/* Bounds of the adaptive spin of poll_wait before it sleeps. */
+#define NA_SM_SPIN_MIN_NS 2000u
+#define NA_SM_SPIN_MAX_NS 100000u
 
 /* Sockets are looked at when the rings are idle, and every this many
  * polls when they are not, so a busy peer cannot starve a new one. */
@@ -269,6 +271,33 @@ na_sm_sleep(struct na_sm_class *cls, na_context_t *context,
     na_sm_progress(cls, true);
 }
 
+/*
+ * Learn how long to spin from how long waits last (as the ofi plugin
+ * does). Found while spinning: grow a little. Found soon after falling
+ * asleep: the window was too short, so it grows to cover that wait, since
+ * a wake-up costs more than the spin would have (and two sleeping peers
+ * would otherwise pay one wake-up per message). Nothing, or a long wait:
+ * the class is idle and the window shrinks.
+ */
+static void
+na_sm_spin_adapt(struct na_sm_class *cls, bool found, bool while_spinning,
+                 uint64_t waited_ns)
+{
+    uint64_t s = atomic_load(&cls->spin_ns);
+
+    if (found && while_spinning)
+        s += s / 4;
+    else if (found && waited_ns <= NA_SM_SPIN_MAX_NS)
+        s = waited_ns + waited_ns / 4 > s ? waited_ns + waited_ns / 4 : s;
+    else
+        s /= 2;
+    if (s > NA_SM_SPIN_MAX_NS)
+        s = NA_SM_SPIN_MAX_NS;
+    if (s < NA_SM_SPIN_MIN_NS)
+        s = NA_SM_SPIN_MIN_NS;
+    atomic_store(&cls->spin_ns, (unsigned int) s);
+}
+
 na_return_t
 na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
                 unsigned int timeout_ms, unsigned int *count)
@@ -279,7 +308,8 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
     unsigned int cls_before = atomic_load(&cls->completed);
     uint64_t start = na_plugin_clock_monotonic_ns();
     uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
-    uint64_t spin_end = cls->no_block ? deadline : start + NA_SM_SPIN_NS;
+    uint64_t spin_end =
+        cls->no_block ? deadline : start + atomic_load(&cls->spin_ns);
     uint64_t now = start;
     unsigned int n;
 
@@ -293,8 +323,11 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
     for (;;) {
         na_sm_progress(cls, false);
         if (atomic_load(&pc->completed) != before ||
-            na_sm_has_completions(context))
+            na_sm_has_completions(context)) {
+            if (!cls->no_block)
+                na_sm_spin_adapt(cls, true, true, 0);
             goto done;
+        }
         now = na_plugin_clock_monotonic_ns();
         if (now >= spin_end)
             break;
@@ -308,6 +341,10 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
             break;
         now = na_plugin_clock_monotonic_ns();
     }
+    na_sm_spin_adapt(cls,
+                     atomic_load(&pc->completed) != before ||
+                         na_sm_has_completions(context),
+                     false, na_plugin_clock_monotonic_ns() - start);
 done:
     n = atomic_load(&pc->completed) - before;
     if (count != NULL)
@@ -354,4 +391,27 @@ na_sm_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
     if (done)
         na_sm_wake_local(cls);
     return NA_SUCCESS;
+}
+
+/* For auto_sm: sleep as poll_wait does, until this class has work, `fd`
+ * (the network class's wait fd, or -1) is readable, or timeout_ms. */
+__attribute__((visibility("hidden"))) void
+na_sm_sleep_with(na_class_t *na_class, int fd, unsigned int timeout_ms)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    unsigned int before = atomic_load(&cls->completed);
+    struct pollfd p[2] = {{.fd = cls->epfd, .events = POLLIN},
+                          {.fd = fd, .events = POLLIN}};
+
+    pthread_mutex_lock(&cls->lock);
+    if (atomic_fetch_add(&cls->sleepers, 1) == 0)
+        na_sm_set_sleeping(cls, 1);
+    pthread_mutex_unlock(&cls->lock);
+    na_sm_progress(cls, true);
+    if (atomic_load(&cls->completed) == before)
+        (void) poll(p, fd >= 0 ? 2 : 1, (int) timeout_ms);
+    pthread_mutex_lock(&cls->lock);
+    if (atomic_fetch_sub(&cls->sleepers, 1) == 1)
+        na_sm_set_sleeping(cls, 0);
+    pthread_mutex_unlock(&cls->lock);
 }

@@ -527,6 +527,37 @@ peer_death(struct fixture *fx, bool kill_it)
                      NA_SUCCESS);
     assert_true(progress_until(fx, &rg.calls, 1));
     assert_int_equal(rg.ret, NA_HOSTUNREACH);
+
+    /* The name served again by a new process: reachable again. */
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        peer_main(info, fds[1]);
+    }
+    close(fds[1]);
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    close(fds[0]);
+    rr.calls = rg.calls = 0;
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &rr,
+                                          buf, sizeof(buf), NULL, peer, 0, 9,
+                                          r),
+                     NA_SUCCESS);
+    for (int i = 0; i < 100; i++) {
+        NA_Poll(fx->cli, fx->cctx, NULL);
+        NA_Trigger(fx->cctx, 64, NULL);
+    }
+    assert_int_equal(rr.calls, 0); /* not failed: the peer is back */
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &rg,
+                                            "hi", 3, NULL, peer, 0, 1, s),
+                     NA_SUCCESS);
+    assert_true(progress_until(fx, &rg.calls, 1));
+    assert_int_equal(rg.ret, NA_SUCCESS);
+    assert_int_equal(waitpid(pid, &status, 0), pid); /* it got the message */
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(progress_until(fx, &rr.calls, 1));
+    assert_int_equal(rr.ret, NA_HOSTUNREACH);
     NA_Addr_free(fx->cli, peer);
     NA_Op_destroy(fx->cli, s);
     NA_Op_destroy(fx->cli, r);

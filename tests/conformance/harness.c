@@ -262,11 +262,18 @@ harness_settle(struct ct_env *env, unsigned ms)
 
 /* ---- classes ------------------------------------------------------------ */
 
+/* QS_TEST_AUTO_SM=1 runs the suite with hg_init_info.auto_sm set. */
 static hg_class_t *
 init_class(const char *name, hg_bool_t listen, const struct hg_init_info *ii,
            char *err, size_t err_size)
 {
-    hg_class_t *cls = HG_Init_opt2(name, listen, HG_VERSION(2, 4), ii);
+    struct hg_init_info local = ii ? *ii : HG_INIT_INFO_INITIALIZER;
+    const char *auto_sm = getenv("QS_TEST_AUTO_SM");
+    hg_class_t *cls;
+
+    if (auto_sm != NULL && auto_sm[0] != '\0' && strcmp(auto_sm, "0") != 0)
+        local.auto_sm = HG_TRUE;
+    cls = HG_Init_opt2(name, listen, HG_VERSION(2, 4), &local);
 
     if (cls == NULL)
         snprintf(err, err_size, "HG_Init_opt2(\"%s\", listen=%d) failed", name,

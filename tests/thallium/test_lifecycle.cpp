@@ -94,18 +94,22 @@ timers_and_sleep()
 {
     tl::engine e("sim://lc-timers", THALLIUM_SERVER_MODE);
     int fired = 0, cancelled = 0;
-    tl::timed_callback t1 = e.create_timed_callback([&fired]() { fired++; });
-    tl::timed_callback t2 =
-        e.create_timed_callback([&cancelled]() { cancelled++; });
-    auto start = std::chrono::steady_clock::now();
-    t1.start(std::chrono::seconds(10));
-    t2.start(1000.0);
-    t2.cancel();
-    tl::thread::sleep(e, 20000.0);
-    CHECK_EQ(fired, 1);
-    CHECK_EQ(cancelled, 0);
-    /* 20 s of fabric time took (much) less real time. */
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+    {
+        tl::timed_callback t1 =
+            e.create_timed_callback([&fired]() { fired++; });
+        tl::timed_callback t2 =
+            e.create_timed_callback([&cancelled]() { cancelled++; });
+        auto start = std::chrono::steady_clock::now();
+        t1.start(std::chrono::seconds(10));
+        t2.start(1000.0);
+        t2.cancel();
+        tl::thread::sleep(e, 20000.0);
+        CHECK_EQ(fired, 1);
+        CHECK_EQ(cancelled, 0);
+        /* 20 s of fabric time took (much) less real time. */
+        CHECK(std::chrono::steady_clock::now() - start <
+              std::chrono::seconds(10));
+    } /* timers are destroyed before their engine finalizes */
     e.finalize();
 }
 

@@ -1,0 +1,321 @@
+/*
+ * Tests of auto_sm at the NA level: a server class made by
+ * na_sm_auto_initialize() over ofi+tcp, a client with auto_sm (same node:
+ * its traffic must go over shared memory) and a plain ofi+tcp client (over
+ * the network), side by side in this process. Checks the routes taken
+ * (through the composite's internal structures), messages both ways, RMA
+ * from both clients on one serialized handle, and hostile serialized
+ * bytes. Waits are NA_Poll_wait with a bound.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "na.h"
+#include "na/na_auto_sm.h"
+#include "na_sm_auto_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define TEST_TIMEOUT_NS (20ull * 1000000000ull)
+#define TCP "ofi+tcp://127.0.0.1:0"
+
+struct peer {
+    na_class_t *cls;
+    na_context_t *ctx;
+};
+
+struct fixture {
+    struct peer srv, autoc, plain;
+    char srv_name[512];
+    na_addr_t at_auto, at_plain; /* the server, as each client sees it */
+};
+
+struct result {
+    int calls;
+    na_return_t ret;
+    size_t size;
+    na_addr_t source;
+};
+
+static void
+record_cb(const struct na_cb_info *info)
+{
+    struct result *r = info->arg;
+
+    r->calls++;
+    r->ret = info->ret;
+    if (info->type == NA_CB_RECV_UNEXPECTED) {
+        r->size = info->info.recv_unexpected.actual_buf_size;
+        r->source = info->info.recv_unexpected.source;
+    } else if (info->type == NA_CB_RECV_EXPECTED) {
+        r->size = info->info.recv_expected.actual_buf_size;
+    }
+}
+
+static bool
+progress_until(struct fixture *fx, const int *calls, int want)
+{
+    struct peer *p[3] = {&fx->srv, &fx->autoc, &fx->plain};
+    uint64_t deadline = NA_Clock_now(fx->srv.cls) + TEST_TIMEOUT_NS;
+
+    while (*calls < want) {
+        if (NA_Clock_now(fx->srv.cls) > deadline)
+            return false;
+        for (int i = 0; i < 3; i++) {
+            NA_Poll_wait(p[i]->cls, p[i]->ctx, 1, NULL);
+            NA_Trigger(p[i]->ctx, 64, NULL);
+        }
+    }
+    return true;
+}
+
+static int
+setup(void **state)
+{
+    struct fixture *fx = calloc(1, sizeof(*fx));
+    size_t n = sizeof(fx->srv_name);
+    char net[512];
+    na_addr_t self;
+
+    fx->srv.cls = na_sm_auto_initialize(TCP, NULL, true, NULL);
+    if (fx->srv.cls == NULL) {
+        free(fx);
+        skip(); /* no ofi+tcp here */
+    }
+    fx->autoc.cls = na_sm_auto_initialize(TCP, "na+sm", false, NULL);
+    fx->plain.cls = NA_Initialize(TCP, false);
+    assert_non_null(fx->autoc.cls);
+    assert_non_null(fx->plain.cls);
+    fx->srv.ctx = NA_Context_create(fx->srv.cls);
+    fx->autoc.ctx = NA_Context_create(fx->autoc.cls);
+    fx->plain.ctx = NA_Context_create(fx->plain.cls);
+    assert_int_equal(NA_Addr_self(fx->srv.cls, &self), NA_SUCCESS);
+    assert_int_equal(NA_Addr_to_string(fx->srv.cls, fx->srv_name, &n, self),
+                     NA_SUCCESS);
+    NA_Addr_free(fx->srv.cls, self);
+    assert_non_null(strstr(fx->srv_name, "#na+sm://"));
+    assert_int_equal(NA_Addr_lookup(fx->autoc.cls, fx->srv_name, &fx->at_auto),
+                     NA_SUCCESS);
+    /* A plain class takes the network part (HG_Addr_lookup cuts it). */
+    snprintf(net, sizeof(net), "%.*s",
+             (int) (strchr(fx->srv_name, '#') - fx->srv_name), fx->srv_name);
+    assert_int_equal(NA_Addr_lookup(fx->plain.cls, net, &fx->at_plain),
+                     NA_SUCCESS);
+    *state = fx;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fixture *fx = *state;
+    struct peer *p[3] = {&fx->srv, &fx->autoc, &fx->plain};
+
+    NA_Addr_free(fx->autoc.cls, fx->at_auto);
+    NA_Addr_free(fx->plain.cls, fx->at_plain);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(NA_Context_destroy(p[i]->cls, p[i]->ctx), NA_SUCCESS);
+        assert_int_equal(NA_Finalize(p[i]->cls), NA_SUCCESS);
+    }
+    free(fx);
+    return 0;
+}
+
+/* One request from `c` to the server and its reply; returns the source
+ * address the server saw (freed here) through *side. */
+static void
+round_trip(struct fixture *fx, struct peer *c, na_addr_t to, int *side)
+{
+    na_op_id_t *cs = NA_Op_create(c->cls, 0), *cr = NA_Op_create(c->cls, 0);
+    na_op_id_t *ss = NA_Op_create(fx->srv.cls, 0);
+    na_op_id_t *sr = NA_Op_create(fx->srv.cls, 0);
+    struct result a = {0}, b = {0}, d = {0}, e = {0};
+    char in[64] = {0}, back[64] = {0};
+
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv.cls, fx->srv.ctx, record_cb,
+                                            &a, in, sizeof(in), NULL, sr),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_recv_expected(c->cls, c->ctx, record_cb, &b, back,
+                                          sizeof(back), NULL, to, 0, 5, cr),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Msg_send_unexpected(c->cls, c->ctx, record_cb, &d,
+                                            "ping", 5, NULL, to, 0, 4, cs),
+                     NA_SUCCESS);
+    assert_true(progress_until(fx, &a.calls, 1));
+    assert_int_equal(a.ret, NA_SUCCESS);
+    assert_string_equal(in, "ping");
+    *side = a.source->part[NA_AUTO_SM] != NULL ? NA_AUTO_SM : NA_AUTO_NET;
+    assert_int_equal(NA_Msg_send_expected(fx->srv.cls, fx->srv.ctx, record_cb,
+                                          &e, "pong", 5, NULL, a.source, 0, 5,
+                                          ss),
+                     NA_SUCCESS);
+    assert_true(progress_until(fx, &b.calls, 1));
+    assert_int_equal(b.ret, NA_SUCCESS);
+    assert_string_equal(back, "pong");
+    assert_true(progress_until(fx, &d.calls, 1));
+    assert_true(progress_until(fx, &e.calls, 1));
+    NA_Addr_free(fx->srv.cls, a.source);
+    NA_Op_destroy(c->cls, cs);
+    NA_Op_destroy(c->cls, cr);
+    NA_Op_destroy(fx->srv.cls, ss);
+    NA_Op_destroy(fx->srv.cls, sr);
+}
+
+static void
+test_routes(void **state)
+{
+    struct fixture *fx = *state;
+    int side = -1;
+
+    /* Same node, both with auto_sm: shared memory. */
+    assert_non_null(fx->at_auto->part[NA_AUTO_SM]);
+    round_trip(fx, &fx->autoc, fx->at_auto, &side);
+    assert_int_equal(side, NA_AUTO_SM);
+    /* A client without auto_sm: the network. */
+    round_trip(fx, &fx->plain, fx->at_plain, &side);
+    assert_int_equal(side, NA_AUTO_NET);
+}
+
+static na_return_t
+get_once(struct peer *c, na_addr_t from, const uint8_t *bytes, size_t n,
+         char *local, size_t len, struct fixture *fx)
+{
+    na_mem_handle_t lh, rh;
+    na_op_id_t *op = NA_Op_create(c->cls, 0);
+    struct result r = {0};
+    na_return_t ret;
+
+    assert_int_equal(
+        NA_Mem_handle_create(c->cls, local, len, NA_MEM_READWRITE, &lh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(c->cls, lh, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    ret = NA_Mem_handle_deserialize(c->cls, &rh, bytes, n);
+    if (ret == NA_SUCCESS) {
+        ret = NA_Get(c->cls, c->ctx, record_cb, &r, lh, 0, rh, 0, len, from, 0,
+                     op);
+        if (ret == NA_SUCCESS) {
+            assert_true(progress_until(fx, &r.calls, 1));
+            ret = r.ret;
+        }
+        NA_Mem_handle_free(c->cls, rh);
+    }
+    NA_Mem_deregister(c->cls, lh);
+    NA_Mem_handle_free(c->cls, lh);
+    NA_Op_destroy(c->cls, op);
+    return ret;
+}
+
+static void
+test_rma(void **state)
+{
+    struct fixture *fx = *state;
+    char region[4096], local[4096];
+    uint8_t bytes[512];
+    na_mem_handle_t h;
+    size_t n;
+
+    for (size_t i = 0; i < sizeof(region); i++)
+        region[i] = (char) (i * 7);
+    assert_int_equal(NA_Mem_handle_create(fx->srv.cls, region, sizeof(region),
+                                          NA_MEM_READ_ONLY, &h),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(fx->srv.cls, h, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    n = NA_Mem_handle_get_serialize_size(fx->srv.cls, h);
+    assert_true(n <= sizeof(bytes));
+    assert_int_equal(NA_Mem_handle_serialize(fx->srv.cls, bytes, n, h),
+                     NA_SUCCESS);
+    memset(local, 0, sizeof(local));
+    assert_int_equal(
+        get_once(&fx->autoc, fx->at_auto, bytes, n, local, sizeof(local), fx),
+        NA_SUCCESS);
+    assert_memory_equal(local, region, sizeof(region));
+    /* The same bytes, read by a class without auto_sm. */
+    memset(local, 0, sizeof(local));
+    assert_int_equal(
+        get_once(&fx->plain, fx->at_plain, bytes, n, local, sizeof(local), fx),
+        NA_SUCCESS);
+    assert_memory_equal(local, region, sizeof(region));
+    NA_Mem_deregister(fx->srv.cls, h);
+    NA_Mem_handle_free(fx->srv.cls, h);
+}
+
+static void
+test_junk(void **state)
+{
+    struct fixture *fx = *state;
+    uint8_t bytes[512], bad[512];
+    na_addr_t a;
+    size_t n;
+
+    assert_int_equal(NA_Addr_self(fx->srv.cls, &a), NA_SUCCESS);
+    n = NA_Addr_get_serialize_size(fx->srv.cls, a);
+    assert_int_equal(NA_Addr_serialize(fx->srv.cls, bytes, n, a), NA_SUCCESS);
+    NA_Addr_free(fx->srv.cls, a);
+    /* Round trip keeps both parts. */
+    assert_int_equal(NA_Addr_deserialize(fx->autoc.cls, &a, bytes, n),
+                     NA_SUCCESS);
+    assert_non_null(a->part[NA_AUTO_SM]);
+    assert_non_null(a->part[NA_AUTO_NET]);
+    NA_Addr_free(fx->autoc.cls, a);
+    /* Lengths that do not add up. */
+    memcpy(bad, bytes, n);
+    bad[n - 9] ^= 0x40;
+    assert_int_not_equal(NA_Addr_deserialize(fx->autoc.cls, &a, bad, n),
+                         NA_SUCCESS);
+    /* Another node: the shared-memory part is dropped. */
+    memcpy(bad, bytes, n);
+    bad[n - 10] ^= 0x01; /* last byte of the node id */
+    assert_int_equal(NA_Addr_deserialize(fx->autoc.cls, &a, bad, n),
+                     NA_SUCCESS);
+    assert_null(a->part[NA_AUTO_SM]);
+    NA_Addr_free(fx->autoc.cls, a);
+    /* A string naming shared memory of another node only. */
+    assert_int_not_equal(
+        NA_Addr_lookup(fx->autoc.cls, "na+sm://x@not-this-node", &a),
+        NA_SUCCESS);
+    assert_int_not_equal(NA_Addr_deserialize(fx->autoc.cls, &a, bytes, 0),
+                         NA_SUCCESS);
+}
+
+static uint64_t
+thread_cpu_us(void)
+{
+    struct rusage u;
+
+    getrusage(RUSAGE_THREAD, &u);
+    return (uint64_t) (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000u +
+           (uint64_t) (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/* An idle class waits without spinning: 300 ms cost little CPU. */
+static void
+test_idle(void **state)
+{
+    struct fixture *fx = *state;
+    uint64_t t0 = thread_cpu_us();
+
+    assert_int_equal(NA_Poll_wait(fx->srv.cls, fx->srv.ctx, 300, NULL),
+                     NA_TIMEOUT);
+    assert_true(thread_cpu_us() - t0 < 60000);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_routes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rma, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_junk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

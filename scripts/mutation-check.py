@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Plant each bug of tests/mutation/catalogue.txt, one at a time, and see
+whether the tests catch it.
+
+For each entry: apply the single-line change to the source tree, rebuild
+incrementally, run the chosen ctest labels with a short per-test timeout
+(stopping at the first failure), then restore the file. Prints caught/total
+and, for every survivor, its diff. A mutant that does not build is reported
+as invalid (the catalogue must be fixed), not as caught.
+
+  scripts/mutation-check.py [--build DIR] [--labels REGEX] [--timeout S]
+                            [--only NAME[,NAME...]] [--sample N --seed S]
+
+The default build directory is build-mutation, configured on first use with
+-DQS_SANITIZE=address so that an over-read is reported (configure it
+yourself for another build type). The default labels are "sim|unit|fuzz",
+without the tests that need a real fabric ("ofi|verbs|vm|bench|examples").
+--sample N runs N entries picked by --seed (CI runs a small rotating sample).
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CATALOGUE = os.path.join(ROOT, "tests", "mutation", "catalogue.txt")
+
+
+def parse_catalogue(path):
+    entries, cur = [], {}
+    with open(path) as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if line.startswith("#"):
+                continue
+            if not line.strip():
+                if cur:
+                    entries.append(cur)
+                    cur = {}
+                continue
+            key, _, value = line.partition(": ")
+            cur[key.strip()] = value
+    if cur:
+        entries.append(cur)
+    for e in entries:
+        for k in ("name", "what", "file", "old", "new"):
+            if k not in e:
+                sys.exit("catalogue entry %r lacks %r" % (e.get("name"), k))
+        e["nth"] = int(e.get("nth", "1"))
+    return entries
+
+
+def mutate(text, entry):
+    """Return the mutated text and the changed line's number, or None."""
+    lines = text.split("\n")
+    seen = 0
+    for i, line in enumerate(lines):
+        if entry["old"] in line:
+            seen += 1
+            if seen == entry["nth"]:
+                lines[i] = line.replace(entry["old"], entry["new"], 1)
+                return "\n".join(lines), i + 1
+    return None
+
+
+def run(cmd, cwd, timeout=None):
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    return p.returncode, p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-mutation"))
+    ap.add_argument("--labels", default="sim|unit|fuzz")
+    ap.add_argument("--exclude", default="ofi|verbs|vm|bench|examples")
+    ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--sample", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    entries = parse_catalogue(CATALOGUE)
+    if args.only:
+        names = set(args.only.split(","))
+        entries = [e for e in entries if e["name"] in names]
+    if args.sample:
+        entries = random.Random(args.seed).sample(
+            entries, min(args.sample, len(entries)))
+    if not os.path.exists(os.path.join(args.build, "CMakeCache.txt")):
+        rc, out = run(["cmake", "-S", ROOT, "-B", args.build,
+                       "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                       "-DQS_SANITIZE=address"], ROOT)
+        if rc != 0:
+            sys.exit(out)
+    build = ["cmake", "--build", args.build, "-j%d" % args.jobs]
+    rc, out = run(build, ROOT)
+    if rc != 0:
+        sys.exit("the unmutated tree does not build:\n" + out)
+
+    caught, survivors, invalid = [], [], []
+    for e in entries:
+        path = os.path.join(ROOT, e["file"])
+        with open(path) as f:
+            original = f.read()
+        m = mutate(original, e)
+        if m is None:
+            invalid.append((e, "text not found"))
+            print("%-26s INVALID (text not found)" % e["name"], flush=True)
+            continue
+        mutated, lineno = m
+        t0 = time.time()
+        try:
+            with open(path, "w") as f:
+                f.write(mutated)
+            rc, out = run(build, ROOT)
+            if rc != 0:
+                invalid.append((e, "does not build"))
+                print("%-26s INVALID (does not build)" % e["name"],
+                      flush=True)
+                continue
+            rc, out = run(["ctest", "--test-dir", args.build, "-L",
+                           args.labels, "-LE", args.exclude,
+                           "--timeout", str(args.timeout),
+                           "--stop-on-failure", "-j%d" % args.jobs], ROOT)
+        finally:
+            with open(path, "w") as f:
+                f.write(original)
+        failed = [l.split("-", 1)[1].strip().split(" ")[0]
+                  for l in out.splitlines() if l.startswith("\t")
+                  and " - " in l]
+        took = time.time() - t0
+        if rc != 0:
+            caught.append(e)
+            print("%-26s caught by %s (%.0f s)" % (
+                e["name"], ",".join(failed[:3]) or "ctest", took), flush=True)
+        else:
+            survivors.append((e, lineno))
+            print("%-26s SURVIVED (%.0f s)" % (e["name"], took), flush=True)
+    run(build, ROOT)  # leave the build matching the restored tree
+
+    total = len(caught) + len(survivors)
+    print("\ncaught %d of %d (%.0f%%), %d invalid" % (
+        len(caught), total, 100.0 * len(caught) / total if total else 0,
+        len(invalid)))
+    for e, lineno in survivors:
+        print("\nsurvivor %s: %s\n  %s:%d\n  - %s\n  + %s" % (
+            e["name"], e["what"], e["file"], lineno, e["old"], e["new"]))
+    for e, why in invalid:
+        print("\ninvalid %s (%s): %s" % (e["name"], why, e["file"]))
+    return 0 if not survivors and not invalid else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
