@@ -263,10 +263,17 @@ test_rma_violations(void **state)
     rh = na_registered(env->srv, remote, 32, NA_MEM_READWRITE);
     ro = na_registered(env->srv, ronly, 32, NA_MEM_READ_ONLY);
     wo = na_registered(env->srv, wonly, 32, NA_MEM_WRITE_ONLY);
-    /* Registering twice is refused (NA_EXIST on the simulator,
-     * NA_INVALID_ARG on ofi). */
-    assert_int_not_equal(NA_Mem_register(env->srv, rh, NA_MEM_TYPE_HOST, 0),
-                         NA_SUCCESS);
+    /* Registering twice: refused (NA_EXIST on the simulator,
+     * NA_INVALID_ARG on ofi) or a no-op (verbs); the handle stays
+     * registered once either way. */
+    {
+        na_return_t again = NA_Mem_register(env->srv, rh, NA_MEM_TYPE_HOST, 0);
+
+        print_message("registering a handle twice: %s\n",
+                      NA_Error_to_string(again));
+        assert_true(again == NA_EXIST || again == NA_INVALID_ARG ||
+                    again == NA_SUCCESS);
+    }
     rh_r = na_ship_handle(env->srv, rh, env->cli);
     ro_r = na_ship_handle(env->srv, ro, env->cli);
     wo_r = na_ship_handle(env->srv, wo, env->cli);
