@@ -15,8 +15,8 @@
  * ABT_thread_join, ABT_barrier_wait, ...) blocks its worker pthread. To keep
  * Argobots' guarantee that blocking never starves the pool, an execution
  * stream whose workers are all blocked while one of its pools holds
- * runnable work starts a spare worker pthread; spare workers exit again
- * once they find no work while another worker of the stream is running.
+ * runnable work starts a spare worker pthread; a spare worker exits again
+ * after 20 ms without work while another worker of the stream is running.
  * The thread that calls ABT_init becomes the primary execution stream
  * (rank 0). Work pushed to its main pool runs whenever the primary thread
  * blocks in one of the calls above or calls ABT_thread_yield (a spare
@@ -152,6 +152,12 @@ enum ABT_thread_state {
 
 /* Predefined schedulers. All of them run their pools in order, first in
  * first out; the ones that poll in Argobots sleep here when idle. */
+enum ABT_task_state {
+    ABT_TASK_STATE_READY,
+    ABT_TASK_STATE_RUNNING,
+    ABT_TASK_STATE_TERMINATED
+};
+
 enum ABT_sched_predef {
     ABT_SCHED_DEFAULT,
     ABT_SCHED_BASIC,
@@ -215,6 +221,7 @@ enum ABT_info_query_kind {
 };
 
 struct ABT_xstream_opaque;
+struct ABT_xstream_barrier_opaque;
 struct ABT_sched_opaque;
 struct ABT_sched_config_opaque;
 struct ABT_pool_opaque;
@@ -234,6 +241,7 @@ struct ABT_timer_opaque;
 
 typedef struct ABT_xstream_opaque *ABT_xstream;
 typedef enum ABT_xstream_state ABT_xstream_state;
+typedef struct ABT_xstream_barrier_opaque *ABT_xstream_barrier;
 typedef struct ABT_sched_opaque *ABT_sched;
 typedef struct ABT_sched_config_opaque *ABT_sched_config;
 typedef enum ABT_sched_predef ABT_sched_predef;
@@ -249,6 +257,7 @@ typedef struct ABT_thread_opaque *ABT_thread;
 typedef struct ABT_thread_attr_opaque *ABT_thread_attr;
 typedef enum ABT_thread_state ABT_thread_state;
 typedef ABT_unit_id ABT_thread_id;
+typedef enum ABT_task_state ABT_task_state;
 typedef struct ABT_thread_opaque *ABT_task;
 typedef struct ABT_key_opaque *ABT_key;
 typedef struct ABT_mutex_opaque *ABT_mutex;
@@ -264,6 +273,7 @@ typedef enum ABT_info_query_kind ABT_info_query_kind;
 
 /* Null handles (Argobots' default build: NULL). */
 #define ABT_XSTREAM_NULL ((ABT_xstream) NULL)
+#define ABT_XSTREAM_BARRIER_NULL ((ABT_xstream_barrier) NULL)
 #define ABT_SCHED_NULL ((ABT_sched) NULL)
 #define ABT_SCHED_CONFIG_NULL ((ABT_sched_config) NULL)
 #define ABT_POOL_NULL ((ABT_pool) NULL)
@@ -415,6 +425,26 @@ int ABT_xstream_equal(ABT_xstream xstream1, ABT_xstream xstream2,
 /* Number of execution streams not yet joined, the primary included. */
 int ABT_xstream_get_num(int *num_xstreams);
 int ABT_xstream_is_primary(ABT_xstream xstream, ABT_bool *is_primary);
+/* Changes the rank (ABT_ERR_INV_XSTREAM_RANK if another stream has it). */
+int ABT_xstream_set_rank(ABT_xstream xstream, int rank);
+/* Binds the stream's worker (and the spare workers it starts later) to a
+ * CPU: cpuid indexes the CPUs the process started with, modulo their
+ * number. num_cpuids == 0 removes the binding. */
+int ABT_xstream_set_cpubind(ABT_xstream xstream, int cpuid);
+/* ABT_ERR_FEATURE_NA when the stream is not bound. */
+int ABT_xstream_get_cpubind(ABT_xstream xstream, int *cpuid);
+int ABT_xstream_set_affinity(ABT_xstream xstream, int num_cpuids, int *cpuids);
+/* The CPU ids of the binding (unbound: every CPU of the process);
+ * *num_cpuids is their number, at most max_cpuids are copied. */
+int ABT_xstream_get_affinity(ABT_xstream xstream, int max_cpuids, int *cpuids,
+                             int *num_cpuids);
+
+/* num_waiters (> 0) execution streams (not ULTs: the wait blocks the
+ * caller's worker and is not counted as a blocked ULT) release each other. */
+int ABT_xstream_barrier_create(uint32_t num_waiters,
+                               ABT_xstream_barrier *newbarrier);
+int ABT_xstream_barrier_free(ABT_xstream_barrier *barrier);
+int ABT_xstream_barrier_wait(ABT_xstream_barrier barrier);
 
 /* ---- Threads (ULTs) ---------------------------------------------------- */
 
@@ -483,6 +513,40 @@ int ABT_thread_attr_get_stack(ABT_thread_attr attr, void **stackaddr,
                               size_t *stacksize);
 int ABT_thread_attr_set_migratable(ABT_thread_attr attr, ABT_bool migratable);
 
+/* Cancels a ULT: one still waiting in its pool is removed and ends
+ * without running; a running one ends at its next ABT_thread_yield. */
+int ABT_thread_cancel(ABT_thread thread);
+/* Blocks the calling ULT until ABT_thread_resume; resuming a ULT that is
+ * not suspended gives ABT_ERR_THREAD. */
+int ABT_self_suspend(void);
+int ABT_thread_resume(ABT_thread thread);
+/* A new attribute (freed by the caller) with the ULT's stack size. */
+int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr *attr);
+
+/* Tasklets: ULTs under Argobots' tasklet names (a tasklet must not block;
+ * here nothing breaks if it does). */
+int ABT_task_create(ABT_pool pool, void (*task_func)(void *), void *arg,
+                    ABT_task *newtask);
+int ABT_task_create_on_xstream(ABT_xstream xstream, void (*task_func)(void *),
+                               void *arg, ABT_task *newtask);
+int ABT_task_revive(ABT_pool pool, void (*task_func)(void *), void *arg,
+                    ABT_task *task);
+int ABT_task_free(ABT_task *task);
+int ABT_task_join(ABT_task task);
+int ABT_task_cancel(ABT_task task);
+/* ABT_ERR_INV_TASK when the caller is a ULT, not a tasklet. */
+int ABT_task_self(ABT_task *task);
+int ABT_task_self_id(uint64_t *id);
+int ABT_task_get_xstream(ABT_task task, ABT_xstream *xstream);
+int ABT_task_get_state(ABT_task task, ABT_task_state *state);
+int ABT_task_get_last_pool(ABT_task task, ABT_pool *pool);
+int ABT_task_get_last_pool_id(ABT_task task, int *id);
+int ABT_task_set_migratable(ABT_task task, ABT_bool flag);
+int ABT_task_is_migratable(ABT_task task, ABT_bool *flag);
+int ABT_task_equal(ABT_task task1, ABT_task task2, ABT_bool *result);
+int ABT_task_get_id(ABT_task task, uint64_t *task_id);
+int ABT_task_get_arg(ABT_task task, void **arg);
+
 /* The caller as a work unit. */
 int ABT_self_get_xstream(ABT_xstream *xstream);
 int ABT_self_get_xstream_rank(int *rank);
@@ -497,6 +561,9 @@ int ABT_self_get_specific(ABT_key key, void **value);
 int ABT_self_get_arg(void **arg);
 int ABT_self_yield(void);
 int ABT_self_exit(void);
+/* ABT_UNIT_TYPE_THREAD or _TASK; ABT_UNIT_TYPE_EXT and ABT_ERR_INV_XSTREAM
+ * from a plain pthread. */
+int ABT_self_get_type(ABT_unit_type *type);
 
 /* ---- Work-unit-specific data ------------------------------------------- */
 

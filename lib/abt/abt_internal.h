@@ -16,6 +16,7 @@
 #define QS_ABT_INTERNAL_H
 
 #include "abt.h"
+#include "abt/abt_block.h"
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -57,6 +58,10 @@ struct ABT_xstream_opaque {
     struct abt_worker *base; /* the stream's own worker (NULL: primary) */
     struct abt_worker *dead; /* (S) exited spares not yet joined */
     ABT_xstream next;        /* (S) list of all streams */
+    pthread_t tid;           /* the base worker (primary: the primary thread) */
+    int bound;               /* (S) cpuids holds a binding */
+    int num_cpuids;          /* (S) */
+    int *cpuids;             /* (S) as the user gave them */
 };
 
 struct abt_worker {
@@ -81,7 +86,10 @@ struct ABT_thread_opaque {
     int state; /* atomic ABT_thread_state; TERMINATED set under its park */
     int named; /* the user holds the handle and frees it */
     int primary;
-    int in_run; /* running under abt_run: ABT_thread_exit may leave */
+    int in_run;    /* running under abt_run: ABT_thread_exit may leave */
+    int is_task;   /* created as a tasklet (ABT_task_create)       */
+    int suspended; /* park: in ABT_self_suspend until resumed      */
+    int cancel;    /* atomic: ABT_thread_cancel asked, honoured at yield */
     size_t stacksize;
     jmp_buf exit_env;
     struct abt_key_val *keys; /* abt_g.key_lock */
@@ -130,11 +138,9 @@ struct abt_park *abt_park_of(const void *addr);
 int abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
                   const struct timespec *abstime);
 
-/* The caller is about to block / has stopped blocking. On a worker (or the
- * primary thread) this keeps the stream's count of blocked workers and
- * starts a spare worker when the stream would otherwise be stuck. */
-void abt_block_begin(void);
-void abt_block_end(void);
+/* abt_block_begin / abt_block_end (abt_block.h): on a worker (or the
+ * primary thread) they keep the stream's count of blocked workers and
+ * start a spare worker when the stream would otherwise be stuck. */
 
 /* Scheduler-lock helpers. */
 int abt_initialized(void);
@@ -146,7 +152,17 @@ void abt_reap_join(struct abt_worker *list);
 int abt_sched_uses_pool_locked(ABT_sched s, ABT_pool pool);
 void abt_sched_release_locked(ABT_sched s, ABT_pool *to_free, int *nfree);
 int abt_xs_start(ABT_xstream xs);
+/* wake runs on CLOCK_MONOTONIC (spares linger with a timed wait). */
+void abt_xs_init_conds(ABT_xstream xs);
 int abt_sched_destroy(ABT_sched s, int owned);
+
+/* Creates a ULT (a tasklet if is_task) and pushes it to pool. */
+int abt_thread_push(ABT_pool pool, void (*func)(void *), void *arg,
+                    ABT_thread_attr attr, ABT_thread *newthread, int is_task);
+/* Binds the calling worker to xs's CPUs if xs has a binding. */
+void abt_xs_bind_self(ABT_xstream xs);
+/* Marks t terminated and wakes its joiners (t must be named). */
+void abt_thread_mark_ended(ABT_thread t);
 
 /* Runs a popped ULT on the calling worker and ends it. */
 void abt_run(ABT_thread t);

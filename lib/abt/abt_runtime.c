@@ -8,9 +8,9 @@
  * would have been set aside and the waiting one run. Here the stream
  * starts a spare worker pthread instead. The check runs where the
  * condition can become true: when a worker starts blocking, and when work
- * is pushed to a pool. A spare worker exits once it finds no work while
- * another worker of its stream is not blocked, so the number of workers
- * falls back to one when the blocking ends.
+ * is pushed to a pool. A spare worker exits once it has found no work for
+ * a linger period while another worker of its stream is not blocked, so
+ * the number of workers falls back to one shortly after the blocking ends.
  */
 #include "abt/abt_internal.h"
 
@@ -27,6 +27,7 @@ struct abt_global abt_g = {
 _Thread_local struct abt_self abt_self;
 
 #define ABT_PARK_BUCKETS 64
+#define ABT_SPARE_LINGER_NS 20000000L /* 20 ms */
 static struct abt_park park_lot[ABT_PARK_BUCKETS];
 static pthread_once_t park_once = PTHREAD_ONCE_INIT;
 
@@ -117,7 +118,10 @@ worker_main(void *arg)
     abt_self.xs = xs;
     abt_self.worker = w;
     abt_self.thread = NULL;
+    if (w->spare)
+        abt_xs_bind_self(xs);
 
+    int idle_timeouts = 0;
     pthread_mutex_lock(&abt_g.lock);
     for (;;) {
         ABT_thread t = pop_locked(xs);
@@ -125,14 +129,32 @@ worker_main(void *arg)
             pthread_mutex_unlock(&abt_g.lock);
             abt_run(t);
             pthread_mutex_lock(&abt_g.lock);
+            idle_timeouts = 0;
             continue;
         }
         if (xs->join_req)
             break;
-        if (w->spare && xs->workers - xs->blocked > 1)
+        /* A spare leaves after a whole linger period without work while
+         * another worker of its stream is not blocked. Lingering spares
+         * keep a ULT that spins on ABT_thread_yield (a progress loop)
+         * from starting a new thread for every piece of work. */
+        if (w->spare && idle_timeouts > 0 && xs->workers - xs->blocked > 1)
             break;
         xs->idle++;
-        pthread_cond_wait(&xs->wake, &abt_g.lock);
+        if (w->spare) {
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_nsec += ABT_SPARE_LINGER_NS;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            if (pthread_cond_timedwait(&xs->wake, &abt_g.lock, &until) ==
+                ETIMEDOUT)
+                idle_timeouts++;
+        } else {
+            pthread_cond_wait(&xs->wake, &abt_g.lock);
+        }
         xs->idle--;
     }
     xs->workers--;
@@ -159,10 +181,12 @@ start_worker_locked(ABT_xstream xs, int spare)
         free(w);
         return ABT_ERR_SYS;
     }
-    if (spare)
+    if (spare) {
         xs->spares_started++;
-    else
+    } else {
         xs->base = w;
+        xs->tid = w->tid;
+    }
     return ABT_SUCCESS;
 }
 
@@ -239,13 +263,21 @@ abt_block_end(void)
                          __ATOMIC_RELAXED);
     pthread_mutex_lock(&abt_g.lock);
     xs->blocked--;
-    /* Idle spares recheck whether they are still needed. */
-    if (xs->idle)
-        pthread_cond_broadcast(&xs->wake);
     if (xs->dead)
         abt_xs_reap_locked(xs, &dead);
     pthread_mutex_unlock(&abt_g.lock);
     abt_reap_join(dead);
+}
+
+void
+abt_xs_init_conds(ABT_xstream xs)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&xs->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&xs->done, NULL);
 }
 
 /* ---- init / finalize ---------------------------------------------------- */
@@ -271,11 +303,11 @@ primary_create(void)
         ret = ABT_ERR_MEM;
         goto free_sched;
     }
-    pthread_cond_init(&xs->wake, NULL);
-    pthread_cond_init(&xs->done, NULL);
+    abt_xs_init_conds(xs);
     xs->rank = 0;
     xs->primary = 1;
     xs->workers = 1; /* the primary thread itself */
+    xs->tid = pthread_self();
     t->primary = 1;
     t->named = 1;
     t->state = ABT_THREAD_STATE_RUNNING;
@@ -399,6 +431,7 @@ ABT_finalize(void)
         ABT_pool_free(&to_free[i]);
     free(primary->sched->pools);
     free(primary->sched);
+    free(primary->cpuids);
     pthread_cond_destroy(&primary->wake);
     pthread_cond_destroy(&primary->done);
     abt_thread_destroy(abt_self.thread);
@@ -424,6 +457,9 @@ ABT_info_query_config(ABT_info_query_kind query_kind, void *val)
     switch (query_kind) {
     case ABT_INFO_QUERY_KIND_ENABLED_CHECK_ERROR:
     case ABT_INFO_QUERY_KIND_ENABLED_EXTERNAL_THREAD:
+    case ABT_INFO_QUERY_KIND_ENABLED_THREAD_CANCEL:
+    case ABT_INFO_QUERY_KIND_ENABLED_TASK_CANCEL:
+    case ABT_INFO_QUERY_KIND_ENABLED_AFFINITY:
     case ABT_INFO_QUERY_KIND_ENABLED_SCHED_SLEEP:
         *(ABT_bool *) val = ABT_TRUE;
         return ABT_SUCCESS;
@@ -434,12 +470,9 @@ ABT_info_query_config(ABT_info_query_kind query_kind, void *val)
     case ABT_INFO_QUERY_KIND_ENABLED_CHECK_POOL_PRODUCER:
     case ABT_INFO_QUERY_KIND_ENABLED_CHECK_POOL_CONSUMER:
     case ABT_INFO_QUERY_KIND_ENABLED_PRESERVE_FPU:
-    case ABT_INFO_QUERY_KIND_ENABLED_THREAD_CANCEL:
-    case ABT_INFO_QUERY_KIND_ENABLED_TASK_CANCEL:
     case ABT_INFO_QUERY_KIND_ENABLED_MIGRATION:
     case ABT_INFO_QUERY_KIND_ENABLED_STACKABLE_SCHED:
     case ABT_INFO_QUERY_KIND_ENABLED_PRINT_CONFIG:
-    case ABT_INFO_QUERY_KIND_ENABLED_AFFINITY:
     case ABT_INFO_QUERY_KIND_ENABLED_TOOL:
     case ABT_INFO_QUERY_KIND_FCONTEXT:
     case ABT_INFO_QUERY_KIND_DYNAMIC_PROMOTION:

@@ -53,6 +53,11 @@ struct ABT_barrier_opaque {
     uint64_t generation;
 };
 
+struct ABT_xstream_barrier_opaque {
+    pthread_barrier_t b;
+    uint32_t num_waiters;
+};
+
 static uintptr_t
 me(void)
 {
@@ -485,4 +490,48 @@ ABT_barrier_get_num_waiters(ABT_barrier barrier, uint32_t *num_waiters)
     *num_waiters = barrier->num_waiters;
     pthread_mutex_unlock(&barrier->m);
     return ABT_SUCCESS;
+}
+
+/* ---- execution-stream barriers --------------------------------------------
+ */
+
+/* Waiting blocks the whole execution stream, as in Argobots: it is not
+ * counted as a blocked ULT. */
+int
+ABT_xstream_barrier_create(uint32_t num_waiters,
+                           ABT_xstream_barrier *newbarrier)
+{
+    if (!newbarrier || num_waiters == 0)
+        return ABT_ERR_INV_ARG;
+    ABT_xstream_barrier b = calloc(1, sizeof(*b));
+    if (!b)
+        return ABT_ERR_MEM;
+    if (pthread_barrier_init(&b->b, NULL, num_waiters) != 0) {
+        free(b);
+        return ABT_ERR_SYS;
+    }
+    b->num_waiters = num_waiters;
+    *newbarrier = b;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_xstream_barrier_free(ABT_xstream_barrier *barrier)
+{
+    if (!barrier || !*barrier)
+        return ABT_ERR_INV_XSTREAM_BARRIER;
+    pthread_barrier_destroy(&(*barrier)->b);
+    free(*barrier);
+    *barrier = ABT_XSTREAM_BARRIER_NULL;
+    return ABT_SUCCESS;
+}
+
+int
+ABT_xstream_barrier_wait(ABT_xstream_barrier barrier)
+{
+    if (!barrier)
+        return ABT_ERR_INV_XSTREAM_BARRIER;
+    int rc = pthread_barrier_wait(&barrier->b);
+    return rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD ? ABT_SUCCESS
+                                                          : ABT_ERR_SYS;
 }

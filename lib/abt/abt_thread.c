@@ -24,9 +24,9 @@ abt_thread_new(void (*func)(void *), void *arg, ABT_thread_attr attr)
     return t;
 }
 
-static int
-thread_push(ABT_pool pool, void (*func)(void *), void *arg,
-            ABT_thread_attr attr, ABT_thread *newthread)
+int
+abt_thread_push(ABT_pool pool, void (*func)(void *), void *arg,
+                ABT_thread_attr attr, ABT_thread *newthread, int is_task)
 {
     if (!pool)
         return ABT_ERR_INV_POOL;
@@ -38,6 +38,7 @@ thread_push(ABT_pool pool, void (*func)(void *), void *arg,
     if (!t)
         return ABT_ERR_MEM;
     t->named = newthread != NULL;
+    t->is_task = is_task;
     if (newthread)
         *newthread = t;
     /* An unnamed ULT may run and be freed as soon as the lock drops. */
@@ -51,14 +52,14 @@ int
 ABT_thread_create(ABT_pool pool, void (*thread_func)(void *), void *arg,
                   ABT_thread_attr attr, ABT_thread *newthread)
 {
-    return thread_push(pool, thread_func, arg, attr, newthread);
+    return abt_thread_push(pool, thread_func, arg, attr, newthread, 0);
 }
 
 int
 ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void *), void *arg,
                      ABT_thread_attr attr, ABT_thread *newthread)
 {
-    return thread_push(pool, thread_func, arg, attr, newthread);
+    return abt_thread_push(pool, thread_func, arg, attr, newthread, 0);
 }
 
 int
@@ -72,7 +73,7 @@ ABT_thread_create_on_xstream(ABT_xstream xstream, void (*thread_func)(void *),
     int ret = ABT_xstream_get_main_pools(xstream, 1, &pool);
     if (ret != ABT_SUCCESS)
         return ret;
-    return thread_push(pool, thread_func, arg, attr, newthread);
+    return abt_thread_push(pool, thread_func, arg, attr, newthread, 0);
 }
 
 int
@@ -84,9 +85,9 @@ ABT_thread_create_many(int num_threads, ABT_pool *pool_list,
         (num_threads > 0 && (!pool_list || !thread_func_list)))
         return ABT_ERR_INV_ARG;
     for (int i = 0; i < num_threads; i++) {
-        int ret = thread_push(pool_list[i], thread_func_list[i],
-                              arg_list ? arg_list[i] : NULL, attr,
-                              newthread_list ? &newthread_list[i] : NULL);
+        int ret = abt_thread_push(
+            pool_list[i], thread_func_list[i], arg_list ? arg_list[i] : NULL,
+            attr, newthread_list ? &newthread_list[i] : NULL, 0);
         if (ret != ABT_SUCCESS)
             return ret;
     }
@@ -114,6 +115,7 @@ ABT_thread_revive(ABT_pool pool, void (*thread_func)(void *), void *arg,
         return ABT_ERR_INV_THREAD;
     t->func = thread_func;
     t->arg = arg;
+    __atomic_store_n(&t->cancel, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&t->state, ABT_THREAD_STATE_READY, __ATOMIC_RELAXED);
     pthread_mutex_lock(&abt_g.lock);
     abt_pool_push_locked(pool, t);
@@ -148,6 +150,12 @@ abt_run(ABT_thread t)
         abt_thread_destroy(t);
         return;
     }
+    abt_thread_mark_ended(t);
+}
+
+void
+abt_thread_mark_ended(ABT_thread t)
+{
     /* After the broadcast a joiner may free t: touch it no more. */
     struct abt_park *pk = abt_park_of(t);
     pthread_mutex_lock(&pk->m);
@@ -230,6 +238,11 @@ ABT_thread_yield(void)
     ABT_xstream xs = abt_self.xs;
     if (!xs)
         return ABT_ERR_INV_XSTREAM;
+    /* A cancellation takes effect here, as at Argobots' context switch. */
+    ABT_thread self = abt_self.thread;
+    if (self && self->in_run &&
+        __atomic_load_n(&self->cancel, __ATOMIC_RELAXED))
+        longjmp(self->exit_env, 1);
     /* Count the caller as blocked for a moment: if nobody else of the
      * stream can take the waiting work, a spare worker starts. */
     pthread_mutex_lock(&abt_g.lock);

@@ -36,8 +36,7 @@ xstream_create(ABT_sched sched, int rank, ABT_xstream *newxstream)
             ABT_sched_free(&sched);
         return ABT_ERR_MEM;
     }
-    pthread_cond_init(&xs->wake, NULL);
-    pthread_cond_init(&xs->done, NULL);
+    abt_xs_init_conds(xs);
 
     int ret = ABT_SUCCESS;
     pthread_mutex_lock(&abt_g.lock);
@@ -162,6 +161,7 @@ ABT_xstream_free(ABT_xstream *xstream)
     abt_sched_destroy(s, 1);
     pthread_cond_destroy(&xs->wake);
     pthread_cond_destroy(&xs->done);
+    free(xs->cpuids);
     free(xs);
     *xstream = ABT_XSTREAM_NULL;
     return ABT_SUCCESS;
@@ -183,7 +183,7 @@ ABT_xstream_self_rank(int *rank)
         return ABT_ERR_INV_ARG;
     if (!abt_self.xs)
         return ABT_ERR_INV_XSTREAM;
-    *rank = abt_self.xs->rank;
+    *rank = __atomic_load_n(&abt_self.xs->rank, __ATOMIC_RELAXED);
     return ABT_SUCCESS;
 }
 
@@ -194,7 +194,7 @@ ABT_xstream_get_rank(ABT_xstream xstream, int *rank)
         return ABT_ERR_INV_XSTREAM;
     if (!rank)
         return ABT_ERR_INV_ARG;
-    *rank = xstream->rank;
+    *rank = __atomic_load_n(&xstream->rank, __ATOMIC_RELAXED);
     return ABT_SUCCESS;
 }
 
