@@ -31,8 +31,9 @@ for scenario in kill_in_handler_plain kill_in_bulk_plain; do
   if [ "${#times[@]}" -gt 0 ]; then
     printf '%s\n' "${times[@]}" | sort -n | awk '
       { v[NR] = $1 }
-      END { printf "  ms after the kill: min %d, median %d, p90 %d, max %d\n",
-                   v[1], v[int((NR + 1) / 2)], v[int(NR * 0.9 + 0.5) > 0 ? int(NR * 0.9 + 0.5) : 1], v[NR] }'
+      END { p = int(NR * 0.9 + 0.5); if (p < 1) p = 1
+            printf "  ms after the kill: min %d, median %d, p90 %d, max %d\n",
+                   v[1], v[int((NR + 1) / 2)], v[p], v[NR] }'
     printf '%s\n' "${codes[@]}" | sort | uniq -c | sed 's/^/  ended with:/'
   fi
 done

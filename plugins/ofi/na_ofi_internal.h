@@ -47,7 +47,7 @@
 /*
  * While a post is refused with FI_EAGAIN, the plugin asks the kernel
  * whether the peer still listens (a TCP connection attempt to its
- * address) at most this often; a refused or unreachable port fails the
+ * address), first after this long and then at most this often; a refused or unreachable port fails the
  * op with NA_HOSTUNREACH at once instead of after the retry timeout.
  * NA_OFI_PEER_CHECK_WAIT_MS bounds how long one check may wait for the
  * answer (a refusal on loopback or a LAN is back well within it).

@@ -230,7 +230,10 @@ na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
     op->post = post;
     op->retry_deadline =
         na_plugin_clock_monotonic_ns() + NA_OFI_RETRY_TIMEOUT_NS;
-    op->peer_check_ns = 0; /* the first refusal checks the peer */
+    /* A connection being set up is refused for a moment too: ask the
+     * kernel only once the refusal has lasted NA_OFI_PEER_CHECK_NS, so a
+     * live peer's listener rarely sees the check's stray connection. */
+    op->peer_check_ns = na_plugin_clock_monotonic_ns() + NA_OFI_PEER_CHECK_NS;
     if (na_ofi_retry_has_peer(cls, op->addr)) {
         na_ofi_retry_push(cls, op);
         return NA_SUCCESS;
