@@ -29,6 +29,8 @@
  */
 #include "margo_internal.h"
 
+#include "abt/abt_block.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -502,6 +504,15 @@ void
 margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
                   bool counted)
 {
+    /* For the execution stream that may be running this call (a handler or
+     * a ULT on a pool), the whole call is a blocked wait, whether this
+     * thread drives progress or sleeps: the stream must start a spare
+     * worker for the pool's other work, which may be what ends the wait
+     * (a handler that calls its own instance). */
+    bool blocked = !pred(arg);
+
+    if (blocked)
+        abt_block_begin();
     if (counted)
         mid->active_calls++;
     while (!pred(arg)) {
@@ -568,6 +579,8 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
         mid->active_calls--;
         margo_wake(mid);
     }
+    if (blocked)
+        abt_block_end();
 }
 
 void

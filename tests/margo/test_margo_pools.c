@@ -246,6 +246,77 @@ test_blocked_handler_does_not_starve_pool(void **state)
     tq_stop(&env);
 }
 
+/* A handler on pool_a (one execution stream) that makes a blocking Margo
+ * call whose answer needs another handler on the same pool: the pool must
+ * not wait for the blocked handler to finish. */
+static hg_id_t tq_inner_id;
+
+static void
+tq_inner(hg_handle_t h)
+{
+    tq_where_out_t out = {7};
+
+    margo_respond(h, &out);
+    margo_destroy(h);
+}
+DEFINE_MARGO_RPC_HANDLER(tq_inner)
+
+static void
+tq_outer(hg_handle_t h)
+{
+    margo_instance_id mid = margo_hg_handle_get_instance(h);
+    tq_where_out_t out = {-1}, inner = {-1};
+    hg_handle_t ih;
+    hg_addr_t self;
+
+    if (margo_addr_self(mid, &self) == HG_SUCCESS) {
+        if (margo_create(mid, self, tq_inner_id, &ih) == HG_SUCCESS) {
+            if (margo_provider_forward(3, ih, NULL) == HG_SUCCESS &&
+                margo_get_output(ih, &inner) == HG_SUCCESS) {
+                out.pool_index = inner.pool_index;
+                margo_free_output(ih, &inner);
+            }
+            margo_destroy(ih);
+        }
+        margo_addr_free(mid, self);
+    }
+    margo_respond(h, &out);
+    margo_destroy(h);
+}
+DEFINE_MARGO_RPC_HANDLER(tq_outer)
+
+static void
+test_blocking_margo_call_in_handler(void **state)
+{
+    struct tq_env env;
+    struct margo_pool_info a;
+    hg_id_t outer_id;
+    hg_handle_t h;
+    tq_where_out_t out;
+
+    (void) state;
+    tq_start(&env, tq_json);
+    assert_hg_ok(margo_find_pool_by_name(env.server, "pool_a", &a));
+    outer_id = MARGO_REGISTER_PROVIDER(env.server, "tq_outer", void,
+                                       tq_where_out_t, tq_outer, 3, a.pool);
+    tq_inner_id = MARGO_REGISTER_PROVIDER(env.server, "tq_inner", void,
+                                          tq_where_out_t, tq_inner, 3, a.pool);
+    assert_int_not_equal(outer_id, 0);
+    assert_int_not_equal(tq_inner_id, 0);
+    tq_inner_id &= 0xffffffffu;
+    /* The server calls itself: it needs the origin's registration too. */
+    MARGO_REGISTER(env.server, "tq_inner", void, tq_where_out_t, NULL);
+    MARGO_REGISTER(env.client, "tq_outer", void, tq_where_out_t, NULL);
+    assert_hg_ok(
+        margo_create(env.client, env.addr, (outer_id & 0xffffffffu), &h));
+    assert_hg_ok(margo_provider_forward(3, h, NULL));
+    assert_hg_ok(margo_get_output(h, &out));
+    assert_int_equal(out.pool_index, 7);
+    assert_hg_ok(margo_free_output(h, &out));
+    assert_hg_ok(margo_destroy(h));
+    tq_stop(&env);
+}
+
 /* A timer whose callback runs on pool_a, and a ULT a program pushes onto
  * the handler pool itself. */
 static ABT_pool tq_timer_pool;
@@ -309,6 +380,7 @@ main(void)
         cmocka_unit_test(test_handlers_run_on_their_pool),
         cmocka_unit_test(test_legacy_pools),
         cmocka_unit_test(test_blocked_handler_does_not_starve_pool),
+        cmocka_unit_test(test_blocking_margo_call_in_handler),
         cmocka_unit_test(test_timer_and_ult_on_pool),
     };
 
