@@ -197,11 +197,15 @@ test_finalize_and_wait(void **state)
     (void) state;
     tl_server_done = 0;
     margo_push_finalize_callback(mid, tl_set_done, NULL);
+    /* The waiter may reach margo_wait_for_finalize() only after the
+     * teardown: a reference keeps the instance valid until it returns. */
+    assert_hg_ok(margo_instance_ref_incr(mid));
     assert_int_equal(pthread_create(&waiter, NULL, tl_waiter, mid), 0);
-    /* Whoever tears down (here likely the waiter), this returns after. */
+    /* Whoever tears down (the waiter or this thread), this returns after. */
     margo_finalize_and_wait(mid);
     assert_int_equal(tl_server_done, 1);
     pthread_join(waiter, NULL);
+    assert_hg_ok(margo_instance_release(mid));
 }
 
 static uint64_t
