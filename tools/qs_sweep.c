@@ -5,7 +5,8 @@
  *
  *   qs-sweep [--seeds A:N] [--faults PROFILE | --swarm] [--jobs J]
  *            [--timeout S] [--junit FILE] [--out DIR] [--info STR]
- *            [--determinism] [--keep] [--quiet] -- ./my_test args...
+ *            [--determinism] [--check] [--keep] [--quiet]
+ *            -- ./my_test args...
  *
  * Each run gets its seed, profile, info string and trace file through the
  * environment variables the library reads (QS_SIM_SEED, QS_SIM_FAULTS,
@@ -18,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <na_sim.h>
+#include <qs_check.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,8 @@ qs_usage(FILE *f)
           "  --info STR       QS_NA_INFO for the runs (default sim; \"\" "
           "keeps the program's own)\n"
           "  --determinism    run each seed twice, compare the traces\n"
+          "  --check          the library's invariant checker in each run "
+          "(QS_CHECK=1)\n"
           "  --keep           keep the files of passing runs too\n"
           "  --quiet          no progress line\n",
           f);
@@ -113,6 +117,8 @@ qs_parse(int argc, char **argv, struct qs_opts *o)
             o->swarm = true;
         else if (strcmp(a, "--determinism") == 0)
             o->determinism = true;
+        else if (strcmp(a, "--check") == 0)
+            o->check = true;
         else if (strcmp(a, "--keep") == 0)
             o->keep = true;
         else if (strcmp(a, "--quiet") == 0)
@@ -219,6 +225,8 @@ qs_child(const struct qs_opts *o, const struct qs_seed *s, int run,
     qs_setenv(NA_SIM_FAULTS_ENV, s->profile);
     if (o->info[0] != '\0')
         qs_setenv("QS_NA_INFO", o->info);
+    if (o->check)
+        qs_setenv(QS_CHECK_ENV, "1");
     qs_path(path, sizeof(path), o, s, "trace", run);
     qs_setenv(NA_SIM_TRACE_OUT_ENV, path);
     qs_path(path, sizeof(path), o, s, "log", run);

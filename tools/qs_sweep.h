@@ -42,6 +42,7 @@ struct qs_opts {
     const char *out_dir;
     const char *info; /* QS_NA_INFO for the runs; "" leaves it unset */
     bool determinism;
+    bool check; /* QS_CHECK=1 in each run (include/qs_check.h) */
     bool keep;
     bool quiet;
     char **argv; /* the program and its arguments */

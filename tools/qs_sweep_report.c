@@ -5,6 +5,8 @@
  */
 #include "qs_sweep.h"
 
+#include <qs_check.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -51,6 +53,8 @@ qs_quote(FILE *out, const char *s)
 void
 qs_replay_line(FILE *out, const struct qs_opts *o, const struct qs_seed *s)
 {
+    if (o->check)
+        fprintf(out, "%s=1 ", QS_CHECK_ENV);
     fprintf(out, "QS_SIM_SEED=%llu", (unsigned long long) s->seed);
     if (s->profile[0] != '\0') {
         fputs(" QS_SIM_FAULTS=", out);
@@ -227,6 +231,10 @@ qs_report_seed(const struct qs_opts *o, struct qs_seed *s)
     default:
         printf("FAIL seed %llu: ", (unsigned long long) s->seed);
         qs_print_status(stdout, s->status[bad]);
+        if (o->check && WIFEXITED(s->status[bad]) &&
+            WEXITSTATUS(s->status[bad]) == QS_CHECK_EXIT_STATUS)
+            printf(": the invariant checker found a violation (qs-check "
+                   "lines in the log)");
         putchar('\n');
         break;
     }

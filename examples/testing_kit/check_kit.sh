@@ -54,6 +54,30 @@ sweep_bug_timeout)
     fixed=$(echo "$line" | sed 's|kv_test_bug_timeout|kv_test|')
     (eval "timeout 60 env $fixed") >/dev/null 2>&1 || fail "the fixed test fails: $fixed"
     ;;
+sweep_check)
+    # The invariant checker on a clean sweep: green.
+    "$sweep" --quiet --check --seeds 1:40 --swarm -- "$bin/kv_test" \
+        >report.txt 2>&1 || fail "kv_test fails under --check"
+    has "^40 passed, 0 failed$"
+    # The planted leak (kv_read keeps its bulk handle when the call
+    # fails): invisible without the checker, caught with it.
+    "$sweep" --quiet --seeds 1:20 --swarm -- "$bin/kv_test_bug_leak" \
+        >report.txt 2>&1 || fail "the leak shows without the checker"
+    "$sweep" --quiet --check --seeds 1:20 --swarm -- \
+        "$bin/kv_test_bug_leak" >report.txt 2>&1 && fail "the sweep passed"
+    has "^FAIL seed [0-9]*: exit status 70: the invariant checker found"
+    has "^  replay: QS_CHECK=1 QS_SIM_SEED="
+    line=$(sed -n 's/^  replay: //p' report.txt | head -1)
+    # The replay fails again and names the leak and where it was made.
+    (eval "env $line") >replay.txt 2>&1
+    [ $? = 70 ] || fail "the replay did not fail with status 70: $line"
+    grep -q "qs-check: not released: bulk handle of 8192 bytes" replay.txt ||
+        fail "no leak report in the replay: $(cat replay.txt)"
+    grep -q "created at kv_read" replay.txt ||
+        fail "the report does not name kv_read: $(cat replay.txt)"
+    grep -q "^qs-check: seed [0-9]*; replay: QS_CHECK=1 QS_SIM_SEED=" \
+        replay.txt || fail "no replay line from the checker"
+    ;;
 fuzz_put)
     "$bin/kv_fuzz" "$src/corpus/put" "$src/regress" -runs=3000 >report.txt 2>&1 ||
         fail "kv_fuzz failed"

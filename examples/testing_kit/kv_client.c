@@ -5,7 +5,9 @@
  *
  * Built with -DKV_BUG_IGNORE_TIMEOUT it carries a planted bug for the
  * guide: kv_get forgets its deadline, and waits forever for a response
- * that a fault has lost.
+ * that a fault has lost. Built with -DKV_BUG_LEAK_ON_ERROR, kv_read
+ * forgets to free its bulk handle when the call fails: nothing shows
+ * until the invariant checker (QS_CHECK=1) looks at finalize.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 
@@ -114,6 +116,10 @@ kv_read(struct kv_client *c, const char *key, void *buf, size_t size,
     if (*hret != HG_SUCCESS)
         return -1;
     *hret = kv_call(c, c->read, &in, &h, c->timeout_ms);
+#ifdef KV_BUG_LEAK_ON_ERROR
+    if (*hret != HG_SUCCESS)
+        return -1; /* the planted bug: in.bulk is never freed */
+#endif
     if (*hret == HG_SUCCESS) {
         *hret = margo_get_output(h, &out);
         if (*hret == HG_SUCCESS) {

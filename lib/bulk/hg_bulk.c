@@ -39,6 +39,7 @@ hg_bulk_destroy(struct hg_bulk *bulk)
     free(bulk->alloc_buf);
     free(bulk->eager);
     atomic_fetch_sub(&bulk->hg_class->n_bulks, 1);
+    HG_CHECK(hg_check_obj_del(bulk));
     free(bulk);
 }
 
@@ -58,6 +59,7 @@ hg_bulk_alloc(hg_class_t *hg_class, uint32_t count)
     bulk->count = count;
     atomic_init(&bulk->refcount, 1);
     atomic_fetch_add(&hg_class->n_bulks, 1);
+    HG_CHECK(hg_check_obj_add(hg_class, bulk, HG_CHECK_BULK));
     return bulk;
 }
 

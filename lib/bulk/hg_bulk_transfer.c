@@ -351,6 +351,8 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
     op->in_flight = 0;
     op->timer.armed = false;
     op->active = true;
+    if (internal_cb == NULL)
+        HG_CHECK(hg_check_op_begin(context->hg_class, op, HG_CHECK_TRANSFER));
     if (op_p != NULL)
         *op_p = op;
 

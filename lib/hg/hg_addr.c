@@ -18,6 +18,7 @@ hg_addr_create(hg_class_t *hg_class, na_addr_t na_addr, hg_addr_t *addr)
     hg_addr->na_addr = na_addr;
     atomic_init(&hg_addr->refcount, 1);
     atomic_fetch_add(&hg_class->n_addrs, 1);
+    HG_CHECK(hg_check_obj_add(hg_class, hg_addr, HG_CHECK_ADDR));
     *addr = hg_addr;
     return HG_SUCCESS;
 }
@@ -84,6 +85,7 @@ HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
     op->ret = HG_Addr_lookup2(context->hg_class, name, &op->addr);
     op->comp.type = HG_COMP_LOOKUP;
     op->comp.object = op;
+    HG_CHECK(hg_check_op_begin(context->hg_class, op, HG_CHECK_LOOKUP));
     /* The lookup itself is immediate; only its callback is deferred, so
      * it never runs inside this call. */
     hg_completion_add(context, &op->comp);
@@ -102,6 +104,7 @@ hg_addr_lookup_trigger(struct hg_completion *comp)
     info.info.lookup.addr = op->ret == HG_SUCCESS ? op->addr : HG_ADDR_NULL;
     if (op->callback != NULL)
         op->callback(&info);
+    HG_CHECK(hg_check_op_end(op));
     free(op);
 }
 
@@ -126,6 +129,7 @@ HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr)
     if (atomic_fetch_sub(&addr->refcount, 1) == 1) {
         NA_Addr_free(hg_class->na_class, addr->na_addr);
         atomic_fetch_sub(&hg_class->n_addrs, 1);
+        HG_CHECK(hg_check_obj_del(addr));
         free(addr);
     }
     return HG_SUCCESS;

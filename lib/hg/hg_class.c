@@ -231,6 +231,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     atomic_fetch_sub(&hg_class->n_addrs, 1);
     pthread_rwlock_init(&hg_class->rpc_lock, NULL);
     pthread_mutex_init(&hg_class->lock, NULL);
+    HG_CHECK(hg_check_obj_add(hg_class, hg_class, HG_CHECK_CLASS));
     return hg_class;
 
 error:
@@ -257,6 +258,7 @@ HG_Finalize(hg_class_t *hg_class)
                "HG_Finalize: still in use: %u context(s), %u "
                "address(es), %u bulk handle(s)",
                contexts, addrs, bulks);
+        HG_CHECK(hg_check_class_busy(hg_class));
         return HG_BUSY;
     }
     if (hg_class->info.stats)
@@ -296,6 +298,7 @@ HG_Finalize(hg_class_t *hg_class)
     }
     pthread_rwlock_destroy(&hg_class->rpc_lock);
     pthread_mutex_destroy(&hg_class->lock);
+    HG_CHECK(hg_check_class_gone(hg_class));
     free(hg_class);
     return HG_SUCCESS;
 }

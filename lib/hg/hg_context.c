@@ -69,6 +69,7 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
     if (context->na_context == NULL)
         goto error_unlist;
     atomic_fetch_add(&hg_class->n_contexts, 1);
+    HG_CHECK(hg_check_obj_add(hg_class, context, HG_CHECK_CONTEXT));
     /* Only listening classes receive requests; others only responses
      * (and loopback requests, which need no posted receive). */
     if (NA_Is_listening(hg_class->na_class))
@@ -191,6 +192,7 @@ HG_Context_destroy(hg_context_t *context)
     if (context->free_data != NULL)
         context->free_data(context->data);
     atomic_fetch_sub(&hg_class->n_contexts, 1);
+    HG_CHECK(hg_check_obj_del(context));
     pthread_cond_destroy(&context->queue_cond);
     pthread_mutex_destroy(&context->queue_lock);
     pthread_mutex_destroy(&context->lock);
@@ -406,6 +408,7 @@ HG_Progress(hg_context_t *context, unsigned int timeout_ms)
 static void
 hg_completion_run(struct hg_completion *comp)
 {
+    HG_CHECK(hg_check_op_ran(comp));
     switch (comp->type) {
     case HG_COMP_FORWARD:
     case HG_COMP_RESPOND:

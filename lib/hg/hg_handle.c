@@ -115,6 +115,7 @@ hg_handle_put(struct hg_handle *handle)
     hg_context_t *context = handle->ctx;
     hg_class_t *hg_class = context->hg_class;
 
+    HG_CHECK(hg_check_obj_del(handle));
     if (handle->free_user_data != NULL)
         handle->free_user_data(handle->user_data);
     if (handle->is_target) {
@@ -219,6 +220,7 @@ HG_Create(hg_context_t *context, hg_addr_t addr, hg_id_t id,
         HG_Destroy(handle);
         return ret;
     }
+    HG_CHECK(hg_check_obj_add(context->hg_class, handle, HG_CHECK_HANDLE));
     *handle_p = handle;
     return HG_SUCCESS;
 }

@@ -103,6 +103,7 @@ struct hg_timer {
     TAILQ_ENTRY(hg_timer) entry;
 };
 
+#include "hg/hg_check.h"
 #include "hg/hg_liveness.h"
 
 struct hg_class {

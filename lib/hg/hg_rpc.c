@@ -64,6 +64,8 @@ hg_rpc_finish(struct hg_handle *handle)
     pthread_mutex_unlock(&handle->lock);
     /* A failed post already reported its error; nobody waits for a
      * callback. A respond without a callback has nobody to tell either. */
+    if (discard)
+        HG_CHECK(hg_check_op_end(handle));
     if (discard || (handle->is_target && handle->callback == NULL)) {
         pthread_mutex_lock(&handle->lock);
         handle->active = false;
@@ -91,6 +93,7 @@ hg_handle_trigger(struct hg_completion *comp)
         /* Hold a reference across the handler: it may destroy its
          * handle before returning. */
         HG_Ref_incr(handle);
+        HG_CHECK(hg_check_target(handle));
         ret = rpc->rpc_cb ? rpc->rpc_cb(handle) : HG_NOENTRY;
         if (ret != HG_SUCCESS) {
             pthread_mutex_lock(&handle->lock);
@@ -497,6 +500,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
 
     handle->callback = callback;
     handle->arg = arg;
+    HG_CHECK(hg_check_op_begin(hg_class, handle, HG_CHECK_FORWARD));
     HG_Ref_incr(handle); /* held until the callback has run */
     atomic_fetch_add(&hg_class->stats.forwards_sent, 1);
     if (timeout_ms > 0)
@@ -557,6 +561,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     return HG_SUCCESS;
 
 error:
+    HG_CHECK(hg_check_op_end(handle));
     pthread_mutex_lock(&handle->lock);
     handle->active = false;
     pthread_mutex_unlock(&handle->lock);
@@ -897,6 +902,8 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     handle->active = true;
     handle->pending = 1;
     pthread_mutex_unlock(&handle->lock);
+    if (callback != NULL)
+        HG_CHECK(hg_check_op_begin(hg_class, handle, HG_CHECK_RESPOND));
     HG_Ref_incr(handle); /* held until the respond completes */
     atomic_fetch_add(&hg_class->stats.responses_sent, 1);
 

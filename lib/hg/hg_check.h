@@ -1,0 +1,63 @@
+/*
+ * Hooks of the invariant checker (include/qs_check.h) in the HG and bulk
+ * layers. Each hook is one HG_CHECK(...) line: when the checker is off it
+ * costs a test of hg_check_on and a predicted branch, nothing else.
+ */
+#ifndef HG_CHECK_H
+#define HG_CHECK_H
+
+#include "mercury.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+extern atomic_bool hg_check_on;
+
+#define HG_CHECK(call)                                                         \
+    do {                                                                       \
+        if (__builtin_expect(                                                  \
+                atomic_load_explicit(&hg_check_on, memory_order_relaxed), 0))  \
+            call;                                                              \
+    } while (0)
+
+/* What a record describes. */
+enum hg_check_kind {
+    HG_CHECK_CLASS,
+    HG_CHECK_CONTEXT,
+    HG_CHECK_HANDLE, /* created by HG_Create() */
+    HG_CHECK_TARGET, /* a request's handle, given to its handler */
+    HG_CHECK_ADDR,
+    HG_CHECK_BULK,
+    /* Operations whose callback must run exactly once. */
+    HG_CHECK_FORWARD,
+    HG_CHECK_RESPOND,
+    HG_CHECK_TRANSFER,
+    HG_CHECK_LOOKUP,
+};
+
+struct hg_completion;
+
+/* An object was created (where: the caller's stack) or released. */
+void hg_check_obj_add(hg_class_t *hg_class, const void *obj,
+                      enum hg_check_kind kind);
+void hg_check_obj_del(const void *obj);
+
+/* A target handle reached its handler: from now on the program owns it. */
+void hg_check_target(hg_handle_t handle);
+
+/* An operation was started whose completion will run a callback once;
+ * op_end forgets it when the start failed after all. */
+void hg_check_op_begin(hg_class_t *hg_class, const void *op,
+                       enum hg_check_kind kind);
+void hg_check_op_end(const void *op);
+
+/* A completion is about to run its callback (HG_Trigger()). */
+void hg_check_op_ran(const struct hg_completion *comp);
+
+/* HG_Finalize() found the class still in use; report what it holds. */
+void hg_check_class_busy(hg_class_t *hg_class);
+
+/* HG_Finalize() succeeded: forget everything of the class. */
+void hg_check_class_gone(hg_class_t *hg_class);
+
+#endif /* HG_CHECK_H */
