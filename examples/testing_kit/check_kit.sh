@@ -30,8 +30,8 @@ test_tcp)
     has "kv_test: OK"
     ;;
 sweep_swarm)
-    "$sweep" --quiet --seeds 1:${QS_KIT_SEEDS:-200} --swarm --timeout 60 \
-        --junit junit.xml -- "$bin/kv_test" >report.txt 2>&1 ||
+    "$sweep" --quiet --check --seeds 1:${QS_KIT_SEEDS:-200} --swarm \
+        --timeout 60 --junit junit.xml -- "$bin/kv_test" >report.txt 2>&1 ||
         fail "the sweep failed"
     has "^${QS_KIT_SEEDS:-200} passed, 0 failed$"
     ;;
@@ -63,6 +63,7 @@ sweep_check)
     # fails): invisible without the checker, caught with it.
     "$sweep" --quiet --seeds 1:20 --swarm -- "$bin/kv_test_bug_leak" \
         >report.txt 2>&1 || fail "the leak shows without the checker"
+    has "^20 passed, 0 failed$"
     "$sweep" --quiet --check --seeds 1:20 --swarm -- \
         "$bin/kv_test_bug_leak" >report.txt 2>&1 && fail "the sweep passed"
     has "^FAIL seed [0-9]*: exit status 70: the invariant checker found"
