@@ -127,10 +127,15 @@ hg_check_target(hg_handle_t handle)
     rec = hg_check_put(hg_check.objs, handle->ctx->hg_class, handle,
                        HG_CHECK_TARGET);
     /* Where the request was dispatched says little; the handler that
-     * owns the handle says more. */
-    if (rec != NULL && handle->rpc != NULL && handle->rpc->rpc_cb != NULL) {
-        rec->frames[0] = (void *) (uintptr_t) handle->rpc->rpc_cb;
-        rec->nframes = 1;
+     * owns the handle says more, unless it is Margo's dispatcher (the RPC
+     * name is then all there is to say). */
+    if (rec != NULL) {
+        void *cb = handle->rpc != NULL && handle->rpc->rpc_cb != NULL
+                       ? (void *) (uintptr_t) handle->rpc->rpc_cb
+                       : NULL;
+
+        rec->nframes = cb != NULL && !hg_check_in_library(cb) ? 1 : 0;
+        rec->frames[0] = cb;
         rec->is_function = true;
     }
     pthread_mutex_unlock(&hg_check_lock);

@@ -66,7 +66,8 @@ hg_check_in_library(const void *pc)
     return a >= hg_check_lib_lo && a < hg_check_lib_hi;
 }
 
-/* "function (file:line)" from addr2line, if it knows. */
+/* "function (file:line)" from addr2line, if it knows; without debug
+ * information, "function (file+0xaddr)". */
 static bool
 hg_check_addr2line(const char *file, uintptr_t addr, char *buf, size_t size)
 {
@@ -86,12 +87,16 @@ hg_check_addr2line(const char *file, uintptr_t addr, char *buf, size_t size)
     pclose(p);
     func[strcspn(func, "\n")] = '\0';
     line[strcspn(line, "\n ")] = '\0'; /* drops " (discriminator N)" */
-    if (func[0] == '\0' || strncmp(line, "??", 2) == 0)
-        return false;
-    if (strcmp(func, "??") == 0)
+    if (func[0] == '\0' || strcmp(func, "??") == 0) {
+        if (line[0] == '\0' || strncmp(line, "??", 2) == 0)
+            return false;
         snprintf(buf, size, "%s", line);
-    else
+    } else if (line[0] == '\0' || strncmp(line, "??", 2) == 0) {
+        snprintf(buf, size, "%s (%s+0x%llx)", func, file,
+                 (unsigned long long) addr);
+    } else {
         snprintf(buf, size, "%s (%s)", func, line);
+    }
     return true;
 }
 
@@ -335,7 +340,9 @@ hg_check_scan(hg_class_t *hg_class, enum hg_check_kind kind, bool report)
                 hg_check_violation(rec, "started at", "callback never ran: %s",
                                    what);
             else
-                hg_check_violation(rec, "created at", "not released: %s", what);
+                hg_check_violation(
+                    rec, kind == HG_CHECK_TARGET ? "handled by" : "created at",
+                    "not released: %s", what);
         }
     }
     return live;

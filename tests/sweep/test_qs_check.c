@@ -1,9 +1,10 @@
 /*
  * The invariant checker (include/qs_check.h), in one process on the
  * simulated fabric: a program that releases everything passes; a planted
- * leak of a handle, a bulk handle or an address, a forward whose callback
- * never ran, and a completion delivered twice are each reported, with the
- * place in this file that created the object.
+ * leak of a handle, a bulk handle, an address or a request's handle kept
+ * by its handler, a forward whose callback never ran, and a completion
+ * delivered twice are each reported, with the place in this file that
+ * created the object.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,7 +24,9 @@
 
 MERCURY_GEN_PROC(qc_in_t, ((int32_t) (a)))
 
-static int qc_responded; /* respond callbacks run */
+static int qc_responded;           /* respond callbacks run */
+static hg_handle_t qc_kept_handle; /* a handler that keeps its handle */
+static int qc_keep;
 
 static hg_return_t
 qc_respond_cb(const struct hg_cb_info *info)
@@ -41,6 +44,10 @@ qc_rpc(hg_handle_t handle)
     assert_int_equal(HG_Get_input(handle, &in), HG_SUCCESS);
     HG_Free_input(handle, &in);
     assert_int_equal(HG_Respond(handle, qc_respond_cb, NULL, &in), HG_SUCCESS);
+    if (qc_keep) { /* the planted leak */
+        qc_kept_handle = handle;
+        return HG_SUCCESS;
+    }
     return HG_Destroy(handle);
 }
 
@@ -267,6 +274,30 @@ test_leaked_bulk_and_addr(void **state)
     qs_check_clear();
 }
 
+/* A handler that answers but never destroys its request's handle. */
+static void
+test_leaked_target_handle(void **state)
+{
+    struct env e;
+
+    (void) state;
+    env_init(&e);
+    qc_keep = 1;
+    HG_Destroy(qc_forward(&e));
+    qc_keep = 0;
+    drive(&e, NULL);
+    err_begin();
+    assert_int_equal(HG_Finalize(e.server), HG_BUSY);
+    err_end();
+    assert_int_equal(qs_check_violations(), 1);
+    assert_non_null(strstr(qc_err, "not released: handle of a request for "
+                                   "RPC \"qc\", given to its handler"));
+    assert_non_null(strstr(qc_err, "handled by qc_rpc"));
+    HG_Destroy(qc_kept_handle);
+    env_fini(&e);
+    qs_check_clear();
+}
+
 /* A forward whose completion is queued but never triggered. */
 static void
 test_callback_never_ran(void **state)
@@ -342,6 +373,7 @@ main(void)
         cmocka_unit_test_setup(test_clean_program, qc_setup),
         cmocka_unit_test_setup(test_leaked_handle, qc_setup),
         cmocka_unit_test_setup(test_leaked_bulk_and_addr, qc_setup),
+        cmocka_unit_test_setup(test_leaked_target_handle, qc_setup),
         cmocka_unit_test_setup(test_callback_never_ran, qc_setup),
         cmocka_unit_test_setup(test_double_completion, qc_setup),
     };
