@@ -40,21 +40,21 @@ static int
 is_clean_error(hg_return_t ret)
 {
     switch (ret) {
-        case HG_HOSTUNREACH:
-        case HG_TIMEOUT:
-        case HG_CANCELED:
-        case HG_CHECKSUM_ERROR:
-        case HG_PROTOCOL_ERROR:
-        case HG_AGAIN:
-        case HG_IO_ERROR:
-        case HG_ACCESS:
-        case HG_FAULT:
-        case HG_MSGSIZE:
-        case HG_OVERFLOW:
-        case HG_NOENTRY:
-            return 1;
-        default:
-            return 0;
+    case HG_HOSTUNREACH:
+    case HG_TIMEOUT:
+    case HG_CANCELED:
+    case HG_CHECKSUM_ERROR:
+    case HG_PROTOCOL_ERROR:
+    case HG_AGAIN:
+    case HG_IO_ERROR:
+    case HG_ACCESS:
+    case HG_FAULT:
+    case HG_MSGSIZE:
+    case HG_OVERFLOW:
+    case HG_NOENTRY:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -69,8 +69,8 @@ static void
 assert_ret(const struct sd_op *op, hg_return_t want)
 {
     if (op->ret != want)
-        fail_msg("op %u: got %s, want %s", op->seq,
-                 HG_Error_to_string(op->ret), HG_Error_to_string(want));
+        fail_msg("op %u: got %s, want %s", op->seq, HG_Error_to_string(op->ret),
+                 HG_Error_to_string(want));
 }
 
 /* ---- the profile parser ---------------------------------------------- */
@@ -95,14 +95,25 @@ test_profile_grammar(void **state)
         "link:a>b:jitter=uniform:10ns",
     };
     static const char *const bad[] = {
-        "world",           "world:",          "world:loss",
-        "world:loss=2",    "world:loss=-1",   "world:loss=0.5x",
-        "planet:loss=0.1", "link:a:loss=0.1", "link:a>:loss=0.1",
-        "node:*:loss=0.1", "world:crash@1ms", "partition:a>b@4ms-1ms",
-        "world:jitter=gauss:1us",             "world:jitter=pareto:1us:0",
+        "world",
+        "world:",
+        "world:loss",
+        "world:loss=2",
+        "world:loss=-1",
+        "world:loss=0.5x",
+        "planet:loss=0.1",
+        "link:a:loss=0.1",
+        "link:a>:loss=0.1",
+        "node:*:loss=0.1",
+        "world:crash@1ms",
+        "partition:a>b@4ms-1ms",
+        "world:jitter=gauss:1us",
+        "world:jitter=pareto:1us:0",
         "world:latency=99999999999999999999s",
-        "link:a>b:backlog=3",                 "node:a:detect=1us",
-        "node:a:when_full=maybe",             "world:loss=0.1;;x",
+        "link:a>b:backlog=3",
+        "node:a:detect=1us",
+        "node:a:when_full=maybe",
+        "world:loss=0.1;;x",
         "link:a:b>c:loss=0.1",
     };
     char err[128];
@@ -123,12 +134,10 @@ test_profile_grammar(void **state)
     big[0] = '\0';
     for (int i = 0; i < 100; i++)
         strcat(big, "world:loss=0.1;");
-    assert_int_equal(na_sim_fault_validate(big, err, sizeof(err)),
-                     NA_OVERFLOW);
+    assert_int_equal(na_sim_fault_validate(big, err, sizeof(err)), NA_OVERFLOW);
     memset(big, 'x', 19999);
     big[19999] = '\0';
-    assert_int_equal(na_sim_fault_validate(big, err, sizeof(err)),
-                     NA_OVERFLOW);
+    assert_int_equal(na_sim_fault_validate(big, err, sizeof(err)), NA_OVERFLOW);
     free(big);
     /* No world: applying is refused, validating is not. */
     assert_false(na_sim_world_exists());
