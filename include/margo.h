@@ -369,7 +369,7 @@ QS_EXPORT hg_return_t margo_provider_registered_name(margo_instance_id mid,
  * from margo_register_name()), for instance info->id in a handler.
  * Quicksilver's own: Margo keeps its demultiplexing internal.
  */
-uint16_t margo_rpc_id_get_provider_id(hg_id_t id);
+QS_EXPORT uint16_t margo_rpc_id_get_provider_id(hg_id_t id);
 
 /* The name an RPC id was registered with (through Margo), or NULL. The
  * string lives until the RPC is deregistered or the instance finalized. */
