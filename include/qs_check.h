@@ -33,6 +33,8 @@
 #ifndef QS_CHECK_H
 #define QS_CHECK_H
 
+#include "qs_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -48,18 +50,18 @@ extern "C" {
 /* Turn the checker on, as QS_CHECK=1 does. Objects created before the
  * call are not tracked, so call it before the first HG_Init() or
  * margo_init(). Returns 0. */
-int qs_check_enable(void);
+QS_EXPORT int qs_check_enable(void);
 
 /* Non-zero when the checker is on. */
-int qs_check_enabled(void);
+QS_EXPORT int qs_check_enabled(void);
 
 /* Violations found so far in this process. */
-unsigned int qs_check_violations(void);
+QS_EXPORT unsigned int qs_check_violations(void);
 
 /* Forget the violations found so far, so that the process exits with its
  * own status: for a test that provokes a violation on purpose and has
  * checked it with qs_check_violations(). */
-void qs_check_clear(void);
+QS_EXPORT void qs_check_clear(void);
 
 #ifdef __cplusplus
 }

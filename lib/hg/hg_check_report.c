@@ -47,6 +47,10 @@ hg_check_phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (self < lo || self >= hi)
         return 0;
+    /* Linked statically into the program: no range tells the library's
+     * frames from the program's, so none is skipped. */
+    if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
+        return 1;
     hg_check_lib_lo = lo;
     hg_check_lib_hi = hi;
     return 1;
