@@ -117,8 +117,6 @@ na_auto_ctx(na_context_t *context)
     return (struct na_auto_context *) context->plugin_context;
 }
 
-#pragma GCC visibility push(hidden)
-
 /* na_sm_progress.c: sleep on the sm class's wait fd and `fd`. */
 void na_sm_sleep_with(na_class_t *sm_class, int fd, unsigned int timeout_ms);
 
@@ -190,7 +188,5 @@ na_return_t na_auto_mem_handle_deserialize(na_class_t *na_class,
                                            const void *buf, size_t buf_size);
 na_return_t na_auto_rma(na_class_t *na_class, const struct na_op_desc *desc,
                         na_op_id_t *op);
-
-#pragma GCC visibility pop
 
 #endif /* NA_SM_AUTO_INTERNAL_H */
