@@ -414,7 +414,7 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
                    int rpc_threads, const struct hg_init_info *hg_base)
 {
     struct json_tokener *tok = NULL;
-    json_object *root = NULL, *v, *ppool = NULL, *rpool = NULL;
+    json_object *root = NULL, *v = NULL, *ppool = NULL, *rpool = NULL;
     bool use_pt = pt != 0, profiling = false;
     int64_t x;
     unsigned primary = 0;

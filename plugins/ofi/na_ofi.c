@@ -23,9 +23,11 @@
 static bool
 na_ofi_check_protocol(const char *protocol_name)
 {
+    /* "shm" is claimed only to refuse it with the reason (initialize). */
     return strcmp(protocol_name, "tcp") == 0 ||
            strcmp(protocol_name, "tcp;ofi_rxm") == 0 ||
-           strcmp(protocol_name, "sockets") == 0;
+           strcmp(protocol_name, "sockets") == 0 ||
+           strcmp(protocol_name, "shm") == 0;
 }
 
 /* Refuse the init_info fields this plugin cannot honour. */
@@ -314,6 +316,15 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     int rc;
 
     (void) listen; /* RDM endpoints always accept connections. */
+    if (strcmp(info->protocol_name, "shm") == 0) {
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "ofi+shm is not supported: libfabric's shm provider only "
+               "takes FI_ADDR_STR addresses, and this plugin's addresses "
+               "(its address cache, wire format and message header) are "
+               "IPv4 (FI_SOCKADDR_IN); use na+sm for shared memory, or "
+               "auto_sm beside ofi+tcp (docs/plugin-sm.md)");
+        return NA_PROTONOSUPPORT;
+    }
     ret = na_ofi_check_init_info(&info->init_info);
     if (ret != NA_SUCCESS)
         return ret;
