@@ -22,8 +22,8 @@ forward_hold(struct ct_env *env, uint32_t token, struct ct_op *op,
     op->env = env;
     op->out = out;
     op->out_ret = HG_OTHER_ERROR;
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.hold,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.hold, &h));
     if (timeout_ms != 0)
         assert_hg_ok(HG_Forward_timed(h, ct_op_cb, op, &in, timeout_ms));
     else
@@ -69,8 +69,8 @@ test_cancel_immediately(void **state)
     struct ct_op op = {0};
 
     op.env = env;
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.null,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.null, &h));
     assert_hg_ok(HG_Forward(h, ct_op_cb, &op, NULL));
     assert_hg_ok(HG_Cancel(h));
     assert_int_equal(op.calls, 0); /* never inside the call */
@@ -91,8 +91,8 @@ test_cancel_after_completion(void **state)
     hg_handle_t h;
     struct ct_op op = {0};
 
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.null,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.null, &h));
     assert_hg_ok(ct_forward_wait(env, h, NULL, &op));
     assert_hg_ok(HG_Cancel(h));
     ct_assert_once(env, &op);
@@ -179,7 +179,15 @@ test_timeout(void **state)
     harness_finish(env);
 }
 
-/* A deadline that does not pass: success once, and nothing fires later. */
+/*
+ * A deadline that does not pass: success once, and nothing fires later.
+ * On a real fabric the response races the deadline on the real clock: a
+ * loaded machine (a sanitizer build, a parallel suite) can hold either
+ * process past 300 ms. The connection is made first, so only the round
+ * trip runs against the deadline; if the deadline still wins, that run
+ * ended correctly (HG_TIMEOUT, once) but could not check what this case
+ * is about, and says so by skipping. The simulated fabric always checks it.
+ */
 static void
 test_timed_no_expiry(void **state)
 {
@@ -189,12 +197,22 @@ test_timed_no_expiry(void **state)
     hg_handle_t h;
     struct ct_op op = {0};
 
+    ct_forward_null_ok(env);
     op.env = env;
     op.out = &out;
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.add,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.add, &h));
     assert_hg_ok(HG_Forward_timed(h, ct_op_cb, &op, &in, 300));
     harness_run_until(env, &op.calls, CT_WAIT_MS);
+    if (op.ret == HG_TIMEOUT && !env->is_sim) {
+        ct_assert_once(env, &op);
+        assert_hg_ok(HG_Destroy(h));
+        harness_finish(env);
+        fprintf(stderr, "test_timed_no_expiry: the response took longer "
+                        "than the 300 ms deadline (loaded machine); the "
+                        "no-expiry path was not exercised\n");
+        skip();
+    }
     assert_hg_ok(op.ret);
     assert_hg_ok(op.out_ret);
     assert_int_equal(out.sum, 5);
@@ -227,8 +245,7 @@ test_unreachable(void **state)
     if (ret == HG_SUCCESS) {
         harness_run_until(env, &op.calls, CT_WAIT_MS);
         if (op.ret == HG_SUCCESS)
-            fail_msg("a forward to %s, where nothing listens, succeeded",
-                     name);
+            fail_msg("a forward to %s, where nothing listens, succeeded", name);
         ct_assert_once(env, &op);
     } else {
         harness_settle(env, 20);
