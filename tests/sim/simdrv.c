@@ -23,6 +23,8 @@ typedef struct {
 
 #define SD_BLOB_MAX ((uint64_t) 16 << 20)
 
+uint64_t sd_last_hash;
+
 static hg_return_t
 hg_proc_sd_blob_t(hg_proc_t proc, void *arg)
 {
@@ -30,41 +32,40 @@ hg_proc_sd_blob_t(hg_proc_t proc, void *arg)
     hg_return_t ret;
 
     switch (hg_proc_get_op(proc)) {
-        case HG_ENCODE:
-            ret = hg_proc_uint64_t(proc, &b->len);
-            if (ret != HG_SUCCESS || b->len == 0)
-                return ret;
-            return hg_proc_memcpy(proc, b->data, b->len);
-        case HG_DECODE:
-            b->data = NULL;
-            ret = hg_proc_uint64_t(proc, &b->len);
-            if (ret != HG_SUCCESS || b->len == 0)
-                return ret;
-            if (b->len > SD_BLOB_MAX)
-                return HG_OVERFLOW;
-            b->data = malloc((size_t) b->len);
-            if (b->data == NULL)
-                return HG_NOMEM;
-            ret = hg_proc_memcpy(proc, b->data, b->len);
-            if (ret != HG_SUCCESS) {
-                free(b->data);
-                b->data = NULL;
-            }
+    case HG_ENCODE:
+        ret = hg_proc_uint64_t(proc, &b->len);
+        if (ret != HG_SUCCESS || b->len == 0)
             return ret;
-        case HG_FREE:
-        default:
+        return hg_proc_memcpy(proc, b->data, b->len);
+    case HG_DECODE:
+        b->data = NULL;
+        ret = hg_proc_uint64_t(proc, &b->len);
+        if (ret != HG_SUCCESS || b->len == 0)
+            return ret;
+        if (b->len > SD_BLOB_MAX)
+            return HG_OVERFLOW;
+        b->data = malloc((size_t) b->len);
+        if (b->data == NULL)
+            return HG_NOMEM;
+        ret = hg_proc_memcpy(proc, b->data, b->len);
+        if (ret != HG_SUCCESS) {
             free(b->data);
             b->data = NULL;
-            return HG_SUCCESS;
+        }
+        return ret;
+    case HG_FREE:
+    default:
+        free(b->data);
+        b->data = NULL;
+        return HG_SUCCESS;
     }
 }
 
-MERCURY_GEN_PROC(sd_echo_t, ((uint32_t)(seq))((sd_blob_t)(data)))
-MERCURY_GEN_PROC(sd_seq_t, ((uint32_t)(seq)))
-MERCURY_GEN_PROC(sd_bulk_in_t,
-                 ((uint32_t)(seq))((uint32_t)(push))((uint64_t)(len))
-                 ((hg_bulk_t)(bulk)))
-MERCURY_GEN_PROC(sd_bulk_out_t, ((int32_t)(ret)))
+MERCURY_GEN_PROC(sd_echo_t, ((uint32_t) (seq))((sd_blob_t) (data)))
+MERCURY_GEN_PROC(sd_seq_t, ((uint32_t) (seq)))
+MERCURY_GEN_PROC(sd_bulk_in_t, ((uint32_t) (seq))((uint32_t) (push))(
+                                   (uint64_t) (len))((hg_bulk_t) (bulk)))
+MERCURY_GEN_PROC(sd_bulk_out_t, ((int32_t) (ret)))
 
 /* The world a handler belongs to: one driver per test at a time. */
 static struct sd_world *sd_current;
@@ -305,8 +306,7 @@ sd_forward_cb(const struct hg_cb_info *info)
 }
 
 static struct sd_op *
-sd_op_new(struct sd_world *w, enum sd_kind kind, int from, int to,
-          size_t len)
+sd_op_new(struct sd_world *w, enum sd_kind kind, int from, int to, size_t len)
 {
     struct sd_op *op;
 
@@ -324,15 +324,15 @@ sd_op_new(struct sd_world *w, enum sd_kind kind, int from, int to,
 }
 
 struct sd_op *
-sd_forward(struct sd_world *w, enum sd_kind kind, int from, int to,
-           size_t len, unsigned timeout_ms)
+sd_forward(struct sd_world *w, enum sd_kind kind, int from, int to, size_t len,
+           unsigned timeout_ms)
 {
     struct sd_op *op = sd_op_new(w, kind, from, to, len);
     struct sd_node *n = &w->node[from];
-    hg_id_t id = kind == SD_ONEWAY               ? w->id_oneway
-                 : kind == SD_HOLD               ? w->id_hold
-                 : kind == SD_ECHO               ? w->id_echo
-                                                 : w->id_bulk;
+    hg_id_t id = kind == SD_ONEWAY ? w->id_oneway
+                 : kind == SD_HOLD ? w->id_hold
+                 : kind == SD_ECHO ? w->id_echo
+                                   : w->id_bulk;
     sd_echo_t echo;
     sd_seq_t seq;
     sd_bulk_in_t bin;
@@ -390,9 +390,9 @@ sd_xfer_cb(const struct hg_cb_info *info)
         return HG_SUCCESS;
     op->ret = info->ret;
     if (op->ret == HG_SUCCESS &&
-        !sd_check(op->seq, op->kind == SD_XFER && op->rbuf && op->xfer_push
-                               ? op->rbuf
-                               : op->buf,
+        !sd_check(op->seq,
+                  op->kind == SD_XFER && op->rbuf && op->xfer_push ? op->rbuf
+                                                                   : op->buf,
                   op->len))
         op->bad_data++;
     return HG_SUCCESS;
@@ -612,8 +612,8 @@ sd_assert_once(const struct sd_op *op)
         fail_msg("op %u (kind %d, %d->%d): %d callbacks", op->seq,
                  (int) op->kind, op->from, op->to, op->calls);
     if (op->bad_data)
-        fail_msg("op %u (kind %d, %d->%d): succeeded with wrong bytes",
-                 op->seq, (int) op->kind, op->from, op->to);
+        fail_msg("op %u (kind %d, %d->%d): succeeded with wrong bytes", op->seq,
+                 (int) op->kind, op->from, op->to);
 }
 
 /* The library writes the trace itself when QS_SIM_TRACE_OUT is set. */
@@ -663,6 +663,7 @@ sd_close(struct sd_world *w)
     sd_current = NULL;
     w->final_hash = na_sim_trace_hash();
     w->final_lines = na_sim_trace_count();
+    sd_last_hash = w->final_hash;
     assert_int_equal(na_sim_world_release(), NA_SUCCESS);
     assert_false(na_sim_world_exists());
 }

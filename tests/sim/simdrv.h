@@ -45,13 +45,13 @@ struct sd_op {
     int bad_data;    /* success with wrong bytes: never acceptable    */
     hg_handle_t handle;
     hg_op_id_t xfer_id;
-    void *buf;           /* bulk: the origin's buffer               */
-    hg_bulk_t bulk;      /* bulk: over buf                          */
-    int xfer_push;       /* SD_XFER: push instead of pull           */
-    void *rbuf;          /* SD_XFER: the buffer node `to` exposes   */
-    hg_bulk_t rbulk;     /* SD_XFER: over rbuf, in `to`'s class     */
-    hg_bulk_t remote;    /* SD_XFER: rbulk as `from` sees it        */
-    uint64_t done_ns;    /* virtual time of the callback            */
+    void *buf;        /* bulk: the origin's buffer               */
+    hg_bulk_t bulk;   /* bulk: over buf                          */
+    int xfer_push;    /* SD_XFER: push instead of pull           */
+    void *rbuf;       /* SD_XFER: the buffer node `to` exposes   */
+    hg_bulk_t rbulk;  /* SD_XFER: over rbuf, in `to`'s class     */
+    hg_bulk_t remote; /* SD_XFER: rbulk as `from` sees it        */
+    uint64_t done_ns; /* virtual time of the callback            */
 };
 
 struct sd_node {
@@ -63,12 +63,12 @@ struct sd_node {
 };
 
 struct sd_opts {
-    int nodes;                   /* 2 .. SD_MAX_NODES               */
-    size_t max_msg;              /* eager size for both kinds, 0: default */
+    int nodes;      /* 2 .. SD_MAX_NODES               */
+    size_t max_msg; /* eager size for both kinds, 0: default */
     hg_checksum_level_t checksum;
-    uint32_t post_init;          /* request_post_init, 0: default    */
-    uint32_t probe_ms;           /* probe_interval_ms, 0: default    */
-    int no_probe;                /* hg_init_info.no_probe            */
+    uint32_t post_init; /* request_post_init, 0: default    */
+    uint32_t probe_ms;  /* probe_interval_ms, 0: default    */
+    int no_probe;       /* hg_init_info.no_probe            */
 };
 
 struct sd_world {
@@ -79,11 +79,11 @@ struct sd_world {
     int nops;
     int completed; /* callbacks of all ops, duplicates included */
     /* Target side, counted over all nodes. */
-    int handled;        /* handlers run                                 */
-    int bad_input;      /* handler saw wrong bytes after a clean decode */
-    int responds;       /* HG_Respond calls that returned HG_SUCCESS    */
-    int respond_cbs;    /* respond callbacks                            */
-    int bulk_live;      /* target-side transfers not yet finished       */
+    int handled;     /* handlers run                                 */
+    int bad_input;   /* handler saw wrong bytes after a clean decode */
+    int responds;    /* HG_Respond calls that returned HG_SUCCESS    */
+    int respond_cbs; /* respond callbacks                            */
+    int bulk_live;   /* target-side transfers not yet finished       */
     int bulk_cbs;
     int oneways;
     hg_handle_t held[64];
@@ -120,6 +120,9 @@ void sd_open(struct sd_world *w, const struct sd_opts *opts);
  * HG_Addr_free, HG_Context_destroy and HG_Finalize must succeed and the
  * world must be gone. */
 void sd_close(struct sd_world *w);
+
+/* The trace hash of the world the last sd_close() tore down. */
+extern uint64_t sd_last_hash;
 
 /* Start operations. Each returns the op (its calls stay 0 if the start
  * itself failed; then ret holds the synchronous error and calls is set to
