@@ -42,13 +42,13 @@ hg_proc_blob_t(hg_proc_t proc, void *data)
 }
 
 MERCURY_GEN_PROC(fz_inner_t,
-                 ((hg_string_t)(label))((int16_t)(dx))((hg_bool_t)(flag)))
+                 ((hg_string_t) (label))((int16_t) (dx))((hg_bool_t) (flag)))
 
-MERCURY_GEN_PROC(fz_args_t,
-                 ((uint8_t)(kind))((int32_t)(count))((hg_string_t)(name))
-                 ((uint64_t)(offset))((fz_inner_t)(inner))
-                 ((hg_const_string_t)(path))((blob_t)(blob))
-                 ((hg_size_t)(size))((hg_string_t)(tail)))
+MERCURY_GEN_PROC(
+    fz_args_t,
+    ((uint8_t) (kind))((int32_t) (count))((hg_string_t) (name))(
+        (uint64_t) (offset))((fz_inner_t) (inner))((hg_const_string_t) (path))(
+        (blob_t) (blob))((hg_size_t) (size))((hg_string_t) (tail)))
 
 static void
 fz_check(int ok, const char *what)

@@ -84,10 +84,10 @@
 
 /* Generate only the proc, for an existing structure type (a typedef name). */
 #define MERCURY_GEN_STRUCT_PROC(struct_type_name, fields)                      \
-    static HG_INLINE HG_ATTR_UNUSED hg_return_t hg_proc_##struct_type_name(   \
+    static HG_INLINE HG_ATTR_UNUSED hg_return_t hg_proc_##struct_type_name(    \
         hg_proc_t qs_proc, void *qs_data)                                      \
     {                                                                          \
-        struct_type_name *qs_s = (struct_type_name *) qs_data;                \
+        struct_type_name *qs_s = (struct_type_name *) qs_data;                 \
         hg_return_t qs_ret = HG_SUCCESS;                                       \
         unsigned qs_done = 0, qs_k = 0;                                        \
         hg_proc_op_t qs_op;                                                    \

@@ -176,8 +176,7 @@ na_return_t na_sim_fault_draw(uint64_t seed, unsigned int nodes, char *buf,
  * world. err (may be NULL) receives a one-line reason on failure.
  * NA_SUCCESS, NA_INVALID_ARG (malformed), NA_OVERFLOW (too long or too many
  * rules), NA_NOMEM. */
-na_return_t na_sim_fault_validate(const char *spec, char *err,
-                                  size_t err_size);
+na_return_t na_sim_fault_validate(const char *spec, char *err, size_t err_size);
 
 /* Replace the world's profile with `spec` (NULL or "" for none). Pending
  * scheduled actions of the old profile are dropped; nodes already crashed

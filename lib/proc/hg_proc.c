@@ -46,8 +46,8 @@ struct hg_proc {
     hg_size_t cur_size;
     hg_size_t pos;
 
-    bool flushed;      /* checksum computed since the reset          */
-    uint32_t crc32c;   /* valid when flushed and hash == HG_CRC32    */
+    bool flushed;    /* checksum computed since the reset          */
+    uint32_t crc32c; /* valid when flushed and hash == HG_CRC32    */
 };
 
 static bool

@@ -47,10 +47,10 @@
 /*
  * While a post is refused with FI_EAGAIN, the plugin asks the kernel
  * whether the peer still listens (a TCP connection attempt to its
- * address), first after this long and then at most this often; a refused or unreachable port fails the
- * op with NA_HOSTUNREACH at once instead of after the retry timeout.
- * NA_OFI_PEER_CHECK_WAIT_MS bounds how long one check may wait for the
- * answer (a refusal on loopback or a LAN is back well within it).
+ * address), first after this long and then at most this often; a refused or
+ * unreachable port fails the op with NA_HOSTUNREACH at once instead of after
+ * the retry timeout. NA_OFI_PEER_CHECK_WAIT_MS bounds how long one check may
+ * wait for the answer (a refusal on loopback or a LAN is back well within it).
  */
 #define NA_OFI_PEER_CHECK_NS (50ull * 1000000ull)
 #define NA_OFI_PEER_CHECK_WAIT_MS 2

@@ -21,18 +21,18 @@ const char *
 na_sim_op_kind(na_cb_type_t type)
 {
     switch (type) {
-        case NA_CB_SEND_UNEXPECTED:
-            return "send_unexpected";
-        case NA_CB_RECV_UNEXPECTED:
-            return "recv_unexpected";
-        case NA_CB_SEND_EXPECTED:
-            return "send_expected";
-        case NA_CB_RECV_EXPECTED:
-            return "recv_expected";
-        case NA_CB_PUT:
-            return "put";
-        case NA_CB_GET:
-            return "get";
+    case NA_CB_SEND_UNEXPECTED:
+        return "send_unexpected";
+    case NA_CB_RECV_UNEXPECTED:
+        return "recv_unexpected";
+    case NA_CB_SEND_EXPECTED:
+        return "send_expected";
+    case NA_CB_RECV_EXPECTED:
+        return "recv_expected";
+    case NA_CB_PUT:
+        return "put";
+    case NA_CB_GET:
+        return "get";
     }
     return "unknown";
 }
@@ -46,9 +46,9 @@ na_sim_node_find(struct na_sim_world *world, const struct na_sim_name *name)
 {
     struct na_sim_node *node;
 
-    TAILQ_FOREACH (node, &world->nodes, link)
-        if (na_sim_name_eq(&node->name, name))
-            return node;
+    TAILQ_FOREACH(node, &world->nodes, link)
+    if (na_sim_name_eq(&node->name, name))
+        return node;
     return NULL;
 }
 
@@ -59,9 +59,9 @@ na_sim_ctx_find(struct na_sim_node *node, uint8_t id)
 {
     struct na_sim_ctx *ctx;
 
-    TAILQ_FOREACH (ctx, &node->contexts, link)
-        if (ctx->id == id)
-            return ctx;
+    TAILQ_FOREACH(ctx, &node->contexts, link)
+    if (ctx->id == id)
+        return ctx;
     return NULL;
 }
 
@@ -459,9 +459,9 @@ na_sim_hold_clock(struct na_sim_world *world, struct na_sim_ctx *self)
     uint64_t pending = 0, key;
 
     TAILQ_FOREACH(node, &world->nodes, link)
-        TAILQ_FOREACH(ctx, &node->contexts, link)
-            if (ctx != self)
-                pending += NA_Context_get_completion_count(ctx->na_context);
+    TAILQ_FOREACH(ctx, &node->contexts, link)
+    if (ctx != self)
+        pending += NA_Context_get_completion_count(ctx->na_context);
     if (pending == 0) {
         self->hold_valid = false;
         return false;

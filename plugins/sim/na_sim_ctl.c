@@ -264,9 +264,9 @@ na_sim_set_unexpected_backlog(size_t limit,
 
         world->backlog_limit = limit;
         world->backlog_full_fails = when_full == NA_SIM_BACKLOG_FAIL;
-        TAILQ_FOREACH (node, &world->nodes, link)
-            TAILQ_FOREACH (ctx, &node->contexts, link)
-                na_sim_backlog_reconsider(world, ctx);
+        TAILQ_FOREACH(node, &world->nodes, link)
+        TAILQ_FOREACH(ctx, &node->contexts, link)
+        na_sim_backlog_reconsider(world, ctx);
         if (world->completions != before)
             na_sim_wake(world);
     });

@@ -67,14 +67,14 @@ na_sim_rule_matches(const struct na_sim_fault_rule *r,
                     const struct na_sim_name *dst)
 {
     switch (r->scope) {
-        case NA_SIM_SCOPE_WORLD:
-            return true;
-        case NA_SIM_SCOPE_LINK:
-            return na_sim_rule_link(r, src, dst);
-        case NA_SIM_SCOPE_NODE:
-            return na_sim_name_eq(&r->a, src) || na_sim_name_eq(&r->a, dst);
-        case NA_SIM_SCOPE_PARTITION:
-            break;
+    case NA_SIM_SCOPE_WORLD:
+        return true;
+    case NA_SIM_SCOPE_LINK:
+        return na_sim_rule_link(r, src, dst);
+    case NA_SIM_SCOPE_NODE:
+        return na_sim_name_eq(&r->a, src) || na_sim_name_eq(&r->a, dst);
+    case NA_SIM_SCOPE_PARTITION:
+        break;
     }
     return false;
 }
@@ -119,21 +119,21 @@ na_sim_jitter_draw(struct na_sim_world *world, const struct na_sim_jitter *j)
     double x = 0, cap = (double) j->scale_ns * 1000.0;
 
     switch (j->dist) {
-        case NA_SIM_DIST_NONE:
-            return 0;
-        case NA_SIM_DIST_UNIFORM:
-            return na_sim_prng_next(world) % (j->scale_ns + 1);
-        case NA_SIM_DIST_PARETO:
-            x = (double) j->scale_ns *
-                (pow(na_sim_unit(world), -1.0 / j->shape) - 1.0);
-            break;
-        case NA_SIM_DIST_LOGNORMAL: {
-            double u1 = na_sim_unit(world), u2 = na_sim_unit(world);
-            double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    case NA_SIM_DIST_NONE:
+        return 0;
+    case NA_SIM_DIST_UNIFORM:
+        return na_sim_prng_next(world) % (j->scale_ns + 1);
+    case NA_SIM_DIST_PARETO:
+        x = (double) j->scale_ns *
+            (pow(na_sim_unit(world), -1.0 / j->shape) - 1.0);
+        break;
+    case NA_SIM_DIST_LOGNORMAL: {
+        double u1 = na_sim_unit(world), u2 = na_sim_unit(world);
+        double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 
-            x = (double) j->scale_ns * exp(j->shape * z);
-            break;
-        }
+        x = (double) j->scale_ns * exp(j->shape * z);
+        break;
+    }
     }
     if (!(x >= 0))
         x = 0;
@@ -144,8 +144,7 @@ na_sim_jitter_draw(struct na_sim_world *world, const struct na_sim_jitter *j)
 
 static bool
 na_sim_partitioned(const struct na_sim_world *world,
-                   const struct na_sim_name *src,
-                   const struct na_sim_name *dst)
+                   const struct na_sim_name *src, const struct na_sim_name *dst)
 {
     const struct na_sim_profile *prof = world->profile;
     uint64_t now = na_sim_now(world);
@@ -191,9 +190,8 @@ na_sim_rnr_delay_ns(const struct na_sim_world *world,
 }
 
 void
-na_sim_fault_backlog(struct na_sim_world *world,
-                     const struct na_sim_node *node, size_t *limit,
-                     bool *fails)
+na_sim_fault_backlog(struct na_sim_world *world, const struct na_sim_node *node,
+                     size_t *limit, bool *fails)
 {
     const struct na_sim_profile *prof = world->profile;
 
@@ -299,8 +297,8 @@ na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
     struct na_sim_fault f = {.verdict = NA_SIM_V_DELIVER, .ret = NA_SUCCESS};
     const struct na_sim_name *src = &op->node->name, *dst = &op->peer->name;
     const struct na_sim_node *target = na_sim_node_find(world, dst);
-    bool send = op->type == NA_CB_SEND_UNEXPECTED ||
-                op->type == NA_CB_SEND_EXPECTED;
+    bool send =
+        op->type == NA_CB_SEND_UNEXPECTED || op->type == NA_CB_SEND_EXPECTED;
 
     if (target != NULL && target->crashed) {
         world->fault_counts[NA_SIM_C_CRASHED_PEER]++;
@@ -332,8 +330,7 @@ na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
             return na_sim_fault_fail(NA_IO_ERROR, 0);
         }
         if (na_sim_fault_hit(world, src, dst, NA_SIM_P_LOSS)) {
-            na_sim_fault_trace(world, op, "loss", src->str, dst->str,
-                               op->size);
+            na_sim_fault_trace(world, op, "loss", src->str, dst->str, op->size);
             f.verdict = NA_SIM_V_DROP;
             return f;
         }
@@ -343,8 +340,7 @@ na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
             bool fails;
 
             na_sim_fault_backlog(world, target, &limit, &fails);
-            na_sim_fault_trace(world, op, "rnr", src->str, dst->str,
-                               op->size);
+            na_sim_fault_trace(world, op, "rnr", src->str, dst->str, op->size);
             if (fails)
                 return na_sim_fault_fail(NA_AGAIN, 0);
             f.verdict = NA_SIM_V_RETRY;
@@ -352,10 +348,10 @@ na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
             return f;
         }
         f.dup = na_sim_fault_hit(world, src, dst, NA_SIM_P_DUP);
-        f.trunc = op->size > 0 &&
-                  na_sim_fault_hit(world, src, dst, NA_SIM_P_TRUNC);
-        f.corrupt = op->size > 0 &&
-                    na_sim_fault_hit(world, src, dst, NA_SIM_P_CORRUPT);
+        f.trunc =
+            op->size > 0 && na_sim_fault_hit(world, src, dst, NA_SIM_P_TRUNC);
+        f.corrupt =
+            op->size > 0 && na_sim_fault_hit(world, src, dst, NA_SIM_P_CORRUPT);
     } else {
         if (na_sim_fault_hit(world, src, dst, NA_SIM_P_RMA_ERR)) {
             na_sim_fault_trace(world, op, "rma_err", src->str, dst->str,
@@ -367,8 +363,8 @@ na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
                                op->size);
             return na_sim_fault_fail(NA_ACCESS, 0);
         }
-        f.partial = op->size > 0 &&
-                    na_sim_fault_hit(world, src, dst, NA_SIM_P_PARTIAL);
+        f.partial =
+            op->size > 0 && na_sim_fault_hit(world, src, dst, NA_SIM_P_PARTIAL);
     }
     if (f.dup || f.trunc || f.corrupt || f.partial)
         f.bits = na_sim_prng_next(world);
@@ -438,10 +434,10 @@ na_sim_node_crash_locked(struct na_sim_world *world, struct na_sim_node *node)
     struct na_op_id *op, *next;
 
     world->fault_counts[NA_SIM_C_CRASH]++;
-    na_sim_fault_trace(world, NULL, "crash", node->name.str, node->name.str,
-                       0);
+    na_sim_fault_trace(world, NULL, "crash", node->name.str, node->name.str, 0);
     node->crashed = true;
-    TAILQ_FOREACH (ctx, &node->contexts, link) {
+    TAILQ_FOREACH(ctx, &node->contexts, link)
+    {
         /* Messages queued in the dead process's memory are gone. */
         na_sim_ctx_free_msgs(ctx);
         /* Senders held back by its full backlog learn it died. */
@@ -452,15 +448,15 @@ na_sim_node_crash_locked(struct na_sim_world *world, struct na_sim_node *node)
         }
     }
     /* Its own sends held back by others' backlogs never complete. */
-    TAILQ_FOREACH (other, &world->nodes, link)
-        TAILQ_FOREACH (ctx, &other->contexts, link)
-            for (op = TAILQ_FIRST(&ctx->blocked); op != NULL; op = next) {
-                next = TAILQ_NEXT(op, link);
-                if (op->node != node)
-                    continue;
-                TAILQ_REMOVE(&ctx->blocked, op, link);
-                na_sim_freeze(world, op);
-            }
+    TAILQ_FOREACH(other, &world->nodes, link)
+    TAILQ_FOREACH(ctx, &other->contexts, link)
+    for (op = TAILQ_FIRST(&ctx->blocked); op != NULL; op = next) {
+        next = TAILQ_NEXT(op, link);
+        if (op->node != node)
+            continue;
+        TAILQ_REMOVE(&ctx->blocked, op, link);
+        na_sim_freeze(world, op);
+    }
 }
 
 /* The in-process stand-in for a restarted process: the node takes a new
@@ -470,14 +466,13 @@ na_sim_node_crash_locked(struct na_sim_world *world, struct na_sim_node *node)
  * posted and never matched stay posted, as a new process would post them
  * again. */
 static void
-na_sim_node_restart_locked(struct na_sim_world *world,
-                           struct na_sim_node *node)
+na_sim_node_restart_locked(struct na_sim_world *world, struct na_sim_node *node)
 {
     struct na_op_id *op;
 
     world->fault_counts[NA_SIM_C_RESTART]++;
-    na_sim_fault_trace(world, NULL, "restart", node->name.str,
-                       node->name.str, 0);
+    na_sim_fault_trace(world, NULL, "restart", node->name.str, node->name.str,
+                       0);
     node->crashed = false;
     node->incarnation = world->next_incarnation++;
     while ((op = TAILQ_FIRST(&node->frozen)) != NULL) {
@@ -503,29 +498,27 @@ na_sim_fault_action_run(struct na_sim_world *world, uint64_t arg)
     act = &prof->actions[arg & 0xffff];
     r = &prof->rules[act->rule];
     switch (act->kind) {
-        case NA_SIM_ACT_CRASH:
-        case NA_SIM_ACT_RESTART:
-            node = na_sim_node_find(world, &r->a);
-            if (node == NULL) {
-                na_sim_fault_trace(world, NULL, "absent", r->a.str, r->a.str,
-                                   0);
-                return;
-            }
-            if (act->kind == NA_SIM_ACT_RESTART)
-                na_sim_node_restart_locked(world, node);
-            else if (!node->crashed)
-                na_sim_node_crash_locked(world, node);
+    case NA_SIM_ACT_CRASH:
+    case NA_SIM_ACT_RESTART:
+        node = na_sim_node_find(world, &r->a);
+        if (node == NULL) {
+            na_sim_fault_trace(world, NULL, "absent", r->a.str, r->a.str, 0);
             return;
-        case NA_SIM_ACT_PARTITION_ON:
-        case NA_SIM_ACT_PARTITION_OFF:
-            na_sim_fault_trace(world, NULL,
-                               act->kind == NA_SIM_ACT_PARTITION_ON
-                                   ? (r->both_ways ? "partition_on:both"
-                                                   : "partition_on")
-                                   : "partition_off",
-                               r->a_any ? "*" : r->a.str,
-                               r->b_any ? "*" : r->b.str, 0);
-            return;
+        }
+        if (act->kind == NA_SIM_ACT_RESTART)
+            na_sim_node_restart_locked(world, node);
+        else if (!node->crashed)
+            na_sim_node_crash_locked(world, node);
+        return;
+    case NA_SIM_ACT_PARTITION_ON:
+    case NA_SIM_ACT_PARTITION_OFF:
+        na_sim_fault_trace(
+            world, NULL,
+            act->kind == NA_SIM_ACT_PARTITION_ON
+                ? (r->both_ways ? "partition_on:both" : "partition_on")
+                : "partition_off",
+            r->a_any ? "*" : r->a.str, r->b_any ? "*" : r->b.str, 0);
+        return;
     }
 }
 
@@ -693,8 +686,8 @@ na_sim_node_restart(const char *name)
 }
 
 static const char *const na_sim_counter_names[NA_SIM_C_COUNT - NA_SIM_P_COUNT] =
-    {"crash", "restart", "partition", "crashed_peer",
-     "fenced", "frozen", "jitter"};
+    {"crash",  "restart", "partition", "crashed_peer",
+     "fenced", "frozen",  "jitter"};
 
 uint64_t
 na_sim_fault_count(const char *kind)

@@ -75,9 +75,9 @@ enum na_sim_scope {
 
 struct na_sim_fault_rule {
     enum na_sim_scope scope;
-    struct na_sim_name a, b; /* link ends, node (a), partition sides   */
-    bool a_any, b_any;       /* "*" in a link or partition             */
-    bool both_ways;          /* "<>" instead of ">"                    */
+    struct na_sim_name a, b;    /* link ends, node (a), partition sides   */
+    bool a_any, b_any;          /* "*" in a link or partition             */
+    bool both_ways;             /* "<>" instead of ">"                    */
     uint64_t from_ns, until_ns; /* partition window [from, until)      */
     struct na_sim_fault_params params;
 };
@@ -119,11 +119,11 @@ enum na_sim_fault_counter {
     NA_SIM_C_PROB0 = 0, /* + enum na_sim_prob                          */
     NA_SIM_C_CRASH = NA_SIM_P_COUNT,
     NA_SIM_C_RESTART,
-    NA_SIM_C_PARTITION, /* a trip refused by a partition               */
+    NA_SIM_C_PARTITION,    /* a trip refused by a partition               */
     NA_SIM_C_CRASHED_PEER, /* a trip to a crashed node                 */
-    NA_SIM_C_FENCED,    /* traffic of or to an old incarnation          */
-    NA_SIM_C_FROZEN,    /* an op of a crashed node held back           */
-    NA_SIM_C_JITTER,    /* a trip lengthened by jitter                 */
+    NA_SIM_C_FENCED,       /* traffic of or to an old incarnation          */
+    NA_SIM_C_FROZEN,       /* an op of a crashed node held back           */
+    NA_SIM_C_JITTER,       /* a trip lengthened by jitter                 */
     NA_SIM_C_COUNT
 };
 

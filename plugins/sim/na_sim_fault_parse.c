@@ -21,8 +21,8 @@
 #include <string.h>
 
 struct na_sim_cursor_txt {
-    const char *s;   /* whole spec, for positions in errors */
-    const char *p;   /* current position                    */
+    const char *s; /* whole spec, for positions in errors */
+    const char *p; /* current position                    */
     char *err;
     size_t err_size;
 };
@@ -276,9 +276,8 @@ na_sim_parse_param(struct na_sim_cursor_txt *c, struct na_sim_profile *out,
         pp->has_rnr_delay = true;
         return na_sim_parse_duration(c, &pp->rnr_delay_ns);
     }
-    if (r->scope == NA_SIM_SCOPE_LINK &&
-        (strncmp(c->p, "backlog=", 8) == 0 ||
-         strncmp(c->p, "when_full=", 10) == 0))
+    if (r->scope == NA_SIM_SCOPE_LINK && (strncmp(c->p, "backlog=", 8) == 0 ||
+                                          strncmp(c->p, "when_full=", 10) == 0))
         return na_sim_perr(c, "backlog settings belong to a node or the world");
     if (na_sim_accept(c, "backlog=")) {
         ret = na_sim_parse_fixed(c, 0, &v);

@@ -102,11 +102,11 @@ struct na_op_id {
     void *buf;   /* send: the caller's data; recv: where to write */
     size_t size; /* bytes to send, or receive buffer capacity     */
     na_tag_t tag;
-    uint8_t peer_ctx_id;    /* dest_id of a send, source_id of a recv */
-    na_addr_t peer;         /* reference held while posted           */
+    uint8_t peer_ctx_id;      /* dest_id of a send, source_id of a recv */
+    na_addr_t peer;           /* reference held while posted           */
     uint64_t src_incarnation; /* the node's incarnation at post       */
     na_return_t fault_ret;    /* what an EV_FAIL event completes with  */
-    struct na_sim_msg *msg; /* a queued message matched at post time */
+    struct na_sim_msg *msg;   /* a queued message matched at post time */
     /* RMA. */
     uint64_t local_key;
     na_offset_t local_offset;
@@ -156,10 +156,10 @@ struct na_sim_node {
 TAILQ_HEAD(na_sim_node_list, na_sim_node);
 
 enum na_sim_event_kind {
-    NA_SIM_EV_MSG,   /* a send reaches its destination                */
-    NA_SIM_EV_RMA,   /* a put or get executes                         */
-    NA_SIM_EV_LOCAL, /* a receive or cancel completes without traffic */
-    NA_SIM_EV_FAIL,  /* an op completes with op->fault_ret            */
+    NA_SIM_EV_MSG,    /* a send reaches its destination                */
+    NA_SIM_EV_RMA,    /* a put or get executes                         */
+    NA_SIM_EV_LOCAL,  /* a receive or cancel completes without traffic */
+    NA_SIM_EV_FAIL,   /* an op completes with op->fault_ret            */
     NA_SIM_EV_ACTION, /* a scheduled fault action (op is NULL)        */
 };
 
@@ -384,8 +384,8 @@ NA_SIM_HIDDEN struct na_sim_fault
 na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op);
 /* Complete op with ret after delay ns (through an EV_FAIL event). */
 NA_SIM_HIDDEN void na_sim_fault_fail_later(struct na_sim_world *world,
-                                           struct na_op_id *op,
-                                           na_return_t ret, uint64_t delay);
+                                           struct na_op_id *op, na_return_t ret,
+                                           uint64_t delay);
 /* Trace one fault decision about op (or about nothing, op NULL). */
 NA_SIM_HIDDEN void na_sim_fault_trace(struct na_sim_world *world,
                                       const struct na_op_id *op,

@@ -49,9 +49,9 @@ na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     op->tag = tag;
     op->peer_ctx_id = dest_id;
     op->peer = na_sim_addr_ref(dest_addr);
-    when = na_sim_add_sat(na_sim_now(world),
-                          na_sim_transfer_time(world, &node->name,
-                                               &dest_addr->name, buf_size));
+    when = na_sim_add_sat(
+        na_sim_now(world),
+        na_sim_transfer_time(world, &node->name, &dest_addr->name, buf_size));
     ret = na_sim_op_schedule(world, op, &node->name, &dest_addr->name, when,
                              NA_SIM_EV_MSG);
 unlock:
@@ -107,9 +107,9 @@ na_sim_recv_find(struct na_sim_ctx *ctx, bool unexpected,
 
     if (unexpected)
         return TAILQ_FIRST(&ctx->unexpected_recvs);
-    TAILQ_FOREACH (recv, &ctx->expected_recvs, link)
-        if (na_sim_expected_match(recv, src, src_ctx_id, tag))
-            return recv;
+    TAILQ_FOREACH(recv, &ctx->expected_recvs, link)
+    if (na_sim_expected_match(recv, src, src_ctx_id, tag))
+        return recv;
     return NULL;
 }
 
@@ -179,9 +179,8 @@ na_sim_msg_dup(struct na_sim_world *world, struct na_op_id *send,
                struct na_sim_ctx *dctx, bool unexpected, const void *data,
                size_t size)
 {
-    struct na_op_id *recv = na_sim_recv_find(dctx, unexpected,
-                                             &send->node->name, send->ctx->id,
-                                             send->tag);
+    struct na_op_id *recv = na_sim_recv_find(
+        dctx, unexpected, &send->node->name, send->ctx->id, send->tag);
     struct na_sim_msg *msg;
     size_t limit;
     bool fails;
@@ -262,20 +261,20 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
     }
     fault = na_sim_fault_on_deliver(world, send);
     switch (fault.verdict) {
-        case NA_SIM_V_FAIL:
-            na_sim_fault_fail_later(world, send, fault.ret, fault.delay);
-            return;
-        case NA_SIM_V_DROP:
-            /* Lost on the wire: the sender's NIC saw nothing wrong. */
-            na_sim_op_complete(world, send, NA_SUCCESS);
-            return;
-        case NA_SIM_V_RETRY:
-            if (na_sim_schedule(world, na_sim_add_sat(now, fault.delay),
-                                NA_SIM_EV_MSG, send) != NA_SUCCESS)
-                na_sim_op_complete(world, send, NA_NOMEM);
-            return;
-        case NA_SIM_V_DELIVER:
-            break;
+    case NA_SIM_V_FAIL:
+        na_sim_fault_fail_later(world, send, fault.ret, fault.delay);
+        return;
+    case NA_SIM_V_DROP:
+        /* Lost on the wire: the sender's NIC saw nothing wrong. */
+        na_sim_op_complete(world, send, NA_SUCCESS);
+        return;
+    case NA_SIM_V_RETRY:
+        if (na_sim_schedule(world, na_sim_add_sat(now, fault.delay),
+                            NA_SIM_EV_MSG, send) != NA_SUCCESS)
+            na_sim_op_complete(world, send, NA_NOMEM);
+        return;
+    case NA_SIM_V_DELIVER:
+        break;
     }
     node = na_sim_node_find(world, &send->peer->name);
     if (node != NULL)
@@ -423,7 +422,8 @@ na_sim_msg_take(struct na_sim_world *world, struct na_sim_ctx *ctx,
         na_sim_backlog_admit(world, ctx);
         return msg;
     }
-    TAILQ_FOREACH (msg, &ctx->early, link) {
+    TAILQ_FOREACH(msg, &ctx->early, link)
+    {
         if (na_sim_expected_match(recv, &msg->src, msg->src_ctx_id, msg->tag)) {
             TAILQ_REMOVE(&ctx->early, msg, link);
             return msg;

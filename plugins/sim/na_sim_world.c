@@ -415,20 +415,20 @@ na_sim_dispatch(struct na_sim_world *world, const struct na_sim_event *ev)
     if (na_sim_fault_intercept(world, ev->op))
         return;
     switch (ev->kind) {
-        case NA_SIM_EV_MSG:
-            na_sim_msg_deliver(world, ev->op);
-            break;
-        case NA_SIM_EV_RMA:
-            na_sim_rma_execute(world, ev->op);
-            break;
-        case NA_SIM_EV_LOCAL:
-            na_sim_msg_local(world, ev->op);
-            break;
-        case NA_SIM_EV_FAIL:
-            na_sim_fault_fail_execute(world, ev->op);
-            break;
-        case NA_SIM_EV_ACTION:
-            break;
+    case NA_SIM_EV_MSG:
+        na_sim_msg_deliver(world, ev->op);
+        break;
+    case NA_SIM_EV_RMA:
+        na_sim_rma_execute(world, ev->op);
+        break;
+    case NA_SIM_EV_LOCAL:
+        na_sim_msg_local(world, ev->op);
+        break;
+    case NA_SIM_EV_FAIL:
+        na_sim_fault_fail_execute(world, ev->op);
+        break;
+    case NA_SIM_EV_ACTION:
+        break;
     }
 }
 

@@ -5,7 +5,9 @@
  * na_sm_auto_initialize(). It drives its two inner classes through the
  * public NA API only.
  *
- *   na_sm_auto.c       class, contexts, op ids, messages, progress
+ *   na_sm_auto.c       class creation and finalize, ops table, op ids
+ *   na_sm_auto_ctx.c   contexts, progress, poll and wait
+ *   na_sm_auto_msg.c   internal unexpected receives, messages, cancel
  *   na_sm_auto_addr.c  addresses, memory handles, put and get
  *
  * An address carries both parts: "<network address>#na+sm://<name>@<node>"
@@ -31,6 +33,9 @@
 #define NA_AUTO_RX_PER_CLASS 16
 
 enum na_auto_side { NA_AUTO_NET = 0, NA_AUTO_SM = 1 };
+
+/* struct na_op_id.status */
+enum { NA_AUTO_OP_IDLE, NA_AUTO_OP_POSTED, NA_AUTO_OP_COMPLETED };
 
 struct na_auto_class {
     na_class_t *inner[2]; /* NA_AUTO_NET, NA_AUTO_SM */
@@ -106,6 +111,12 @@ na_auto_class(const na_class_t *na_class)
     return (struct na_auto_class *) na_class->plugin_class;
 }
 
+static inline struct na_auto_context *
+na_auto_ctx(na_context_t *context)
+{
+    return (struct na_auto_context *) context->plugin_context;
+}
+
 #pragma GCC visibility push(hidden)
 
 /* na_sm_progress.c: sleep on the sm class's wait fd and `fd`. */
@@ -117,6 +128,44 @@ na_return_t na_auto_op_start(struct na_op_id *op, na_context_t *context,
                              na_cb_type_t type, na_cb_t callback, void *arg);
 void na_auto_op_abort(struct na_op_id *op);
 void na_auto_inner_cb(const struct na_cb_info *info);
+
+/* na_sm_auto_ctx.c */
+na_return_t na_auto_context_create(na_class_t *na_class, na_context_t *context,
+                                   uint8_t id, void **plugin_context);
+na_return_t na_auto_context_destroy(na_class_t *na_class, void *plugin_context);
+int na_auto_poll_get_fd(na_class_t *na_class, na_context_t *context);
+na_return_t na_auto_poll(na_class_t *na_class, na_context_t *context,
+                         unsigned int *count);
+na_return_t na_auto_poll_wait(na_class_t *na_class, na_context_t *context,
+                              unsigned int timeout_ms, unsigned int *count);
+
+/* na_sm_auto_msg.c */
+void na_auto_rx_post(struct na_auto_rx *rx);
+void *na_auto_msg_buf_alloc(na_class_t *na_class, size_t size,
+                            unsigned long flags, void **plugin_data);
+void na_auto_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
+na_return_t na_auto_send_unexpected(na_class_t *na_class, na_context_t *context,
+                                    na_cb_t callback, void *arg,
+                                    const void *buf, size_t size,
+                                    void *plugin_data, na_addr_t dest,
+                                    uint8_t dest_id, na_tag_t tag,
+                                    na_op_id_t *op);
+na_return_t na_auto_send_expected(na_class_t *na_class, na_context_t *context,
+                                  na_cb_t callback, void *arg, const void *buf,
+                                  size_t size, void *plugin_data,
+                                  na_addr_t dest, uint8_t dest_id, na_tag_t tag,
+                                  na_op_id_t *op);
+na_return_t na_auto_recv_unexpected(na_class_t *na_class, na_context_t *context,
+                                    na_cb_t callback, void *arg, void *buf,
+                                    size_t size, void *plugin_data,
+                                    na_op_id_t *op);
+na_return_t na_auto_recv_expected(na_class_t *na_class, na_context_t *context,
+                                  na_cb_t callback, void *arg, void *buf,
+                                  size_t size, void *plugin_data,
+                                  na_addr_t source, uint8_t source_id,
+                                  na_tag_t tag, na_op_id_t *op);
+na_return_t na_auto_cancel(na_class_t *na_class, na_context_t *context,
+                           na_op_id_t *op);
 
 /* na_sm_auto_addr.c */
 struct na_addr *na_auto_addr_new(struct na_auto_class *cls, na_addr_t net,

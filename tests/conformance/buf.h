@@ -54,9 +54,8 @@ void ct_buf_fill_pattern(struct ct_buf *b, uint32_t seed);
  * gets the first differing virtual offset, or UINT64_MAX.
  */
 uint64_t ct_buf_check_image(const struct ct_buf *b, uint8_t sentinel,
-                            uint32_t seed, hg_size_t dst_off,
-                            hg_size_t src_off, hg_size_t size,
-                            uint64_t *first);
+                            uint32_t seed, hg_size_t dst_off, hg_size_t src_off,
+                            hg_size_t size, uint64_t *first);
 
 /* Bytes that are not `sentinel`. */
 uint64_t ct_buf_count_not(const struct ct_buf *b, uint8_t sentinel);

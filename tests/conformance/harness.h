@@ -88,7 +88,8 @@ int harness_teardown(void **state);
 void harness_finish(struct ct_env *env);
 
 /* cmocka entry for a test with the default env, and with options. */
-#define CT_TEST(f) cmocka_unit_test_setup_teardown(f, harness_setup, harness_teardown)
+#define CT_TEST(f)                                                             \
+    cmocka_unit_test_setup_teardown(f, harness_setup, harness_teardown)
 #define CT_TEST_OPTS(f, opts)                                                  \
     cmocka_unit_test_prestate_setup_teardown(f, harness_setup,                 \
                                              harness_teardown, opts)
@@ -126,8 +127,8 @@ void ct_register_rpcs(hg_class_t *cls, int serve, struct ct_ids *ids);
 
 /* Name for a new class of this run: "sim://<role>-<n>" on the simulated
  * fabric, the info string itself otherwise. */
-void harness_class_name(const struct ct_env *env, const char *role,
-                        char *buf, size_t size);
+void harness_class_name(const struct ct_env *env, const char *role, char *buf,
+                        size_t size);
 
 /* Name of an address where nobody listens: a fresh "sim://nobody-<n>" on
  * the simulated fabric, port 1 of 127.0.0.1 with the info string's
@@ -140,13 +141,13 @@ void harness_unreachable_name(const struct ct_env *env, char *buf, size_t size);
  * exactly once.
  */
 struct ct_op {
-    int calls;             /* callback invocations                      */
-    hg_return_t ret;       /* hg_cb_info->ret of the first invocation   */
+    int calls;       /* callback invocations                      */
+    hg_return_t ret; /* hg_cb_info->ret of the first invocation   */
     hg_cb_type_t type;
-    void *out;             /* forward: decode the output here on success */
-    hg_return_t out_ret;   /* HG_Get_output's result                    */
-    int *done;             /* incremented on each invocation (optional) */
-    uint64_t at_ns;        /* NA clock when the callback ran            */
+    void *out;           /* forward: decode the output here on success */
+    hg_return_t out_ret; /* HG_Get_output's result                    */
+    int *done;           /* incremented on each invocation (optional) */
+    uint64_t at_ns;      /* NA clock when the callback ran            */
     const struct ct_env *env;
 };
 
@@ -157,8 +158,8 @@ hg_return_t ct_op_cb(const struct hg_cb_info *info);
 /* Forward and wait for the callback; returns op->ret. The handle's output
  * (if op->out) must be released with HG_Free_output by the caller when
  * op->out_ret is HG_SUCCESS. */
-hg_return_t ct_forward_wait(struct ct_env *env, hg_handle_t handle,
-                            void *in, struct ct_op *op);
+hg_return_t ct_forward_wait(struct ct_env *env, hg_handle_t handle, void *in,
+                            struct ct_op *op);
 
 /* Assert op completed exactly once, after settling a little longer. */
 void ct_assert_once(struct ct_env *env, const struct ct_op *op);

@@ -34,7 +34,7 @@ struct ct_xfer {
     int is_sum;
     ct_xfer_in_t in;
     ct_sum_in_t sum_in;
-    int input_held;     /* in / sum_in still needs HG_Free_input   */
+    int input_held; /* in / sum_in still needs HG_Free_input   */
     struct ct_buf local;
     hg_bulk_t local_bulk;
     ct_xfer_out_t out;
@@ -387,9 +387,9 @@ sum_handler(hg_handle_t handle)
                          HG_BULK_WRITE_ONLY, &x->local_bulk);
     if (ret != HG_SUCCESS)
         goto respond_error;
-    ret = HG_Bulk_transfer(info->context, sum_done, x, HG_BULK_PULL,
-                           info->addr, x->sum_in.bulk, 0, x->local_bulk, 0,
-                           size, HG_OP_ID_IGNORE);
+    ret = HG_Bulk_transfer(info->context, sum_done, x, HG_BULK_PULL, info->addr,
+                           x->sum_in.bulk, 0, x->local_bulk, 0, size,
+                           HG_OP_ID_IGNORE);
     if (ret != HG_SUCCESS)
         goto respond_error;
     return HG_SUCCESS;
@@ -465,8 +465,8 @@ xfer_handler(hg_handle_t handle)
         flags = HG_BULK_WRITE_ONLY;
     }
     if (in->flags & CT_XFER_LOCAL_WRONG)
-        flags = flags == HG_BULK_READ_ONLY ? HG_BULK_WRITE_ONLY
-                                           : HG_BULK_READ_ONLY;
+        flags =
+            flags == HG_BULK_READ_ONLY ? HG_BULK_WRITE_ONLY : HG_BULK_READ_ONLY;
     ret = HG_Bulk_create(info->hg_class, x->local.count, x->local.ptrs,
                          x->local.sizes, flags, &x->local_bulk);
     if (ret != HG_SUCCESS) {
@@ -480,16 +480,15 @@ xfer_handler(hg_handle_t handle)
                                     in->origin_offset, x->local_bulk,
                                     in->local_offset, in->size, &op_id);
     else if (in->timeout_ms != 0)
-        ret = HG_Bulk_transfer_timed(info->context, xfer_done, x,
-                                     (hg_bulk_op_t) in->op, info->addr,
-                                     in->bulk, in->origin_offset,
-                                     x->local_bulk, in->local_offset,
-                                     in->size, in->timeout_ms, &op_id);
+        ret = HG_Bulk_transfer_timed(
+            info->context, xfer_done, x, (hg_bulk_op_t) in->op, info->addr,
+            in->bulk, in->origin_offset, x->local_bulk, in->local_offset,
+            in->size, in->timeout_ms, &op_id);
     else
-        ret = HG_Bulk_transfer(info->context, xfer_done, x,
-                               (hg_bulk_op_t) in->op, info->addr, in->bulk,
-                               in->origin_offset, x->local_bulk,
-                               in->local_offset, in->size, &op_id);
+        ret =
+            HG_Bulk_transfer(info->context, xfer_done, x, (hg_bulk_op_t) in->op,
+                             info->addr, in->bulk, in->origin_offset,
+                             x->local_bulk, in->local_offset, in->size, &op_id);
     x->out.call_ret = (int32_t) ret;
     if (ret != HG_SUCCESS)
         goto respond_now;
@@ -593,8 +592,7 @@ ct_register_rpcs(hg_class_t *cls, int serve, struct ct_ids *ids)
                                    CT_HANDLER(oneway_handler));
     ids->hold = MERCURY_REGISTER(cls, CT_RPC_HOLD, ct_token_t, ct_token_t,
                                  CT_HANDLER(hold_handler));
-    ids->release = MERCURY_REGISTER(cls, CT_RPC_RELEASE, void,
-                                    ct_release_out_t,
+    ids->release = MERCURY_REGISTER(cls, CT_RPC_RELEASE, void, ct_release_out_t,
                                     CT_HANDLER(release_handler));
     ids->stats = MERCURY_REGISTER(cls, CT_RPC_STATS, void, ct_stats_out_t,
                                   CT_HANDLER(stats_handler));
@@ -602,16 +600,16 @@ ct_register_rpcs(hg_class_t *cls, int serve, struct ct_ids *ids)
                                      CT_HANDLER(shutdown_handler));
     ids->sum = MERCURY_REGISTER(cls, CT_RPC_SUM, ct_sum_in_t, ct_sum_out_t,
                                 CT_HANDLER(sum_handler));
-    ids->xfer = MERCURY_REGISTER(cls, CT_RPC_XFER, ct_xfer_in_t,
-                                 ct_xfer_out_t, CT_HANDLER(xfer_handler));
+    ids->xfer = MERCURY_REGISTER(cls, CT_RPC_XFER, ct_xfer_in_t, ct_xfer_out_t,
+                                 CT_HANDLER(xfer_handler));
     ids->big = MERCURY_REGISTER(cls, CT_RPC_BIG, ct_big_in_t, ct_big_out_t,
                                 CT_HANDLER(big_handler));
 #undef CT_HANDLER
     /* The target never registers this one: forwards to it must fail with
      * HG_NOENTRY. */
-    ids->not_on_server = serve ? 0
-                               : MERCURY_REGISTER(cls, CT_RPC_NOT_ON_SERVER,
-                                                  void, void, NULL);
+    ids->not_on_server =
+        serve ? 0
+              : MERCURY_REGISTER(cls, CT_RPC_NOT_ON_SERVER, void, void, NULL);
     assert_true(ids->null != 0 && ids->types != 0 && ids->add != 0 &&
                 ids->fail != 0 && ids->oneway != 0 && ids->hold != 0 &&
                 ids->release != 0 && ids->stats != 0 && ids->shutdown != 0 &&

@@ -28,10 +28,10 @@ struct xfer_spec {
     int local_layout;
     hg_size_t local_size;
     hg_size_t origin_offset, local_offset, size;
-    hg_uint8_t flags;        /* CT_XFER_*                                  */
+    hg_uint8_t flags; /* CT_XFER_*                                  */
     uint32_t timeout_ms;
     uint32_t seed;
-    int bind;                /* bind the origin handle before sending it   */
+    int bind; /* bind the origin handle before sending it   */
 };
 
 /* One request in flight, then its outcome. */
@@ -41,9 +41,9 @@ struct xfer_run {
     hg_bulk_t bulk;
     hg_handle_t handle;
     struct ct_op op;
-    ct_xfer_out_t out;      /* copied from the response                  */
-    uint64_t origin_bad;    /* origin bytes that differ from the expected */
-    uint64_t origin_first;  /* first such offset                         */
+    ct_xfer_out_t out;       /* copied from the response                  */
+    uint64_t origin_bad;     /* origin bytes that differ from the expected */
+    uint64_t origin_first;   /* first such offset                         */
     uint64_t origin_touched; /* PUSH: origin bytes no longer the sentinel */
 };
 
@@ -57,8 +57,8 @@ spec_str(const struct xfer_spec *s, char *buf, size_t size)
              (unsigned long long) s->origin_size, s->local_layout,
              (unsigned long long) s->local_size,
              (unsigned long long) s->origin_offset,
-             (unsigned long long) s->local_offset,
-             (unsigned long long) s->size, s->flags);
+             (unsigned long long) s->local_offset, (unsigned long long) s->size,
+             s->flags);
     return buf;
 }
 
@@ -73,8 +73,7 @@ xfer_start(struct ct_env *env, struct xfer_run *r, const struct xfer_spec *s,
     r->spec = *s;
     if (flags == 0)
         flags = s->op == HG_BULK_PULL ? HG_BULK_READ_ONLY : HG_BULK_WRITE_ONLY;
-    assert_int_equal(ct_buf_alloc(&r->origin, s->origin_layout,
-                                  s->origin_size),
+    assert_int_equal(ct_buf_alloc(&r->origin, s->origin_layout, s->origin_size),
                      0);
     if (s->op == HG_BULK_PULL)
         ct_buf_fill_pattern(&r->origin, s->seed);
@@ -122,10 +121,9 @@ xfer_finish(struct xfer_run *r)
     assert_hg_ok(HG_Free_output(r->handle, &r->out)); /* scalars stay */
     assert_hg_ok(HG_Destroy(r->handle));
     if (s->op == HG_BULK_PUSH) {
-        r->origin_bad = ct_buf_check_image(&r->origin, CT_SENTINEL_ORIGIN,
-                                           s->seed, s->origin_offset,
-                                           s->local_offset, s->size,
-                                           &r->origin_first);
+        r->origin_bad = ct_buf_check_image(
+            &r->origin, CT_SENTINEL_ORIGIN, s->seed, s->origin_offset,
+            s->local_offset, s->size, &r->origin_first);
         r->origin_touched = ct_buf_count_not(&r->origin, CT_SENTINEL_ORIGIN);
     } else {
         /* A pull never writes the origin: all of it still the pattern. */
@@ -234,8 +232,8 @@ assert_no_server_duplicates(struct ct_env *env)
 static void
 sum_case(struct ct_env *env, int32_t n, hg_uint8_t extra_flags)
 {
-    int32_t *values = (int32_t *) malloc((size_t) (n > 0 ? n : 1) *
-                                         sizeof(int32_t));
+    int32_t *values =
+        (int32_t *) malloc((size_t) (n > 0 ? n : 1) * sizeof(int32_t));
     hg_size_t size = (hg_size_t) n * sizeof(int32_t);
     void *ptr = values;
     ct_sum_in_t in;
@@ -253,8 +251,8 @@ sum_case(struct ct_env *env, int32_t n, hg_uint8_t extra_flags)
     in.n = n;
     assert_hg_ok(HG_Bulk_create(env->client, 1, &ptr, &size,
                                 HG_BULK_READ_ONLY | extra_flags, &in.bulk));
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.sum,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.sum, &h));
     op.out = &out;
     assert_hg_ok(ct_forward_wait(env, h, &in, &op));
     assert_hg_ok(op.out_ret);
@@ -275,7 +273,7 @@ test_sum(void **state)
 {
     struct ct_env *env = (struct ct_env *) *state;
 
-    sum_case(env, 10, 0);    /* small enough to travel eagerly   */
+    sum_case(env, 10, 0);     /* small enough to travel eagerly   */
     sum_case(env, 100000, 0); /* large: a real RMA pull          */
     sum_case(env, 10, HG_BULK_NO_EAGER);
     assert_no_server_duplicates(env);
@@ -314,11 +312,8 @@ test_segmented(void **state)
     const hg_size_t total = 10007;
     const hg_size_t ranges[][3] = {
         /* origin offset, local offset, size */
-        {0, 0, total},
-        {1, 2, total - 3},
-        {777, 3001, 5003},
-        {total - 1, 0, 1},
-        {0, total - 1, 1},
+        {0, 0, total},     {1, 2, total - 3}, {777, 3001, 5003},
+        {total - 1, 0, 1}, {0, total - 1, 1},
     };
     size_t i;
     int op;
@@ -591,14 +586,14 @@ test_bounds_violations(void **state)
     const hg_size_t total = 1000;
     const hg_size_t cases[][3] = {
         /* origin offset, local offset, size */
-        {1, 0, total},         /* origin end + 1        */
-        {0, 1, total},         /* local end + 1         */
-        {total, 0, 1},         /* origin offset at end  */
-        {0, total, 1},         /* local offset at end   */
-        {0, 0, total + 1},     /* larger than both      */
+        {1, 0, total},          /* origin end + 1        */
+        {0, 1, total},          /* local end + 1         */
+        {total, 0, 1},          /* origin offset at end  */
+        {0, total, 1},          /* local offset at end   */
+        {0, 0, total + 1},      /* larger than both      */
         {UINT64_MAX - 2, 0, 4}, /* origin range wraps   */
         {0, UINT64_MAX - 2, 4}, /* local range wraps    */
-        {5, 5, UINT64_MAX},    /* size wraps            */
+        {5, 5, UINT64_MAX},     /* size wraps            */
     };
     size_t i;
     int op;
@@ -741,9 +736,8 @@ test_transfer_timeout(void **state)
         skip();
     }
     xfer_run(env, &r, &s);
-    assert_int_equal(harness_sim_link_default(env, lat, bw, &unused_lat,
-                                              &unused_bw),
-                     0);
+    assert_int_equal(
+        harness_sim_link_default(env, lat, bw, &unused_lat, &unused_bw), 0);
     assert_hg_ret((hg_return_t) r.out.call_ret, HG_SUCCESS);
     assert_int_equal(r.out.cb_count, 1);
     assert_hg_ret((hg_return_t) r.out.cb_ret, HG_TIMEOUT);
@@ -800,8 +794,7 @@ test_transfer_unreachable(void **state)
     if (ret == HG_SUCCESS) {
         harness_run_until(env, &op.calls, CT_WAIT_MS);
         if (op.ret == HG_SUCCESS)
-            fail_msg("a pull from %s, where nothing listens, succeeded",
-                     name);
+            fail_msg("a pull from %s, where nothing listens, succeeded", name);
         assert_int_equal(op.type, HG_CB_BULK);
         ct_assert_once(env, &op);
     } else {
@@ -840,8 +833,8 @@ big_case(struct ct_env *env, size_t len)
     }
     in.text[len] = '\0';
 
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.big,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.big, &h));
     memset(&out, 0, sizeof(out));
     op.out = &out;
     assert_hg_ok(ct_forward_wait(env, h, &in, &op));
@@ -944,43 +937,43 @@ test_bulk_access(void **state)
                      HG_BULK_READWRITE);
 
     /* The whole range: the segments as given. */
-    assert_hg_ok(HG_Bulk_access(bulk, 0, 1000, HG_BULK_READWRITE, 8, ptrs,
-                                sizes, &n));
+    assert_hg_ok(
+        HG_Bulk_access(bulk, 0, 1000, HG_BULK_READWRITE, 8, ptrs, sizes, &n));
     assert_int_equal(n, 3);
     for (i = 0; i < 3; i++) {
         assert_ptr_equal(ptrs[i], b.ptrs[i]);
         assert_true(sizes[i] == b.sizes[i]);
     }
     /* A range from inside the first segment to inside the second. */
-    assert_hg_ok(HG_Bulk_access(bulk, b.sizes[0] - 5, 10, HG_BULK_READ_ONLY,
-                                8, ptrs, sizes, &n));
+    assert_hg_ok(HG_Bulk_access(bulk, b.sizes[0] - 5, 10, HG_BULK_READ_ONLY, 8,
+                                ptrs, sizes, &n));
     assert_int_equal(n, 2);
     assert_ptr_equal(ptrs[0], (char *) b.ptrs[0] + b.sizes[0] - 5);
     assert_true(sizes[0] == 5);
     assert_ptr_equal(ptrs[1], b.ptrs[1]);
     assert_true(sizes[1] == 5);
     /* Fewer slots than segments: only as many are filled. */
-    assert_hg_ok(HG_Bulk_access(bulk, 0, 1000, HG_BULK_READ_ONLY, 1, ptrs,
-                                sizes, &n));
+    assert_hg_ok(
+        HG_Bulk_access(bulk, 0, 1000, HG_BULK_READ_ONLY, 1, ptrs, sizes, &n));
     assert_int_equal(n, 1);
     assert_ptr_equal(ptrs[0], b.ptrs[0]);
     /* Past the end. */
-    assert_true(HG_Bulk_access(bulk, 990, 11, HG_BULK_READ_ONLY, 8, ptrs,
-                               sizes, &n) != HG_SUCCESS);
+    assert_true(HG_Bulk_access(bulk, 990, 11, HG_BULK_READ_ONLY, 8, ptrs, sizes,
+                               &n) != HG_SUCCESS);
     assert_hg_ok(HG_Bulk_free(bulk));
 
     /* Rights the handle does not have. */
     assert_hg_ok(HG_Bulk_create(env->client, b.count, b.ptrs, b.sizes,
                                 HG_BULK_READ_ONLY, &bulk));
-    assert_true(HG_Bulk_access(bulk, 0, 10, HG_BULK_READWRITE, 8, ptrs,
-                               sizes, &n) != HG_SUCCESS);
+    assert_true(HG_Bulk_access(bulk, 0, 10, HG_BULK_READWRITE, 8, ptrs, sizes,
+                               &n) != HG_SUCCESS);
     assert_hg_ok(HG_Bulk_free(bulk));
 
     /* Library-allocated memory: zeroed, writable, one segment. */
     assert_hg_ok(
         HG_Bulk_create(env->client, 1, NULL, &len, HG_BULK_READWRITE, &mine));
-    assert_hg_ok(HG_Bulk_access(mine, 0, len, HG_BULK_READWRITE, 8, ptrs,
-                                sizes, &n));
+    assert_hg_ok(
+        HG_Bulk_access(mine, 0, len, HG_BULK_READWRITE, 8, ptrs, sizes, &n));
     assert_int_equal(n, 1);
     assert_true(sizes[0] == len);
     for (i = 0; i < len; i++)
@@ -1189,17 +1182,17 @@ test_bulk_bad_args(void **state)
 
     assert_hg_ret(HG_Bulk_create(NULL, 1, &ptr, &len, HG_BULK_READ_ONLY, &a),
                   HG_INVALID_ARG);
-    assert_hg_ret(HG_Bulk_create(env->client, 0, &ptr, &len,
-                                 HG_BULK_READ_ONLY, &a),
-                  HG_INVALID_ARG);
-    assert_hg_ret(HG_Bulk_create(env->client, 1, &ptr, NULL,
-                                 HG_BULK_READ_ONLY, &a),
-                  HG_INVALID_ARG);
+    assert_hg_ret(
+        HG_Bulk_create(env->client, 0, &ptr, &len, HG_BULK_READ_ONLY, &a),
+        HG_INVALID_ARG);
+    assert_hg_ret(
+        HG_Bulk_create(env->client, 1, &ptr, NULL, HG_BULK_READ_ONLY, &a),
+        HG_INVALID_ARG);
     assert_hg_ret(HG_Bulk_create(env->client, 1, &ptr, &len, 0, &a),
                   HG_INVALID_ARG);
-    assert_hg_ret(HG_Bulk_create(env->client, 1, &ptr, &len,
-                                 HG_BULK_READ_ONLY, NULL),
-                  HG_INVALID_ARG);
+    assert_hg_ret(
+        HG_Bulk_create(env->client, 1, &ptr, &len, HG_BULK_READ_ONLY, NULL),
+        HG_INVALID_ARG);
     assert_hg_ret(HG_Bulk_cancel(HG_OP_ID_NULL), HG_INVALID_ARG);
     ret = HG_Bulk_free(HG_BULK_NULL);
     assert_true(ret == HG_SUCCESS || ret == HG_INVALID_ARG);
@@ -1213,12 +1206,12 @@ test_bulk_bad_args(void **state)
                                    self, a, 0, b, 0, 8, HG_OP_ID_IGNORE),
                   HG_INVALID_ARG);
     assert_hg_ret(HG_Bulk_transfer(env->client_ctx, never_called_cb, NULL,
-                                   HG_BULK_PULL, self, HG_BULK_NULL, 0, b, 0,
-                                   8, HG_OP_ID_IGNORE),
+                                   HG_BULK_PULL, self, HG_BULK_NULL, 0, b, 0, 8,
+                                   HG_OP_ID_IGNORE),
                   HG_INVALID_ARG);
     assert_hg_ret(HG_Bulk_transfer(env->client_ctx, never_called_cb, NULL,
-                                   HG_BULK_PULL, self, a, 0, HG_BULK_NULL, 0,
-                                   8, HG_OP_ID_IGNORE),
+                                   HG_BULK_PULL, self, a, 0, HG_BULK_NULL, 0, 8,
+                                   HG_OP_ID_IGNORE),
                   HG_INVALID_ARG);
     assert_hg_ret(HG_Bulk_transfer(env->client_ctx, never_called_cb, NULL,
                                    (hg_bulk_op_t) 7, self, a, 0, b, 0, 8,
@@ -1228,11 +1221,10 @@ test_bulk_bad_args(void **state)
                                    HG_BULK_PULL, self, a, 60, b, 0, 8,
                                    HG_OP_ID_IGNORE),
                   HG_INVALID_ARG);
-    assert_hg_ret(HG_Bulk_bind(HG_BULK_NULL, env->client_ctx),
-                  HG_INVALID_ARG);
+    assert_hg_ret(HG_Bulk_bind(HG_BULK_NULL, env->client_ctx), HG_INVALID_ARG);
     assert_hg_ret(HG_Bulk_bind(a, NULL), HG_INVALID_ARG);
-    assert_hg_ret(HG_Bulk_access(HG_BULK_NULL, 0, 1, HG_BULK_READ_ONLY, 1,
-                                 &ptr, &len, NULL),
+    assert_hg_ret(HG_Bulk_access(HG_BULK_NULL, 0, 1, HG_BULK_READ_ONLY, 1, &ptr,
+                                 &len, NULL),
                   HG_INVALID_ARG);
     /* Unbound origin in a bind transfer: nothing says where it lives. */
     assert_true(HG_Bulk_bind_transfer(env->client_ctx, never_called_cb, NULL,

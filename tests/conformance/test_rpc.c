@@ -35,8 +35,7 @@ test_class_info(void **state)
                             HG_Class_get_name(env->client));
         assert_int_equal(HG_Context_get_id(env->server_ctx[0]), 0);
         assert_int_equal(HG_Context_get_id(env->server_ctx[1]), 1);
-        assert_ptr_equal(HG_Context_get_class(env->server_ctx[1]),
-                         env->server);
+        assert_ptr_equal(HG_Context_get_class(env->server_ctx[1]), env->server);
     }
     if (env->is_sim)
         assert_string_equal(HG_Class_get_name(env->client), "sim");
@@ -113,8 +112,8 @@ types_round_trip(struct ct_env *env, const ct_types_in_t *in)
 
     memset(&out, 0, sizeof(out));
     op.out = &out;
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.types,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.types, &h));
     assert_hg_ok(ct_forward_wait(env, h, (void *) in, &op));
     assert_hg_ok(op.out_ret);
     check_types(in, &out);
@@ -195,8 +194,8 @@ test_many_in_flight(void **state)
         r[i].op.out = &r[i].out;
         r[i].op.out_ret = HG_OTHER_ERROR;
         r[i].op.done = &done;
-        assert_hg_ok(HG_Create(env->client_ctx, env->server_addr,
-                               env->ids.add, &r[i].h));
+        assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.add,
+                               &r[i].h));
         assert_hg_ok(HG_Forward(r[i].h, ct_op_cb, &r[i].op, &in));
     }
     harness_run_until_count(env, &done, CT_MANY, CT_WAIT_MS);
@@ -209,8 +208,8 @@ test_many_in_flight(void **state)
                      r[i].op.calls, HG_Error_to_string(r[i].op.ret),
                      HG_Error_to_string(r[i].op.out_ret));
         if (r[i].out.sum != 3 * i || r[i].out.seq != (uint32_t) i)
-            fail_msg("request %d got the output of another (sum %d, seq %u)",
-                     i, r[i].out.sum, r[i].out.seq);
+            fail_msg("request %d got the output of another (sum %d, seq %u)", i,
+                     r[i].out.sum, r[i].out.seq);
         assert_hg_ok(HG_Free_output(r[i].h, &r[i].out));
         assert_hg_ok(HG_Destroy(r[i].h));
     }
@@ -236,8 +235,8 @@ add_burst(struct ct_env *env, hg_return_t allowed)
 
         r[i].op.out = &r[i].out;
         r[i].op.done = &done;
-        assert_hg_ok(HG_Create(env->client_ctx, env->server_addr,
-                               env->ids.add, &r[i].h));
+        assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.add,
+                               &r[i].h));
         assert_hg_ok(HG_Forward(r[i].h, ct_op_cb, &r[i].op, &in));
     }
     harness_run_until_count(env, &done, CT_BURST, CT_WAIT_MS);
@@ -338,8 +337,8 @@ test_handler_error(void **state)
         hg_handle_t h;
         struct ct_op op = {0};
 
-        assert_hg_ok(HG_Create(env->client_ctx, env->server_addr,
-                               env->ids.fail, &h));
+        assert_hg_ok(
+            HG_Create(env->client_ctx, env->server_addr, env->ids.fail, &h));
         assert_hg_ret(ct_forward_wait(env, h, &in, &op), codes[i]);
         ct_assert_once(env, &op);
         assert_hg_ok(HG_Destroy(h));
@@ -361,8 +360,8 @@ test_oneway(void **state)
     uint64_t start;
 
     ct_server_stats(env, &before);
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr,
-                           env->ids.oneway, &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.oneway, &h));
     assert_hg_ok(ct_forward_wait(env, h, &in, &op));
     ct_assert_once(env, &op);
     assert_hg_ok(HG_Destroy(h));
@@ -396,8 +395,7 @@ test_forward_self(void **state)
     struct ct_op op = {0};
 
     assert_true(MERCURY_REGISTER(env->client, CT_RPC_ADD, ct_add_in_t,
-                                 ct_add_out_t, ct_add_handler) ==
-                env->ids.add);
+                                 ct_add_out_t, ct_add_handler) == env->ids.add);
     assert_hg_ok(HG_Addr_self(env->client, &self));
     assert_true(HG_Addr_is_self(env->client, self));
     assert_false(HG_Addr_is_self(env->client, env->server_addr));
@@ -469,8 +467,8 @@ test_contexts(void **state)
     hg_handle_t h;
     unsigned k;
 
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.add,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.add, &h));
     for (k = 0; k < sizeof(order); k++) {
         ct_add_in_t in = {.a = (int32_t) k, .b = 100, .seq = k};
         ct_add_out_t out;
@@ -499,8 +497,8 @@ test_context_missing(void **state)
     hg_handle_t h;
     struct ct_op op = {0};
 
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.null,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.null, &h));
     assert_hg_ok(HG_Set_target_id(h, 7));
     op.env = env;
     assert_hg_ok(HG_Forward_timed(h, ct_op_cb, &op, NULL, 500));
@@ -528,8 +526,8 @@ test_reset_reuse(void **state)
     struct ct_op op = {0};
     const struct hg_info *info;
 
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.add,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.add, &h));
     op.out = &add_out;
     assert_hg_ok(ct_forward_wait(env, h, &add_in, &op));
     assert_hg_ok(op.out_ret);
@@ -588,8 +586,8 @@ test_forward_busy(void **state)
     hg_handle_t h;
     struct ct_op op = {0}, second = {0};
 
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.hold,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.hold, &h));
     assert_hg_ok(HG_Forward(h, ct_op_cb, &op, &in));
     assert_hg_ret(HG_Forward(h, ct_op_cb, &second, &in), HG_BUSY);
     ct_wait_held(env, 1);
@@ -621,8 +619,8 @@ test_handle_refs(void **state)
     struct ct_op op = {0};
 
     ct_handle_data_freed = 0;
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.null,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.null, &h));
     assert_hg_ok(HG_Set_data(h, &token, handle_data_free));
     assert_ptr_equal(HG_Get_data(h), &token);
     assert_int_equal(HG_Ref_get(h), 1);
@@ -648,15 +646,14 @@ test_addr_roundtrip(void **state)
     hg_addr_t again, dup, self, deser;
     void *ser;
 
-    assert_hg_ok(HG_Addr_to_string(env->client, NULL, &size,
-                                   env->server_addr));
+    assert_hg_ok(HG_Addr_to_string(env->client, NULL, &size, env->server_addr));
     need = size;
     assert_true(need > 1 && need <= sizeof(buf));
     size = sizeof(small);
     if (need > sizeof(small)) {
-        assert_hg_ret(HG_Addr_to_string(env->client, small, &size,
-                                        env->server_addr),
-                      HG_OVERFLOW);
+        assert_hg_ret(
+            HG_Addr_to_string(env->client, small, &size, env->server_addr),
+            HG_OVERFLOW);
         assert_true(size == need);
     }
     size = sizeof(buf);
@@ -767,9 +764,9 @@ test_bad_args(void **state)
 
     assert_hg_ret(HG_Create(NULL, env->server_addr, env->ids.null, &h),
                   HG_INVALID_ARG);
-    assert_hg_ret(HG_Create(env->client_ctx, env->server_addr, env->ids.null,
-                            NULL),
-                  HG_INVALID_ARG);
+    assert_hg_ret(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.null, NULL),
+        HG_INVALID_ARG);
     assert_hg_ret(HG_Forward(HG_HANDLE_NULL, never_called_cb, NULL, NULL),
                   HG_INVALID_ARG);
     assert_hg_ret(
@@ -854,8 +851,12 @@ static void
 test_checksum_payload(void **state)
 {
     struct ct_env *env = (struct ct_env *) *state;
-    ct_types_in_t in = {.name = (char *) "sum me", .tag = "crc", .i32 = -4,
-                        .u64 = 99, .flag = HG_TRUE, .real = 1.5};
+    ct_types_in_t in = {.name = (char *) "sum me",
+                        .tag = "crc",
+                        .i32 = -4,
+                        .u64 = 99,
+                        .flag = HG_TRUE,
+                        .real = 1.5};
 
     ct_forward_null_ok(env);
     types_round_trip(env, &in);
@@ -880,8 +881,9 @@ test_checksum_corruption(void **state)
 
     if (harness_sim_corrupt_next(env) != 0) {
         harness_finish(env);
-        fprintf(stderr, "skip: no corruption fault to inject on %s (the "
-                        "simulated fabric's fault API is not there yet)\n",
+        fprintf(stderr,
+                "skip: no corruption fault to inject on %s (the "
+                "simulated fabric's fault API is not there yet)\n",
                 env->info);
         skip();
     }
@@ -892,8 +894,8 @@ test_checksum_corruption(void **state)
      * Repeat until a payload flip was seen; the seed fixes the sequence. */
     int checksum_errors = 0, tries;
 
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.types,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.types, &h));
     for (tries = 0; tries < 20 && checksum_errors == 0; tries++) {
         memset(&out, 0, sizeof(out));
         memset(&op, 0, sizeof(op));
@@ -954,8 +956,8 @@ det_scenario(struct ct_env *env, struct det_result *res)
 
         r[i].op.out = &r[i].out;
         r[i].op.done = &done;
-        assert_hg_ok(HG_Create(env->client_ctx, env->server_addr,
-                               env->ids.add, &r[i].h));
+        assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.add,
+                               &r[i].h));
         assert_hg_ok(HG_Set_target_id(r[i].h, (uint8_t) (i % 2)));
         assert_hg_ok(HG_Forward(r[i].h, ct_op_cb, &r[i].op, &in));
     }
@@ -970,8 +972,8 @@ det_scenario(struct ct_env *env, struct det_result *res)
     /* A timeout and a late response are part of the trace too. */
     memset(&op, 0, sizeof(op));
     op.out = &out;
-    assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.hold,
-                           &h));
+    assert_hg_ok(
+        HG_Create(env->client_ctx, env->server_addr, env->ids.hold, &h));
     assert_hg_ok(HG_Forward_timed(h, ct_op_cb, &op, &hin, 50));
     harness_run_until(env, &op.calls, CT_WAIT_MS);
     assert_hg_ret(op.ret, HG_TIMEOUT);

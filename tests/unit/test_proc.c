@@ -33,9 +33,9 @@ encode_exact(hg_proc_cb_t fn, void *data, hg_size_t *size)
     unsigned char *copy;
     const void *src;
 
-    assert_int_equal(hg_proc_create_set(NULL, NULL, 0, HG_ENCODE, HG_NOHASH,
-                                        &proc),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, NULL, 0, HG_ENCODE, HG_NOHASH, &proc),
+        HG_SUCCESS);
     assert_int_equal(fn(proc, data), HG_SUCCESS);
     *size = hg_proc_get_size_used(proc);
     src = hg_proc_get_extra_buf(proc);
@@ -52,15 +52,14 @@ encode_exact(hg_proc_cb_t fn, void *data, hg_size_t *size)
 /* Decodes `size` bytes at `buf` into `data`; returns the proc's result and
  * the number of bytes consumed. */
 static hg_return_t
-decode(hg_proc_cb_t fn, void *buf, hg_size_t size, void *data,
-       hg_size_t *used)
+decode(hg_proc_cb_t fn, void *buf, hg_size_t size, void *data, hg_size_t *used)
 {
     hg_proc_t proc;
     hg_return_t ret;
 
-    assert_int_equal(hg_proc_create_set(NULL, buf, size, HG_DECODE, HG_NOHASH,
-                                        &proc),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, buf, size, HG_DECODE, HG_NOHASH, &proc),
+        HG_SUCCESS);
     ret = fn(proc, data);
     if (used != NULL)
         *used = hg_proc_get_size_used(proc);
@@ -73,9 +72,9 @@ free_struct(hg_proc_cb_t fn, void *data)
 {
     hg_proc_t proc;
 
-    assert_int_equal(hg_proc_create_set(NULL, NULL, 0, HG_FREE, HG_NOHASH,
-                                        &proc),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, NULL, 0, HG_FREE, HG_NOHASH, &proc),
+        HG_SUCCESS);
     assert_int_equal(fn(proc, data), HG_SUCCESS);
     assert_int_equal(hg_proc_free(proc), HG_SUCCESS);
 }
@@ -123,9 +122,9 @@ test_scalar_wire_layout(void **state)
     };
     (void) state;
 
-    assert_int_equal(hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE,
-                                        HG_NOHASH, &proc),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE, HG_NOHASH, &proc),
+        HG_SUCCESS);
     assert_int_equal(hg_proc_uint16_t(proc, &u16), HG_SUCCESS);
     assert_int_equal(hg_proc_uint32_t(proc, &u32), HG_SUCCESS);
     assert_int_equal(hg_proc_uint64_t(proc, &u64), HG_SUCCESS);
@@ -141,8 +140,8 @@ test_scalar_wire_layout(void **state)
     do {                                                                       \
         type in_ = (value), out_;                                              \
         memset(&out_, 0xa5, sizeof(out_));                                     \
-        assert_int_equal(hg_proc_create_set(NULL, buf, sizeof(buf),            \
-                                            HG_ENCODE, HG_NOHASH, &proc),      \
+        assert_int_equal(hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE, \
+                                            HG_NOHASH, &proc),                 \
                          HG_SUCCESS);                                          \
         assert_int_equal(hg_proc_##type(proc, &in_), HG_SUCCESS);              \
         assert_int_equal(hg_proc_get_size_used(proc), sizeof(type));           \
@@ -150,11 +149,11 @@ test_scalar_wire_layout(void **state)
                          HG_SUCCESS);                                          \
         assert_int_equal(hg_proc_##type(proc, &out_), HG_SUCCESS);             \
         assert_memory_equal(&in_, &out_, sizeof(type));                        \
-        /* One byte short must fail and leave the output alone. */            \
+        /* One byte short must fail and leave the output alone. */             \
         memset(&out_, 0xa5, sizeof(out_));                                     \
-        assert_int_equal(hg_proc_reset(proc, buf, sizeof(type) - 1,            \
-                                       HG_DECODE),                             \
-                         HG_SUCCESS);                                          \
+        assert_int_equal(                                                      \
+            hg_proc_reset(proc, buf, sizeof(type) - 1, HG_DECODE),             \
+            HG_SUCCESS);                                                       \
         assert_int_equal(hg_proc_##type(proc, &out_), HG_OVERFLOW);            \
         assert_int_equal(hg_proc_get_size_used(proc), 0);                      \
         assert_int_equal(((unsigned char *) &out_)[0], 0xa5);                  \
@@ -212,9 +211,9 @@ test_bool_rejects_other_bytes(void **state)
     hg_proc_t proc;
     (void) state;
 
-    assert_int_equal(hg_proc_create_set(NULL, buf, 1, HG_ENCODE, HG_NOHASH,
-                                        &proc),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, buf, 1, HG_ENCODE, HG_NOHASH, &proc),
+        HG_SUCCESS);
     assert_int_equal(hg_proc_hg_bool_t(proc, &b), HG_SUCCESS);
     assert_int_equal(buf[0], 1);
     buf[0] = 2;
@@ -235,9 +234,9 @@ test_raw_and_memcpy(void **state)
 
     for (size_t i = 0; i < sizeof(in); i++)
         in[i] = (unsigned char) (i * 7 + 1);
-    assert_int_equal(hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE,
-                                        HG_NOHASH, &proc),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE, HG_NOHASH, &proc),
+        HG_SUCCESS);
     assert_int_equal(hg_proc_raw(proc, in, 20), HG_SUCCESS);
     assert_int_equal(hg_proc_memcpy(proc, in + 20, 20), HG_SUCCESS);
     assert_int_equal(hg_proc_raw(proc, NULL, 0), HG_SUCCESS);
@@ -284,8 +283,7 @@ string_round_trip(const char *s)
 
     /* The const flavour shares the wire format and also allocates. */
     wire = encode_exact(hg_proc_hg_const_string_t, &cin, &size);
-    assert_int_equal(decode(hg_proc_hg_const_string_t, wire, size, &cout,
-                            NULL),
+    assert_int_equal(decode(hg_proc_hg_const_string_t, wire, size, &cout, NULL),
                      HG_SUCCESS);
     if (s == NULL)
         assert_null(cout);
@@ -317,19 +315,20 @@ test_string_round_trips(void **state)
 static void
 test_string_wire_layout(void **state)
 {
-    hg_string_t null_str = NULL, empty = (hg_string_t) "", ab = (hg_string_t) "ab";
+    hg_string_t null_str = NULL, empty = (hg_string_t) "",
+                ab = (hg_string_t) "ab";
     unsigned char buf[64];
     hg_proc_t proc;
     static const unsigned char expect[] = {
-        0, 0, 0, 0, 0, 0, 0, 0,           /* NULL      */
-        1, 0, 0, 0, 0, 0, 0, 0, 0,        /* ""        */
+        0, 0, 0, 0, 0, 0, 0, 0,             /* NULL      */
+        1, 0, 0, 0, 0, 0, 0, 0, 0,          /* ""        */
         3, 0, 0, 0, 0, 0, 0, 0, 'a', 'b', 0 /* "ab" */
     };
     (void) state;
 
-    assert_int_equal(hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE,
-                                        HG_NOHASH, &proc),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE, HG_NOHASH, &proc),
+        HG_SUCCESS);
     assert_int_equal(hg_proc_hg_string_t(proc, &null_str), HG_SUCCESS);
     assert_int_equal(hg_proc_hg_string_t(proc, &empty), HG_SUCCESS);
     assert_int_equal(hg_proc_hg_string_t(proc, &ab), HG_SUCCESS);
@@ -348,8 +347,7 @@ expect_bad_string(const unsigned char *bytes, size_t len, hg_return_t want)
 
     assert_non_null(copy);
     memcpy(copy, bytes, len);
-    assert_int_equal(decode(hg_proc_hg_string_t, copy, len, &out, NULL),
-                     want);
+    assert_int_equal(decode(hg_proc_hg_string_t, copy, len, &out, NULL), want);
     assert_null(out);
     free(copy);
 }
@@ -364,9 +362,11 @@ test_string_hostile(void **state)
     static const unsigned char max[] = {0xff, 0xff, 0xff, 0xff, 0xff,
                                         0xff, 0xff, 0xff, 0};
     /* Right count, no terminating NUL. */
-    static const unsigned char no_nul[] = {3, 0, 0, 0, 0, 0, 0, 0, 'a', 'b', 'c'};
+    static const unsigned char no_nul[] = {3, 0, 0,   0,   0,  0,
+                                           0, 0, 'a', 'b', 'c'};
     /* A NUL inside the string. */
-    static const unsigned char inner_nul[] = {3, 0, 0, 0, 0, 0, 0, 0, 'a', 0, 0};
+    static const unsigned char inner_nul[] = {3, 0, 0,   0, 0, 0,
+                                              0, 0, 'a', 0, 0};
     /* Truncated count. */
     static const unsigned char short_count[] = {1, 0, 0};
     (void) state;
@@ -382,26 +382,26 @@ test_string_hostile(void **state)
 
 /* ---- generated structures ------------------------------------------- */
 
-MERCURY_GEN_PROC(point_t, ((int32_t)(x))((int32_t)(y))((hg_string_t)(label)))
+MERCURY_GEN_PROC(point_t, ((int32_t) (x))((int32_t) (y))((hg_string_t) (label)))
 
 MERCURY_GEN_PROC(shape_t,
-                 ((uint8_t)(kind))((point_t)(origin))((point_t)(corner))
-                 ((hg_const_string_t)(name))((hg_bool_t)(filled)))
+                 ((uint8_t) (kind))((point_t) (origin))((point_t) (corner))(
+                     (hg_const_string_t) (name))((hg_bool_t) (filled)))
 
 /* Forty fields, well past the 32 the API promises. */
 MERCURY_GEN_PROC(
     wide_t,
-    ((int8_t)(f00))((uint8_t)(f01))((int16_t)(f02))((uint16_t)(f03))
-    ((int32_t)(f04))((uint32_t)(f05))((int64_t)(f06))((uint64_t)(f07))
-    ((hg_size_t)(f08))((hg_bool_t)(f09))((hg_string_t)(f10))((hg_id_t)(f11))
-    ((int8_t)(f12))((uint8_t)(f13))((int16_t)(f14))((uint16_t)(f15))
-    ((int32_t)(f16))((uint32_t)(f17))((int64_t)(f18))((uint64_t)(f19))
-    ((hg_string_t)(f20))((hg_const_string_t)(f21))((double)(f22))
-    ((float)(f23))((int32_t)(f24))((int32_t)(f25))((int32_t)(f26))
-    ((int32_t)(f27))((int32_t)(f28))((int32_t)(f29))((int32_t)(f30))
-    ((int32_t)(f31))((int32_t)(f32))((int32_t)(f33))((point_t)(f34))
-    ((int32_t)(f35))((int32_t)(f36))((int32_t)(f37))((hg_string_t)(f38))
-    ((uint64_t)(f39)))
+    ((int8_t) (f00))((uint8_t) (f01))((int16_t) (f02))((uint16_t) (f03))(
+        (int32_t) (f04))((uint32_t) (f05))((int64_t) (f06))((uint64_t) (f07))(
+        (hg_size_t) (f08))((hg_bool_t) (f09))((hg_string_t) (f10))(
+        (hg_id_t) (f11))((int8_t) (f12))((uint8_t) (f13))((int16_t) (f14))(
+        (uint16_t) (f15))((int32_t) (f16))((uint32_t) (f17))((int64_t) (f18))(
+        (uint64_t) (f19))((hg_string_t) (f20))((hg_const_string_t) (f21))(
+        (double) (f22))((float) (f23))((int32_t) (f24))((int32_t) (f25))(
+        (int32_t) (f26))((int32_t) (f27))((int32_t) (f28))((int32_t) (f29))(
+        (int32_t) (f30))((int32_t) (f31))((int32_t) (f32))((int32_t) (f33))(
+        (point_t) (f34))((int32_t) (f35))((int32_t) (f36))((int32_t) (f37))(
+        (hg_string_t) (f38))((uint64_t) (f39)))
 
 /* A proc for a structure the program declared itself. */
 struct pair {
@@ -409,7 +409,7 @@ struct pair {
     hg_string_t b;
 };
 typedef struct pair pair_t;
-MERCURY_GEN_STRUCT_PROC(pair_t, ((uint16_t)(a))((hg_string_t)(b)))
+MERCURY_GEN_STRUCT_PROC(pair_t, ((uint16_t) (a))((hg_string_t) (b)))
 
 static void
 fill_wide(wide_t *w)
@@ -693,8 +693,7 @@ test_encode_overflow(void **state)
     assert_int_equal(hg_proc_raw(proc, in, big), HG_SUCCESS);
     extra = hg_proc_get_extra_buf(proc);
     used = hg_proc_get_size_used(proc);
-    assert_int_equal(hg_proc_set_extra_buf_is_mine(proc, HG_TRUE),
-                     HG_SUCCESS);
+    assert_int_equal(hg_proc_set_extra_buf_is_mine(proc, HG_TRUE), HG_SUCCESS);
     assert_int_equal(hg_proc_reset(proc, extra, used, HG_DECODE), HG_SUCCESS);
     assert_null(hg_proc_get_extra_buf(proc));
     assert_int_equal(hg_proc_uint32_t(proc, &head_out), HG_SUCCESS);
@@ -724,9 +723,9 @@ test_encode_overflow_small_fields(void **state)
     assert_int_equal(hg_proc_create_set(NULL, small, sizeof(small), HG_ENCODE,
                                         HG_NOHASH, &a),
                      HG_SUCCESS);
-    assert_int_equal(hg_proc_create_set(NULL, big, count * 4, HG_ENCODE,
-                                        HG_NOHASH, &b),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, big, count * 4, HG_ENCODE, HG_NOHASH, &b),
+        HG_SUCCESS);
     for (uint32_t i = 0; i < count; i++) {
         uint32_t v = i * 2654435761u;
         assert_int_equal(hg_proc_uint32_t(a, &v), HG_SUCCESS);
@@ -752,9 +751,9 @@ test_save_restore_ptr(void **state)
     uint32_t v = 77, vout;
     (void) state;
 
-    assert_int_equal(hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE,
-                                        HG_NOHASH, &proc),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE, HG_NOHASH, &proc),
+        HG_SUCCESS);
     p = hg_proc_save_ptr(proc, 4);
     assert_ptr_equal(p, buf);
     assert_int_equal(hg_proc_uint32_t(proc, &v), HG_SUCCESS);
@@ -793,9 +792,9 @@ test_checksum(void **state)
 
     for (size_t i = 0; i < sizeof(data); i++)
         data[i] = (unsigned char) (i ^ 0x5c);
-    assert_int_equal(hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE,
-                                        HG_CRC32, &enc),
-                     HG_SUCCESS);
+    assert_int_equal(
+        hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE, HG_CRC32, &enc),
+        HG_SUCCESS);
     assert_int_equal(hg_proc_raw(enc, data, sizeof(data)), HG_SUCCESS);
     assert_int_equal(hg_proc_flush(enc), HG_SUCCESS);
     assert_int_equal(hg_proc_checksum_get(enc, &crc, sizeof(crc)), HG_SUCCESS);
@@ -808,8 +807,8 @@ test_checksum(void **state)
     assert_int_equal(hg_proc_checksum_get(enc, &crc2, 8), HG_INVALID_ARG);
     assert_int_equal(hg_proc_checksum_get(enc, NULL, 4), HG_INVALID_ARG);
 
-    assert_int_equal(hg_proc_create_set(NULL, buf, sizeof(data) + 4,
-                                        HG_DECODE, HG_CRC32, &dec),
+    assert_int_equal(hg_proc_create_set(NULL, buf, sizeof(data) + 4, HG_DECODE,
+                                        HG_CRC32, &dec),
                      HG_SUCCESS);
     assert_int_equal(hg_proc_raw(dec, out, sizeof(out)), HG_SUCCESS);
     assert_int_equal(hg_proc_flush(dec), HG_SUCCESS);
@@ -849,15 +848,13 @@ test_checksum_overflow_and_implicit_flush(void **state)
                      HG_SUCCESS);
     assert_int_equal(hg_proc_wide_t(proc, &w), HG_SUCCESS);
     assert_non_null(hg_proc_get_extra_buf(proc));
-    assert_int_equal(hg_proc_checksum_get(proc, &crc, sizeof(crc)),
-                     HG_SUCCESS);
+    assert_int_equal(hg_proc_checksum_get(proc, &crc, sizeof(crc)), HG_SUCCESS);
     assert_int_equal(crc, qs_crc32c(0, hg_proc_get_extra_buf(proc),
                                     hg_proc_get_size_used(proc)));
     /* A reset restarts the checksum. */
     assert_int_equal(hg_proc_reset(proc, small, sizeof(small), HG_ENCODE),
                      HG_SUCCESS);
-    assert_int_equal(hg_proc_checksum_get(proc, &crc, sizeof(crc)),
-                     HG_SUCCESS);
+    assert_int_equal(hg_proc_checksum_get(proc, &crc, sizeof(crc)), HG_SUCCESS);
     assert_int_equal(crc, 0);
     assert_int_equal(hg_proc_free(proc), HG_SUCCESS);
 }
@@ -895,9 +892,9 @@ test_arguments(void **state)
     (void) state;
 
     assert_int_equal(hg_proc_create(NULL, HG_NOHASH, NULL), HG_INVALID_ARG);
-    assert_int_equal(hg_proc_create_set(NULL, buf, 4, HG_ENCODE, HG_NOHASH,
-                                        NULL),
-                     HG_INVALID_ARG);
+    assert_int_equal(
+        hg_proc_create_set(NULL, buf, 4, HG_ENCODE, HG_NOHASH, NULL),
+        HG_INVALID_ARG);
     assert_int_equal(hg_proc_reset(HG_PROC_NULL, buf, 4, HG_ENCODE),
                      HG_INVALID_ARG);
     assert_int_equal(hg_proc_free(HG_PROC_NULL), HG_SUCCESS);
@@ -935,9 +932,9 @@ test_register_macro(void **state)
 {
     (void) state;
 
-    assert_int_equal(sizeof(MERCURY_REGISTER(NULL, "shape", shape_t, point_t,
-                                             NULL)),
-                     sizeof(hg_id_t));
+    assert_int_equal(
+        sizeof(MERCURY_REGISTER(NULL, "shape", shape_t, point_t, NULL)),
+        sizeof(hg_id_t));
     assert_int_equal(sizeof(MERCURY_REGISTER(NULL, "none", void, void, NULL)),
                      sizeof(hg_id_t));
 }

@@ -1,0 +1,228 @@
+/*
+ * auto_sm messages (see na_sm_auto_internal.h): the internal unexpected
+ * receives on both inner classes, the user's receives they fill (or the
+ * backlog), sends and expected receives mapped to one inner class, and
+ * cancel.
+ */
+#include "na_sm_auto_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Give a message to a user's receive (ac->lock held, op taken off). */
+static void
+na_auto_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
+             const void *data, size_t len)
+{
+    struct na_cb_info_recv_unexpected *ru =
+        &op->completion.callback_info.info.recv_unexpected;
+    na_return_t ret = NA_SUCCESS;
+
+    if (len > op->size) {
+        ret = NA_MSGSIZE;
+        len = op->size;
+        na_auto_addr_release(source);
+        source = NULL;
+    }
+    if (len != 0)
+        memcpy(op->buf, data, len);
+    ru->actual_buf_size = len;
+    ru->tag = tag;
+    ru->source = source;
+    na_auto_op_finish(op, ret);
+}
+
+static void
+na_auto_rx_cb(const struct na_cb_info *info)
+{
+    struct na_auto_rx *rx = info->arg;
+    struct na_auto_context *ac = rx->ac;
+    struct na_auto_class *cls = ac->cls;
+    const struct na_cb_info_recv_unexpected *ru = &info->info.recv_unexpected;
+    struct na_op_id *op;
+
+    rx->live = false;
+    if (info->ret == NA_SUCCESS) {
+        struct na_addr *src =
+            na_auto_addr_new(cls, rx->side == NA_AUTO_NET ? ru->source : NULL,
+                             rx->side == NA_AUTO_SM ? ru->source : NULL);
+        pthread_mutex_lock(&ac->lock);
+        op = TAILQ_FIRST(&ac->posted);
+        if (op != NULL) {
+            TAILQ_REMOVE(&ac->posted, op, entry);
+            op->queued = false;
+            na_auto_fill(op, src, ru->tag, rx->buf, ru->actual_buf_size);
+        } else if (src != NULL) {
+            struct na_auto_msg *m = malloc(sizeof(*m) + ru->actual_buf_size);
+            if (m != NULL) {
+                m->source = src;
+                m->tag = ru->tag;
+                m->len = ru->actual_buf_size;
+                memcpy(m->data, rx->buf, m->len);
+                TAILQ_INSERT_TAIL(&ac->backlog, m, entry);
+            } else {
+                na_auto_addr_release(src);
+            }
+        }
+        pthread_mutex_unlock(&ac->lock);
+    }
+    if (!ac->closing && info->ret != NA_CANCELED)
+        na_auto_rx_post(rx);
+}
+
+void
+na_auto_rx_post(struct na_auto_rx *rx)
+{
+    struct na_auto_context *ac = rx->ac;
+    struct na_auto_class *cls = ac->cls;
+
+    if (NA_Msg_recv_unexpected(cls->inner[rx->side], ac->inner[rx->side],
+                               na_auto_rx_cb, rx, rx->buf, cls->max_unexp,
+                               rx->plugin_data, rx->op) == NA_SUCCESS)
+        rx->live = true;
+}
+
+/* Buffers come from the network class; shared memory needs nothing. */
+void *
+na_auto_msg_buf_alloc(na_class_t *na_class, size_t size, unsigned long flags,
+                      void **plugin_data)
+{
+    return NA_Msg_buf_alloc(na_auto_class(na_class)->inner[NA_AUTO_NET], size,
+                            flags, plugin_data);
+}
+
+void
+na_auto_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
+{
+    NA_Msg_buf_free(na_auto_class(na_class)->inner[NA_AUTO_NET], buf,
+                    plugin_data);
+}
+
+static na_return_t
+na_auto_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
+             void *arg, const void *buf, size_t size, void *plugin_data,
+             na_addr_t dest, uint8_t dest_id, na_tag_t tag, na_op_id_t *op,
+             bool expected)
+{
+    struct na_auto_class *cls = na_auto_class(na_class);
+    struct na_auto_context *ac = na_auto_ctx(context);
+    int s = na_auto_addr_side(dest);
+    na_return_t ret;
+
+    ret = na_auto_op_start(
+        op, context, expected ? NA_CB_SEND_EXPECTED : NA_CB_SEND_UNEXPECTED,
+        callback, arg);
+    if (ret != NA_SUCCESS)
+        return ret;
+    op->side = s;
+    ret = (expected ? NA_Msg_send_expected : NA_Msg_send_unexpected)(
+        cls->inner[s], ac->inner[s], na_auto_inner_cb, op, buf, size,
+        s == NA_AUTO_NET ? plugin_data : NULL, dest->part[s], dest_id, tag,
+        op->inner[s]);
+    if (ret != NA_SUCCESS)
+        na_auto_op_abort(op);
+    return ret;
+}
+
+na_return_t
+na_auto_send_unexpected(na_class_t *na_class, na_context_t *context,
+                        na_cb_t callback, void *arg, const void *buf,
+                        size_t size, void *plugin_data, na_addr_t dest,
+                        uint8_t dest_id, na_tag_t tag, na_op_id_t *op)
+{
+    return na_auto_send(na_class, context, callback, arg, buf, size,
+                        plugin_data, dest, dest_id, tag, op, false);
+}
+
+na_return_t
+na_auto_send_expected(na_class_t *na_class, na_context_t *context,
+                      na_cb_t callback, void *arg, const void *buf, size_t size,
+                      void *plugin_data, na_addr_t dest, uint8_t dest_id,
+                      na_tag_t tag, na_op_id_t *op)
+{
+    return na_auto_send(na_class, context, callback, arg, buf, size,
+                        plugin_data, dest, dest_id, tag, op, true);
+}
+
+na_return_t
+na_auto_recv_unexpected(na_class_t *na_class, na_context_t *context,
+                        na_cb_t callback, void *arg, void *buf, size_t size,
+                        void *plugin_data, na_op_id_t *op)
+{
+    struct na_auto_context *ac = na_auto_ctx(context);
+    struct na_auto_msg *m;
+    na_return_t ret;
+
+    (void) na_class;
+    (void) plugin_data;
+    ret = na_auto_op_start(op, context, NA_CB_RECV_UNEXPECTED, callback, arg);
+    if (ret != NA_SUCCESS)
+        return ret;
+    op->buf = buf;
+    op->size = size;
+    op->side = -1;
+    pthread_mutex_lock(&ac->lock);
+    m = TAILQ_FIRST(&ac->backlog);
+    if (m != NULL) {
+        TAILQ_REMOVE(&ac->backlog, m, entry);
+        na_auto_fill(op, m->source, m->tag, m->data, m->len);
+        free(m);
+    } else {
+        op->queued = true;
+        TAILQ_INSERT_TAIL(&ac->posted, op, entry);
+    }
+    pthread_mutex_unlock(&ac->lock);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_auto_recv_expected(na_class_t *na_class, na_context_t *context,
+                      na_cb_t callback, void *arg, void *buf, size_t size,
+                      void *plugin_data, na_addr_t source, uint8_t source_id,
+                      na_tag_t tag, na_op_id_t *op)
+{
+    struct na_auto_class *cls = na_auto_class(na_class);
+    struct na_auto_context *ac = na_auto_ctx(context);
+    int s = na_auto_addr_side(source);
+    na_return_t ret;
+
+    ret = na_auto_op_start(op, context, NA_CB_RECV_EXPECTED, callback, arg);
+    if (ret != NA_SUCCESS)
+        return ret;
+    op->side = s;
+    ret =
+        NA_Msg_recv_expected(cls->inner[s], ac->inner[s], na_auto_inner_cb, op,
+                             buf, size, s == NA_AUTO_NET ? plugin_data : NULL,
+                             source->part[s], source_id, tag, op->inner[s]);
+    if (ret != NA_SUCCESS)
+        na_auto_op_abort(op);
+    return ret;
+}
+
+na_return_t
+na_auto_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
+{
+    struct na_auto_class *cls = na_auto_class(na_class);
+    struct na_auto_context *ac;
+    bool mine = false;
+
+    (void) context;
+    if (atomic_load(&op->status) != NA_AUTO_OP_POSTED)
+        return NA_SUCCESS;
+    ac = na_auto_ctx(op->context);
+    pthread_mutex_lock(&ac->lock);
+    if (op->queued) {
+        TAILQ_REMOVE(&ac->posted, op, entry);
+        op->queued = false;
+        mine = true;
+    }
+    pthread_mutex_unlock(&ac->lock);
+    if (mine) {
+        na_auto_op_finish(op, NA_CANCELED);
+        return NA_SUCCESS;
+    }
+    if (op->side >= 0)
+        return NA_Cancel(cls->inner[op->side], ac->inner[op->side],
+                         op->inner[op->side]);
+    return NA_SUCCESS;
+}
