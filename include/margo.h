@@ -120,9 +120,13 @@ struct margo_init_info {
     struct margo_monitor *monitor;     /* ignored                      */
     margo_instance_id parent_mid;      /* ignored                      */
 };
+/* Every field spelled out, so that neither C nor C++ warns about missing
+ * field initializers (-Wextra); usable as `struct margo_init_info info =
+ * MARGO_INIT_INFO_INITIALIZER;` in both, and as a compound literal in C. */
 #define MARGO_INIT_INFO_INITIALIZER                                            \
     {                                                                          \
-        0                                                                      \
+        NULL, ABT_POOL_NULL, ABT_POOL_NULL, NULL, NULL, NULL, NULL, NULL,      \
+            MARGO_INSTANCE_NULL                                                \
     }
 margo_instance_id margo_init_ext(const char *address, int mode,
                                  const struct margo_init_info *info);
@@ -350,6 +354,13 @@ hg_return_t margo_provider_registered_name(margo_instance_id mid,
                                            const char *func_name,
                                            uint16_t provider_id, hg_id_t *id,
                                            hg_bool_t *flag);
+
+/*
+ * The provider an RPC id belongs to (MARGO_DEFAULT_PROVIDER_ID for an id
+ * from margo_register_name()), for instance info->id in a handler.
+ * Quicksilver's own: Margo keeps its demultiplexing internal.
+ */
+uint16_t margo_rpc_id_get_provider_id(hg_id_t id);
 
 /* The name an RPC id was registered with (through Margo), or NULL. The
  * string lives until the RPC is deregistered or the instance finalized. */

@@ -40,7 +40,7 @@ class timed_callback
     }
     ~timed_callback()
     {
-        if (m_timer != MARGO_TIMER_NULL && !m_state->finalized.load())
+        if (m_timer != MARGO_TIMER_NULL) /* valid after finalize too */
             margo_timer_destroy(m_timer);
     }
 

@@ -261,7 +261,6 @@ void margo_addrs_release(struct margo_instance *mid);
 /* margo_provider.c */
 #define MARGO_BASE_ID_MASK ((hg_id_t) 0xffffffffu)
 hg_id_t margo_mux_id(hg_id_t base_id, uint16_t provider_id);
-uint16_t margo_id_provider(hg_id_t id);
 struct margo_rpc_entry *margo_rpc_find(const struct margo_instance *mid,
                                        hg_id_t id);
 ABT_pool margo_rpc_pool_of(struct margo_instance *mid, hg_id_t id);

@@ -375,7 +375,7 @@ margo_dump_to(struct margo_instance *mid, FILE *f)
     fprintf(f, "refcount: %u\n", mid->refcount);
     fprintf(f, "# registered RPCs (id, provider, name)\n");
     for (e = mid->rpcs; e; e = e->next) {
-        uint16_t pid = margo_id_provider(e->id);
+        uint16_t pid = margo_rpc_id_get_provider_id(e->id);
 
         if (pid == MARGO_DEFAULT_PROVIDER_ID)
             fprintf(f, "rpc: %llu default %s\n", (unsigned long long) e->id,

@@ -28,7 +28,7 @@ margo_mux_id(hg_id_t base_id, uint16_t provider_id)
 }
 
 uint16_t
-margo_id_provider(hg_id_t id)
+margo_rpc_id_get_provider_id(hg_id_t id)
 {
     hg_id_t high = id >> 32;
 
@@ -251,6 +251,20 @@ margo_rpc_pool_of(struct margo_instance *mid, hg_id_t id)
 
 /* ---- Forwarding to a provider ---------------------------------------- */
 
+/* Give `to` the response flag of `from` (both registered). */
+static hg_return_t
+margo_copy_disabled_response(struct margo_instance *mid, hg_id_t from,
+                             hg_id_t to)
+{
+    hg_bool_t disabled = HG_FALSE;
+    hg_return_t ret;
+
+    ret = HG_Registered_disabled_response(mid->hg_class, from, &disabled);
+    if (ret == HG_SUCCESS && disabled)
+        ret = HG_Registered_disable_response(mid->hg_class, to, HG_TRUE);
+    return ret;
+}
+
 hg_return_t
 margo_handle_retarget(hg_handle_t handle, uint16_t provider_id)
 {
@@ -296,6 +310,11 @@ margo_handle_retarget(hg_handle_t handle, uint16_t provider_id)
         if (ret == HG_SUCCESS && margo_rpc_record(mid, target, name, in_proc,
                                                   out_proc, ABT_POOL_NULL) != 0)
             ret = HG_NOMEM;
+        /* The provider's id is the base RPC under another number: a
+         * one-way RPC stays one-way (or the forward would wait for a
+         * response the target never sends). */
+        if (ret == HG_SUCCESS)
+            ret = margo_copy_disabled_response(mid, info->id, target);
         free(name);
         if (ret != HG_SUCCESS)
             return ret;

@@ -7,7 +7,9 @@
 
 #include <string.h>
 
-MERCURY_GEN_PROC(tp_who_out_t, ((int32_t) (provider))((int32_t) (name_ok)))
+MERCURY_GEN_PROC(tp_who_out_t,
+                 ((int32_t) (provider))((int32_t) (name_ok))((uint16_t) (pid)))
+MERCURY_GEN_PROC(tp_note_in_t, ((int32_t) (value)))
 
 /* Answers with the provider's number (its registered data) and whether
  * margo_handle_get_name() gave the RPC's name. */
@@ -19,7 +21,8 @@ tp_who(hg_handle_t h)
     int *number = margo_registered_data(mid, info->id);
     const char *name = margo_handle_get_name(h);
     tp_who_out_t out = {number ? *number : -1,
-                        name != NULL && strcmp(name, "tp_who") == 0};
+                        name != NULL && strcmp(name, "tp_who") == 0,
+                        margo_rpc_id_get_provider_id(info->id)};
 
     margo_respond(h, &out);
     margo_destroy(h);
@@ -102,6 +105,7 @@ tp_call(struct tp_env *env, uint16_t pid, int how, hg_return_t *ret_out)
     if (ret == HG_SUCCESS) {
         assert_hg_ok(margo_get_output(h, &out));
         assert_int_equal(out.name_ok, 1);
+        assert_int_equal(out.pid, pid);
         got = out.provider;
         assert_hg_ok(margo_free_output(h, &out));
     }
@@ -177,11 +181,19 @@ test_provider_registered_names(void **state)
         margo_provider_registered_name(env.server, "tp_who", 5, &id5, &flag));
     assert_false(flag);
     assert_int_not_equal(id1, id5);
+    assert_int_equal(margo_rpc_id_get_provider_id(id1), 1);
+    assert_int_equal(margo_rpc_id_get_provider_id(id5), 5);
     assert_hg_ok(margo_registered_name(env.server, "tp_who", &base, &flag));
     assert_false(flag);
     assert_hg_ok(margo_registered_name(env.client, "tp_who", &base, &flag));
     assert_true(flag);
     assert_int_equal(base, env.client_id);
+    assert_int_equal(margo_rpc_id_get_provider_id(base),
+                     MARGO_DEFAULT_PROVIDER_ID);
+    assert_int_equal(margo_rpc_id_get_provider_id(margo_provider_register_name(
+                         env.client, "tp_other", hg_proc_void, hg_proc_void,
+                         NULL, 0, ABT_POOL_NULL)),
+                     0);
     assert_hg_ret(
         margo_provider_registered_name(env.server, "tp_who", 1, NULL, NULL),
         HG_INVALID_ARG);
@@ -240,6 +252,63 @@ test_provider_identity(void **state)
     tp_stop(&env);
 }
 
+/* The one-way RPC: records its value, never responds. */
+static atomic_int tp_note_value;
+
+static void
+tp_note(hg_handle_t h)
+{
+    tp_note_in_t in;
+
+    if (margo_get_input(h, &in) == HG_SUCCESS) {
+        atomic_store(&tp_note_value, in.value);
+        margo_free_input(h, &in);
+    }
+    margo_destroy(h);
+}
+DEFINE_MARGO_RPC_HANDLER(tp_note)
+
+/* An origin that made its RPC one-way, then forwards to a provider: the id
+ * registered on the fly for that provider must be one-way too, or the
+ * forward waits for a response that never comes. */
+static void
+test_provider_one_way_on_the_fly(void **state)
+{
+    struct tp_env env;
+    tp_note_in_t in = {42};
+    hg_id_t sid, cid, muxed;
+    hg_bool_t flag;
+    hg_handle_t h;
+    int disabled = 0;
+
+    (void) state;
+    tp_start(&env);
+    atomic_store(&tp_note_value, 0);
+    sid = MARGO_REGISTER_PROVIDER(env.server, "tp_note", tp_note_in_t, void,
+                                  tp_note, 3, ABT_POOL_NULL);
+    assert_int_not_equal(sid, 0);
+    assert_hg_ok(margo_registered_disable_response(env.server, sid, 1));
+    cid = MARGO_REGISTER(env.client, "tp_note", tp_note_in_t, void, NULL);
+    assert_hg_ok(margo_registered_disable_response(env.client, cid, 1));
+
+    assert_hg_ok(margo_create(env.client, env.addr, cid, &h));
+    /* Timed, so that a lost flag fails with HG_TIMEOUT instead of hanging
+     * (virtual time on the simulator). */
+    assert_hg_ok(margo_provider_forward_timed(3, h, &in, 2000));
+    assert_hg_ok(margo_destroy(h));
+    assert_hg_ok(margo_provider_registered_name(env.client, "tp_note", 3,
+                                                &muxed, &flag));
+    assert_true(flag);
+    assert_hg_ok(
+        margo_registered_disabled_response(env.client, muxed, &disabled));
+    assert_int_equal(disabled, 1);
+    /* The request did reach provider 3. */
+    for (int i = 0; i < 10000 && atomic_load(&tp_note_value) == 0; i++)
+        margo_thread_sleep(env.client, 1);
+    assert_int_equal(atomic_load(&tp_note_value), 42);
+    tp_stop(&env);
+}
+
 int
 main(void)
 {
@@ -248,6 +317,7 @@ main(void)
         cmocka_unit_test(test_provider_handle_reuse),
         cmocka_unit_test(test_provider_registered_names),
         cmocka_unit_test(test_provider_identity),
+        cmocka_unit_test(test_provider_one_way_on_the_fly),
     };
 
     return tm_main("margo_provider", tests, sizeof(tests) / sizeof(tests[0]));

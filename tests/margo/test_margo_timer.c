@@ -176,6 +176,54 @@ test_timer_outlives_instance(void **state)
     assert_int_equal(margo_timer_destroy(t), 0);
 }
 
+/* Timers left in every state at finalize (never started, armed, expired
+ * and queued, on the handler pool and on a pool of their own) belong to
+ * the program, which destroys them afterwards: nothing may leak (the
+ * AddressSanitizer build checks) and none fires after finalize. */
+static void
+test_timer_pending_at_finalize_freed(void **state)
+{
+    const char *json = "{\"argobots\":{\"pools\":[{\"name\":\"tp\"}],"
+                       "\"xstreams\":[{\"name\":\"tx\",\"scheduler\":"
+                       "{\"pools\":[\"tp\"]}}]}}";
+    struct margo_init_info info = MARGO_INIT_INFO_INITIALIZER;
+    struct tt_count c = {0};
+    margo_instance_id mid;
+    margo_timer_t t[5];
+    struct margo_pool_info pinfo;
+    ABT_pool pool;
+    char addr[64];
+
+    (void) state;
+    info.json_config = json;
+    tm_addr_for(addr, sizeof(addr), "timer-fin");
+    mid = margo_init_ext(addr, MARGO_SERVER_MODE, &info);
+    assert_non_null(mid);
+    assert_hg_ok(margo_find_pool_by_name(mid, "tp", &pinfo));
+    pool = pinfo.pool;
+    c.mid = mid;
+    assert_int_equal(margo_timer_create(mid, tt_cb, &c, &t[0]), 0);
+    assert_int_equal(margo_timer_create(mid, tt_cb, &c, &t[1]), 0);
+    assert_int_equal(margo_timer_create(mid, tt_cb, &c, &t[2]), 0);
+    assert_int_equal(margo_timer_create_with_pool(mid, tt_cb, &c, pool, &t[3]),
+                     0);
+    assert_int_equal(margo_timer_create_with_pool(mid, tt_cb, &c, pool, &t[4]),
+                     0);
+    assert_int_equal(margo_timer_start(t[1], 600000), 0);
+    assert_int_equal(margo_timer_start(t[2], 0), 0);
+    assert_int_equal(margo_timer_start(t[3], 0), 0);
+    assert_int_equal(margo_timer_start(t[4], 600000), 0);
+    margo_finalize(mid);
+    int fired = atomic_load(&c.fired);
+    assert_true(fired <= 2); /* only the two expired ones, if at all */
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(margo_timer_start(t[i], 0), -1);
+        assert_int_equal(margo_timer_cancel(t[i]), 0);
+        assert_int_equal(margo_timer_destroy(t[i]), 0);
+    }
+    assert_int_equal(atomic_load(&c.fired), fired);
+}
+
 int
 main(void)
 {
@@ -184,6 +232,7 @@ main(void)
         cmocka_unit_test(test_timer_cancel),
         cmocka_unit_test(test_timer_rearm_from_callback),
         cmocka_unit_test(test_timer_outlives_instance),
+        cmocka_unit_test(test_timer_pending_at_finalize_freed),
     };
 
     return tm_main("margo_timer", tests, sizeof(tests) / sizeof(tests[0]));
