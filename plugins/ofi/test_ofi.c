@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "na_ofi_internal.h"
 
 #include <spawn.h>
 #include <stdio.h>
@@ -527,7 +528,99 @@ test_shm_refused(void **state)
         cmocka_unit_test_setup_teardown(test_addr_cache_bound, setup,          \
                                         teardown),                             \
         cmocka_unit_test_setup_teardown(test_bad_strings, setup, teardown),    \
-        cmocka_unit_test_setup_teardown(test_addr_set_remove, setup, teardown)
+        cmocka_unit_test_setup_teardown(test_addr_set_remove, setup,           \
+                                        teardown),                             \
+        cmocka_unit_test_setup_teardown(test_forged_source, setup, teardown)
+
+/* Send `text` from the client to the server as an unexpected message and
+ * wait for the send to complete. */
+static void
+send_one(struct fixture *fx, const char *text)
+{
+    size_t len = strlen(text) + 1;
+    void *sdata, *sbuf = NA_Msg_buf_alloc(fx->cli, len, 0, &sdata);
+    na_op_id_t *sop = NA_Op_create(fx->cli, 0);
+    struct result sent = {0};
+
+    assert_non_null(sbuf);
+    memcpy(sbuf, text, len);
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &sent,
+                                            sbuf, len, sdata, fx->srv_addr, 0,
+                                            9, sop),
+                     NA_SUCCESS);
+    assert_true(progress_until(fx, &sent.calls, 1));
+    assert_int_equal(sent.ret, NA_SUCCESS);
+    NA_Op_destroy(fx->cli, sop);
+    NA_Msg_buf_free(fx->cli, sbuf, sdata);
+}
+
+/*
+ * A peer whose header claims another peer's address: the provider says
+ * (FI_SOURCE) which peer the message came from, so once the server knows
+ * the real sender, a header naming anyone else is dropped and counted,
+ * and the next honest message is the one delivered.
+ */
+static void
+test_forged_source(void **state)
+{
+    struct fixture *fx = fixture_or_skip(state);
+    struct na_ofi_class *scls = na_ofi_class(fx->srv);
+    struct na_ofi_class *ccls = na_ofi_class(fx->cli);
+    size_t max = NA_Msg_get_max_unexpected_size(fx->srv);
+    void *rdata, *rbuf = NA_Msg_buf_alloc(fx->srv, max, 0, &rdata);
+    na_op_id_t *rop = NA_Op_create(fx->srv, 0);
+    uint8_t saved[NA_OFI_HDR_SIZE];
+    struct result recv = {0};
+    char info[64];
+    na_class_t *other;
+
+    if (!scls->fi_source) {
+        print_message("ofi+%s does not report message sources "
+                      "(FI_SOURCE); skipping\n",
+                      fx->protocol);
+        NA_Op_destroy(fx->srv, rop);
+        NA_Msg_buf_free(fx->srv, rbuf, rdata);
+        skip();
+    }
+    /* The peer to impersonate: another class of this process. */
+    info_string(info, sizeof(info), fx->protocol);
+    other = NA_Initialize(info, true);
+    assert_non_null(other);
+
+    /* An honest first message makes the client known to the server. */
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &recv,
+                                            rbuf, max, rdata, rop),
+                     NA_SUCCESS);
+    send_one(fx, "honest 1");
+    assert_true(progress_until(fx, &recv.calls, 1));
+    assert_int_equal(recv.ret, NA_SUCCESS);
+    assert_string_equal((char *) rbuf, "honest 1");
+    NA_Addr_free(fx->srv, recv.source);
+
+    /* The same client claims to be `other`, then sends honestly again. */
+    memset(&recv, 0, sizeof(recv));
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &recv,
+                                            rbuf, max, rdata, rop),
+                     NA_SUCCESS);
+    memcpy(saved, ccls->hdr_template, sizeof(saved));
+    memcpy(ccls->hdr_template + 5, na_ofi_class(other)->hdr_template + 5,
+           NA_OFI_HDR_SIZE - 5 - 4);
+    send_one(fx, "forged");
+    memcpy(ccls->hdr_template, saved, sizeof(saved));
+    send_one(fx, "honest 2");
+    assert_true(progress_until(fx, &recv.calls, 1));
+    assert_int_equal(recv.ret, NA_SUCCESS);
+    if (strcmp((char *) rbuf, "honest 2") != 0)
+        fail_msg("the server delivered \"%s\": a forged source was accepted",
+                 (char *) rbuf);
+    assert_int_equal(atomic_load(&scls->forged_dropped), 1);
+    NA_Addr_free(fx->srv, recv.source);
+    progress_some(fx, 10);
+    assert_int_equal(recv.calls, 1);
+    NA_Op_destroy(fx->srv, rop);
+    NA_Msg_buf_free(fx->srv, rbuf, rdata);
+    assert_int_equal(NA_Finalize(other), NA_SUCCESS);
+}
 
 static int
 run_provider(const struct config *config)
