@@ -51,6 +51,7 @@
 #ifndef ABT_H_INCLUDED
 #define ABT_H_INCLUDED
 
+#include "qs_export.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -328,360 +329,382 @@ typedef struct {
 /* Initializes the runtime (nested calls count); the calling thread becomes
  * the primary execution stream, rank 0, with one FIFO MPMC main pool.
  * argc/argv are ignored. */
-int ABT_init(int argc, char **argv);
+QS_EXPORT int ABT_init(int argc, char **argv);
 /* Undoes one ABT_init; the last one, called on the primary thread, runs the
  * work left in the primary pools, joins and frees the execution streams
  * still running and releases everything. ABT_ERR_UNINITIALIZED if not
  * initialized, ABT_ERR_INV_XSTREAM from another thread. */
-int ABT_finalize(void);
+QS_EXPORT int ABT_finalize(void);
 /* ABT_SUCCESS if initialized, ABT_ERR_UNINITIALIZED otherwise. */
-int ABT_initialized(void);
+QS_EXPORT int ABT_initialized(void);
 /* Seconds from an arbitrary origin, on a monotonic clock. */
-double ABT_get_wtime(void);
+QS_EXPORT double ABT_get_wtime(void);
 /* Writes the message of error code err into str (if not NULL) and its
  * length into *len (if not NULL). */
-int ABT_error_get_str(int err, char *str, size_t *len);
+QS_EXPORT int ABT_error_get_str(int err, char *str, size_t *len);
 /* Answers a configuration query: ABT_bool for the ENABLED_* kinds,
  * size_t for the stack sizes, unsigned int for MAX_NUM_XSTREAMS, uint64_t
  * for the scheduler frequency and sleep time. */
-int ABT_info_query_config(ABT_info_query_kind query_kind, void *val);
+QS_EXPORT int ABT_info_query_config(ABT_info_query_kind query_kind, void *val);
 /* Human-readable descriptions (a format of this layer's own): the
  * configuration; every execution stream with its workers and pools
  * (ABT_ERR_UNINITIALIZED before ABT_init); one stream; one pool.
  * ABT_ERR_INV_ARG for a NULL fp. */
-int ABT_info_print_config(FILE *fp);
-int ABT_info_print_all_xstreams(FILE *fp);
-int ABT_info_print_xstream(FILE *fp, ABT_xstream xstream);
-int ABT_info_print_pool(FILE *fp, ABT_pool pool);
+QS_EXPORT int ABT_info_print_config(FILE *fp);
+QS_EXPORT int ABT_info_print_all_xstreams(FILE *fp);
+QS_EXPORT int ABT_info_print_xstream(FILE *fp, ABT_xstream xstream);
+QS_EXPORT int ABT_info_print_pool(FILE *fp, ABT_pool pool);
 
 /* ---- Pools ------------------------------------------------------------- */
 
 /* Creates a FIFO pool. automatic == ABT_TRUE frees the pool with the last
  * scheduler that uses it; otherwise ABT_pool_free does. */
-int ABT_pool_create_basic(ABT_pool_kind kind, ABT_pool_access access,
-                          ABT_bool automatic, ABT_pool *newpool);
+QS_EXPORT int ABT_pool_create_basic(ABT_pool_kind kind, ABT_pool_access access,
+                                    ABT_bool automatic, ABT_pool *newpool);
 /* Frees an empty pool no scheduler uses (ABT_ERR_POOL otherwise) and sets
  * *pool to ABT_POOL_NULL. */
-int ABT_pool_free(ABT_pool *pool);
-int ABT_pool_get_access(ABT_pool pool, ABT_pool_access *access);
+QS_EXPORT int ABT_pool_free(ABT_pool *pool);
+QS_EXPORT int ABT_pool_get_access(ABT_pool pool, ABT_pool_access *access);
 /* Number of work units waiting in the pool. */
-int ABT_pool_get_size(ABT_pool pool, size_t *size);
+QS_EXPORT int ABT_pool_get_size(ABT_pool pool, size_t *size);
 /* Waiting plus running or blocked work units that belong to the pool. */
-int ABT_pool_get_total_size(ABT_pool pool, size_t *size);
-int ABT_pool_is_empty(ABT_pool pool, ABT_bool *is_empty);
+QS_EXPORT int ABT_pool_get_total_size(ABT_pool pool, size_t *size);
+QS_EXPORT int ABT_pool_is_empty(ABT_pool pool, ABT_bool *is_empty);
 /* A process-unique, non-negative id. */
-int ABT_pool_get_id(ABT_pool pool, int *id);
+QS_EXPORT int ABT_pool_get_id(ABT_pool pool, int *id);
 /* A pointer the user attaches to the pool. */
-int ABT_pool_set_data(ABT_pool pool, void *data);
-int ABT_pool_get_data(ABT_pool pool, void **data);
+QS_EXPORT int ABT_pool_set_data(ABT_pool pool, void *data);
+QS_EXPORT int ABT_pool_get_data(ABT_pool pool, void **data);
 
 /* ---- Schedulers (predefined only) -------------------------------------- */
 
 /* Creates a basic scheduler over pools[0..num_pools-1] (in priority
  * order); with pools == NULL it creates num_pools automatic FIFO pools.
  * config must be ABT_SCHED_CONFIG_NULL. */
-int ABT_sched_create_basic(ABT_sched_predef predef, int num_pools,
-                           ABT_pool *pools, ABT_sched_config config,
-                           ABT_sched *newsched);
+QS_EXPORT int ABT_sched_create_basic(ABT_sched_predef predef, int num_pools,
+                                     ABT_pool *pools, ABT_sched_config config,
+                                     ABT_sched *newsched);
 /* Frees a scheduler no execution stream uses (ABT_ERR_SCHED otherwise). */
-int ABT_sched_free(ABT_sched *sched);
-int ABT_sched_get_num_pools(ABT_sched sched, int *num_pools);
+QS_EXPORT int ABT_sched_free(ABT_sched *sched);
+QS_EXPORT int ABT_sched_get_num_pools(ABT_sched sched, int *num_pools);
 /* Copies up to max_pools pools, starting at index idx. */
-int ABT_sched_get_pools(ABT_sched sched, int max_pools, int idx,
-                        ABT_pool *pools);
+QS_EXPORT int ABT_sched_get_pools(ABT_sched sched, int max_pools, int idx,
+                                  ABT_pool *pools);
 /* Total sizes of the scheduler's pools, waiting / waiting plus running. */
-int ABT_sched_get_size(ABT_sched sched, size_t *size);
-int ABT_sched_get_total_size(ABT_sched sched, size_t *size);
+QS_EXPORT int ABT_sched_get_size(ABT_sched sched, size_t *size);
+QS_EXPORT int ABT_sched_get_total_size(ABT_sched sched, size_t *size);
 
 /* ---- Execution streams ------------------------------------------------- */
 
 /* Starts an execution stream (one worker pthread) running sched; the
  * stream owns sched from now on. sched == ABT_SCHED_NULL gives it a
  * default scheduler with one new automatic pool. */
-int ABT_xstream_create(ABT_sched sched, ABT_xstream *newxstream);
-int ABT_xstream_create_with_rank(ABT_sched sched, int rank,
-                                 ABT_xstream *newxstream);
+QS_EXPORT int ABT_xstream_create(ABT_sched sched, ABT_xstream *newxstream);
+QS_EXPORT int ABT_xstream_create_with_rank(ABT_sched sched, int rank,
+                                           ABT_xstream *newxstream);
 /* ABT_sched_create_basic + ABT_xstream_create. */
-int ABT_xstream_create_basic(ABT_sched_predef predef, int num_pools,
-                             ABT_pool *pools, ABT_sched_config config,
-                             ABT_xstream *newxstream);
+QS_EXPORT int ABT_xstream_create_basic(ABT_sched_predef predef, int num_pools,
+                                       ABT_pool *pools, ABT_sched_config config,
+                                       ABT_xstream *newxstream);
 /* Waits until the stream's pools are empty and every work unit it runs has
  * finished, then stops its workers. Refused (ABT_ERR_INV_XSTREAM) for the
  * primary stream and for the caller's own stream. */
-int ABT_xstream_join(ABT_xstream xstream);
+QS_EXPORT int ABT_xstream_join(ABT_xstream xstream);
 /* Joins if needed, frees the stream, its scheduler and the automatic pools
  * no other scheduler uses, and sets *xstream to ABT_XSTREAM_NULL. */
-int ABT_xstream_free(ABT_xstream *xstream);
+QS_EXPORT int ABT_xstream_free(ABT_xstream *xstream);
 /* The caller's execution stream; ABT_ERR_INV_XSTREAM from a thread that is
  * not one (a plain pthread). */
-int ABT_xstream_self(ABT_xstream *xstream);
-int ABT_xstream_self_rank(int *rank);
-int ABT_xstream_get_rank(ABT_xstream xstream, int *rank);
-int ABT_xstream_get_main_sched(ABT_xstream xstream, ABT_sched *sched);
+QS_EXPORT int ABT_xstream_self(ABT_xstream *xstream);
+QS_EXPORT int ABT_xstream_self_rank(int *rank);
+QS_EXPORT int ABT_xstream_get_rank(ABT_xstream xstream, int *rank);
+QS_EXPORT int ABT_xstream_get_main_sched(ABT_xstream xstream, ABT_sched *sched);
 /* Copies up to max_pools of the stream's pools, in priority order. */
-int ABT_xstream_get_main_pools(ABT_xstream xstream, int max_pools,
-                               ABT_pool *pools);
+QS_EXPORT int ABT_xstream_get_main_pools(ABT_xstream xstream, int max_pools,
+                                         ABT_pool *pools);
 /* Replaces the pools of the stream's scheduler (the caller's own stream or
  * the primary one); the pools it stops using keep their work units. */
-int ABT_xstream_set_main_sched_basic(ABT_xstream xstream,
-                                     ABT_sched_predef predef, int num_pools,
-                                     ABT_pool *pools);
-int ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched);
-int ABT_xstream_get_state(ABT_xstream xstream, ABT_xstream_state *state);
-int ABT_xstream_equal(ABT_xstream xstream1, ABT_xstream xstream2,
-                      ABT_bool *result);
+QS_EXPORT int ABT_xstream_set_main_sched_basic(ABT_xstream xstream,
+                                               ABT_sched_predef predef,
+                                               int num_pools, ABT_pool *pools);
+QS_EXPORT int ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched);
+QS_EXPORT int ABT_xstream_get_state(ABT_xstream xstream,
+                                    ABT_xstream_state *state);
+QS_EXPORT int ABT_xstream_equal(ABT_xstream xstream1, ABT_xstream xstream2,
+                                ABT_bool *result);
 /* Number of execution streams not yet joined, the primary included. */
-int ABT_xstream_get_num(int *num_xstreams);
-int ABT_xstream_is_primary(ABT_xstream xstream, ABT_bool *is_primary);
+QS_EXPORT int ABT_xstream_get_num(int *num_xstreams);
+QS_EXPORT int ABT_xstream_is_primary(ABT_xstream xstream, ABT_bool *is_primary);
 /* Changes the rank (ABT_ERR_INV_XSTREAM_RANK if another stream has it). */
-int ABT_xstream_set_rank(ABT_xstream xstream, int rank);
+QS_EXPORT int ABT_xstream_set_rank(ABT_xstream xstream, int rank);
 /* Binds the stream's worker (and the spare workers it starts later) to a
  * CPU: cpuid indexes the CPUs the process started with, modulo their
  * number. num_cpuids == 0 removes the binding. */
-int ABT_xstream_set_cpubind(ABT_xstream xstream, int cpuid);
+QS_EXPORT int ABT_xstream_set_cpubind(ABT_xstream xstream, int cpuid);
 /* ABT_ERR_FEATURE_NA when the stream is not bound. */
-int ABT_xstream_get_cpubind(ABT_xstream xstream, int *cpuid);
-int ABT_xstream_set_affinity(ABT_xstream xstream, int num_cpuids, int *cpuids);
+QS_EXPORT int ABT_xstream_get_cpubind(ABT_xstream xstream, int *cpuid);
+QS_EXPORT int ABT_xstream_set_affinity(ABT_xstream xstream, int num_cpuids,
+                                       int *cpuids);
 /* The CPU ids of the binding (unbound: every CPU of the process);
  * *num_cpuids is their number, at most max_cpuids are copied. */
-int ABT_xstream_get_affinity(ABT_xstream xstream, int max_cpuids, int *cpuids,
-                             int *num_cpuids);
+QS_EXPORT int ABT_xstream_get_affinity(ABT_xstream xstream, int max_cpuids,
+                                       int *cpuids, int *num_cpuids);
 
 /* num_waiters (> 0) execution streams (not ULTs: the wait blocks the
  * caller's worker and is not counted as a blocked ULT) release each other. */
-int ABT_xstream_barrier_create(uint32_t num_waiters,
-                               ABT_xstream_barrier *newbarrier);
-int ABT_xstream_barrier_free(ABT_xstream_barrier *barrier);
-int ABT_xstream_barrier_wait(ABT_xstream_barrier barrier);
+QS_EXPORT int ABT_xstream_barrier_create(uint32_t num_waiters,
+                                         ABT_xstream_barrier *newbarrier);
+QS_EXPORT int ABT_xstream_barrier_free(ABT_xstream_barrier *barrier);
+QS_EXPORT int ABT_xstream_barrier_wait(ABT_xstream_barrier barrier);
 
 /* ---- Threads (ULTs) ---------------------------------------------------- */
 
 /* Pushes a ULT running thread_func(arg) to pool. With newthread == NULL
  * the ULT is freed when it ends; otherwise the caller frees it with
  * ABT_thread_free. attr may be ABT_THREAD_ATTR_NULL. */
-int ABT_thread_create(ABT_pool pool, void (*thread_func)(void *), void *arg,
-                      ABT_thread_attr attr, ABT_thread *newthread);
+QS_EXPORT int ABT_thread_create(ABT_pool pool, void (*thread_func)(void *),
+                                void *arg, ABT_thread_attr attr,
+                                ABT_thread *newthread);
 /* As ABT_thread_create; the caller is not switched to the new ULT. */
-int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void *), void *arg,
-                         ABT_thread_attr attr, ABT_thread *newthread);
+QS_EXPORT int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void *),
+                                   void *arg, ABT_thread_attr attr,
+                                   ABT_thread *newthread);
 /* Pushes to the first pool of xstream's scheduler. */
-int ABT_thread_create_on_xstream(ABT_xstream xstream,
-                                 void (*thread_func)(void *), void *arg,
-                                 ABT_thread_attr attr, ABT_thread *newthread);
-int ABT_thread_create_many(int num_threads, ABT_pool *pool_list,
-                           void (**thread_func_list)(void *), void **arg_list,
-                           ABT_thread_attr attr, ABT_thread *newthread_list);
+QS_EXPORT int ABT_thread_create_on_xstream(ABT_xstream xstream,
+                                           void (*thread_func)(void *),
+                                           void *arg, ABT_thread_attr attr,
+                                           ABT_thread *newthread);
+QS_EXPORT int ABT_thread_create_many(int num_threads, ABT_pool *pool_list,
+                                     void (**thread_func_list)(void *),
+                                     void **arg_list, ABT_thread_attr attr,
+                                     ABT_thread *newthread_list);
 /* Reuses a terminated ULT for a new function in pool. */
-int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void *), void *arg,
-                      ABT_thread *thread);
+QS_EXPORT int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void *),
+                                void *arg, ABT_thread *thread);
 /* Waits until the ULT has ended (ABT_ERR_INV_THREAD on itself or on the
  * primary ULT). */
-int ABT_thread_join(ABT_thread thread);
-int ABT_thread_join_many(int num_threads, ABT_thread *thread_list);
+QS_EXPORT int ABT_thread_join(ABT_thread thread);
+QS_EXPORT int ABT_thread_join_many(int num_threads, ABT_thread *thread_list);
 /* Joins, calls the key destructors, frees, sets *thread to
  * ABT_THREAD_NULL. */
-int ABT_thread_free(ABT_thread *thread);
-int ABT_thread_free_many(int num_threads, ABT_thread *thread_list);
+QS_EXPORT int ABT_thread_free(ABT_thread *thread);
+QS_EXPORT int ABT_thread_free_many(int num_threads, ABT_thread *thread_list);
 /* Ends the calling ULT now (its stack is not unwound: C++ destructors of
  * the frames it leaves do not run, as in Argobots). */
-int ABT_thread_exit(void);
+QS_EXPORT int ABT_thread_exit(void);
 /* Lets other work of the caller's pools run: if some waits and no worker of
  * the caller's stream is idle, a spare worker starts to run it. */
-int ABT_thread_yield(void);
-int ABT_thread_yield_to(ABT_thread thread);
+QS_EXPORT int ABT_thread_yield(void);
+QS_EXPORT int ABT_thread_yield_to(ABT_thread thread);
 /* The calling ULT (on the primary thread: the primary ULT);
  * ABT_ERR_INV_XSTREAM from a plain pthread. */
-int ABT_thread_self(ABT_thread *thread);
-int ABT_thread_self_id(ABT_unit_id *id);
-int ABT_thread_get_id(ABT_thread thread, ABT_unit_id *thread_id);
-int ABT_thread_get_state(ABT_thread thread, ABT_thread_state *state);
-int ABT_thread_get_last_pool(ABT_thread thread, ABT_pool *pool);
-int ABT_thread_get_last_pool_id(ABT_thread thread, int *id);
-int ABT_thread_get_last_xstream(ABT_thread thread, ABT_xstream *xstream);
-int ABT_thread_is_primary(ABT_thread thread, ABT_bool *is_primary);
-int ABT_thread_equal(ABT_thread thread1, ABT_thread thread2, ABT_bool *result);
-int ABT_thread_get_arg(ABT_thread thread, void **arg);
-int ABT_thread_set_arg(ABT_thread thread, void *arg);
-int ABT_thread_get_thread_func(ABT_thread thread, void (**thread_func)(void *));
-int ABT_thread_set_specific(ABT_thread thread, ABT_key key, void *value);
-int ABT_thread_get_specific(ABT_thread thread, ABT_key key, void **value);
+QS_EXPORT int ABT_thread_self(ABT_thread *thread);
+QS_EXPORT int ABT_thread_self_id(ABT_unit_id *id);
+QS_EXPORT int ABT_thread_get_id(ABT_thread thread, ABT_unit_id *thread_id);
+QS_EXPORT int ABT_thread_get_state(ABT_thread thread, ABT_thread_state *state);
+QS_EXPORT int ABT_thread_get_last_pool(ABT_thread thread, ABT_pool *pool);
+QS_EXPORT int ABT_thread_get_last_pool_id(ABT_thread thread, int *id);
+QS_EXPORT int ABT_thread_get_last_xstream(ABT_thread thread,
+                                          ABT_xstream *xstream);
+QS_EXPORT int ABT_thread_is_primary(ABT_thread thread, ABT_bool *is_primary);
+QS_EXPORT int ABT_thread_equal(ABT_thread thread1, ABT_thread thread2,
+                               ABT_bool *result);
+QS_EXPORT int ABT_thread_get_arg(ABT_thread thread, void **arg);
+QS_EXPORT int ABT_thread_set_arg(ABT_thread thread, void *arg);
+QS_EXPORT int ABT_thread_get_thread_func(ABT_thread thread,
+                                         void (**thread_func)(void *));
+QS_EXPORT int ABT_thread_set_specific(ABT_thread thread, ABT_key key,
+                                      void *value);
+QS_EXPORT int ABT_thread_get_specific(ABT_thread thread, ABT_key key,
+                                      void **value);
 /* Migration is not supported: always ABT_FALSE / ABT_ERR_MIGRATION_NA. */
-int ABT_thread_set_migratable(ABT_thread thread, ABT_bool migratable);
-int ABT_thread_is_migratable(ABT_thread thread, ABT_bool *migratable);
-int ABT_thread_migrate_to_pool(ABT_thread thread, ABT_pool pool);
+QS_EXPORT int ABT_thread_set_migratable(ABT_thread thread, ABT_bool migratable);
+QS_EXPORT int ABT_thread_is_migratable(ABT_thread thread, ABT_bool *migratable);
+QS_EXPORT int ABT_thread_migrate_to_pool(ABT_thread thread, ABT_pool pool);
 /* The stack size is recorded: a ULT runs on its worker's stack. */
-int ABT_thread_get_stacksize(ABT_thread thread, size_t *stacksize);
-int ABT_thread_attr_create(ABT_thread_attr *newattr);
-int ABT_thread_attr_free(ABT_thread_attr *attr);
-int ABT_thread_attr_set_stacksize(ABT_thread_attr attr, size_t stacksize);
-int ABT_thread_attr_get_stacksize(ABT_thread_attr attr, size_t *stacksize);
-int ABT_thread_attr_set_stack(ABT_thread_attr attr, void *stackaddr,
-                              size_t stacksize);
-int ABT_thread_attr_get_stack(ABT_thread_attr attr, void **stackaddr,
-                              size_t *stacksize);
-int ABT_thread_attr_set_migratable(ABT_thread_attr attr, ABT_bool migratable);
+QS_EXPORT int ABT_thread_get_stacksize(ABT_thread thread, size_t *stacksize);
+QS_EXPORT int ABT_thread_attr_create(ABT_thread_attr *newattr);
+QS_EXPORT int ABT_thread_attr_free(ABT_thread_attr *attr);
+QS_EXPORT int ABT_thread_attr_set_stacksize(ABT_thread_attr attr,
+                                            size_t stacksize);
+QS_EXPORT int ABT_thread_attr_get_stacksize(ABT_thread_attr attr,
+                                            size_t *stacksize);
+QS_EXPORT int ABT_thread_attr_set_stack(ABT_thread_attr attr, void *stackaddr,
+                                        size_t stacksize);
+QS_EXPORT int ABT_thread_attr_get_stack(ABT_thread_attr attr, void **stackaddr,
+                                        size_t *stacksize);
+QS_EXPORT int ABT_thread_attr_set_migratable(ABT_thread_attr attr,
+                                             ABT_bool migratable);
 
 /* Cancels a ULT: one still waiting in its pool is removed and ends
  * without running; a running one ends at its next ABT_thread_yield. */
-int ABT_thread_cancel(ABT_thread thread);
+QS_EXPORT int ABT_thread_cancel(ABT_thread thread);
 /* Blocks the calling ULT until ABT_thread_resume; resuming a ULT that is
  * not suspended gives ABT_ERR_THREAD. */
-int ABT_self_suspend(void);
-int ABT_thread_resume(ABT_thread thread);
+QS_EXPORT int ABT_self_suspend(void);
+QS_EXPORT int ABT_thread_resume(ABT_thread thread);
 /* A new attribute (freed by the caller) with the ULT's stack size. */
-int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr *attr);
+QS_EXPORT int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr *attr);
 
 /* Tasklets: ULTs under Argobots' tasklet names (a tasklet must not block;
  * here nothing breaks if it does). */
-int ABT_task_create(ABT_pool pool, void (*task_func)(void *), void *arg,
-                    ABT_task *newtask);
-int ABT_task_create_on_xstream(ABT_xstream xstream, void (*task_func)(void *),
-                               void *arg, ABT_task *newtask);
-int ABT_task_revive(ABT_pool pool, void (*task_func)(void *), void *arg,
-                    ABT_task *task);
-int ABT_task_free(ABT_task *task);
-int ABT_task_join(ABT_task task);
-int ABT_task_cancel(ABT_task task);
+QS_EXPORT int ABT_task_create(ABT_pool pool, void (*task_func)(void *),
+                              void *arg, ABT_task *newtask);
+QS_EXPORT int ABT_task_create_on_xstream(ABT_xstream xstream,
+                                         void (*task_func)(void *), void *arg,
+                                         ABT_task *newtask);
+QS_EXPORT int ABT_task_revive(ABT_pool pool, void (*task_func)(void *),
+                              void *arg, ABT_task *task);
+QS_EXPORT int ABT_task_free(ABT_task *task);
+QS_EXPORT int ABT_task_join(ABT_task task);
+QS_EXPORT int ABT_task_cancel(ABT_task task);
 /* ABT_ERR_INV_TASK when the caller is a ULT, not a tasklet. */
-int ABT_task_self(ABT_task *task);
-int ABT_task_self_id(uint64_t *id);
-int ABT_task_get_xstream(ABT_task task, ABT_xstream *xstream);
-int ABT_task_get_state(ABT_task task, ABT_task_state *state);
-int ABT_task_get_last_pool(ABT_task task, ABT_pool *pool);
-int ABT_task_get_last_pool_id(ABT_task task, int *id);
-int ABT_task_set_migratable(ABT_task task, ABT_bool flag);
-int ABT_task_is_migratable(ABT_task task, ABT_bool *flag);
-int ABT_task_equal(ABT_task task1, ABT_task task2, ABT_bool *result);
-int ABT_task_get_id(ABT_task task, uint64_t *task_id);
-int ABT_task_get_arg(ABT_task task, void **arg);
+QS_EXPORT int ABT_task_self(ABT_task *task);
+QS_EXPORT int ABT_task_self_id(uint64_t *id);
+QS_EXPORT int ABT_task_get_xstream(ABT_task task, ABT_xstream *xstream);
+QS_EXPORT int ABT_task_get_state(ABT_task task, ABT_task_state *state);
+QS_EXPORT int ABT_task_get_last_pool(ABT_task task, ABT_pool *pool);
+QS_EXPORT int ABT_task_get_last_pool_id(ABT_task task, int *id);
+QS_EXPORT int ABT_task_set_migratable(ABT_task task, ABT_bool flag);
+QS_EXPORT int ABT_task_is_migratable(ABT_task task, ABT_bool *flag);
+QS_EXPORT int ABT_task_equal(ABT_task task1, ABT_task task2, ABT_bool *result);
+QS_EXPORT int ABT_task_get_id(ABT_task task, uint64_t *task_id);
+QS_EXPORT int ABT_task_get_arg(ABT_task task, void **arg);
 
 /* The caller as a work unit. */
-int ABT_self_get_xstream(ABT_xstream *xstream);
-int ABT_self_get_xstream_rank(int *rank);
-int ABT_self_get_thread(ABT_thread *thread);
-int ABT_self_get_thread_id(ABT_unit_id *id);
-int ABT_self_is_primary(ABT_bool *is_primary);
-int ABT_self_on_primary_xstream(ABT_bool *on_primary);
-int ABT_self_get_last_pool(ABT_pool *pool);
-int ABT_self_get_last_pool_id(int *pool_id);
-int ABT_self_set_specific(ABT_key key, void *value);
-int ABT_self_get_specific(ABT_key key, void **value);
-int ABT_self_get_arg(void **arg);
-int ABT_self_yield(void);
-int ABT_self_exit(void);
+QS_EXPORT int ABT_self_get_xstream(ABT_xstream *xstream);
+QS_EXPORT int ABT_self_get_xstream_rank(int *rank);
+QS_EXPORT int ABT_self_get_thread(ABT_thread *thread);
+QS_EXPORT int ABT_self_get_thread_id(ABT_unit_id *id);
+QS_EXPORT int ABT_self_is_primary(ABT_bool *is_primary);
+QS_EXPORT int ABT_self_on_primary_xstream(ABT_bool *on_primary);
+QS_EXPORT int ABT_self_get_last_pool(ABT_pool *pool);
+QS_EXPORT int ABT_self_get_last_pool_id(int *pool_id);
+QS_EXPORT int ABT_self_set_specific(ABT_key key, void *value);
+QS_EXPORT int ABT_self_get_specific(ABT_key key, void **value);
+QS_EXPORT int ABT_self_get_arg(void **arg);
+QS_EXPORT int ABT_self_yield(void);
+QS_EXPORT int ABT_self_exit(void);
 /* ABT_UNIT_TYPE_THREAD or _TASK; ABT_UNIT_TYPE_EXT and ABT_ERR_INV_XSTREAM
  * from a plain pthread. */
-int ABT_self_get_type(ABT_unit_type *type);
+QS_EXPORT int ABT_self_get_type(ABT_unit_type *type);
 
 /* ---- Work-unit-specific data ------------------------------------------- */
 
 /* A key names one value per ULT; destructor (may be NULL) runs on a
  * non-NULL value when its ULT is freed. */
-int ABT_key_create(void (*destructor)(void *value), ABT_key *newkey);
-int ABT_key_free(ABT_key *key);
+QS_EXPORT int ABT_key_create(void (*destructor)(void *value), ABT_key *newkey);
+QS_EXPORT int ABT_key_free(ABT_key *key);
 /* Set / get the calling ULT's value (NULL if never set). */
-int ABT_key_set(ABT_key key, void *value);
-int ABT_key_get(ABT_key key, void **value);
+QS_EXPORT int ABT_key_set(ABT_key key, void *value);
+QS_EXPORT int ABT_key_get(ABT_key key, void **value);
 
 /* ---- Mutexes ----------------------------------------------------------- */
 
-int ABT_mutex_create(ABT_mutex *newmutex);
-int ABT_mutex_create_with_attr(ABT_mutex_attr attr, ABT_mutex *newmutex);
-int ABT_mutex_free(ABT_mutex *mutex);
-int ABT_mutex_lock(ABT_mutex mutex);
-int ABT_mutex_lock_high(ABT_mutex mutex);
-int ABT_mutex_lock_low(ABT_mutex mutex);
-int ABT_mutex_spinlock(ABT_mutex mutex);
+QS_EXPORT int ABT_mutex_create(ABT_mutex *newmutex);
+QS_EXPORT int ABT_mutex_create_with_attr(ABT_mutex_attr attr,
+                                         ABT_mutex *newmutex);
+QS_EXPORT int ABT_mutex_free(ABT_mutex *mutex);
+QS_EXPORT int ABT_mutex_lock(ABT_mutex mutex);
+QS_EXPORT int ABT_mutex_lock_high(ABT_mutex mutex);
+QS_EXPORT int ABT_mutex_lock_low(ABT_mutex mutex);
+QS_EXPORT int ABT_mutex_spinlock(ABT_mutex mutex);
 /* ABT_ERR_MUTEX_LOCKED if another holder has it. */
-int ABT_mutex_trylock(ABT_mutex mutex);
-int ABT_mutex_unlock(ABT_mutex mutex);
-int ABT_mutex_unlock_se(ABT_mutex mutex);
-int ABT_mutex_unlock_de(ABT_mutex mutex);
-int ABT_mutex_equal(ABT_mutex mutex1, ABT_mutex mutex2, ABT_bool *result);
-int ABT_mutex_get_attr(ABT_mutex mutex, ABT_mutex_attr *attr);
-int ABT_mutex_attr_create(ABT_mutex_attr *newattr);
-int ABT_mutex_attr_free(ABT_mutex_attr *attr);
+QS_EXPORT int ABT_mutex_trylock(ABT_mutex mutex);
+QS_EXPORT int ABT_mutex_unlock(ABT_mutex mutex);
+QS_EXPORT int ABT_mutex_unlock_se(ABT_mutex mutex);
+QS_EXPORT int ABT_mutex_unlock_de(ABT_mutex mutex);
+QS_EXPORT int ABT_mutex_equal(ABT_mutex mutex1, ABT_mutex mutex2,
+                              ABT_bool *result);
+QS_EXPORT int ABT_mutex_get_attr(ABT_mutex mutex, ABT_mutex_attr *attr);
+QS_EXPORT int ABT_mutex_attr_create(ABT_mutex_attr *newattr);
+QS_EXPORT int ABT_mutex_attr_free(ABT_mutex_attr *attr);
 /* A recursive mutex may be locked again by its holder. */
-int ABT_mutex_attr_set_recursive(ABT_mutex_attr attr, ABT_bool recursive);
-int ABT_mutex_attr_get_recursive(ABT_mutex_attr attr, ABT_bool *recursive);
+QS_EXPORT int ABT_mutex_attr_set_recursive(ABT_mutex_attr attr,
+                                           ABT_bool recursive);
+QS_EXPORT int ABT_mutex_attr_get_recursive(ABT_mutex_attr attr,
+                                           ABT_bool *recursive);
 
 /* ---- Condition variables ----------------------------------------------- */
 
-int ABT_cond_create(ABT_cond *newcond);
-int ABT_cond_free(ABT_cond *cond);
+QS_EXPORT int ABT_cond_create(ABT_cond *newcond);
+QS_EXPORT int ABT_cond_free(ABT_cond *cond);
 /* mutex must be held by the caller (and locked once). */
-int ABT_cond_wait(ABT_cond cond, ABT_mutex mutex);
+QS_EXPORT int ABT_cond_wait(ABT_cond cond, ABT_mutex mutex);
 /* abstime is on the realtime clock (gettimeofday / CLOCK_REALTIME);
  * ABT_ERR_COND_TIMEDOUT when it passes. */
-int ABT_cond_timedwait(ABT_cond cond, ABT_mutex mutex,
-                       const struct timespec *abstime);
-int ABT_cond_signal(ABT_cond cond);
-int ABT_cond_broadcast(ABT_cond cond);
+QS_EXPORT int ABT_cond_timedwait(ABT_cond cond, ABT_mutex mutex,
+                                 const struct timespec *abstime);
+QS_EXPORT int ABT_cond_signal(ABT_cond cond);
+QS_EXPORT int ABT_cond_broadcast(ABT_cond cond);
 
 /* ---- Readers-writer locks ---------------------------------------------- */
 
-int ABT_rwlock_create(ABT_rwlock *newrwlock);
-int ABT_rwlock_free(ABT_rwlock *rwlock);
-int ABT_rwlock_rdlock(ABT_rwlock rwlock);
-int ABT_rwlock_wrlock(ABT_rwlock rwlock);
-int ABT_rwlock_unlock(ABT_rwlock rwlock);
+QS_EXPORT int ABT_rwlock_create(ABT_rwlock *newrwlock);
+QS_EXPORT int ABT_rwlock_free(ABT_rwlock *rwlock);
+QS_EXPORT int ABT_rwlock_rdlock(ABT_rwlock rwlock);
+QS_EXPORT int ABT_rwlock_wrlock(ABT_rwlock rwlock);
+QS_EXPORT int ABT_rwlock_unlock(ABT_rwlock rwlock);
 
 /* ---- Eventuals --------------------------------------------------------- */
 
 /* An eventual carries nbytes (>= 0) of value, copied in by
  * ABT_eventual_set. */
-int ABT_eventual_create(int nbytes, ABT_eventual *neweventual);
-int ABT_eventual_free(ABT_eventual *eventual);
+QS_EXPORT int ABT_eventual_create(int nbytes, ABT_eventual *neweventual);
+QS_EXPORT int ABT_eventual_free(ABT_eventual *eventual);
 /* Waits until set; *value (if value is not NULL) points to the eventual's
  * copy of the value (NULL for a 0-byte eventual). */
-int ABT_eventual_wait(ABT_eventual eventual, void **value);
+QS_EXPORT int ABT_eventual_wait(ABT_eventual eventual, void **value);
 /* As wait, until abstime on the realtime clock: ABT_ERR_COND_TIMEDOUT. */
-int ABT_eventual_timedwait(ABT_eventual eventual, void **value,
-                           const struct timespec *abstime);
+QS_EXPORT int ABT_eventual_timedwait(ABT_eventual eventual, void **value,
+                                     const struct timespec *abstime);
 /* Never blocks: *is_ready, and *value when ready. */
-int ABT_eventual_test(ABT_eventual eventual, void **value, ABT_bool *is_ready);
+QS_EXPORT int ABT_eventual_test(ABT_eventual eventual, void **value,
+                                ABT_bool *is_ready);
 /* Copies nbytes of value and wakes every waiter. ABT_ERR_INV_EVENTUAL if
  * nbytes exceeds the eventual's size, ABT_ERR_EVENTUAL if already set. */
-int ABT_eventual_set(ABT_eventual eventual, void *value, int nbytes);
+QS_EXPORT int ABT_eventual_set(ABT_eventual eventual, void *value, int nbytes);
 /* Makes the eventual not ready again. */
-int ABT_eventual_reset(ABT_eventual eventual);
+QS_EXPORT int ABT_eventual_reset(ABT_eventual eventual);
 
 /* ---- Futures ----------------------------------------------------------- */
 
 /* Ready once ABT_future_set has been called num_compartments times; then
  * cb_func (may be NULL) receives the array of the values set, in order. */
-int ABT_future_create(uint32_t num_compartments, void (*cb_func)(void **arg),
-                      ABT_future *newfuture);
-int ABT_future_free(ABT_future *future);
-int ABT_future_wait(ABT_future future);
-int ABT_future_test(ABT_future future, ABT_bool *is_ready);
+QS_EXPORT int ABT_future_create(uint32_t num_compartments,
+                                void (*cb_func)(void **arg),
+                                ABT_future *newfuture);
+QS_EXPORT int ABT_future_free(ABT_future *future);
+QS_EXPORT int ABT_future_wait(ABT_future future);
+QS_EXPORT int ABT_future_test(ABT_future future, ABT_bool *is_ready);
 /* ABT_ERR_FUTURE if every compartment is already set. */
-int ABT_future_set(ABT_future future, void *value);
-int ABT_future_reset(ABT_future future);
+QS_EXPORT int ABT_future_set(ABT_future future, void *value);
+QS_EXPORT int ABT_future_reset(ABT_future future);
 
 /* ---- Barriers ---------------------------------------------------------- */
 
 /* num_waiters (> 0) callers of ABT_barrier_wait release each other. */
-int ABT_barrier_create(uint32_t num_waiters, ABT_barrier *newbarrier);
+QS_EXPORT int ABT_barrier_create(uint32_t num_waiters, ABT_barrier *newbarrier);
 /* Changes the number of waiters of a barrier nobody waits on. */
-int ABT_barrier_reinit(ABT_barrier barrier, uint32_t num_waiters);
-int ABT_barrier_free(ABT_barrier *barrier);
-int ABT_barrier_wait(ABT_barrier barrier);
-int ABT_barrier_get_num_waiters(ABT_barrier barrier, uint32_t *num_waiters);
+QS_EXPORT int ABT_barrier_reinit(ABT_barrier barrier, uint32_t num_waiters);
+QS_EXPORT int ABT_barrier_free(ABT_barrier *barrier);
+QS_EXPORT int ABT_barrier_wait(ABT_barrier barrier);
+QS_EXPORT int ABT_barrier_get_num_waiters(ABT_barrier barrier,
+                                          uint32_t *num_waiters);
 
 /* ---- Timers ------------------------------------------------------------ */
 
-int ABT_timer_create(ABT_timer *newtimer);
-int ABT_timer_dup(ABT_timer timer, ABT_timer *newtimer);
-int ABT_timer_free(ABT_timer *timer);
-int ABT_timer_start(ABT_timer timer);
-int ABT_timer_stop(ABT_timer timer);
+QS_EXPORT int ABT_timer_create(ABT_timer *newtimer);
+QS_EXPORT int ABT_timer_dup(ABT_timer timer, ABT_timer *newtimer);
+QS_EXPORT int ABT_timer_free(ABT_timer *timer);
+QS_EXPORT int ABT_timer_start(ABT_timer timer);
+QS_EXPORT int ABT_timer_stop(ABT_timer timer);
 /* Seconds between the last start and the last stop. */
-int ABT_timer_read(ABT_timer timer, double *secs);
-int ABT_timer_stop_and_read(ABT_timer timer, double *secs);
+QS_EXPORT int ABT_timer_read(ABT_timer timer, double *secs);
+QS_EXPORT int ABT_timer_stop_and_read(ABT_timer timer, double *secs);
 /* Stops and adds the elapsed seconds to *secs. */
-int ABT_timer_stop_and_add(ABT_timer timer, double *secs);
-int ABT_timer_get_overhead(double *overhead);
+QS_EXPORT int ABT_timer_stop_and_add(ABT_timer timer, double *secs);
+QS_EXPORT int ABT_timer_get_overhead(double *overhead);
 
 #ifdef __cplusplus
 }

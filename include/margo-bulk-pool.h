@@ -13,6 +13,7 @@
 #ifndef MARGO_BULK_POOL_H
 #define MARGO_BULK_POOL_H
 
+#include "qs_export.h"
 #include "margo.h"
 
 #ifdef __cplusplus
@@ -24,27 +25,30 @@ typedef struct margo_bulk_pool *margo_bulk_pool_t;
 typedef struct margo_bulk_poolset *margo_bulk_poolset_t;
 #define MARGO_BULK_POOLSET_NULL ((margo_bulk_poolset_t) NULL)
 
-hg_return_t margo_bulk_pool_create(margo_instance_id mid, hg_size_t count,
-                                   hg_size_t size, hg_uint8_t flag,
-                                   margo_bulk_pool_t *pool);
+QS_EXPORT hg_return_t margo_bulk_pool_create(margo_instance_id mid,
+                                             hg_size_t count, hg_size_t size,
+                                             hg_uint8_t flag,
+                                             margo_bulk_pool_t *pool);
 /* -1 while buffers are out. */
-int margo_bulk_pool_destroy(margo_bulk_pool_t pool);
-int margo_bulk_pool_get(margo_bulk_pool_t pool, hg_bulk_t *bulk);
-int margo_bulk_pool_tryget(margo_bulk_pool_t pool, hg_bulk_t *bulk);
-int margo_bulk_pool_release(margo_bulk_pool_t pool, hg_bulk_t bulk);
+QS_EXPORT int margo_bulk_pool_destroy(margo_bulk_pool_t pool);
+QS_EXPORT int margo_bulk_pool_get(margo_bulk_pool_t pool, hg_bulk_t *bulk);
+QS_EXPORT int margo_bulk_pool_tryget(margo_bulk_pool_t pool, hg_bulk_t *bulk);
+QS_EXPORT int margo_bulk_pool_release(margo_bulk_pool_t pool, hg_bulk_t bulk);
 
-hg_return_t margo_bulk_poolset_create(margo_instance_id mid, hg_size_t npools,
-                                      hg_size_t nbufs, hg_size_t first_size,
-                                      hg_size_t size_multiple, hg_uint8_t flag,
-                                      margo_bulk_poolset_t *poolset);
-int margo_bulk_poolset_destroy(margo_bulk_poolset_t poolset);
-void margo_bulk_poolset_get_max(margo_bulk_poolset_t poolset,
-                                hg_size_t *max_size);
-int margo_bulk_poolset_get(margo_bulk_poolset_t poolset, hg_size_t size,
-                           hg_bulk_t *bulk);
-int margo_bulk_poolset_tryget(margo_bulk_poolset_t poolset, hg_size_t size,
-                              hg_bool_t any_flag, hg_bulk_t *bulk);
-int margo_bulk_poolset_release(margo_bulk_poolset_t poolset, hg_bulk_t bulk);
+QS_EXPORT hg_return_t margo_bulk_poolset_create(
+    margo_instance_id mid, hg_size_t npools, hg_size_t nbufs,
+    hg_size_t first_size, hg_size_t size_multiple, hg_uint8_t flag,
+    margo_bulk_poolset_t *poolset);
+QS_EXPORT int margo_bulk_poolset_destroy(margo_bulk_poolset_t poolset);
+QS_EXPORT void margo_bulk_poolset_get_max(margo_bulk_poolset_t poolset,
+                                          hg_size_t *max_size);
+QS_EXPORT int margo_bulk_poolset_get(margo_bulk_poolset_t poolset,
+                                     hg_size_t size, hg_bulk_t *bulk);
+QS_EXPORT int margo_bulk_poolset_tryget(margo_bulk_poolset_t poolset,
+                                        hg_size_t size, hg_bool_t any_flag,
+                                        hg_bulk_t *bulk);
+QS_EXPORT int margo_bulk_poolset_release(margo_bulk_poolset_t poolset,
+                                         hg_bulk_t bulk);
 
 #ifdef __cplusplus
 }

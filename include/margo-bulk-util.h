@@ -2,6 +2,7 @@
 #ifndef MARGO_BULK_UTIL_H
 #define MARGO_BULK_UTIL_H
 
+#include "qs_export.h"
 #include "margo.h"
 
 #ifdef __cplusplus
@@ -13,7 +14,7 @@ extern "C" {
  * may be shorter), all in flight at once; returns when every chunk has
  * completed, with the first error met (HG_INVALID_ARG for chunk_size 0).
  */
-hg_return_t margo_bulk_parallel_transfer(
+QS_EXPORT hg_return_t margo_bulk_parallel_transfer(
     margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
     hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
     size_t local_offset, size_t size, size_t chunk_size);

@@ -11,6 +11,7 @@
 #ifndef MARGO_CONFIG_H_PUBLIC
 #define MARGO_CONFIG_H_PUBLIC
 
+#include "qs_export.h"
 #include "margo.h"
 
 #ifdef __cplusplus
@@ -21,12 +22,12 @@ extern "C" {
 #define MARGO_CONFIG_HIDE_EXTERNAL 0x2 /* accepted; nothing is external */
 #define MARGO_CONFIG_USE_NAMES 0x4     /* pools by name, not index      */
 
-char *margo_get_config(margo_instance_id mid);
-char *margo_get_config_opt(margo_instance_id mid, int options);
+QS_EXPORT char *margo_get_config(margo_instance_id mid);
+QS_EXPORT char *margo_get_config_opt(margo_instance_id mid, int options);
 
 /* Counts of the instance's pools and execution streams. */
-size_t margo_get_num_pools(margo_instance_id mid);
-size_t margo_get_num_xstreams(margo_instance_id mid);
+QS_EXPORT size_t margo_get_num_pools(margo_instance_id mid);
+QS_EXPORT size_t margo_get_num_xstreams(margo_instance_id mid);
 
 /* A pool or execution stream of the instance, by handle, name or index:
  * HG_SUCCESS and *info filled (info may be NULL), HG_NOENTRY if there is no
@@ -37,24 +38,26 @@ struct margo_pool_info {
     const char *name;
     uint32_t index;
 };
-hg_return_t margo_find_pool_by_handle(margo_instance_id mid, ABT_pool handle,
-                                      struct margo_pool_info *info);
-hg_return_t margo_find_pool_by_name(margo_instance_id mid, const char *name,
-                                    struct margo_pool_info *info);
-hg_return_t margo_find_pool_by_index(margo_instance_id mid, uint32_t index,
-                                     struct margo_pool_info *info);
+QS_EXPORT hg_return_t margo_find_pool_by_handle(margo_instance_id mid,
+                                                ABT_pool handle,
+                                                struct margo_pool_info *info);
+QS_EXPORT hg_return_t margo_find_pool_by_name(margo_instance_id mid,
+                                              const char *name,
+                                              struct margo_pool_info *info);
+QS_EXPORT hg_return_t margo_find_pool_by_index(margo_instance_id mid,
+                                               uint32_t index,
+                                               struct margo_pool_info *info);
 struct margo_xstream_info {
     ABT_xstream xstream;
     const char *name;
     uint32_t index;
 };
-hg_return_t margo_find_xstream_by_handle(margo_instance_id mid,
-                                         ABT_xstream handle,
-                                         struct margo_xstream_info *info);
-hg_return_t margo_find_xstream_by_name(margo_instance_id mid, const char *name,
-                                       struct margo_xstream_info *info);
-hg_return_t margo_find_xstream_by_index(margo_instance_id mid, uint32_t index,
-                                        struct margo_xstream_info *info);
+QS_EXPORT hg_return_t margo_find_xstream_by_handle(
+    margo_instance_id mid, ABT_xstream handle, struct margo_xstream_info *info);
+QS_EXPORT hg_return_t margo_find_xstream_by_name(
+    margo_instance_id mid, const char *name, struct margo_xstream_info *info);
+QS_EXPORT hg_return_t margo_find_xstream_by_index(
+    margo_instance_id mid, uint32_t index, struct margo_xstream_info *info);
 
 /* The generic forms, as in Margo (C11 _Generic; C only). */
 #ifndef __cplusplus

@@ -23,6 +23,7 @@
 
 #include "mercury.h"
 #include "mercury_proc.h"
+#include "qs_export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,26 +31,33 @@ extern "C" {
 
 /* Register func_name with the id Margo's MARGO_DEFAULT_PROVIDER_ID gives
  * it (0 on error). rpc_cb may be NULL on a pure origin. */
-hg_id_t HG_Register_name_for_margo(hg_class_t *hg_class, const char *func_name,
-                                   hg_rpc_cb_t rpc_cb);
+QS_EXPORT hg_id_t HG_Register_name_for_margo(hg_class_t *hg_class,
+                                             const char *func_name,
+                                             hg_rpc_cb_t rpc_cb);
 
 /* HG_Forward / HG_Respond, encoding *in_struct / *out_struct with
  * proc_in / proc_out (NULL: the RPC carries no data that way). */
-hg_return_t HG_Forward_to_margo(hg_handle_t handle, hg_cb_t cb, void *args,
-                                hg_proc_cb_t proc_in, void *in_struct);
-hg_return_t HG_Respond_to_margo(hg_handle_t handle, hg_cb_t cb, void *args,
-                                hg_proc_cb_t proc_out, void *out_struct);
+QS_EXPORT hg_return_t HG_Forward_to_margo(hg_handle_t handle, hg_cb_t cb,
+                                          void *args, hg_proc_cb_t proc_in,
+                                          void *in_struct);
+QS_EXPORT hg_return_t HG_Respond_to_margo(hg_handle_t handle, hg_cb_t cb,
+                                          void *args, hg_proc_cb_t proc_out,
+                                          void *out_struct);
 
 /* HG_Get_input / HG_Free_input / HG_Get_output / HG_Free_output through
  * the given proc callback. */
-hg_return_t HG_Get_input_from_margo(hg_handle_t handle, hg_proc_cb_t proc_in,
-                                    void *in_struct);
-hg_return_t HG_Free_input_from_margo(hg_handle_t handle, hg_proc_cb_t proc_in,
-                                     void *in_struct);
-hg_return_t HG_Get_output_from_margo(hg_handle_t handle, hg_proc_cb_t proc_out,
-                                     void *out_struct);
-hg_return_t HG_Free_output_from_margo(hg_handle_t handle, hg_proc_cb_t proc_out,
-                                      void *out_struct);
+QS_EXPORT hg_return_t HG_Get_input_from_margo(hg_handle_t handle,
+                                              hg_proc_cb_t proc_in,
+                                              void *in_struct);
+QS_EXPORT hg_return_t HG_Free_input_from_margo(hg_handle_t handle,
+                                               hg_proc_cb_t proc_in,
+                                               void *in_struct);
+QS_EXPORT hg_return_t HG_Get_output_from_margo(hg_handle_t handle,
+                                               hg_proc_cb_t proc_out,
+                                               void *out_struct);
+QS_EXPORT hg_return_t HG_Free_output_from_margo(hg_handle_t handle,
+                                                hg_proc_cb_t proc_out,
+                                                void *out_struct);
 
 #ifdef __cplusplus
 }

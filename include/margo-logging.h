@@ -10,6 +10,8 @@
 #ifndef MARGO_LOGGING_H
 #define MARGO_LOGGING_H
 
+#include "qs_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -44,26 +46,31 @@ struct margo_logger {
 
 /* Install a logger (copied; NULL restores the default). Returns 0, or -1
  * for an invalid instance. */
-int margo_set_logger(margo_instance_id mid, const struct margo_logger *logger);
-int margo_set_global_logger(const struct margo_logger *logger);
+QS_EXPORT int margo_set_logger(margo_instance_id mid,
+                               const struct margo_logger *logger);
+QS_EXPORT int margo_set_global_logger(const struct margo_logger *logger);
 /* Returns 0, or -1 for an unknown level. MARGO_INSTANCE_NULL sets the
  * global level. */
-int margo_set_log_level(margo_instance_id mid, margo_log_level level);
-int margo_set_global_log_level(margo_log_level level);
+QS_EXPORT int margo_set_log_level(margo_instance_id mid, margo_log_level level);
+QS_EXPORT int margo_set_global_log_level(margo_log_level level);
 
 #if defined(__GNUC__)
 #define MARGO_PRINTF_LIKE __attribute__((format(printf, 2, 3)))
 #else
 #define MARGO_PRINTF_LIKE
 #endif
-void margo_trace(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_debug(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_info(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_warning(margo_instance_id mid, const char *fmt,
-                   ...) MARGO_PRINTF_LIKE;
-void margo_error(margo_instance_id mid, const char *fmt, ...) MARGO_PRINTF_LIKE;
-void margo_critical(margo_instance_id mid, const char *fmt,
-                    ...) MARGO_PRINTF_LIKE;
+QS_EXPORT void margo_trace(margo_instance_id mid, const char *fmt,
+                           ...) MARGO_PRINTF_LIKE;
+QS_EXPORT void margo_debug(margo_instance_id mid, const char *fmt,
+                           ...) MARGO_PRINTF_LIKE;
+QS_EXPORT void margo_info(margo_instance_id mid, const char *fmt,
+                          ...) MARGO_PRINTF_LIKE;
+QS_EXPORT void margo_warning(margo_instance_id mid, const char *fmt,
+                             ...) MARGO_PRINTF_LIKE;
+QS_EXPORT void margo_error(margo_instance_id mid, const char *fmt,
+                           ...) MARGO_PRINTF_LIKE;
+QS_EXPORT void margo_critical(margo_instance_id mid, const char *fmt,
+                              ...) MARGO_PRINTF_LIKE;
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,7 @@
 
 /* As in real Margo, margo.h brings the Mercury headers a service needs:
  * MERCURY_GEN_PROC and the string and bulk proc routines. */
+#include "qs_export.h"
 #include "mercury.h"
 #include "mercury_bulk.h"
 #include "mercury_macros.h"
@@ -88,11 +89,12 @@ typedef struct margo_request_s *margo_request;
  *
  * margo_init_opt() also takes HG options (NULL for the defaults).
  */
-margo_instance_id margo_init(const char *addr_str, int mode,
-                             int use_progress_thread, int rpc_thread_count);
-margo_instance_id margo_init_opt(const char *addr_str, int mode,
-                                 const struct hg_init_info *hg_init_info,
-                                 int use_progress_thread, int rpc_thread_count);
+QS_EXPORT margo_instance_id margo_init(const char *addr_str, int mode,
+                                       int use_progress_thread,
+                                       int rpc_thread_count);
+QS_EXPORT margo_instance_id margo_init_opt(
+    const char *addr_str, int mode, const struct hg_init_info *hg_init_info,
+    int use_progress_thread, int rpc_thread_count);
 
 /*
  * margo_init_ext(): create an instance from Margo's JSON configuration
@@ -128,8 +130,8 @@ struct margo_init_info {
         NULL, ABT_POOL_NULL, ABT_POOL_NULL, NULL, NULL, NULL, NULL, NULL,      \
             MARGO_INSTANCE_NULL                                                \
     }
-margo_instance_id margo_init_ext(const char *address, int mode,
-                                 const struct margo_init_info *info);
+QS_EXPORT margo_instance_id margo_init_ext(const char *address, int mode,
+                                           const struct margo_init_info *info);
 
 /*
  * Shut an instance down. From the call on, new requests are answered with
@@ -145,7 +147,7 @@ margo_instance_id margo_init_ext(const char *address, int mode,
  * the request and returns: the thread in margo_wait_for_finalize() (or a
  * later margo_finalize() call from outside any handler) does the work.
  */
-void margo_finalize(margo_instance_id mid);
+QS_EXPORT void margo_finalize(margo_instance_id mid);
 
 /*
  * Block until margo_finalize() is called for this instance (usually by a
@@ -153,14 +155,14 @@ void margo_finalize(margo_instance_id mid);
  * thread the caller drives progress meanwhile; with rpc_thread_count 0 it
  * also runs the handlers. One thread at a time may wait here.
  */
-void margo_wait_for_finalize(margo_instance_id mid);
+QS_EXPORT void margo_wait_for_finalize(margo_instance_id mid);
 
 /*
  * margo_finalize(), then wait until the instance is completely shut down,
  * whichever thread does the teardown. Not from inside a handler (there it
  * only requests finalize, like margo_finalize()).
  */
-void margo_finalize_and_wait(margo_instance_id mid);
+QS_EXPORT void margo_finalize_and_wait(margo_instance_id mid);
 
 /*
  * Reference counting. An instance starts with one reference, which its
@@ -170,10 +172,12 @@ void margo_finalize_and_wait(margo_instance_id mid);
  * instance not yet finalized finalizes it. HG_INVALID_ARG for
  * MARGO_INSTANCE_NULL or a release with no reference left.
  */
-hg_return_t margo_instance_ref_incr(margo_instance_id mid);
-hg_return_t margo_instance_release(margo_instance_id mid);
-hg_return_t margo_instance_is_finalized(margo_instance_id mid, bool *flag);
-hg_return_t margo_instance_ref_count(margo_instance_id mid, unsigned *refcount);
+QS_EXPORT hg_return_t margo_instance_ref_incr(margo_instance_id mid);
+QS_EXPORT hg_return_t margo_instance_release(margo_instance_id mid);
+QS_EXPORT hg_return_t margo_instance_is_finalized(margo_instance_id mid,
+                                                  bool *flag);
+QS_EXPORT hg_return_t margo_instance_ref_count(margo_instance_id mid,
+                                               unsigned *refcount);
 
 /*
  * Finalize callbacks. Pushed callbacks run last pushed first, each once:
@@ -187,36 +191,38 @@ hg_return_t margo_instance_ref_count(margo_instance_id mid, unsigned *refcount);
  * identifies the provider).
  */
 typedef void (*margo_finalize_callback_t)(void *);
-void margo_push_finalize_callback(margo_instance_id mid,
-                                  margo_finalize_callback_t cb, void *uargs);
-int margo_pop_finalize_callback(margo_instance_id mid);
-int margo_top_finalize_callback(margo_instance_id mid,
-                                margo_finalize_callback_t *cb, void **uargs);
-void margo_provider_push_finalize_callback(margo_instance_id mid,
-                                           const void *owner,
-                                           margo_finalize_callback_t cb,
-                                           void *uargs);
-int margo_provider_pop_finalize_callback(margo_instance_id mid,
-                                         const void *owner);
-int margo_provider_top_finalize_callback(margo_instance_id mid,
-                                         const void *owner,
-                                         margo_finalize_callback_t *cb,
-                                         void **uargs);
-void margo_push_prefinalize_callback(margo_instance_id mid,
-                                     margo_finalize_callback_t cb, void *uargs);
-int margo_pop_prefinalize_callback(margo_instance_id mid);
-int margo_top_prefinalize_callback(margo_instance_id mid,
-                                   margo_finalize_callback_t *cb, void **uargs);
-void margo_provider_push_prefinalize_callback(margo_instance_id mid,
-                                              const void *owner,
-                                              margo_finalize_callback_t cb,
-                                              void *uargs);
-int margo_provider_pop_prefinalize_callback(margo_instance_id mid,
-                                            const void *owner);
-int margo_provider_top_prefinalize_callback(margo_instance_id mid,
-                                            const void *owner,
-                                            margo_finalize_callback_t *cb,
-                                            void **uargs);
+QS_EXPORT void margo_push_finalize_callback(margo_instance_id mid,
+                                            margo_finalize_callback_t cb,
+                                            void *uargs);
+QS_EXPORT int margo_pop_finalize_callback(margo_instance_id mid);
+QS_EXPORT int margo_top_finalize_callback(margo_instance_id mid,
+                                          margo_finalize_callback_t *cb,
+                                          void **uargs);
+QS_EXPORT void
+margo_provider_push_finalize_callback(margo_instance_id mid, const void *owner,
+                                      margo_finalize_callback_t cb,
+                                      void *uargs);
+QS_EXPORT int margo_provider_pop_finalize_callback(margo_instance_id mid,
+                                                   const void *owner);
+QS_EXPORT int
+margo_provider_top_finalize_callback(margo_instance_id mid, const void *owner,
+                                     margo_finalize_callback_t *cb,
+                                     void **uargs);
+QS_EXPORT void margo_push_prefinalize_callback(margo_instance_id mid,
+                                               margo_finalize_callback_t cb,
+                                               void *uargs);
+QS_EXPORT int margo_pop_prefinalize_callback(margo_instance_id mid);
+QS_EXPORT int margo_top_prefinalize_callback(margo_instance_id mid,
+                                             margo_finalize_callback_t *cb,
+                                             void **uargs);
+QS_EXPORT void margo_provider_push_prefinalize_callback(
+    margo_instance_id mid, const void *owner, margo_finalize_callback_t cb,
+    void *uargs);
+QS_EXPORT int margo_provider_pop_prefinalize_callback(margo_instance_id mid,
+                                                      const void *owner);
+QS_EXPORT int margo_provider_top_prefinalize_callback(
+    margo_instance_id mid, const void *owner, margo_finalize_callback_t *cb,
+    void **uargs);
 
 /*
  * Remote shutdown: after margo_enable_remote_shutdown(), a peer's
@@ -225,9 +231,9 @@ int margo_provider_top_prefinalize_callback(margo_instance_id mid,
  * completes it). margo_shutdown_remote_instance() returns 0 once the
  * target accepted, -1 if it refused (not enabled) or could not be reached.
  */
-void margo_enable_remote_shutdown(margo_instance_id mid);
-int margo_shutdown_remote_instance(margo_instance_id mid,
-                                   hg_addr_t remote_addr);
+QS_EXPORT void margo_enable_remote_shutdown(margo_instance_id mid);
+QS_EXPORT int margo_shutdown_remote_instance(margo_instance_id mid,
+                                             hg_addr_t remote_addr);
 
 /*
  * Sleep timeout_ms on the fabric's clock (virtual time on the simulated
@@ -235,7 +241,7 @@ int margo_shutdown_remote_instance(margo_instance_id mid,
  * the sleeping thread keeps making the progress and running the handlers
  * it is responsible for. Returns early if the instance shuts down.
  */
-void margo_thread_sleep(margo_instance_id mid, double timeout_ms);
+QS_EXPORT void margo_thread_sleep(margo_instance_id mid, double timeout_ms);
 
 /*
  * Write a description of the instance (address, threads, queued and
@@ -244,11 +250,11 @@ void margo_thread_sleep(margo_instance_id mid, double timeout_ms);
  * ".<hostname>.<pid>" to the name. *resolved_file_name (if not NULL) gets
  * the name used, to free(). Returns 0, or -1 on error.
  */
-int margo_state_dump(margo_instance_id mid, const char *file, int uniquify,
-                     char **resolved_file_name);
+QS_EXPORT int margo_state_dump(margo_instance_id mid, const char *file,
+                               int uniquify, char **resolved_file_name);
 
 /* Whether the instance was created in MARGO_SERVER_MODE. */
-hg_bool_t margo_is_listening(margo_instance_id mid);
+QS_EXPORT hg_bool_t margo_is_listening(margo_instance_id mid);
 
 /*
  * Pools (see margo-config.h for the whole list). The handler pool is where
@@ -258,19 +264,19 @@ hg_bool_t margo_is_listening(margo_instance_id mid);
  * on its execution streams' workers; on "__primary__" it runs as abt.h
  * runs the primary stream's work (docs/abt.md).
  */
-int margo_get_handler_pool(margo_instance_id mid, ABT_pool *pool);
-int margo_get_progress_pool(margo_instance_id mid, ABT_pool *pool);
+QS_EXPORT int margo_get_handler_pool(margo_instance_id mid, ABT_pool *pool);
+QS_EXPORT int margo_get_progress_pool(margo_instance_id mid, ABT_pool *pool);
 /* The pool an RPC's handlers run on (set: HG_NOENTRY for an RPC not
  * registered through Margo; ABT_POOL_NULL means the handler pool). */
-hg_return_t margo_rpc_set_pool(margo_instance_id mid, hg_id_t id,
-                               ABT_pool pool);
-hg_return_t margo_rpc_get_pool(margo_instance_id mid, hg_id_t id,
-                               ABT_pool *pool);
+QS_EXPORT hg_return_t margo_rpc_set_pool(margo_instance_id mid, hg_id_t id,
+                                         ABT_pool pool);
+QS_EXPORT hg_return_t margo_rpc_get_pool(margo_instance_id mid, hg_id_t id,
+                                         ABT_pool *pool);
 
 /* The HG objects under an instance (owned by it). Margo keeps the instance
  * in the class's data (HG_Class_set_data()): do not replace it. */
-hg_class_t *margo_get_class(margo_instance_id mid);
-hg_context_t *margo_get_context(margo_instance_id mid);
+QS_EXPORT hg_class_t *margo_get_class(margo_instance_id mid);
+QS_EXPORT hg_context_t *margo_get_context(margo_instance_id mid);
 
 /*
  * RPC handlers.
@@ -307,7 +313,8 @@ hg_context_t *margo_get_context(margo_instance_id mid);
  * has been requested the handle is released instead and HG_CANCELED is
  * returned, which HG sends back to the origin as the RPC's result.
  */
-hg_return_t margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t));
+QS_EXPORT hg_return_t margo_rpc_dispatch(hg_handle_t handle,
+                                         void (*fn)(hg_handle_t));
 
 /*
  * Register an RPC by name (the id is a hash of the name, the same in every
@@ -315,12 +322,15 @@ hg_return_t margo_rpc_dispatch(hg_handle_t handle, void (*fn)(hg_handle_t));
  * HG RPC callback, or NULL for an RPC this instance only sends. Returns 0
  * on error.
  */
-hg_id_t margo_register_name(margo_instance_id mid, const char *func_name,
-                            hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
-                            hg_rpc_cb_t rpc_cb);
-hg_return_t margo_registered_name(margo_instance_id mid, const char *func_name,
-                                  hg_id_t *id, hg_bool_t *flag);
-hg_return_t margo_deregister(margo_instance_id mid, hg_id_t id);
+QS_EXPORT hg_id_t margo_register_name(margo_instance_id mid,
+                                      const char *func_name,
+                                      hg_proc_cb_t in_proc_cb,
+                                      hg_proc_cb_t out_proc_cb,
+                                      hg_rpc_cb_t rpc_cb);
+QS_EXPORT hg_return_t margo_registered_name(margo_instance_id mid,
+                                            const char *func_name, hg_id_t *id,
+                                            hg_bool_t *flag);
+QS_EXPORT hg_return_t margo_deregister(margo_instance_id mid, hg_id_t id);
 
 /*
  * Providers. A provider is a set of RPCs registered under one provider id
@@ -337,12 +347,10 @@ hg_return_t margo_deregister(margo_instance_id mid, hg_id_t id);
  */
 #define MARGO_DEFAULT_PROVIDER_ID 0xFFFF
 #define MARGO_MAX_PROVIDER_ID 0xFFFF
-hg_id_t margo_provider_register_name(margo_instance_id mid,
-                                     const char *func_name,
-                                     hg_proc_cb_t in_proc_cb,
-                                     hg_proc_cb_t out_proc_cb,
-                                     hg_rpc_cb_t rpc_cb, uint16_t provider_id,
-                                     ABT_pool pool);
+QS_EXPORT hg_id_t margo_provider_register_name(
+    margo_instance_id mid, const char *func_name, hg_proc_cb_t in_proc_cb,
+    hg_proc_cb_t out_proc_cb, hg_rpc_cb_t rpc_cb, uint16_t provider_id,
+    ABT_pool pool);
 #define MARGO_REGISTER_PROVIDER(mid, func_name, in_t, out_t, fn, provider_id,  \
                                 pool)                                          \
     margo_provider_register_name(mid, func_name, hg_proc_##in_t,               \
@@ -350,23 +358,24 @@ hg_id_t margo_provider_register_name(margo_instance_id mid,
                                  pool)
 /* *flag: whether func_name is registered for provider_id here; *id (may
  * be NULL) gets its id either way. */
-hg_return_t margo_provider_registered_name(margo_instance_id mid,
-                                           const char *func_name,
-                                           uint16_t provider_id, hg_id_t *id,
-                                           hg_bool_t *flag);
+QS_EXPORT hg_return_t margo_provider_registered_name(margo_instance_id mid,
+                                                     const char *func_name,
+                                                     uint16_t provider_id,
+                                                     hg_id_t *id,
+                                                     hg_bool_t *flag);
 
 /*
  * The provider an RPC id belongs to (MARGO_DEFAULT_PROVIDER_ID for an id
  * from margo_register_name()), for instance info->id in a handler.
  * Quicksilver's own: Margo keeps its demultiplexing internal.
  */
-uint16_t margo_rpc_id_get_provider_id(hg_id_t id);
+QS_EXPORT uint16_t margo_rpc_id_get_provider_id(hg_id_t id);
 
 /* The name an RPC id was registered with (through Margo), or NULL. The
  * string lives until the RPC is deregistered or the instance finalized. */
-const char *margo_rpc_get_name(margo_instance_id mid, hg_id_t id);
+QS_EXPORT const char *margo_rpc_get_name(margo_instance_id mid, hg_id_t id);
 /* margo_rpc_get_name() of the handle's RPC. */
-const char *margo_handle_get_name(hg_handle_t handle);
+QS_EXPORT const char *margo_handle_get_name(hg_handle_t handle);
 
 /*
  * Provider identities: a string (a provider's type, say "kv") that a
@@ -377,68 +386,75 @@ const char *margo_handle_get_name(hg_handle_t handle);
  * the buffer's capacity in and the identity's size (with its NUL) out;
  * HG_NOMEM when the buffer is too small.
  */
-hg_return_t margo_provider_register_identity(margo_instance_id mid,
-                                             uint16_t provider_id,
-                                             const char *identity);
-hg_return_t margo_provider_deregister_identity(margo_instance_id mid,
-                                               uint16_t provider_id);
-const char *margo_provider_registered_identity(margo_instance_id mid,
-                                               uint16_t provider_id);
-hg_return_t margo_provider_get_identity(margo_instance_id mid,
-                                        hg_addr_t address, uint16_t provider_id,
-                                        char *buffer, size_t *bufsize);
+QS_EXPORT hg_return_t margo_provider_register_identity(margo_instance_id mid,
+                                                       uint16_t provider_id,
+                                                       const char *identity);
+QS_EXPORT hg_return_t margo_provider_deregister_identity(margo_instance_id mid,
+                                                         uint16_t provider_id);
+QS_EXPORT const char *margo_provider_registered_identity(margo_instance_id mid,
+                                                         uint16_t provider_id);
+QS_EXPORT hg_return_t margo_provider_get_identity(margo_instance_id mid,
+                                                  hg_addr_t address,
+                                                  uint16_t provider_id,
+                                                  char *buffer,
+                                                  size_t *bufsize);
 
 /* One-way RPCs (set on both sides): a forward returns once the request is
  * sent, and the handler must not respond. */
-hg_return_t margo_registered_disable_response(margo_instance_id mid, hg_id_t id,
-                                              int disable_flag);
-hg_return_t margo_registered_disabled_response(margo_instance_id mid,
-                                               hg_id_t id, int *disabled_flag);
+QS_EXPORT hg_return_t margo_registered_disable_response(margo_instance_id mid,
+                                                        hg_id_t id,
+                                                        int disable_flag);
+QS_EXPORT hg_return_t margo_registered_disabled_response(margo_instance_id mid,
+                                                         hg_id_t id,
+                                                         int *disabled_flag);
 
 /* Data attached to a registered RPC; free_callback (may be NULL) runs when
  * the RPC is deregistered or the instance finalized. */
-hg_return_t margo_register_data(margo_instance_id mid, hg_id_t id, void *data,
-                                void (*free_callback)(void *));
-void *margo_registered_data(margo_instance_id mid, hg_id_t id);
+QS_EXPORT hg_return_t margo_register_data(margo_instance_id mid, hg_id_t id,
+                                          void *data,
+                                          void (*free_callback)(void *));
+QS_EXPORT void *margo_registered_data(margo_instance_id mid, hg_id_t id);
 
 /* Addresses. */
-hg_return_t margo_addr_lookup(margo_instance_id mid, const char *name,
-                              hg_addr_t *addr);
-hg_return_t margo_addr_free(margo_instance_id mid, hg_addr_t addr);
+QS_EXPORT hg_return_t margo_addr_lookup(margo_instance_id mid, const char *name,
+                                        hg_addr_t *addr);
+QS_EXPORT hg_return_t margo_addr_free(margo_instance_id mid, hg_addr_t addr);
 /* HG_Addr_set_remove(): forget a peer (it restarted, say). */
-hg_return_t margo_addr_set_remove(margo_instance_id mid, hg_addr_t addr);
-hg_return_t margo_addr_self(margo_instance_id mid, hg_addr_t *addr);
-hg_return_t margo_addr_dup(margo_instance_id mid, hg_addr_t addr,
-                           hg_addr_t *new_addr);
-hg_bool_t margo_addr_cmp(margo_instance_id mid, hg_addr_t addr1,
-                         hg_addr_t addr2);
+QS_EXPORT hg_return_t margo_addr_set_remove(margo_instance_id mid,
+                                            hg_addr_t addr);
+QS_EXPORT hg_return_t margo_addr_self(margo_instance_id mid, hg_addr_t *addr);
+QS_EXPORT hg_return_t margo_addr_dup(margo_instance_id mid, hg_addr_t addr,
+                                     hg_addr_t *new_addr);
+QS_EXPORT hg_bool_t margo_addr_cmp(margo_instance_id mid, hg_addr_t addr1,
+                                   hg_addr_t addr2);
 /* NUL-terminated; buf NULL gives the size needed; too small a *buf_size
  * gives HG_OVERFLOW and the size needed. */
-hg_return_t margo_addr_to_string(margo_instance_id mid, char *buf,
-                                 hg_size_t *buf_size, hg_addr_t addr);
+QS_EXPORT hg_return_t margo_addr_to_string(margo_instance_id mid, char *buf,
+                                           hg_size_t *buf_size, hg_addr_t addr);
 
 /* Handles. */
-hg_return_t margo_create(margo_instance_id mid, hg_addr_t addr, hg_id_t id,
-                         hg_handle_t *handle);
-hg_return_t margo_destroy(hg_handle_t handle);
-hg_return_t margo_ref_incr(hg_handle_t handle);
+QS_EXPORT hg_return_t margo_create(margo_instance_id mid, hg_addr_t addr,
+                                   hg_id_t id, hg_handle_t *handle);
+QS_EXPORT hg_return_t margo_destroy(hg_handle_t handle);
+QS_EXPORT hg_return_t margo_ref_incr(hg_handle_t handle);
 /* NULL for an invalid handle. */
-const struct hg_info *margo_get_info(hg_handle_t handle);
+QS_EXPORT const struct hg_info *margo_get_info(hg_handle_t handle);
 /* The instance a handle was created on (or received by). */
-margo_instance_id margo_hg_handle_get_instance(hg_handle_t handle);
+QS_EXPORT margo_instance_id margo_hg_handle_get_instance(hg_handle_t handle);
 /* The same from an hg_info (deprecated in Margo). */
-margo_instance_id margo_hg_info_get_instance(const struct hg_info *info);
+QS_EXPORT margo_instance_id
+margo_hg_info_get_instance(const struct hg_info *info);
 /* The pool the handle's RPC runs its handlers on. */
-ABT_pool margo_hg_handle_get_handler_pool(hg_handle_t handle);
+QS_EXPORT ABT_pool margo_hg_handle_get_handler_pool(hg_handle_t handle);
 /* Data attached to a handle (HG_Set_data / HG_Get_data). */
-void *margo_get_data(hg_handle_t handle);
-hg_return_t margo_set_data(hg_handle_t handle, void *data,
-                           void (*free_callback)(void *));
+QS_EXPORT void *margo_get_data(hg_handle_t handle);
+QS_EXPORT hg_return_t margo_set_data(hg_handle_t handle, void *data,
+                                     void (*free_callback)(void *));
 
-hg_return_t margo_get_input(hg_handle_t handle, void *in_struct);
-hg_return_t margo_free_input(hg_handle_t handle, void *in_struct);
-hg_return_t margo_get_output(hg_handle_t handle, void *out_struct);
-hg_return_t margo_free_output(hg_handle_t handle, void *out_struct);
+QS_EXPORT hg_return_t margo_get_input(hg_handle_t handle, void *in_struct);
+QS_EXPORT hg_return_t margo_free_input(hg_handle_t handle, void *in_struct);
+QS_EXPORT hg_return_t margo_get_output(hg_handle_t handle, void *out_struct);
+QS_EXPORT hg_return_t margo_free_output(hg_handle_t handle, void *out_struct);
 
 /*
  * Send an RPC and wait for its response (or, for one-way RPCs, until it is
@@ -450,24 +466,29 @@ hg_return_t margo_free_output(hg_handle_t handle, void *out_struct);
  * time on the simulated fabric) and returns HG_TIMEOUT; the handle is then
  * idle and may be destroyed or reused. timeout_ms <= 0 means no deadline.
  */
-hg_return_t margo_forward(hg_handle_t handle, void *in_struct);
-hg_return_t margo_forward_timed(hg_handle_t handle, void *in_struct,
-                                double timeout_ms);
+QS_EXPORT hg_return_t margo_forward(hg_handle_t handle, void *in_struct);
+QS_EXPORT hg_return_t margo_forward_timed(hg_handle_t handle, void *in_struct,
+                                          double timeout_ms);
 
 /* The same, to one provider of the target (MARGO_DEFAULT_PROVIDER_ID is
  * what the calls above use). The handle is retargeted to the provider's
  * RPC id, and stays so. */
-hg_return_t margo_provider_forward(uint16_t provider_id, hg_handle_t handle,
-                                   void *in_struct);
-hg_return_t margo_provider_forward_timed(uint16_t provider_id,
-                                         hg_handle_t handle, void *in_struct,
-                                         double timeout_ms);
-hg_return_t margo_provider_iforward(uint16_t provider_id, hg_handle_t handle,
-                                    void *in_struct, margo_request *req);
-hg_return_t margo_provider_iforward_timed(uint16_t provider_id,
-                                          hg_handle_t handle, void *in_struct,
-                                          double timeout_ms,
-                                          margo_request *req);
+QS_EXPORT hg_return_t margo_provider_forward(uint16_t provider_id,
+                                             hg_handle_t handle,
+                                             void *in_struct);
+QS_EXPORT hg_return_t margo_provider_forward_timed(uint16_t provider_id,
+                                                   hg_handle_t handle,
+                                                   void *in_struct,
+                                                   double timeout_ms);
+QS_EXPORT hg_return_t margo_provider_iforward(uint16_t provider_id,
+                                              hg_handle_t handle,
+                                              void *in_struct,
+                                              margo_request *req);
+QS_EXPORT hg_return_t margo_provider_iforward_timed(uint16_t provider_id,
+                                                    hg_handle_t handle,
+                                                    void *in_struct,
+                                                    double timeout_ms,
+                                                    margo_request *req);
 
 /* What a request is, and its handle (forward and respond) and instance. */
 typedef enum {
@@ -476,71 +497,80 @@ typedef enum {
     MARGO_BULK_REQUEST = 6,
     MARGO_INVALID_REQUEST = 8
 } margo_request_type;
-margo_request_type margo_request_get_type(margo_request req);
-hg_handle_t margo_request_get_handle(margo_request req);
-margo_instance_id margo_request_get_instance(margo_request req);
+QS_EXPORT margo_request_type margo_request_get_type(margo_request req);
+QS_EXPORT hg_handle_t margo_request_get_handle(margo_request req);
+QS_EXPORT margo_instance_id margo_request_get_instance(margo_request req);
 
 /* Start a forward; margo_wait() or margo_test() finishes it. On error no
  * request is created. */
-hg_return_t margo_iforward(hg_handle_t handle, void *in_struct,
-                           margo_request *req);
-hg_return_t margo_iforward_timed(hg_handle_t handle, void *in_struct,
-                                 double timeout_ms, margo_request *req);
+QS_EXPORT hg_return_t margo_iforward(hg_handle_t handle, void *in_struct,
+                                     margo_request *req);
+QS_EXPORT hg_return_t margo_iforward_timed(hg_handle_t handle, void *in_struct,
+                                           double timeout_ms,
+                                           margo_request *req);
 
 /*
  * Wait for a request, return its result and free it. Every request must
  * be waited on exactly once (after margo_test() said it completed, too).
  */
-hg_return_t margo_wait(margo_request req);
+QS_EXPORT hg_return_t margo_wait(margo_request req);
 /* Wait for one of `count` requests of one instance: *index gets which, and
  * that request is freed (set to MARGO_REQUEST_NULL in the array) and its
  * result returned; NULL entries are skipped. HG_INVALID_ARG if every entry
  * is NULL. */
-hg_return_t margo_wait_any(size_t count, margo_request *reqs, size_t *index);
+QS_EXPORT hg_return_t margo_wait_any(size_t count, margo_request *reqs,
+                                     size_t *index);
 /*
  * *flag = 1 if the request has completed (then margo_wait() returns at
  * once), 0 otherwise. Without a progress thread this makes one round of
  * non-blocking progress first, so a margo_test() loop completes.
  */
-hg_return_t margo_test(margo_request req, int *flag);
+QS_EXPORT hg_return_t margo_test(margo_request req, int *flag);
 
 /* Send a handler's response and wait until it has left. */
-hg_return_t margo_respond(hg_handle_t handle, void *out_struct);
-hg_return_t margo_irespond(hg_handle_t handle, void *out_struct,
-                           margo_request *req);
+QS_EXPORT hg_return_t margo_respond(hg_handle_t handle, void *out_struct);
+QS_EXPORT hg_return_t margo_irespond(hg_handle_t handle, void *out_struct,
+                                     margo_request *req);
 /* The same with a deadline of timeout_ms on the NA clock (<= 0: none):
  * the response is cancelled and HG_TIMEOUT returned if it has not left by
  * then. */
-hg_return_t margo_respond_timed(hg_handle_t handle, void *out_struct,
-                                double timeout_ms);
-hg_return_t margo_irespond_timed(hg_handle_t handle, void *out_struct,
-                                 double timeout_ms, margo_request *req);
+QS_EXPORT hg_return_t margo_respond_timed(hg_handle_t handle, void *out_struct,
+                                          double timeout_ms);
+QS_EXPORT hg_return_t margo_irespond_timed(hg_handle_t handle, void *out_struct,
+                                           double timeout_ms,
+                                           margo_request *req);
 
 /* Bulk handles over the instance's class (see HG_Bulk_create()). */
-hg_return_t margo_bulk_create(margo_instance_id mid, hg_uint32_t count,
-                              void **buf_ptrs, const hg_size_t *buf_sizes,
-                              hg_uint8_t flags, hg_bulk_t *handle);
-hg_return_t margo_bulk_free(hg_bulk_t handle);
+QS_EXPORT hg_return_t margo_bulk_create(margo_instance_id mid,
+                                        hg_uint32_t count, void **buf_ptrs,
+                                        const hg_size_t *buf_sizes,
+                                        hg_uint8_t flags, hg_bulk_t *handle);
+QS_EXPORT hg_return_t margo_bulk_free(hg_bulk_t handle);
 /* HG_Bulk_* on Margo's names. */
-hg_return_t margo_bulk_ref_incr(hg_bulk_t bulk);
-hg_return_t margo_bulk_access(hg_bulk_t handle, hg_size_t offset,
-                              hg_size_t size, hg_uint8_t flags,
-                              hg_uint32_t max_count, void **buf_ptrs,
-                              hg_size_t *buf_sizes, hg_uint32_t *actual_count);
-hg_size_t margo_bulk_get_size(hg_bulk_t bulk);
-hg_uint32_t margo_bulk_get_segment_count(hg_bulk_t bulk);
-hg_size_t margo_bulk_get_serialize_size(hg_bulk_t bulk, unsigned long flags);
-hg_return_t margo_bulk_serialize(void *buf, hg_size_t buf_size,
-                                 unsigned long flags, hg_bulk_t handle);
-hg_return_t margo_bulk_deserialize(margo_instance_id mid, hg_bulk_t *handle,
-                                   const void *buf, hg_size_t buf_size);
+QS_EXPORT hg_return_t margo_bulk_ref_incr(hg_bulk_t bulk);
+QS_EXPORT hg_return_t margo_bulk_access(hg_bulk_t handle, hg_size_t offset,
+                                        hg_size_t size, hg_uint8_t flags,
+                                        hg_uint32_t max_count, void **buf_ptrs,
+                                        hg_size_t *buf_sizes,
+                                        hg_uint32_t *actual_count);
+QS_EXPORT hg_size_t margo_bulk_get_size(hg_bulk_t bulk);
+QS_EXPORT hg_uint32_t margo_bulk_get_segment_count(hg_bulk_t bulk);
+QS_EXPORT hg_size_t margo_bulk_get_serialize_size(hg_bulk_t bulk,
+                                                  unsigned long flags);
+QS_EXPORT hg_return_t margo_bulk_serialize(void *buf, hg_size_t buf_size,
+                                           unsigned long flags,
+                                           hg_bulk_t handle);
+QS_EXPORT hg_return_t margo_bulk_deserialize(margo_instance_id mid,
+                                             hg_bulk_t *handle, const void *buf,
+                                             hg_size_t buf_size);
 /* margo_bulk_create() for memory described by attrs (HG_Bulk_create_attr:
  * host memory only). */
-hg_return_t margo_bulk_create_attr(margo_instance_id mid, hg_uint32_t count,
-                                   void **buf_ptrs, const hg_size_t *buf_sizes,
-                                   hg_uint8_t flags,
-                                   const struct hg_bulk_attr *attrs,
-                                   hg_bulk_t *handle);
+QS_EXPORT hg_return_t margo_bulk_create_attr(margo_instance_id mid,
+                                             hg_uint32_t count, void **buf_ptrs,
+                                             const hg_size_t *buf_sizes,
+                                             hg_uint8_t flags,
+                                             const struct hg_bulk_attr *attrs,
+                                             hg_bulk_t *handle);
 
 /*
  * Move `size` bytes between a remote bulk handle at origin_addr and a
@@ -548,22 +578,20 @@ hg_return_t margo_bulk_create_attr(margo_instance_id mid, hg_uint32_t count,
  * into the local one, HG_BULK_PUSH writes it). The timed form returns
  * HG_TIMEOUT after timeout_ms on the NA clock (<= 0: no deadline).
  */
-hg_return_t margo_bulk_transfer(margo_instance_id mid, hg_bulk_op_t op,
-                                hg_addr_t origin_addr, hg_bulk_t origin_handle,
-                                size_t origin_offset, hg_bulk_t local_handle,
-                                size_t local_offset, size_t size);
-hg_return_t
-margo_bulk_transfer_timed(margo_instance_id mid, hg_bulk_op_t op,
-                          hg_addr_t origin_addr, hg_bulk_t origin_handle,
-                          size_t origin_offset, hg_bulk_t local_handle,
-                          size_t local_offset, size_t size, double timeout_ms);
+QS_EXPORT hg_return_t margo_bulk_transfer(
+    margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
+    hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
+    size_t local_offset, size_t size);
+QS_EXPORT hg_return_t margo_bulk_transfer_timed(
+    margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
+    hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
+    size_t local_offset, size_t size, double timeout_ms);
 /* Start a transfer; margo_wait() finishes it. */
-hg_return_t margo_bulk_itransfer(margo_instance_id mid, hg_bulk_op_t op,
-                                 hg_addr_t origin_addr, hg_bulk_t origin_handle,
-                                 size_t origin_offset, hg_bulk_t local_handle,
-                                 size_t local_offset, size_t size,
-                                 margo_request *req);
-hg_return_t margo_bulk_itransfer_timed(
+QS_EXPORT hg_return_t margo_bulk_itransfer(
+    margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
+    hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
+    size_t local_offset, size_t size, margo_request *req);
+QS_EXPORT hg_return_t margo_bulk_itransfer_timed(
     margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
     hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
     size_t local_offset, size_t size, double timeout_ms, margo_request *req);

@@ -21,6 +21,7 @@
 #ifndef MERCURY_H
 #define MERCURY_H
 
+#include "qs_export.h"
 #include "mercury_types.h"
 #include "mercury_bulk.h"
 #include "na.h"
@@ -43,11 +44,11 @@ extern "C" {
  * _MINOR, _PATCH: Mercury 2.4.1). A NULL pointer is skipped, as in
  * Mercury; always returns HG_SUCCESS.
  */
-hg_return_t HG_Version_get(unsigned int *major, unsigned int *minor,
-                           unsigned int *patch);
+QS_EXPORT hg_return_t HG_Version_get(unsigned int *major, unsigned int *minor,
+                                     unsigned int *patch);
 
 /* Human-readable string for a return code; never NULL. */
-const char *HG_Error_to_string(hg_return_t errnum);
+QS_EXPORT const char *HG_Error_to_string(hg_return_t errnum);
 
 /*
  * Logging. The library has one log sink shared by every layer; these set
@@ -61,21 +62,22 @@ const char *HG_Error_to_string(hg_return_t errnum);
 
 /* Set the log level and enable the "hg" subsystem at it. An unknown level
  * name is reported and changes nothing (Mercury falls back to "none"). */
-void HG_Set_log_level(const char *level);
+QS_EXPORT void HG_Set_log_level(const char *level);
 
 /* Replace the list of enabled subsystems: "subsys1,subsys2,~subsys3"; a
  * subsystem is logged at the log level when it or its parent is listed,
  * and never when listed with "~". */
-void HG_Set_log_subsys(const char *subsys);
+QS_EXPORT void HG_Set_log_subsys(const char *subsys);
 
 /* Function that writes each log line, called once per line as
  * log_func(stream, "%s", line) with the line ending in '\n'; NULL
  * restores fprintf. */
-void HG_Set_log_func(int (*log_func)(FILE *stream, const char *format, ...));
+QS_EXPORT void HG_Set_log_func(int (*log_func)(FILE *stream, const char *format,
+                                               ...));
 
 /* Stream for one group of levels: "fatal"/"error", "warning", or
  * "min_debug"/"info"/"debug"/"trace". The default is stderr for all. */
-void HG_Set_log_stream(const char *level, FILE *stream);
+QS_EXPORT void HG_Set_log_stream(const char *level, FILE *stream);
 
 /*
  * Initialize an HG class over the NA plugin that `na_info_string` selects
@@ -99,36 +101,38 @@ void HG_Set_log_stream(const char *level, FILE *stream);
  * version 0 and a major version other than 2 are refused (NULL returned,
  * the reason logged); Mercury does not check the major version.
  */
-hg_class_t *HG_Init(const char *na_info_string, hg_bool_t na_listen);
-hg_class_t *HG_Init_opt(const char *na_info_string, hg_bool_t na_listen,
-                        const struct hg_init_info *hg_init_info);
-hg_class_t *HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
-                         unsigned int version,
-                         const struct hg_init_info *hg_init_info);
+QS_EXPORT hg_class_t *HG_Init(const char *na_info_string, hg_bool_t na_listen);
+QS_EXPORT hg_class_t *HG_Init_opt(const char *na_info_string,
+                                  hg_bool_t na_listen,
+                                  const struct hg_init_info *hg_init_info);
+QS_EXPORT hg_class_t *HG_Init_opt2(const char *na_info_string,
+                                   hg_bool_t na_listen, unsigned int version,
+                                   const struct hg_init_info *hg_init_info);
 
 /*
  * Finalize a class. Returns HG_BUSY (and finalizes nothing) while contexts,
  * handles, addresses or bulk handles created from it still exist; the
  * message names what is left.
  */
-hg_return_t HG_Finalize(hg_class_t *hg_class);
+QS_EXPORT hg_return_t HG_Finalize(hg_class_t *hg_class);
 
 /* Free the class-wide cleanup resources of a finalized program (no-op). */
-void HG_Cleanup(void);
+QS_EXPORT void HG_Cleanup(void);
 
 /* Class information. */
-const char *HG_Class_get_name(const hg_class_t *hg_class);     /* "sim" */
-const char *HG_Class_get_protocol(const hg_class_t *hg_class); /* "tcp" */
-hg_bool_t HG_Class_is_listening(const hg_class_t *hg_class);
+QS_EXPORT const char *HG_Class_get_name(const hg_class_t *hg_class); /* "sim" */
+QS_EXPORT const char *
+HG_Class_get_protocol(const hg_class_t *hg_class); /* "tcp" */
+QS_EXPORT hg_bool_t HG_Class_is_listening(const hg_class_t *hg_class);
 /* Largest encoded input / output that travels inside the RPC message;
  * larger arguments travel through bulk transparently. */
-hg_size_t HG_Class_get_input_eager_size(const hg_class_t *hg_class);
-hg_size_t HG_Class_get_output_eager_size(const hg_class_t *hg_class);
-na_class_t *HG_Class_get_na(const hg_class_t *hg_class);
+QS_EXPORT hg_size_t HG_Class_get_input_eager_size(const hg_class_t *hg_class);
+QS_EXPORT hg_size_t HG_Class_get_output_eager_size(const hg_class_t *hg_class);
+QS_EXPORT na_class_t *HG_Class_get_na(const hg_class_t *hg_class);
 /* User data attached to the class; free_callback runs at HG_Finalize(). */
-hg_return_t HG_Class_set_data(hg_class_t *hg_class, void *data,
-                              void (*free_callback)(void *));
-void *HG_Class_get_data(const hg_class_t *hg_class);
+QS_EXPORT hg_return_t HG_Class_set_data(hg_class_t *hg_class, void *data,
+                                        void (*free_callback)(void *));
+QS_EXPORT void *HG_Class_get_data(const hg_class_t *hg_class);
 
 /*
  * Call `callback(handle, arg)` each time a handle is handed out for a new
@@ -139,7 +143,7 @@ void *HG_Class_get_data(const hg_class_t *hg_class);
  * receive unposted (logged). NULL removes the callback. Set it before
  * creating contexts: it is read without a lock.
  */
-hg_return_t HG_Class_set_handle_create_callback(
+QS_EXPORT hg_return_t HG_Class_set_handle_create_callback(
     hg_class_t *hg_class, hg_return_t (*callback)(hg_handle_t, void *),
     void *arg);
 
@@ -148,9 +152,10 @@ hg_return_t HG_Class_set_handle_create_callback(
  * sent to its id. HG_Context_destroy() returns HG_BUSY while handles or
  * operations created on it are alive.
  */
-hg_context_t *HG_Context_create(hg_class_t *hg_class);
-hg_context_t *HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id);
-hg_return_t HG_Context_destroy(hg_context_t *context);
+QS_EXPORT hg_context_t *HG_Context_create(hg_class_t *hg_class);
+QS_EXPORT hg_context_t *HG_Context_create_id(hg_class_t *hg_class,
+                                             hg_uint8_t id);
+QS_EXPORT hg_return_t HG_Context_destroy(hg_context_t *context);
 /*
  * Cancel the context's posted request receives and stop reposting them:
  * no further RPC reaches this context (requests already received still
@@ -158,12 +163,12 @@ hg_return_t HG_Context_destroy(hg_context_t *context);
  * called from an RPC callback. HG_SUCCESS also for a context that posts
  * nothing; HG_Context_destroy() afterwards has nothing left to cancel.
  */
-hg_return_t HG_Context_unpost(hg_context_t *context);
-hg_class_t *HG_Context_get_class(const hg_context_t *context);
-hg_uint8_t HG_Context_get_id(const hg_context_t *context);
-hg_return_t HG_Context_set_data(hg_context_t *context, void *data,
-                                void (*free_callback)(void *));
-void *HG_Context_get_data(const hg_context_t *context);
+QS_EXPORT hg_return_t HG_Context_unpost(hg_context_t *context);
+QS_EXPORT hg_class_t *HG_Context_get_class(const hg_context_t *context);
+QS_EXPORT hg_uint8_t HG_Context_get_id(const hg_context_t *context);
+QS_EXPORT hg_return_t HG_Context_set_data(hg_context_t *context, void *data,
+                                          void (*free_callback)(void *));
+QS_EXPORT void *HG_Context_get_data(const hg_context_t *context);
 
 /*
  * Registration. Ids are a hash of the name, so origin and target agree
@@ -171,33 +176,40 @@ void *HG_Context_get_data(const hg_context_t *context);
  * valid id). Registering a name twice updates its callbacks and returns the
  * same id. HG_Register() registers a caller-chosen id.
  */
-hg_id_t HG_Register_name(hg_class_t *hg_class, const char *func_name,
-                         hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
-                         hg_rpc_cb_t rpc_cb);
-hg_return_t HG_Register(hg_class_t *hg_class, hg_id_t id,
-                        hg_proc_cb_t in_proc_cb, hg_proc_cb_t out_proc_cb,
-                        hg_rpc_cb_t rpc_cb);
-hg_return_t HG_Deregister(hg_class_t *hg_class, hg_id_t id);
+QS_EXPORT hg_id_t HG_Register_name(hg_class_t *hg_class, const char *func_name,
+                                   hg_proc_cb_t in_proc_cb,
+                                   hg_proc_cb_t out_proc_cb,
+                                   hg_rpc_cb_t rpc_cb);
+QS_EXPORT hg_return_t HG_Register(hg_class_t *hg_class, hg_id_t id,
+                                  hg_proc_cb_t in_proc_cb,
+                                  hg_proc_cb_t out_proc_cb, hg_rpc_cb_t rpc_cb);
+QS_EXPORT hg_return_t HG_Deregister(hg_class_t *hg_class, hg_id_t id);
 /* Whether a name / id is registered (*flag set on HG_SUCCESS). */
-hg_return_t HG_Registered_name(hg_class_t *hg_class, const char *func_name,
-                               hg_id_t *id, hg_bool_t *flag);
-hg_return_t HG_Registered(hg_class_t *hg_class, hg_id_t id, hg_bool_t *flag);
+QS_EXPORT hg_return_t HG_Registered_name(hg_class_t *hg_class,
+                                         const char *func_name, hg_id_t *id,
+                                         hg_bool_t *flag);
+QS_EXPORT hg_return_t HG_Registered(hg_class_t *hg_class, hg_id_t id,
+                                    hg_bool_t *flag);
 /* Data attached to an RPC id, freed by free_callback at deregistration. */
-hg_return_t HG_Register_data(hg_class_t *hg_class, hg_id_t id, void *data,
-                             void (*free_callback)(void *));
-void *HG_Registered_data(hg_class_t *hg_class, hg_id_t id);
+QS_EXPORT hg_return_t HG_Register_data(hg_class_t *hg_class, hg_id_t id,
+                                       void *data,
+                                       void (*free_callback)(void *));
+QS_EXPORT void *HG_Registered_data(hg_class_t *hg_class, hg_id_t id);
 /* One-way RPCs: the forward completes once the request is sent and
  * HG_Respond() on the target returns HG_OPNOTSUPPORTED. Set on both sides. */
-hg_return_t HG_Registered_disable_response(hg_class_t *hg_class, hg_id_t id,
-                                           hg_bool_t disable);
+QS_EXPORT hg_return_t HG_Registered_disable_response(hg_class_t *hg_class,
+                                                     hg_id_t id,
+                                                     hg_bool_t disable);
 /* Whether `id` is registered (*flag_p) and, if so, its input and output
  * procs (each output may be NULL). HG_INVALID_ARG for a NULL class or
  * flag_p; an unregistered id gives *flag_p false and HG_SUCCESS. */
-hg_return_t HG_Registered_proc_cb(hg_class_t *hg_class, hg_id_t id,
-                                  hg_bool_t *flag_p, hg_proc_cb_t *in_proc_cb_p,
-                                  hg_proc_cb_t *out_proc_cb_p);
-hg_return_t HG_Registered_disabled_response(hg_class_t *hg_class, hg_id_t id,
-                                            hg_bool_t *disabled);
+QS_EXPORT hg_return_t HG_Registered_proc_cb(hg_class_t *hg_class, hg_id_t id,
+                                            hg_bool_t *flag_p,
+                                            hg_proc_cb_t *in_proc_cb_p,
+                                            hg_proc_cb_t *out_proc_cb_p);
+QS_EXPORT hg_return_t HG_Registered_disabled_response(hg_class_t *hg_class,
+                                                      hg_id_t id,
+                                                      hg_bool_t *disabled);
 
 /*
  * Addresses. Lookup is immediate: a well-formed name of an unreachable peer
@@ -218,10 +230,11 @@ hg_return_t HG_Registered_disabled_response(hg_class_t *hg_class, hg_id_t id,
  * There is no function named HG_Addr_lookup, so its address cannot be
  * taken: use HG_Addr_lookup1 or HG_Addr_lookup2 for that.
  */
-hg_return_t HG_Addr_lookup2(hg_class_t *hg_class, const char *name,
-                            hg_addr_t *addr);
-hg_return_t HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
-                            const char *name, hg_op_id_t *op_id);
+QS_EXPORT hg_return_t HG_Addr_lookup2(hg_class_t *hg_class, const char *name,
+                                      hg_addr_t *addr);
+QS_EXPORT hg_return_t HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback,
+                                      void *arg, const char *name,
+                                      hg_op_id_t *op_id);
 #ifndef HG_Addr_lookup
 /* A type, so that "calling" it with a wrong argument count is a hard error
  * in C and C++ that names the mistake. */
@@ -235,7 +248,7 @@ typedef struct hg_addr_lookup_takes_3_or_5_arguments
                          HG_Addr_lookup_wrong_argument_count)                  \
     (__VA_ARGS__)
 #endif
-hg_return_t HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr);
+QS_EXPORT hg_return_t HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr);
 /*
  * Hint that the peer behind `addr` is gone (it stopped responding): the
  * plugin forgets what it keeps about it, so a later lookup of the same
@@ -244,21 +257,23 @@ hg_return_t HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr);
  * freed with HG_Addr_free(). HG_INVALID_ARG for NULL arguments or the
  * class's own address.
  */
-hg_return_t HG_Addr_set_remove(hg_class_t *hg_class, hg_addr_t addr);
-hg_return_t HG_Addr_self(hg_class_t *hg_class, hg_addr_t *addr);
-hg_return_t HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr,
-                        hg_addr_t *new_addr);
-hg_bool_t HG_Addr_cmp(hg_class_t *hg_class, hg_addr_t addr1, hg_addr_t addr2);
-hg_bool_t HG_Addr_is_self(hg_class_t *hg_class, hg_addr_t addr);
+QS_EXPORT hg_return_t HG_Addr_set_remove(hg_class_t *hg_class, hg_addr_t addr);
+QS_EXPORT hg_return_t HG_Addr_self(hg_class_t *hg_class, hg_addr_t *addr);
+QS_EXPORT hg_return_t HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr,
+                                  hg_addr_t *new_addr);
+QS_EXPORT hg_bool_t HG_Addr_cmp(hg_class_t *hg_class, hg_addr_t addr1,
+                                hg_addr_t addr2);
+QS_EXPORT hg_bool_t HG_Addr_is_self(hg_class_t *hg_class, hg_addr_t addr);
 /* NUL-terminated; buf NULL gives the size needed in *buf_size (with NUL);
  * a too-small *buf_size returns HG_OVERFLOW and the size needed. */
-hg_return_t HG_Addr_to_string(hg_class_t *hg_class, char *buf,
-                              hg_size_t *buf_size, hg_addr_t addr);
-hg_size_t HG_Addr_get_serialize_size(hg_class_t *hg_class, hg_addr_t addr);
-hg_return_t HG_Addr_serialize(hg_class_t *hg_class, void *buf,
-                              hg_size_t buf_size, hg_addr_t addr);
-hg_return_t HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr,
-                                const void *buf, hg_size_t buf_size);
+QS_EXPORT hg_return_t HG_Addr_to_string(hg_class_t *hg_class, char *buf,
+                                        hg_size_t *buf_size, hg_addr_t addr);
+QS_EXPORT hg_size_t HG_Addr_get_serialize_size(hg_class_t *hg_class,
+                                               hg_addr_t addr);
+QS_EXPORT hg_return_t HG_Addr_serialize(hg_class_t *hg_class, void *buf,
+                                        hg_size_t buf_size, hg_addr_t addr);
+QS_EXPORT hg_return_t HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr,
+                                          const void *buf, hg_size_t buf_size);
 
 /*
  * Handles. HG_Create() takes a handle from the context's pool (no
@@ -266,19 +281,19 @@ hg_return_t HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr,
  * returns to the pool at zero. HG_Reset() retargets an idle handle
  * (HG_BUSY while an operation is in flight).
  */
-hg_return_t HG_Create(hg_context_t *context, hg_addr_t addr, hg_id_t id,
-                      hg_handle_t *handle);
-hg_return_t HG_Destroy(hg_handle_t handle);
-hg_return_t HG_Reset(hg_handle_t handle, hg_addr_t addr, hg_id_t id);
-hg_return_t HG_Ref_incr(hg_handle_t handle);
-hg_uint32_t HG_Ref_get(hg_handle_t handle);
+QS_EXPORT hg_return_t HG_Create(hg_context_t *context, hg_addr_t addr,
+                                hg_id_t id, hg_handle_t *handle);
+QS_EXPORT hg_return_t HG_Destroy(hg_handle_t handle);
+QS_EXPORT hg_return_t HG_Reset(hg_handle_t handle, hg_addr_t addr, hg_id_t id);
+QS_EXPORT hg_return_t HG_Ref_incr(hg_handle_t handle);
+QS_EXPORT hg_uint32_t HG_Ref_get(hg_handle_t handle);
 /* NULL for an invalid handle. */
-const struct hg_info *HG_Get_info(hg_handle_t handle);
-hg_return_t HG_Set_data(hg_handle_t handle, void *data,
-                        void (*free_callback)(void *));
-void *HG_Get_data(hg_handle_t handle);
+QS_EXPORT const struct hg_info *HG_Get_info(hg_handle_t handle);
+QS_EXPORT hg_return_t HG_Set_data(hg_handle_t handle, void *data,
+                                  void (*free_callback)(void *));
+QS_EXPORT void *HG_Get_data(hg_handle_t handle);
 /* Target context id for forwards (default 0). */
-hg_return_t HG_Set_target_id(hg_handle_t handle, hg_uint8_t id);
+QS_EXPORT hg_return_t HG_Set_target_id(hg_handle_t handle, hg_uint8_t id);
 
 /*
  * Decode the input (target) / output (origin) with the registered proc.
@@ -286,10 +301,10 @@ hg_return_t HG_Set_target_id(hg_handle_t handle, hg_uint8_t id);
  * HG_Free_input() / HG_Free_output(). Malformed bytes from the peer give
  * HG_PROTOCOL_ERROR or HG_OVERFLOW, never a crash.
  */
-hg_return_t HG_Get_input(hg_handle_t handle, void *in_struct);
-hg_return_t HG_Free_input(hg_handle_t handle, void *in_struct);
-hg_return_t HG_Get_output(hg_handle_t handle, void *out_struct);
-hg_return_t HG_Free_output(hg_handle_t handle, void *out_struct);
+QS_EXPORT hg_return_t HG_Get_input(hg_handle_t handle, void *in_struct);
+QS_EXPORT hg_return_t HG_Free_input(hg_handle_t handle, void *in_struct);
+QS_EXPORT hg_return_t HG_Get_output(hg_handle_t handle, void *out_struct);
+QS_EXPORT hg_return_t HG_Free_output(hg_handle_t handle, void *out_struct);
 /*
  * Bytes of the encoded input / output of the handle's current RPC (what
  * the proc produced, whether it travelled inside the message or through
@@ -298,8 +313,8 @@ hg_return_t HG_Free_output(hg_handle_t handle, void *out_struct);
  * and on the origin once the response arrived. 0 before that, for an
  * RPC without input / output, or for HG_HANDLE_NULL.
  */
-hg_size_t HG_Get_input_payload_size(hg_handle_t handle);
-hg_size_t HG_Get_output_payload_size(hg_handle_t handle);
+QS_EXPORT hg_size_t HG_Get_input_payload_size(hg_handle_t handle);
+QS_EXPORT hg_size_t HG_Get_output_payload_size(hg_handle_t handle);
 
 /*
  * Forward an RPC. The input is encoded before this returns (in_struct may
@@ -310,8 +325,8 @@ hg_size_t HG_Get_output_payload_size(hg_handle_t handle);
  * Returns HG_BUSY if the handle has an operation in flight; on any error
  * return, no callback will run.
  */
-hg_return_t HG_Forward(hg_handle_t handle, hg_cb_t callback, void *arg,
-                       void *in_struct);
+QS_EXPORT hg_return_t HG_Forward(hg_handle_t handle, hg_cb_t callback,
+                                 void *arg, void *in_struct);
 
 /*
  * Extension: HG_Forward() with a deadline of timeout_ms on the NA clock
@@ -319,15 +334,16 @@ hg_return_t HG_Forward(hg_handle_t handle, hg_cb_t callback, void *arg,
  * cancelled and completes with HG_TIMEOUT; a response arriving later is
  * dropped. timeout_ms 0 means no deadline.
  */
-hg_return_t HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
-                             void *in_struct, unsigned int timeout_ms);
+QS_EXPORT hg_return_t HG_Forward_timed(hg_handle_t handle, hg_cb_t callback,
+                                       void *arg, void *in_struct,
+                                       unsigned int timeout_ms);
 
 /*
  * Send the response (target). The callback (HG_CB_RESPOND) runs once the
  * response left (or failed). HG_OPNOTSUPPORTED for one-way RPCs.
  */
-hg_return_t HG_Respond(hg_handle_t handle, hg_cb_t callback, void *arg,
-                       void *out_struct);
+QS_EXPORT hg_return_t HG_Respond(hg_handle_t handle, hg_cb_t callback,
+                                 void *arg, void *out_struct);
 
 /*
  * Extension: answer a request with an error code instead of output; the
@@ -336,22 +352,23 @@ hg_return_t HG_Respond(hg_handle_t handle, hg_cb_t callback, void *arg,
  * HG_SUCCESS. Returns HG_OPNOTSUPPORTED for one-way RPCs and HG_BUSY when
  * the request was already answered; the callback (HG_CB_RESPOND) runs once.
  */
-hg_return_t HG_Respond_error(hg_handle_t handle, hg_cb_t callback, void *arg,
-                             hg_return_t ret);
+QS_EXPORT hg_return_t HG_Respond_error(hg_handle_t handle, hg_cb_t callback,
+                                       void *arg, hg_return_t ret);
 
 /*
  * Cancel the forward or respond in flight on a handle. Asynchronous: the
  * callback still runs exactly once, with HG_CANCELED or with the result
  * that won the race. No-op (HG_SUCCESS) when nothing is in flight.
  */
-hg_return_t HG_Cancel(hg_handle_t handle);
+QS_EXPORT hg_return_t HG_Cancel(hg_handle_t handle);
 
 /*
  * Make progress on a context for up to timeout_ms (on the NA clock):
  * returns HG_SUCCESS once completions are queued for HG_Trigger(), or
  * HG_TIMEOUT. It may return HG_TIMEOUT early; callers loop.
  */
-hg_return_t HG_Progress(hg_context_t *context, unsigned int timeout_ms);
+QS_EXPORT hg_return_t HG_Progress(hg_context_t *context,
+                                  unsigned int timeout_ms);
 
 /*
  * Run up to max_count queued callbacks. Waits up to timeout_ms (real
@@ -359,14 +376,15 @@ hg_return_t HG_Progress(hg_context_t *context, unsigned int timeout_ms);
  * progress; HG_TIMEOUT if none ran. *actual_count (may be NULL) gets the
  * number run.
  */
-hg_return_t HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
-                       unsigned int max_count, unsigned int *actual_count);
+QS_EXPORT hg_return_t HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
+                                 unsigned int max_count,
+                                 unsigned int *actual_count);
 
 /* Whether completions are waiting for HG_Trigger(). */
-hg_bool_t HG_Context_has_completions(hg_context_t *context);
+QS_EXPORT hg_bool_t HG_Context_has_completions(hg_context_t *context);
 
 /* The class's NA clock in nanoseconds (virtual time on the simulator). */
-uint64_t HG_Clock_now(const hg_class_t *hg_class);
+QS_EXPORT uint64_t HG_Clock_now(const hg_class_t *hg_class);
 
 /* Counters for tests and HG_init_info.stats (all since HG_Init). */
 struct hg_stats {
@@ -377,8 +395,8 @@ struct hg_stats {
     uint64_t handles_allocated;  /* handle allocations (pool misses)     */
     uint64_t protocol_errors;    /* malformed messages dropped           */
 };
-hg_return_t HG_Class_get_stats(const hg_class_t *hg_class,
-                               struct hg_stats *stats);
+QS_EXPORT hg_return_t HG_Class_get_stats(const hg_class_t *hg_class,
+                                         struct hg_stats *stats);
 
 /* Mercury's diagnostic counters of a class (Mercury fills them only when
  * built with HG_ENABLE_DIAG; here they are always kept). */
@@ -399,8 +417,8 @@ struct hg_diag_counters {
  * overflow transfers without telling the direction; rpc_resp_extra_count
  * is 0), and rpc_req_recv_active_count, rpc_resp_recv_count and
  * bulk_count are 0 (not counted). HG_INVALID_ARG for NULL arguments. */
-hg_return_t HG_Class_get_counters(const hg_class_t *hg_class,
-                                  struct hg_diag_counters *diag_counters);
+QS_EXPORT hg_return_t HG_Class_get_counters(
+    const hg_class_t *hg_class, struct hg_diag_counters *diag_counters);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #ifndef MERCURY_BULK_H
 #define MERCURY_BULK_H
 
+#include "qs_export.h"
 #include "mercury_types.h"
 
 #ifdef __cplusplus
@@ -23,9 +24,10 @@ extern "C" {
  * freed with the handle. The memory stays the caller's otherwise and must
  * outlive the handle. Zero-length segments are allowed.
  */
-hg_return_t HG_Bulk_create(hg_class_t *hg_class, hg_uint32_t count,
-                           void **buf_ptrs, const hg_size_t *buf_sizes,
-                           hg_uint8_t flags, hg_bulk_t *handle);
+QS_EXPORT hg_return_t HG_Bulk_create(hg_class_t *hg_class, hg_uint32_t count,
+                                     void **buf_ptrs,
+                                     const hg_size_t *buf_sizes,
+                                     hg_uint8_t flags, hg_bulk_t *handle);
 
 /*
  * HG_Bulk_create() for memory described by `attrs`. HG_MEM_TYPE_HOST (and
@@ -34,37 +36,39 @@ hg_return_t HG_Bulk_create(hg_class_t *hg_class, hg_uint32_t count,
  * refused with HG_OPNOTSUPPORTED, as Mercury built without GPU support
  * does; other values and a NULL attrs give HG_INVALID_ARG.
  */
-hg_return_t HG_Bulk_create_attr(hg_class_t *hg_class, hg_uint32_t count,
-                                void **buf_ptrs, const hg_size_t *buf_sizes,
-                                hg_uint8_t flags,
-                                const struct hg_bulk_attr *attrs,
-                                hg_bulk_t *handle);
+QS_EXPORT hg_return_t HG_Bulk_create_attr(hg_class_t *hg_class,
+                                          hg_uint32_t count, void **buf_ptrs,
+                                          const hg_size_t *buf_sizes,
+                                          hg_uint8_t flags,
+                                          const struct hg_bulk_attr *attrs,
+                                          hg_bulk_t *handle);
 
 /* Drop a reference; the handle (and its registration) goes at zero. A
  * transfer in flight holds its own reference, so freeing is always safe. */
-hg_return_t HG_Bulk_free(hg_bulk_t handle);
-hg_return_t HG_Bulk_ref_incr(hg_bulk_t handle);
+QS_EXPORT hg_return_t HG_Bulk_free(hg_bulk_t handle);
+QS_EXPORT hg_return_t HG_Bulk_ref_incr(hg_bulk_t handle);
 
 /*
  * Segments covering [offset, offset+size) of a local handle: up to
  * max_count pointers and sizes; *actual_count gets how many. flags must be
  * allowed by the handle's own flags.
  */
-hg_return_t HG_Bulk_access(hg_bulk_t handle, hg_size_t offset, hg_size_t size,
-                           hg_uint8_t flags, hg_uint32_t max_count,
-                           void **buf_ptrs, hg_size_t *buf_sizes,
-                           hg_uint32_t *actual_count);
+QS_EXPORT hg_return_t HG_Bulk_access(hg_bulk_t handle, hg_size_t offset,
+                                     hg_size_t size, hg_uint8_t flags,
+                                     hg_uint32_t max_count, void **buf_ptrs,
+                                     hg_size_t *buf_sizes,
+                                     hg_uint32_t *actual_count);
 
 /* Bind the creator's address (and context id) into the handle so a
  * receiver can transfer without knowing the origin separately. */
-hg_return_t HG_Bulk_bind(hg_bulk_t handle, hg_context_t *context);
+QS_EXPORT hg_return_t HG_Bulk_bind(hg_bulk_t handle, hg_context_t *context);
 /* The bound address (owned by the handle), or HG_ADDR_NULL. */
-hg_addr_t HG_Bulk_get_addr(hg_bulk_t handle);
-hg_uint8_t HG_Bulk_get_context_id(hg_bulk_t handle);
+QS_EXPORT hg_addr_t HG_Bulk_get_addr(hg_bulk_t handle);
+QS_EXPORT hg_uint8_t HG_Bulk_get_context_id(hg_bulk_t handle);
 
-hg_size_t HG_Bulk_get_size(hg_bulk_t handle);
-hg_uint32_t HG_Bulk_get_segment_count(hg_bulk_t handle);
-hg_uint8_t HG_Bulk_get_flags(hg_bulk_t handle);
+QS_EXPORT hg_size_t HG_Bulk_get_size(hg_bulk_t handle);
+QS_EXPORT hg_uint32_t HG_Bulk_get_segment_count(hg_bulk_t handle);
+QS_EXPORT hg_uint8_t HG_Bulk_get_flags(hg_bulk_t handle);
 
 /*
  * Descriptors. request_eager asks for small read-only data to be embedded
@@ -73,11 +77,14 @@ hg_uint8_t HG_Bulk_get_flags(hg_bulk_t handle);
  * nested handle is checked; a bad descriptor gives HG_PROTOCOL_ERROR or
  * HG_OVERFLOW and allocates nothing.
  */
-hg_size_t HG_Bulk_get_serialize_size(hg_bulk_t handle, hg_bool_t request_eager);
-hg_return_t HG_Bulk_serialize(void *buf, hg_size_t buf_size,
-                              hg_bool_t request_eager, hg_bulk_t handle);
-hg_return_t HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle,
-                                const void *buf, hg_size_t buf_size);
+QS_EXPORT hg_size_t HG_Bulk_get_serialize_size(hg_bulk_t handle,
+                                               hg_bool_t request_eager);
+QS_EXPORT hg_return_t HG_Bulk_serialize(void *buf, hg_size_t buf_size,
+                                        hg_bool_t request_eager,
+                                        hg_bulk_t handle);
+QS_EXPORT hg_return_t HG_Bulk_deserialize(hg_class_t *hg_class,
+                                          hg_bulk_t *handle, const void *buf,
+                                          hg_size_t buf_size);
 
 /*
  * Transfer `size` bytes between a remote handle (origin_handle, at
@@ -88,30 +95,28 @@ hg_return_t HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle,
  * before anything moves. The callback (type HG_CB_BULK) runs once from
  * HG_Trigger(). op_id may be NULL or HG_OP_ID_IGNORE.
  */
-hg_return_t HG_Bulk_transfer(hg_context_t *context, hg_bulk_cb_t callback,
-                             void *arg, hg_bulk_op_t op, hg_addr_t origin_addr,
-                             hg_bulk_t origin_handle, hg_size_t origin_offset,
-                             hg_bulk_t local_handle, hg_size_t local_offset,
-                             hg_size_t size, hg_op_id_t *op_id);
+QS_EXPORT hg_return_t HG_Bulk_transfer(
+    hg_context_t *context, hg_bulk_cb_t callback, void *arg, hg_bulk_op_t op,
+    hg_addr_t origin_addr, hg_bulk_t origin_handle, hg_size_t origin_offset,
+    hg_bulk_t local_handle, hg_size_t local_offset, hg_size_t size,
+    hg_op_id_t *op_id);
 /* Same, with the origin address and context id bound in origin_handle. */
-hg_return_t HG_Bulk_bind_transfer(
+QS_EXPORT hg_return_t HG_Bulk_bind_transfer(
     hg_context_t *context, hg_bulk_cb_t callback, void *arg, hg_bulk_op_t op,
     hg_bulk_t origin_handle, hg_size_t origin_offset, hg_bulk_t local_handle,
     hg_size_t local_offset, hg_size_t size, hg_op_id_t *op_id);
 /* Same as HG_Bulk_transfer() with a target context id. */
-hg_return_t HG_Bulk_transfer_id(hg_context_t *context, hg_bulk_cb_t callback,
-                                void *arg, hg_bulk_op_t op,
-                                hg_addr_t origin_addr, hg_uint8_t origin_id,
-                                hg_bulk_t origin_handle,
-                                hg_size_t origin_offset, hg_bulk_t local_handle,
-                                hg_size_t local_offset, hg_size_t size,
-                                hg_op_id_t *op_id);
+QS_EXPORT hg_return_t HG_Bulk_transfer_id(
+    hg_context_t *context, hg_bulk_cb_t callback, void *arg, hg_bulk_op_t op,
+    hg_addr_t origin_addr, hg_uint8_t origin_id, hg_bulk_t origin_handle,
+    hg_size_t origin_offset, hg_bulk_t local_handle, hg_size_t local_offset,
+    hg_size_t size, hg_op_id_t *op_id);
 
 /*
  * Extension: a transfer with a deadline of timeout_ms on the NA clock;
  * when it passes, the transfer is cancelled and completes with HG_TIMEOUT.
  */
-hg_return_t HG_Bulk_transfer_timed(
+QS_EXPORT hg_return_t HG_Bulk_transfer_timed(
     hg_context_t *context, hg_bulk_cb_t callback, void *arg, hg_bulk_op_t op,
     hg_addr_t origin_addr, hg_bulk_t origin_handle, hg_size_t origin_offset,
     hg_bulk_t local_handle, hg_size_t local_offset, hg_size_t size,
@@ -122,7 +127,7 @@ hg_return_t HG_Bulk_transfer_timed(
  * result that won the race. The op id is valid until that callback has
  * run; cancelling after completion is a no-op.
  */
-hg_return_t HG_Bulk_cancel(hg_op_id_t op_id);
+QS_EXPORT hg_return_t HG_Bulk_cancel(hg_op_id_t op_id);
 
 #ifdef __cplusplus
 }

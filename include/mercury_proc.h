@@ -23,6 +23,7 @@
 #ifndef MERCURY_PROC_H
 #define MERCURY_PROC_H
 
+#include "qs_export.h"
 #include "mercury_types.h"
 
 #include <stddef.h>
@@ -68,13 +69,13 @@ typedef enum hg_proc_hash {
  * Returns HG_INVALID_ARG (proc NULL or unknown hash), HG_OPNOTSUPPORTED
  * (HG_CRC16, HG_CRC64) or HG_NOMEM. *proc is written only on success.
  */
-hg_return_t hg_proc_create(hg_class_t *hg_class, hg_proc_hash_t hash,
-                           hg_proc_t *proc);
+QS_EXPORT hg_return_t hg_proc_create(hg_class_t *hg_class, hg_proc_hash_t hash,
+                                     hg_proc_t *proc);
 
 /* hg_proc_create() followed by hg_proc_reset(buf, buf_size, op). */
-hg_return_t hg_proc_create_set(hg_class_t *hg_class, void *buf,
-                               hg_size_t buf_size, hg_proc_op_t op,
-                               hg_proc_hash_t hash, hg_proc_t *proc);
+QS_EXPORT hg_return_t hg_proc_create_set(hg_class_t *hg_class, void *buf,
+                                         hg_size_t buf_size, hg_proc_op_t op,
+                                         hg_proc_hash_t hash, hg_proc_t *proc);
 
 /*
  * Point the proc at a new buffer and operation and rewind it to offset 0.
@@ -88,35 +89,35 @@ hg_return_t hg_proc_create_set(hg_class_t *hg_class, void *buf,
  * Returns HG_INVALID_ARG for a NULL proc, a NULL buf with a non-zero size or
  * an unknown op.
  */
-hg_return_t hg_proc_reset(hg_proc_t proc, void *buf, hg_size_t buf_size,
-                          hg_proc_op_t op);
+QS_EXPORT hg_return_t hg_proc_reset(hg_proc_t proc, void *buf,
+                                    hg_size_t buf_size, hg_proc_op_t op);
 
 /* Free the proc and its extra buffer (unless the caller took the extra
  * buffer). Never touches the caller's buffer. A NULL proc is a no-op that
  * returns HG_SUCCESS. */
-hg_return_t hg_proc_free(hg_proc_t proc);
+QS_EXPORT hg_return_t hg_proc_free(hg_proc_t proc);
 
 /* The class given at creation (may be NULL). */
-hg_class_t *hg_proc_get_class(hg_proc_t proc);
+QS_EXPORT hg_class_t *hg_proc_get_class(hg_proc_t proc);
 
 /* HG_ENCODE, HG_DECODE or HG_FREE. A NULL proc reports HG_FREE, the
  * operation that touches no buffer. */
-hg_proc_op_t hg_proc_get_op(hg_proc_t proc);
+QS_EXPORT hg_proc_op_t hg_proc_get_op(hg_proc_t proc);
 
 /* Size of the caller's buffer given at reset. */
-hg_size_t hg_proc_get_size(hg_proc_t proc);
+QS_EXPORT hg_size_t hg_proc_get_size(hg_proc_t proc);
 
 /* Bytes encoded or decoded since the last reset. After an encode that
  * overflowed, this exceeds hg_proc_get_size() and every byte is in the
  * extra buffer. */
-hg_size_t hg_proc_get_size_used(hg_proc_t proc);
+QS_EXPORT hg_size_t hg_proc_get_size_used(hg_proc_t proc);
 
 /* Bytes left before the end of the buffer in use: the caller's buffer, or the
  * extra buffer's allocated space once encoding has moved there. */
-hg_size_t hg_proc_get_size_left(hg_proc_t proc);
+QS_EXPORT hg_size_t hg_proc_get_size_left(hg_proc_t proc);
 
 /* The caller's buffer given at reset (its start, not the current position). */
-void *hg_proc_get_buf(hg_proc_t proc);
+QS_EXPORT void *hg_proc_get_buf(hg_proc_t proc);
 
 /*
  * The extra buffer, or NULL if encoding has stayed within the caller's
@@ -124,12 +125,12 @@ void *hg_proc_get_buf(hg_proc_t proc);
  * hg_proc_get_size_used() - 1, including the part that was also written to
  * the caller's buffer. It is allocated with malloc().
  */
-void *hg_proc_get_extra_buf(hg_proc_t proc);
+QS_EXPORT void *hg_proc_get_extra_buf(hg_proc_t proc);
 
 /* Allocated size of the extra buffer (0 if none); at least
  * hg_proc_get_size_used() when the buffer exists. Only size_used bytes are
  * meaningful. */
-hg_size_t hg_proc_get_extra_size(hg_proc_t proc);
+QS_EXPORT hg_size_t hg_proc_get_extra_size(hg_proc_t proc);
 
 /*
  * With HG_TRUE, the caller takes ownership of the extra buffer (present or
@@ -137,7 +138,8 @@ hg_size_t hg_proc_get_extra_size(hg_proc_t proc);
  * longer free it, and the caller must free() it. The flag returns to HG_FALSE
  * at every reset. Returns HG_INVALID_ARG for a NULL proc.
  */
-hg_return_t hg_proc_set_extra_buf_is_mine(hg_proc_t proc, hg_bool_t mine);
+QS_EXPORT hg_return_t hg_proc_set_extra_buf_is_mine(hg_proc_t proc,
+                                                    hg_bool_t mine);
 
 /*
  * Reserve `size` bytes at the current position, advance past them, and
@@ -149,7 +151,7 @@ hg_return_t hg_proc_set_extra_buf_is_mine(hg_proc_t proc, hg_bool_t mine);
  * bytes remain (the position does not move). NULL also for HG_FREE, a NULL
  * proc or an allocation failure.
  */
-void *hg_proc_save_ptr(hg_proc_t proc, hg_size_t size);
+QS_EXPORT void *hg_proc_save_ptr(hg_proc_t proc, hg_size_t size);
 
 /*
  * Pair of hg_proc_save_ptr(), kept for source compatibility: the checksum
@@ -157,7 +159,8 @@ void *hg_proc_save_ptr(hg_proc_t proc, hg_size_t size);
  * reserved with save_ptr is covered as long as it is filled before the
  * flush. Returns HG_INVALID_ARG for a NULL proc.
  */
-hg_return_t hg_proc_restore_ptr(hg_proc_t proc, void *ptr, hg_size_t size);
+QS_EXPORT hg_return_t hg_proc_restore_ptr(hg_proc_t proc, void *ptr,
+                                          hg_size_t size);
 
 /*
  * Finish the checksum over every byte encoded or decoded since the last reset.
@@ -165,7 +168,7 @@ hg_return_t hg_proc_restore_ptr(hg_proc_t proc, void *ptr, hg_size_t size);
  * encode (or decode) the checksum itself right after the data it covers.
  * With HG_NOHASH this does nothing and succeeds.
  */
-hg_return_t hg_proc_flush(hg_proc_t proc);
+QS_EXPORT hg_return_t hg_proc_flush(hg_proc_t proc);
 
 /*
  * Copy the flushed checksum into `hash`. With HG_CRC32, hash_size must be 4
@@ -173,16 +176,16 @@ hg_return_t hg_proc_flush(hg_proc_t proc);
  * flushed first. Returns HG_OPNOTSUPPORTED with HG_NOHASH and
  * HG_INVALID_ARG for a bad pointer or size.
  */
-hg_return_t hg_proc_checksum_get(hg_proc_t proc, void *hash,
-                                 hg_size_t hash_size);
+QS_EXPORT hg_return_t hg_proc_checksum_get(hg_proc_t proc, void *hash,
+                                           hg_size_t hash_size);
 
 /*
  * Compare the flushed checksum with `hash` (as hg_proc_checksum_get()
  * writes it). Returns HG_SUCCESS on a match, HG_CHECKSUM_ERROR on a
  * mismatch, and otherwise the errors of hg_proc_checksum_get().
  */
-hg_return_t hg_proc_checksum_verify(hg_proc_t proc, const void *hash,
-                                    hg_size_t hash_size);
+QS_EXPORT hg_return_t hg_proc_checksum_verify(hg_proc_t proc, const void *hash,
+                                              hg_size_t hash_size);
 
 /*
  * Process `data_size` raw bytes at `data`: encode copies them into the
@@ -191,7 +194,8 @@ hg_return_t hg_proc_checksum_verify(hg_proc_t proc, const void *hash,
  * NULL proc, or a NULL data with a non-zero size, HG_NOMEM if the extra buffer
  * cannot grow.
  */
-hg_return_t hg_proc_memcpy(hg_proc_t proc, void *data, hg_size_t data_size);
+QS_EXPORT hg_return_t hg_proc_memcpy(hg_proc_t proc, void *data,
+                                     hg_size_t data_size);
 
 /* Mercury 2.4's name for hg_proc_memcpy(). */
 static inline hg_return_t
@@ -217,12 +221,13 @@ hg_proc_raw(hg_proc_t proc, void *data, hg_size_t data_size)
 
 /* Encodes, decodes or frees an integer of `width` bytes (1, 2, 4 or 8) at
  * `data`; decoding writes `data` only on success. */
-hg_return_t qs_proc_uint_le(hg_proc_t proc, void *data, unsigned width);
+QS_EXPORT hg_return_t qs_proc_uint_le(hg_proc_t proc, void *data,
+                                      unsigned width);
 
 /* The same for an hg_bool_t: one byte, 0 or 1. Encoding writes any non-zero
  * value as 1; decoding rejects any other byte with HG_PROTOCOL_ERROR, so a
  * decoded hg_bool_t is always HG_TRUE or HG_FALSE. */
-hg_return_t qs_proc_bool(hg_proc_t proc, void *data);
+QS_EXPORT hg_return_t qs_proc_bool(hg_proc_t proc, void *data);
 
 /* Signed integers travel as their two's complement bit pattern, so each
  * proc reuses the unsigned helper of the same width on the same memory. */
@@ -367,7 +372,7 @@ hg_proc_double(hg_proc_t proc, void *data)
  * allocated. Sets the proc's op and returns the previous one; the buffer and
  * position are untouched. Programs should not need it.
  */
-hg_proc_op_t qs_proc_swap_op(hg_proc_t proc, hg_proc_op_t op);
+QS_EXPORT hg_proc_op_t qs_proc_swap_op(hg_proc_t proc, hg_proc_op_t op);
 
 #ifdef __cplusplus
 }

@@ -7,13 +7,14 @@
 #ifndef MERCURY_PROC_BULK_H
 #define MERCURY_PROC_BULK_H
 
+#include "qs_export.h"
 #include "mercury_types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-hg_return_t hg_proc_hg_bulk_t(hg_proc_t proc, void *data);
+QS_EXPORT hg_return_t hg_proc_hg_bulk_t(hg_proc_t proc, void *data);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #ifndef MERCURY_PROC_STRING_H
 #define MERCURY_PROC_STRING_H
 
+#include "qs_export.h"
 #include "mercury_proc.h"
 
 #ifdef __cplusplus
@@ -26,12 +27,12 @@ typedef char *hg_string_t;
 typedef const char *hg_const_string_t;
 
 /* `data` points to an hg_string_t. */
-hg_return_t hg_proc_hg_string_t(hg_proc_t proc, void *data);
+QS_EXPORT hg_return_t hg_proc_hg_string_t(hg_proc_t proc, void *data);
 
 /* `data` points to an hg_const_string_t. Same wire format; decode still
  * allocates a copy (so the string outlives the receive buffer) and HG_FREE
  * frees it. */
-hg_return_t hg_proc_hg_const_string_t(hg_proc_t proc, void *data);
+QS_EXPORT hg_return_t hg_proc_hg_const_string_t(hg_proc_t proc, void *data);
 
 #ifdef __cplusplus
 }

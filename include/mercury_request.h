@@ -14,6 +14,7 @@
 #ifndef MERCURY_REQUEST_H
 #define MERCURY_REQUEST_H
 
+#include "qs_export.h"
 #include <stdint.h>
 
 #ifndef HG_UTIL_SUCCESS
@@ -49,21 +50,22 @@ typedef int (*hg_request_trigger_func_t)(unsigned int timeout,
 
 /* A class over a progress and a trigger function, both given `arg`.
  * NULL when out of memory or a function is NULL. */
-hg_request_class_t *hg_request_init(hg_request_progress_func_t progress,
-                                    hg_request_trigger_func_t trigger,
-                                    void *arg);
+QS_EXPORT hg_request_class_t *
+hg_request_init(hg_request_progress_func_t progress,
+                hg_request_trigger_func_t trigger, void *arg);
 
 /* Free the class (NULL is a no-op); *arg (if arg is not NULL) receives the
  * argument given to hg_request_init(). Requests of the class must be
  * destroyed first. */
-void hg_request_finalize(hg_request_class_t *request_class, void **arg);
+QS_EXPORT void hg_request_finalize(hg_request_class_t *request_class,
+                                   void **arg);
 
 /* A new, not completed request with data NULL; NULL when out of memory
  * or request_class is NULL. */
-hg_request_t *hg_request_create(hg_request_class_t *request_class);
+QS_EXPORT hg_request_t *hg_request_create(hg_request_class_t *request_class);
 
 /* Free a request (NULL is a no-op). */
-void hg_request_destroy(hg_request_t *request);
+QS_EXPORT void hg_request_destroy(hg_request_t *request);
 
 /*
  * Trigger until nothing more runs, and return once the request has
@@ -72,8 +74,8 @@ void hg_request_destroy(hg_request_t *request);
  * is not NULL) receives whether the request completed. Returns HG_UTIL_SUCCESS
  * (HG_UTIL_FAIL for a NULL request).
  */
-int hg_request_wait(hg_request_t *request, unsigned int timeout,
-                    unsigned int *flag);
+QS_EXPORT int hg_request_wait(hg_request_t *request, unsigned int timeout,
+                              unsigned int *flag);
 
 /* Mark the request not completed, to reuse it. */
 static inline void

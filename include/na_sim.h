@@ -17,6 +17,7 @@
 #ifndef NA_SIM_H
 #define NA_SIM_H
 
+#include "qs_export.h"
 #include "na_types.h"
 
 #include <stdio.h>
@@ -47,23 +48,23 @@ struct na_sim_link {
  * (it is only held), it is reset at once: clock 0, empty event queue and
  * trace, PRNG reseeded; its link settings stay. Returns NA_SUCCESS, or
  * NA_BUSY when a world with live classes exists (nothing changes). */
-na_return_t na_sim_set_seed(uint64_t seed);
+QS_EXPORT na_return_t na_sim_set_seed(uint64_t seed);
 
 /* Forget a seed given by na_sim_set_seed(): the next world takes its seed
  * from QS_SIM_SEED, or NA_SIM_DEFAULT_SEED. Does not touch a live world. */
-void na_sim_clear_seed(void);
+QS_EXPORT void na_sim_clear_seed(void);
 
 /* The seed of the current world, or, when none exists, the seed the next
  * world will use. */
-uint64_t na_sim_get_seed(void);
+QS_EXPORT uint64_t na_sim_get_seed(void);
 
 /* Write "QS_SIM_SEED=<seed>" (decimal) for the current or next world into
  * buf, snprintf-style: returns the length the full string needs, not
  * counting the NUL. buf may be NULL when size is 0. */
-int na_sim_replay_hint(char *buf, size_t size);
+QS_EXPORT int na_sim_replay_hint(char *buf, size_t size);
 
 /* Print "replay with QS_SIM_SEED=<seed>" and a newline on stream. */
-void na_sim_print_replay_hint(FILE *stream);
+QS_EXPORT void na_sim_print_replay_hint(FILE *stream);
 
 /*
  * World lifetime.
@@ -73,14 +74,14 @@ void na_sim_print_replay_hint(FILE *stream);
  * na_sim_world_release() even after its classes are finalized: this lets a
  * test set links and tracing before any class exists, and read the trace
  * after all of them are gone. NA_NOMEM on allocation failure. */
-na_return_t na_sim_world_hold(void);
+QS_EXPORT na_return_t na_sim_world_hold(void);
 
 /* Drop one hold. The world is destroyed once no hold and no class remain.
  * NA_NOENTRY if there was no hold to drop. */
-na_return_t na_sim_world_release(void);
+QS_EXPORT na_return_t na_sim_world_release(void);
 
 /* Whether a world exists right now. */
-bool na_sim_world_exists(void);
+QS_EXPORT bool na_sim_world_exists(void);
 
 /*
  * Virtual time. Nothing here waits on real time.
@@ -88,21 +89,21 @@ bool na_sim_world_exists(void);
 
 /* The world's virtual clock in nanoseconds (0 when there is no world).
  * NA_Clock_now() on a sim class returns the same value. */
-uint64_t na_sim_clock_now(void);
+QS_EXPORT uint64_t na_sim_clock_now(void);
 
 /* Run the earliest queued event, advancing the clock to its time.
  * NA_SUCCESS if one ran, NA_TIMEOUT if the queue was empty, NA_NOENTRY. */
-na_return_t na_sim_step(void);
+QS_EXPORT na_return_t na_sim_step(void);
 
 /* Run every event due at or before time_ns, in order, then set the clock
  * to time_ns (the clock never goes back). *ran (may be NULL) receives the
  * number of events run. NA_SUCCESS or NA_NOENTRY. */
-na_return_t na_sim_run_until(uint64_t time_ns, uint64_t *ran);
+QS_EXPORT na_return_t na_sim_run_until(uint64_t time_ns, uint64_t *ran);
 
 /* Run events until the queue is empty. Completions are queued on their
  * contexts but callbacks still run only from NA_Trigger(). *ran (may be
  * NULL) receives the number of events run. NA_SUCCESS or NA_NOENTRY. */
-na_return_t na_sim_run_until_idle(uint64_t *ran);
+QS_EXPORT na_return_t na_sim_run_until_idle(uint64_t *ran);
 
 /*
  * Links and queues.
@@ -110,19 +111,19 @@ na_return_t na_sim_run_until_idle(uint64_t *ran);
 
 /* Set the parameters of every link without its own setting, including
  * links set later. NA_INVALID_ARG if link is NULL. */
-na_return_t na_sim_set_link_default(const struct na_sim_link *link);
+QS_EXPORT na_return_t na_sim_set_link_default(const struct na_sim_link *link);
 
 /* Set the parameters of the directed link from node src to node dst.
  * Names are given bare ("server") or as addresses ("sim://server"); the
  * nodes need not exist yet. Operations already in flight keep the timing
  * they were given at post. NA_INVALID_ARG for a malformed name or NULL. */
-na_return_t na_sim_set_link(const char *src, const char *dst,
-                            const struct na_sim_link *link);
+QS_EXPORT na_return_t na_sim_set_link(const char *src, const char *dst,
+                                      const struct na_sim_link *link);
 
 /* Read the parameters that apply to the link from src to dst (its own or
  * the default) into *link. NA_INVALID_ARG, NA_NOENTRY. */
-na_return_t na_sim_get_link(const char *src, const char *dst,
-                            struct na_sim_link *link);
+QS_EXPORT na_return_t na_sim_get_link(const char *src, const char *dst,
+                                      struct na_sim_link *link);
 
 /* What an unexpected message does when it finds its destination context
  * without a posted receive and with a full backlog. */
@@ -142,8 +143,8 @@ enum na_sim_backlog_policy {
  * to senders already blocked. A context destroyed while senders are
  * blocked on it completes them with NA_HOSTUNREACH. NA_INVALID_ARG for an
  * unknown policy, NA_NOENTRY. */
-na_return_t na_sim_set_unexpected_backlog(size_t limit,
-                                          enum na_sim_backlog_policy when_full);
+QS_EXPORT na_return_t na_sim_set_unexpected_backlog(
+    size_t limit, enum na_sim_backlog_policy when_full);
 
 /*
  * Faults. A fault profile is a list of rules in a compact text form, for
@@ -169,47 +170,50 @@ na_return_t na_sim_set_unexpected_backlog(size_t limit,
  * catch. A pure function of (seed, nodes); the result always validates.
  * NA_SUCCESS, NA_INVALID_ARG (NULL buf, size 0, nodes 0 or over 1000),
  * NA_OVERFLOW (buf too small: 512 bytes always suffice; buf is then ""). */
-na_return_t na_sim_fault_draw(uint64_t seed, unsigned int nodes, char *buf,
-                              size_t size);
+QS_EXPORT na_return_t na_sim_fault_draw(uint64_t seed, unsigned int nodes,
+                                        char *buf, size_t size);
 
 /* Check a profile without applying it: a pure function that needs no
  * world. err (may be NULL) receives a one-line reason on failure.
  * NA_SUCCESS, NA_INVALID_ARG (malformed), NA_OVERFLOW (too long or too many
  * rules), NA_NOMEM. */
-na_return_t na_sim_fault_validate(const char *spec, char *err, size_t err_size);
+QS_EXPORT na_return_t na_sim_fault_validate(const char *spec, char *err,
+                                            size_t err_size);
 
 /* Replace the world's profile with `spec` (NULL or "" for none). Pending
  * scheduled actions of the old profile are dropped; nodes already crashed
  * stay crashed until restarted. On error nothing changes. NA_NOENTRY
  * without a world, else as na_sim_fault_validate(). */
-na_return_t na_sim_fault_set(const char *spec, char *err, size_t err_size);
+QS_EXPORT na_return_t na_sim_fault_set(const char *spec, char *err,
+                                       size_t err_size);
 
 /* Append the rules of `spec` to the world's profile (its scheduled actions
  * are queued again, so add actions in one call with their rules). */
-na_return_t na_sim_fault_add(const char *spec, char *err, size_t err_size);
+QS_EXPORT na_return_t na_sim_fault_add(const char *spec, char *err,
+                                       size_t err_size);
 
 /* Heal: no rule remains (crashed nodes stay down until restarted). */
-na_return_t na_sim_fault_clear(void);
+QS_EXPORT na_return_t na_sim_fault_clear(void);
 
 /* Crash node `name` now: its operations are held back and never complete
  * while it is down (cancel still completes them), what was queued for it
  * is lost, and peers' sends and RMA to it fail with NA_HOSTUNREACH after
  * the detection delay ("world:detect=", 100 us by default). NA_NOENTRY
  * when no such node, NA_INVALID_ARG for a malformed name. */
-na_return_t na_sim_node_crash(const char *name);
+QS_EXPORT na_return_t na_sim_node_crash(const char *name);
 
 /* Restart node `name` now, crashed or not: it takes a new incarnation at
  * the same address. Addresses looked up for an older incarnation are
  * fenced off (NA_HOSTUNREACH) and must be looked up again; its operations
  * held back since the crash complete with NA_HOSTUNREACH. */
-na_return_t na_sim_node_restart(const char *name);
+QS_EXPORT na_return_t na_sim_node_restart(const char *name);
 
 /* How many times fault `kind` struck in this world since its last reset:
  * "loss", "dup", "trunc", "corrupt", "send_err", "rma_err", "partial",
  * "revoke", "again", "rnr", "reorder", "crash", "restart", "partition",
  * "crashed_peer", "fenced", "frozen", "jitter"; NULL, "" or "*" for all.
  * 0 without a world. */
-uint64_t na_sim_fault_count(const char *kind);
+QS_EXPORT uint64_t na_sim_fault_count(const char *kind);
 
 /*
  * Trace. Every post, delivery and completion appends one canonical line
@@ -220,18 +224,18 @@ uint64_t na_sim_fault_count(const char *kind);
 
 /* Keep (true) or stop keeping (false) the trace lines in memory, for
  * na_sim_trace_dump(). The hash is kept either way. NA_NOENTRY. */
-na_return_t na_sim_trace_enable(bool enable);
+QS_EXPORT na_return_t na_sim_trace_enable(bool enable);
 
 /* The FNV-1a 64 hash of every trace line so far (the FNV offset basis when
  * nothing happened yet). 0 when there is no world. */
-uint64_t na_sim_trace_hash(void);
+QS_EXPORT uint64_t na_sim_trace_hash(void);
 
 /* Number of trace lines so far (kept or not). 0 when there is no world. */
-uint64_t na_sim_trace_count(void);
+QS_EXPORT uint64_t na_sim_trace_count(void);
 
 /* Write the kept trace lines to stream, preceded by a comment line with
  * the seed and followed by one with the hash. NA_NOENTRY, NA_IO_ERROR. */
-na_return_t na_sim_trace_dump(FILE *stream);
+QS_EXPORT na_return_t na_sim_trace_dump(FILE *stream);
 
 /* When QS_SIM_TRACE_OUT names a file, every world writes its trace there
  * in na_sim_trace_dump()'s format, each line as it is made (so a run that

@@ -49,6 +49,7 @@
 #ifndef QS_FUZZ_H
 #define QS_FUZZ_H
 
+#include "qs_export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,8 +94,9 @@ struct qs_fuzz_service {
  * tear down, check. Returns 0, as libFuzzer expects; aborts on a broken
  * invariant or bad arguments.
  */
-int qs_fuzz_rpc(const struct qs_fuzz_service *svc, const char *rpc_name,
-                const uint8_t *data, size_t size);
+QS_EXPORT int qs_fuzz_rpc(const struct qs_fuzz_service *svc,
+                          const char *rpc_name, const uint8_t *data,
+                          size_t size);
 
 /*
  * Structured mode: the bytes are a program against the service. The
@@ -114,8 +116,8 @@ int qs_fuzz_rpc(const struct qs_fuzz_service *svc, const char *rpc_name,
  * forward is waited for, and the checks of qs_fuzz_rpc() apply.
  * Returns 0; aborts on a broken invariant.
  */
-int qs_fuzz_sequence(const struct qs_fuzz_service *svc, const uint8_t *data,
-                     size_t size);
+QS_EXPORT int qs_fuzz_sequence(const struct qs_fuzz_service *svc,
+                               const uint8_t *data, size_t size);
 
 /*
  * A main() for builds without libFuzzer (gcc, or clang without
@@ -127,8 +129,9 @@ int qs_fuzz_sequence(const struct qs_fuzz_service *svc, const uint8_t *data,
  * crash-<hash> and the line replaying it is printed. Returns 0 when every
  * input ran, 2 on a bad argument.
  */
-int qs_fuzz_driver_main(int argc, char **argv,
-                        int (*target)(const uint8_t *data, size_t size));
+QS_EXPORT int qs_fuzz_driver_main(int argc, char **argv,
+                                  int (*target)(const uint8_t *data,
+                                                size_t size));
 
 #ifdef __cplusplus
 }
