@@ -2,8 +2,9 @@
  * Thallium's synchronisation names over the Argobots layer (abt.h, which
  * Quicksilver provides on pthreads): tl::abt, tl::mutex,
  * tl::recursive_mutex, tl::condition_variable, tl::rwlock,
- * tl::eventual<T>, tl::barrier, and tl::thread::sleep(engine, ms). As with
- * abt.h, a thread blocked here blocks its pthread (docs/abt.md).
+ * tl::eventual<T>, tl::barrier; it also brings tl::pool, tl::scheduler,
+ * tl::xstream, tl::thread and tl::task (their own headers). As with abt.h,
+ * a thread blocked here blocks its pthread (docs/abt.md).
  */
 #ifndef THALLIUM_ABT_HPP
 #define THALLIUM_ABT_HPP
@@ -16,6 +17,12 @@
 #include <abt.h>
 
 #include <thallium/exception.hpp>
+#include <thallium/managed.hpp>
+#include <thallium/pool.hpp>
+#include <thallium/scheduler.hpp>
+#include <thallium/task.hpp>
+#include <thallium/thread.hpp>
+#include <thallium/xstream.hpp>
 
 namespace thallium
 {
@@ -298,15 +305,6 @@ class barrier
 
   private:
     ABT_barrier m_barrier = ABT_BARRIER_NULL;
-};
-
-/* Only sleep() of Thallium's tl::thread (ULT creation is not provided). */
-class thread
-{
-  public:
-    /* Sleep `ms` on the fabric clock (virtual on sim) while the engine
-     * keeps making progress; defined in timed_callback.hpp. */
-    static void sleep(const engine &e, double ms);
 };
 
 } // namespace thallium

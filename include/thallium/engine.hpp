@@ -27,12 +27,14 @@
 
 #include <thallium/bulk.hpp>
 #include <thallium/bulk_mode.hpp>
+#include <thallium/detail/named_objects.hpp>
 #include <thallium/detail/registry.hpp>
 #include <thallium/detail/rpc_dispatch.hpp>
 #include <thallium/endpoint.hpp>
 #include <thallium/exception.hpp>
 #include <thallium/function_util.hpp>
 #include <thallium/logger.hpp>
+#include <thallium/pool.hpp>
 #include <thallium/remote_procedure.hpp>
 #include <thallium/request.hpp>
 
@@ -42,7 +44,6 @@
 namespace thallium
 {
 
-class pool;
 class timed_callback;
 
 namespace detail
@@ -144,6 +145,31 @@ class engine
         init_ext(addr, mode, info);
     }
 
+    /* An engine whose handlers run on default_handler_pool (every RPC
+     * defined without a pool of its own). Progress runs in the callers'
+     * context when progress_pool is a pool of the calling execution
+     * stream, and otherwise on an execution stream of Margo's own (not on
+     * progress_pool itself: Margo does not take external pools). */
+    engine(const std::string &addr, int mode, const pool &progress_pool,
+           const pool &default_handler_pool)
+    {
+        if (progress_pool.is_null() || default_handler_pool.is_null())
+            throw exception("engine: null pool", HG_INVALID_ARG);
+        bool progress_here = false;
+        ABT_xstream self = ABT_XSTREAM_NULL;
+        if (ABT_xstream_self(&self) == ABT_SUCCESS)
+            for (const pool &p : xstream(self).get_main_pools())
+                progress_here = progress_here || p == progress_pool;
+        margo_instance_id m = margo_init_opt(addr.c_str(), mode, nullptr,
+                                             progress_here ? 0 : 1, 0);
+        if (m == MARGO_INSTANCE_NULL)
+            throw margo_exception("margo_init", HG_OTHER_ERROR,
+                                  "could not initialize Margo on \"" + addr +
+                                      "\"");
+        adopt(m, mode == MARGO_SERVER_MODE);
+        m_state->default_pool = default_handler_pool.native_handle();
+    }
+
     /* An engine over an existing instance. With take_ownership it behaves
      * like one the program created (finalize or wait at the end). */
     engine(margo_instance_id mid, bool take_ownership = false)
@@ -226,13 +252,35 @@ class engine
             provider_id);
     }
 
-    /* Register `fn` as the handler of `name` (for provider_id). */
+    /* The same, with the handler running on pool p. */
+    template <typename F>
+    remote_procedure define(const std::string &name, F &&handler,
+                            std::uint16_t provider_id, const pool &p)
+    {
+        using traits = detail::function_traits<typename std::decay<F>::type>;
+        using args = typename detail::tail_args<typename traits::args>::type;
+        using fn_t = typename std::decay<F>::type;
+        fn_t fn(std::forward<F>(handler));
+        return define_raw(
+            name,
+            [fn](const request &req) mutable {
+                detail::invoke_with_input<args>::call(fn, req,
+                                                      detail::discard_result{});
+            },
+            provider_id, p);
+    }
+
+    /* Register `fn` as the handler of `name` (for provider_id), running on
+     * pool p (a null pool: the engine's handler pool). */
     remote_procedure define_raw(const std::string &name,
                                 std::function<void(const request &)> fn,
-                                std::uint16_t provider_id = 0)
+                                std::uint16_t provider_id = 0,
+                                const pool &p = pool())
     {
         margo_instance_id m = mid("define");
-        hg_id_t id = detail::register_rpc(m, name, provider_id);
+        hg_id_t id = detail::register_rpc(m, name, provider_id,
+                                          p.is_null() ? m_state->default_pool
+                                                      : p.native_handle());
         auto *entry = new detail::rpc_entry{m_state, std::move(fn)};
         hg_return_t ret =
             margo_register_data(m, id, entry, detail::free_rpc_entry);
@@ -366,6 +414,37 @@ class engine
         std::string out(c);
         free(c);
         return out;
+    }
+
+    /* The pool where handlers of RPCs defined without a pool run, and the
+     * one Margo's progress loop belongs to. */
+    pool get_handler_pool() const
+    {
+        margo_instance_id m = mid("get_handler_pool");
+        if (m_state->default_pool != ABT_POOL_NULL)
+            return pool(m_state->default_pool);
+        ABT_pool p = ABT_POOL_NULL;
+        if (margo_get_handler_pool(m, &p) != 0)
+            throw margo_exception("margo_get_handler_pool", HG_OTHER_ERROR);
+        return pool(p);
+    }
+    pool get_progress_pool() const
+    {
+        ABT_pool p = ABT_POOL_NULL;
+        if (margo_get_progress_pool(mid("get_progress_pool"), &p) != 0)
+            throw margo_exception("margo_get_progress_pool", HG_OTHER_ERROR);
+        return pool(p);
+    }
+    /* The pools and execution streams of the engine's configuration. */
+    pool_list pools() const
+    {
+        mid("pools");
+        return pool_list(m_state);
+    }
+    xstream_list xstreams() const
+    {
+        mid("xstreams");
+        return xstream_list(m_state);
     }
 
     /* Logging through Margo's logger (defined in logger.hpp). */

@@ -101,33 +101,49 @@ template <typename T> class provider
         return m_engine;
     }
 
+    /* define(name, &T::method[, pool][, tl::ignore_return_value()]): the
+     * handler runs on pool p (default: the engine's handler pool). */
     template <typename R, typename... A>
-    remote_procedure define(const std::string &name, R (T::*method)(A...))
+    remote_procedure define(const std::string &name, R (T::*method)(A...),
+                            const pool &p = pool())
     {
-        return define_method<R, A...>(name, method, false);
+        return define_method<R, A...>(name, method, false, p);
     }
     template <typename R, typename... A>
-    remote_procedure define(const std::string &name, R (T::*method)(A...) const)
+    remote_procedure define(const std::string &name, R (T::*method)(A...) const,
+                            const pool &p = pool())
     {
-        return define_method<R, A...>(name, method, false);
+        return define_method<R, A...>(name, method, false, p);
     }
     template <typename R, typename... A>
     remote_procedure define(const std::string &name, R (T::*method)(A...),
                             const ignore_return_value &)
     {
-        return define_method<R, A...>(name, method, true);
+        return define_method<R, A...>(name, method, true, pool());
     }
     template <typename R, typename... A>
     remote_procedure define(const std::string &name, R (T::*method)(A...) const,
                             const ignore_return_value &)
     {
-        return define_method<R, A...>(name, method, true);
+        return define_method<R, A...>(name, method, true, pool());
+    }
+    template <typename R, typename... A>
+    remote_procedure define(const std::string &name, R (T::*method)(A...),
+                            const pool &p, const ignore_return_value &)
+    {
+        return define_method<R, A...>(name, method, true, p);
+    }
+    template <typename R, typename... A>
+    remote_procedure define(const std::string &name, R (T::*method)(A...) const,
+                            const pool &p, const ignore_return_value &)
+    {
+        return define_method<R, A...>(name, method, true, p);
     }
 
   private:
     template <typename R, typename... A, typename M>
     remote_procedure define_method(const std::string &name, M method,
-                                   bool ignore)
+                                   bool ignore, const pool &p)
     {
         T *self = static_cast<T *>(this);
         return define_dispatch<R>(
@@ -135,14 +151,14 @@ template <typename T> class provider
             (sizeof...(A) > 0) &&
                 detail::is_request_arg<typename std::tuple_element<
                         0, std::tuple<A..., void>>::type>::value > {},
-            (std::tuple<A...> *) nullptr);
+            (std::tuple<A...> *) nullptr, p);
     }
 
     /* Methods taking the request first: they answer themselves. */
     template <typename R, typename M, typename Req, typename... A>
     remote_procedure define_dispatch(const std::string &name, T *self, M method,
                                      bool, std::true_type,
-                                     std::tuple<Req, A...> *)
+                                     std::tuple<Req, A...> *, const pool &p)
     {
         auto fn = [self, method](const request &req, A... args) {
             (self->*method)(req, std::forward<A>(args)...);
@@ -153,7 +169,7 @@ template <typename T> class provider
                 detail::invoke_with_input<std::tuple<typename std::decay<
                     A>::type...>>::call(fn, req, detail::discard_result{});
             },
-            m_provider_id));
+            m_provider_id, p));
     }
 
     /* Methods without the request: the return value is the response, and
@@ -161,7 +177,7 @@ template <typename T> class provider
     template <typename R, typename M, typename... A>
     remote_procedure define_dispatch(const std::string &name, T *self, M method,
                                      bool ignore, std::false_type,
-                                     std::tuple<A...> *)
+                                     std::tuple<A...> *, const pool &p)
     {
         auto fn = [self, method](const request &, A... args) {
             return (self->*method)(std::forward<A>(args)...);
@@ -174,14 +190,14 @@ template <typename T> class provider
                              detail::invoke_with_input<args>::call(
                                  fn, req, detail::discard_result{});
                          },
-                         m_provider_id)
+                         m_provider_id, p)
                    : m_engine.define_raw(
                          name,
                          [fn](const request &req) mutable {
                              detail::invoke_with_input<args>::call(
                                  fn, req, detail::respond_result<R>{});
                          },
-                         m_provider_id);
+                         m_provider_id, p);
         if (std::is_void<R>::value)
             rp.disable_response();
         return remember(rp);

@@ -10,8 +10,10 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <margo.h>
@@ -32,6 +34,15 @@ struct engine_state {
     /* finalize() was asked for; the instance may still be up until the
      * thread that owns the shutdown runs it. */
     std::atomic<bool> finalize_requested{false};
+    /* Where handlers of RPCs defined without a pool run: the engine's
+     * handler pool when built with engine(addr, mode, pool, pool),
+     * ABT_POOL_NULL for Margo's own choice. */
+    ABT_pool default_pool = ABT_POOL_NULL;
+    /* Program-side reference counts of the configuration's pools and
+     * execution streams, by name (engine::pools(), engine::xstreams()). */
+    std::mutex objects_lock;
+    std::map<std::string, unsigned> pool_refs;
+    std::map<std::string, unsigned> xstream_refs;
 
     margo_instance_id checked_mid(const char *what) const
     {

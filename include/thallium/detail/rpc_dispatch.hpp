@@ -91,13 +91,18 @@ rpc_callback(hg_handle_t h)
 /* Register `name` with the layer's proc and callback, for provider_id. */
 inline hg_id_t
 register_rpc(margo_instance_id mid, const std::string &name,
-             std::uint16_t provider_id)
+             std::uint16_t provider_id, ABT_pool pool = ABT_POOL_NULL)
 {
     hg_id_t id = margo_provider_register_name(mid, name.c_str(), proc_object_cb,
                                               proc_object_cb, rpc_callback,
-                                              provider_id, ABT_POOL_NULL);
+                                              provider_id, pool);
     if (id == 0)
         throw margo_exception("margo_register_name", HG_OTHER_ERROR, name);
+    /* A name registered before (define(name) at the origin) keeps its old
+     * pool in Margo: set the one asked for now. */
+    hg_return_t ret = margo_rpc_set_pool(mid, id, pool);
+    if (ret != HG_SUCCESS)
+        throw margo_exception("margo_rpc_set_pool", ret, name);
     return id;
 }
 
