@@ -20,7 +20,7 @@ hg_bulk_op_get(hg_context_t *context)
     na_class_t *na_class = context->hg_class->na_class;
     struct hg_bulk_xfer *op;
 
-    pthread_mutex_lock(&context->lock);
+    qs_mutex_lock(&context->lock);
     op = STAILQ_FIRST(&context->bulk_op_pool);
     if (op != NULL)
         STAILQ_REMOVE_HEAD(&context->bulk_op_pool, entry);
@@ -47,7 +47,7 @@ hg_bulk_op_get(hg_context_t *context)
     return op;
 
 error:
-    pthread_mutex_lock(&context->lock);
+    qs_mutex_lock(&context->lock);
     context->n_live_bulk_ops--;
     pthread_mutex_unlock(&context->lock);
     return NULL;
@@ -64,10 +64,10 @@ hg_bulk_op_put(struct hg_bulk_xfer *op)
         HG_Addr_free(context->hg_class, op->addr);
     op->origin = op->local = HG_BULK_NULL;
     op->addr = HG_ADDR_NULL;
-    pthread_mutex_lock(&op->lock);
+    qs_mutex_lock(&op->lock);
     op->active = false;
     pthread_mutex_unlock(&op->lock);
-    pthread_mutex_lock(&context->lock);
+    qs_mutex_lock(&context->lock);
     context->n_live_bulk_ops--;
     STAILQ_INSERT_HEAD(&context->bulk_op_pool, op, entry);
     pthread_mutex_unlock(&context->lock);
@@ -81,6 +81,7 @@ hg_context_free_bulk_ops(hg_context_t *context)
 
     while ((op = STAILQ_FIRST(&context->bulk_op_pool)) != NULL) {
         STAILQ_REMOVE_HEAD(&context->bulk_op_pool, entry);
+        hg_timer_unlink(context, &op->timer);
         for (int i = 0; i < HG_BULK_PIPELINE; i++)
             NA_Op_destroy(na_class, op->pieces[i].na_op);
         pthread_mutex_destroy(&op->lock);
@@ -91,7 +92,7 @@ hg_context_free_bulk_ops(hg_context_t *context)
 static void
 hg_bulk_op_finish(struct hg_bulk_xfer *op)
 {
-    hg_timer_disarm(op->ctx, &op->timer);
+    hg_timer_disarm(&op->timer);
     if (op->internal_cb != NULL) {
         /* The RPC layer's overflow pull: no user callback to queue. */
         hg_bulk_internal_cb_t cb = op->internal_cb;
@@ -131,7 +132,7 @@ hg_bulk_na_cb(const struct na_cb_info *info)
     struct hg_bulk_piece *piece = info->arg;
     struct hg_bulk_xfer *op = piece->op;
 
-    pthread_mutex_lock(&op->lock);
+    qs_mutex_lock(&op->lock);
     piece->busy = false;
     op->in_flight--;
     if (info->ret != NA_SUCCESS && op->ret == HG_SUCCESS)
@@ -148,7 +149,7 @@ hg_bulk_post_more(struct hg_bulk_xfer *op)
     na_class_t *na_class = op->ctx->hg_class->na_class;
     bool finished;
 
-    pthread_mutex_lock(&op->lock);
+    qs_mutex_lock(&op->lock);
     while (op->ret == HG_SUCCESS && !op->canceled && op->remaining > 0 &&
            op->in_flight < HG_BULK_PIPELINE) {
         struct hg_bulk_piece *piece = NULL;
@@ -197,7 +198,7 @@ hg_bulk_op_cancel(struct hg_bulk_xfer *op)
 {
     na_class_t *na_class = op->ctx->hg_class->na_class;
 
-    pthread_mutex_lock(&op->lock);
+    qs_mutex_lock(&op->lock);
     if (!op->active || (op->remaining == 0 && op->in_flight == 0)) {
         pthread_mutex_unlock(&op->lock);
         return;
@@ -227,7 +228,7 @@ hg_bulk_expire(struct hg_timer *timer)
         (struct hg_bulk_xfer *) ((char *) timer -
                                  offsetof(struct hg_bulk_xfer, timer));
 
-    pthread_mutex_lock(&op->lock);
+    qs_mutex_lock(&op->lock);
     if (op->ret == HG_SUCCESS)
         op->ret = HG_TIMEOUT;
     pthread_mutex_unlock(&op->lock);

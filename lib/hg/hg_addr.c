@@ -176,9 +176,18 @@ HG_Addr_cmp(hg_class_t *hg_class, hg_addr_t addr1, hg_addr_t addr2)
 hg_bool_t
 HG_Addr_is_self(hg_class_t *hg_class, hg_addr_t addr)
 {
+    unsigned char state;
+
     if (hg_class == NULL || addr == HG_ADDR_NULL)
         return HG_FALSE;
-    return NA_Addr_is_self(hg_class->na_class, addr->na_addr);
+    /* An address does not change what it names: ask NA (which may lock)
+     * once per address, not once per forward. */
+    state = atomic_load_explicit(&addr->self_state, memory_order_relaxed);
+    if (state == 0) {
+        state = NA_Addr_is_self(hg_class->na_class, addr->na_addr) ? 2 : 1;
+        atomic_store_explicit(&addr->self_state, state, memory_order_relaxed);
+    }
+    return state == 2;
 }
 
 hg_return_t

@@ -453,7 +453,7 @@ hg_rpc_lookup(hg_class_t *hg_class, hg_id_t id)
 {
     const struct hg_rpc *rpc;
 
-    pthread_rwlock_rdlock(&hg_class->rpc_lock);
+    qs_rwlock_rdlock(&hg_class->rpc_lock);
     rpc = *hg_rpc_slot(hg_class, id);
     pthread_rwlock_unlock(&hg_class->rpc_lock);
     return rpc;
@@ -466,7 +466,7 @@ hg_register(hg_class_t *hg_class, hg_id_t id, const char *name,
 {
     struct hg_rpc **slot, *rpc;
 
-    pthread_rwlock_wrlock(&hg_class->rpc_lock);
+    qs_rwlock_wrlock(&hg_class->rpc_lock);
     slot = hg_rpc_slot(hg_class, id);
     rpc = *slot;
     if (rpc != NULL && name != NULL && rpc->name != NULL &&
@@ -528,7 +528,7 @@ HG_Deregister(hg_class_t *hg_class, hg_id_t id)
 
     if (hg_class == NULL)
         return HG_INVALID_ARG;
-    pthread_rwlock_wrlock(&hg_class->rpc_lock);
+    qs_rwlock_wrlock(&hg_class->rpc_lock);
     slot = hg_rpc_slot(hg_class, id);
     rpc = *slot;
     if (rpc == NULL) {
@@ -581,7 +581,7 @@ HG_Register_data(hg_class_t *hg_class, hg_id_t id, void *data,
 
     if (hg_class == NULL || id == 0)
         return HG_INVALID_ARG;
-    pthread_rwlock_wrlock(&hg_class->rpc_lock);
+    qs_rwlock_wrlock(&hg_class->rpc_lock);
     rpc = *hg_rpc_slot(hg_class, id);
     if (rpc != NULL) {
         if (rpc->free_data != NULL && rpc->data != data)
@@ -612,7 +612,7 @@ HG_Registered_disable_response(hg_class_t *hg_class, hg_id_t id,
 
     if (hg_class == NULL || id == 0)
         return HG_INVALID_ARG;
-    pthread_rwlock_wrlock(&hg_class->rpc_lock);
+    qs_rwlock_wrlock(&hg_class->rpc_lock);
     rpc = *hg_rpc_slot(hg_class, id);
     if (rpc != NULL)
         rpc->no_response = disable != HG_FALSE;

@@ -19,7 +19,7 @@ hg_class_find_context(hg_class_t *hg_class, uint8_t id)
 {
     hg_context_t *context;
 
-    pthread_mutex_lock(&hg_class->lock);
+    qs_mutex_lock(&hg_class->lock);
     context = hg_class->contexts[id];
     pthread_mutex_unlock(&hg_class->lock);
     return context;
@@ -40,6 +40,8 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
     LIST_INIT(&context->pool);
     LIST_INIT(&context->posted);
     TAILQ_INIT(&context->timers);
+    atomic_init(&context->timer_hint, UINT64_MAX);
+    atomic_init(&context->n_queued, 0);
     STAILQ_INIT(&context->bulk_op_pool);
     STAILQ_INIT(&context->queue);
     pthread_mutex_init(&context->lock, NULL);
@@ -55,7 +57,7 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
         pthread_condattr_destroy(&attr);
     }
 
-    pthread_mutex_lock(&hg_class->lock);
+    qs_mutex_lock(&hg_class->lock);
     if (hg_class->contexts[id] != NULL) {
         pthread_mutex_unlock(&hg_class->lock);
         qs_log("hg", QS_LOG_ERROR,
@@ -81,7 +83,7 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
     return context;
 
 error_unlist:
-    pthread_mutex_lock(&hg_class->lock);
+    qs_mutex_lock(&hg_class->lock);
     hg_class->contexts[id] = NULL;
     pthread_mutex_unlock(&hg_class->lock);
 error:
@@ -100,7 +102,7 @@ hg_context_post_recvs(hg_context_t *context)
         struct hg_handle *handle;
         hg_return_t ret;
 
-        pthread_mutex_lock(&context->lock);
+        qs_mutex_lock(&context->lock);
         bool need = !context->destroying &&
                     context->n_posted < context->n_posted_target;
         pthread_mutex_unlock(&context->lock);
@@ -140,7 +142,7 @@ HG_Context_destroy(hg_context_t *context)
         return HG_INVALID_ARG;
     hg_class = context->hg_class;
     queued = HG_Context_has_completions(context);
-    pthread_mutex_lock(&context->lock);
+    qs_mutex_lock(&context->lock);
     live =
         context->n_live_handles + context->n_live_bulk_ops - context->n_posted;
     if (live > 0 || queued) {
@@ -161,7 +163,7 @@ HG_Context_destroy(hg_context_t *context)
 
         NA_Poll(hg_class->na_class, context->na_context, NULL);
         NA_Trigger(context->na_context, UINT32_MAX, NULL);
-        pthread_mutex_lock(&context->lock);
+        qs_mutex_lock(&context->lock);
         empty = LIST_EMPTY(&context->posted);
         pthread_mutex_unlock(&context->lock);
         if (empty)
@@ -186,7 +188,7 @@ HG_Context_destroy(hg_context_t *context)
         context->destroying = false;
         return HG_BUSY;
     }
-    pthread_mutex_lock(&hg_class->lock);
+    qs_mutex_lock(&hg_class->lock);
     hg_class->contexts[context->id] = NULL;
     pthread_mutex_unlock(&hg_class->lock);
     if (context->free_data != NULL)
@@ -209,14 +211,14 @@ hg_context_cancel_posted(hg_context_t *context)
     struct hg_handle *handle;
     bool empty = false;
 
-    pthread_mutex_lock(&context->lock);
+    qs_mutex_lock(&context->lock);
     LIST_FOREACH(handle, &context->posted, entry)
     NA_Cancel(hg_class->na_class, context->na_context, handle->recv_op);
     pthread_mutex_unlock(&context->lock);
     for (int spins = 0; spins < 100000 && !empty; spins++) {
         NA_Poll(hg_class->na_class, context->na_context, NULL);
         NA_Trigger(context->na_context, UINT32_MAX, NULL);
-        pthread_mutex_lock(&context->lock);
+        qs_mutex_lock(&context->lock);
         empty = LIST_EMPTY(&context->posted);
         pthread_mutex_unlock(&context->lock);
     }
@@ -228,7 +230,7 @@ HG_Context_unpost(hg_context_t *context)
 {
     if (context == NULL)
         return HG_INVALID_ARG;
-    pthread_mutex_lock(&context->lock);
+    qs_mutex_lock(&context->lock);
     context->n_posted_target = 0;
     pthread_mutex_unlock(&context->lock);
     if (!hg_context_cancel_posted(context)) {
@@ -273,8 +275,9 @@ HG_Context_get_data(const hg_context_t *context)
 void
 hg_completion_add(hg_context_t *context, struct hg_completion *comp)
 {
-    pthread_mutex_lock(&context->queue_lock);
+    qs_mutex_lock(&context->queue_lock);
     STAILQ_INSERT_TAIL(&context->queue, comp, entry);
+    atomic_fetch_add_explicit(&context->n_queued, 1, memory_order_release);
     pthread_cond_signal(&context->queue_cond);
     pthread_mutex_unlock(&context->queue_lock);
 }
@@ -282,14 +285,9 @@ hg_completion_add(hg_context_t *context, struct hg_completion *comp)
 hg_bool_t
 HG_Context_has_completions(hg_context_t *context)
 {
-    hg_bool_t ret;
-
     if (context == NULL)
         return HG_FALSE;
-    pthread_mutex_lock(&context->queue_lock);
-    ret = !STAILQ_EMPTY(&context->queue);
-    pthread_mutex_unlock(&context->queue_lock);
-    return ret;
+    return atomic_load_explicit(&context->n_queued, memory_order_acquire) > 0;
 }
 
 /* Deadlines. */
@@ -298,91 +296,152 @@ void
 hg_timer_arm(hg_context_t *context, struct hg_timer *timer,
              unsigned int timeout_ms, void (*expire)(struct hg_timer *))
 {
-    timer->deadline_ns =
+    uint64_t deadline =
         HG_Clock_now(context->hg_class) + (uint64_t) timeout_ms * 1000000ull;
+
+    qs_mutex_lock(&context->lock);
+    timer->deadline_ns = deadline;
     timer->expire = expire;
-    pthread_mutex_lock(&context->lock);
-    timer->armed = true;
-    TAILQ_INSERT_TAIL(&context->timers, timer, entry);
+    atomic_store(&timer->armed, true);
+    if (!timer->linked) {
+        TAILQ_INSERT_TAIL(&context->timers, timer, entry);
+        timer->linked = true;
+    }
+    if (deadline < atomic_load(&context->timer_hint))
+        atomic_store(&context->timer_hint, deadline);
     pthread_mutex_unlock(&context->lock);
 }
 
+/* No lock: the next sweep unlinks it (hg_context_sweep_timers). */
 void
-hg_timer_disarm(hg_context_t *context, struct hg_timer *timer)
+hg_timer_disarm(struct hg_timer *timer)
 {
-    pthread_mutex_lock(&context->lock);
-    if (timer->armed) {
+    atomic_store(&timer->armed, false);
+}
+
+/* Before the memory of a timer is freed or reused for something else. */
+void
+hg_timer_unlink(hg_context_t *context, struct hg_timer *timer)
+{
+    atomic_store(&timer->armed, false);
+    qs_mutex_lock(&context->lock);
+    if (timer->linked) {
         TAILQ_REMOVE(&context->timers, timer, entry);
-        timer->armed = false;
+        timer->linked = false;
     }
     pthread_mutex_unlock(&context->lock);
 }
 
-/* Fire expired timers; returns the nearest remaining deadline (or
- * UINT64_MAX). A timer is disarmed before its expire function runs. */
-static uint64_t
-hg_context_check_timers(hg_context_t *context)
+/*
+ * Walk the timers under the lock: unlink the disarmed ones, take the first
+ * that is due at `now` (disarming it), and refresh the hint. Returns the
+ * due timer or NULL; *next gets the nearest deadline still armed.
+ */
+static struct hg_timer *
+hg_context_sweep_timers(hg_context_t *context, uint64_t now, uint64_t *next)
 {
-    uint64_t now = HG_Clock_now(context->hg_class), next = UINT64_MAX;
+    struct hg_timer *timer, *tmp, *expired = NULL;
+    uint64_t nearest = UINT64_MAX;
 
-    for (;;) {
-        struct hg_timer *timer, *expired = NULL;
-
-        pthread_mutex_lock(&context->lock);
-        next = UINT64_MAX;
-        TAILQ_FOREACH(timer, &context->timers, entry)
-        {
-            if (timer->deadline_ns <= now) {
-                expired = timer;
-                break;
-            }
-            if (timer->deadline_ns < next)
-                next = timer->deadline_ns;
+    qs_mutex_lock(&context->lock);
+    for (timer = TAILQ_FIRST(&context->timers); timer != NULL; timer = tmp) {
+        tmp = TAILQ_NEXT(timer, entry);
+        if (!atomic_load(&timer->armed)) {
+            TAILQ_REMOVE(&context->timers, timer, entry);
+            timer->linked = false;
+        } else if (expired == NULL && timer->deadline_ns <= now &&
+                   atomic_exchange(&timer->armed, false)) {
+            TAILQ_REMOVE(&context->timers, timer, entry);
+            timer->linked = false;
+            expired = timer;
+        } else if (timer->deadline_ns < nearest) {
+            nearest = timer->deadline_ns;
         }
-        if (expired != NULL) {
-            TAILQ_REMOVE(&context->timers, expired, entry);
-            expired->armed = false;
-        }
-        pthread_mutex_unlock(&context->lock);
-        if (expired == NULL)
-            return next;
-        expired->expire(expired);
     }
+    /* With a timer fired, the hint stays low so the next pass looks
+     * again: several may be due at once. */
+    atomic_store(&context->timer_hint, expired != NULL ? now : nearest);
+    pthread_mutex_unlock(&context->lock);
+    *next = nearest;
+    return expired;
+}
+
+/*
+ * Fire the timers due at `now`; returns whether one fired. A pass with
+ * nothing due reads only the hint and takes no lock. A timer is disarmed
+ * before its expire function runs.
+ */
+static bool
+hg_context_check_timers(hg_context_t *context, uint64_t now)
+{
+    uint64_t next = atomic_load(&context->timer_hint);
+    bool fired = false;
+
+    while (next <= now) {
+        struct hg_timer *expired = hg_context_sweep_timers(context, now, &next);
+
+        if (expired == NULL)
+            break;
+        expired->expire(expired);
+        fired = true;
+        next = atomic_load(&context->timer_hint);
+    }
+    return fired;
+}
+
+/* The exact nearest deadline of an armed timer if it may come before
+ * `limit` (*exact set); otherwise the hint, which is at least `limit`. */
+static uint64_t
+hg_context_next_timer(hg_context_t *context, uint64_t limit, bool *exact)
+{
+    uint64_t next = atomic_load(&context->timer_hint);
+
+    *exact = next < limit;
+    if (*exact)
+        hg_context_sweep_timers(context, 0, &next);
+    return next;
 }
 
 /* Progress and trigger. */
 
+/*
+ * Each pass reads the NA clock once and hands that time to the timer
+ * check: NA callbacks, timers, then either return (completions are
+ * queued or the time is up) or wait in NA until the nearer of the
+ * caller's deadline and the next timer.
+ */
 hg_return_t
 HG_Progress(hg_context_t *context, unsigned int timeout_ms)
 {
     hg_class_t *hg_class;
-    uint64_t start, deadline;
+    uint64_t now, deadline;
 
     if (context == NULL)
         return HG_INVALID_ARG;
     hg_class = context->hg_class;
-    start = HG_Clock_now(hg_class);
-    deadline = start + (uint64_t) timeout_ms * 1000000ull;
+    now = HG_Clock_now(hg_class);
+    deadline = now + (uint64_t) timeout_ms * 1000000ull;
     for (;;) {
-        uint64_t next_timer, now, wait_ns;
+        uint64_t next_timer, wait_ns;
         unsigned int wait_ms;
+        bool exact, fired;
         na_return_t na_ret;
 
         /* NA callbacks turn network completions into HG completions. */
         NA_Trigger(context->na_context, UINT32_MAX, NULL);
-        next_timer = hg_context_check_timers(context);
+        hg_context_check_timers(context, now);
         if (HG_Context_has_completions(context))
             return HG_SUCCESS;
-        now = HG_Clock_now(hg_class);
         if (now >= deadline) {
             /* A zero timeout still polls once without blocking. */
             NA_Poll(hg_class->na_class, context->na_context, NULL);
             NA_Trigger(context->na_context, UINT32_MAX, NULL);
-            hg_context_check_timers(context);
+            hg_context_check_timers(context, HG_Clock_now(hg_class));
             return HG_Context_has_completions(context) ? HG_SUCCESS
                                                        : HG_TIMEOUT;
         }
         wait_ns = deadline - now;
+        next_timer = hg_context_next_timer(context, deadline, &exact);
         if (next_timer != UINT64_MAX && next_timer - now < wait_ns)
             wait_ns = next_timer > now ? next_timer - now : 0;
         /* Round up so a deadline is reached, not approached forever. */
@@ -391,16 +450,18 @@ HG_Progress(hg_context_t *context, unsigned int timeout_ms)
                               NULL);
         if (na_ret != NA_SUCCESS && na_ret != NA_TIMEOUT)
             return hg_from_na(na_ret);
+        now = HG_Clock_now(hg_class);
         NA_Trigger(context->na_context, UINT32_MAX, NULL);
-        hg_context_check_timers(context);
+        fired = hg_context_check_timers(context, now);
         if (HG_Context_has_completions(context))
             return HG_SUCCESS;
         /* NA_TIMEOUT can be early: work may be due elsewhere (another
          * context of the simulated fabric, or a spurious wake-up). The
          * caller loops; returning lets a single thread drive several
-         * contexts. */
+         * contexts. Without an exact next deadline (none was near), a
+         * timer that just fired says one was due. */
         if (na_ret == NA_TIMEOUT &&
-            !(next_timer != UINT64_MAX && HG_Clock_now(hg_class) >= next_timer))
+            !(exact ? next_timer != UINT64_MAX && now >= next_timer : fired))
             return HG_TIMEOUT;
     }
 }
@@ -434,9 +495,13 @@ HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
         return HG_INVALID_ARG;
     while (done < max_count) {
         struct hg_completion *comp;
+        bool wait = done == 0 && timeout_ms > 0;
 
-        pthread_mutex_lock(&context->queue_lock);
-        if (STAILQ_EMPTY(&context->queue) && done == 0 && timeout_ms > 0) {
+        /* An empty queue is seen without the lock unless we wait. */
+        if (!wait && !HG_Context_has_completions(context))
+            break;
+        qs_mutex_lock(&context->queue_lock);
+        if (STAILQ_EMPTY(&context->queue) && wait) {
             struct timespec ts;
 
             clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -454,8 +519,11 @@ HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
             }
         }
         comp = STAILQ_FIRST(&context->queue);
-        if (comp != NULL)
+        if (comp != NULL) {
             STAILQ_REMOVE_HEAD(&context->queue, entry);
+            atomic_fetch_sub_explicit(&context->n_queued, 1,
+                                      memory_order_relaxed);
+        }
         pthread_mutex_unlock(&context->queue_lock);
         if (comp == NULL)
             break;

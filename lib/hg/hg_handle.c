@@ -52,6 +52,8 @@ hg_handle_free(struct hg_handle *handle)
     NA_Op_destroy(na_class, handle->send_op);
     NA_Op_destroy(na_class, handle->recv_op);
     NA_Op_destroy(na_class, handle->ack_op);
+    hg_timer_unlink(handle->ctx, &handle->timer);
+    hg_timer_unlink(handle->ctx, &handle->probe.timer);
     hg_probe_free(handle);
     NA_Msg_buf_free(na_class, handle->in_buf, handle->in_buf_data);
     NA_Msg_buf_free(na_class, handle->out_buf, handle->out_buf_data);
@@ -59,33 +61,33 @@ hg_handle_free(struct hg_handle *handle)
     free(handle);
 }
 
-/* Take a handle from the context's pool, or allocate one. */
+/* Under the context lock: a pooled handle, counted live, or NULL. */
 struct hg_handle *
-hg_handle_get(hg_context_t *context)
+hg_handle_pool_take(hg_context_t *context)
 {
-    struct hg_handle *handle;
+    struct hg_handle *handle = LIST_FIRST(&context->pool);
 
-    pthread_mutex_lock(&context->lock);
-    handle = LIST_FIRST(&context->pool);
     if (handle != NULL) {
         LIST_REMOVE(handle, entry);
         context->n_live_handles++;
     }
-    pthread_mutex_unlock(&context->lock);
-    if (handle == NULL) {
-        handle = hg_handle_alloc(context);
-        if (handle == NULL)
-            return NULL;
-        pthread_mutex_lock(&context->lock);
-        context->n_live_handles++;
-        pthread_mutex_unlock(&context->lock);
-    }
+    return handle;
+}
+
+/* Ready a handle taken from the pool for a new RPC (no lock: nobody else
+ * can see it yet). */
+void
+hg_handle_reset(struct hg_handle *handle)
+{
+    hg_context_t *context = handle->ctx;
 
     memset(&handle->info, 0, sizeof(handle->info));
     handle->info.hg_class = context->hg_class;
     handle->info.context = context;
     handle->info.context_id = context->id;
     handle->src_addr.na_addr = NA_ADDR_NULL;
+    atomic_store_explicit(&handle->src_addr.self_state, 0,
+                          memory_order_relaxed);
     handle->rpc = NULL;
     atomic_init(&handle->refcount, 1);
     handle->is_target = false;
@@ -97,7 +99,7 @@ hg_handle_get(hg_context_t *context)
     handle->loopback_pending = false;
     handle->callback = NULL;
     handle->arg = NULL;
-    handle->timer.armed = false;
+    hg_timer_disarm(&handle->timer);
     handle->bulk_op = NULL;
     handle->target_id = 0;
     handle->in_size = handle->out_size = 0;
@@ -105,6 +107,26 @@ hg_handle_get(hg_context_t *context)
     handle->lb_origin = NULL;
     handle->user_data = NULL;
     handle->free_user_data = NULL;
+}
+
+/* Take a handle from the context's pool, or allocate one. */
+struct hg_handle *
+hg_handle_get(hg_context_t *context)
+{
+    struct hg_handle *handle;
+
+    qs_mutex_lock(&context->lock);
+    handle = hg_handle_pool_take(context);
+    pthread_mutex_unlock(&context->lock);
+    if (handle == NULL) {
+        handle = hg_handle_alloc(context);
+        if (handle == NULL)
+            return NULL;
+        qs_mutex_lock(&context->lock);
+        context->n_live_handles++;
+        pthread_mutex_unlock(&context->lock);
+    }
+    hg_handle_reset(handle);
     return handle;
 }
 
@@ -137,7 +159,7 @@ hg_handle_put(struct hg_handle *handle)
         HG_Destroy(handle->lb_origin);
     handle->lb_origin = NULL;
 
-    pthread_mutex_lock(&context->lock);
+    qs_mutex_lock(&context->lock);
     context->n_live_handles--;
     LIST_INSERT_HEAD(&context->pool, handle, entry);
     pthread_mutex_unlock(&context->lock);
@@ -158,7 +180,7 @@ hg_context_pool_grow(hg_context_t *context)
     unsigned int done = 0;
     bool empty;
 
-    pthread_mutex_lock(&context->lock);
+    qs_mutex_lock(&context->lock);
     empty = LIST_EMPTY(&context->pool);
     pthread_mutex_unlock(&context->lock);
     if (!empty)
@@ -177,7 +199,7 @@ hg_context_pool_grow(hg_context_t *context)
             }
             n++;
         }
-        pthread_mutex_lock(&context->lock);
+        qs_mutex_lock(&context->lock);
         for (unsigned int i = 0; i < n; i++)
             LIST_INSERT_HEAD(&context->pool, batch[i], entry);
         pthread_mutex_unlock(&context->lock);
@@ -288,7 +310,7 @@ HG_Reset(hg_handle_t handle, hg_addr_t addr, hg_id_t id)
         if (rpc == NULL)
             return HG_NOENTRY;
     }
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     if (handle->active) {
         pthread_mutex_unlock(&handle->lock);
         return HG_BUSY;

@@ -17,6 +17,7 @@
 
 /* Errors are logged once where they start, through the single sink:
  * qs_log("hg", QS_LOG_ERROR, ...) (or "bulk", "proc"). */
+#include "util/qs_lock.h"
 #include "util/qs_log.h"
 
 /* NA codes share HG's first NA_RETURN_MAX values, name for name; the
@@ -78,6 +79,8 @@ struct hg_addr {
     na_addr_t na_addr;
     atomic_uint refcount;
     bool embedded; /* lives inside a handle; never freed on its own */
+    /* HG_Addr_is_self(), asked of NA once: 0 not yet, 1 no, 2 yes. */
+    atomic_uchar self_state;
 };
 
 /* Kinds of entries on an HG context's completion queue. */
@@ -95,11 +98,18 @@ struct hg_completion {
     STAILQ_ENTRY(hg_completion) entry;
 };
 
-/* Something with a deadline on the NA clock (a forward or a transfer). */
+/*
+ * Something with a deadline on the NA clock (a forward or a transfer).
+ * Disarming only clears `armed`, without the context lock: a disarmed timer
+ * stays on the context's list until the next sweep of the list unlinks it
+ * (or its handle is freed), and arming it again only updates it. `linked`,
+ * `deadline_ns` and `expire` are guarded by the context lock.
+ */
 struct hg_timer {
     uint64_t deadline_ns;
     void (*expire)(struct hg_timer *timer);
-    bool armed;
+    atomic_bool armed;
+    bool linked;
     TAILQ_ENTRY(hg_timer) entry;
 };
 
@@ -159,6 +169,8 @@ struct hg_context {
     unsigned int n_posted;         /* how many are posted now          */
     unsigned int n_live_handles;   /* created and not yet back in pool */
     TAILQ_HEAD(, hg_timer) timers;
+    /* No linked timer is due before this (read without the lock). */
+    atomic_uint_fast64_t timer_hint;
     STAILQ_HEAD(, hg_bulk_xfer) bulk_op_pool;
     unsigned int n_live_bulk_ops;
     bool destroying;
@@ -166,6 +178,7 @@ struct hg_context {
     pthread_mutex_t queue_lock; /* guards queue and queue_cond */
     pthread_cond_t queue_cond;
     STAILQ_HEAD(, hg_completion) queue;
+    atomic_uint n_queued; /* entries on queue, read without the lock */
 };
 
 /* Handle states, for the origin's forward and the target's respond. */
@@ -222,7 +235,8 @@ struct hg_handle {
 void hg_completion_add(hg_context_t *context, struct hg_completion *comp);
 void hg_timer_arm(hg_context_t *context, struct hg_timer *timer,
                   unsigned int timeout_ms, void (*expire)(struct hg_timer *));
-void hg_timer_disarm(hg_context_t *context, struct hg_timer *timer);
+void hg_timer_disarm(struct hg_timer *timer);
+void hg_timer_unlink(hg_context_t *context, struct hg_timer *timer);
 hg_return_t hg_context_post_recvs(hg_context_t *context);
 hg_return_t hg_context_pool_grow(hg_context_t *context);
 hg_context_t *hg_class_find_context(hg_class_t *hg_class, uint8_t id);
@@ -230,6 +244,8 @@ hg_context_t *hg_class_find_context(hg_class_t *hg_class, uint8_t id);
 /* lib/hg/hg_handle.c */
 hg_return_t hg_handle_run_create_cb(struct hg_handle *handle);
 struct hg_handle *hg_handle_get(hg_context_t *context);
+struct hg_handle *hg_handle_pool_take(hg_context_t *context);
+void hg_handle_reset(struct hg_handle *handle);
 void hg_handle_put(struct hg_handle *handle);
 hg_return_t hg_handle_post_recv(struct hg_handle *handle);
 void hg_handle_free(struct hg_handle *handle);

@@ -51,7 +51,7 @@ hg_probe_handle(struct hg_timer *timer)
 static void
 hg_probe_fail(struct hg_handle *handle, unsigned int gen)
 {
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     if (!handle->active || handle->pending == 0 || handle->probe.gen != gen) {
         pthread_mutex_unlock(&handle->lock);
         return;
@@ -70,7 +70,7 @@ hg_probe_cb(const struct na_cb_info *info)
     struct hg_handle *handle = info->arg;
     unsigned int gen;
 
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     handle->probe.in_flight = false;
     gen = handle->probe.sent_gen;
     pthread_mutex_unlock(&handle->lock);
@@ -102,7 +102,7 @@ hg_probe_post(struct hg_handle *handle)
                                  probe->buf_data, handle->info.addr->na_addr,
                                  handle->target_id, 0, probe->op);
     if (ret != NA_SUCCESS) {
-        pthread_mutex_lock(&handle->lock);
+        qs_mutex_lock(&handle->lock);
         probe->in_flight = false;
         pthread_mutex_unlock(&handle->lock);
         HG_Destroy(handle);
@@ -119,7 +119,7 @@ hg_probe_expire(struct hg_timer *timer)
     bool post;
     na_return_t ret;
 
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     if (!handle->active || handle->pending == 0) {
         pthread_mutex_unlock(&handle->lock);
         return;
@@ -140,7 +140,7 @@ hg_probe_expire(struct hg_timer *timer)
         return;
     ret = hg_probe_post(handle);
     if (ret == NA_HOSTUNREACH) {
-        hg_timer_disarm(handle->ctx, &probe->timer);
+        hg_timer_disarm(&probe->timer);
         hg_probe_fail(handle, gen);
     }
 }
@@ -168,22 +168,15 @@ hg_probe_start(struct hg_handle *handle)
             return;
         }
     }
-    hg_timer_disarm(handle->ctx, &handle->probe.timer);
-    pthread_mutex_lock(&handle->lock);
-    handle->probe.gen++;
-    pthread_mutex_unlock(&handle->lock);
+    /* The generation was advanced when the forward started; arming an
+     * armed timer only moves its deadline. */
     hg_timer_arm(handle->ctx, &handle->probe.timer, ms, hg_probe_expire);
 }
 
 void
-hg_probe_stop(struct hg_handle *handle)
+hg_probe_stop(struct hg_handle *handle, bool in_flight)
 {
-    bool in_flight;
-
-    hg_timer_disarm(handle->ctx, &handle->probe.timer);
-    pthread_mutex_lock(&handle->lock);
-    in_flight = handle->probe.in_flight;
-    pthread_mutex_unlock(&handle->lock);
+    hg_timer_disarm(&handle->probe.timer);
     if (in_flight)
         NA_Cancel(handle->ctx->hg_class->na_class, handle->ctx->na_context,
                   handle->probe.op);

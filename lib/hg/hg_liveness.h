@@ -42,11 +42,13 @@ struct hg_probe {
 /* The interval in ms for this class (0: probing is off). */
 unsigned int hg_probe_interval_ms(struct hg_class *hg_class);
 
-/* Watch a forward that was just posted (no-op when probing is off). */
+/* Watch a forward that was just posted (no-op when probing is off). The
+ * forward advanced handle->probe.gen under the handle lock when it began. */
 void hg_probe_start(struct hg_handle *handle);
 
-/* The forward finished: stop watching, cancel a probe in flight. */
-void hg_probe_stop(struct hg_handle *handle);
+/* The forward finished: stop watching, cancel the probe in flight
+ * (in_flight: handle->probe.in_flight, read under the handle lock). */
+void hg_probe_stop(struct hg_handle *handle, bool in_flight);
 
 /* Release the probe's NA resources with the handle. */
 void hg_probe_free(struct hg_handle *handle);

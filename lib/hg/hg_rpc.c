@@ -24,52 +24,50 @@
  * does not acknowledge it (NA clock). */
 #define HG_RESPOND_ACK_TIMEOUT_MS 60000
 
-static void hg_rpc_finish(struct hg_handle *handle);
+static void hg_rpc_finish(struct hg_handle *handle, bool silent, bool probing);
 
 static void hg_rpc_cancel_ops(struct hg_handle *handle);
 
 /* Record one finished sub-operation. The first failure cancels the
  * others: a request that could not be sent will get no response, so its
- * posted response receive must not wait for one. */
+ * posted response receive must not wait for one. The last one finishes the
+ * operation, reading what the finish needs in the same lock section. */
 static void
 hg_rpc_op_done(struct hg_handle *handle, hg_return_t ret)
 {
-    bool finished, first_error = false;
+    bool finished, first_error = false, silent = false, probing = false;
 
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     if (ret != HG_SUCCESS && handle->ret == HG_SUCCESS) {
         handle->ret = ret;
         first_error = true;
     }
     handle->pending--;
     finished = handle->pending == 0;
+    if (finished) {
+        /* A failed post already reported its error; nobody waits for a
+         * callback. A respond without a callback has nobody to tell
+         * either. */
+        silent =
+            handle->discard || (handle->is_target && handle->callback == NULL);
+        if (silent)
+            handle->active = false;
+        probing = handle->probe.in_flight;
+    }
     pthread_mutex_unlock(&handle->lock);
     if (finished)
-        hg_rpc_finish(handle);
+        hg_rpc_finish(handle, silent, probing);
     else if (first_error)
         hg_rpc_cancel_ops(handle);
 }
 
 static void
-hg_rpc_finish(struct hg_handle *handle)
+hg_rpc_finish(struct hg_handle *handle, bool silent, bool probing)
 {
-    bool discard;
-
-    hg_timer_disarm(handle->ctx, &handle->timer);
-    hg_probe_stop(handle);
-    pthread_mutex_lock(&handle->lock);
-    discard = handle->discard;
-    if (discard)
-        handle->active = false;
-    pthread_mutex_unlock(&handle->lock);
-    /* A failed post already reported its error; nobody waits for a
-     * callback. A respond without a callback has nobody to tell either. */
-    if (discard)
+    hg_timer_disarm(&handle->timer);
+    hg_probe_stop(handle, probing);
+    if (silent) {
         HG_CHECK(hg_check_op_end(handle));
-    if (discard || (handle->is_target && handle->callback == NULL)) {
-        pthread_mutex_lock(&handle->lock);
-        handle->active = false;
-        pthread_mutex_unlock(&handle->lock);
         HG_Destroy(handle);
         return;
     }
@@ -88,26 +86,21 @@ hg_handle_trigger(struct hg_completion *comp)
 
     if (comp->type == HG_COMP_RPC) {
         const struct hg_rpc *rpc = handle->rpc;
-        bool respond_error;
 
         /* Hold a reference across the handler: it may destroy its
          * handle before returning. */
         HG_Ref_incr(handle);
         HG_CHECK(hg_check_target(handle));
         ret = rpc->rpc_cb ? rpc->rpc_cb(handle) : HG_NOENTRY;
-        if (ret != HG_SUCCESS) {
-            pthread_mutex_lock(&handle->lock);
-            respond_error = !handle->responded &&
-                            !(handle->req_header.flags & HG_HEADER_NO_RESPONSE);
-            handle->responded = true;
-            pthread_mutex_unlock(&handle->lock);
-            if (respond_error)
-                hg_rpc_respond_send(handle, NULL, NULL, NULL, ret);
-        }
+        /* A handler that failed without answering: answer for it (an
+         * answer it already gave makes this HG_BUSY, and nothing). */
+        if (ret != HG_SUCCESS &&
+            !(handle->req_header.flags & HG_HEADER_NO_RESPONSE))
+            hg_rpc_respond_send(handle, NULL, NULL, NULL, ret);
         HG_Destroy(handle);
         return;
     }
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     handle->active = false;
     ret = handle->ret;
     pthread_mutex_unlock(&handle->lock);
@@ -259,7 +252,7 @@ hg_forward_pull_cb(void *arg, hg_return_t ret)
     hg_class_t *hg_class = handle->ctx->hg_class;
     na_return_t na_ret;
 
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     handle->bulk_op = NULL;
     pthread_mutex_unlock(&handle->lock);
     if (ret == HG_SUCCESS)
@@ -268,7 +261,7 @@ hg_forward_pull_cb(void *arg, hg_return_t ret)
     {
         /* Tell the target it may release the exposed output, whether the
          * pull worked, failed or was cancelled: it waits for this. */
-        pthread_mutex_lock(&handle->lock);
+        qs_mutex_lock(&handle->lock);
         handle->pending++;
         pthread_mutex_unlock(&handle->lock);
         handle->ack_byte = 1;
@@ -338,7 +331,7 @@ hg_forward_recv_cb(const struct na_cb_info *info)
             ret = HG_NOMEM;
     }
     if (ret == HG_SUCCESS) {
-        pthread_mutex_lock(&handle->lock);
+        qs_mutex_lock(&handle->lock);
         handle->pending++;
         pthread_mutex_unlock(&handle->lock);
         atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
@@ -425,7 +418,7 @@ hg_forward_expire(struct hg_timer *timer)
         (struct hg_handle *) ((char *) timer -
                               offsetof(struct hg_handle, timer));
 
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     if (!handle->active || handle->pending == 0) {
         pthread_mutex_unlock(&handle->lock);
         return;
@@ -456,7 +449,11 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     na_class = hg_class->na_class;
     if (handle->rpc == NULL || handle->rpc->id != handle->info.id)
         return HG_NOENTRY;
-    pthread_mutex_lock(&handle->lock);
+    no_response = handle->rpc->no_response;
+    /* The one lock section of a forward: the operations it will wait for
+     * (the request send, and the response unless one-way) count from
+     * here; a loopback forward sets its own count. */
+    qs_mutex_lock(&handle->lock);
     if (handle->active) {
         pthread_mutex_unlock(&handle->lock);
         return HG_BUSY;
@@ -465,7 +462,8 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     handle->ret = HG_SUCCESS;
     handle->discard = false;
     handle->loopback_pending = false;
-    handle->pending = 0;
+    handle->pending = no_response ? 1 : 2;
+    handle->probe.gen++; /* a probe of an earlier forward no longer counts */
     pthread_mutex_unlock(&handle->lock);
     free(handle->out_extra);
     handle->out_extra = NULL;
@@ -477,7 +475,6 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     free(handle->in_extra);
     handle->in_extra = NULL;
 
-    no_response = handle->rpc->no_response;
     loopback = !hg_class->info.no_loopback &&
                HG_Addr_is_self(hg_class, handle->info.addr);
     ret = hg_rpc_encode(handle->in_proc, handle->rpc->in_proc, in_struct,
@@ -509,16 +506,13 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     if (loopback) {
         ret = hg_forward_loopback(handle, msg_len, extra, len);
         if (ret != HG_SUCCESS) {
-            hg_timer_disarm(handle->ctx, &handle->timer);
+            hg_timer_disarm(&handle->timer);
             HG_Destroy(handle);
             goto error;
         }
         return HG_SUCCESS;
     }
 
-    pthread_mutex_lock(&handle->lock);
-    handle->pending = no_response ? 1 : 2;
-    pthread_mutex_unlock(&handle->lock);
     /* The response receive goes first so the response cannot outrun it. */
     if (!no_response) {
         na_ret = NA_Msg_recv_expected(
@@ -528,7 +522,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
             handle->recv_op);
         if (na_ret != NA_SUCCESS) {
             ret = hg_from_na(na_ret);
-            hg_timer_disarm(handle->ctx, &handle->timer);
+            hg_timer_disarm(&handle->timer);
             HG_Destroy(handle);
             goto error;
         }
@@ -540,16 +534,16 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
         handle->send_op);
     if (na_ret != NA_SUCCESS) {
         ret = hg_from_na(na_ret);
-        qs_log("hg", QS_LOG_ERROR, "HG_Forward: posting the request failed: %s",
+        qs_log("hg", QS_LOG_DEBUG, "HG_Forward: posting the request failed: %s",
                HG_Error_to_string(ret));
         if (no_response) {
-            hg_timer_disarm(handle->ctx, &handle->timer);
+            hg_timer_disarm(&handle->timer);
             HG_Destroy(handle);
             goto error;
         }
         /* The receive is posted: cancel it and let its completion clean
          * up silently, since the caller gets the error now. */
-        pthread_mutex_lock(&handle->lock);
+        qs_mutex_lock(&handle->lock);
         handle->discard = true;
         handle->pending--;
         pthread_mutex_unlock(&handle->lock);
@@ -562,7 +556,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
 
 error:
     HG_CHECK(hg_check_op_end(handle));
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     handle->active = false;
     pthread_mutex_unlock(&handle->lock);
     return ret;
@@ -581,7 +575,7 @@ HG_Cancel(hg_handle_t handle)
 
     if (handle == HG_HANDLE_NULL)
         return HG_INVALID_ARG;
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     if (!handle->active || handle->pending == 0) {
         pthread_mutex_unlock(&handle->lock);
         return HG_SUCCESS;
@@ -611,7 +605,7 @@ hg_rpc_cancel_ops(struct hg_handle *handle)
     na_context_t *na_context = handle->ctx->na_context;
     struct hg_bulk_xfer *bulk_op;
 
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     bulk_op = handle->bulk_op;
     pthread_mutex_unlock(&handle->lock);
     if (!handle->is_target)
@@ -625,25 +619,35 @@ hg_rpc_cancel_ops(struct hg_handle *handle)
 /* ---- Target ---- */
 
 static void hg_request_recv_cb(const struct na_cb_info *info);
+static hg_return_t hg_handle_post_listed(struct hg_handle *handle);
 
 hg_return_t
 hg_handle_post_recv(struct hg_handle *handle)
 {
     hg_context_t *context = handle->ctx;
-    hg_class_t *hg_class = context->hg_class;
-    na_return_t na_ret;
 
     handle->is_target = true;
-    pthread_mutex_lock(&context->lock);
+    qs_mutex_lock(&context->lock);
     LIST_INSERT_HEAD(&context->posted, handle, entry);
     context->n_posted++;
     pthread_mutex_unlock(&context->lock);
+    return hg_handle_post_listed(handle);
+}
+
+/* Post the request receive of a handle already on the posted list. */
+static hg_return_t
+hg_handle_post_listed(struct hg_handle *handle)
+{
+    hg_context_t *context = handle->ctx;
+    hg_class_t *hg_class = context->hg_class;
+    na_return_t na_ret;
+
     na_ret = NA_Msg_recv_unexpected(hg_class->na_class, context->na_context,
                                     hg_request_recv_cb, handle, handle->in_buf,
                                     hg_class->na_unexpected_size,
                                     handle->in_buf_data, handle->recv_op);
     if (na_ret != NA_SUCCESS) {
-        pthread_mutex_lock(&context->lock);
+        qs_mutex_lock(&context->lock);
         LIST_REMOVE(handle, entry);
         context->n_posted--;
         pthread_mutex_unlock(&context->lock);
@@ -652,6 +656,31 @@ hg_handle_post_recv(struct hg_handle *handle)
         return hg_from_na(na_ret);
     }
     return HG_SUCCESS;
+}
+
+/* Post the receive of a pooled handle already on the posted list. */
+static void
+hg_handle_repost(struct hg_handle *handle)
+{
+    hg_context_t *context = handle->ctx;
+    hg_return_t ret;
+
+    hg_handle_reset(handle);
+    handle->is_target = true;
+    ret = hg_handle_run_create_cb(handle);
+    if (ret != HG_SUCCESS) {
+        qs_log("hg", QS_LOG_ERROR,
+               "the handle create callback failed (%s): request receive not "
+               "posted",
+               HG_Error_to_string(ret));
+        qs_mutex_lock(&context->lock);
+        LIST_REMOVE(handle, entry);
+        context->n_posted--;
+        pthread_mutex_unlock(&context->lock);
+    }
+    /* A failed post took it off the list already. */
+    if (ret != HG_SUCCESS || hg_handle_post_listed(handle) != HG_SUCCESS)
+        hg_handle_put(handle);
 }
 
 /* The request is complete: verify it and queue its handler. */
@@ -669,7 +698,7 @@ hg_request_ready(struct hg_handle *handle)
                                (char *) handle->in_buf + HG_HEADER_SIZE,
                                handle->in_size - HG_HEADER_SIZE);
     if (ret != HG_SUCCESS) {
-        qs_log("hg", QS_LOG_ERROR, "request for RPC %llu failed its checksum",
+        qs_log("hg", QS_LOG_DEBUG, "request for RPC %llu failed its checksum",
                (unsigned long long) handle->info.id);
         hg_rpc_respond_error(handle, ret);
         return;
@@ -685,7 +714,7 @@ hg_request_pull_cb(void *arg, hg_return_t ret)
 {
     struct hg_handle *handle = arg;
 
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     handle->bulk_op = NULL;
     pthread_mutex_unlock(&handle->lock);
     if (ret != HG_SUCCESS) {
@@ -705,22 +734,33 @@ hg_request_recv_cb(const struct na_cb_info *info)
     const void *desc;
     size_t desc_len, size;
     hg_return_t ret;
-    bool destroying;
+    struct hg_handle *next = NULL;
+    bool repost;
 
-    pthread_mutex_lock(&context->lock);
+    /* One lock section keeps the receive count steady: this handle leaves
+     * the posted list and, when the pool has one, its replacement joins
+     * it (a cancelled receive is not replaced). */
+    qs_mutex_lock(&context->lock);
     LIST_REMOVE(handle, entry);
     context->n_posted--;
-    destroying = context->destroying;
+    repost = !context->destroying && info->ret != NA_CANCELED &&
+             context->n_posted < context->n_posted_target;
+    if (repost) {
+        next = hg_handle_pool_take(context);
+        if (next != NULL) {
+            LIST_INSERT_HEAD(&context->posted, next, entry);
+            context->n_posted++;
+        }
+    }
     pthread_mutex_unlock(&context->lock);
+    if (next != NULL)
+        hg_handle_repost(next);
+    else if (repost)
+        hg_context_post_recvs(context); /* the pool is empty: grow it */
     if (info->ret != NA_SUCCESS) {
         hg_handle_put(handle);
-        if (!destroying && info->ret != NA_CANCELED)
-            hg_context_post_recvs(context);
         return;
     }
-    /* Keep the receive count steady before working on this request. */
-    if (!destroying)
-        hg_context_post_recvs(context);
 
     size = info->info.recv_unexpected.actual_buf_size;
     handle->src_addr.na_addr = info->info.recv_unexpected.source;
@@ -737,7 +777,7 @@ hg_request_recv_cb(const struct na_cb_info *info)
     if (ret != HG_SUCCESS) {
         /* Without a trustworthy header there is nobody to answer. */
         atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
-        qs_log("hg", QS_LOG_ERROR, "dropped a malformed request: %s",
+        qs_log("hg", QS_LOG_DEBUG, "dropped a malformed request: %s",
                HG_Error_to_string(ret));
         hg_handle_put(handle);
         return;
@@ -797,9 +837,10 @@ hg_request_recv_cb(const struct na_cb_info *info)
 void
 hg_rpc_respond_error(struct hg_handle *handle, hg_return_t ret)
 {
-    handle->responded = true;
     if (!(handle->req_header.flags & HG_HEADER_NO_RESPONSE))
         hg_rpc_respond_send(handle, NULL, NULL, NULL, ret);
+    else
+        handle->responded = true;
     HG_Destroy(handle);
 }
 
@@ -818,7 +859,7 @@ hg_respond_expire(struct hg_timer *timer)
         (struct hg_handle *) ((char *) timer -
                               offsetof(struct hg_handle, timer));
 
-    pthread_mutex_lock(&handle->lock);
+    qs_mutex_lock(&handle->lock);
     if (handle->ret == HG_SUCCESS)
         handle->ret = HG_TIMEOUT;
     pthread_mutex_unlock(&handle->lock);
@@ -834,7 +875,7 @@ hg_respond_loopback(struct hg_handle *target, size_t msg_len, void *extra,
     struct hg_handle *origin = target->lb_origin;
     bool deliver;
 
-    pthread_mutex_lock(&origin->lock);
+    qs_mutex_lock(&origin->lock);
     deliver = origin->loopback_pending;
     origin->loopback_pending = false;
     pthread_mutex_unlock(&origin->lock);
@@ -864,6 +905,21 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     void *extra = NULL;
     na_return_t na_ret;
     hg_return_t ret = HG_SUCCESS;
+
+    /* The one lock section of a respond: claim the handle's only answer
+     * and count the response send. */
+    qs_mutex_lock(&handle->lock);
+    if (handle->responded) {
+        pthread_mutex_unlock(&handle->lock);
+        return HG_BUSY;
+    }
+    handle->responded = true;
+    handle->callback = callback;
+    handle->arg = arg;
+    handle->ret = HG_SUCCESS;
+    handle->active = true;
+    handle->pending = 1;
+    pthread_mutex_unlock(&handle->lock);
 
     if (ret_code == HG_SUCCESS && handle->rpc != NULL)
         ret = hg_rpc_encode(handle->out_proc, handle->rpc->out_proc, out_struct,
@@ -895,13 +951,6 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
                     0, NULL, handle->lb_origin != NULL, &msg_len);
     }
 
-    pthread_mutex_lock(&handle->lock);
-    handle->callback = callback;
-    handle->arg = arg;
-    handle->ret = HG_SUCCESS;
-    handle->active = true;
-    handle->pending = 1;
-    pthread_mutex_unlock(&handle->lock);
     if (callback != NULL)
         HG_CHECK(hg_check_op_begin(hg_class, handle, HG_CHECK_RESPOND));
     HG_Ref_incr(handle); /* held until the respond completes */
@@ -916,7 +965,7 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     }
     if (header.flags & HG_HEADER_OVERFLOW) {
         /* Keep the output exposed until the origin says it pulled it. */
-        pthread_mutex_lock(&handle->lock);
+        qs_mutex_lock(&handle->lock);
         handle->pending++;
         pthread_mutex_unlock(&handle->lock);
         na_ret = NA_Msg_recv_expected(
@@ -936,7 +985,7 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
                              handle->out_buf_data, handle->src_addr.na_addr,
                              handle->target_id, header.cookie, handle->send_op);
     if (na_ret != NA_SUCCESS) {
-        qs_log("hg", QS_LOG_ERROR,
+        qs_log("hg", QS_LOG_DEBUG,
                "HG_Respond: posting the response failed: %s",
                NA_Error_to_string(na_ret));
         if (header.flags & HG_HEADER_OVERFLOW)
@@ -955,13 +1004,6 @@ hg_rpc_respond(hg_handle_t handle, hg_cb_t callback, void *arg,
         return HG_INVALID_ARG;
     if (handle->req_header.flags & HG_HEADER_NO_RESPONSE)
         return HG_OPNOTSUPPORTED;
-    pthread_mutex_lock(&handle->lock);
-    if (handle->responded) {
-        pthread_mutex_unlock(&handle->lock);
-        return HG_BUSY;
-    }
-    handle->responded = true;
-    pthread_mutex_unlock(&handle->lock);
     return hg_rpc_respond_send(handle, callback, arg, out_struct, ret_code);
 }
 

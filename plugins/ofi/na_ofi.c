@@ -23,9 +23,11 @@
 static bool
 na_ofi_check_protocol(const char *protocol_name)
 {
+    /* "shm" is claimed only to refuse it with the reason (initialize). */
     return strcmp(protocol_name, "tcp") == 0 ||
            strcmp(protocol_name, "tcp;ofi_rxm") == 0 ||
-           strcmp(protocol_name, "sockets") == 0;
+           strcmp(protocol_name, "sockets") == 0 ||
+           strcmp(protocol_name, "shm") == 0;
 }
 
 /* Refuse the init_info fields this plugin cannot honour. */
@@ -88,14 +90,18 @@ static na_return_t
 na_ofi_getinfo(struct na_ofi_class *cls, const struct sockaddr_in *sin,
                bool want_multi_recv)
 {
-    uint64_t optional[3] = {FI_DIRECTED_RECV, 0, 0};
+    /* FI_SOURCE: the provider tells who sent each message, which is
+     * checked against the address the message's header claims. */
+    uint64_t optional[4] = {FI_DIRECTED_RECV | FI_SOURCE, FI_DIRECTED_RECV, 0,
+                            0};
     int rc = -FI_ENODATA;
 
     if (want_multi_recv) {
         optional[0] |= FI_MULTI_RECV;
-        optional[1] = FI_MULTI_RECV;
+        optional[1] |= FI_MULTI_RECV;
+        optional[2] = FI_MULTI_RECV;
     }
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         rc = na_ofi_getinfo_caps(cls, sin, NA_OFI_CAPS_REQUIRED | optional[i],
                                  &cls->info);
         if (rc == 0)
@@ -122,6 +128,7 @@ na_ofi_read_info(struct na_ofi_class *cls, bool want_multi_recv)
     /* Providers may report FI_MULTI_RECV even when it was not asked for. */
     cls->multi_recv = want_multi_recv && (info->caps & FI_MULTI_RECV) != 0;
     cls->directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
+    cls->fi_source = (info->caps & FI_SOURCE) != 0;
     cls->mr_virt_addr = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     cls->mr_prov_key = (info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
     cls->inject_size = info->tx_attr->inject_size;
@@ -314,6 +321,15 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     int rc;
 
     (void) listen; /* RDM endpoints always accept connections. */
+    if (strcmp(info->protocol_name, "shm") == 0) {
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "ofi+shm is not supported: libfabric's shm provider only "
+               "takes FI_ADDR_STR addresses, and this plugin's addresses "
+               "(its address cache, wire format and message header) are "
+               "IPv4 (FI_SOCKADDR_IN); use na+sm for shared memory, or "
+               "auto_sm beside ofi+tcp (docs/plugin-sm.md)");
+        return NA_PROTONOSUPPORT;
+    }
     ret = na_ofi_check_init_info(&info->init_info);
     if (ret != NA_SUCCESS)
         return ret;
@@ -409,15 +425,6 @@ na_ofi_context_destroy(na_class_t *na_class, void *plugin_context)
     return NA_SUCCESS;
 }
 
-/* Runs after the user's callback: the op id may now be posted again. */
-static void
-na_ofi_op_release(void *arg)
-{
-    struct na_op_id *op = arg;
-
-    atomic_store(&op->status, NA_OFI_OP_IDLE);
-}
-
 static na_op_id_t *
 na_ofi_op_create(na_class_t *na_class, unsigned long flags)
 {
@@ -428,19 +435,16 @@ na_ofi_op_create(na_class_t *na_class, unsigned long flags)
         return NULL;
     op->hdr.kind = NA_OFI_CTX_OP;
     op->cls = na_ofi_class(na_class);
-    op->completion.plugin_callback = na_ofi_op_release;
-    op->completion.plugin_callback_args = op;
-    atomic_init(&op->status, NA_OFI_OP_IDLE);
+    atomic_init(&op->status, NA_OFI_OP_DONE);
     atomic_init(&op->cancel_requested, false);
     return op;
 }
 
+/* The core has checked that the op is idle. */
 static na_return_t
 na_ofi_op_destroy(na_class_t *na_class, na_op_id_t *op_id)
 {
     (void) na_class;
-    if (atomic_load(&op_id->status) != NA_OFI_OP_IDLE)
-        return NA_BUSY;
     free(op_id);
     return NA_SUCCESS;
 }
@@ -497,9 +501,9 @@ const struct na_class_ops na_ofi_class_ops = {
     .msg_get_max_tag = na_ofi_msg_get_max_tag,
     .msg_buf_alloc = na_ofi_msg_buf_alloc,
     .msg_buf_free = na_ofi_msg_buf_free,
-    .msg_send_unexpected = na_ofi_msg_send_unexpected,
+    .msg_send_unexpected = na_ofi_msg_send,
     .msg_recv_unexpected = na_ofi_msg_recv_unexpected,
-    .msg_send_expected = na_ofi_msg_send_expected,
+    .msg_send_expected = na_ofi_msg_send,
     .msg_recv_expected = na_ofi_msg_recv_expected,
     .mem_handle_create = na_ofi_mem_handle_create,
     .mem_handle_create_segments =
@@ -510,8 +514,8 @@ const struct na_class_ops na_ofi_class_ops = {
     .mem_handle_get_serialize_size = na_ofi_mem_handle_get_serialize_size,
     .mem_handle_serialize = na_ofi_mem_handle_serialize,
     .mem_handle_deserialize = na_ofi_mem_handle_deserialize,
-    .put = na_ofi_put,
-    .get = na_ofi_get,
+    .put = na_ofi_rma,
+    .get = na_ofi_rma,
     .poll_get_fd = na_ofi_poll_get_fd,
     .poll = na_ofi_poll,
     .poll_wait = na_ofi_poll_wait,

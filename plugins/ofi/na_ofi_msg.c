@@ -14,6 +14,10 @@
  * them, else many message-sized buffers. Each message is copied into the
  * buffer of the oldest NA_Msg_recv_unexpected posted on the destination
  * context, or kept in that context's backlog until one is posted.
+ *
+ * The address in the header is the one the receiver answers. When the
+ * provider also reports the sender (FI_SOURCE) and already knows it, a
+ * header that claims anyone else is dropped and counted.
  */
 #include "na_ofi_internal.h"
 
@@ -142,7 +146,7 @@ na_ofi_unexp_deliver(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
                      const void *data, size_t len)
 {
     struct na_cb_info_recv_unexpected *info =
-        &op->completion.callback_info.info.recv_unexpected;
+        &op->base.info.info.recv_unexpected;
 
     if (len > op->u.msg.size) {
         na_ofi_addr_unref(source);
@@ -215,7 +219,8 @@ na_ofi_backlog_push(struct na_ofi_context *pc, struct na_addr *source,
  * id we do not have is dropped: the sender's RPC layer times out.
  */
 static na_context_t *
-na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len)
+na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len,
+                     fi_addr_t src)
 {
     struct na_ofi_context *pc;
     struct na_addr *source;
@@ -226,6 +231,18 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len)
     if (na_ofi_hdr_parse(cls, msg, len, &tag, &source) != NA_SUCCESS) {
         qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
                "dropped a %zu-byte message with a bad header", len);
+        return NULL;
+    }
+    /* A peer the provider does not know yet (FI_ADDR_NOTAVAIL: its first
+     * message) cannot be checked; one it knows must be who it claims. */
+    if (src != FI_ADDR_NOTAVAIL && src != FI_ADDR_UNSPEC &&
+        src != source->fi_addr) {
+        atomic_fetch_add(&cls->forged_dropped, 1);
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_WARNING,
+               "dropped a %zu-byte message whose header claims another "
+               "sender than the connection it came on",
+               len);
+        na_ofi_addr_unref(source);
         return NULL;
     }
     dest_id = msg[12];
@@ -260,7 +277,7 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len)
 
 na_context_t *
 na_ofi_rx_buf_complete(struct na_ofi_rx_buf *rx,
-                       const struct fi_cq_tagged_entry *e)
+                       const struct fi_cq_tagged_entry *e, fi_addr_t src)
 {
     struct na_ofi_class *cls = rx->cls;
     na_context_t *context = NULL;
@@ -268,7 +285,7 @@ na_ofi_rx_buf_complete(struct na_ofi_rx_buf *rx,
     /* A multi-receive buffer may report its release with no data. */
     if (e->len > 0) {
         const uint8_t *data = cls->multi_recv ? e->buf : rx->buf;
-        context = na_ofi_unexp_arrived(cls, data, e->len);
+        context = na_ofi_unexp_arrived(cls, data, e->len, src);
     }
     if (!cls->multi_recv || (e->flags & FI_MULTI_RECV))
         na_ofi_rx_buf_repost(cls, rx);
@@ -391,21 +408,15 @@ na_ofi_msg_set(struct na_op_id *op, const void *buf, size_t size,
 }
 
 na_return_t
-na_ofi_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, void *buf,
-                           size_t buf_size, void *plugin_data,
+na_ofi_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
                            na_op_id_t *op_id)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
-    struct na_ofi_context *pc = context->plugin_context;
+    struct na_ofi_context *pc = desc->context->plugin_context;
     struct na_ofi_backlog_msg *m;
-    na_return_t ret;
 
-    ret = na_ofi_op_start(op_id, context, NA_CB_RECV_UNEXPECTED, callback, arg,
-                          NULL);
-    if (ret != NA_SUCCESS)
-        return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, 0, 0);
+    na_ofi_op_start(op_id, desc, NULL);
+    na_ofi_msg_set(op_id, desc->buf, desc->buf_size, desc->plugin_data, 0, 0);
 
     pthread_mutex_lock(&cls->rx_lock);
     m = STAILQ_FIRST(&pc->backlog);
@@ -439,50 +450,20 @@ na_ofi_post_send_expected(struct na_op_id *op)
                           op->addr->fi_addr, op->u.msg.fi_tag, &op->hdr.fi_ctx);
 }
 
-static na_return_t
-na_ofi_msg_send(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
-                na_cb_t callback, void *arg, const void *buf, size_t buf_size,
-                void *plugin_data, na_addr_t dest_addr, uint8_t dest_id,
-                na_tag_t tag, na_op_id_t *op_id)
+/* The core checked the size against our limits and the tag. */
+na_return_t
+na_ofi_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+                na_op_id_t *op_id)
 {
-    struct na_ofi_class *cls = na_ofi_class(na_class);
-    bool expected = type == NA_CB_SEND_EXPECTED;
-    na_return_t ret;
-
-    if (buf_size > (expected ? cls->max_exp_size : cls->max_unexp_size))
-        return NA_MSGSIZE;
-    ret = na_ofi_op_start(op_id, context, type, callback, arg, dest_addr);
-    if (ret != NA_SUCCESS)
-        return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, dest_id, tag);
-    if (!expected)
+    (void) na_class;
+    na_ofi_op_start(op_id, desc, desc->addr);
+    na_ofi_msg_set(op_id, desc->buf, desc->buf_size, desc->plugin_data,
+                   desc->addr_id, desc->tag);
+    if (desc->type == NA_CB_SEND_UNEXPECTED)
         return na_ofi_op_submit(op_id, na_ofi_post_send_unexpected);
-    op_id->u.msg.fi_tag = na_ofi_exp_tag(dest_id, context->id, tag);
+    op_id->u.msg.fi_tag =
+        na_ofi_exp_tag(desc->addr_id, desc->context->id, desc->tag);
     return na_ofi_op_submit(op_id, na_ofi_post_send_expected);
-}
-
-na_return_t
-na_ofi_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, const void *buf,
-                           size_t buf_size, void *plugin_data,
-                           na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                           na_op_id_t *op_id)
-{
-    return na_ofi_msg_send(na_class, context, NA_CB_SEND_UNEXPECTED, callback,
-                           arg, buf, buf_size, plugin_data, dest_addr, dest_id,
-                           tag, op_id);
-}
-
-na_return_t
-na_ofi_msg_send_expected(na_class_t *na_class, na_context_t *context,
-                         na_cb_t callback, void *arg, const void *buf,
-                         size_t buf_size, void *plugin_data,
-                         na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                         na_op_id_t *op_id)
-{
-    return na_ofi_msg_send(na_class, context, NA_CB_SEND_EXPECTED, callback,
-                           arg, buf, buf_size, plugin_data, dest_addr, dest_id,
-                           tag, op_id);
 }
 
 static int
@@ -496,20 +477,14 @@ na_ofi_post_recv_expected(struct na_op_id *op)
 }
 
 na_return_t
-na_ofi_msg_recv_expected(na_class_t *na_class, na_context_t *context,
-                         na_cb_t callback, void *arg, void *buf,
-                         size_t buf_size, void *plugin_data,
-                         na_addr_t source_addr, uint8_t source_id, na_tag_t tag,
+na_ofi_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
                          na_op_id_t *op_id)
 {
-    na_return_t ret;
-
     (void) na_class;
-    ret = na_ofi_op_start(op_id, context, NA_CB_RECV_EXPECTED, callback, arg,
-                          source_addr);
-    if (ret != NA_SUCCESS)
-        return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, source_id, tag);
-    op_id->u.msg.fi_tag = na_ofi_exp_tag(context->id, source_id, tag);
+    na_ofi_op_start(op_id, desc, desc->addr);
+    na_ofi_msg_set(op_id, desc->buf, desc->buf_size, desc->plugin_data,
+                   desc->addr_id, desc->tag);
+    op_id->u.msg.fi_tag =
+        na_ofi_exp_tag(desc->context->id, desc->addr_id, desc->tag);
     return na_ofi_op_submit(op_id, na_ofi_post_recv_expected);
 }
