@@ -593,6 +593,9 @@ QS_EXPORT int ABT_key_get(ABT_key key, void **value);
 
 /* ---- Mutexes ----------------------------------------------------------- */
 
+/* Create a mutex (recursive when its attribute says so) and free it
+ * (*mutex becomes ABT_MUTEX_NULL). Locking blocks the worker, as the model
+ * above says; the _high, _low and spin variants lock the same way. */
 QS_EXPORT int ABT_mutex_create(ABT_mutex *newmutex);
 QS_EXPORT int ABT_mutex_create_with_attr(ABT_mutex_attr attr,
                                          ABT_mutex *newmutex);
@@ -603,6 +606,10 @@ QS_EXPORT int ABT_mutex_lock_low(ABT_mutex mutex);
 QS_EXPORT int ABT_mutex_spinlock(ABT_mutex mutex);
 /* ABT_ERR_MUTEX_LOCKED if another holder has it. */
 QS_EXPORT int ABT_mutex_trylock(ABT_mutex mutex);
+/* Unlock (the _se and _de variants are the same); ABT_ERR_MUTEX when a
+ * recursive mutex is unlocked by a ULT that does not hold it. Equality
+ * compares handles. The attribute is created and freed like the mutex;
+ * ABT_mutex_get_attr creates one that the caller frees. */
 QS_EXPORT int ABT_mutex_unlock(ABT_mutex mutex);
 QS_EXPORT int ABT_mutex_unlock_se(ABT_mutex mutex);
 QS_EXPORT int ABT_mutex_unlock_de(ABT_mutex mutex);
@@ -619,6 +626,7 @@ QS_EXPORT int ABT_mutex_attr_get_recursive(ABT_mutex_attr attr,
 
 /* ---- Condition variables ----------------------------------------------- */
 
+/* Create a condition variable and free it (*cond becomes ABT_COND_NULL). */
 QS_EXPORT int ABT_cond_create(ABT_cond *newcond);
 QS_EXPORT int ABT_cond_free(ABT_cond *cond);
 /* mutex must be held by the caller (and locked once). */
@@ -627,11 +635,14 @@ QS_EXPORT int ABT_cond_wait(ABT_cond cond, ABT_mutex mutex);
  * ABT_ERR_COND_TIMEDOUT when it passes. */
 QS_EXPORT int ABT_cond_timedwait(ABT_cond cond, ABT_mutex mutex,
                                  const struct timespec *abstime);
+/* Wake one waiter, or every waiter. */
 QS_EXPORT int ABT_cond_signal(ABT_cond cond);
 QS_EXPORT int ABT_cond_broadcast(ABT_cond cond);
 
 /* ---- Readers-writer locks ---------------------------------------------- */
 
+/* A readers-writer lock: create, free (*rwlock becomes ABT_RWLOCK_NULL),
+ * lock for reading or writing (blocking the worker), unlock. */
 QS_EXPORT int ABT_rwlock_create(ABT_rwlock *newrwlock);
 QS_EXPORT int ABT_rwlock_free(ABT_rwlock *rwlock);
 QS_EXPORT int ABT_rwlock_rdlock(ABT_rwlock rwlock);
@@ -686,6 +697,9 @@ QS_EXPORT int ABT_barrier_get_num_waiters(ABT_barrier barrier,
 
 /* ---- Timers ------------------------------------------------------------ */
 
+/* Timers on ABT_get_wtime(): create, duplicate (start and stop times
+ * included), free (*timer becomes ABT_TIMER_NULL), record the start or the
+ * stop time. */
 QS_EXPORT int ABT_timer_create(ABT_timer *newtimer);
 QS_EXPORT int ABT_timer_dup(ABT_timer timer, ABT_timer *newtimer);
 QS_EXPORT int ABT_timer_free(ABT_timer *timer);
@@ -693,9 +707,11 @@ QS_EXPORT int ABT_timer_start(ABT_timer timer);
 QS_EXPORT int ABT_timer_stop(ABT_timer timer);
 /* Seconds between the last start and the last stop. */
 QS_EXPORT int ABT_timer_read(ABT_timer timer, double *secs);
+/* ABT_timer_stop, then ABT_timer_read. */
 QS_EXPORT int ABT_timer_stop_and_read(ABT_timer timer, double *secs);
 /* Stops and adds the elapsed seconds to *secs. */
 QS_EXPORT int ABT_timer_stop_and_add(ABT_timer timer, double *secs);
+/* The time one ABT_get_wtime() call takes, measured once. */
 QS_EXPORT int ABT_timer_get_overhead(double *overhead);
 
 #ifdef __cplusplus

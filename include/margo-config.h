@@ -22,6 +22,9 @@ extern "C" {
 #define MARGO_CONFIG_HIDE_EXTERNAL 0x2 /* accepted; nothing is external */
 #define MARGO_CONFIG_USE_NAMES 0x4     /* pools by name, not index      */
 
+/* The instance's current configuration as a JSON string the caller frees
+ * with free(); margo_get_config_opt() takes MARGO_CONFIG_* flags. NULL for
+ * a NULL instance. */
 QS_EXPORT char *margo_get_config(margo_instance_id mid);
 QS_EXPORT char *margo_get_config_opt(margo_instance_id mid, int options);
 
@@ -38,6 +41,7 @@ struct margo_pool_info {
     const char *name;
     uint32_t index;
 };
+/* Find a pool by handle, name or index, as described above. */
 QS_EXPORT hg_return_t margo_find_pool_by_handle(margo_instance_id mid,
                                                 ABT_pool handle,
                                                 struct margo_pool_info *info);
@@ -52,6 +56,7 @@ struct margo_xstream_info {
     const char *name;
     uint32_t index;
 };
+/* Find an execution stream by handle, name or index, as described above. */
 QS_EXPORT hg_return_t margo_find_xstream_by_handle(
     margo_instance_id mid, ABT_xstream handle, struct margo_xstream_info *info);
 QS_EXPORT hg_return_t margo_find_xstream_by_name(

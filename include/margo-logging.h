@@ -59,6 +59,9 @@ QS_EXPORT int margo_set_global_log_level(margo_log_level level);
 #else
 #define MARGO_PRINTF_LIKE
 #endif
+/* Log a printf-style message at the level the name gives, through the
+ * instance's logger (the global one for MARGO_INSTANCE_NULL), when that
+ * level is at or above the instance's. */
 QS_EXPORT void margo_trace(margo_instance_id mid, const char *fmt,
                            ...) MARGO_PRINTF_LIKE;
 QS_EXPORT void margo_debug(margo_instance_id mid, const char *fmt,

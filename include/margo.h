@@ -130,6 +130,7 @@ struct margo_init_info {
         NULL, ABT_POOL_NULL, ABT_POOL_NULL, NULL, NULL, NULL, NULL, NULL,      \
             MARGO_INSTANCE_NULL                                                \
     }
+/* Create an instance from a JSON configuration, as described above. */
 QS_EXPORT margo_instance_id margo_init_ext(const char *address, int mode,
                                            const struct margo_init_info *info);
 
@@ -347,6 +348,8 @@ QS_EXPORT hg_return_t margo_deregister(margo_instance_id mid, hg_id_t id);
  */
 #define MARGO_DEFAULT_PROVIDER_ID 0xFFFF
 #define MARGO_MAX_PROVIDER_ID 0xFFFF
+/* Register func_name for provider_id, its handlers on `pool`, as described
+ * above. */
 QS_EXPORT hg_id_t margo_provider_register_name(
     margo_instance_id mid, const char *func_name, hg_proc_cb_t in_proc_cb,
     hg_proc_cb_t out_proc_cb, hg_rpc_cb_t rpc_cb, uint16_t provider_id,
@@ -451,6 +454,9 @@ QS_EXPORT void *margo_get_data(hg_handle_t handle);
 QS_EXPORT hg_return_t margo_set_data(hg_handle_t handle, void *data,
                                      void (*free_callback)(void *));
 
+/* Decode a request's input or a response's output into the caller's
+ * structure, and free what decoding allocated in it: HG_Get_input(),
+ * HG_Free_input(), HG_Get_output() and HG_Free_output() on the handle. */
 QS_EXPORT hg_return_t margo_get_input(hg_handle_t handle, void *in_struct);
 QS_EXPORT hg_return_t margo_free_input(hg_handle_t handle, void *in_struct);
 QS_EXPORT hg_return_t margo_get_output(hg_handle_t handle, void *out_struct);

@@ -248,6 +248,10 @@ typedef struct hg_addr_lookup_takes_3_or_5_arguments
                          HG_Addr_lookup_wrong_argument_count)                  \
     (__VA_ARGS__)
 #endif
+/* Drop a reference to an address from a lookup, HG_Addr_self() or
+ * HG_Addr_dup(); the last one frees it. HG_ADDR_NULL, and the address a
+ * handle's hg_info carries (owned by the handle), are no-ops. HG_INVALID_ARG
+ * for a NULL class. */
 QS_EXPORT hg_return_t HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr);
 /*
  * Hint that the peer behind `addr` is gone (it stopped responding): the
@@ -395,6 +399,8 @@ struct hg_stats {
     uint64_t handles_allocated;  /* handle allocations (pool misses)     */
     uint64_t protocol_errors;    /* malformed messages dropped           */
 };
+/* Copy the class's counters into *stats. HG_INVALID_ARG for NULL
+ * arguments. */
 QS_EXPORT hg_return_t HG_Class_get_stats(const hg_class_t *hg_class,
                                          struct hg_stats *stats);
 

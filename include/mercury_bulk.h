@@ -66,8 +66,12 @@ QS_EXPORT hg_return_t HG_Bulk_bind(hg_bulk_t handle, hg_context_t *context);
 QS_EXPORT hg_addr_t HG_Bulk_get_addr(hg_bulk_t handle);
 QS_EXPORT hg_uint8_t HG_Bulk_get_context_id(hg_bulk_t handle);
 
+/* Total size in bytes of the handle's segments (0 for HG_BULK_NULL). */
 QS_EXPORT hg_size_t HG_Bulk_get_size(hg_bulk_t handle);
+/* Number of segments (0 for HG_BULK_NULL). */
 QS_EXPORT hg_uint32_t HG_Bulk_get_segment_count(hg_bulk_t handle);
+/* The permission and option flags the handle was created with
+ * (HG_BULK_READ_ONLY, ...; 0 for HG_BULK_NULL). */
 QS_EXPORT hg_uint8_t HG_Bulk_get_flags(hg_bulk_t handle);
 
 /*

@@ -234,42 +234,49 @@ hg_proc_int8_t(hg_proc_t proc, void *data)
     return qs_proc_uint_le(proc, data, 1);
 }
 
+/* Encodes, decodes or frees a uint8_t: one byte. */
 static HG_INLINE hg_return_t
 hg_proc_uint8_t(hg_proc_t proc, void *data)
 {
     return qs_proc_uint_le(proc, data, 1);
 }
 
+/* An int16_t: two bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_int16_t(hg_proc_t proc, void *data)
 {
     return qs_proc_uint_le(proc, data, 2);
 }
 
+/* A uint16_t: two bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_uint16_t(hg_proc_t proc, void *data)
 {
     return qs_proc_uint_le(proc, data, 2);
 }
 
+/* An int32_t: four bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_int32_t(hg_proc_t proc, void *data)
 {
     return qs_proc_uint_le(proc, data, 4);
 }
 
+/* A uint32_t: four bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_uint32_t(hg_proc_t proc, void *data)
 {
     return qs_proc_uint_le(proc, data, 4);
 }
 
+/* An int64_t: eight bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_int64_t(hg_proc_t proc, void *data)
 {
     return qs_proc_uint_le(proc, data, 8);
 }
 
+/* A uint64_t: eight bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_uint64_t(hg_proc_t proc, void *data)
 {
@@ -284,12 +291,14 @@ hg_proc_hg_size_t(hg_proc_t proc, void *data)
     return qs_proc_uint_le(proc, data, 8);
 }
 
+/* An hg_id_t (an RPC id): eight bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_hg_id_t(hg_proc_t proc, void *data)
 {
     return qs_proc_uint_le(proc, data, 8);
 }
 
+/* An hg_bool_t: one byte, as qs_proc_bool() checks it. */
 static HG_INLINE hg_return_t
 hg_proc_hg_bool_t(hg_proc_t proc, void *data)
 {
@@ -304,42 +313,49 @@ hg_proc_hg_int8_t(hg_proc_t proc, void *data)
     return hg_proc_int8_t(proc, data);
 }
 
+/* An hg_uint8_t, as hg_proc_uint8_t(). */
 static HG_INLINE hg_return_t
 hg_proc_hg_uint8_t(hg_proc_t proc, void *data)
 {
     return hg_proc_uint8_t(proc, data);
 }
 
+/* An hg_int16_t, as hg_proc_int16_t(). */
 static HG_INLINE hg_return_t
 hg_proc_hg_int16_t(hg_proc_t proc, void *data)
 {
     return hg_proc_int16_t(proc, data);
 }
 
+/* An hg_uint16_t, as hg_proc_uint16_t(). */
 static HG_INLINE hg_return_t
 hg_proc_hg_uint16_t(hg_proc_t proc, void *data)
 {
     return hg_proc_uint16_t(proc, data);
 }
 
+/* An hg_int32_t, as hg_proc_int32_t(). */
 static HG_INLINE hg_return_t
 hg_proc_hg_int32_t(hg_proc_t proc, void *data)
 {
     return hg_proc_int32_t(proc, data);
 }
 
+/* An hg_uint32_t, as hg_proc_uint32_t(). */
 static HG_INLINE hg_return_t
 hg_proc_hg_uint32_t(hg_proc_t proc, void *data)
 {
     return hg_proc_uint32_t(proc, data);
 }
 
+/* An hg_int64_t, as hg_proc_int64_t(). */
 static HG_INLINE hg_return_t
 hg_proc_hg_int64_t(hg_proc_t proc, void *data)
 {
     return hg_proc_int64_t(proc, data);
 }
 
+/* An hg_uint64_t, as hg_proc_uint64_t(). */
 static HG_INLINE hg_return_t
 hg_proc_hg_uint64_t(hg_proc_t proc, void *data)
 {
@@ -353,6 +369,7 @@ hg_proc_float(hg_proc_t proc, void *data)
     return qs_proc_uint_le(proc, data, (unsigned) sizeof(float));
 }
 
+/* A double: its eight-byte bit pattern, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_double(hg_proc_t proc, void *data)
 {

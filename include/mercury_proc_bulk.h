@@ -14,6 +14,11 @@
 extern "C" {
 #endif
 
+/* Encodes, decodes or frees a bulk handle as a field of an RPC's input or
+ * output: a u64 length, then the descriptor (docs/wire.md); length 0 is
+ * HG_BULK_NULL. Decoding needs a proc created with a class and makes a bulk
+ * handle that refers to the sender's memory (HG_Bulk_deserialize() errors
+ * for a hostile descriptor); freeing releases it and sets HG_BULK_NULL. */
 QS_EXPORT hg_return_t hg_proc_hg_bulk_t(hg_proc_t proc, void *data);
 
 #ifdef __cplusplus

@@ -103,12 +103,14 @@ hg_request_waitall(int count, hg_request_t *request[], unsigned int timeout,
     return HG_UTIL_SUCCESS;
 }
 
+/* Attach user data to a request. */
 static inline void
 hg_request_set_data(hg_request_t *request, void *data)
 {
     request->data = data;
 }
 
+/* The user data attached with hg_request_set_data(). */
 static inline void *
 hg_request_get_data(hg_request_t *request)
 {

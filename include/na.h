@@ -34,6 +34,9 @@ extern "C" {
  * and leaves "sim://server" as it is.
  */
 #define NA_INFO_ENV "QS_NA_INFO"
+/* Create an NA class as described above; NA_Initialize_opt() also takes
+ * init options, read as Mercury 4.0's struct na_init_info (NULL for the
+ * defaults). NULL on error. */
 QS_EXPORT na_class_t *NA_Initialize(const char *info_string, bool listen);
 QS_EXPORT na_class_t *
 NA_Initialize_opt(const char *info_string, bool listen,

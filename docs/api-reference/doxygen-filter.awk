@@ -39,7 +39,7 @@ BEGIN { n = 0; cstart = 0; incomment = 0; depth = 0 }
         print line
         next
     }
-    if (!incomment && line ~ /^ *\/\*/ && n > 0 && cstart > 0 && kind[n] != "comment")
+    if (!incomment && line ~ /^ *\/\*/ && n > 0 && kind[n] != "comment")
         flush()
     n++
     buf[n] = line

@@ -3,12 +3,17 @@
  * wait() blocks until the response is there and returns it (throwing like
  * operator() would); received() says whether wait() would return at once.
  * A response not waited for is waited for by the destructor.
+ * async_response::wait_any(begin, end, completed) waits for the first of
+ * several (margo_wait_any()).
  */
 #ifndef THALLIUM_ASYNC_RESPONSE_HPP
 #define THALLIUM_ASYNC_RESPONSE_HPP
 
+#include <cstddef>
+#include <iterator>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include <thallium/detail/handle_ref.hpp>
 #include <thallium/packed_data.hpp>
@@ -56,6 +61,37 @@ class async_response
         if (m_ref->disabled_response)
             return packed_data<>();
         return packed_data<>(m_ref, false);
+    }
+
+    /* Wait for the first of [begin, end) to complete (responses already
+     * waited for are skipped): `completed` points at it, and its result is
+     * returned (or thrown) as wait() would. All of them must belong to
+     * one engine. */
+    template <typename Iterator>
+    static packed_data<> wait_any(const Iterator &begin, const Iterator &end,
+                                  Iterator &completed)
+    {
+        std::vector<margo_request> reqs;
+        bool any = false;
+        for (Iterator it = begin; it != end; ++it) {
+            reqs.push_back(it->m_request);
+            any = any || it->m_request != MARGO_REQUEST_NULL;
+        }
+        completed = end;
+        if (!any)
+            throw exception("async_response::wait_any: nothing to wait for",
+                            HG_INVALID_ARG);
+        std::size_t index = 0;
+        hg_return_t ret = margo_wait_any(reqs.size(), reqs.data(), &index);
+        completed = begin;
+        std::advance(completed, index);
+        async_response &r = *completed;
+        r.m_request = MARGO_REQUEST_NULL;
+        r.m_waited = true;
+        MARGO_ASSERT(ret, margo_wait_any);
+        if (r.m_ref->disabled_response)
+            return packed_data<>();
+        return packed_data<>(r.m_ref, false);
     }
 
     bool received() const

@@ -216,6 +216,81 @@ class bulk_segment
     std::size_t m_size;
 };
 
+/* A bulk transfer in flight (remote_bulk::pull_to / push_from, and their
+ * timed forms). wait() returns the bytes moved or throws (tl::timeout
+ * past a deadline); test() says whether wait() would return at once. The
+ * bulks involved stay alive until it completes; a transfer not waited for
+ * is waited for by the destructor (its error then dropped). */
+class async_bulk_op
+{
+    friend class remote_bulk;
+
+  public:
+    async_bulk_op(const async_bulk_op &) = delete;
+    async_bulk_op &operator=(const async_bulk_op &) = delete;
+    async_bulk_op(async_bulk_op &&o) noexcept
+        : m_size(o.m_size),
+          m_request(std::exchange(o.m_request, MARGO_REQUEST_NULL)),
+          m_local(std::move(o.m_local)), m_remote(std::move(o.m_remote))
+    {
+    }
+    async_bulk_op &operator=(async_bulk_op &&o) noexcept
+    {
+        if (this != &o) {
+            finish();
+            m_size = o.m_size;
+            m_request = std::exchange(o.m_request, MARGO_REQUEST_NULL);
+            m_local = std::move(o.m_local);
+            m_remote = std::move(o.m_remote);
+        }
+        return *this;
+    }
+    ~async_bulk_op()
+    {
+        finish();
+    }
+
+    bool test() const
+    {
+        if (m_request == MARGO_REQUEST_NULL)
+            throw exception("async_bulk_op::test on a finished transfer",
+                            HG_INVALID_ARG);
+        int flag = 0;
+        hg_return_t ret = margo_test(m_request, &flag);
+        MARGO_ASSERT(ret, margo_test);
+        return flag != 0;
+    }
+    std::size_t wait()
+    {
+        if (m_request == MARGO_REQUEST_NULL)
+            throw exception("async_bulk_op::wait on a finished transfer",
+                            HG_INVALID_ARG);
+        hg_return_t ret =
+            margo_wait(std::exchange(m_request, MARGO_REQUEST_NULL));
+        MARGO_ASSERT(ret, margo_bulk_itransfer);
+        return m_size;
+    }
+
+  private:
+    async_bulk_op(std::size_t size, margo_request req, const bulk &local,
+                  const bulk &remote)
+        : m_size(size), m_request(req), m_local(local), m_remote(remote)
+    {
+    }
+    void finish() noexcept
+    {
+        if (m_request != MARGO_REQUEST_NULL && m_local.state() &&
+            !m_local.state()->finalized.load())
+            margo_wait(m_request);
+        m_request = MARGO_REQUEST_NULL;
+    }
+
+    std::size_t m_size = 0;
+    margo_request m_request = MARGO_REQUEST_NULL;
+    bulk m_local;
+    bulk m_remote;
+};
+
 /* A peer's bulk (or a range of it) with the endpoint where it lives. */
 class remote_bulk
 {
@@ -246,6 +321,34 @@ class remote_bulk
     timed_remote_bulk timed(double timeout_ms) const;
     template <typename Rep, typename Period>
     timed_remote_bulk timed(const std::chrono::duration<Rep, Period> &d) const;
+
+    /* The same transfers, started and returned in flight. */
+    async_bulk_op pull_to(const bulk_segment &dest) const
+    {
+        return itransfer(HG_BULK_PULL, dest, 0);
+    }
+    async_bulk_op push_from(const bulk_segment &src) const
+    {
+        return itransfer(HG_BULK_PUSH, src, 0);
+    }
+
+    async_bulk_op itransfer(hg_bulk_op_t op, const bulk_segment &local,
+                            double timeout_ms) const
+    {
+        const bulk &lb = local.get_bulk();
+        const bulk &rb = m_segment.get_bulk();
+        if (lb.is_null() || rb.is_null() || m_endpoint.is_null())
+            throw exception("bulk transfer on a null bulk or endpoint",
+                            HG_INVALID_ARG);
+        margo_instance_id mid = lb.state()->checked_mid("bulk transfer");
+        std::size_t n = std::min(local.size(), m_segment.size());
+        margo_request req = MARGO_REQUEST_NULL;
+        hg_return_t ret = margo_bulk_itransfer_timed(
+            mid, op, m_endpoint.get_addr(), rb.get_bulk(), m_segment.offset(),
+            lb.get_bulk(), local.offset(), n, timeout_ms, &req);
+        MARGO_ASSERT(ret, margo_bulk_itransfer);
+        return async_bulk_op(n, req, lb, rb);
+    }
 
     std::size_t transfer(hg_bulk_op_t op, const bulk_segment &local,
                          double timeout_ms) const
@@ -285,6 +388,16 @@ class timed_remote_bulk
     std::size_t operator<<(const bulk_segment &src) const
     {
         return m_remote.transfer(HG_BULK_PUSH, src, m_timeout_ms);
+    }
+    /* Started and returned in flight; wait() throws tl::timeout past the
+     * deadline. */
+    async_bulk_op pull_to(const bulk_segment &dest) const
+    {
+        return m_remote.itransfer(HG_BULK_PULL, dest, m_timeout_ms);
+    }
+    async_bulk_op push_from(const bulk_segment &src) const
+    {
+        return m_remote.itransfer(HG_BULK_PUSH, src, m_timeout_ms);
     }
 
   private:

@@ -63,13 +63,20 @@ template <> struct respond_result<void> {
 template <typename T> class provider
 {
   public:
-    provider(const engine &e, std::uint16_t provider_id)
+    /* With an identity (a string naming the provider's type, which
+     * clients read with provider_handle::get_identity()); a provider id
+     * that already has one throws (HG_EXIST). */
+    provider(const engine &e, std::uint16_t provider_id,
+             const char *identity = nullptr)
         : m_engine(engine::reference(e.state())), m_provider_id(provider_id)
     {
+        set_identity(identity);
     }
-    provider(margo_instance_id mid, std::uint16_t provider_id)
+    provider(margo_instance_id mid, std::uint16_t provider_id,
+             const char *identity = nullptr)
         : m_engine(mid), m_provider_id(provider_id)
     {
+        set_identity(identity);
     }
     provider(const provider &) = delete;
     provider &operator=(const provider &) = delete;
@@ -78,6 +85,9 @@ template <typename T> class provider
         /* Handlers point at this object: none may run once it is gone. */
         if (!m_engine)
             return;
+        if (m_has_identity)
+            margo_provider_deregister_identity(m_engine.get_margo_instance(),
+                                               m_provider_id);
         for (auto &rp : m_rpcs) {
             try {
                 rp.deregister();
@@ -89,6 +99,13 @@ template <typename T> class provider
     std::uint16_t get_provider_id() const noexcept
     {
         return m_provider_id;
+    }
+    /* The identity registered for this provider id ("" if none). */
+    const char *identity() const
+    {
+        const char *id = margo_provider_registered_identity(
+            m_engine.get_margo_instance(), m_provider_id);
+        return id ? id : "";
     }
     const engine &get_engine() const noexcept
     {
@@ -203,6 +220,16 @@ template <typename T> class provider
         return remember(rp);
     }
 
+    void set_identity(const char *identity)
+    {
+        if (identity == nullptr)
+            return;
+        hg_return_t ret = margo_provider_register_identity(
+            m_engine.get_margo_instance(), m_provider_id, identity);
+        MARGO_ASSERT(ret, margo_provider_register_identity);
+        m_has_identity = true;
+    }
+
     remote_procedure remember(const remote_procedure &rp)
     {
         m_rpcs.push_back(rp);
@@ -211,6 +238,7 @@ template <typename T> class provider
 
     engine m_engine;
     std::uint16_t m_provider_id;
+    bool m_has_identity = false;
     std::vector<remote_procedure> m_rpcs;
 };
 

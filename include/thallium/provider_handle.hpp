@@ -6,6 +6,9 @@
 #define THALLIUM_PROVIDER_HANDLE_HPP
 
 #include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include <thallium/endpoint.hpp>
 #include <thallium/remote_procedure.hpp>
@@ -33,6 +36,31 @@ class provider_handle : public endpoint
     std::uint16_t get_provider_id() const noexcept
     {
         return m_provider_id;
+    }
+    /* Ask the target for the identity of this provider (an RPC;
+     * margo_provider_get_identity()). A provider without one throws
+     * (HG_NOENTRY). */
+    std::string get_identity() const
+    {
+        std::vector<char> buf(64);
+        for (;;) {
+            std::size_t size = buf.size();
+            if (!state())
+                throw exception("get_identity: null endpoint", HG_INVALID_ARG);
+            hg_return_t ret = margo_provider_get_identity(
+                state()->checked_mid("get_identity"), get_addr(), m_provider_id,
+                buf.data(), &size);
+            if (ret == HG_NOMEM && size > buf.size()) {
+                buf.resize(size);
+                continue;
+            }
+            if (ret == HG_NOMEM)
+                buf.resize(buf.size() * 2);
+            else {
+                MARGO_ASSERT(ret, margo_provider_get_identity);
+                return std::string(buf.data(), strnlen(buf.data(), buf.size()));
+            }
+        }
     }
 
   private:

@@ -41,13 +41,19 @@ class remote_procedure
     /* Defined in provider_handle.hpp. */
     callable_remote_procedure on(const provider_handle &ph) const;
 
-    remote_procedure &disable_response()
+    remote_procedure &disable_response() &
     {
         margo_instance_id mid = state()->checked_mid("disable_response");
         hg_return_t ret = margo_registered_disable_response(mid, id(), 1);
         MARGO_ASSERT(ret, margo_registered_disable_response);
         m_ignore_response = true;
         return *this;
+    }
+    /* On a temporary (define(...).disable_response()): keeps it movable,
+     * so it can initialize an auto_remote_procedure. */
+    remote_procedure &&disable_response() &&
+    {
+        return std::move(disable_response());
     }
 
     void deregister()
@@ -71,7 +77,7 @@ class remote_procedure
         return m_name;
     }
 
-  private:
+  protected:
     const std::shared_ptr<detail::engine_state> &state() const
     {
         if (!m_state)
@@ -79,10 +85,37 @@ class remote_procedure
         return m_state;
     }
 
+  private:
     std::shared_ptr<detail::engine_state> m_state;
     std::string m_name;
     std::uint16_t m_provider_id = 0;
     bool m_ignore_response = false;
+};
+
+/* A remote_procedure that deregisters its RPC when it goes (a provider's
+ * members, typically). A deregistration that fails (the engine already
+ * finalized, or the RPC deregistered by other means) is ignored. */
+class auto_remote_procedure : public remote_procedure
+{
+  public:
+    auto_remote_procedure() = default;
+    auto_remote_procedure(remote_procedure &&rpc)
+        : remote_procedure(std::move(rpc))
+    {
+    }
+    auto_remote_procedure(const auto_remote_procedure &) = delete;
+    auto_remote_procedure &operator=(const auto_remote_procedure &) = delete;
+    auto_remote_procedure(auto_remote_procedure &&) = default;
+    auto_remote_procedure &operator=(auto_remote_procedure &&) = default;
+    ~auto_remote_procedure()
+    {
+        if (name().empty())
+            return;
+        try {
+            deregister();
+        } catch (const exception &) {
+        }
+    }
 };
 
 } // namespace thallium

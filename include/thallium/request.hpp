@@ -100,6 +100,33 @@ template <typename... CtxArg> class request_with_context
 
 using request = request_with_context<>;
 
+/* Responds with `data` when it goes out of scope, whatever path the
+ * handler leaves by (the value it refers to at that moment is sent). */
+template <typename T> class auto_respond
+{
+  public:
+    auto_respond(const request &req, T &data) : m_req(req), m_data(data)
+    {
+    }
+    auto_respond(const auto_respond &) = delete;
+    auto_respond(auto_respond &&) = delete;
+    auto_respond &operator=(const auto_respond &) = delete;
+    auto_respond &operator=(auto_respond &&) = delete;
+    /* A destructor must not throw: a failed respond is dropped (the
+     * origin then sees the RPC fail or time out). */
+    ~auto_respond()
+    {
+        try {
+            m_req.respond(m_data);
+        } catch (...) {
+        }
+    }
+
+  private:
+    const request &m_req;
+    T &m_data;
+};
+
 } // namespace thallium
 
 #endif

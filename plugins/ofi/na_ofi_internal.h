@@ -295,10 +295,9 @@ na_ofi_class(const na_class_t *na_class)
 }
 
 /*
- * Everything below is shared between the plugin's files only: hidden, so
- * the library exports nothing of the plugin but na_ofi_class_ops.
+ * Everything below is shared between the plugin's files only; like all that
+ * is not marked QS_EXPORT, it stays inside the library.
  */
-#pragma GCC visibility push(hidden)
 
 /* na_ofi_addr.c */
 na_return_t na_ofi_addr_parse_host(const char *host, struct sockaddr_in *sin,
@@ -414,7 +413,5 @@ na_return_t na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
                              unsigned int timeout_ms, unsigned int *count);
 na_return_t na_ofi_cancel(na_class_t *na_class, na_context_t *context,
                           na_op_id_t *op_id);
-
-#pragma GCC visibility pop
 
 #endif /* NA_OFI_INTERNAL_H */

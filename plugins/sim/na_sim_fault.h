@@ -107,12 +107,11 @@ struct na_sim_profile {
  * reason naming the offending position. NA_SUCCESS, NA_INVALID_ARG,
  * NA_OVERFLOW (too many rules or actions, spec too long). Pure: no world,
  * no global state. */
-NA_SIM_HIDDEN na_return_t na_sim_profile_parse(const char *spec,
-                                               struct na_sim_profile *out,
-                                               char *err, size_t err_size);
+na_return_t na_sim_profile_parse(const char *spec, struct na_sim_profile *out,
+                                 char *err, size_t err_size);
 
 /* Trace names of the probabilistic faults ("loss", "dup", ...). */
-NA_SIM_HIDDEN const char *na_sim_prob_name(enum na_sim_prob p);
+const char *na_sim_prob_name(enum na_sim_prob p);
 
 /* Fault counters, indexed like this enum, for na_sim_fault_count(). */
 enum na_sim_fault_counter {
@@ -128,21 +127,18 @@ enum na_sim_fault_counter {
 };
 
 /* World-side fault state (na_sim_fault.c). Callers hold world->lock. */
-NA_SIM_HIDDEN void na_sim_fault_reset(struct na_sim_world *world);
-NA_SIM_HIDDEN void na_sim_fault_free(struct na_sim_world *world);
-NA_SIM_HIDDEN void na_sim_fault_action_run(struct na_sim_world *world,
-                                           uint64_t arg);
+void na_sim_fault_reset(struct na_sim_world *world);
+void na_sim_fault_free(struct na_sim_world *world);
+void na_sim_fault_action_run(struct na_sim_world *world, uint64_t arg);
 /* An op event came due on a crashed node (true: held back) or for an
  * op of an older incarnation (true: completed as fenced). */
-NA_SIM_HIDDEN bool na_sim_fault_intercept(struct na_sim_world *world,
-                                          struct na_op_id *op);
-NA_SIM_HIDDEN void na_sim_fault_fail_execute(struct na_sim_world *world,
-                                             struct na_op_id *op);
+bool na_sim_fault_intercept(struct na_sim_world *world, struct na_op_id *op);
+void na_sim_fault_fail_execute(struct na_sim_world *world, struct na_op_id *op);
 /* Backlog bound and policy for a context of `node`. */
-NA_SIM_HIDDEN void na_sim_fault_backlog(struct na_sim_world *world,
-                                        const struct na_sim_node *node,
-                                        size_t *limit, bool *fails);
-NA_SIM_HIDDEN na_return_t na_sim_fault_install(struct na_sim_world *world,
-                                               struct na_sim_profile *profile);
+void na_sim_fault_backlog(struct na_sim_world *world,
+                          const struct na_sim_node *node, size_t *limit,
+                          bool *fails);
+na_return_t na_sim_fault_install(struct na_sim_world *world,
+                                 struct na_sim_profile *profile);
 
 #endif /* NA_SIM_FAULT_H */

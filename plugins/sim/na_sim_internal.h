@@ -20,9 +20,9 @@
  * A global mutex (na_sim_global_lock) guards which world exists; it is
  * always taken before a world's lock, never after.
  *
- * Internal helpers shared between these files carry the na_sim_ prefix and
- * hidden visibility: the plugin exports its ops table and the control API
- * of include/na_sim.h, nothing else.
+ * Internal helpers shared between these files carry the na_sim_ prefix;
+ * like everything not marked QS_EXPORT they stay inside the library, whose
+ * only sim names are the control API of include/na_sim.h.
  */
 #ifndef NA_SIM_INTERNAL_H
 #define NA_SIM_INTERNAL_H
@@ -32,8 +32,6 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
-
-#define NA_SIM_HIDDEN __attribute__((visibility("hidden")))
 
 /* Longest node name, not counting the terminating NUL. */
 #define NA_SIM_NAME_MAX 63
@@ -236,16 +234,15 @@ struct na_sim_world {
     int trace_fd; /* QS_SIM_TRACE_OUT, written line by line, or -1 */
 };
 
-extern pthread_mutex_t na_sim_global_lock NA_SIM_HIDDEN;
+extern pthread_mutex_t na_sim_global_lock;
 
 /* World lifetime (na_sim_world.c). Callers hold na_sim_global_lock. */
-NA_SIM_HIDDEN struct na_sim_world *na_sim_world_current(void);
-NA_SIM_HIDDEN na_return_t na_sim_world_ref(struct na_sim_world **world);
-NA_SIM_HIDDEN void na_sim_world_unref(struct na_sim_world *world);
-NA_SIM_HIDDEN void na_sim_world_reset_state(struct na_sim_world *world,
-                                            uint64_t seed);
-NA_SIM_HIDDEN uint64_t na_sim_seed_next(void);
-NA_SIM_HIDDEN void na_sim_seed_set_next(uint64_t seed, bool explicit_seed);
+struct na_sim_world *na_sim_world_current(void);
+na_return_t na_sim_world_ref(struct na_sim_world **world);
+void na_sim_world_unref(struct na_sim_world *world);
+void na_sim_world_reset_state(struct na_sim_world *world, uint64_t seed);
+uint64_t na_sim_seed_next(void);
+void na_sim_seed_set_next(uint64_t seed, bool explicit_seed);
 
 /* Clock, events and PRNG (na_sim_world.c). Callers hold world->lock. */
 static inline uint64_t
@@ -260,99 +257,82 @@ na_sim_add_sat(uint64_t a, uint64_t b)
 {
     return a + b < a ? UINT64_MAX : a + b;
 }
-NA_SIM_HIDDEN void na_sim_set_now(struct na_sim_world *world, uint64_t t);
-NA_SIM_HIDDEN uint64_t na_sim_prng_next(struct na_sim_world *world);
-NA_SIM_HIDDEN na_return_t na_sim_schedule(struct na_sim_world *world,
-                                          uint64_t time,
-                                          enum na_sim_event_kind kind,
-                                          struct na_op_id *op);
-NA_SIM_HIDDEN na_return_t na_sim_schedule_action(struct na_sim_world *world,
-                                                 uint64_t time, uint64_t arg);
-NA_SIM_HIDDEN bool na_sim_event_next_time(const struct na_sim_world *world,
-                                          uint64_t *time);
+void na_sim_set_now(struct na_sim_world *world, uint64_t t);
+uint64_t na_sim_prng_next(struct na_sim_world *world);
+na_return_t na_sim_schedule(struct na_sim_world *world, uint64_t time,
+                            enum na_sim_event_kind kind, struct na_op_id *op);
+na_return_t na_sim_schedule_action(struct na_sim_world *world, uint64_t time,
+                                   uint64_t arg);
+bool na_sim_event_next_time(const struct na_sim_world *world, uint64_t *time);
 /* Run one event, advancing the clock to it. False if none is queued. */
-NA_SIM_HIDDEN bool na_sim_step_locked(struct na_sim_world *world);
+bool na_sim_step_locked(struct na_sim_world *world);
 /* Run every event due at the current time; returns how many ran. */
-NA_SIM_HIDDEN unsigned int na_sim_run_due(struct na_sim_world *world);
-NA_SIM_HIDDEN void na_sim_wake(struct na_sim_world *world);
-NA_SIM_HIDDEN uint64_t na_sim_transfer_time(struct na_sim_world *world,
-                                            const struct na_sim_name *src,
-                                            const struct na_sim_name *dst,
-                                            size_t size);
-NA_SIM_HIDDEN struct na_sim_link *
-na_sim_link_find(struct na_sim_world *world, const struct na_sim_name *src,
-                 const struct na_sim_name *dst, bool create);
-NA_SIM_HIDDEN void na_sim_trace(struct na_sim_world *world, uint64_t time,
-                                uint64_t seq, const char *kind, const char *src,
-                                const char *dst, size_t size, na_tag_t tag);
+unsigned int na_sim_run_due(struct na_sim_world *world);
+void na_sim_wake(struct na_sim_world *world);
+uint64_t na_sim_transfer_time(struct na_sim_world *world,
+                              const struct na_sim_name *src,
+                              const struct na_sim_name *dst, size_t size);
+struct na_sim_link *na_sim_link_find(struct na_sim_world *world,
+                                     const struct na_sim_name *src,
+                                     const struct na_sim_name *dst,
+                                     bool create);
+void na_sim_trace(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                  const char *kind, const char *src, const char *dst,
+                  size_t size, na_tag_t tag);
 
 /* Operations (na_sim.c). Callers hold world->lock. */
-NA_SIM_HIDDEN na_return_t na_sim_op_post(struct na_sim_node *node,
-                                         struct na_sim_ctx *ctx,
-                                         struct na_op_id *op, na_cb_type_t type,
-                                         na_cb_t callback, void *arg);
+na_return_t na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
+                           struct na_op_id *op, na_cb_type_t type,
+                           na_cb_t callback, void *arg);
 /* Undo a post that failed after na_sim_op_post(): no completion comes. */
-NA_SIM_HIDDEN void na_sim_op_abort(struct na_sim_world *world,
-                                   struct na_op_id *op, na_return_t ret);
+void na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
+                     na_return_t ret);
 /* Trace the post of op and ask the fault model about it: it may refuse a
  * send (NA_AGAIN) or move its arrival (*when; NULL for a receive). */
-NA_SIM_HIDDEN na_return_t na_sim_op_posted(struct na_sim_world *world,
-                                           struct na_op_id *op, const char *src,
-                                           const char *dst,
-                                           const struct na_sim_name *dst_name,
-                                           uint64_t *when);
+na_return_t na_sim_op_posted(struct na_sim_world *world, struct na_op_id *op,
+                             const char *src, const char *dst,
+                             const struct na_sim_name *dst_name,
+                             uint64_t *when);
 /* Finish posting a send or an RMA op from src to dst that would arrive at
  * when: trace it, let the fault model refuse or delay it, and schedule its
  * event. On failure the post is undone with na_sim_op_abort() and the error
  * is returned. */
-NA_SIM_HIDDEN na_return_t na_sim_op_schedule(struct na_sim_world *world,
-                                             struct na_op_id *op,
-                                             const struct na_sim_name *src,
-                                             const struct na_sim_name *dst,
-                                             uint64_t when,
-                                             enum na_sim_event_kind kind);
-NA_SIM_HIDDEN void na_sim_op_complete(struct na_sim_world *world,
-                                      struct na_op_id *op, na_return_t ret);
-NA_SIM_HIDDEN const char *na_sim_op_kind(na_cb_type_t type);
-NA_SIM_HIDDEN struct na_sim_node *
-na_sim_node_find(struct na_sim_world *world, const struct na_sim_name *name);
-NA_SIM_HIDDEN struct na_sim_ctx *na_sim_ctx_find(struct na_sim_node *node,
-                                                 uint8_t id);
+na_return_t na_sim_op_schedule(struct na_sim_world *world, struct na_op_id *op,
+                               const struct na_sim_name *src,
+                               const struct na_sim_name *dst, uint64_t when,
+                               enum na_sim_event_kind kind);
+void na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
+                        na_return_t ret);
+const char *na_sim_op_kind(na_cb_type_t type);
+struct na_sim_node *na_sim_node_find(struct na_sim_world *world,
+                                     const struct na_sim_name *name);
+struct na_sim_ctx *na_sim_ctx_find(struct na_sim_node *node, uint8_t id);
 
 /* Addresses (na_sim_addr.c). */
-NA_SIM_HIDDEN bool na_sim_name_parse(const char *str, size_t len,
-                                     struct na_sim_name *name);
-NA_SIM_HIDDEN bool na_sim_name_from_string(const char *str,
-                                           struct na_sim_name *name);
-NA_SIM_HIDDEN bool na_sim_name_eq(const struct na_sim_name *a,
-                                  const struct na_sim_name *b);
-NA_SIM_HIDDEN na_addr_t na_sim_addr_new(const struct na_sim_name *name,
-                                        uint64_t incarnation);
-NA_SIM_HIDDEN na_addr_t na_sim_addr_ref(na_addr_t addr);
-NA_SIM_HIDDEN void na_sim_addr_unref(na_addr_t addr);
+bool na_sim_name_parse(const char *str, size_t len, struct na_sim_name *name);
+bool na_sim_name_from_string(const char *str, struct na_sim_name *name);
+bool na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b);
+na_addr_t na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation);
+na_addr_t na_sim_addr_ref(na_addr_t addr);
+void na_sim_addr_unref(na_addr_t addr);
 
 /* Messages (na_sim_msg.c). */
-NA_SIM_HIDDEN void na_sim_msg_deliver(struct na_sim_world *world,
-                                      struct na_op_id *op);
-NA_SIM_HIDDEN void na_sim_msg_local(struct na_sim_world *world,
-                                    struct na_op_id *op);
-NA_SIM_HIDDEN void na_sim_msg_requeue(struct na_sim_world *world,
-                                      struct na_sim_ctx *ctx, bool unexpected,
-                                      struct na_sim_msg *msg);
+void na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *op);
+void na_sim_msg_local(struct na_sim_world *world, struct na_op_id *op);
+void na_sim_msg_requeue(struct na_sim_world *world, struct na_sim_ctx *ctx,
+                        bool unexpected, struct na_sim_msg *msg);
 /* Free the messages queued on ctx that no receive has taken yet. */
-NA_SIM_HIDDEN void na_sim_ctx_free_msgs(struct na_sim_ctx *ctx);
-NA_SIM_HIDDEN void na_sim_ctx_drain(struct na_sim_world *world,
-                                    struct na_sim_ctx *ctx);
+void na_sim_ctx_free_msgs(struct na_sim_ctx *ctx);
+void na_sim_ctx_drain(struct na_sim_world *world, struct na_sim_ctx *ctx);
 /* Apply the backlog setting to senders blocked on ctx: admit them into
  * free slots, or fail them with NA_AGAIN under the failing policy. */
-NA_SIM_HIDDEN void na_sim_backlog_reconsider(struct na_sim_world *world,
-                                             struct na_sim_ctx *ctx);
+void na_sim_backlog_reconsider(struct na_sim_world *world,
+                               struct na_sim_ctx *ctx);
 
 /* RMA (na_sim_rma.c). */
-NA_SIM_HIDDEN void na_sim_rma_execute(struct na_sim_world *world,
-                                      struct na_op_id *op);
-NA_SIM_HIDDEN void na_sim_regions_drop_node(struct na_sim_world *world,
-                                            struct na_sim_node *node);
+void na_sim_rma_execute(struct na_sim_world *world, struct na_op_id *op);
+void na_sim_regions_drop_node(struct na_sim_world *world,
+                              struct na_sim_node *node);
 
 /*
  * Fault decision points (na_sim_fault.c).
@@ -376,21 +356,18 @@ struct na_sim_fault {
     bool dup, trunc, corrupt, partial; /* message or RMA mangling   */
     uint64_t bits;                     /* randomness for the mangling */
 };
-NA_SIM_HIDDEN na_return_t na_sim_fault_on_post(struct na_sim_world *world,
-                                               const struct na_op_id *op,
-                                               const struct na_sim_name *dst,
-                                               uint64_t *when);
-NA_SIM_HIDDEN struct na_sim_fault
-na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op);
+na_return_t na_sim_fault_on_post(struct na_sim_world *world,
+                                 const struct na_op_id *op,
+                                 const struct na_sim_name *dst, uint64_t *when);
+struct na_sim_fault na_sim_fault_on_deliver(struct na_sim_world *world,
+                                            const struct na_op_id *op);
 /* Complete op with ret after delay ns (through an EV_FAIL event). */
-NA_SIM_HIDDEN void na_sim_fault_fail_later(struct na_sim_world *world,
-                                           struct na_op_id *op, na_return_t ret,
-                                           uint64_t delay);
+void na_sim_fault_fail_later(struct na_sim_world *world, struct na_op_id *op,
+                             na_return_t ret, uint64_t delay);
 /* Trace one fault decision about op (or about nothing, op NULL). */
-NA_SIM_HIDDEN void na_sim_fault_trace(struct na_sim_world *world,
-                                      const struct na_op_id *op,
-                                      const char *what, const char *src,
-                                      const char *dst, size_t size);
+void na_sim_fault_trace(struct na_sim_world *world, const struct na_op_id *op,
+                        const char *what, const char *src, const char *dst,
+                        size_t size);
 
 /* Ops referenced by the table (defined in the concern's own file). */
 
@@ -398,75 +375,73 @@ NA_SIM_HIDDEN void na_sim_fault_trace(struct na_sim_world *world,
  * Ops defined outside na_sim.c and referenced by its table. Their
  * contracts are those of lib/na/na_plugin.h.
  */
-NA_SIM_HIDDEN na_return_t na_sim_addr_lookup(na_class_t *na_class,
-                                             const char *name, na_addr_t *addr);
-NA_SIM_HIDDEN void na_sim_addr_free(na_class_t *na_class, na_addr_t addr);
-NA_SIM_HIDDEN na_return_t na_sim_addr_self(na_class_t *na_class,
-                                           na_addr_t *addr);
-NA_SIM_HIDDEN na_return_t na_sim_addr_dup(na_class_t *na_class, na_addr_t addr,
-                                          na_addr_t *new_addr);
-NA_SIM_HIDDEN bool na_sim_addr_cmp(na_class_t *na_class, na_addr_t addr1,
-                                   na_addr_t addr2);
-NA_SIM_HIDDEN bool na_sim_addr_is_self(na_class_t *na_class, na_addr_t addr);
-NA_SIM_HIDDEN na_return_t na_sim_addr_to_string(na_class_t *na_class, char *buf,
-                                                size_t *buf_size,
-                                                na_addr_t addr);
-NA_SIM_HIDDEN size_t na_sim_addr_get_serialize_size(na_class_t *na_class,
-                                                    na_addr_t addr);
-NA_SIM_HIDDEN na_return_t na_sim_addr_serialize(na_class_t *na_class, void *buf,
-                                                size_t buf_size,
-                                                na_addr_t addr);
-NA_SIM_HIDDEN na_return_t na_sim_addr_deserialize(na_class_t *na_class,
-                                                  na_addr_t *addr,
-                                                  const void *buf,
-                                                  size_t buf_size);
-NA_SIM_HIDDEN na_return_t na_sim_msg_send_unexpected(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    const void *buf, size_t buf_size, void *plugin_data, na_addr_t dest_addr,
-    uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id);
-NA_SIM_HIDDEN na_return_t na_sim_msg_recv_unexpected(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    void *buf, size_t buf_size, void *plugin_data, na_op_id_t *op_id);
-NA_SIM_HIDDEN na_return_t na_sim_msg_send_expected(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    const void *buf, size_t buf_size, void *plugin_data, na_addr_t dest_addr,
-    uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id);
-NA_SIM_HIDDEN na_return_t na_sim_msg_recv_expected(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    void *buf, size_t buf_size, void *plugin_data, na_addr_t source_addr,
-    uint8_t source_id, na_tag_t tag, na_op_id_t *op_id);
-NA_SIM_HIDDEN na_return_t na_sim_mem_handle_create(na_class_t *na_class,
-                                                   void *buf, size_t buf_size,
-                                                   unsigned long flags,
-                                                   na_mem_handle_t *mem_handle);
-NA_SIM_HIDDEN size_t
-na_sim_mem_handle_get_max_segments(const na_class_t *na_class);
-NA_SIM_HIDDEN na_return_t na_sim_mem_handle_create_segments(
-    na_class_t *na_class, struct na_segment *segments, size_t segment_count,
-    unsigned long flags, na_mem_handle_t *mem_handle);
-NA_SIM_HIDDEN void na_sim_mem_handle_free(na_class_t *na_class,
-                                          na_mem_handle_t mem_handle);
-NA_SIM_HIDDEN na_return_t na_sim_mem_register(na_class_t *na_class,
-                                              na_mem_handle_t mem_handle,
-                                              enum na_mem_type mem_type,
-                                              uint64_t device);
-NA_SIM_HIDDEN na_return_t na_sim_mem_deregister(na_class_t *na_class,
-                                                na_mem_handle_t mem_handle);
-NA_SIM_HIDDEN size_t na_sim_mem_handle_get_serialize_size(
-    na_class_t *na_class, na_mem_handle_t mem_handle);
-NA_SIM_HIDDEN na_return_t
-na_sim_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
-                            na_mem_handle_t mem_handle);
-NA_SIM_HIDDEN na_return_t
-na_sim_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
-                              const void *buf, size_t buf_size);
-NA_SIM_HIDDEN na_return_t
+na_return_t na_sim_addr_lookup(na_class_t *na_class, const char *name,
+                               na_addr_t *addr);
+void na_sim_addr_free(na_class_t *na_class, na_addr_t addr);
+na_return_t na_sim_addr_self(na_class_t *na_class, na_addr_t *addr);
+na_return_t na_sim_addr_dup(na_class_t *na_class, na_addr_t addr,
+                            na_addr_t *new_addr);
+bool na_sim_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2);
+bool na_sim_addr_is_self(na_class_t *na_class, na_addr_t addr);
+na_return_t na_sim_addr_to_string(na_class_t *na_class, char *buf,
+                                  size_t *buf_size, na_addr_t addr);
+size_t na_sim_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
+na_return_t na_sim_addr_serialize(na_class_t *na_class, void *buf,
+                                  size_t buf_size, na_addr_t addr);
+na_return_t na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
+                                    const void *buf, size_t buf_size);
+na_return_t na_sim_msg_send_unexpected(na_class_t *na_class,
+                                       na_context_t *context, na_cb_t callback,
+                                       void *arg, const void *buf,
+                                       size_t buf_size, void *plugin_data,
+                                       na_addr_t dest_addr, uint8_t dest_id,
+                                       na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_sim_msg_recv_unexpected(na_class_t *na_class,
+                                       na_context_t *context, na_cb_t callback,
+                                       void *arg, void *buf, size_t buf_size,
+                                       void *plugin_data, na_op_id_t *op_id);
+na_return_t na_sim_msg_send_expected(na_class_t *na_class,
+                                     na_context_t *context, na_cb_t callback,
+                                     void *arg, const void *buf,
+                                     size_t buf_size, void *plugin_data,
+                                     na_addr_t dest_addr, uint8_t dest_id,
+                                     na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_sim_msg_recv_expected(na_class_t *na_class,
+                                     na_context_t *context, na_cb_t callback,
+                                     void *arg, void *buf, size_t buf_size,
+                                     void *plugin_data, na_addr_t source_addr,
+                                     uint8_t source_id, na_tag_t tag,
+                                     na_op_id_t *op_id);
+na_return_t na_sim_mem_handle_create(na_class_t *na_class, void *buf,
+                                     size_t buf_size, unsigned long flags,
+                                     na_mem_handle_t *mem_handle);
+size_t na_sim_mem_handle_get_max_segments(const na_class_t *na_class);
+na_return_t na_sim_mem_handle_create_segments(na_class_t *na_class,
+                                              struct na_segment *segments,
+                                              size_t segment_count,
+                                              unsigned long flags,
+                                              na_mem_handle_t *mem_handle);
+void na_sim_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
+na_return_t na_sim_mem_register(na_class_t *na_class,
+                                na_mem_handle_t mem_handle,
+                                enum na_mem_type mem_type, uint64_t device);
+na_return_t na_sim_mem_deregister(na_class_t *na_class,
+                                  na_mem_handle_t mem_handle);
+size_t na_sim_mem_handle_get_serialize_size(na_class_t *na_class,
+                                            na_mem_handle_t mem_handle);
+na_return_t na_sim_mem_handle_serialize(na_class_t *na_class, void *buf,
+                                        size_t buf_size,
+                                        na_mem_handle_t mem_handle);
+na_return_t na_sim_mem_handle_deserialize(na_class_t *na_class,
+                                          na_mem_handle_t *mem_handle,
+                                          const void *buf, size_t buf_size);
+na_return_t
 na_sim_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
            void *arg, na_mem_handle_t local_mem_handle,
            na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
            na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
            uint8_t remote_id, na_op_id_t *op_id);
-NA_SIM_HIDDEN na_return_t
+na_return_t
 na_sim_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
            void *arg, na_mem_handle_t local_mem_handle,
            na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
@@ -474,7 +449,7 @@ na_sim_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
            uint8_t remote_id, na_op_id_t *op_id);
 
 /* Little-endian integers in serialized forms (na_sim_addr.c). */
-NA_SIM_HIDDEN void na_sim_put_u64(unsigned char *p, uint64_t v);
-NA_SIM_HIDDEN uint64_t na_sim_get_u64(const unsigned char *p);
+void na_sim_put_u64(unsigned char *p, uint64_t v);
+uint64_t na_sim_get_u64(const unsigned char *p);
 
 #endif /* NA_SIM_INTERNAL_H */

@@ -117,8 +117,6 @@ na_auto_ctx(na_context_t *context)
     return (struct na_auto_context *) context->plugin_context;
 }
 
-#pragma GCC visibility push(hidden)
-
 /* na_sm_progress.c: sleep on the sm class's wait fd and `fd`. */
 void na_sm_sleep_with(na_class_t *sm_class, int fd, unsigned int timeout_ms);
 
@@ -211,7 +209,5 @@ na_return_t na_auto_get(na_class_t *na_class, na_context_t *context,
                         na_offset_t loff, na_mem_handle_t rh, na_offset_t roff,
                         size_t size, na_addr_t peer, uint8_t peer_id,
                         na_op_id_t *op);
-
-#pragma GCC visibility pop
 
 #endif /* NA_SM_AUTO_INTERNAL_H */

@@ -239,8 +239,6 @@ na_sm_class(const na_class_t *na_class)
     return (struct na_sm_class *) na_class->plugin_class;
 }
 
-#pragma GCC visibility push(hidden)
-
 /* na_sm_addr.c */
 bool na_sm_name_valid(const char *name, size_t len);
 na_return_t na_sm_name_parse(const char *str, char *name);
@@ -351,7 +349,5 @@ na_return_t na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
 na_return_t na_sm_cancel(na_class_t *na_class, na_context_t *context,
                          na_op_id_t *op_id);
 void na_sm_sleep_with(na_class_t *na_class, int fd, unsigned int timeout_ms);
-
-#pragma GCC visibility pop
 
 #endif /* NA_SM_INTERNAL_H */

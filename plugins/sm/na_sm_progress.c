@@ -395,7 +395,7 @@ na_sm_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 
 /* For auto_sm: sleep as poll_wait does, until this class has work, `fd`
  * (the network class's wait fd, or -1) is readable, or timeout_ms. */
-__attribute__((visibility("hidden"))) void
+void
 na_sm_sleep_with(na_class_t *na_class, int fd, unsigned int timeout_ms)
 {
     struct na_sm_class *cls = na_sm_class(na_class);

@@ -271,177 +271,149 @@ na_verbs_class(const na_class_t *na_class)
 #define NA_VERBS_LOG(...) qs_log(NA_VERBS_CLASS_NAME, QS_LOG_ERROR, __VA_ARGS__)
 
 /* na_verbs_addr.c (class lock held unless noted). */
-NA_VERBS_HIDDEN na_return_t na_verbs_addr_get(struct na_verbs_class *cls,
-                                              uint32_t ip, uint16_t port,
-                                              struct na_addr **addr);
-NA_VERBS_HIDDEN void na_verbs_addr_ref(struct na_addr *addr);
-NA_VERBS_HIDDEN void na_verbs_addr_unref(struct na_addr *addr);
-NA_VERBS_HIDDEN void na_verbs_addr_table_clear(struct na_verbs_class *cls);
+na_return_t na_verbs_addr_get(struct na_verbs_class *cls, uint32_t ip,
+                              uint16_t port, struct na_addr **addr);
+void na_verbs_addr_ref(struct na_addr *addr);
+void na_verbs_addr_unref(struct na_addr *addr);
+void na_verbs_addr_table_clear(struct na_verbs_class *cls);
 
 /* na_verbs_op.c (class lock held). */
-NA_VERBS_HIDDEN na_return_t na_verbs_op_start(struct na_verbs_class *cls,
-                                              na_op_id_t *op,
-                                              na_context_t *context,
-                                              na_cb_type_t type, na_cb_t cb,
-                                              void *arg);
+na_return_t na_verbs_op_start(struct na_verbs_class *cls, na_op_id_t *op,
+                              na_context_t *context, na_cb_type_t type,
+                              na_cb_t cb, void *arg);
 /* Undo na_verbs_op_start() when the post fails after it. */
-NA_VERBS_HIDDEN void na_verbs_op_abort(na_op_id_t *op);
+void na_verbs_op_abort(na_op_id_t *op);
 /* Put a started op on a software queue (state QUEUED). */
-NA_VERBS_HIDDEN void na_verbs_op_enqueue(na_op_id_t *op,
-                                         struct na_verbs_op_list *queue);
+void na_verbs_op_enqueue(na_op_id_t *op, struct na_verbs_op_list *queue);
 /* Take a QUEUED op off its queue (before posting or completing it). */
-NA_VERBS_HIDDEN void na_verbs_op_dequeue(na_op_id_t *op);
+void na_verbs_op_dequeue(na_op_id_t *op);
 /* Complete once: no-op if the op is not in flight. */
-NA_VERBS_HIDDEN void na_verbs_op_complete(na_op_id_t *op, na_return_t ret);
-NA_VERBS_HIDDEN void na_verbs_op_list_fail(struct na_verbs_op_list *list,
-                                           na_return_t ret);
+void na_verbs_op_complete(na_op_id_t *op, na_return_t ret);
+void na_verbs_op_list_fail(struct na_verbs_op_list *list, na_return_t ret);
 
 /* na_verbs_conn.c (class lock held unless noted). */
-NA_VERBS_HIDDEN na_return_t na_verbs_device_open(struct na_verbs_class *cls,
-                                                 const char *device,
-                                                 bool has_ip, uint32_t ip,
-                                                 uint16_t port, bool listen);
-NA_VERBS_HIDDEN void na_verbs_device_close(struct na_verbs_class *cls);
-NA_VERBS_HIDDEN na_return_t na_verbs_conn_get(struct na_verbs_class *cls,
-                                              struct na_addr *peer,
-                                              struct na_verbs_conn **conn);
-NA_VERBS_HIDDEN void na_verbs_conn_fail(struct na_verbs_conn *conn,
-                                        na_return_t ret, const char *why);
-NA_VERBS_HIDDEN void na_verbs_conn_reap(struct na_verbs_class *cls);
-NA_VERBS_HIDDEN void na_verbs_cm_progress(struct na_verbs_class *cls);
-NA_VERBS_HIDDEN na_return_t na_verbs_wc_status_to_na(enum ibv_wc_status s);
+na_return_t na_verbs_device_open(struct na_verbs_class *cls, const char *device,
+                                 bool has_ip, uint32_t ip, uint16_t port,
+                                 bool listen);
+void na_verbs_device_close(struct na_verbs_class *cls);
+na_return_t na_verbs_conn_get(struct na_verbs_class *cls, struct na_addr *peer,
+                              struct na_verbs_conn **conn);
+void na_verbs_conn_fail(struct na_verbs_conn *conn, na_return_t ret,
+                        const char *why);
+void na_verbs_conn_reap(struct na_verbs_class *cls);
+void na_verbs_cm_progress(struct na_verbs_class *cls);
+na_return_t na_verbs_wc_status_to_na(enum ibv_wc_status s);
 
 /* na_verbs_msg.c (class lock held). */
-NA_VERBS_HIDDEN na_return_t
-na_verbs_conn_post_recvs(struct na_verbs_conn *conn);
-NA_VERBS_HIDDEN void na_verbs_conn_kick(struct na_verbs_conn *conn);
+na_return_t na_verbs_conn_post_recvs(struct na_verbs_conn *conn);
+void na_verbs_conn_kick(struct na_verbs_conn *conn);
 /* Finish a send-queue completion of conn: complete op (NULL for a control
  * message) with the work completion's status, NA_CANCELED for a failed op
  * that was being cancelled; then fail the connection on an error, or post
  * what is queued on it now that the send queue has room. */
-NA_VERBS_HIDDEN void na_verbs_conn_wc_done(struct na_verbs_conn *conn,
-                                           na_op_id_t *op,
-                                           const struct ibv_wc *wc);
+void na_verbs_conn_wc_done(struct na_verbs_conn *conn, na_op_id_t *op,
+                           const struct ibv_wc *wc);
 /* Queue a started op whose addr is set on the connection to that peer,
  * opening one if needed. NA_AGAIN and NA_NOMEM abort the op and are returned
  * to the caller; any other connection error is accepted and becomes the op's
  * completion, so the post returns NA_SUCCESS. */
-NA_VERBS_HIDDEN na_return_t na_verbs_conn_submit(struct na_verbs_class *cls,
-                                                 na_op_id_t *op);
-NA_VERBS_HIDDEN void na_verbs_msg_recv_done(struct na_verbs_conn *conn,
-                                            struct na_verbs_wr *wr,
-                                            const struct ibv_wc *wc);
-NA_VERBS_HIDDEN void na_verbs_msg_send_done(struct na_verbs_conn *conn,
-                                            struct na_verbs_wr *wr,
-                                            const struct ibv_wc *wc);
-NA_VERBS_HIDDEN void na_verbs_msg_peer_lost(struct na_verbs_class *cls,
-                                            struct na_addr *peer);
-NA_VERBS_HIDDEN void na_verbs_msg_lists_clear(struct na_verbs_context *ctx);
+na_return_t na_verbs_conn_submit(struct na_verbs_class *cls, na_op_id_t *op);
+void na_verbs_msg_recv_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
+                            const struct ibv_wc *wc);
+void na_verbs_msg_send_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
+                            const struct ibv_wc *wc);
+void na_verbs_msg_peer_lost(struct na_verbs_class *cls, struct na_addr *peer);
+void na_verbs_msg_lists_clear(struct na_verbs_context *ctx);
 
 /* na_verbs_rma.c (class lock held). */
-NA_VERBS_HIDDEN int na_verbs_rma_post(struct na_verbs_conn *conn,
-                                      na_op_id_t *op);
-NA_VERBS_HIDDEN void na_verbs_rma_done(struct na_verbs_conn *conn,
-                                       struct na_verbs_wr *wr,
-                                       const struct ibv_wc *wc);
+int na_verbs_rma_post(struct na_verbs_conn *conn, na_op_id_t *op);
+void na_verbs_rma_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
+                       const struct ibv_wc *wc);
 
 /* na_verbs_progress.c. */
-NA_VERBS_HIDDEN na_return_t na_verbs_progress_init(struct na_verbs_class *cls);
-NA_VERBS_HIDDEN void na_verbs_progress_fini(struct na_verbs_class *cls);
+na_return_t na_verbs_progress_init(struct na_verbs_class *cls);
+void na_verbs_progress_fini(struct na_verbs_class *cls);
 /* Wake threads sleeping in poll_wait (class lock held). */
-NA_VERBS_HIDDEN void na_verbs_wake(struct na_verbs_class *cls);
+void na_verbs_wake(struct na_verbs_class *cls);
 
 /* The ops, by file. */
-NA_VERBS_HIDDEN na_return_t na_verbs_addr_lookup(na_class_t *na_class,
-                                                 const char *name,
-                                                 na_addr_t *addr);
-NA_VERBS_HIDDEN void na_verbs_addr_free(na_class_t *na_class, na_addr_t addr);
-NA_VERBS_HIDDEN na_return_t na_verbs_addr_self(na_class_t *na_class,
-                                               na_addr_t *addr);
-NA_VERBS_HIDDEN na_return_t na_verbs_addr_dup(na_class_t *na_class,
-                                              na_addr_t addr,
-                                              na_addr_t *new_addr);
-NA_VERBS_HIDDEN bool na_verbs_addr_cmp(na_class_t *na_class, na_addr_t addr1,
-                                       na_addr_t addr2);
-NA_VERBS_HIDDEN bool na_verbs_addr_is_self(na_class_t *na_class,
-                                           na_addr_t addr);
-NA_VERBS_HIDDEN na_return_t na_verbs_addr_to_string(na_class_t *na_class,
-                                                    char *buf, size_t *buf_size,
-                                                    na_addr_t addr);
-NA_VERBS_HIDDEN size_t na_verbs_addr_get_serialize_size(na_class_t *na_class,
-                                                        na_addr_t addr);
-NA_VERBS_HIDDEN na_return_t na_verbs_addr_serialize(na_class_t *na_class,
-                                                    void *buf, size_t buf_size,
-                                                    na_addr_t addr);
-NA_VERBS_HIDDEN na_return_t na_verbs_addr_deserialize(na_class_t *na_class,
-                                                      na_addr_t *addr,
-                                                      const void *buf,
-                                                      size_t buf_size);
+na_return_t na_verbs_addr_lookup(na_class_t *na_class, const char *name,
+                                 na_addr_t *addr);
+void na_verbs_addr_free(na_class_t *na_class, na_addr_t addr);
+na_return_t na_verbs_addr_self(na_class_t *na_class, na_addr_t *addr);
+na_return_t na_verbs_addr_dup(na_class_t *na_class, na_addr_t addr,
+                              na_addr_t *new_addr);
+bool na_verbs_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2);
+bool na_verbs_addr_is_self(na_class_t *na_class, na_addr_t addr);
+na_return_t na_verbs_addr_to_string(na_class_t *na_class, char *buf,
+                                    size_t *buf_size, na_addr_t addr);
+size_t na_verbs_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
+na_return_t na_verbs_addr_serialize(na_class_t *na_class, void *buf,
+                                    size_t buf_size, na_addr_t addr);
+na_return_t na_verbs_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
+                                      const void *buf, size_t buf_size);
 
-NA_VERBS_HIDDEN na_op_id_t *na_verbs_op_create(na_class_t *na_class,
-                                               unsigned long flags);
-NA_VERBS_HIDDEN na_return_t na_verbs_op_destroy(na_class_t *na_class,
-                                                na_op_id_t *op_id);
-NA_VERBS_HIDDEN na_return_t na_verbs_cancel(na_class_t *na_class,
-                                            na_context_t *context,
-                                            na_op_id_t *op_id);
+na_op_id_t *na_verbs_op_create(na_class_t *na_class, unsigned long flags);
+na_return_t na_verbs_op_destroy(na_class_t *na_class, na_op_id_t *op_id);
+na_return_t na_verbs_cancel(na_class_t *na_class, na_context_t *context,
+                            na_op_id_t *op_id);
 
-NA_VERBS_HIDDEN na_return_t na_verbs_msg_send_unexpected(
+na_return_t na_verbs_msg_send_unexpected(
     na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
     const void *buf, size_t buf_size, void *plugin_data, na_addr_t dest_addr,
     uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id);
-NA_VERBS_HIDDEN na_return_t na_verbs_msg_recv_unexpected(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    void *buf, size_t buf_size, void *plugin_data, na_op_id_t *op_id);
-NA_VERBS_HIDDEN na_return_t na_verbs_msg_send_expected(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    const void *buf, size_t buf_size, void *plugin_data, na_addr_t dest_addr,
-    uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id);
-NA_VERBS_HIDDEN na_return_t na_verbs_msg_recv_expected(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    void *buf, size_t buf_size, void *plugin_data, na_addr_t source_addr,
-    uint8_t source_id, na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_verbs_msg_recv_unexpected(na_class_t *na_class,
+                                         na_context_t *context,
+                                         na_cb_t callback, void *arg, void *buf,
+                                         size_t buf_size, void *plugin_data,
+                                         na_op_id_t *op_id);
+na_return_t na_verbs_msg_send_expected(na_class_t *na_class,
+                                       na_context_t *context, na_cb_t callback,
+                                       void *arg, const void *buf,
+                                       size_t buf_size, void *plugin_data,
+                                       na_addr_t dest_addr, uint8_t dest_id,
+                                       na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_verbs_msg_recv_expected(na_class_t *na_class,
+                                       na_context_t *context, na_cb_t callback,
+                                       void *arg, void *buf, size_t buf_size,
+                                       void *plugin_data, na_addr_t source_addr,
+                                       uint8_t source_id, na_tag_t tag,
+                                       na_op_id_t *op_id);
 
-NA_VERBS_HIDDEN na_return_t
-na_verbs_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
-                           unsigned long flags, na_mem_handle_t *mem_handle);
-NA_VERBS_HIDDEN void na_verbs_mem_handle_free(na_class_t *na_class,
+na_return_t na_verbs_mem_handle_create(na_class_t *na_class, void *buf,
+                                       size_t buf_size, unsigned long flags,
+                                       na_mem_handle_t *mem_handle);
+void na_verbs_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
+na_return_t na_verbs_mem_register(na_class_t *na_class,
+                                  na_mem_handle_t mem_handle,
+                                  enum na_mem_type mem_type, uint64_t device);
+na_return_t na_verbs_mem_deregister(na_class_t *na_class,
+                                    na_mem_handle_t mem_handle);
+size_t na_verbs_mem_handle_get_serialize_size(na_class_t *na_class,
                                               na_mem_handle_t mem_handle);
-NA_VERBS_HIDDEN na_return_t na_verbs_mem_register(na_class_t *na_class,
-                                                  na_mem_handle_t mem_handle,
-                                                  enum na_mem_type mem_type,
-                                                  uint64_t device);
-NA_VERBS_HIDDEN na_return_t na_verbs_mem_deregister(na_class_t *na_class,
-                                                    na_mem_handle_t mem_handle);
-NA_VERBS_HIDDEN size_t na_verbs_mem_handle_get_serialize_size(
-    na_class_t *na_class, na_mem_handle_t mem_handle);
-NA_VERBS_HIDDEN na_return_t
-na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
-                              na_mem_handle_t mem_handle);
-NA_VERBS_HIDDEN na_return_t na_verbs_mem_handle_deserialize(
-    na_class_t *na_class, na_mem_handle_t *mem_handle, const void *buf,
-    size_t buf_size);
-NA_VERBS_HIDDEN na_return_t
+na_return_t na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf,
+                                          size_t buf_size,
+                                          na_mem_handle_t mem_handle);
+na_return_t na_verbs_mem_handle_deserialize(na_class_t *na_class,
+                                            na_mem_handle_t *mem_handle,
+                                            const void *buf, size_t buf_size);
+na_return_t
 na_verbs_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
              void *arg, na_mem_handle_t local_mem_handle,
              na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
              na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
              uint8_t remote_id, na_op_id_t *op_id);
-NA_VERBS_HIDDEN na_return_t
+na_return_t
 na_verbs_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
              void *arg, na_mem_handle_t local_mem_handle,
              na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
              na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
              uint8_t remote_id, na_op_id_t *op_id);
 
-NA_VERBS_HIDDEN int na_verbs_poll_get_fd(na_class_t *na_class,
-                                         na_context_t *context);
-NA_VERBS_HIDDEN na_return_t na_verbs_poll(na_class_t *na_class,
-                                          na_context_t *context,
-                                          unsigned int *count);
-NA_VERBS_HIDDEN na_return_t na_verbs_poll_wait(na_class_t *na_class,
-                                               na_context_t *context,
-                                               unsigned int timeout_ms,
-                                               unsigned int *count);
+int na_verbs_poll_get_fd(na_class_t *na_class, na_context_t *context);
+na_return_t na_verbs_poll(na_class_t *na_class, na_context_t *context,
+                          unsigned int *count);
+na_return_t na_verbs_poll_wait(na_class_t *na_class, na_context_t *context,
+                               unsigned int timeout_ms, unsigned int *count);
 
 #endif /* NA_VERBS_INTERNAL_H */

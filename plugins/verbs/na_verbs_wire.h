@@ -21,10 +21,6 @@
 extern "C" {
 #endif
 
-/* Cross-file symbols of the plugin stay out of the shared library's
- * dynamic symbol table: the plugin exports only its ops table. */
-#define NA_VERBS_HIDDEN __attribute__((visibility("hidden")))
-
 /* Longest device name we accept ("rxe0", "mlx5_0", ...). IB device names
  * are at most 63 characters in the kernel. */
 #define NA_VERBS_DEVICE_NAME_MAX 64
@@ -53,8 +49,8 @@ struct na_verbs_addr_parts {
  * 0-65535). Host names are not resolved: this function never blocks.
  * Returns NA_SUCCESS, or NA_INVALID_ARG for anything malformed.
  */
-NA_VERBS_HIDDEN na_return_t
-na_verbs_addr_parse(const char *str, struct na_verbs_addr_parts *parts);
+na_return_t na_verbs_addr_parse(const char *str,
+                                struct na_verbs_addr_parts *parts);
 
 /*
  * Write "verbs://[device/]ip:port" into buf (buf_size bytes). device may be
@@ -62,20 +58,17 @@ na_verbs_addr_parse(const char *str, struct na_verbs_addr_parts *parts);
  * NUL excluded, like snprintf; the string was written whole only when that
  * length is below buf_size.
  */
-NA_VERBS_HIDDEN size_t na_verbs_addr_format(char *buf, size_t buf_size,
-                                            const char *device, uint32_t ip,
-                                            uint16_t port);
+size_t na_verbs_addr_format(char *buf, size_t buf_size, const char *device,
+                            uint32_t ip, uint16_t port);
 
 /* Serialized address: "QSVA", version, reserved, port, IPv4 address. */
 #define NA_VERBS_ADDR_SERIALIZE_SIZE 12
 
-NA_VERBS_HIDDEN void na_verbs_addr_encode(uint8_t *buf, uint32_t ip,
-                                          uint16_t port);
+void na_verbs_addr_encode(uint8_t *buf, uint32_t ip, uint16_t port);
 /* NA_MSGSIZE when size is not exactly NA_VERBS_ADDR_SERIALIZE_SIZE,
  * NA_PROTOCOL_ERROR for a bad magic, version, reserved field or port 0. */
-NA_VERBS_HIDDEN na_return_t na_verbs_addr_decode(const uint8_t *buf,
-                                                 size_t size, uint32_t *ip,
-                                                 uint16_t *port);
+na_return_t na_verbs_addr_decode(const uint8_t *buf, size_t size, uint32_t *ip,
+                                 uint16_t *port);
 
 /* What a peer needs to reach a registered region with RDMA. */
 struct na_verbs_mem_desc {
@@ -89,12 +82,11 @@ struct na_verbs_mem_desc {
  * len. */
 #define NA_VERBS_MEM_SERIALIZE_SIZE 28
 
-NA_VERBS_HIDDEN void na_verbs_mem_encode(uint8_t *buf,
-                                         const struct na_verbs_mem_desc *desc);
+void na_verbs_mem_encode(uint8_t *buf, const struct na_verbs_mem_desc *desc);
 /* NA_MSGSIZE on a wrong size, NA_PROTOCOL_ERROR on a bad magic, version,
  * flags, reserved field or a range that wraps around. */
-NA_VERBS_HIDDEN na_return_t na_verbs_mem_decode(const uint8_t *buf, size_t size,
-                                                struct na_verbs_mem_desc *desc);
+na_return_t na_verbs_mem_decode(const uint8_t *buf, size_t size,
+                                struct na_verbs_mem_desc *desc);
 
 /*
  * Every message on a connection starts with this header. `credits` returns
@@ -119,13 +111,12 @@ struct na_verbs_msg_hdr {
 
 #define NA_VERBS_MSG_HDR_SIZE 16
 
-NA_VERBS_HIDDEN void
-na_verbs_msg_hdr_encode(uint8_t *buf, const struct na_verbs_msg_hdr *hdr);
+void na_verbs_msg_hdr_encode(uint8_t *buf, const struct na_verbs_msg_hdr *hdr);
 /* size is the byte count of the whole received message. NA_MSGSIZE when it
  * cannot hold a header, NA_PROTOCOL_ERROR for an unknown type, non-zero
  * reserved bytes, or a credit-only message that carries a payload. */
-NA_VERBS_HIDDEN na_return_t na_verbs_msg_hdr_decode(
-    const uint8_t *buf, size_t size, struct na_verbs_msg_hdr *hdr);
+na_return_t na_verbs_msg_hdr_decode(const uint8_t *buf, size_t size,
+                                    struct na_verbs_msg_hdr *hdr);
 
 /*
  * Connection private data. The active side sends its identity (the address
@@ -143,13 +134,13 @@ struct na_verbs_conn_data {
 
 #define NA_VERBS_CONN_DATA_SIZE 20
 
-NA_VERBS_HIDDEN void
-na_verbs_conn_data_encode(uint8_t *buf, const struct na_verbs_conn_data *data);
+void na_verbs_conn_data_encode(uint8_t *buf,
+                               const struct na_verbs_conn_data *data);
 /* Private data arrives padded by the CM, so size may exceed the encoded
  * size. NA_MSGSIZE when too short, NA_PROTOCOL_ERROR for a bad magic,
  * version, zero credits or a zero payload limit. */
-NA_VERBS_HIDDEN na_return_t na_verbs_conn_data_decode(
-    const uint8_t *buf, size_t size, struct na_verbs_conn_data *data);
+na_return_t na_verbs_conn_data_decode(const uint8_t *buf, size_t size,
+                                      struct na_verbs_conn_data *data);
 
 #ifdef __cplusplus
 }

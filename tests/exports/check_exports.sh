@@ -51,9 +51,19 @@ fi
 cut -d' ' -f1 "$work/declared.txt" >"$work/declared.names"
 
 # 2. What the library exports, and what it defines but hides. Names
-# starting with '_' are the toolchain's (_init, __gcov_*, sanitizers).
+# starting with '_' are the toolchain's (_init, __gcov_*, sanitizers), as
+# are those of the runtime archives a coverage build links in (libgcov's
+# mangle_path).
+: >"$work/toolchain.names"
+for a in libgcov.a libgcc.a; do
+  f=$("$gcc" -print-file-name="$a")
+  if [ -f "$f" ]; then
+    nm --defined-only "$f" 2>/dev/null | awk 'NF == 3 { print $3 }' >>"$work/toolchain.names"
+  fi
+done
+sort -u -o "$work/toolchain.names" "$work/toolchain.names"
 nm -D --defined-only "$lib" | awk '$3 !~ /^_/ { sub(/@.*/, "", $3); print $3 }' |
-  sort -u >"$work/exported.names"
+  sort -u | comm -23 - "$work/toolchain.names" >"$work/exported.names"
 nm --defined-only "$lib" 2>/dev/null | awk '$2 ~ /^[tdbr]$/ { print $3 }' |
   sort -u >"$work/local.names"
 

@@ -1,7 +1,8 @@
 /*
  * Bulk transfers through the Thallium layer: a bulk as an RPC argument,
  * pulls and pushes with sub-ranges on both sides (the smaller size moves),
- * byte-exact, with >> and << in both spellings, timed transfers, eager
+ * byte-exact, with >> and << in both spellings, async pull_to / push_from
+ * (async_bulk_op), timed transfers, eager
  * (small read-only) and RMA paths, and permission errors.
  */
 #include "tl_test.hpp"
@@ -44,10 +45,28 @@ define_server(tl::engine &server)
         case 1:
             n = lb(loff, lsize) << b(roff, rsize).on(ep);
             break;
-        default:
+        case 2:
             n = b.on(ep)(roff, rsize).timed(std::chrono::seconds(10)) >>
                 lb(loff, lsize);
             break;
+        case 3: {
+            /* In flight while the handler goes on; the op keeps the bulks. */
+            tl::async_bulk_op op =
+                b(roff, rsize).on(ep).pull_to(lb(loff, lsize));
+            n = op.wait();
+            CHECK_THROWS(tl::exception, op.wait(),
+                         CHECK_EQ(e.code(), HG_INVALID_ARG));
+            break;
+        }
+        default: {
+            tl::async_bulk_op op = b(roff, rsize)
+                                       .on(ep)
+                                       .timed(std::chrono::seconds(10))
+                                       .pull_to(lb(loff, lsize));
+            tl::async_bulk_op moved = std::move(op);
+            n = moved.wait();
+            break;
+        }
         }
         req.respond(n, local);
     });
@@ -62,8 +81,19 @@ define_server(tl::engine &server)
         size_t n = 0;
         if (form == 0)
             n = lb(loff, data.size() - loff) >> b(roff, rsize).on(ep);
-        else
+        else if (form == 1)
             n = b(roff, rsize).on(ep) << lb(loff, data.size() - loff);
+        else if (form == 2)
+            n = b(roff, rsize)
+                    .on(ep)
+                    .push_from(lb(loff, data.size() - loff))
+                    .wait();
+        else
+            n = b(roff, rsize)
+                    .on(ep)
+                    .timed(std::chrono::seconds(10))
+                    .push_from(lb(loff, data.size() - loff))
+                    .wait();
         req.respond(n);
     });
     server.define("size_of", [](const tl::request &req, tl::bulk &b) {
@@ -107,7 +137,7 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
             auto sz = client.define("size_of").on(server)(b).as<size_t, bool>();
             CHECK_EQ(std::get<0>(sz), size);
             CHECK(!std::get<1>(sz));
-            for (int form = 0; form < 3; form++) {
+            for (int form = 0; form < 5; form++) {
                 check_pull(client, server, src, b, 0, size, size, 0, form);
                 /* The smaller side wins, either way round. */
                 check_pull(client, server, src, b, 3, 45, 45, 13, form);
@@ -120,7 +150,7 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
     }
 
     /* Pushes into a sub-range of our memory, byte-exact around it. */
-    for (int form = 0; form < 2; form++) {
+    for (int form = 0; form < 4; form++) {
         std::vector<char> dst(200, 'z');
         std::vector<std::pair<void *, std::size_t>> seg{
             {dst.data(), dst.size()}};

@@ -75,7 +75,22 @@ class store : public tl::provider<store>
     std::map<std::string, double> m_data;
 };
 
+/* A provider with an identity. */
+class named : public tl::provider<named>
+{
+  public:
+    named(tl::engine &e, uint16_t id) : tl::provider<named>(e, id, "counter")
+    {
+        define("named_identity", &named::my_identity);
+    }
+    std::string my_identity() const
+    {
+        return identity();
+    }
+};
+
 static store *g_stores[2];
+static named *g_named;
 
 void
 define_server(tl::engine &server)
@@ -91,7 +106,16 @@ define_server(tl::engine &server)
         g_stores[1] = nullptr;
         req.respond();
     });
+    g_named = new named(server, 3);
+    /* A second provider with the id of one that has an identity. */
+    CHECK_THROWS(tl::exception, named(server, 3), CHECK_EQ(e.code(), HG_EXIST));
+    server.define("drop3", [](const tl::request &req) {
+        delete g_named;
+        g_named = nullptr;
+        req.respond();
+    });
     server.push_finalize_callback([]() {
+        delete g_named;
         delete g_stores[0];
         delete g_stores[1];
     });
@@ -140,6 +164,17 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
     CHECK_THROWS(tl::exception, get.on(p9)(std::string("a")),
                  CHECK_EQ(e.code(), HG_NOENTRY));
     CHECK_THROWS(tl::exception, get.on(server)(std::string("a")),
+                 CHECK_EQ(e.code(), HG_NOENTRY));
+
+    /* Identities: asked over the network. */
+    tl::provider_handle p3(server, 3);
+    CHECK_EQ(p3.get_identity(), "counter");
+    std::string local = client.define("named_identity").on(p3)();
+    CHECK_EQ(local, "counter");
+    CHECK_THROWS(tl::exception, p1.get_identity(),
+                 CHECK_EQ(e.code(), HG_NOENTRY));
+    client.define("drop3").on(server)();
+    CHECK_THROWS(tl::exception, p3.get_identity(),
                  CHECK_EQ(e.code(), HG_NOENTRY));
 
     client.define("drop2").on(server)();

@@ -6,6 +6,7 @@
  */
 #include "tl_test.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -72,6 +73,22 @@ define_rpcs(tl::engine &e)
             r.respond(1);
         req.respond((int) held.size());
     });
+    /* auto_respond answers with the value as it is when the handler
+     * returns. */
+    e.define("tripled", [](const tl::request &req, int x) {
+        int v = 0;
+        tl::auto_respond<int> answer{req, v};
+        v = 3 * x;
+    });
+    /* An RPC whose registration goes with its auto_remote_procedure. */
+    static tl::auto_remote_procedure *g_auto = new tl::auto_remote_procedure(
+        e.define("auto_rpc", [](const tl::request &req) { req.respond(5); }));
+    e.define("drop_auto", [](const tl::request &req) {
+        delete g_auto;
+        g_auto = nullptr;
+        req.respond();
+    });
+    e.push_finalize_callback([]() { delete g_auto; });
     e.define("respond_twice", [](const tl::request &req) {
         req.respond(1);
         bool refused = false;
@@ -146,6 +163,24 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
         int s = reqs[(size_t) i].wait();
         CHECK_EQ(s, i + 100);
     }
+    /* wait_any: each completes once, with its own result. */
+    reqs.clear();
+    for (int i = 0; i < 6; i++)
+        reqs.push_back(sum.on(server).async(i, 1000));
+    std::vector<int> got;
+    while (!reqs.empty()) {
+        decltype(reqs.begin()) done;
+        int s = tl::async_response::wait_any(reqs.begin(), reqs.end(), done);
+        CHECK(done != reqs.end());
+        reqs.erase(done);
+        got.push_back(s);
+    }
+    std::sort(got.begin(), got.end());
+    CHECK(got == (std::vector<int>{1000, 1001, 1002, 1003, 1004, 1005}));
+    decltype(reqs.begin()) none;
+    CHECK_THROWS(tl::exception,
+                 tl::async_response::wait_any(reqs.begin(), reqs.end(), none),
+                 CHECK_EQ(e.code(), HG_INVALID_ARG));
     tl::async_response a = sum.on(server).async(1, 1);
     while (!a.received()) {
     }
@@ -178,6 +213,11 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
     int released = client.define("release_held").on(server)();
     CHECK_EQ(released, 1);
     CHECK_EQ(client.define("respond_twice").on(server)().as<int>(), 1);
+    CHECK_EQ(client.define("tripled").on(server)(14).as<int>(), 42);
+    CHECK_EQ(client.define("auto_rpc").on(server)().as<int>(), 5);
+    client.define("drop_auto").on(server)();
+    CHECK_THROWS(tl::exception, client.define("auto_rpc").on(server)(),
+                 CHECK_EQ(e.code(), HG_NOENTRY));
 
     /* Endpoints: copies compare equal, print as their address. */
     tl::endpoint copy = server;

@@ -87,6 +87,28 @@ class split
     std::string m_s;
 };
 
+/* Bytes written and read in place through save_ptr / restore_ptr. */
+struct in_place {
+    std::string letters;
+    template <typename A> void save(A &ar) const
+    {
+        char *p = static_cast<char *>(ar.save_ptr(26));
+        for (int i = 0; i < 26; i++)
+            p[i] = letters.size() == 26 ? letters[(size_t) i] : '?';
+        ar.restore_ptr(p, 26);
+    }
+    template <typename A> void load(A &ar)
+    {
+        const char *p = static_cast<const char *>(ar.save_ptr(26));
+        letters.assign(p, 26);
+        ar.restore_ptr(const_cast<char *>(p), 26);
+    }
+    bool operator==(const in_place &o) const
+    {
+        return letters == o.letters;
+    }
+};
+
 /* Encode `v` into a bare proc and decode it back. */
 template <typename T>
 static T
@@ -193,6 +215,11 @@ local_checks()
     split s = roundtrip(split(3, "three"));
     CHECK(s == split(3, "three"));
     CHECK(s.m_loaded);
+    check_rt(in_place{"ABCDEFGHIJKLMNOPQRSTUVWXYZ"});
+    check_rt(
+        std::pair<in_place, int>(in_place{"abcdefghijklmnopqrstuvwxyz"}, -1));
+    /* save_ptr past the end of a received message throws. */
+    decode_must_fail<in_place>(std::vector<unsigned char>(25, 'x'));
     check_rt((std::uint64_t) 0xfeedfacecafebeefULL);
     check_rt(true);
 
@@ -227,6 +254,7 @@ define_server(tl::engine &server)
     define_echo<std::map<std::string, double>>(server, "echo_msd");
     define_echo<split>(server, "echo_split");
     define_echo<std::string>(server, "echo_string");
+    define_echo<in_place>(server, "echo_in_place");
     server.define("mixed", [](const tl::request &req, const point &p,
                               const std::vector<point> &v, color c) {
         req.respond(p.x + p.y, (int) v.size(), c);
@@ -249,6 +277,9 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
     CHECK(m2 == m);
     split s = client.define("echo_split").on(server)(split(9, "nine"));
     CHECK(s == split(9, "nine"));
+    in_place ip = client.define("echo_in_place")
+                      .on(server)(in_place{"QWERTYUIOPASDFGHJKLZXCVBNM"});
+    CHECK_EQ(ip.letters, "QWERTYUIOPASDFGHJKLZXCVBNM");
     /* A large argument and response (they travel through overflow bulk). */
     std::string big(1 << 20, 'b');
     std::string big2 = client.define("echo_string").on(server)(big);

@@ -33,6 +33,19 @@ namespace thallium
 
 class engine;
 
+/* hg_proc_save_ptr() for the archives: NULL (no room, or past the end of
+ * a received message) throws. */
+inline void *
+detail_save_ptr(hg_proc_t proc, std::size_t size, const char *what)
+{
+    void *p = hg_proc_save_ptr(proc, (hg_size_t) size);
+    if (p == nullptr && size > 0)
+        throw exception(std::string(what) + " failed: save_ptr(" +
+                            std::to_string(size) + ") out of bounds",
+                        HG_PROTOCOL_ERROR);
+    return p;
+}
+
 template <typename... CtxArg>
 class proc_output_archive
     : public cereal::OutputArchive<proc_output_archive<CtxArg...>,
@@ -58,6 +71,16 @@ class proc_output_archive
                             ret);
     }
 
+    /* Reserve `size` bytes of the message and return where to write them
+     * (hg_proc_save_ptr()); restore_ptr() once they are written. */
+    void *save_ptr(std::size_t size)
+    {
+        return detail_save_ptr(m_proc, size, "serialization");
+    }
+    void restore_ptr(void *ptr, std::size_t size)
+    {
+        hg_proc_restore_ptr(m_proc, ptr, (hg_size_t) size);
+    }
     hg_proc_t get_proc() const
     {
         return m_proc;
@@ -109,6 +132,16 @@ class proc_input_archive
         return (std::size_t) hg_proc_get_size_left(m_proc);
     }
 
+    /* The next `size` bytes of the message, in place (hg_proc_save_ptr());
+     * fewer than `size` bytes left throws. restore_ptr() when done. */
+    void *save_ptr(std::size_t size)
+    {
+        return detail_save_ptr(m_proc, size, "deserialization");
+    }
+    void restore_ptr(void *ptr, std::size_t size)
+    {
+        hg_proc_restore_ptr(m_proc, ptr, (hg_size_t) size);
+    }
     hg_proc_t get_proc() const
     {
         return m_proc;
