@@ -5,8 +5,11 @@
 # alternately in one session, and prints the medians and our/Mercury ratios.
 #
 #   bench/compare_mercury.sh -m MERCURY_PREFIX [-b QS_BUILD_DIR] [-n ROUNDS]
-#                            [-o OUT_DIR] [--quick] [--one-process]
+#                            [-B QS_BEFORE_BUILD_DIR] [-o OUT_DIR] [--quick]
+#                            [--one-process]
 #
+# -B adds a third library, an earlier build of this one (a before/after
+# comparison of a change, in the same session as Mercury).
 # Each round runs, for each library in turn (the order alternates from one
 # round to the next, so drift on a shared machine falls on both):
 #   - hg_rate over TCP (ours ofi+tcp, Mercury ofi+tcp) and shared memory
@@ -24,6 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
 build=$src/build
 mercury=""
+before=""
 rounds=3
 out=""
 quick=0
@@ -33,11 +37,12 @@ while [ $# -gt 0 ]; do
     case "$1" in
     -m) mercury=$2; shift 2 ;;
     -b) build=$2; shift 2 ;;
+    -B) before=$2; shift 2 ;;
     -n) rounds=$2; shift 2 ;;
     -o) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --one-process) procs=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "compare_mercury: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -62,6 +67,11 @@ for t in hg_rate hg_bw; do
     gcc "${cflags[@]}" -I"$src/include" "$here/$t.c" "$here/bench_hg.c" \
         "$here/bench_util.c" -o "$out/bin/${t}.qs" -L"$build" \
         -Wl,-rpath,"$build" -lquicksilver -lpthread -lm || exit 1
+    if [ -n "$before" ]; then
+        gcc "${cflags[@]}" -I"$src/include" "$here/$t.c" "$here/bench_hg.c" \
+            "$here/bench_util.c" -o "$out/bin/${t}.before" -L"$before" \
+            -Wl,-rpath,"$before" -lquicksilver -lpthread -lm || exit 1
+    fi
     gcc "${cflags[@]}" -I"$mercury/include" "$here/$t.c" "$here/bench_hg.c" \
         "$here/bench_util.c" -o "$out/bin/${t}.mercury" -L"$mercury/lib" \
         -Wl,-rpath,"$mercury/lib" -lmercury -lna -lmercury_util -lpthread \
@@ -117,9 +127,12 @@ run_pair() {
 uptime >"$out/load.txt"
 for r in $(seq "$rounds"); do
     if [ $((r % 2)) -eq 1 ]; then order="qs mercury"; else order="mercury qs"; fi
+    [ -n "$before" ] && order="$order before"
+    [ -n "$before" ] && [ $((r % 2)) -eq 0 ] && order="before $order"
+    order=$(echo "$order" | awk '{ for (i = 1; i <= NF; i++) if (!s[$i]++) printf "%s ", $i }')
     echo "round $r of $rounds ($order)" >&2
     for which in $order; do
-        if [ "$which" = qs ]; then
+        if [ "$which" != mercury ]; then
             tcp="ofi+tcp://127.0.0.1:0" shm="sm"
         else
             tcp="ofi+tcp://127.0.0.1" shm="na+sm"

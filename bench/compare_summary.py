@@ -42,13 +42,17 @@ def fmt(v, unit):
     return f"{v / 1000:.2f} GB/s"
 
 
+LIBS = ("qs", "mercury", "before")
+
+
 def main():
     recs = load(sys.argv[1])
+    has_before = any(r.get("lib") == "before" for r in recs)
     rows = []
     for fabric, label in (("tcp", "TCP"), ("shm", "shared memory")):
         lat = {lib: median([r["median_us"] for r in pick(
             recs, lib=lib, fabric=fabric, tool="hg_rate", metric="latency")])
-            for lib in ("qs", "mercury")}
+            for lib in LIBS}
         floor = None
         if fabric == "tcp":
             floor = median([r["median_us"] for r in pick(
@@ -56,26 +60,39 @@ def main():
         rows.append((f"empty RPC round trip, {label}", lat, floor, "us"))
         rate = {lib: median([r["rpc_per_s_window_median"] for r in pick(
             recs, lib=lib, fabric=fabric, tool="hg_rate", metric="rate",
-            inflight=16)]) for lib in ("qs", "mercury")}
+            inflight=16)]) for lib in LIBS}
         rows.append((f"rate, 16 in flight, {label}", rate, None, "/s"))
         for size, name in ((65536, "64 KiB"), (1 << 20, "1 MiB"),
                            (16 << 20, "16 MiB")):
             bw = {lib: median([r["MBps"] for r in pick(
                 recs, lib=lib, fabric=fabric, tool="hg_bw", metric="pull",
-                size=size)]) for lib in ("qs", "mercury")}
+                size=size)]) for lib in LIBS}
             floor = None
             if fabric == "tcp":
                 floor = median([r["MBps"] for r in pick(
                     recs, lib="floor", metric="stream", size=size)])
             rows.append((f"pull {name}, {label}", bw, floor, "MB/s"))
-    print("| measure | ours | Mercury 2.4.1 | ours / Mercury | raw TCP floor |")
-    print("|---|---|---|---|---|")
+    def ratio(a, b):
+        return f"{a / b:.2f}x" if a and b else "-"
+
+    if has_before:
+        print("| measure | before | after | Mercury 2.4.1 | before / Mercury "
+              "| after / Mercury | raw TCP floor |")
+        print("|---|---|---|---|---|---|---|")
+    else:
+        print("| measure | ours | Mercury 2.4.1 | ours / Mercury "
+              "| raw TCP floor |")
+        print("|---|---|---|---|---|")
     for name, v, floor, unit in rows:
-        ratio = "-"
-        if v["qs"] and v["mercury"]:
-            ratio = f"{v['qs'] / v['mercury']:.2f}x"
-        print(f"| {name} | {fmt(v['qs'], unit)} | {fmt(v['mercury'], unit)} "
-              f"| {ratio} | {fmt(floor, unit) if floor else ''} |")
+        fl = fmt(floor, unit) if floor else ""
+        if has_before:
+            print(f"| {name} | {fmt(v['before'], unit)} | {fmt(v['qs'], unit)} "
+                  f"| {fmt(v['mercury'], unit)} "
+                  f"| {ratio(v['before'], v['mercury'])} "
+                  f"| {ratio(v['qs'], v['mercury'])} | {fl} |")
+        else:
+            print(f"| {name} | {fmt(v['qs'], unit)} | {fmt(v['mercury'], unit)} "
+                  f"| {ratio(v['qs'], v['mercury'])} | {fl} |")
     if len(sys.argv) > 2:
         with open(sys.argv[2]) as f:
             loads = [l.strip() for l in f if l.strip()]
