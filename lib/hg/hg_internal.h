@@ -182,6 +182,7 @@ hg_context_t *hg_class_find_context(hg_class_t *hg_class, uint8_t id);
 
 /* lib/hg/hg_handle.c */
 hg_return_t hg_handle_run_create_cb(struct hg_handle *handle);
+hg_return_t hg_handle_target_create_cb(struct hg_handle *handle);
 struct hg_handle *hg_handle_get(hg_context_t *context);
 struct hg_handle *hg_handle_pool_take(hg_context_t *context);
 void hg_handle_reset(struct hg_handle *handle);

@@ -9,6 +9,18 @@
 #include <string.h>
 
 static void hg_request_recv_cb(const struct na_cb_info *info);
+
+/* Take a handle whose receive will not be posted off the posted list. */
+static void
+hg_handle_unpost(struct hg_handle *handle)
+{
+    hg_context_t *context = handle->ctx;
+
+    qs_mutex_lock(&context->lock);
+    LIST_REMOVE(handle, entry);
+    context->n_posted--;
+    pthread_mutex_unlock(&context->lock);
+}
 static hg_return_t hg_handle_post_listed(struct hg_handle *handle);
 
 hg_return_t
@@ -37,10 +49,7 @@ hg_handle_post_listed(struct hg_handle *handle)
         handle, handle->in_buf, hg_class->na_unexpected_size,
         handle->in_buf_data, handle->recv_op);
     if (na_ret != NA_SUCCESS) {
-        qs_mutex_lock(&context->lock);
-        LIST_REMOVE(handle, entry);
-        context->n_posted--;
-        pthread_mutex_unlock(&context->lock);
+        hg_handle_unpost(handle);
         qs_log("hg", QS_LOG_ERROR, "posting a request receive failed: %s",
                NA_Error_to_string(na_ret));
         return hg_from_na(na_ret);
@@ -57,17 +66,9 @@ hg_handle_repost(struct hg_handle *handle)
 
     hg_handle_reset(handle);
     handle->is_target = true;
-    ret = hg_handle_run_create_cb(handle);
-    if (ret != HG_SUCCESS) {
-        qs_log("hg", QS_LOG_ERROR,
-               "the handle create callback failed (%s): request receive not "
-               "posted",
-               HG_Error_to_string(ret));
-        qs_mutex_lock(&context->lock);
-        LIST_REMOVE(handle, entry);
-        context->n_posted--;
-        pthread_mutex_unlock(&context->lock);
-    }
+    ret = hg_handle_target_create_cb(handle);
+    if (ret != HG_SUCCESS)
+        hg_handle_unpost(handle);
     /* A failed post took it off the list already. */
     if (ret != HG_SUCCESS || hg_handle_post_listed(handle) != HG_SUCCESS)
         hg_handle_put(handle);

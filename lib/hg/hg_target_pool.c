@@ -231,12 +231,8 @@ hg_context_post_recvs(hg_context_t *context)
         handle = hg_handle_get(context);
         if (handle == NULL)
             return HG_NOMEM;
-        ret = hg_handle_run_create_cb(handle);
+        ret = hg_handle_target_create_cb(handle);
         if (ret != HG_SUCCESS) {
-            qs_log("hg", QS_LOG_ERROR,
-                   "the handle create callback failed (%s): request "
-                   "receive not posted",
-                   HG_Error_to_string(ret));
             hg_handle_put(handle);
             return ret;
         }
@@ -246,4 +242,19 @@ hg_context_post_recvs(hg_context_t *context)
             return ret;
         }
     }
+}
+
+/* The class's handle create callback for a handle about to post a request
+ * receive; a failure is logged here, once. */
+hg_return_t
+hg_handle_target_create_cb(struct hg_handle *handle)
+{
+    hg_return_t ret = hg_handle_run_create_cb(handle);
+
+    if (ret != HG_SUCCESS)
+        qs_log("hg", QS_LOG_ERROR,
+               "the handle create callback failed (%s): request receive not "
+               "posted",
+               HG_Error_to_string(ret));
+    return ret;
 }
