@@ -302,7 +302,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
         handle->send_op);
     if (na_ret != NA_SUCCESS) {
         ret = hg_from_na(na_ret);
-        qs_log("hg", QS_LOG_ERROR, "HG_Forward: posting the request failed: %s",
+        qs_log("hg", QS_LOG_DEBUG, "HG_Forward: posting the request failed: %s",
                HG_Error_to_string(ret));
         if (no_response) {
             hg_core_timer_disarm(&handle->timer);
