@@ -61,7 +61,6 @@ hg_handle_post_listed(struct hg_handle *handle)
 static void
 hg_handle_repost(struct hg_handle *handle)
 {
-    hg_context_t *context = handle->ctx;
     hg_return_t ret;
 
     hg_handle_reset(handle);
