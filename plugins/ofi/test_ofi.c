@@ -458,37 +458,69 @@ child_missing_provider(void)
     return c == NULL ? 0 : 1;
 }
 
-static void
-test_missing_provider(void **state)
+/* Run this program with `arg` and `envp`; its stderr into `out`. Returns
+ * its exit status (or -1 when it did not exit). */
+static int
+run_child(const char *arg, char *const envp[], char *out, size_t size)
 {
-    const char *self_exe = "/proc/self/exe";
-    char *argv[] = {"test_ofi", "--missing-provider", NULL};
-    char *envp[] = {"FI_PROVIDER=shm", NULL};
+    char *argv[] = {"test_ofi", (char *) arg, NULL};
     int pipefd[2], status;
     posix_spawn_file_actions_t fa;
     pid_t pid;
-    char out[4096];
     size_t len = 0;
     ssize_t n;
 
-    (void) state;
     assert_int_equal(pipe(pipefd), 0);
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
     posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-    assert_int_equal(posix_spawn(&pid, self_exe, &fa, NULL, argv, envp), 0);
+    assert_int_equal(posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp),
+                     0);
     posix_spawn_file_actions_destroy(&fa);
     close(pipefd[1]);
-    while (len < sizeof(out) - 1 &&
-           (n = read(pipefd[0], out + len, sizeof(out) - 1 - len)) > 0)
+    while (len < size - 1 &&
+           (n = read(pipefd[0], out + len, size - 1 - len)) > 0)
         len += (size_t) n;
     out[len] = '\0';
     close(pipefd[0]);
     assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
     print_message("child said: %s", out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void
+test_missing_provider(void **state)
+{
+    char *envp[] = {"FI_PROVIDER=shm", NULL};
+    char out[4096];
+
+    (void) state;
+    assert_int_equal(run_child("--missing-provider", envp, out, sizeof(out)),
+                     0);
     assert_non_null(strstr(out, "tcp;ofi_rxm"));
+}
+
+/* ofi+shm is refused, and the error says why and what to use instead. */
+static int
+child_shm(void)
+{
+    return NA_Initialize("ofi+shm", false) == NULL &&
+                   NA_Initialize("ofi+shm://x", true) == NULL
+               ? 0
+               : 1;
+}
+
+static void
+test_shm_refused(void **state)
+{
+    char *envp[] = {NULL};
+    char out[4096];
+
+    (void) state;
+    assert_int_equal(run_child("--shm", envp, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "ofi+shm is not supported"));
+    assert_non_null(strstr(out, "FI_ADDR_STR"));
+    assert_non_null(strstr(out, "na+sm"));
 }
 
 #define OFI_TESTS                                                              \
@@ -610,11 +642,14 @@ main(int argc, char **argv)
 {
     const struct CMUnitTest common[] = {
         cmocka_unit_test(test_missing_provider),
+        cmocka_unit_test(test_shm_refused),
     };
     int failed = 0;
 
     if (argc > 1 && strcmp(argv[1], "--missing-provider") == 0)
         return child_missing_provider();
+    if (argc > 1 && strcmp(argv[1], "--shm") == 0)
+        return child_shm();
     setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
     /* The cases every plugin must pass (also with no_multi_recv and with
      * one multi-receive buffer) are the NA conformance suite. */

@@ -26,12 +26,15 @@ na_sm_rec_size(size_t len)
     return sizeof(struct na_sm_rec) + ((len + 7u) & ~(size_t) 7u);
 }
 
-/* Producer side, lock held. false: not enough room now. */
-static bool
+/* Producer side, lock held: one record whose payload is buf then buf2.
+ * false: not enough room now. */
+bool
 na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
-                uint8_t dst_id, na_tag_t tag, const void *buf, size_t len)
+                uint8_t dst_id, na_tag_t tag, const void *buf, size_t len1,
+                const void *buf2, size_t len2)
 {
     struct na_sm_ring *r = conn->tx;
+    size_t len = len1 + len2;
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
     size_t rec = na_sm_rec_size(len);
@@ -55,8 +58,10 @@ na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
         off = 0;
     }
     memcpy(r->data + off, &h, sizeof(h));
-    if (len != 0)
-        memcpy(r->data + off + sizeof(h), buf, len);
+    if (len1 != 0)
+        memcpy(r->data + off + sizeof(h), buf, len1);
+    if (len2 != 0)
+        memcpy(r->data + off + sizeof(h) + len1, buf2, len2);
     atomic_store_explicit(&r->tail, tail + rec, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
@@ -81,7 +86,7 @@ na_sm_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
         memcpy(op->u.msg.buf, data, n);
     if (op->type == NA_CB_RECV_UNEXPECTED) {
         struct na_cb_info_recv_unexpected *ru =
-            &op->completion.callback_info.info.recv_unexpected;
+            &op->base.info.info.recv_unexpected;
         ru->actual_buf_size = n;
         ru->tag = tag;
         ru->source = NULL;
@@ -90,7 +95,7 @@ na_sm_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
             ru->source = source;
         }
     } else {
-        op->completion.callback_info.info.recv_expected.actual_buf_size = n;
+        op->base.info.info.recv_expected.actual_buf_size = n;
     }
     na_sm_op_complete(op, ret);
 }
@@ -184,15 +189,25 @@ na_sm_ring_drain(struct na_sm_conn *conn)
             continue;
         }
         rec = na_sm_rec_size(h.len);
-        if ((h.kind != NA_SM_REC_UNEXP && h.kind != NA_SM_REC_EXP) ||
+        if ((h.kind != NA_SM_REC_UNEXP && h.kind != NA_SM_REC_EXP &&
+             h.kind != NA_SM_REC_RMA) ||
             h.len > NA_SM_MAX_MSG_SIZE || rec > to_end || rec > tail - head) {
             na_plugin_log_error("sm", "peer %s: malformed ring record",
                                 conn->addr ? conn->addr->name : "?");
             conn->dead = true;
             break;
         }
-        na_sm_deliver(conn->cls, conn->addr, h.kind, h.src_id, h.dst_id, h.tag,
-                      r->data + off + sizeof(h), h.len);
+        if (h.kind == NA_SM_REC_RMA) {
+            if (!na_sm_rma_msg_recv(conn, r->data + off + sizeof(h), h.len)) {
+                na_plugin_log_error("sm", "peer %s: malformed RMA record",
+                                    conn->addr ? conn->addr->name : "?");
+                conn->dead = true;
+                break;
+            }
+        } else {
+            na_sm_deliver(conn->cls, conn->addr, h.kind, h.src_id, h.dst_id,
+                          h.tag, r->data + off + sizeof(h), h.len);
+        }
         head += rec;
         any = true;
     }
@@ -216,8 +231,8 @@ na_sm_tx_progress(struct na_sm_conn *conn)
         if (!na_sm_ring_push(
                 conn, kind,
                 ((struct na_sm_context *) op->context->plugin_context)->id,
-                op->u.msg.peer_id, op->u.msg.tag, op->u.msg.buf,
-                op->u.msg.size)) {
+                op->u.msg.peer_id, op->u.msg.tag, op->u.msg.buf, op->u.msg.size,
+                NULL, 0)) {
             atomic_store(&conn->tx->tx_blocked, 1);
             return;
         }
@@ -266,24 +281,23 @@ na_sm_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
     free(buf);
 }
 
-static na_return_t
-na_sm_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-               void *arg, const void *buf, size_t buf_size, na_addr_t dest,
-               uint8_t dest_id, na_tag_t tag, na_op_id_t *op, bool expected)
+/* The core checked the size against our limits and the tag. */
+na_return_t
+na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+               na_op_id_t *op)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = context->plugin_context;
-    uint8_t kind = expected ? NA_SM_REC_EXP : NA_SM_REC_UNEXP;
+    struct na_sm_context *pc = desc->context->plugin_context;
+    uint8_t kind =
+        desc->type == NA_CB_SEND_EXPECTED ? NA_SM_REC_EXP : NA_SM_REC_UNEXP;
+    struct na_addr *dest = desc->addr;
+    uint8_t dest_id = desc->addr_id;
+    na_tag_t tag = desc->tag;
+    const void *buf = desc->buf;
+    size_t buf_size = desc->buf_size;
     struct na_sm_conn *conn;
-    na_return_t ret;
 
-    if (buf_size > (expected ? cls->max_exp_size : cls->max_unexp_size))
-        return NA_MSGSIZE;
-    ret = na_sm_op_start(op, context,
-                         expected ? NA_CB_SEND_EXPECTED : NA_CB_SEND_UNEXPECTED,
-                         callback, arg, dest);
-    if (ret != NA_SUCCESS)
-        return ret;
+    na_sm_op_start(op, desc, dest);
     pthread_mutex_lock(&cls->lock);
     if (dest->self) {
         na_sm_deliver(cls, dest, kind, pc->id, dest_id, tag, buf, buf_size);
@@ -296,7 +310,8 @@ na_sm_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
         goto done;
     }
     if (TAILQ_EMPTY(&conn->tx_wait) &&
-        na_sm_ring_push(conn, kind, pc->id, dest_id, tag, buf, buf_size)) {
+        na_sm_ring_push(conn, kind, pc->id, dest_id, tag, buf, buf_size, NULL,
+                        0)) {
         na_sm_op_complete(op, NA_SUCCESS);
         goto done;
     }
@@ -316,45 +331,16 @@ done:
 }
 
 na_return_t
-na_sm_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
-                          na_cb_t callback, void *arg, const void *buf,
-                          size_t buf_size, void *plugin_data,
-                          na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
+na_sm_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
                           na_op_id_t *op_id)
 {
-    (void) plugin_data;
-    return na_sm_msg_send(na_class, context, callback, arg, buf, buf_size,
-                          dest_addr, dest_id, tag, op_id, false);
-}
-
-na_return_t
-na_sm_msg_send_expected(na_class_t *na_class, na_context_t *context,
-                        na_cb_t callback, void *arg, const void *buf,
-                        size_t buf_size, void *plugin_data, na_addr_t dest_addr,
-                        uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
-{
-    (void) plugin_data;
-    return na_sm_msg_send(na_class, context, callback, arg, buf, buf_size,
-                          dest_addr, dest_id, tag, op_id, true);
-}
-
-na_return_t
-na_sm_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                          na_cb_t callback, void *arg, void *buf,
-                          size_t buf_size, void *plugin_data, na_op_id_t *op_id)
-{
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = context->plugin_context;
+    struct na_sm_context *pc = desc->context->plugin_context;
     struct na_sm_backlog_msg *m;
-    na_return_t ret;
 
-    (void) plugin_data;
-    ret = na_sm_op_start(op_id, context, NA_CB_RECV_UNEXPECTED, callback, arg,
-                         NULL);
-    if (ret != NA_SUCCESS)
-        return ret;
-    op_id->u.msg.buf = buf;
-    op_id->u.msg.size = buf_size;
+    na_sm_op_start(op_id, desc, NULL);
+    op_id->u.msg.buf = desc->buf;
+    op_id->u.msg.size = desc->buf_size;
     pthread_mutex_lock(&cls->lock);
     m = TAILQ_FIRST(&pc->unexp_backlog);
     if (m != NULL) {
@@ -373,23 +359,19 @@ na_sm_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
 }
 
 na_return_t
-na_sm_msg_recv_expected(na_class_t *na_class, na_context_t *context,
-                        na_cb_t callback, void *arg, void *buf, size_t buf_size,
-                        void *plugin_data, na_addr_t source_addr,
-                        uint8_t source_id, na_tag_t tag, na_op_id_t *op_id)
+na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
+                        na_op_id_t *op_id)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = context->plugin_context;
+    struct na_sm_context *pc = desc->context->plugin_context;
+    struct na_addr *source_addr = desc->addr;
+    uint8_t source_id = desc->addr_id;
+    na_tag_t tag = desc->tag;
     struct na_sm_backlog_msg *m;
-    na_return_t ret;
 
-    (void) plugin_data;
-    ret = na_sm_op_start(op_id, context, NA_CB_RECV_EXPECTED, callback, arg,
-                         source_addr);
-    if (ret != NA_SUCCESS)
-        return ret;
-    op_id->u.msg.buf = buf;
-    op_id->u.msg.size = buf_size;
+    na_sm_op_start(op_id, desc, source_addr);
+    op_id->u.msg.buf = desc->buf;
+    op_id->u.msg.size = desc->buf_size;
     op_id->u.msg.tag = tag;
     op_id->u.msg.peer_id = source_id;
     pthread_mutex_lock(&cls->lock);
