@@ -7,6 +7,17 @@
 # server prints "Server received bulk: Matthi". The client is retried while
 # the server is still starting (its lookup or send then fails).
 set -u
+# The seed's port is fixed, so two runs at once (two build trees, or the
+# flaky-test script) would meet on it. Each run gets its own network
+# namespace, with its own loopback and ports, where one can be made;
+# elsewhere runs on this machine take turns through a lock file.
+if [ -z "${QS_SEED_ISOLATED:-}" ]; then
+  export QS_SEED_ISOLATED=1
+  if unshare -n true 2>/dev/null && command -v ip >/dev/null; then
+    exec unshare -n bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
+  fi
+  exec flock "${TMPDIR:-/tmp}/quicksilver-seed-port-1234.lock" "$0" "$@"
+fi
 # Under ASan, leaks inside libfabric itself are not ours to report.
 export LSAN_OPTIONS="suppressions=$(dirname "$0")/../../tests/thallium/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 server=$1

@@ -531,7 +531,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
         handle->send_op);
     if (na_ret != NA_SUCCESS) {
         ret = hg_from_na(na_ret);
-        qs_log("hg", QS_LOG_ERROR, "HG_Forward: posting the request failed: %s",
+        qs_log("hg", QS_LOG_DEBUG, "HG_Forward: posting the request failed: %s",
                HG_Error_to_string(ret));
         if (no_response) {
             hg_timer_disarm(&handle->timer);
@@ -694,7 +694,7 @@ hg_request_ready(struct hg_handle *handle)
                                (char *) handle->in_buf + HG_HEADER_SIZE,
                                handle->in_size - HG_HEADER_SIZE);
     if (ret != HG_SUCCESS) {
-        qs_log("hg", QS_LOG_ERROR, "request for RPC %llu failed its checksum",
+        qs_log("hg", QS_LOG_DEBUG, "request for RPC %llu failed its checksum",
                (unsigned long long) handle->info.id);
         hg_rpc_respond_error(handle, ret);
         return;
@@ -773,7 +773,7 @@ hg_request_recv_cb(const struct na_cb_info *info)
     if (ret != HG_SUCCESS) {
         /* Without a trustworthy header there is nobody to answer. */
         atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
-        qs_log("hg", QS_LOG_ERROR, "dropped a malformed request: %s",
+        qs_log("hg", QS_LOG_DEBUG, "dropped a malformed request: %s",
                HG_Error_to_string(ret));
         hg_handle_put(handle);
         return;
@@ -979,7 +979,7 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
                              handle->out_buf_data, handle->src_addr.na_addr,
                              handle->target_id, header.cookie, handle->send_op);
     if (na_ret != NA_SUCCESS) {
-        qs_log("hg", QS_LOG_ERROR,
+        qs_log("hg", QS_LOG_DEBUG,
                "HG_Respond: posting the response failed: %s",
                NA_Error_to_string(na_ret));
         if (header.flags & HG_HEADER_OVERFLOW)

@@ -217,12 +217,12 @@ cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
                                           "na_request_mem_device",
                                           "na_addr_format",
                                           "na_traffic_class",
-                                          "sm_info_string",
                                           "checksum_level",
                                           NULL};
     bool b;
+    json_object *sm = NULL;
     int64_t v;
-    int rc = 0;
+    int rc = 0, got;
 
     json_object_object_foreach(hg, key, val)
     {
@@ -233,7 +233,8 @@ cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
             strcmp(key, "request_post_init") != 0 &&
             strcmp(key, "request_post_incr") != 0 &&
             strcmp(key, "release_input_early") != 0 &&
-            strcmp(key, "no_multi_recv") != 0)
+            strcmp(key, "no_multi_recv") != 0 &&
+            strcmp(key, "sm_info_string") != 0)
             margo_log(NULL, MARGO_LOG_WARNING,
                       "margo config: unknown key \"mercury.%s\" ignored", key);
     }
@@ -256,10 +257,17 @@ cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
     if (cfg_int(hg, "mercury.", "request_post_incr", 0, UINT32_MAX, &v) < 0)
         rc = -1;
     cfg->hg.request_post_incr = (hg_uint32_t) v;
-    if (cfg->hg.auto_sm) {
-        CFG_ERR("\"mercury.auto_sm\": true is not supported (use an na+sm "
-                "address instead)");
+    /* auto_sm and sm_info_string go to HG as they are; HG refuses what
+     * this build cannot do (no shared-memory plugin). */
+    got = cfg_get(hg, "mercury.", "sm_info_string", json_type_string, &sm);
+    if (got < 0) {
         rc = -1;
+    } else if (got > 0) {
+        free(cfg->sm_info_string);
+        cfg->sm_info_string = strdup(json_object_get_string(sm));
+        if (cfg->sm_info_string == NULL)
+            return -1;
+        cfg->hg.sm_info_string = cfg->sm_info_string;
     }
     return rc ? -1 : 0;
 }
@@ -406,7 +414,7 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
                    int rpc_threads, const struct hg_init_info *hg_base)
 {
     struct json_tokener *tok = NULL;
-    json_object *root = NULL, *v, *ppool = NULL, *rpool = NULL;
+    json_object *root = NULL, *v = NULL, *ppool = NULL, *rpool = NULL;
     bool use_pt = pt != 0, profiling = false;
     int64_t x;
     unsigned primary = 0;
@@ -414,6 +422,12 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
 
     memset(cfg, 0, sizeof(*cfg));
     cfg->hg = hg_base ? *hg_base : HG_INIT_INFO_INITIALIZER;
+    if (cfg->hg.sm_info_string != NULL) { /* the caller's: keep a copy */
+        cfg->sm_info_string = strdup(cfg->hg.sm_info_string);
+        if (cfg->sm_info_string == NULL)
+            goto error;
+        cfg->hg.sm_info_string = cfg->sm_info_string;
+    }
     cfg->progress_timeout_ub_msec = 100;
     cfg->handle_cache_size = 32;
     if (cfg_add_pool(cfg, "__primary__", "fifo_wait", "mpmc") ||
@@ -539,6 +553,8 @@ margo_config_free(struct margo_config *cfg)
 {
     free(cfg->pools);
     free(cfg->xstreams);
+    free(cfg->sm_info_string);
+    cfg->sm_info_string = NULL;
     cfg->pools = NULL;
     cfg->xstreams = NULL;
     cfg->npools = cfg->nxstreams = 0;
@@ -567,6 +583,9 @@ margo_config_to_json(const struct margo_config *cfg, const char *address,
     json_object_object_add(hg, "listening", json_object_new_boolean(listening));
     json_object_object_add(hg, "auto_sm",
                            json_object_new_boolean(cfg->hg.auto_sm));
+    if (cfg->hg.sm_info_string != NULL)
+        json_object_object_add(hg, "sm_info_string",
+                               json_object_new_string(cfg->hg.sm_info_string));
     json_object_object_add(hg, "no_bulk_eager",
                            json_object_new_boolean(cfg->hg.no_bulk_eager));
     json_object_object_add(hg, "no_loopback",

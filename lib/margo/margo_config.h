@@ -35,6 +35,7 @@ struct margo_config {
     unsigned handle_cache_size;
     bool enable_abt_profiling;
     struct hg_init_info hg; /* the "mercury" section          */
+    char *sm_info_string;   /* owned copy of hg.sm_info_string */
     size_t npools, nxstreams;
     struct margo_pool_spec *pools;       /* [0] is "__primary__"    */
     struct margo_xstream_spec *xstreams; /* [0] is "__primary__"    */

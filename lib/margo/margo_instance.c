@@ -441,12 +441,22 @@ margo_wait_for_finalize(margo_instance_id mid)
                   "Margo thread; ignored");
         return;
     }
+    /* Each waiter holds a reference: with two waiters, or a waiter and a
+     * finalize_and_wait, the thread that tears down may otherwise free
+     * the instance while another is still reading it. */
     pthread_mutex_lock(&margo_lock);
+    mid->refcount++;
     mid->finalize_waiters++;
     margo_block_until(mid, margo_finalize_requested, mid, true);
     mid->finalize_waiters--;
     pthread_mutex_unlock(&margo_lock);
     margo_teardown(mid);
+    /* Another thread may be the one tearing down: return after it. */
+    pthread_mutex_lock(&margo_lock);
+    while (!mid->finalized)
+        pthread_cond_wait(&margo_finalized_cond, &margo_lock);
+    pthread_mutex_unlock(&margo_lock);
+    margo_instance_release(mid);
 }
 
 void

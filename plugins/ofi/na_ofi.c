@@ -23,9 +23,11 @@
 static bool
 na_ofi_check_protocol(const char *protocol_name)
 {
+    /* "shm" is claimed only to refuse it with the reason (initialize). */
     return strcmp(protocol_name, "tcp") == 0 ||
            strcmp(protocol_name, "tcp;ofi_rxm") == 0 ||
-           strcmp(protocol_name, "sockets") == 0;
+           strcmp(protocol_name, "sockets") == 0 ||
+           strcmp(protocol_name, "shm") == 0;
 }
 
 /* Refuse the init_info fields this plugin cannot honour. */
@@ -88,14 +90,18 @@ static na_return_t
 na_ofi_getinfo(struct na_ofi_class *cls, const struct sockaddr_in *sin,
                bool want_multi_recv)
 {
-    uint64_t optional[3] = {FI_DIRECTED_RECV, 0, 0};
+    /* FI_SOURCE: the provider tells who sent each message, which is
+     * checked against the address the message's header claims. */
+    uint64_t optional[4] = {FI_DIRECTED_RECV | FI_SOURCE, FI_DIRECTED_RECV, 0,
+                            0};
     int rc = -FI_ENODATA;
 
     if (want_multi_recv) {
         optional[0] |= FI_MULTI_RECV;
-        optional[1] = FI_MULTI_RECV;
+        optional[1] |= FI_MULTI_RECV;
+        optional[2] = FI_MULTI_RECV;
     }
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         rc = na_ofi_getinfo_caps(cls, sin, NA_OFI_CAPS_REQUIRED | optional[i],
                                  &cls->info);
         if (rc == 0)
@@ -122,6 +128,7 @@ na_ofi_read_info(struct na_ofi_class *cls, bool want_multi_recv)
     /* Providers may report FI_MULTI_RECV even when it was not asked for. */
     cls->multi_recv = want_multi_recv && (info->caps & FI_MULTI_RECV) != 0;
     cls->directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
+    cls->fi_source = (info->caps & FI_SOURCE) != 0;
     cls->mr_virt_addr = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     cls->mr_prov_key = (info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
     cls->inject_size = info->tx_attr->inject_size;
@@ -314,6 +321,15 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     int rc;
 
     (void) listen; /* RDM endpoints always accept connections. */
+    if (strcmp(info->protocol_name, "shm") == 0) {
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "ofi+shm is not supported: libfabric's shm provider only "
+               "takes FI_ADDR_STR addresses, and this plugin's addresses "
+               "(its address cache, wire format and message header) are "
+               "IPv4 (FI_SOCKADDR_IN); use na+sm for shared memory, or "
+               "auto_sm beside ofi+tcp (docs/plugin-sm.md)");
+        return NA_PROTONOSUPPORT;
+    }
     ret = na_ofi_check_init_info(&info->init_info);
     if (ret != NA_SUCCESS)
         return ret;

@@ -248,6 +248,7 @@ struct na_ofi_class {
     size_t inject_size; /* largest fi_inject the provider takes   */
     bool multi_recv;    /* unexpected rx uses FI_MULTI_RECV       */
     bool directed_recv; /* expected rx can name its source        */
+    bool fi_source;     /* the CQ says who sent a message         */
     bool mr_virt_addr;  /* RMA addresses are virtual, not offsets */
     bool mr_prov_key;   /* the provider chooses MR keys           */
     bool no_block;      /* NA_NO_BLOCK: poll_wait busy-polls      */
@@ -262,6 +263,9 @@ struct na_ofi_class {
     void *rx_mem;
     atomic_bool rx_repost; /* some rx buffer has needs_post set */
     uint8_t hdr_template[NA_OFI_HDR_SIZE]; /* our header, tag left 0 */
+    /* Unexpected messages dropped because their header claimed another
+     * sender than the one the provider reported (FI_SOURCE). */
+    atomic_uint_fast64_t forged_dropped;
 
     /* Address cache, guarded by addr_lock. */
     pthread_mutex_t addr_lock;
@@ -334,7 +338,8 @@ na_return_t na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
 na_return_t na_ofi_rx_bufs_post(struct na_ofi_class *cls);
 void na_ofi_rx_bufs_free(struct na_ofi_class *cls);
 na_context_t *na_ofi_rx_buf_complete(struct na_ofi_rx_buf *rx,
-                                     const struct fi_cq_tagged_entry *e);
+                                     const struct fi_cq_tagged_entry *e,
+                                     fi_addr_t src);
 void na_ofi_rx_buf_error(struct na_ofi_rx_buf *rx,
                          const struct fi_cq_err_entry *err);
 void na_ofi_rx_bufs_repost(struct na_ofi_class *cls);

@@ -14,6 +14,10 @@
  * them, else many message-sized buffers. Each message is copied into the
  * buffer of the oldest NA_Msg_recv_unexpected posted on the destination
  * context, or kept in that context's backlog until one is posted.
+ *
+ * The address in the header is the one the receiver answers. When the
+ * provider also reports the sender (FI_SOURCE) and already knows it, a
+ * header that claims anyone else is dropped and counted.
  */
 #include "na_ofi_internal.h"
 
@@ -215,7 +219,8 @@ na_ofi_backlog_push(struct na_ofi_context *pc, struct na_addr *source,
  * id we do not have is dropped: the sender's RPC layer times out.
  */
 static na_context_t *
-na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len)
+na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len,
+                     fi_addr_t src)
 {
     struct na_ofi_context *pc;
     struct na_addr *source;
@@ -226,6 +231,18 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len)
     if (na_ofi_hdr_parse(cls, msg, len, &tag, &source) != NA_SUCCESS) {
         qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
                "dropped a %zu-byte message with a bad header", len);
+        return NULL;
+    }
+    /* A peer the provider does not know yet (FI_ADDR_NOTAVAIL: its first
+     * message) cannot be checked; one it knows must be who it claims. */
+    if (src != FI_ADDR_NOTAVAIL && src != FI_ADDR_UNSPEC &&
+        src != source->fi_addr) {
+        atomic_fetch_add(&cls->forged_dropped, 1);
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_WARNING,
+               "dropped a %zu-byte message whose header claims another "
+               "sender than the connection it came on",
+               len);
+        na_ofi_addr_unref(source);
         return NULL;
     }
     dest_id = msg[12];
@@ -260,7 +277,7 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len)
 
 na_context_t *
 na_ofi_rx_buf_complete(struct na_ofi_rx_buf *rx,
-                       const struct fi_cq_tagged_entry *e)
+                       const struct fi_cq_tagged_entry *e, fi_addr_t src)
 {
     struct na_ofi_class *cls = rx->cls;
     na_context_t *context = NULL;
@@ -268,7 +285,7 @@ na_ofi_rx_buf_complete(struct na_ofi_rx_buf *rx,
     /* A multi-receive buffer may report its release with no data. */
     if (e->len > 0) {
         const uint8_t *data = cls->multi_recv ? e->buf : rx->buf;
-        context = na_ofi_unexp_arrived(cls, data, e->len);
+        context = na_ofi_unexp_arrived(cls, data, e->len, src);
     }
     if (!cls->multi_recv || (e->flags & FI_MULTI_RECV))
         na_ofi_rx_buf_repost(cls, rx);

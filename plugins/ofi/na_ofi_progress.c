@@ -363,14 +363,14 @@ na_ofi_op_finish(struct na_op_id *op, na_return_t ret, size_t len)
 
 /* A successful CQ entry; returns the context its completion went to. */
 static na_context_t *
-na_ofi_dispatch(const struct fi_cq_tagged_entry *e)
+na_ofi_dispatch(const struct fi_cq_tagged_entry *e, fi_addr_t src)
 {
     struct na_ofi_ctx_hdr *hdr = e->op_context;
 
     if (hdr == NULL)
         return NULL;
     if (hdr->kind == NA_OFI_CTX_RX_BUF)
-        return na_ofi_rx_buf_complete((struct na_ofi_rx_buf *) hdr, e);
+        return na_ofi_rx_buf_complete((struct na_ofi_rx_buf *) hdr, e, src);
     return na_ofi_op_finish((struct na_op_id *) hdr, NA_SUCCESS, e->len);
 }
 
@@ -400,13 +400,17 @@ static unsigned int
 na_ofi_progress(struct na_ofi_class *cls, na_context_t *context)
 {
     struct fi_cq_tagged_entry entries[NA_OFI_CQ_BATCH];
+    fi_addr_t srcs[NA_OFI_CQ_BATCH];
     unsigned int mine = 0, others = 0, total = 0;
 
     if (atomic_load(&cls->retry_count) != 0)
         na_ofi_retry_progress(cls);
     na_ofi_rx_bufs_repost(cls);
     while (total < NA_OFI_CQ_MAX_PER_POLL) {
-        ssize_t n = fi_cq_read(cls->cq, entries, NA_OFI_CQ_BATCH);
+        ssize_t n =
+            cls->fi_source
+                ? fi_cq_readfrom(cls->cq, entries, NA_OFI_CQ_BATCH, srcs)
+                : fi_cq_read(cls->cq, entries, NA_OFI_CQ_BATCH);
         na_context_t *done;
 
         if (n == -FI_EAGAIN)
@@ -427,7 +431,8 @@ na_ofi_progress(struct na_ofi_class *cls, na_context_t *context)
             break;
         }
         for (ssize_t i = 0; i < n; i++) {
-            done = na_ofi_dispatch(&entries[i]);
+            done = na_ofi_dispatch(&entries[i],
+                                   cls->fi_source ? srcs[i] : FI_ADDR_NOTAVAIL);
             if (done != NULL)
                 *(done == context ? &mine : &others) += 1;
         }
@@ -499,9 +504,13 @@ na_ofi_sleep(struct na_ofi_class *cls, na_context_t *context,
         /* The provider blocks for us; what it returns is dispatched so no
          * entry is lost. A waiting sender is not woken early here. */
         struct fi_cq_tagged_entry e;
-        ssize_t n = fi_cq_sread(cls->cq, &e, 1, NULL, (int) timeout_ms);
+        fi_addr_t src = FI_ADDR_NOTAVAIL;
+        ssize_t n =
+            cls->fi_source
+                ? fi_cq_sreadfrom(cls->cq, &e, 1, &src, NULL, (int) timeout_ms)
+                : fi_cq_sread(cls->cq, &e, 1, NULL, (int) timeout_ms);
         if (n == 1)
-            (void) na_ofi_dispatch(&e);
+            (void) na_ofi_dispatch(&e, src);
         (void) context;
     } else {
         sched_yield();
@@ -565,17 +574,27 @@ na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
     if (now >= deadline)
         goto done;
 
-    /* Publish that we sleep before the last look at the queue, so a thread
-     * that queues a completion after that look sees us and wakes us. */
-    atomic_fetch_add(&cls->sleepers, 1);
-    if (!na_ofi_context_has_completions(context)) {
-        uint64_t left_ms = (deadline - now + 999999u) / 1000000u;
-        na_ofi_sleep(cls, context, (unsigned int) left_ms);
+    /* A wake-up that brought nothing for this context (a receive buffer
+     * released, another context's completion, a stale wake) sleeps again
+     * until the deadline: an idle wait returned early makes its caller
+     * spin. */
+    for (;;) {
+        /* Publish that we sleep before the last look at the queue, so a
+         * thread that queues a completion after that look wakes us. */
+        atomic_fetch_add(&cls->sleepers, 1);
+        if (!na_ofi_context_has_completions(context)) {
+            uint64_t left_ms = (deadline - now + 999999u) / 1000000u;
+            na_ofi_sleep(cls, context, (unsigned int) left_ms);
+        }
+        atomic_fetch_sub(&cls->sleepers, 1);
+        n = na_ofi_progress(cls, context);
+        now = na_plugin_clock_monotonic_ns();
+        if (n != 0 || na_ofi_context_has_completions(context) ||
+            now >= deadline)
+            break;
     }
-    atomic_fetch_sub(&cls->sleepers, 1);
-    n = na_ofi_progress(cls, context);
     na_ofi_spin_adapt(cls, n != 0 || na_ofi_context_has_completions(context),
-                      false, na_plugin_clock_monotonic_ns() - start);
+                      false, now - start);
 
 done:
     if (count != NULL)

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "na_ofi_internal.h"
 
 #include <spawn.h>
 #include <stdio.h>
@@ -457,37 +458,69 @@ child_missing_provider(void)
     return c == NULL ? 0 : 1;
 }
 
-static void
-test_missing_provider(void **state)
+/* Run this program with `arg` and `envp`; its stderr into `out`. Returns
+ * its exit status (or -1 when it did not exit). */
+static int
+run_child(const char *arg, char *const envp[], char *out, size_t size)
 {
-    const char *self_exe = "/proc/self/exe";
-    char *argv[] = {"test_ofi", "--missing-provider", NULL};
-    char *envp[] = {"FI_PROVIDER=shm", NULL};
+    char *argv[] = {"test_ofi", (char *) arg, NULL};
     int pipefd[2], status;
     posix_spawn_file_actions_t fa;
     pid_t pid;
-    char out[4096];
     size_t len = 0;
     ssize_t n;
 
-    (void) state;
     assert_int_equal(pipe(pipefd), 0);
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
     posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-    assert_int_equal(posix_spawn(&pid, self_exe, &fa, NULL, argv, envp), 0);
+    assert_int_equal(posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp),
+                     0);
     posix_spawn_file_actions_destroy(&fa);
     close(pipefd[1]);
-    while (len < sizeof(out) - 1 &&
-           (n = read(pipefd[0], out + len, sizeof(out) - 1 - len)) > 0)
+    while (len < size - 1 &&
+           (n = read(pipefd[0], out + len, size - 1 - len)) > 0)
         len += (size_t) n;
     out[len] = '\0';
     close(pipefd[0]);
     assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
     print_message("child said: %s", out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void
+test_missing_provider(void **state)
+{
+    char *envp[] = {"FI_PROVIDER=shm", NULL};
+    char out[4096];
+
+    (void) state;
+    assert_int_equal(run_child("--missing-provider", envp, out, sizeof(out)),
+                     0);
     assert_non_null(strstr(out, "tcp;ofi_rxm"));
+}
+
+/* ofi+shm is refused, and the error says why and what to use instead. */
+static int
+child_shm(void)
+{
+    return NA_Initialize("ofi+shm", false) == NULL &&
+                   NA_Initialize("ofi+shm://x", true) == NULL
+               ? 0
+               : 1;
+}
+
+static void
+test_shm_refused(void **state)
+{
+    char *envp[] = {NULL};
+    char out[4096];
+
+    (void) state;
+    assert_int_equal(run_child("--shm", envp, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "ofi+shm is not supported"));
+    assert_non_null(strstr(out, "FI_ADDR_STR"));
+    assert_non_null(strstr(out, "na+sm"));
 }
 
 #define OFI_TESTS                                                              \
@@ -495,7 +528,99 @@ test_missing_provider(void **state)
         cmocka_unit_test_setup_teardown(test_addr_cache_bound, setup,          \
                                         teardown),                             \
         cmocka_unit_test_setup_teardown(test_bad_strings, setup, teardown),    \
-        cmocka_unit_test_setup_teardown(test_addr_set_remove, setup, teardown)
+        cmocka_unit_test_setup_teardown(test_addr_set_remove, setup,           \
+                                        teardown),                             \
+        cmocka_unit_test_setup_teardown(test_forged_source, setup, teardown)
+
+/* Send `text` from the client to the server as an unexpected message and
+ * wait for the send to complete. */
+static void
+send_one(struct fixture *fx, const char *text)
+{
+    size_t len = strlen(text) + 1;
+    void *sdata, *sbuf = NA_Msg_buf_alloc(fx->cli, len, 0, &sdata);
+    na_op_id_t *sop = NA_Op_create(fx->cli, 0);
+    struct result sent = {0};
+
+    assert_non_null(sbuf);
+    memcpy(sbuf, text, len);
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &sent,
+                                            sbuf, len, sdata, fx->srv_addr, 0,
+                                            9, sop),
+                     NA_SUCCESS);
+    assert_true(progress_until(fx, &sent.calls, 1));
+    assert_int_equal(sent.ret, NA_SUCCESS);
+    NA_Op_destroy(fx->cli, sop);
+    NA_Msg_buf_free(fx->cli, sbuf, sdata);
+}
+
+/*
+ * A peer whose header claims another peer's address: the provider says
+ * (FI_SOURCE) which peer the message came from, so once the server knows
+ * the real sender, a header naming anyone else is dropped and counted,
+ * and the next honest message is the one delivered.
+ */
+static void
+test_forged_source(void **state)
+{
+    struct fixture *fx = fixture_or_skip(state);
+    struct na_ofi_class *scls = na_ofi_class(fx->srv);
+    struct na_ofi_class *ccls = na_ofi_class(fx->cli);
+    size_t max = NA_Msg_get_max_unexpected_size(fx->srv);
+    void *rdata, *rbuf = NA_Msg_buf_alloc(fx->srv, max, 0, &rdata);
+    na_op_id_t *rop = NA_Op_create(fx->srv, 0);
+    uint8_t saved[NA_OFI_HDR_SIZE];
+    struct result recv = {0};
+    char info[64];
+    na_class_t *other;
+
+    if (!scls->fi_source) {
+        print_message("ofi+%s does not report message sources "
+                      "(FI_SOURCE); skipping\n",
+                      fx->protocol);
+        NA_Op_destroy(fx->srv, rop);
+        NA_Msg_buf_free(fx->srv, rbuf, rdata);
+        skip();
+    }
+    /* The peer to impersonate: another class of this process. */
+    info_string(info, sizeof(info), fx->protocol);
+    other = NA_Initialize(info, true);
+    assert_non_null(other);
+
+    /* An honest first message makes the client known to the server. */
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &recv,
+                                            rbuf, max, rdata, rop),
+                     NA_SUCCESS);
+    send_one(fx, "honest 1");
+    assert_true(progress_until(fx, &recv.calls, 1));
+    assert_int_equal(recv.ret, NA_SUCCESS);
+    assert_string_equal((char *) rbuf, "honest 1");
+    NA_Addr_free(fx->srv, recv.source);
+
+    /* The same client claims to be `other`, then sends honestly again. */
+    memset(&recv, 0, sizeof(recv));
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &recv,
+                                            rbuf, max, rdata, rop),
+                     NA_SUCCESS);
+    memcpy(saved, ccls->hdr_template, sizeof(saved));
+    memcpy(ccls->hdr_template + 5, na_ofi_class(other)->hdr_template + 5,
+           NA_OFI_HDR_SIZE - 5 - 4);
+    send_one(fx, "forged");
+    memcpy(ccls->hdr_template, saved, sizeof(saved));
+    send_one(fx, "honest 2");
+    assert_true(progress_until(fx, &recv.calls, 1));
+    assert_int_equal(recv.ret, NA_SUCCESS);
+    if (strcmp((char *) rbuf, "honest 2") != 0)
+        fail_msg("the server delivered \"%s\": a forged source was accepted",
+                 (char *) rbuf);
+    assert_int_equal(atomic_load(&scls->forged_dropped), 1);
+    NA_Addr_free(fx->srv, recv.source);
+    progress_some(fx, 10);
+    assert_int_equal(recv.calls, 1);
+    NA_Op_destroy(fx->srv, rop);
+    NA_Msg_buf_free(fx->srv, rbuf, rdata);
+    assert_int_equal(NA_Finalize(other), NA_SUCCESS);
+}
 
 static int
 run_provider(const struct config *config)
@@ -517,11 +642,14 @@ main(int argc, char **argv)
 {
     const struct CMUnitTest common[] = {
         cmocka_unit_test(test_missing_provider),
+        cmocka_unit_test(test_shm_refused),
     };
     int failed = 0;
 
     if (argc > 1 && strcmp(argv[1], "--missing-provider") == 0)
         return child_missing_provider();
+    if (argc > 1 && strcmp(argv[1], "--shm") == 0)
+        return child_shm();
     setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
     /* The cases every plugin must pass (also with no_multi_recv and with
      * one multi-receive buffer) are the NA conformance suite. */

@@ -102,6 +102,7 @@ na_sm_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
         ii->max_expected_size ? ii->max_expected_size : NA_SM_DEFAULT_MSG_SIZE;
     cls->no_block = (ii->progress_mode & NA_NO_BLOCK) != 0;
     atomic_init(&cls->spin_ns, 20000);
+    cls->rma_mode = na_sm_rma_mode_from_env();
 
     ret = NA_NOMEM;
     cls->epfd = epoll_create1(EPOLL_CLOEXEC);

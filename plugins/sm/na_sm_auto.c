@@ -263,6 +263,16 @@ na_sm_auto_initialize(const char *info_string, const char *sm_info_string,
         return NULL;
     if (strcmp(NA_Get_class_protocol(net), "sm") == 0)
         return net; /* already shared memory: nothing to add */
+    if (strcmp(NA_Get_class_name(net), "sim") == 0) {
+        /* The simulated world lives in this process on a virtual clock:
+         * real shared memory beside it would only break its determinism. */
+        na_plugin_log_error("auto_sm",
+                            "auto_sm does not apply to the simulated fabric "
+                            "(\"%s\")",
+                            info_string);
+        NA_Finalize(net);
+        return NULL;
+    }
     /* Network-only options stay with the network class. */
     sm_ii.ip_subnet = NULL;
     sm_ii.auth_key = NULL;

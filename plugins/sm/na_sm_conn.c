@@ -127,6 +127,9 @@ na_sm_conn_new(struct na_sm_class *cls, int sock, bool connector)
         c->pid = cred.pid;
     TAILQ_INIT(&c->tx_wait);
     TAILQ_INIT(&c->rma_wait);
+    TAILQ_INIT(&c->rma_pending);
+    TAILQ_INIT(&c->rma_out);
+    c->rma_msg = cls->rma_mode == NA_SM_RMA_MSG;
     LIST_INSERT_HEAD(&cls->conns, c, entry);
     na_sm_epoll_add(cls, sock, c);
     return c;
@@ -410,6 +413,7 @@ na_sm_conn_destroy(struct na_sm_conn *conn)
     (void) epoll_ctl(cls->epfd, EPOLL_CTL_DEL, conn->sock, NULL);
     close(conn->sock);
     LIST_REMOVE(conn, entry);
+    na_sm_rma_msg_conn_free(conn);
     if (conn->shm != NULL)
         munmap(conn->shm, sizeof(struct na_sm_shared));
     if (conn->peer_regs != NULL)

@@ -7,6 +7,8 @@
  *   na_sm_conn.c      connections: UNIX sockets, handshake, peer death
  *   na_sm_msg.c       the shared rings, messages, matching, backlogs
  *   na_sm_rma.c       memory handles, the region table, put and get
+ *   na_sm_rma_msg.c   put and get as ring records, when the kernel refuses
+ *                     process_vm_readv/writev (or QS_SM_RMA=msg)
  *   na_sm_progress.c  polling, waiting, cancel, completion
  *
  * Every class listens on an abstract UNIX seqpacket socket named after its
@@ -60,7 +62,15 @@
 enum na_sm_rec_kind {
     NA_SM_REC_UNEXP = 1,
     NA_SM_REC_EXP = 2,
-    NA_SM_REC_WRAP = 3
+    NA_SM_REC_WRAP = 3,
+    NA_SM_REC_RMA = 4 /* payload: struct na_sm_rma_wire, then data */
+};
+
+/* How RMA copies: QS_SM_RMA=auto (the default), vm or msg. */
+enum na_sm_rma_mode {
+    NA_SM_RMA_AUTO, /* process_vm_*, and ring records where refused */
+    NA_SM_RMA_VM,   /* process_vm_* only: refused is NA_PERMISSION */
+    NA_SM_RMA_MSG   /* ring records only */
 };
 
 struct na_sm_rec {
@@ -115,6 +125,8 @@ struct na_addr {
 
 struct na_op_id;
 TAILQ_HEAD(na_sm_op_queue, na_op_id);
+struct na_sm_rma_out;
+TAILQ_HEAD(na_sm_rma_out_queue, na_sm_rma_out);
 
 /* A connection to a peer (possibly ourselves, in another class). */
 struct na_sm_conn {
@@ -130,6 +142,10 @@ struct na_sm_conn {
     const struct na_sm_reg_entry *peer_regs; /* NA_SM_REG_MAX entries */
     struct na_sm_op_queue tx_wait;           /* sends waiting for ring room */
     struct na_sm_op_queue rma_wait;          /* RMA waiting for the handshake */
+    bool rma_msg;     /* RMA through ring records (na_sm_rma_msg.c) */
+    uint64_t rma_seq; /* the last token given to one of our RMA */
+    struct na_sm_op_queue rma_pending;  /* our RMA waiting for the peer */
+    struct na_sm_rma_out_queue rma_out; /* RMA records waiting for room */
     LIST_ENTRY(na_sm_conn) entry;
 };
 
@@ -148,10 +164,11 @@ enum na_sm_op_status { NA_SM_OP_IDLE, NA_SM_OP_POSTED, NA_SM_OP_COMPLETED };
 /* Which list holds a posted op (under the class lock). */
 enum na_sm_queue {
     NA_SM_Q_NONE,
-    NA_SM_Q_UNEXP, /* context's posted unexpected receives */
-    NA_SM_Q_EXP,   /* context's posted expected receives */
-    NA_SM_Q_TX,    /* a connection's tx_wait */
-    NA_SM_Q_RMA    /* a connection's rma_wait */
+    NA_SM_Q_UNEXP,  /* context's posted unexpected receives */
+    NA_SM_Q_EXP,    /* context's posted expected receives */
+    NA_SM_Q_TX,     /* a connection's tx_wait */
+    NA_SM_Q_RMA,    /* a connection's rma_wait */
+    NA_SM_Q_RMA_MSG /* a connection's rma_pending */
 };
 
 struct na_op_id {
@@ -176,7 +193,10 @@ struct na_op_id {
             uint8_t *local;
             uint64_t remote; /* remote virtual address */
             size_t size;
-            struct na_mem_handle rh; /* copy of the remote handle */
+            struct na_mem_handle rh;   /* copy of the remote handle */
+            size_t done;               /* ring records: bytes received */
+            uint64_t token;            /* ring records: names this op */
+            struct na_sm_rma_out *out; /* ring records: put data to send */
         } rma;
     } u;
 };
@@ -231,6 +251,7 @@ struct na_sm_class {
     atomic_uint spin_ns;   /* how long poll_wait spins before sleeping */
     unsigned int poll_count;
     bool ptrace_warned;
+    enum na_sm_rma_mode rma_mode; /* immutable after initialize */
 };
 
 static inline struct na_sm_class *
@@ -276,6 +297,9 @@ void *na_sm_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                           unsigned long flags, void **plugin_data);
 void na_sm_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
 bool na_sm_ring_drain(struct na_sm_conn *conn);
+bool na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
+                     uint8_t dst_id, na_tag_t tag, const void *buf, size_t len,
+                     const void *buf2, size_t len2);
 void na_sm_tx_progress(struct na_sm_conn *conn);
 void na_sm_backlog_destroy(struct na_sm_context *pc);
 na_return_t na_sm_msg_send_unexpected(na_class_t *na_class,
@@ -304,6 +328,19 @@ na_return_t na_sm_msg_recv_expected(na_class_t *na_class, na_context_t *context,
 na_return_t na_sm_regs_create(struct na_sm_class *cls);
 void na_sm_regs_destroy(struct na_sm_class *cls);
 void na_sm_rma_run(struct na_op_id *op); /* called with the lock held */
+na_return_t na_sm_region_check(const struct na_sm_reg_entry *tab, uint32_t slot,
+                               uint64_t gen, uint64_t lo, uint64_t size,
+                               bool put);
+
+/* na_sm_rma_msg.c (lock held) */
+enum na_sm_rma_mode na_sm_rma_mode_from_env(void);
+void na_sm_rma_msg_start(struct na_op_id *op);
+bool na_sm_rma_msg_recv(struct na_sm_conn *conn, const uint8_t *rec,
+                        size_t len);
+void na_sm_rma_msg_progress(struct na_sm_conn *conn);
+void na_sm_rma_msg_fail(struct na_sm_conn *conn);
+void na_sm_rma_msg_cancel(struct na_op_id *op);
+void na_sm_rma_msg_conn_free(struct na_sm_conn *conn);
 na_return_t na_sm_mem_handle_create(na_class_t *na_class, void *buf,
                                     size_t buf_size, unsigned long flags,
                                     na_mem_handle_t *mem_handle);

@@ -26,12 +26,15 @@ na_sm_rec_size(size_t len)
     return sizeof(struct na_sm_rec) + ((len + 7u) & ~(size_t) 7u);
 }
 
-/* Producer side, lock held. false: not enough room now. */
-static bool
+/* Producer side, lock held: one record whose payload is buf then buf2.
+ * false: not enough room now. */
+bool
 na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
-                uint8_t dst_id, na_tag_t tag, const void *buf, size_t len)
+                uint8_t dst_id, na_tag_t tag, const void *buf, size_t len1,
+                const void *buf2, size_t len2)
 {
     struct na_sm_ring *r = conn->tx;
+    size_t len = len1 + len2;
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
     size_t rec = na_sm_rec_size(len);
@@ -55,8 +58,10 @@ na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
         off = 0;
     }
     memcpy(r->data + off, &h, sizeof(h));
-    if (len != 0)
-        memcpy(r->data + off + sizeof(h), buf, len);
+    if (len1 != 0)
+        memcpy(r->data + off + sizeof(h), buf, len1);
+    if (len2 != 0)
+        memcpy(r->data + off + sizeof(h) + len1, buf2, len2);
     atomic_store_explicit(&r->tail, tail + rec, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
@@ -184,15 +189,25 @@ na_sm_ring_drain(struct na_sm_conn *conn)
             continue;
         }
         rec = na_sm_rec_size(h.len);
-        if ((h.kind != NA_SM_REC_UNEXP && h.kind != NA_SM_REC_EXP) ||
+        if ((h.kind != NA_SM_REC_UNEXP && h.kind != NA_SM_REC_EXP &&
+             h.kind != NA_SM_REC_RMA) ||
             h.len > NA_SM_MAX_MSG_SIZE || rec > to_end || rec > tail - head) {
             na_plugin_log_error("sm", "peer %s: malformed ring record",
                                 conn->addr ? conn->addr->name : "?");
             conn->dead = true;
             break;
         }
-        na_sm_deliver(conn->cls, conn->addr, h.kind, h.src_id, h.dst_id, h.tag,
-                      r->data + off + sizeof(h), h.len);
+        if (h.kind == NA_SM_REC_RMA) {
+            if (!na_sm_rma_msg_recv(conn, r->data + off + sizeof(h), h.len)) {
+                na_plugin_log_error("sm", "peer %s: malformed RMA record",
+                                    conn->addr ? conn->addr->name : "?");
+                conn->dead = true;
+                break;
+            }
+        } else {
+            na_sm_deliver(conn->cls, conn->addr, h.kind, h.src_id, h.dst_id,
+                          h.tag, r->data + off + sizeof(h), h.len);
+        }
         head += rec;
         any = true;
     }
@@ -216,8 +231,8 @@ na_sm_tx_progress(struct na_sm_conn *conn)
         if (!na_sm_ring_push(
                 conn, kind,
                 ((struct na_sm_context *) op->context->plugin_context)->id,
-                op->u.msg.peer_id, op->u.msg.tag, op->u.msg.buf,
-                op->u.msg.size)) {
+                op->u.msg.peer_id, op->u.msg.tag, op->u.msg.buf, op->u.msg.size,
+                NULL, 0)) {
             atomic_store(&conn->tx->tx_blocked, 1);
             return;
         }
@@ -296,7 +311,8 @@ na_sm_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
         goto done;
     }
     if (TAILQ_EMPTY(&conn->tx_wait) &&
-        na_sm_ring_push(conn, kind, pc->id, dest_id, tag, buf, buf_size)) {
+        na_sm_ring_push(conn, kind, pc->id, dest_id, tag, buf, buf_size, NULL,
+                        0)) {
         na_sm_op_complete(op, NA_SUCCESS);
         goto done;
     }

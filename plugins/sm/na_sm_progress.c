@@ -125,6 +125,7 @@ na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn)
 
     na_sm_fail_queue(&conn->tx_wait);
     na_sm_fail_queue(&conn->rma_wait);
+    na_sm_rma_msg_fail(conn);
     if (addr == NULL)
         return;
     addr->failed = true;
@@ -184,6 +185,8 @@ na_sm_rings(struct na_sm_class *cls)
             any = true;
         if (!TAILQ_EMPTY(&c->tx_wait))
             na_sm_tx_progress(c);
+        if (!TAILQ_EMPTY(&c->rma_out))
+            na_sm_rma_msg_progress(c);
         if (c->dead) {
             na_sm_peer_failed(cls, c);
             na_sm_conn_destroy(c);
@@ -377,6 +380,9 @@ na_sm_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
             break;
         case NA_SM_Q_RMA:
             TAILQ_REMOVE(&op->conn->rma_wait, op, entry);
+            break;
+        case NA_SM_Q_RMA_MSG:
+            na_sm_rma_msg_cancel(op); /* takes it off rma_pending */
             break;
         default:
             done = false; /* being posted: it completes with its result */

@@ -196,31 +196,38 @@ na_sm_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
     return NA_SUCCESS;
 }
 
-/* Check the remote range against the target's live table entry. */
-static na_return_t
-na_sm_rma_check(const struct na_sm_reg_entry *tab, const struct na_op_id *op)
+/* Check [lo, lo + size) against a live table entry (ours or a peer's). */
+na_return_t
+na_sm_region_check(const struct na_sm_reg_entry *tab, uint32_t slot,
+                   uint64_t gen, uint64_t lo, uint64_t size, bool put)
 {
-    const struct na_mem_handle *rh = &op->u.rma.rh;
     const struct na_sm_reg_entry *e;
     uint64_t g1, g2, base, len, flags;
-    uint64_t lo = op->u.rma.remote, hi = lo + op->u.rma.size;
+    uint64_t hi = lo + size;
 
-    if (tab == NULL || rh->gen == 0 || rh->slot >= NA_SM_REG_MAX)
+    if (tab == NULL || gen == 0 || slot >= NA_SM_REG_MAX)
         return NA_ACCESS;
-    e = &tab[rh->slot];
+    e = &tab[slot];
     g1 = atomic_load_explicit(&e->gen, memory_order_acquire);
     base = e->base;
     len = e->len;
     flags = e->flags;
     atomic_thread_fence(memory_order_acquire);
     g2 = atomic_load_explicit(&e->gen, memory_order_relaxed);
-    if (g1 != rh->gen || g2 != g1)
+    if (g1 != gen || g2 != g1)
         return NA_ACCESS;
     if (hi < lo || lo < base || hi > base + len)
         return NA_ACCESS;
-    if (!(flags & (op->u.rma.put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
+    if (!(flags & (put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
         return NA_PERMISSION;
     return NA_SUCCESS;
+}
+
+static na_return_t
+na_sm_rma_check(const struct na_sm_reg_entry *tab, const struct na_op_id *op)
+{
+    return na_sm_region_check(tab, op->u.rma.rh.slot, op->u.rma.rh.gen,
+                              op->u.rma.remote, op->u.rma.size, op->u.rma.put);
 }
 
 static na_return_t
@@ -237,7 +244,9 @@ na_sm_errno_to_na(struct na_sm_class *cls, int e)
             na_plugin_log_error("sm", "process_vm_readv/writev refused "
                                       "(EPERM): RMA needs ptrace access to "
                                       "the peer (see "
-                                      "/proc/sys/kernel/yama/ptrace_scope)");
+                                      "/proc/sys/kernel/yama/ptrace_scope), "
+                                      "or QS_SM_RMA=auto to copy through "
+                                      "the rings instead");
         }
         return NA_PERMISSION;
     case ENOMEM:
@@ -247,8 +256,9 @@ na_sm_errno_to_na(struct na_sm_class *cls, int e)
     }
 }
 
-static na_return_t
-na_sm_rma_copy(struct na_sm_class *cls, pid_t pid, struct na_op_id *op)
+/* 0, or the errno of the copy that failed. */
+static int
+na_sm_rma_copy(pid_t pid, struct na_op_id *op)
 {
     uint8_t *local = op->u.rma.local;
     uint64_t remote = op->u.rma.remote;
@@ -263,12 +273,12 @@ na_sm_rma_copy(struct na_sm_class *cls, pid_t pid, struct na_op_id *op)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return na_sm_errno_to_na(cls, n < 0 ? errno : EFAULT);
+            return n < 0 ? errno : EFAULT;
         local += n;
         remote += (uint64_t) n;
         left -= (size_t) n;
     }
-    return NA_SUCCESS;
+    return 0;
 }
 
 /* Check and copy, then complete (lock held; the connection is ready). */
@@ -290,9 +300,23 @@ na_sm_rma_run(struct na_op_id *op)
         }
     } else {
         struct na_sm_conn *conn = op->conn;
+        if (conn->rma_msg && op->u.rma.size != 0) {
+            /* The target checks the range against its own table. */
+            na_sm_rma_msg_start(op);
+            return;
+        }
         ret = na_sm_rma_check(conn->peer_regs, op);
-        if (ret == NA_SUCCESS && op->u.rma.size != 0)
-            ret = na_sm_rma_copy(cls, conn->pid, op);
+        if (ret == NA_SUCCESS && op->u.rma.size != 0) {
+            int e = na_sm_rma_copy(conn->pid, op);
+            if (e == EPERM && cls->rma_mode == NA_SM_RMA_AUTO) {
+                /* Nothing was copied: the kernel refused the first call.
+                 * This peer's RMA goes through the rings from now on. */
+                conn->rma_msg = true;
+                na_sm_rma_msg_start(op);
+                return;
+            }
+            ret = e == 0 ? NA_SUCCESS : na_sm_errno_to_na(cls, e);
+        }
     }
     op->conn = NULL;
     na_sm_op_complete(op, ret);

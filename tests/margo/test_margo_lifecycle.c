@@ -7,6 +7,8 @@
 #include "tm.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +210,43 @@ test_finalize_and_wait(void **state)
     assert_hg_ok(margo_instance_release(mid));
 }
 
+/* Two threads wait, a third finalizes: whichever waiter tears down, the
+ * other must neither read the freed instance (ASan) nor return before the
+ * finalize callbacks ran. */
+static void *
+tl_waiter_check(void *arg)
+{
+    margo_wait_for_finalize(arg);
+    return (void *) (intptr_t) tl_server_done;
+}
+
+static void
+test_two_waiters(void **state)
+{
+    margo_instance_id mid = tl_init("two", MARGO_SERVER_MODE, 1, 0);
+    pthread_t waiter[2];
+    void *done[2];
+    unsigned count = 0;
+    int i;
+
+    (void) state;
+    tl_server_done = 0;
+    margo_push_finalize_callback(mid, tl_set_done, NULL);
+    for (i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&waiter[i], NULL, tl_waiter_check, mid),
+                         0);
+    /* Both waiters hold a reference once they wait. */
+    while (count < 3) {
+        assert_hg_ok(margo_instance_ref_count(mid, &count));
+        sched_yield();
+    }
+    margo_finalize(mid);
+    for (i = 0; i < 2; i++) {
+        pthread_join(waiter[i], &done[i]);
+        assert_int_equal((intptr_t) done[i], 1);
+    }
+}
+
 static uint64_t
 tl_real_ns(void)
 {
@@ -333,6 +372,7 @@ main(void)
         cmocka_unit_test(test_remote_shutdown),
         cmocka_unit_test(test_refcount),
         cmocka_unit_test(test_finalize_and_wait),
+        cmocka_unit_test(test_two_waiters),
         cmocka_unit_test(test_thread_sleep),
         cmocka_unit_test(test_respond_timed),
         cmocka_unit_test(test_state_dump),

@@ -15,6 +15,8 @@
  *                    its own pull mid-transfer
  *   origin_dies      the process a server pulls from is SIGKILLed; the
  *                    server's transfer fails and it goes on serving
+ *   kill_in_handler_margo, kill_in_bulk_margo
+ *                    the kills with a plain margo_forward (ofmargo.c)
  *
  * The expectations are the simulator's: every operation completes exactly
  * once, with success or a clean error, nothing hangs, and every surviving
@@ -37,6 +39,7 @@
 
 #include <cmocka.h>
 
+#include "ofi_faults/ofmargo.h"
 #include "ofi_faults/ofproc.h"
 #include "ofi_faults/ofroles.h"
 #include "ofi_faults/ofrpc.h"
@@ -701,6 +704,21 @@ test_origin_dies(void **state)
     of_finish(e);
 }
 
+/* The kill scenarios with a plain margo_forward (ofmargo.c). */
+static void
+test_kill_in_handler_margo(void **state)
+{
+    (void) state;
+    om_kill_in_handler(of_info(), OF_LIVENESS_BOUND_MS);
+}
+
+static void
+test_kill_in_bulk_margo(void **state)
+{
+    (void) state;
+    om_kill_in_bulk(of_info(), OF_LIVENESS_BOUND_MS);
+}
+
 /* ---- main ------------------------------------------------------------- */
 
 #define OF_TEST(f) cmocka_unit_test_setup_teardown(f, of_setup, of_teardown)
@@ -719,6 +737,10 @@ main(int argc, char **argv)
         {"no_answer", OF_TEST(test_no_answer)},
         {"cancel_stages", OF_TEST(test_cancel_stages)},
         {"origin_dies", OF_TEST(test_origin_dies)},
+        {"kill_in_handler_margo",
+         cmocka_unit_test_teardown(test_kill_in_handler_margo, of_teardown)},
+        {"kill_in_bulk_margo",
+         cmocka_unit_test_teardown(test_kill_in_bulk_margo, of_teardown)},
     };
     struct CMUnitTest run[sizeof(all) / sizeof(all[0])];
     size_t n = 0;

@@ -23,6 +23,8 @@ typedef struct {
 
 #define SD_BLOB_MAX ((uint64_t) 16 << 20)
 
+uint64_t sd_last_hash;
+
 static hg_return_t
 hg_proc_sd_blob_t(hg_proc_t proc, void *arg)
 {
@@ -661,6 +663,7 @@ sd_close(struct sd_world *w)
     sd_current = NULL;
     w->final_hash = na_sim_trace_hash();
     w->final_lines = na_sim_trace_count();
+    sd_last_hash = w->final_hash;
     assert_int_equal(na_sim_world_release(), NA_SUCCESS);
     assert_false(na_sim_world_exists());
 }

@@ -121,6 +121,9 @@ void sd_open(struct sd_world *w, const struct sd_opts *opts);
  * world must be gone. */
 void sd_close(struct sd_world *w);
 
+/* The trace hash of the world the last sd_close() tore down. */
+extern uint64_t sd_last_hash;
+
 /* Start operations. Each returns the op (its calls stay 0 if the start
  * itself failed; then ret holds the synchronous error and calls is set to
  * 1 with no callback expected). timeout_ms 0 means none. */

@@ -36,6 +36,32 @@ sd_seed(uint64_t seed)
         assert_int_equal(na_sim_set_seed(seed), NA_SUCCESS);
 }
 
+/*
+ * Scenarios whose faults draw nothing from the PRNG (a crash, a partition,
+ * a full backlog) would run the same for every seed, so sweeping their
+ * seeds would test nothing new. A small jitter on every trip (uniform in
+ * [0, 2 us], far below every deadline and latency the scenarios assert
+ * on) makes the interleaving, and the moment each fault meets the
+ * traffic, a function of the seed. sd_faults() replaces the profile, so
+ * these scenarios set theirs through sc_faults().
+ */
+static void
+sc_vary(void)
+{
+    char err[128];
+
+    if (na_sim_fault_add("world:jitter=uniform:2us", err, sizeof(err)) !=
+        NA_SUCCESS)
+        fail_msg("seeded jitter refused: %s", err);
+}
+
+static void
+sc_faults(const char *spec)
+{
+    sd_faults(spec);
+    sc_vary();
+}
+
 static int
 is_clean_error(hg_return_t ret)
 {
@@ -162,6 +188,7 @@ test_profile_from_env(void **state)
     setenv(NA_SIM_FAULTS_ENV, "link:n0>n1:latency=3ms", 1);
     sd_seed(101);
     sd_open(w, &sd_default);
+    sc_vary();
     unsetenv(NA_SIM_FAULTS_ENV);
     op = sd_forward(w, SD_ECHO, 0, 1, 64, 0);
     sd_wait(w, op, 1000);
@@ -230,6 +257,7 @@ test_crash_restart(void **state)
     (void) state;
     sd_seed(3);
     sd_open(w, &sd_default);
+    sc_vary();
     /* Crash while the target runs the handler: only the timeout helps. */
     held = sd_forward(w, SD_HOLD, 0, 1, 32, 20);
     sd_run_until(w, &w->handled, 1, 1000);
@@ -272,6 +300,7 @@ test_crash_during_bulk(void **state)
     (void) state;
     sd_seed(4);
     sd_open(w, &sd_default);
+    sc_vary();
     assert_int_equal(na_sim_set_link("n1", "n0", &slow), NA_SUCCESS);
     op = sd_forward(w, SD_BULK_PULL, 0, 1, 1 << 20, 50);
     sd_run_until(w, &w->bulk_live, 1, 1000);
@@ -299,6 +328,7 @@ test_restart_fencing(void **state)
     (void) state;
     sd_seed(5);
     sd_open(w, &sd_default);
+    sc_vary();
     assert_hg_ok_sd(HG_Addr_dup(w->node[0].cls, w->node[0].addr[1], &old));
     assert_int_equal(na_sim_node_restart("n1"), NA_SUCCESS);
     op = sd_forward(w, SD_ECHO, 0, 1, 16, 0); /* the stale address */
@@ -319,7 +349,7 @@ test_restart_fencing(void **state)
         snprintf(spec, sizeof(spec), "node:n2:crash@%lluns,restart@%lluns",
                  (unsigned long long) (t + 1000000),
                  (unsigned long long) (t + 3000000));
-        sd_faults(spec);
+        sc_faults(spec);
         sd_run_for(w, 2);
         op = sd_forward(w, SD_ECHO, 0, 2, 16, 0);
         sd_wait(w, op, 1000);
@@ -346,9 +376,10 @@ test_partition_oneway(void **state)
     (void) state;
     sd_seed(6);
     sd_open(w, &sd_default);
+    sc_vary();
     /* Responses from n1 cannot reach n0: requests get through, the
      * target's respond fails, the origin times out. */
-    sd_faults("partition:n1>n0");
+    sc_faults("partition:n1>n0");
     op = sd_forward(w, SD_ECHO, 0, 1, 64, 10);
     sd_wait(w, op, 1000);
     assert_ret(op, HG_TIMEOUT);
@@ -382,10 +413,11 @@ test_partition_window(void **state)
     (void) state;
     sd_seed(7);
     sd_open(w, &sd_default);
+    sc_vary();
     snprintf(spec, sizeof(spec), "partition:n0<>n1@%lluns-%lluns",
              (unsigned long long) sd_now(),
              (unsigned long long) sd_now() + 5000000);
-    sd_faults(spec);
+    sc_faults(spec);
     op = sd_forward(w, SD_BULK_PUSH, 0, 1, 8192, 0);
     sd_wait(w, op, 1000);
     assert_ret(op, HG_HOSTUNREACH);
@@ -410,7 +442,8 @@ backlog_case(uint64_t seed, const char *spec, int expect_again)
     sd_seed(seed);
     o.post_init = 1;
     sd_open(w, &o);
-    sd_faults(spec);
+    sc_vary();
+    sc_faults(spec);
     for (int i = 0; i < 24; i++)
         ops[i] = sd_forward(w, SD_ECHO, i % 2 ? 0 : 2, 1, 40, 0);
     for (int i = 0; i < 24; i++) {
@@ -529,6 +562,7 @@ test_deregister_during_transfer(void **state)
     (void) state;
     sd_seed(14);
     sd_open(w, &sd_default);
+    sc_vary();
     assert_int_equal(na_sim_set_link("n0", "n1", &slow), NA_SUCCESS);
     op = sd_transfer(w, 0, 1, 1 << 20, 0, 0);
     sd_run_for(w, 0);
@@ -610,6 +644,7 @@ test_cancel_stages(void **state)
     (void) state;
     sd_seed(17);
     sd_open(w, &sd_default);
+    sc_vary();
     assert_int_equal(na_sim_set_link("n0", "n1", &slow), NA_SUCCESS);
     assert_int_equal(na_sim_set_link("n1", "n0", &slow), NA_SUCCESS);
 
@@ -686,6 +721,7 @@ test_timeouts(void **state)
     (void) state;
     sd_seed(18);
     sd_open(w, &sd_default);
+    sc_vary();
     assert_int_equal(na_sim_set_link("n1", "n0", &slow), NA_SUCCESS);
     start = sd_now();
     op = sd_forward(w, SD_ECHO, 0, 1, 64, 10);
@@ -707,6 +743,70 @@ test_timeouts(void **state)
     sd_run_for(w, 100);
     sd_close(w);
     free(w);
+}
+
+/* ---- every scenario uses its seed ------------------------------------ */
+
+/*
+ * Each scenario that builds a world runs under two seeds: the traces must
+ * differ, or sweeping that scenario's seeds tests one run many times.
+ * QS_SIM_SEED overrides a scenario's own seed (sd_seed()), which is how
+ * the two runs get theirs.
+ */
+static void
+test_seeds_vary(void **state)
+{
+    static const struct {
+        const char *name;
+        void (*run)(void **);
+    } scenarios[] = {
+        {"profile_from_env", test_profile_from_env},
+        {"latency_jitter", test_latency_jitter},
+        {"reorder", test_reorder},
+        {"crash_restart", test_crash_restart},
+        {"crash_during_bulk", test_crash_during_bulk},
+        {"restart_fencing", test_restart_fencing},
+        {"partition_oneway", test_partition_oneway},
+        {"partition_window", test_partition_window},
+        {"backlog_block", test_backlog_block},
+        {"backlog_fail", test_backlog_fail},
+        {"rnr_retry", test_rnr_retry},
+        {"rnr_fail", test_rnr_fail},
+        {"send_errors", test_send_errors},
+        {"rma_errors", test_rma_errors},
+        {"deregister_during_transfer", test_deregister_during_transfer},
+        {"again_at_post", test_again_at_post},
+        {"adversarial_checksum", test_adversarial_checksum},
+        {"cancel_stages", test_cancel_stages},
+        {"timeouts", test_timeouts},
+    };
+    const char *old = getenv(NA_SIM_SEED_ENV);
+    char *saved = old != NULL ? strdup(old) : NULL;
+    int same = 0;
+
+    for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+        uint64_t hash[2];
+
+        for (int k = 0; k < 2; k++) {
+            setenv(NA_SIM_SEED_ENV, k == 0 ? "1001" : "1002", 1);
+            sd_last_hash = 0;
+            scenarios[i].run(state);
+            hash[k] = sd_last_hash;
+        }
+        if (hash[0] == hash[1]) {
+            fprintf(stderr,
+                    "scenario %s: seeds 1001 and 1002 give the same "
+                    "trace (hash 0x%016llx)\n",
+                    scenarios[i].name, (unsigned long long) hash[0]);
+            same++;
+        }
+    }
+    if (saved != NULL) {
+        setenv(NA_SIM_SEED_ENV, saved, 1);
+        free(saved);
+    } else
+        unsetenv(NA_SIM_SEED_ENV);
+    assert_int_equal(same, 0);
 }
 
 /* ---- main: run all, or the one named on the command line ------------- */
@@ -735,6 +835,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_adversarial_checksum),
         cmocka_unit_test(test_cancel_stages),
         cmocka_unit_test(test_timeouts),
+        cmocka_unit_test(test_seeds_vary),
     };
     struct CMUnitTest pick[sizeof(all) / sizeof(all[0])];
     size_t n = 0;

@@ -1,0 +1,163 @@
+/*
+ * The kill scenarios with a Margo client: a plain margo_forward (no
+ * deadline, as Margo services call) to a server process that is
+ * SIGKILLed while its handler holds the request, or while it pulls the
+ * client's 64 MiB. The forward runs in its own thread, so the test thread
+ * is free to watch the server's pipe and kill it; margo_forward must then
+ * return HG_HOSTUNREACH within the liveness bound, once.
+ *
+ * The server is the same `--server` role as the HG scenarios: Margo
+ * registers the RPCs by the same names, hence the same ids.
+ */
+#include "ofi_faults/ofmargo.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <margo.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "ofi_faults/ofproc.h"
+#include "ofi_faults/ofrpc.h"
+
+/* Waits for the server's events are bounded by this many 100 ms polls of
+ * its pipe (an event ends a poll at once). */
+#define OM_POLLS 200
+
+struct om_call {
+    hg_handle_t h;
+    void *in;
+    hg_return_t ret;
+    uint64_t at_ns;
+};
+
+static uint64_t
+om_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+static void *
+om_forward(void *arg)
+{
+    struct om_call *c = arg;
+
+    c->ret = margo_forward(c->h, c->in);
+    c->at_ns = om_now();
+    return NULL;
+}
+
+/* Wait until *counter (a field the child's pipe fills) reaches 1. */
+static void
+om_wait_event(struct of_child *c, const int *counter, const char *what)
+{
+    for (int i = 0; i < OM_POLLS; i++) {
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+
+        of_child_poll(c);
+        if (*counter > 0)
+            return;
+        if (c->eof)
+            fail_msg("%s: the server exited first", what);
+        (void) poll(&p, 1, 100);
+    }
+    fail_msg("%s: no event from the server in %d s", what, OM_POLLS / 10);
+}
+
+static void
+om_run(const char *info, int bulk, unsigned bound_ms)
+{
+    const char *args[] = {"--info", info, NULL};
+    struct of_child srv;
+    margo_instance_id mid;
+    hg_addr_t addr = HG_ADDR_NULL;
+    hg_id_t id;
+    struct om_call call = {0};
+    of_val_t val = {.value = 7};
+    of_pull_in_t pull = {.size = OF_BIG_PULL, .cancel = 0};
+    uint8_t *buf = NULL;
+    pthread_t thread;
+    uint64_t killed, ms;
+    int status;
+
+    if (of_spawn(&srv, "--server", args) != 0)
+        fail_msg("cannot start a server process");
+    om_wait_event(&srv, &srv.listening, "server address");
+    mid = margo_init(info, MARGO_CLIENT_MODE, 1, 0);
+    assert_non_null(mid);
+    if (bulk) {
+        void *ptr;
+        hg_size_t len = OF_BIG_PULL;
+
+        id = MARGO_REGISTER(mid, "of_pull", of_pull_in_t, of_pull_out_t, NULL);
+        buf = malloc(OF_BIG_PULL);
+        assert_non_null(buf);
+        for (uint64_t i = 0; i < OF_BIG_PULL; i++)
+            buf[i] = of_pattern(i);
+        ptr = buf;
+        assert_int_equal(margo_bulk_create(mid, 1, &ptr, &len,
+                                           HG_BULK_READ_ONLY, &pull.bulk),
+                         HG_SUCCESS);
+        call.in = &pull;
+    } else {
+        id = MARGO_REGISTER(mid, "of_hold", of_val_t, of_val_t, NULL);
+        call.in = &val;
+    }
+    assert_int_equal(margo_addr_lookup(mid, srv.addr, &addr), HG_SUCCESS);
+    assert_int_equal(margo_create(mid, addr, id, &call.h), HG_SUCCESS);
+    assert_int_equal(pthread_create(&thread, NULL, om_forward, &call), 0);
+    om_wait_event(&srv, bulk ? &srv.pulls : &srv.held,
+                  bulk ? "pull started" : "handler entered");
+    killed = om_now();
+    status = of_child_kill(&srv);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+        fail_msg("server was not killed by SIGKILL (status %#x)", status);
+    if (bulk && srv.bulk_done != 0)
+        fail_msg("the server's pull completed before the kill: the scenario "
+                 "did not test a kill mid-transfer");
+    /* No deadline anywhere: a hang here is the bug (ctest's limit). */
+    pthread_join(thread, NULL);
+    ms = (call.at_ns - killed) / 1000000;
+    print_message("  %s: %s %llu ms after the kill\n",
+                  bulk ? "forward whose pull was killed"
+                       : "forward held by the killed server",
+                  HG_Error_to_string(call.ret), (unsigned long long) ms);
+    if (call.ret != HG_HOSTUNREACH)
+        fail_msg("margo_forward returned %s, want HG_HOSTUNREACH",
+                 HG_Error_to_string(call.ret));
+    if (ms > bound_ms)
+        fail_msg("margo_forward returned %llu ms after the kill, bound %u ms",
+                 (unsigned long long) ms, bound_ms);
+    assert_int_equal(margo_destroy(call.h), HG_SUCCESS);
+    if (bulk) {
+        assert_int_equal(margo_bulk_free(pull.bulk), HG_SUCCESS);
+        free(buf);
+    }
+    assert_int_equal(margo_addr_free(mid, addr), HG_SUCCESS);
+    margo_finalize(mid);
+}
+
+void
+om_kill_in_handler(const char *info, unsigned bound_ms)
+{
+    om_run(info, 0, bound_ms);
+}
+
+void
+om_kill_in_bulk(const char *info, unsigned bound_ms)
+{
+    om_run(info, 1, bound_ms);
+}

@@ -1,0 +1,14 @@
+/*
+ * The kill scenarios with a Margo client (ofmargo.c): a plain
+ * margo_forward to a server SIGKILLed while its handler holds the request
+ * (om_kill_in_handler) or while it pulls the client's memory
+ * (om_kill_in_bulk) returns HG_HOSTUNREACH within bound_ms of the kill.
+ * Each fails the current cmocka test otherwise.
+ */
+#ifndef OF_MARGO_H
+#define OF_MARGO_H
+
+void om_kill_in_handler(const char *info, unsigned bound_ms);
+void om_kill_in_bulk(const char *info, unsigned bound_ms);
+
+#endif /* OF_MARGO_H */
