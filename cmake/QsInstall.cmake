@@ -5,7 +5,8 @@
 #
 # With QS_INSTALL_MERCURY_NAMES (default ON): the names of the libraries
 # Quicksilver stands in for, all resolving to libquicksilver:
-#   pkg-config: mercury.pc, na.pc, mercury_util.pc, margo.pc
+#   pkg-config: mercury.pc, na.pc, mercury_util.pc, margo.pc,
+#               margo-hg-shim.pc
 #   CMake:      find_package(mercury) -> targets mercury, na, mercury_util
 #               find_package(margo)   -> target margo
 # Turn it OFF on systems that also have the real Mercury or Margo installed
@@ -49,7 +50,8 @@ if(QS_INSTALL_MERCURY_NAMES)
   set(qs_alias_na ${QS_NA_VERSION} "Mercury network abstraction (NA) API")
   set(qs_alias_mercury_util ${QS_MERCURY_UTIL_VERSION} "Mercury utilities (request helper)")
   set(qs_alias_margo ${QS_MARGO_VERSION} "Margo API over Mercury")
-  foreach(name mercury na mercury_util margo)
+  set(qs_alias_margo-hg-shim ${QS_MARGO_VERSION} "Margo's HG shim (margo-hg-shim.h)")
+  foreach(name mercury na mercury_util margo margo-hg-shim)
     list(GET qs_alias_${name} 0 QS_ALIAS_VERSION)
     list(GET qs_alias_${name} 1 QS_ALIAS_DESCRIPTION)
     set(QS_ALIAS_NAME ${name})

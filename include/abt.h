@@ -346,6 +346,14 @@ QS_EXPORT int ABT_error_get_str(int err, char *str, size_t *len);
  * size_t for the stack sizes, unsigned int for MAX_NUM_XSTREAMS, uint64_t
  * for the scheduler frequency and sleep time. */
 QS_EXPORT int ABT_info_query_config(ABT_info_query_kind query_kind, void *val);
+/* Human-readable descriptions (a format of this layer's own): the
+ * configuration; every execution stream with its workers and pools
+ * (ABT_ERR_UNINITIALIZED before ABT_init); one stream; one pool.
+ * ABT_ERR_INV_ARG for a NULL fp. */
+QS_EXPORT int ABT_info_print_config(FILE *fp);
+QS_EXPORT int ABT_info_print_all_xstreams(FILE *fp);
+QS_EXPORT int ABT_info_print_xstream(FILE *fp, ABT_xstream xstream);
+QS_EXPORT int ABT_info_print_pool(FILE *fp, ABT_pool pool);
 
 /* ---- Pools ------------------------------------------------------------- */
 

@@ -28,6 +28,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/* As in Mercury, whose proc header brings <string.h>: programs rely on
+ * it for strdup(), strcmp(), memset(). */
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -7,6 +7,7 @@
 #ifndef NA_TYPES_H
 #define NA_TYPES_H
 
+#include <limits.h> /* as in Mercury's na_types.h */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

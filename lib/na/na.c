@@ -1,7 +1,9 @@
 /*
- * NA core: classes, contexts and their completion queues, and the argument
- * checks in front of every plugin op. Plugins never see a NULL class,
- * context or op id; everything else about an operation is theirs.
+ * NA core: classes, contexts and their completion queues, the argument
+ * checks in front of every plugin op, and the life of every operation id
+ * (struct na_op_base: posted, completed, triggered). Plugins never see a
+ * NULL class, context or op id, nor an op id of another class or one
+ * still in use; what an operation does on the wire is theirs.
  */
 #include "na/na_internal.h"
 
@@ -295,9 +297,18 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
 na_op_id_t *
 NA_Op_create(na_class_t *na_class, unsigned long flags)
 {
+    na_op_id_t *op_id;
+    struct na_op_base *base;
+
     if (na_class == NULL)
         return NULL;
-    return na_class->ops->op_create(na_class, flags);
+    op_id = na_class->ops->op_create(na_class, flags);
+    if (op_id == NULL)
+        return NULL;
+    base = na_op_base(op_id);
+    base->na_class = na_class;
+    atomic_init(&base->state, NA_OP_IDLE);
+    return op_id;
 }
 
 na_return_t
@@ -307,6 +318,12 @@ NA_Op_destroy(na_class_t *na_class, na_op_id_t *op_id)
         return NA_INVALID_ARG;
     if (op_id == NULL)
         return NA_SUCCESS;
+    if (na_op_base(op_id)->na_class != na_class)
+        return NA_INVALID_ARG;
+    if (na_op_state(na_op_base(op_id)) != NA_OP_IDLE) {
+        qs_log("na", QS_LOG_ERROR, "NA_Op_destroy: operation still pending");
+        return NA_BUSY;
+    }
     return na_class->ops->op_destroy(na_class, op_id);
 }
 
@@ -447,13 +464,45 @@ NA_Msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
     return NA_SUCCESS;
 }
 
-/* Checks shared by every post: a usable class, context and op id. */
+/* Checks shared by every post and cancel: a class, a context and an op id
+ * that belong together. */
 static inline bool
 na_post_args_ok(const na_class_t *na_class, const na_context_t *context,
-                const na_op_id_t *op_id)
+                na_op_id_t *op_id)
 {
     return na_class != NULL && context != NULL &&
-           context->na_class == na_class && op_id != NULL;
+           context->na_class == na_class && op_id != NULL &&
+           na_op_base(op_id)->na_class == na_class;
+}
+
+/*
+ * Every post ends here: move the op from idle to posted, hand the
+ * descriptor to the plugin, and take the op back if the plugin refused it.
+ * After a successful post the op is not touched: it may already have
+ * completed and been reposted by another thread.
+ */
+static na_return_t
+na_post(na_plugin_post_t op, na_class_t *na_class,
+        const struct na_op_desc *desc, na_cb_t callback, void *arg,
+        na_op_id_t *op_id)
+{
+    struct na_op_base *base = na_op_base(op_id);
+    int idle = NA_OP_IDLE;
+    na_return_t ret;
+
+    if (!atomic_compare_exchange_strong_explicit(
+            &base->state, &idle, NA_OP_POSTED, memory_order_acquire,
+            memory_order_relaxed))
+        return NA_BUSY;
+    base->context = desc->context;
+    base->callback = callback;
+    memset(&base->info, 0, sizeof(base->info));
+    base->info.arg = arg;
+    base->info.type = desc->type;
+    ret = op(na_class, desc, op_id);
+    if (ret != NA_SUCCESS)
+        atomic_store_explicit(&base->state, NA_OP_IDLE, memory_order_release);
+    return ret;
 }
 
 /* Both sends make the same checks; only the size limit and the plugin op
@@ -477,9 +526,19 @@ na_msg_send(bool expected, na_class_t *na_class, na_context_t *context,
         return NA_MSGSIZE;
     if (tag > ops->msg_get_max_tag(na_class))
         return NA_INVALID_ARG;
-    return (expected ? ops->msg_send_expected : ops->msg_send_unexpected)(
-        na_class, context, callback, arg, buf, buf_size, plugin_data, dest_addr,
-        dest_id, tag, op_id);
+    return na_post(
+        expected ? ops->msg_send_expected : ops->msg_send_unexpected, na_class,
+        &(struct na_op_desc){
+            .type = expected ? NA_CB_SEND_EXPECTED : NA_CB_SEND_UNEXPECTED,
+            .context = context,
+            .buf = (void *) (uintptr_t) buf,
+            .buf_size = buf_size,
+            .plugin_data = plugin_data,
+            .tag = tag,
+            .addr = dest_addr,
+            .addr_id = dest_id,
+        },
+        callback, arg, op_id);
 }
 
 na_return_t
@@ -500,8 +559,15 @@ NA_Msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
     if (!na_post_args_ok(na_class, context, op_id) || buf == NULL ||
         buf_size == 0)
         return NA_INVALID_ARG;
-    return na_class->ops->msg_recv_unexpected(
-        na_class, context, callback, arg, buf, buf_size, plugin_data, op_id);
+    return na_post(na_class->ops->msg_recv_unexpected, na_class,
+                   &(struct na_op_desc){
+                       .type = NA_CB_RECV_UNEXPECTED,
+                       .context = context,
+                       .buf = buf,
+                       .buf_size = buf_size,
+                       .plugin_data = plugin_data,
+                   },
+                   callback, arg, op_id);
 }
 
 na_return_t
@@ -525,9 +591,18 @@ NA_Msg_recv_expected(na_class_t *na_class, na_context_t *context,
         return NA_INVALID_ARG;
     if (tag > na_class->ops->msg_get_max_tag(na_class))
         return NA_INVALID_ARG;
-    return na_class->ops->msg_recv_expected(na_class, context, callback, arg,
-                                            buf, buf_size, plugin_data,
-                                            source_addr, source_id, tag, op_id);
+    return na_post(na_class->ops->msg_recv_expected, na_class,
+                   &(struct na_op_desc){
+                       .type = NA_CB_RECV_EXPECTED,
+                       .context = context,
+                       .buf = buf,
+                       .buf_size = buf_size,
+                       .plugin_data = plugin_data,
+                       .tag = tag,
+                       .addr = source_addr,
+                       .addr_id = source_id,
+                   },
+                   callback, arg, op_id);
 }
 
 /* Memory. */
@@ -619,25 +694,30 @@ NA_Mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
 
 /* RMA. Put and get share their checks; only the plugin op differs. */
 
-typedef na_return_t (*na_rma_op_t)(na_class_t *, na_context_t *, na_cb_t,
-                                   void *, na_mem_handle_t, na_offset_t,
-                                   na_mem_handle_t, na_offset_t, size_t,
-                                   na_addr_t, uint8_t, na_op_id_t *);
-
 static na_return_t
-na_rma(na_rma_op_t op, na_class_t *na_class, na_context_t *context,
-       na_cb_t callback, void *arg, na_mem_handle_t local_mem_handle,
-       na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-       na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-       uint8_t remote_id, na_op_id_t *op_id)
+na_rma(bool put, na_class_t *na_class, na_context_t *context, na_cb_t callback,
+       void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
+       na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
+       size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
+       na_op_id_t *op_id)
 {
     if (!na_post_args_ok(na_class, context, op_id) ||
         local_mem_handle == NA_MEM_HANDLE_NULL ||
         remote_mem_handle == NA_MEM_HANDLE_NULL || remote_addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
-    return op(na_class, context, callback, arg, local_mem_handle, local_offset,
-              remote_mem_handle, remote_offset, data_size, remote_addr,
-              remote_id, op_id);
+    return na_post(put ? na_class->ops->put : na_class->ops->get, na_class,
+                   &(struct na_op_desc){
+                       .type = put ? NA_CB_PUT : NA_CB_GET,
+                       .context = context,
+                       .addr = remote_addr,
+                       .addr_id = remote_id,
+                       .local_mem_handle = local_mem_handle,
+                       .local_offset = local_offset,
+                       .remote_mem_handle = remote_mem_handle,
+                       .remote_offset = remote_offset,
+                       .data_size = data_size,
+                   },
+                   callback, arg, op_id);
 }
 
 na_return_t
@@ -647,10 +727,9 @@ NA_Put(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
 {
-    return na_rma(na_class ? na_class->ops->put : NULL, na_class, context,
-                  callback, arg, local_mem_handle, local_offset,
-                  remote_mem_handle, remote_offset, data_size, remote_addr,
-                  remote_id, op_id);
+    return na_rma(true, na_class, context, callback, arg, local_mem_handle,
+                  local_offset, remote_mem_handle, remote_offset, data_size,
+                  remote_addr, remote_id, op_id);
 }
 
 na_return_t
@@ -660,10 +739,9 @@ NA_Get(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
 {
-    return na_rma(na_class ? na_class->ops->get : NULL, na_class, context,
-                  callback, arg, local_mem_handle, local_offset,
-                  remote_mem_handle, remote_offset, data_size, remote_addr,
-                  remote_id, op_id);
+    return na_rma(false, na_class, context, callback, arg, local_mem_handle,
+                  local_offset, remote_mem_handle, remote_offset, data_size,
+                  remote_addr, remote_id, op_id);
 }
 
 /* Progress and completion. */
@@ -726,10 +804,15 @@ NA_Poll_get_fd(na_class_t *na_class, na_context_t *context)
 }
 
 void
-na_cb_completion_add(na_context_t *context, struct na_cb_completion_data *data)
+na_op_complete(na_op_id_t *op_id, na_return_t ret)
 {
+    struct na_op_base *base = na_op_base(op_id);
+    na_context_t *context = base->context;
+
+    base->info.ret = ret;
     pthread_mutex_lock(&context->lock);
-    STAILQ_INSERT_TAIL(&context->queue, data, entry);
+    atomic_store_explicit(&base->state, NA_OP_COMPLETED, memory_order_release);
+    STAILQ_INSERT_TAIL(&context->queue, base, entry);
     context->count++;
     pthread_mutex_unlock(&context->lock);
 }
@@ -743,27 +826,23 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
     if (context == NULL)
         return NA_INVALID_ARG;
     while (done < max_count) {
-        struct na_cb_completion_data *data;
+        struct na_op_base *base;
 
         pthread_mutex_lock(&context->lock);
-        data = STAILQ_FIRST(&context->queue);
-        if (data != NULL) {
+        base = STAILQ_FIRST(&context->queue);
+        if (base != NULL) {
             STAILQ_REMOVE_HEAD(&context->queue, entry);
             context->count--;
         }
         pthread_mutex_unlock(&context->lock);
-        if (data == NULL)
+        if (base == NULL)
             break;
-        /* Copy the info first: the plugin may reuse the entry as soon as
-         * its plugin_callback has run, and the user callback may repost
-         * the same op id. */
-        struct na_cb_info info = data->callback_info;
-        na_cb_t callback = data->callback;
-        void (*plugin_callback)(void *) = data->plugin_callback;
-        void *plugin_args = data->plugin_callback_args;
+        /* Copy what the callback needs, then make the op id reusable: the
+         * callback may repost it. */
+        struct na_cb_info info = base->info;
+        na_cb_t callback = base->callback;
 
-        if (plugin_callback != NULL)
-            plugin_callback(plugin_args);
+        atomic_store_explicit(&base->state, NA_OP_IDLE, memory_order_release);
         if (callback != NULL)
             callback(&info);
         done++;
@@ -778,6 +857,9 @@ NA_Cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op_id)
 {
     if (!na_post_args_ok(na_class, context, op_id))
         return NA_INVALID_ARG;
+    /* Idle or completed: nothing to cancel. */
+    if (na_op_state(na_op_base(op_id)) != NA_OP_POSTED)
+        return NA_SUCCESS;
     return na_class->ops->cancel(na_class, context, op_id);
 }
 

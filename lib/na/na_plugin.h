@@ -4,8 +4,9 @@
  * A plugin is one folder under plugins/ that exports exactly one symbol: a
  * `const struct na_class_ops`. The core (lib/na) owns classes, contexts and
  * their completion queues; a plugin owns its addresses, memory handles and
- * operation ids, and completes every operation it accepted exactly once by
- * calling na_cb_completion_add().
+ * the rest of its operation ids (the core owns each op's state and
+ * completion entry, struct na_op_base), and completes every operation it
+ * accepted exactly once by calling na_op_complete().
  *
  * Rules every op follows unless its comment says otherwise:
  *  - Ops never block, except poll_wait, which may sleep up to its timeout.
@@ -25,6 +26,7 @@
 #include "util/qs_log.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/queue.h>
 
 #ifdef __cplusplus
@@ -40,22 +42,77 @@ struct na_info {
 };
 
 /*
- * A completion entry. Plugins embed one in each of their op ids and fill
- * `callback_info`, then hand it to na_cb_completion_add(). NA_Trigger()
- * dequeues it, copies callback_info and callback, then calls
- * plugin_callback(plugin_callback_args) so the plugin can mark the op id
- * reusable, and only then runs the user callback: a callback may repost
- * the same op id. Anything callback_info points to (a recv_unexpected
- * source address) must outlive plugin_callback; the source address belongs
- * to the user.
+ * What one message or RMA post asks for, filled by the core from the
+ * NA_Msg_*, NA_Put and NA_Get arguments after checking them. Only the
+ * fields of the op's kind are meaningful; the rest are zero. The plugin
+ * copies what it needs: the descriptor lives only during the call.
  */
-struct na_cb_completion_data {
-    struct na_cb_info callback_info;
-    na_cb_t callback;
-    void (*plugin_callback)(void *arg);
-    void *plugin_callback_args;
-    STAILQ_ENTRY(na_cb_completion_data) entry;
+struct na_op_desc {
+    na_cb_type_t type;     /* which op: NA_CB_SEND_UNEXPECTED ... NA_CB_GET  */
+    na_context_t *context; /* where the completion is queued                 */
+    /* Messages. Sends never write through buf. */
+    void *buf;
+    size_t buf_size;
+    void *plugin_data; /* from msg_buf_alloc, or NULL                     */
+    na_tag_t tag;      /* unused by recv_unexpected                       */
+    /* The peer (send: destination; recv_expected: source; RMA: remote),
+     * NA_ADDR_NULL for recv_unexpected, and its context id. */
+    na_addr_t addr;
+    uint8_t addr_id;
+    /* RMA. */
+    na_mem_handle_t local_mem_handle;
+    na_offset_t local_offset;
+    na_mem_handle_t remote_mem_handle;
+    na_offset_t remote_offset;
+    size_t data_size;
 };
+
+/* The life of an operation id, owned by the core. */
+enum na_op_state {
+    NA_OP_IDLE,      /* free for a new post                                */
+    NA_OP_POSTED,    /* accepted by the plugin, not yet completed          */
+    NA_OP_COMPLETED, /* on its context's completion queue, not triggered   */
+};
+
+/*
+ * The core's part of every operation id. A plugin's `struct na_op_id`
+ * starts with one (`struct na_op_base base;` as its first member, so the
+ * core finds it from the na_op_id_t pointer) and never writes its fields
+ * except `info.info`, the kind-specific results (actual sizes, source
+ * address and tag of a received message), which it fills before
+ * na_op_complete().
+ *
+ * The core moves the state: IDLE -> POSTED before the plugin's post op
+ * runs (NA_BUSY if the op is not idle), back to IDLE if that op fails,
+ * POSTED -> COMPLETED in na_op_complete(), and COMPLETED -> IDLE in
+ * NA_Trigger() just before the user callback, which may therefore repost
+ * the same op id. NA_Op_destroy() refuses (NA_BUSY) an op that is not
+ * idle, and NA_Cancel() calls the plugin only for a posted op.
+ */
+struct na_op_base {
+    struct na_cb_info info; /* what the user callback receives           */
+    na_cb_t callback;
+    na_class_t *na_class;           /* the class that created the op id   */
+    na_context_t *context;          /* the context of the current post    */
+    atomic_int state;               /* enum na_op_state                   */
+    STAILQ_ENTRY(na_op_base) entry; /* in context->queue while completed */
+};
+
+/* The op's base, from the op id a plugin defines (base first). */
+static inline struct na_op_base *
+na_op_base(na_op_id_t *op_id)
+{
+    return (struct na_op_base *) (void *) op_id;
+}
+
+/* Current state; acquire ordering, so a plugin that reads NA_OP_IDLE or
+ * NA_OP_COMPLETED also sees what the completing thread wrote. */
+static inline enum na_op_state
+na_op_state(const struct na_op_base *base)
+{
+    return (enum na_op_state) atomic_load_explicit((atomic_int *) &base->state,
+                                                   memory_order_acquire);
+}
 
 /* The core's class: the plugin keeps its private state in plugin_class. */
 struct na_class {
@@ -69,24 +126,46 @@ struct na_class {
 
 /*
  * The core's context: the completion queue lives here; the plugin keeps its
- * per-context state in plugin_context.
+ * per-context state in plugin_context and reads nothing else of it.
  */
 struct na_context {
     na_class_t *na_class;
     void *plugin_context; /* owned by the plugin */
     uint8_t id;
     pthread_mutex_t lock; /* guards queue and count */
-    STAILQ_HEAD(, na_cb_completion_data) queue;
+    STAILQ_HEAD(, na_op_base) queue;
     unsigned int count;
 };
 
 /*
- * Queue a completion on a context. Thread-safe; never runs the callback.
+ * Complete a posted operation with `ret`: the op moves to NA_OP_COMPLETED
+ * and is queued on the context of its post. Call it exactly once per
+ * accepted post, after the last access to the op: another thread may
+ * trigger and repost it as soon as this returns. Never runs the callback.
  * It does not wake a thread blocked in the plugin's poll_wait: a plugin that
- * queues completions outside its own progress loop wakes its waiters itself.
+ * completes operations outside its own progress loop wakes its waiters.
+ *
+ * Lock order. The core never holds a context's lock (or any core lock)
+ * while it calls a plugin op or a user callback, so a plugin may call
+ * na_op_complete() and NA_Context_get_completion_count() while holding its
+ * own locks: plugin locks always come before the core's context lock, never
+ * after. A plugin never takes core locks itself.
  */
-void na_cb_completion_add(na_context_t *context,
-                          struct na_cb_completion_data *data);
+void na_op_complete(na_op_id_t *op_id, na_return_t ret);
+
+/*
+ * The signature of the six post ops (msg_send_unexpected ... get). The core
+ * has checked the arguments (class, context and op id belong together;
+ * buffers, addresses and handles present where the kind needs them; message
+ * sizes within the plugin's limits; tags at most msg_get_max_tag) and moved
+ * the op to NA_OP_POSTED. On NA_SUCCESS the plugin owns desc->buf (a
+ * message) and the op until the op completes, exactly once, through
+ * na_op_complete(). On error nothing was posted, no completion will come
+ * and the core returns the op to NA_OP_IDLE.
+ */
+typedef na_return_t (*na_plugin_post_t)(na_class_t *na_class,
+                                        const struct na_op_desc *desc,
+                                        na_op_id_t *op_id);
 
 struct na_class_ops {
     /* Plugin name as used before '+' in info strings: "sim", "ofi". */
@@ -110,9 +189,10 @@ struct na_class_ops {
     /* Fails with NA_BUSY while operations posted on it are pending. */
     na_return_t (*context_destroy)(na_class_t *na_class, void *plugin_context);
 
-    /* Operation ids: allocated here, reused for one op at a time. */
+    /* Operation ids: allocated here (zeroed, a `struct na_op_base` first;
+     * the core initializes the base), reused for one op at a time. */
     na_op_id_t *(*op_create)(na_class_t *na_class, unsigned long flags);
-    /* NA_BUSY if its operation has not completed and been triggered. */
+    /* Free the op id. Called only for an idle op (the core checks). */
     na_return_t (*op_destroy)(na_class_t *na_class, na_op_id_t *op_id);
 
     /* Addresses: the plugin allocates; the caller frees with addr_free. */
@@ -153,39 +233,18 @@ struct na_class_ops {
     void (*msg_buf_free)(na_class_t *na_class, void *buf, void *plugin_data);
 
     /*
-     * Messages. On NA_SUCCESS the plugin owns buf and op_id until the
-     * completion's plugin_callback runs, and the op completes exactly once.
-     * On error nothing was posted and no completion will come.
-     * Errors at post time: NA_MSGSIZE (buf_size over the limit), NA_AGAIN
-     * (resources exhausted, retry), NA_BUSY (op_id still in use).
-     * Errors at completion: NA_HOSTUNREACH, NA_CANCELED, NA_IO_ERROR, ...
+     * Messages (na_plugin_post_t). Errors at post time: NA_AGAIN
+     * (resources exhausted, retry), NA_HOSTUNREACH, NA_NOMEM. Errors at
+     * completion: NA_HOSTUNREACH, NA_CANCELED, NA_IO_ERROR, ...
      * recv_unexpected reports source (a new address the callee frees) and
-     * tag; a message longer than buf_size completes with NA_MSGSIZE.
+     * tag in info.info.recv_unexpected; a message longer than buf_size
+     * completes with NA_MSGSIZE. recv_expected matches the first expected
+     * message from (addr, addr_id) with this tag.
      */
-    na_return_t (*msg_send_unexpected)(na_class_t *na_class,
-                                       na_context_t *context, na_cb_t callback,
-                                       void *arg, const void *buf,
-                                       size_t buf_size, void *plugin_data,
-                                       na_addr_t dest_addr, uint8_t dest_id,
-                                       na_tag_t tag, na_op_id_t *op_id);
-    na_return_t (*msg_recv_unexpected)(na_class_t *na_class,
-                                       na_context_t *context, na_cb_t callback,
-                                       void *arg, void *buf, size_t buf_size,
-                                       void *plugin_data, na_op_id_t *op_id);
-    na_return_t (*msg_send_expected)(na_class_t *na_class,
-                                     na_context_t *context, na_cb_t callback,
-                                     void *arg, const void *buf,
-                                     size_t buf_size, void *plugin_data,
-                                     na_addr_t dest_addr, uint8_t dest_id,
-                                     na_tag_t tag, na_op_id_t *op_id);
-    /* Matches the first expected message from (source_addr, source_id)
-     * with this tag. */
-    na_return_t (*msg_recv_expected)(na_class_t *na_class,
-                                     na_context_t *context, na_cb_t callback,
-                                     void *arg, void *buf, size_t buf_size,
-                                     void *plugin_data, na_addr_t source_addr,
-                                     uint8_t source_id, na_tag_t tag,
-                                     na_op_id_t *op_id);
+    na_plugin_post_t msg_send_unexpected;
+    na_plugin_post_t msg_recv_unexpected;
+    na_plugin_post_t msg_send_expected;
+    na_plugin_post_t msg_recv_expected;
 
     /* Memory handles: the plugin allocates; mem_handle_free releases. The
      * memory itself stays the caller's. */
@@ -225,22 +284,8 @@ struct na_class_ops {
      * NA_PERMISSION) or completes with NA_ACCESS / NA_PERMISSION / NA_FAULT,
      * and never touches memory outside the regions.
      */
-    na_return_t (*put)(na_class_t *na_class, na_context_t *context,
-                       na_cb_t callback, void *arg,
-                       na_mem_handle_t local_mem_handle,
-                       na_offset_t local_offset,
-                       na_mem_handle_t remote_mem_handle,
-                       na_offset_t remote_offset, size_t data_size,
-                       na_addr_t remote_addr, uint8_t remote_id,
-                       na_op_id_t *op_id);
-    na_return_t (*get)(na_class_t *na_class, na_context_t *context,
-                       na_cb_t callback, void *arg,
-                       na_mem_handle_t local_mem_handle,
-                       na_offset_t local_offset,
-                       na_mem_handle_t remote_mem_handle,
-                       na_offset_t remote_offset, size_t data_size,
-                       na_addr_t remote_addr, uint8_t remote_id,
-                       na_op_id_t *op_id);
+    na_plugin_post_t put; /* local_mem_handle -> remote_mem_handle */
+    na_plugin_post_t get; /* remote_mem_handle -> local_mem_handle */
 
     /* A file descriptor to sleep on, or -1 if the plugin has none. */
     int (*poll_get_fd)(na_class_t *na_class, na_context_t *context);
@@ -255,7 +300,10 @@ struct na_class_ops {
                              unsigned int timeout_ms, unsigned int *count);
 
     /* Asynchronous cancel: the op still completes once (NA_CANCELED or
-     * its real result). Unknown or completed op: NA_SUCCESS, no effect. */
+     * its real result). Called only for an op the core saw NA_OP_POSTED;
+     * it may complete concurrently, so the plugin checks again under its
+     * own lock: a completed op is NA_SUCCESS, no effect. Cancel of an op
+     * whose post has not returned yet is the caller's race, not handled. */
     na_return_t (*cancel)(na_class_t *na_class, na_context_t *context,
                           na_op_id_t *op_id);
 

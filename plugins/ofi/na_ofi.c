@@ -425,15 +425,6 @@ na_ofi_context_destroy(na_class_t *na_class, void *plugin_context)
     return NA_SUCCESS;
 }
 
-/* Runs after the user's callback: the op id may now be posted again. */
-static void
-na_ofi_op_release(void *arg)
-{
-    struct na_op_id *op = arg;
-
-    atomic_store(&op->status, NA_OFI_OP_IDLE);
-}
-
 static na_op_id_t *
 na_ofi_op_create(na_class_t *na_class, unsigned long flags)
 {
@@ -444,19 +435,16 @@ na_ofi_op_create(na_class_t *na_class, unsigned long flags)
         return NULL;
     op->hdr.kind = NA_OFI_CTX_OP;
     op->cls = na_ofi_class(na_class);
-    op->completion.plugin_callback = na_ofi_op_release;
-    op->completion.plugin_callback_args = op;
-    atomic_init(&op->status, NA_OFI_OP_IDLE);
+    atomic_init(&op->status, NA_OFI_OP_DONE);
     atomic_init(&op->cancel_requested, false);
     return op;
 }
 
+/* The core has checked that the op is idle. */
 static na_return_t
 na_ofi_op_destroy(na_class_t *na_class, na_op_id_t *op_id)
 {
     (void) na_class;
-    if (atomic_load(&op_id->status) != NA_OFI_OP_IDLE)
-        return NA_BUSY;
     free(op_id);
     return NA_SUCCESS;
 }
@@ -513,9 +501,9 @@ const struct na_class_ops na_ofi_class_ops = {
     .msg_get_max_tag = na_ofi_msg_get_max_tag,
     .msg_buf_alloc = na_ofi_msg_buf_alloc,
     .msg_buf_free = na_ofi_msg_buf_free,
-    .msg_send_unexpected = na_ofi_msg_send_unexpected,
+    .msg_send_unexpected = na_ofi_msg_send,
     .msg_recv_unexpected = na_ofi_msg_recv_unexpected,
-    .msg_send_expected = na_ofi_msg_send_expected,
+    .msg_send_expected = na_ofi_msg_send,
     .msg_recv_expected = na_ofi_msg_recv_expected,
     .mem_handle_create = na_ofi_mem_handle_create,
     .mem_handle_create_segments =
@@ -526,8 +514,8 @@ const struct na_class_ops na_ofi_class_ops = {
     .mem_handle_get_serialize_size = na_ofi_mem_handle_get_serialize_size,
     .mem_handle_serialize = na_ofi_mem_handle_serialize,
     .mem_handle_deserialize = na_ofi_mem_handle_deserialize,
-    .put = na_ofi_put,
-    .get = na_ofi_get,
+    .put = na_ofi_rma,
+    .get = na_ofi_rma,
     .poll_get_fd = na_ofi_poll_get_fd,
     .poll = na_ofi_poll,
     .poll_wait = na_ofi_poll_wait,

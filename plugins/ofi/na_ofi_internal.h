@@ -11,12 +11,19 @@
  * NA context of the class shares them, and each operation remembers the
  * context its completion belongs to. Nothing here is exported: the only
  * public symbol of the plugin is na_ofi_class_ops.
+ *
+ * Lock order with the core: the plugin's locks (addr_lock, rx_lock,
+ * retry_lock) come before a context's core lock, which na_op_complete()
+ * takes; the core never holds a lock of its own while it calls into the
+ * plugin, so the order cannot invert. The plugin reads a
+ * context's completion count only through NA_Context_get_completion_count().
  */
 #ifndef NA_OFI_INTERNAL_H
 #define NA_OFI_INTERNAL_H
 
 #include "na/na_plugin.h"
 
+#include <stddef.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -127,12 +134,12 @@ struct na_mem_handle {
     struct fid_mr *mr; /* NULL unless registered         */
 };
 
-/* Operation id states; transitions are atomic. */
+/* Where a posted op is; its life (idle, posted, completed) is the core's
+ * (struct na_op_base). Transitions are atomic. */
 enum na_ofi_op_status {
-    NA_OFI_OP_IDLE,     /* free for a new post                   */
-    NA_OFI_OP_POSTED,   /* owned by libfabric                    */
-    NA_OFI_OP_QUEUED,   /* on one of our queues (retry, unexp)   */
-    NA_OFI_OP_COMPLETED /* completion queued, not yet triggered  */
+    NA_OFI_OP_DONE,   /* not posted, or completed                */
+    NA_OFI_OP_POSTED, /* owned by libfabric                      */
+    NA_OFI_OP_QUEUED, /* on one of our queues (retry, unexp)     */
 };
 
 /* Which of our queues holds an op that is not with libfabric. */
@@ -143,8 +150,8 @@ struct na_op_id;
 typedef int (*na_ofi_post_fn)(struct na_op_id *op);
 
 struct na_op_id {
-    struct na_ofi_ctx_hdr hdr; /* must stay first */
-    struct na_cb_completion_data completion;
+    struct na_op_base base;    /* the core's part: must stay first */
+    struct na_ofi_ctx_hdr hdr; /* what libfabric's context points to */
     struct na_ofi_class *cls;
     na_context_t *context;
     atomic_int status; /* enum na_ofi_op_status */
@@ -177,6 +184,17 @@ struct na_op_id {
 };
 
 TAILQ_HEAD(na_ofi_op_queue, na_op_id);
+
+_Static_assert(offsetof(struct na_op_id, base) == 0,
+               "the core finds the op base at the start of the op id");
+
+/* The op whose libfabric context is hdr. */
+static inline struct na_op_id *
+na_ofi_op_of(struct na_ofi_ctx_hdr *hdr)
+{
+    return (struct na_op_id *) (void *) ((char *) hdr -
+                                         offsetof(struct na_op_id, hdr));
+}
 
 /* An unexpected message that arrived before any receive was posted. */
 struct na_ofi_backlog_msg {
@@ -348,27 +366,13 @@ bool na_ofi_unexp_cancel(struct na_ofi_class *cls, struct na_op_id *op);
 void *na_ofi_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                            unsigned long flags, void **plugin_data);
 void na_ofi_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
-na_return_t na_ofi_msg_send_unexpected(na_class_t *na_class,
-                                       na_context_t *context, na_cb_t callback,
-                                       void *arg, const void *buf,
-                                       size_t buf_size, void *plugin_data,
-                                       na_addr_t dest_addr, uint8_t dest_id,
-                                       na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_ofi_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+                            na_op_id_t *op_id);
 na_return_t na_ofi_msg_recv_unexpected(na_class_t *na_class,
-                                       na_context_t *context, na_cb_t callback,
-                                       void *arg, void *buf, size_t buf_size,
-                                       void *plugin_data, na_op_id_t *op_id);
-na_return_t na_ofi_msg_send_expected(na_class_t *na_class,
-                                     na_context_t *context, na_cb_t callback,
-                                     void *arg, const void *buf,
-                                     size_t buf_size, void *plugin_data,
-                                     na_addr_t dest_addr, uint8_t dest_id,
-                                     na_tag_t tag, na_op_id_t *op_id);
+                                       const struct na_op_desc *desc,
+                                       na_op_id_t *op_id);
 na_return_t na_ofi_msg_recv_expected(na_class_t *na_class,
-                                     na_context_t *context, na_cb_t callback,
-                                     void *arg, void *buf, size_t buf_size,
-                                     void *plugin_data, na_addr_t source_addr,
-                                     uint8_t source_id, na_tag_t tag,
+                                     const struct na_op_desc *desc,
                                      na_op_id_t *op_id);
 
 /* na_ofi_rma.c */
@@ -389,23 +393,12 @@ na_return_t na_ofi_mem_handle_serialize(na_class_t *na_class, void *buf,
 na_return_t na_ofi_mem_handle_deserialize(na_class_t *na_class,
                                           na_mem_handle_t *mem_handle,
                                           const void *buf, size_t buf_size);
-na_return_t
-na_ofi_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-           void *arg, na_mem_handle_t local_mem_handle,
-           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-           uint8_t remote_id, na_op_id_t *op_id);
-na_return_t
-na_ofi_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-           void *arg, na_mem_handle_t local_mem_handle,
-           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-           uint8_t remote_id, na_op_id_t *op_id);
+na_return_t na_ofi_rma(na_class_t *na_class, const struct na_op_desc *desc,
+                       na_op_id_t *op_id);
 
 /* na_ofi_progress.c */
-na_return_t na_ofi_op_start(struct na_op_id *op, na_context_t *context,
-                            na_cb_type_t type, na_cb_t callback, void *arg,
-                            struct na_addr *addr);
+void na_ofi_op_start(struct na_op_id *op, const struct na_op_desc *desc,
+                     struct na_addr *addr);
 void na_ofi_op_abort(struct na_op_id *op);
 na_return_t na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post);
 void na_ofi_op_complete(struct na_op_id *op, na_return_t ret);

@@ -146,7 +146,7 @@ na_ofi_unexp_deliver(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
                      const void *data, size_t len)
 {
     struct na_cb_info_recv_unexpected *info =
-        &op->completion.callback_info.info.recv_unexpected;
+        &op->base.info.info.recv_unexpected;
 
     if (len > op->u.msg.size) {
         na_ofi_addr_unref(source);
@@ -408,21 +408,15 @@ na_ofi_msg_set(struct na_op_id *op, const void *buf, size_t size,
 }
 
 na_return_t
-na_ofi_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, void *buf,
-                           size_t buf_size, void *plugin_data,
+na_ofi_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
                            na_op_id_t *op_id)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
-    struct na_ofi_context *pc = context->plugin_context;
+    struct na_ofi_context *pc = desc->context->plugin_context;
     struct na_ofi_backlog_msg *m;
-    na_return_t ret;
 
-    ret = na_ofi_op_start(op_id, context, NA_CB_RECV_UNEXPECTED, callback, arg,
-                          NULL);
-    if (ret != NA_SUCCESS)
-        return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, 0, 0);
+    na_ofi_op_start(op_id, desc, NULL);
+    na_ofi_msg_set(op_id, desc->buf, desc->buf_size, desc->plugin_data, 0, 0);
 
     pthread_mutex_lock(&cls->rx_lock);
     m = STAILQ_FIRST(&pc->backlog);
@@ -456,50 +450,20 @@ na_ofi_post_send_expected(struct na_op_id *op)
                           op->addr->fi_addr, op->u.msg.fi_tag, &op->hdr.fi_ctx);
 }
 
-static na_return_t
-na_ofi_msg_send(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
-                na_cb_t callback, void *arg, const void *buf, size_t buf_size,
-                void *plugin_data, na_addr_t dest_addr, uint8_t dest_id,
-                na_tag_t tag, na_op_id_t *op_id)
+/* The core checked the size against our limits and the tag. */
+na_return_t
+na_ofi_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+                na_op_id_t *op_id)
 {
-    struct na_ofi_class *cls = na_ofi_class(na_class);
-    bool expected = type == NA_CB_SEND_EXPECTED;
-    na_return_t ret;
-
-    if (buf_size > (expected ? cls->max_exp_size : cls->max_unexp_size))
-        return NA_MSGSIZE;
-    ret = na_ofi_op_start(op_id, context, type, callback, arg, dest_addr);
-    if (ret != NA_SUCCESS)
-        return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, dest_id, tag);
-    if (!expected)
+    (void) na_class;
+    na_ofi_op_start(op_id, desc, desc->addr);
+    na_ofi_msg_set(op_id, desc->buf, desc->buf_size, desc->plugin_data,
+                   desc->addr_id, desc->tag);
+    if (desc->type == NA_CB_SEND_UNEXPECTED)
         return na_ofi_op_submit(op_id, na_ofi_post_send_unexpected);
-    op_id->u.msg.fi_tag = na_ofi_exp_tag(dest_id, context->id, tag);
+    op_id->u.msg.fi_tag =
+        na_ofi_exp_tag(desc->addr_id, desc->context->id, desc->tag);
     return na_ofi_op_submit(op_id, na_ofi_post_send_expected);
-}
-
-na_return_t
-na_ofi_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, const void *buf,
-                           size_t buf_size, void *plugin_data,
-                           na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                           na_op_id_t *op_id)
-{
-    return na_ofi_msg_send(na_class, context, NA_CB_SEND_UNEXPECTED, callback,
-                           arg, buf, buf_size, plugin_data, dest_addr, dest_id,
-                           tag, op_id);
-}
-
-na_return_t
-na_ofi_msg_send_expected(na_class_t *na_class, na_context_t *context,
-                         na_cb_t callback, void *arg, const void *buf,
-                         size_t buf_size, void *plugin_data,
-                         na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                         na_op_id_t *op_id)
-{
-    return na_ofi_msg_send(na_class, context, NA_CB_SEND_EXPECTED, callback,
-                           arg, buf, buf_size, plugin_data, dest_addr, dest_id,
-                           tag, op_id);
 }
 
 static int
@@ -513,20 +477,14 @@ na_ofi_post_recv_expected(struct na_op_id *op)
 }
 
 na_return_t
-na_ofi_msg_recv_expected(na_class_t *na_class, na_context_t *context,
-                         na_cb_t callback, void *arg, void *buf,
-                         size_t buf_size, void *plugin_data,
-                         na_addr_t source_addr, uint8_t source_id, na_tag_t tag,
+na_ofi_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
                          na_op_id_t *op_id)
 {
-    na_return_t ret;
-
     (void) na_class;
-    ret = na_ofi_op_start(op_id, context, NA_CB_RECV_EXPECTED, callback, arg,
-                          source_addr);
-    if (ret != NA_SUCCESS)
-        return ret;
-    na_ofi_msg_set(op_id, buf, buf_size, plugin_data, source_id, tag);
-    op_id->u.msg.fi_tag = na_ofi_exp_tag(context->id, source_id, tag);
+    na_ofi_op_start(op_id, desc, desc->addr);
+    na_ofi_msg_set(op_id, desc->buf, desc->buf_size, desc->plugin_data,
+                   desc->addr_id, desc->tag);
+    op_id->u.msg.fi_tag =
+        na_ofi_exp_tag(desc->context->id, desc->addr_id, desc->tag);
     return na_ofi_op_submit(op_id, na_ofi_post_recv_expected);
 }

@@ -4,12 +4,12 @@
  * mapping from libfabric errors to NA codes.
  *
  * The providers we use (tcp;ofi_rxm, and sockets for its CQ) make data
- * progress only when the CQ is read, so NA_Poll drives everything. An
- * operation id moves IDLE -> QUEUED (claimed by a post) -> POSTED (with
- * libfabric) or stays QUEUED on one of our queues -> COMPLETED (its
- * completion handed to the core) -> IDLE (after the user callback ran).
- * Exactly one path completes it: the CQ entry for a posted op, or whoever
- * removes it from our queue under that queue's lock.
+ * progress only when the CQ is read, so NA_Poll drives everything. The
+ * core owns an operation's life (idle, posted, completed: struct
+ * na_op_base); while the core has it posted, op->status says where it is:
+ * QUEUED on one of our queues, or POSTED with libfabric, and DONE once it
+ * completed. Exactly one path completes it: the CQ entry for a posted op,
+ * or whoever removes it from our queue under that queue's lock.
  */
 #include "na_ofi_internal.h"
 
@@ -123,29 +123,21 @@ na_ofi_pctx(na_context_t *context)
     return context->plugin_context;
 }
 
-na_return_t
-na_ofi_op_start(struct na_op_id *op, na_context_t *context, na_cb_type_t type,
-                na_cb_t callback, void *arg, struct na_addr *addr)
+/* The core has moved the op from idle to posted. */
+void
+na_ofi_op_start(struct na_op_id *op, const struct na_op_desc *desc,
+                struct na_addr *addr)
 {
-    int idle = NA_OFI_OP_IDLE;
-
-    if (op == NULL)
-        return NA_INVALID_ARG;
-    if (!atomic_compare_exchange_strong(&op->status, &idle, NA_OFI_OP_QUEUED))
-        return NA_BUSY;
-    op->context = context;
-    op->type = type;
+    atomic_store(&op->status, NA_OFI_OP_QUEUED);
+    op->context = desc->context;
+    op->type = desc->type;
     op->injected = false;
     atomic_store(&op->cancel_requested, false);
     atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
-    op->completion.callback = callback;
-    op->completion.callback_info.arg = arg;
-    op->completion.callback_info.type = type;
     op->addr = addr;
     if (addr != NULL)
         na_ofi_addr_ref(addr);
-    atomic_fetch_add(&na_ofi_pctx(context)->pending, 1);
-    return NA_SUCCESS;
+    atomic_fetch_add(&na_ofi_pctx(desc->context)->pending, 1);
 }
 
 /* Undo na_ofi_op_start() for a post that failed: no completion comes. */
@@ -157,13 +149,13 @@ na_ofi_op_abort(struct na_op_id *op)
     if (op->addr != NULL)
         na_ofi_addr_unref(op->addr);
     op->addr = NULL;
-    atomic_store(&op->status, NA_OFI_OP_IDLE);
+    atomic_store(&op->status, NA_OFI_OP_DONE);
     atomic_fetch_sub(&pc->pending, 1);
 }
 
 /*
  * Hand the op to the core. The op may be triggered and reused by another
- * thread as soon as na_cb_completion_add() returns, so it is not touched
+ * thread as soon as na_op_complete() returns, so it is not touched
  * afterwards; the context stays valid because it cannot be destroyed
  * while `pending` counts this op.
  */
@@ -175,9 +167,8 @@ na_ofi_op_complete(struct na_op_id *op, na_return_t ret)
     if (op->addr != NULL)
         na_ofi_addr_unref(op->addr);
     op->addr = NULL;
-    op->completion.callback_info.ret = ret;
-    atomic_store(&op->status, NA_OFI_OP_COMPLETED);
-    na_cb_completion_add(op->context, &op->completion);
+    atomic_store(&op->status, NA_OFI_OP_DONE);
+    na_op_complete(op, ret);
     atomic_fetch_sub(&pc->pending, 1);
 }
 
@@ -312,13 +303,13 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
             continue;
         }
         if (rc == 0)
-            op->completion.callback_info.ret = NA_SUCCESS;
+            op->base.info.ret = NA_SUCCESS;
         else if (rc != -FI_EAGAIN)
-            op->completion.callback_info.ret = na_ofi_peer_error_to_na(op, -rc);
+            op->base.info.ret = na_ofi_peer_error_to_na(op, -rc);
         else if (atomic_load(&op->cancel_requested))
-            op->completion.callback_info.ret = NA_CANCELED;
+            op->base.info.ret = NA_CANCELED;
         else
-            op->completion.callback_info.ret = NA_HOSTUNREACH;
+            op->base.info.ret = NA_HOSTUNREACH;
         TAILQ_INSERT_TAIL(&failed, op, entry);
     }
     pthread_mutex_unlock(&cls->retry_lock);
@@ -326,7 +317,7 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
     /* Complete outside the lock: the core's queue has its own. */
     while ((op = TAILQ_FIRST(&failed)) != NULL) {
         TAILQ_REMOVE(&failed, op, entry);
-        na_ofi_op_complete(op, op->completion.callback_info.ret);
+        na_ofi_op_complete(op, op->base.info.ret);
     }
 }
 
@@ -356,7 +347,7 @@ na_ofi_op_finish(struct na_op_id *op, na_return_t ret, size_t len)
     na_context_t *context = op->context;
 
     if (op->type == NA_CB_RECV_EXPECTED)
-        op->completion.callback_info.info.recv_expected.actual_buf_size = len;
+        op->base.info.info.recv_expected.actual_buf_size = len;
     na_ofi_op_complete(op, ret);
     return context;
 }
@@ -371,7 +362,7 @@ na_ofi_dispatch(const struct fi_cq_tagged_entry *e, fi_addr_t src)
         return NULL;
     if (hdr->kind == NA_OFI_CTX_RX_BUF)
         return na_ofi_rx_buf_complete((struct na_ofi_rx_buf *) hdr, e, src);
-    return na_ofi_op_finish((struct na_op_id *) hdr, NA_SUCCESS, e->len);
+    return na_ofi_op_finish(na_ofi_op_of(hdr), NA_SUCCESS, e->len);
 }
 
 /* An error CQ entry: the op completes with the mapped error. */
@@ -387,7 +378,7 @@ na_ofi_dispatch_error(const struct fi_cq_err_entry *err)
         na_ofi_rx_buf_error((struct na_ofi_rx_buf *) hdr, err);
         return NULL;
     }
-    op = (struct na_op_id *) hdr;
+    op = na_ofi_op_of(hdr);
     return na_ofi_op_finish(op, na_ofi_peer_error_to_na(op, err->err), 0);
 }
 
@@ -465,12 +456,7 @@ na_ofi_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 static bool
 na_ofi_context_has_completions(na_context_t *context)
 {
-    bool any;
-
-    pthread_mutex_lock(&context->lock);
-    any = context->count != 0;
-    pthread_mutex_unlock(&context->lock);
-    return any;
+    return NA_Context_get_completion_count(context) != 0;
 }
 
 static void
@@ -610,7 +596,7 @@ na_ofi_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
     int status = atomic_load(&op->status);
 
     (void) context;
-    if (status == NA_OFI_OP_IDLE || status == NA_OFI_OP_COMPLETED)
+    if (status == NA_OFI_OP_DONE)
         return NA_SUCCESS;
     if (status == NA_OFI_OP_QUEUED) {
         if (na_ofi_unexp_cancel(cls, op) || na_ofi_retry_cancel(cls, op)) {

@@ -209,26 +209,23 @@ na_ofi_range_ok(const struct na_mem_handle *mh, na_offset_t offset, size_t size)
  */
 static na_return_t
 na_ofi_rma_start(struct na_ofi_class *cls, struct na_op_id *op,
-                 na_context_t *context, na_cb_type_t type, na_cb_t callback,
-                 void *arg, const struct na_mem_handle *local,
-                 na_offset_t local_offset, const struct na_mem_handle *remote,
-                 na_offset_t remote_offset, size_t size, na_addr_t remote_addr,
-                 uint32_t need)
+                 const struct na_op_desc *desc, uint32_t need)
 {
-    na_return_t ret;
+    const struct na_mem_handle *local = desc->local_mem_handle;
+    const struct na_mem_handle *remote = desc->remote_mem_handle;
+    size_t size = desc->data_size;
 
-    if (local->remote || !na_ofi_range_ok(local, local_offset, size) ||
-        !na_ofi_range_ok(remote, remote_offset, size))
+    if (local->remote || !na_ofi_range_ok(local, desc->local_offset, size) ||
+        !na_ofi_range_ok(remote, desc->remote_offset, size))
         return NA_INVALID_ARG;
     if ((remote->flags & need) == 0)
         return NA_PERMISSION;
     if (!remote->remote && remote->mr == NULL && size != 0)
         return NA_INVALID_ARG; /* our own region, never registered */
-    ret = na_ofi_op_start(op, context, type, callback, arg, remote_addr);
-    if (ret != NA_SUCCESS)
-        return ret;
-    op->u.rma.local = (void *) (uintptr_t) (local->base + local_offset);
-    op->u.rma.remote = (cls->mr_virt_addr ? remote->base : 0) + remote_offset;
+    na_ofi_op_start(op, desc, desc->addr);
+    op->u.rma.local = (void *) (uintptr_t) (local->base + desc->local_offset);
+    op->u.rma.remote =
+        (cls->mr_virt_addr ? remote->base : 0) + desc->remote_offset;
     op->u.rma.key = remote->key;
     op->u.rma.size = size;
     return NA_SUCCESS;
@@ -263,54 +260,23 @@ na_ofi_post_get(struct na_op_id *op)
                          &op->hdr.fi_ctx);
 }
 
-static na_return_t
-na_ofi_rma(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
-           na_cb_t callback, void *arg, na_mem_handle_t local,
-           na_offset_t local_offset, na_mem_handle_t remote,
-           na_offset_t remote_offset, size_t size, na_addr_t remote_addr,
-           na_op_id_t *op)
+/* Put and get: the remote context id plays no part in RMA here. */
+na_return_t
+na_ofi_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
-    bool put = type == NA_CB_PUT;
+    bool put = desc->type == NA_CB_PUT;
     na_return_t ret;
 
-    ret =
-        na_ofi_rma_start(cls, op, context, type, callback, arg, local,
-                         local_offset, remote, remote_offset, size, remote_addr,
-                         put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY);
+    ret = na_ofi_rma_start(cls, op, desc,
+                           put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY);
     if (ret != NA_SUCCESS)
         return ret;
-    if (size == 0) {
+    if (desc->data_size == 0) {
         /* Nothing to move; still complete through the queue. */
         na_ofi_op_complete(op, NA_SUCCESS);
         na_ofi_wake(cls);
         return NA_SUCCESS;
     }
     return na_ofi_op_submit(op, put ? na_ofi_post_put : na_ofi_post_get);
-}
-
-na_return_t
-na_ofi_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-           void *arg, na_mem_handle_t local_mem_handle,
-           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-           uint8_t remote_id, na_op_id_t *op_id)
-{
-    (void) remote_id;
-    return na_ofi_rma(na_class, context, NA_CB_PUT, callback, arg,
-                      local_mem_handle, local_offset, remote_mem_handle,
-                      remote_offset, data_size, remote_addr, op_id);
-}
-
-na_return_t
-na_ofi_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-           void *arg, na_mem_handle_t local_mem_handle,
-           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-           uint8_t remote_id, na_op_id_t *op_id)
-{
-    (void) remote_id;
-    return na_ofi_rma(na_class, context, NA_CB_GET, callback, arg,
-                      local_mem_handle, local_offset, remote_mem_handle,
-                      remote_offset, data_size, remote_addr, op_id);
 }

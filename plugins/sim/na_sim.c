@@ -6,9 +6,13 @@
  */
 #include "na_sim_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+_Static_assert(offsetof(struct na_op_id, base) == 0,
+               "the core finds the op base at the start of the op id");
 
 /* Short names of return codes for trace lines: one token, no spaces. */
 static const char *const na_sim_ret_names[] = {
@@ -228,16 +232,6 @@ na_sim_context_destroy(na_class_t *na_class, void *plugin_context)
  * Operation ids.
  */
 
-/* Runs from NA_Trigger() before the user callback, without the world
- * lock: the op id becomes reusable, even from inside that callback. */
-static void
-na_sim_op_release(void *arg)
-{
-    struct na_op_id *op = arg;
-
-    atomic_store_explicit(&op->state, NA_SIM_OP_IDLE, memory_order_release);
-}
-
 static na_op_id_t *
 na_sim_op_create(na_class_t *na_class, unsigned long flags)
 {
@@ -247,37 +241,26 @@ na_sim_op_create(na_class_t *na_class, unsigned long flags)
     if (op == NULL)
         return NULL;
     op->node = na_class->plugin_class;
-    atomic_init(&op->state, NA_SIM_OP_IDLE);
-    op->completion.plugin_callback = na_sim_op_release;
-    op->completion.plugin_callback_args = op;
     return op;
 }
 
+/* The core has checked that the op is idle. */
 static na_return_t
 na_sim_op_destroy(na_class_t *na_class, na_op_id_t *op)
 {
     (void) na_class;
-    if (atomic_load_explicit(&op->state, memory_order_acquire) !=
-        NA_SIM_OP_IDLE) {
-        qs_log("sim", QS_LOG_ERROR, "op destroy: operation still pending");
-        return NA_BUSY;
-    }
     free(op);
     return NA_SUCCESS;
 }
 
-na_return_t
+/* The core has moved the op to posted after checking that it is idle and
+ * belongs to this class. */
+void
 na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
-               struct na_op_id *op, na_cb_type_t type, na_cb_t callback,
-               void *arg)
+               struct na_op_id *op, na_cb_type_t type)
 {
     struct na_sim_world *world = node->world;
 
-    if (op->node != node || ctx->node != node)
-        return NA_INVALID_ARG;
-    if (atomic_load_explicit(&op->state, memory_order_acquire) !=
-        NA_SIM_OP_IDLE)
-        return NA_BUSY;
     op->ctx = ctx;
     op->type = type;
     op->canceled = false;
@@ -287,16 +270,9 @@ na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
     op->seq = world->next_seq++;
     op->src_incarnation = node->incarnation;
     op->fault_ret = NA_SUCCESS;
-    memset(&op->completion.callback_info, 0,
-           sizeof(op->completion.callback_info));
-    op->completion.callback_info.arg = arg;
-    op->completion.callback_info.type = type;
-    op->completion.callback = callback;
-    atomic_store_explicit(&op->state, NA_SIM_OP_POSTED, memory_order_relaxed);
     ctx->pending++;
     world->post_gen++;
     na_sim_wake(world);
-    return NA_SUCCESS;
 }
 
 void
@@ -312,7 +288,6 @@ na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
     na_sim_addr_unref(op->peer);
     op->peer = NULL;
     op->ctx->pending--;
-    atomic_store_explicit(&op->state, NA_SIM_OP_IDLE, memory_order_release);
 }
 
 na_return_t
@@ -358,15 +333,12 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
     na_sim_trace(world, na_sim_now(world), op->seq, kind,
                  inbound ? peer : op->node->name.str,
                  inbound ? op->node->name.str : peer, op->size, op->tag);
-    op->completion.callback_info.ret = ret;
     na_sim_addr_unref(op->peer);
     op->peer = NULL;
-    atomic_store_explicit(&op->state, NA_SIM_OP_COMPLETED,
-                          memory_order_relaxed);
     ctx->pending--;
     ctx->completions++;
     world->completions++;
-    na_cb_completion_add(ctx->na_context, &op->completion);
+    na_op_complete(op, ret);
 }
 
 /*
@@ -383,10 +355,7 @@ na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 
     (void) context;
     pthread_mutex_lock(&world->lock);
-    if (op->node != node ||
-        atomic_load_explicit(&op->state, memory_order_acquire) !=
-            NA_SIM_OP_POSTED ||
-        op->canceled) {
+    if (na_op_state(&op->base) != NA_OP_POSTED || op->canceled) {
         pthread_mutex_unlock(&world->lock);
         return NA_SUCCESS;
     }
@@ -643,10 +612,10 @@ const struct na_class_ops na_sim_class_ops = {
     .msg_get_max_tag = na_sim_msg_get_max_tag,
     .msg_buf_alloc = na_sim_msg_buf_alloc,
     .msg_buf_free = na_sim_msg_buf_free,
-    .msg_send_unexpected = na_sim_msg_send_unexpected,
-    .msg_recv_unexpected = na_sim_msg_recv_unexpected,
-    .msg_send_expected = na_sim_msg_send_expected,
-    .msg_recv_expected = na_sim_msg_recv_expected,
+    .msg_send_unexpected = na_sim_msg_send,
+    .msg_recv_unexpected = na_sim_msg_recv,
+    .msg_send_expected = na_sim_msg_send,
+    .msg_recv_expected = na_sim_msg_recv,
     .mem_handle_create = na_sim_mem_handle_create,
     .mem_handle_create_segments = na_sim_mem_handle_create_segments,
     .mem_handle_get_max_segments = na_sim_mem_handle_get_max_segments,
@@ -656,8 +625,8 @@ const struct na_class_ops na_sim_class_ops = {
     .mem_handle_get_serialize_size = na_sim_mem_handle_get_serialize_size,
     .mem_handle_serialize = na_sim_mem_handle_serialize,
     .mem_handle_deserialize = na_sim_mem_handle_deserialize,
-    .put = na_sim_put,
-    .get = na_sim_get,
+    .put = na_sim_rma_post,
+    .get = na_sim_rma_post,
     .poll_get_fd = na_sim_poll_get_fd,
     .poll = na_sim_poll,
     .poll_wait = na_sim_poll_wait,

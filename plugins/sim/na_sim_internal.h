@@ -15,10 +15,17 @@
  * world and of everything reachable from it (nodes, contexts, queues,
  * events, registry, trace). Two things are read without it: addresses and
  * remote memory handles, which are immutable after creation apart from
- * their atomic reference count, and op->state, which the core's
- * NA_Trigger() resets through plugin_callback without the world lock.
+ * their atomic reference count, and an op's core-owned base (its state
+ * moves in the core, without the world lock).
  * A global mutex (na_sim_global_lock) guards which world exists; it is
  * always taken before a world's lock, never after.
+ *
+ * Lock order with the core: na_sim_global_lock, then world->lock, then a
+ * core context's lock. Completing an op (na_op_complete()) and counting a
+ * context's untriggered completions (NA_Context_get_completion_count())
+ * take the context lock while the world lock is held; the core never holds
+ * a context lock while it calls into the plugin, so the order cannot
+ * invert.
  *
  * Internal helpers shared between these files carry the na_sim_ prefix;
  * like everything not marked QS_EXPORT they stay inside the library, whose
@@ -74,22 +81,14 @@ struct na_sim_msg {
 };
 TAILQ_HEAD(na_sim_msg_queue, na_sim_msg);
 
-enum na_sim_op_state {
-    NA_SIM_OP_IDLE,      /* free for a new post                      */
-    NA_SIM_OP_POSTED,    /* accepted, not yet completed              */
-    NA_SIM_OP_COMPLETED, /* on the core's completion queue           */
-};
-
 /*
- * An operation id. The plugin owns it; the core only sees the embedded
- * completion entry. Fields other than `state` are guarded by the world lock
- * while the op is posted.
+ * An operation id: the core's base first, then what the simulation needs.
+ * Fields after `base` are guarded by the world lock while the op is posted.
  */
 struct na_op_id {
-    struct na_cb_completion_data completion; /* handed to the core     */
-    struct na_sim_node *node;                /* the class it belongs to */
-    struct na_sim_ctx *ctx;                  /* context of the post     */
-    atomic_int state;                        /* enum na_sim_op_state    */
+    struct na_op_base base;   /* state and completion, owned by the core */
+    struct na_sim_node *node; /* the class it belongs to                 */
+    struct na_sim_ctx *ctx;   /* context of the post                     */
     na_cb_type_t type;
     bool canceled; /* cancel requested: complete with NA_CANCELED     */
     uint64_t seq;  /* world sequence number given at post            */
@@ -281,9 +280,8 @@ void na_sim_trace(struct na_sim_world *world, uint64_t time, uint64_t seq,
                   size_t size, na_tag_t tag);
 
 /* Operations (na_sim.c). Callers hold world->lock. */
-na_return_t na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
-                           struct na_op_id *op, na_cb_type_t type,
-                           na_cb_t callback, void *arg);
+void na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
+                    struct na_op_id *op, na_cb_type_t type);
 /* Undo a post that failed after na_sim_op_post(): no completion comes. */
 void na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
                      na_return_t ret);
@@ -390,28 +388,10 @@ na_return_t na_sim_addr_serialize(na_class_t *na_class, void *buf,
                                   size_t buf_size, na_addr_t addr);
 na_return_t na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
                                     const void *buf, size_t buf_size);
-na_return_t na_sim_msg_send_unexpected(na_class_t *na_class,
-                                       na_context_t *context, na_cb_t callback,
-                                       void *arg, const void *buf,
-                                       size_t buf_size, void *plugin_data,
-                                       na_addr_t dest_addr, uint8_t dest_id,
-                                       na_tag_t tag, na_op_id_t *op_id);
-na_return_t na_sim_msg_recv_unexpected(na_class_t *na_class,
-                                       na_context_t *context, na_cb_t callback,
-                                       void *arg, void *buf, size_t buf_size,
-                                       void *plugin_data, na_op_id_t *op_id);
-na_return_t na_sim_msg_send_expected(na_class_t *na_class,
-                                     na_context_t *context, na_cb_t callback,
-                                     void *arg, const void *buf,
-                                     size_t buf_size, void *plugin_data,
-                                     na_addr_t dest_addr, uint8_t dest_id,
-                                     na_tag_t tag, na_op_id_t *op_id);
-na_return_t na_sim_msg_recv_expected(na_class_t *na_class,
-                                     na_context_t *context, na_cb_t callback,
-                                     void *arg, void *buf, size_t buf_size,
-                                     void *plugin_data, na_addr_t source_addr,
-                                     uint8_t source_id, na_tag_t tag,
-                                     na_op_id_t *op_id);
+na_return_t na_sim_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+                            na_op_id_t *op_id);
+na_return_t na_sim_msg_recv(na_class_t *na_class, const struct na_op_desc *desc,
+                            na_op_id_t *op_id);
 na_return_t na_sim_mem_handle_create(na_class_t *na_class, void *buf,
                                      size_t buf_size, unsigned long flags,
                                      na_mem_handle_t *mem_handle);
@@ -435,18 +415,8 @@ na_return_t na_sim_mem_handle_serialize(na_class_t *na_class, void *buf,
 na_return_t na_sim_mem_handle_deserialize(na_class_t *na_class,
                                           na_mem_handle_t *mem_handle,
                                           const void *buf, size_t buf_size);
-na_return_t
-na_sim_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-           void *arg, na_mem_handle_t local_mem_handle,
-           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-           uint8_t remote_id, na_op_id_t *op_id);
-na_return_t
-na_sim_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-           void *arg, na_mem_handle_t local_mem_handle,
-           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-           uint8_t remote_id, na_op_id_t *op_id);
+na_return_t na_sim_rma_post(na_class_t *na_class, const struct na_op_desc *desc,
+                            na_op_id_t *op_id);
 
 /* Little-endian integers in serialized forms (na_sim_addr.c). */
 void na_sim_put_u64(unsigned char *p, uint64_t v);

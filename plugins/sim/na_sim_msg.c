@@ -10,78 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The limits a send or a receive checks before it takes the lock. */
-static na_return_t
-na_sim_msg_check(const struct na_sim_node *node, bool unexpected,
-                 size_t buf_size, na_tag_t tag)
-{
-    size_t max =
-        unexpected ? node->max_unexpected_size : node->max_expected_size;
-
-    if (buf_size > max)
-        return NA_MSGSIZE;
-    if (tag > NA_SIM_MAX_TAG)
-        return NA_INVALID_ARG;
-    return NA_SUCCESS;
-}
-
-static na_return_t
-na_sim_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-                void *arg, const void *buf, size_t buf_size,
-                na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                na_op_id_t *op, na_cb_type_t type)
+/* Sends reach here within the limits and with a tag the core checked.
+ * The core's descriptor carries the kind: expected or not. */
+na_return_t
+na_sim_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+                na_op_id_t *op)
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
+    na_addr_t dest_addr = desc->addr;
     uint64_t when;
     na_return_t ret;
 
-    ret = na_sim_msg_check(node, type == NA_CB_SEND_UNEXPECTED, buf_size, tag);
-    if (ret != NA_SUCCESS)
-        return ret;
     pthread_mutex_lock(&world->lock);
-    ret =
-        na_sim_op_post(node, context->plugin_context, op, type, callback, arg);
-    if (ret != NA_SUCCESS)
-        goto unlock;
-    op->buf = (void *) (uintptr_t) buf; /* only ever read: it is a send */
-    op->size = buf_size;
-    op->tag = tag;
-    op->peer_ctx_id = dest_id;
+    na_sim_op_post(node, desc->context->plugin_context, op, desc->type);
+    op->buf = desc->buf; /* only ever read: it is a send */
+    op->size = desc->buf_size;
+    op->tag = desc->tag;
+    op->peer_ctx_id = desc->addr_id;
     op->peer = na_sim_addr_ref(dest_addr);
-    when = na_sim_add_sat(
-        na_sim_now(world),
-        na_sim_transfer_time(world, &node->name, &dest_addr->name, buf_size));
+    when =
+        na_sim_add_sat(na_sim_now(world),
+                       na_sim_transfer_time(world, &node->name,
+                                            &dest_addr->name, desc->buf_size));
     ret = na_sim_op_schedule(world, op, &node->name, &dest_addr->name, when,
                              NA_SIM_EV_MSG);
-unlock:
     pthread_mutex_unlock(&world->lock);
     return ret;
-}
-
-na_return_t
-na_sim_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, const void *buf,
-                           size_t buf_size, void *plugin_data,
-                           na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                           na_op_id_t *op_id)
-{
-    (void) plugin_data;
-    return na_sim_msg_send(na_class, context, callback, arg, buf, buf_size,
-                           dest_addr, dest_id, tag, op_id,
-                           NA_CB_SEND_UNEXPECTED);
-}
-
-na_return_t
-na_sim_msg_send_expected(na_class_t *na_class, na_context_t *context,
-                         na_cb_t callback, void *arg, const void *buf,
-                         size_t buf_size, void *plugin_data,
-                         na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                         na_op_id_t *op_id)
-{
-    (void) plugin_data;
-    return na_sim_msg_send(na_class, context, callback, arg, buf, buf_size,
-                           dest_addr, dest_id, tag, op_id, NA_CB_SEND_EXPECTED);
 }
 
 /*
@@ -127,7 +82,7 @@ na_sim_recv_fill(struct na_sim_world *world, struct na_op_id *recv,
                  const struct na_sim_name *src, uint64_t src_incarnation,
                  na_tag_t tag, const void *data, size_t size)
 {
-    struct na_cb_info *info = &recv->completion.callback_info;
+    struct na_cb_info *info = &recv->base.info;
     na_return_t ret = NA_SUCCESS;
 
     if (size > recv->size) {
@@ -457,32 +412,30 @@ na_sim_recv_post(struct na_sim_world *world, struct na_op_id *recv)
     return NA_SUCCESS;
 }
 
-static na_return_t
-na_sim_msg_recv(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-                void *arg, void *buf, size_t buf_size, na_addr_t source_addr,
-                uint8_t source_id, na_tag_t tag, na_op_id_t *op,
-                na_cb_type_t type)
+/* A receive buffer larger than the class's limit is refused (NA_MSGSIZE):
+ * no message could need it, so it is a caller's mistake. */
+na_return_t
+na_sim_msg_recv(na_class_t *na_class, const struct na_op_desc *desc,
+                na_op_id_t *op)
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
-    bool unexpected = type == NA_CB_RECV_UNEXPECTED;
+    bool unexpected = desc->type == NA_CB_RECV_UNEXPECTED;
+    na_addr_t source_addr = desc->addr;
     na_return_t ret;
 
-    ret = na_sim_msg_check(node, unexpected, buf_size, tag);
-    if (ret != NA_SUCCESS)
-        return ret;
+    if (desc->buf_size >
+        (unexpected ? node->max_unexpected_size : node->max_expected_size))
+        return NA_MSGSIZE;
     pthread_mutex_lock(&world->lock);
-    ret =
-        na_sim_op_post(node, context->plugin_context, op, type, callback, arg);
-    if (ret != NA_SUCCESS)
-        goto unlock;
-    op->buf = buf;
-    op->size = buf_size;
-    op->tag = tag;
+    na_sim_op_post(node, desc->context->plugin_context, op, desc->type);
+    op->buf = desc->buf;
+    op->size = desc->buf_size;
+    op->tag = desc->tag;
     /* An unexpected receive takes a message from any source, so it has no
      * peer to name. */
     if (!unexpected) {
-        op->peer_ctx_id = source_id;
+        op->peer_ctx_id = desc->addr_id;
         op->peer = na_sim_addr_ref(source_addr);
     }
     ret = na_sim_op_posted(world, op, unexpected ? "*" : source_addr->name.str,
@@ -491,32 +444,8 @@ na_sim_msg_recv(na_class_t *na_class, na_context_t *context, na_cb_t callback,
         ret = na_sim_recv_post(world, op);
     if (ret != NA_SUCCESS)
         na_sim_op_abort(world, op, ret);
-unlock:
     pthread_mutex_unlock(&world->lock);
     return ret;
-}
-
-na_return_t
-na_sim_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, void *buf,
-                           size_t buf_size, void *plugin_data, na_op_id_t *op)
-{
-    (void) plugin_data;
-    return na_sim_msg_recv(na_class, context, callback, arg, buf, buf_size,
-                           NULL, 0, 0, op, NA_CB_RECV_UNEXPECTED);
-}
-
-na_return_t
-na_sim_msg_recv_expected(na_class_t *na_class, na_context_t *context,
-                         na_cb_t callback, void *arg, void *buf,
-                         size_t buf_size, void *plugin_data,
-                         na_addr_t source_addr, uint8_t source_id, na_tag_t tag,
-                         na_op_id_t *op)
-{
-    (void) plugin_data;
-    return na_sim_msg_recv(na_class, context, callback, arg, buf, buf_size,
-                           source_addr, source_id, tag, op,
-                           NA_CB_RECV_EXPECTED);
 }
 
 /*

@@ -352,15 +352,15 @@ na_sim_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
  * Put and get.
  */
 
-static na_return_t
-na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-                void *arg, na_mem_handle_t local, na_offset_t local_offset,
-                na_mem_handle_t remote, na_offset_t remote_offset,
-                size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
-                na_op_id_t *op, na_cb_type_t type)
+na_return_t
+na_sim_rma_post(na_class_t *na_class, const struct na_op_desc *desc,
+                na_op_id_t *op)
 {
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
+    na_mem_handle_t local = desc->local_mem_handle;
+    na_addr_t remote_addr = desc->addr;
+    size_t data_size = desc->data_size;
     uint64_t when;
     na_return_t ret;
 
@@ -373,25 +373,22 @@ na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
         ret = NA_INVALID_ARG;
         goto unlock;
     }
-    ret =
-        na_sim_op_post(node, context->plugin_context, op, type, callback, arg);
-    if (ret != NA_SUCCESS)
-        goto unlock;
+    na_sim_op_post(node, desc->context->plugin_context, op, desc->type);
     op->size = data_size;
     op->tag = 0;
-    op->peer_ctx_id = remote_id;
+    op->peer_ctx_id = desc->addr_id;
     op->peer = na_sim_addr_ref(remote_addr);
     op->local_key = local->key;
-    op->local_offset = local_offset;
-    op->remote_key = remote->key;
-    op->remote_offset = remote_offset;
+    op->local_offset = desc->local_offset;
+    op->remote_key = desc->remote_mem_handle->key;
+    op->remote_offset = desc->remote_offset;
     /* A put carries its data out; a get sends a request and waits for the
      * data to come back. No transfer moves more than the local region
      * holds, so an over-long request is charged for that much and fails
      * its bounds check then, rather than at the end of time. */
     if (data_size > local->total_len)
         data_size = local->total_len;
-    if (type == NA_CB_PUT)
+    if (desc->type == NA_CB_PUT)
         when = na_sim_transfer_time(world, &node->name, &remote_addr->name,
                                     data_size);
     else
@@ -405,30 +402,6 @@ na_sim_rma_post(na_class_t *na_class, na_context_t *context, na_cb_t callback,
 unlock:
     pthread_mutex_unlock(&world->lock);
     return ret;
-}
-
-na_return_t
-na_sim_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-           void *arg, na_mem_handle_t local_mem_handle,
-           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-           uint8_t remote_id, na_op_id_t *op_id)
-{
-    return na_sim_rma_post(na_class, context, callback, arg, local_mem_handle,
-                           local_offset, remote_mem_handle, remote_offset,
-                           data_size, remote_addr, remote_id, op_id, NA_CB_PUT);
-}
-
-na_return_t
-na_sim_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-           void *arg, na_mem_handle_t local_mem_handle,
-           na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-           na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-           uint8_t remote_id, na_op_id_t *op_id)
-{
-    return na_sim_rma_post(na_class, context, callback, arg, local_mem_handle,
-                           local_offset, remote_mem_handle, remote_offset,
-                           data_size, remote_addr, remote_id, op_id, NA_CB_GET);
 }
 
 static bool

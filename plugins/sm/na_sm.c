@@ -190,15 +190,6 @@ na_sm_context_destroy(na_class_t *na_class, void *plugin_context)
     return NA_SUCCESS;
 }
 
-/* Runs before the user's callback: the op id may now be posted again. */
-static void
-na_sm_op_release(void *arg)
-{
-    struct na_op_id *op = arg;
-
-    atomic_store(&op->status, NA_SM_OP_IDLE);
-}
-
 static na_op_id_t *
 na_sm_op_create(na_class_t *na_class, unsigned long flags)
 {
@@ -208,20 +199,14 @@ na_sm_op_create(na_class_t *na_class, unsigned long flags)
     if (op == NULL)
         return NULL;
     op->cls = na_sm_class(na_class);
-    atomic_init(&op->status, NA_SM_OP_IDLE);
-    op->completion.plugin_callback = na_sm_op_release;
-    op->completion.plugin_callback_args = op;
     return op;
 }
 
+/* The core has checked that the op is idle. */
 static na_return_t
 na_sm_op_destroy(na_class_t *na_class, na_op_id_t *op)
 {
     (void) na_class;
-    if (op == NULL)
-        return NA_SUCCESS;
-    if (atomic_load(&op->status) != NA_SM_OP_IDLE)
-        return NA_BUSY;
     free(op);
     return NA_SUCCESS;
 }
@@ -276,9 +261,9 @@ const struct na_class_ops na_sm_class_ops = {
     .msg_get_max_tag = na_sm_msg_get_max_tag,
     .msg_buf_alloc = na_sm_msg_buf_alloc,
     .msg_buf_free = na_sm_msg_buf_free,
-    .msg_send_unexpected = na_sm_msg_send_unexpected,
+    .msg_send_unexpected = na_sm_msg_send,
     .msg_recv_unexpected = na_sm_msg_recv_unexpected,
-    .msg_send_expected = na_sm_msg_send_expected,
+    .msg_send_expected = na_sm_msg_send,
     .msg_recv_expected = na_sm_msg_recv_expected,
     .mem_handle_create = na_sm_mem_handle_create,
     .mem_handle_create_segments =
@@ -289,8 +274,8 @@ const struct na_class_ops na_sm_class_ops = {
     .mem_handle_get_serialize_size = na_sm_mem_handle_get_serialize_size,
     .mem_handle_serialize = na_sm_mem_handle_serialize,
     .mem_handle_deserialize = na_sm_mem_handle_deserialize,
-    .put = na_sm_put,
-    .get = na_sm_get,
+    .put = na_sm_rma,
+    .get = na_sm_rma,
     .poll_get_fd = na_sm_poll_get_fd,
     .poll = na_sm_poll,
     .poll_wait = na_sm_poll_wait,

@@ -35,30 +35,18 @@ na_auto_read_node(char *node)
             *p = '-';
 }
 
-na_return_t
-na_auto_op_start(struct na_op_id *op, na_context_t *context, na_cb_type_t type,
-                 na_cb_t callback, void *arg)
+/* The core has moved the op from idle to posted. */
+void
+na_auto_op_start(struct na_op_id *op, const struct na_op_desc *desc)
 {
-    int idle = NA_AUTO_OP_IDLE;
-
-    if (op == NULL)
-        return NA_INVALID_ARG;
-    if (!atomic_compare_exchange_strong(&op->status, &idle, NA_AUTO_OP_POSTED))
-        return NA_BUSY;
-    op->context = context;
+    op->context = desc->context;
     op->queued = false;
-    op->completion.callback = callback;
-    op->completion.callback_info.arg = arg;
-    op->completion.callback_info.type = type;
-    op->completion.callback_info.ret = NA_SUCCESS;
-    atomic_fetch_add(&na_auto_ctx(context)->pending, 1);
-    return NA_SUCCESS;
+    atomic_fetch_add(&na_auto_ctx(desc->context)->pending, 1);
 }
 
 void
 na_auto_op_abort(struct na_op_id *op)
 {
-    atomic_store(&op->status, NA_AUTO_OP_IDLE);
     atomic_fetch_sub(&na_auto_ctx(op->context)->pending, 1);
 }
 
@@ -67,11 +55,9 @@ na_auto_op_finish(struct na_op_id *op, na_return_t ret)
 {
     struct na_auto_context *ac = na_auto_ctx(op->context);
 
-    op->completion.callback_info.ret = ret;
-    atomic_store(&op->status, NA_AUTO_OP_COMPLETED);
     atomic_fetch_add(&ac->completed, 1);
     atomic_fetch_add(&ac->cls->completed, 1);
-    na_cb_completion_add(op->context, &op->completion);
+    na_op_complete(op, ret);
     atomic_fetch_sub(&ac->pending, 1);
 }
 
@@ -82,17 +68,9 @@ na_auto_inner_cb(const struct na_cb_info *info)
     struct na_op_id *op = info->arg;
 
     if (info->type == NA_CB_RECV_EXPECTED)
-        op->completion.callback_info.info.recv_expected.actual_buf_size =
+        op->base.info.info.recv_expected.actual_buf_size =
             info->info.recv_expected.actual_buf_size;
     na_auto_op_finish(op, info->ret);
-}
-
-static void
-na_auto_op_release(void *arg)
-{
-    struct na_op_id *op = arg;
-
-    atomic_store(&op->status, NA_AUTO_OP_IDLE);
 }
 
 static na_op_id_t *
@@ -113,8 +91,6 @@ na_auto_op_create(na_class_t *na_class, unsigned long flags)
             return NULL;
         }
     }
-    op->completion.plugin_callback = na_auto_op_release;
-    op->completion.plugin_callback_args = op;
     return op;
 }
 
@@ -123,10 +99,7 @@ na_auto_op_destroy(na_class_t *na_class, na_op_id_t *op)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
 
-    if (op == NULL)
-        return NA_SUCCESS;
-    if (atomic_load(&op->status) != NA_AUTO_OP_IDLE)
-        return NA_BUSY;
+    /* The core has checked that the op is idle. */
     for (int s = 0; s < 2; s++)
         NA_Op_destroy(cls->inner[s], op->inner[s]);
     free(op);
@@ -219,9 +192,9 @@ static const struct na_class_ops na_auto_class_ops = {
     .msg_get_max_tag = na_auto_max_tag,
     .msg_buf_alloc = na_auto_msg_buf_alloc,
     .msg_buf_free = na_auto_msg_buf_free,
-    .msg_send_unexpected = na_auto_send_unexpected,
+    .msg_send_unexpected = na_auto_send,
     .msg_recv_unexpected = na_auto_recv_unexpected,
-    .msg_send_expected = na_auto_send_expected,
+    .msg_send_expected = na_auto_send,
     .msg_recv_expected = na_auto_recv_expected,
     .mem_handle_create = na_auto_mem_handle_create,
     .mem_handle_create_segments =
@@ -232,8 +205,8 @@ static const struct na_class_ops na_auto_class_ops = {
     .mem_handle_get_serialize_size = na_auto_mem_handle_get_serialize_size,
     .mem_handle_serialize = na_auto_mem_handle_serialize,
     .mem_handle_deserialize = na_auto_mem_handle_deserialize,
-    .put = na_auto_put,
-    .get = na_auto_get,
+    .put = na_auto_rma,
+    .get = na_auto_rma,
     .poll_get_fd = na_auto_poll_get_fd,
     .poll = na_auto_poll,
     .poll_wait = na_auto_poll_wait,

@@ -459,14 +459,15 @@ na_auto_mem_handle_deserialize(na_class_t *na_class,
     return NA_SUCCESS;
 }
 
-static na_return_t
-na_auto_rma(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-            void *arg, na_mem_handle_t lh, na_offset_t loff, na_mem_handle_t rh,
-            na_offset_t roff, size_t size, na_addr_t peer, uint8_t peer_id,
-            na_op_id_t *op, bool put)
+/* Put and get go through the class of the peer's side, or through the
+ * network for a handle described by a peer of another node. */
+na_return_t
+na_auto_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
-    struct na_auto_context *ac = context->plugin_context;
+    struct na_auto_context *ac = desc->context->plugin_context;
+    na_mem_handle_t lh = desc->local_mem_handle, rh = desc->remote_mem_handle;
+    na_addr_t peer = desc->addr;
     int s = na_auto_addr_side(peer);
     na_return_t ret;
 
@@ -476,39 +477,13 @@ na_auto_rma(na_class_t *na_class, na_context_t *context, na_cb_t callback,
         if (rh->part[s] == NULL || lh->part[s] == NULL || peer->part[s] == NULL)
             return NA_INVALID_ARG;
     }
-    ret = na_auto_op_start(op, context, put ? NA_CB_PUT : NA_CB_GET, callback,
-                           arg);
-    if (ret != NA_SUCCESS)
-        return ret;
+    na_auto_op_start(op, desc);
     op->side = s;
-    ret = (put ? NA_Put : NA_Get)(cls->inner[s], ac->inner[s], na_auto_inner_cb,
-                                  op, lh->part[s], loff, rh->part[s], roff,
-                                  size, peer->part[s], peer_id, op->inner[s]);
+    ret = (desc->type == NA_CB_PUT ? NA_Put : NA_Get)(
+        cls->inner[s], ac->inner[s], na_auto_inner_cb, op, lh->part[s],
+        desc->local_offset, rh->part[s], desc->remote_offset, desc->data_size,
+        peer->part[s], desc->addr_id, op->inner[s]);
     if (ret != NA_SUCCESS)
         na_auto_op_abort(op);
     return ret;
-}
-
-na_return_t
-na_auto_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-            void *arg, na_mem_handle_t local_mem_handle,
-            na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-            na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-            uint8_t remote_id, na_op_id_t *op_id)
-{
-    return na_auto_rma(na_class, context, callback, arg, local_mem_handle,
-                       local_offset, remote_mem_handle, remote_offset,
-                       data_size, remote_addr, remote_id, op_id, true);
-}
-
-na_return_t
-na_auto_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-            void *arg, na_mem_handle_t local_mem_handle,
-            na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-            na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-            uint8_t remote_id, na_op_id_t *op_id)
-{
-    return na_auto_rma(na_class, context, callback, arg, local_mem_handle,
-                       local_offset, remote_mem_handle, remote_offset,
-                       data_size, remote_addr, remote_id, op_id, false);
 }

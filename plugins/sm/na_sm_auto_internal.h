@@ -27,15 +27,13 @@
 #include "na/na_plugin.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <sys/queue.h>
 
 #define NA_AUTO_NODE_MAX 48
 #define NA_AUTO_RX_PER_CLASS 16
 
 enum na_auto_side { NA_AUTO_NET = 0, NA_AUTO_SM = 1 };
-
-/* struct na_op_id.status */
-enum { NA_AUTO_OP_IDLE, NA_AUTO_OP_POSTED, NA_AUTO_OP_COMPLETED };
 
 struct na_auto_class {
     na_class_t *inner[2]; /* NA_AUTO_NET, NA_AUTO_SM */
@@ -62,10 +60,9 @@ struct na_op_id;
 TAILQ_HEAD(na_auto_op_queue, na_op_id);
 
 struct na_op_id {
-    struct na_cb_completion_data completion;
+    struct na_op_base base; /* the core's part: must stay first */
     struct na_auto_class *cls;
     na_context_t *context;
-    atomic_int status; /* 0 idle, 1 posted, 2 completed */
     na_op_id_t *inner[2];
     int side;  /* the inner op in use */
     void *buf; /* unexpected receive */
@@ -73,6 +70,9 @@ struct na_op_id {
     bool queued; /* on the context's posted receives */
     TAILQ_ENTRY(na_op_id) entry;
 };
+
+_Static_assert(offsetof(struct na_op_id, base) == 0,
+               "the core finds the op base at the start of the op id");
 
 /* An internal unexpected receive on one inner class. */
 struct na_auto_rx {
@@ -122,8 +122,7 @@ void na_sm_sleep_with(na_class_t *sm_class, int fd, unsigned int timeout_ms);
 
 /* na_sm_auto.c */
 void na_auto_op_finish(struct na_op_id *op, na_return_t ret);
-na_return_t na_auto_op_start(struct na_op_id *op, na_context_t *context,
-                             na_cb_type_t type, na_cb_t callback, void *arg);
+void na_auto_op_start(struct na_op_id *op, const struct na_op_desc *desc);
 void na_auto_op_abort(struct na_op_id *op);
 void na_auto_inner_cb(const struct na_cb_info *info);
 
@@ -142,26 +141,14 @@ void na_auto_rx_post(struct na_auto_rx *rx);
 void *na_auto_msg_buf_alloc(na_class_t *na_class, size_t size,
                             unsigned long flags, void **plugin_data);
 void na_auto_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
-na_return_t na_auto_send_unexpected(na_class_t *na_class, na_context_t *context,
-                                    na_cb_t callback, void *arg,
-                                    const void *buf, size_t size,
-                                    void *plugin_data, na_addr_t dest,
-                                    uint8_t dest_id, na_tag_t tag,
+na_return_t na_auto_send(na_class_t *na_class, const struct na_op_desc *desc,
+                         na_op_id_t *op);
+na_return_t na_auto_recv_unexpected(na_class_t *na_class,
+                                    const struct na_op_desc *desc,
                                     na_op_id_t *op);
-na_return_t na_auto_send_expected(na_class_t *na_class, na_context_t *context,
-                                  na_cb_t callback, void *arg, const void *buf,
-                                  size_t size, void *plugin_data,
-                                  na_addr_t dest, uint8_t dest_id, na_tag_t tag,
+na_return_t na_auto_recv_expected(na_class_t *na_class,
+                                  const struct na_op_desc *desc,
                                   na_op_id_t *op);
-na_return_t na_auto_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                                    na_cb_t callback, void *arg, void *buf,
-                                    size_t size, void *plugin_data,
-                                    na_op_id_t *op);
-na_return_t na_auto_recv_expected(na_class_t *na_class, na_context_t *context,
-                                  na_cb_t callback, void *arg, void *buf,
-                                  size_t size, void *plugin_data,
-                                  na_addr_t source, uint8_t source_id,
-                                  na_tag_t tag, na_op_id_t *op);
 na_return_t na_auto_cancel(na_class_t *na_class, na_context_t *context,
                            na_op_id_t *op);
 
@@ -199,15 +186,7 @@ na_return_t na_auto_mem_handle_serialize(na_class_t *na_class, void *buf,
 na_return_t na_auto_mem_handle_deserialize(na_class_t *na_class,
                                            na_mem_handle_t *mem_handle,
                                            const void *buf, size_t buf_size);
-na_return_t na_auto_put(na_class_t *na_class, na_context_t *context,
-                        na_cb_t callback, void *arg, na_mem_handle_t lh,
-                        na_offset_t loff, na_mem_handle_t rh, na_offset_t roff,
-                        size_t size, na_addr_t peer, uint8_t peer_id,
-                        na_op_id_t *op);
-na_return_t na_auto_get(na_class_t *na_class, na_context_t *context,
-                        na_cb_t callback, void *arg, na_mem_handle_t lh,
-                        na_offset_t loff, na_mem_handle_t rh, na_offset_t roff,
-                        size_t size, na_addr_t peer, uint8_t peer_id,
+na_return_t na_auto_rma(na_class_t *na_class, const struct na_op_desc *desc,
                         na_op_id_t *op);
 
 #endif /* NA_SM_AUTO_INTERNAL_H */

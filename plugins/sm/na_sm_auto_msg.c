@@ -14,8 +14,7 @@ static void
 na_auto_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
              const void *data, size_t len)
 {
-    struct na_cb_info_recv_unexpected *ru =
-        &op->completion.callback_info.info.recv_unexpected;
+    struct na_cb_info_recv_unexpected *ru = &op->base.info.info.recv_unexpected;
     na_return_t ret = NA_SUCCESS;
 
     if (len > op->size) {
@@ -98,68 +97,41 @@ na_auto_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
                     plugin_data);
 }
 
-static na_return_t
-na_auto_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-             void *arg, const void *buf, size_t size, void *plugin_data,
-             na_addr_t dest, uint8_t dest_id, na_tag_t tag, na_op_id_t *op,
-             bool expected)
+/* The core checked the size against our limits (the smaller of both
+ * classes') and the tag. */
+na_return_t
+na_auto_send(na_class_t *na_class, const struct na_op_desc *desc,
+             na_op_id_t *op)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
-    struct na_auto_context *ac = na_auto_ctx(context);
+    struct na_auto_context *ac = na_auto_ctx(desc->context);
+    na_addr_t dest = desc->addr;
     int s = na_auto_addr_side(dest);
     na_return_t ret;
 
-    ret = na_auto_op_start(
-        op, context, expected ? NA_CB_SEND_EXPECTED : NA_CB_SEND_UNEXPECTED,
-        callback, arg);
-    if (ret != NA_SUCCESS)
-        return ret;
+    na_auto_op_start(op, desc);
     op->side = s;
-    ret = (expected ? NA_Msg_send_expected : NA_Msg_send_unexpected)(
-        cls->inner[s], ac->inner[s], na_auto_inner_cb, op, buf, size,
-        s == NA_AUTO_NET ? plugin_data : NULL, dest->part[s], dest_id, tag,
-        op->inner[s]);
+    ret = (desc->type == NA_CB_SEND_EXPECTED ? NA_Msg_send_expected
+                                             : NA_Msg_send_unexpected)(
+        cls->inner[s], ac->inner[s], na_auto_inner_cb, op, desc->buf,
+        desc->buf_size, s == NA_AUTO_NET ? desc->plugin_data : NULL,
+        dest->part[s], desc->addr_id, desc->tag, op->inner[s]);
     if (ret != NA_SUCCESS)
         na_auto_op_abort(op);
     return ret;
 }
 
 na_return_t
-na_auto_send_unexpected(na_class_t *na_class, na_context_t *context,
-                        na_cb_t callback, void *arg, const void *buf,
-                        size_t size, void *plugin_data, na_addr_t dest,
-                        uint8_t dest_id, na_tag_t tag, na_op_id_t *op)
+na_auto_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
+                        na_op_id_t *op)
 {
-    return na_auto_send(na_class, context, callback, arg, buf, size,
-                        plugin_data, dest, dest_id, tag, op, false);
-}
-
-na_return_t
-na_auto_send_expected(na_class_t *na_class, na_context_t *context,
-                      na_cb_t callback, void *arg, const void *buf, size_t size,
-                      void *plugin_data, na_addr_t dest, uint8_t dest_id,
-                      na_tag_t tag, na_op_id_t *op)
-{
-    return na_auto_send(na_class, context, callback, arg, buf, size,
-                        plugin_data, dest, dest_id, tag, op, true);
-}
-
-na_return_t
-na_auto_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                        na_cb_t callback, void *arg, void *buf, size_t size,
-                        void *plugin_data, na_op_id_t *op)
-{
-    struct na_auto_context *ac = na_auto_ctx(context);
+    struct na_auto_context *ac = na_auto_ctx(desc->context);
     struct na_auto_msg *m;
-    na_return_t ret;
 
     (void) na_class;
-    (void) plugin_data;
-    ret = na_auto_op_start(op, context, NA_CB_RECV_UNEXPECTED, callback, arg);
-    if (ret != NA_SUCCESS)
-        return ret;
-    op->buf = buf;
-    op->size = size;
+    na_auto_op_start(op, desc);
+    op->buf = desc->buf;
+    op->size = desc->buf_size;
     op->side = -1;
     pthread_mutex_lock(&ac->lock);
     m = TAILQ_FIRST(&ac->backlog);
@@ -176,24 +148,21 @@ na_auto_recv_unexpected(na_class_t *na_class, na_context_t *context,
 }
 
 na_return_t
-na_auto_recv_expected(na_class_t *na_class, na_context_t *context,
-                      na_cb_t callback, void *arg, void *buf, size_t size,
-                      void *plugin_data, na_addr_t source, uint8_t source_id,
-                      na_tag_t tag, na_op_id_t *op)
+na_auto_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
+                      na_op_id_t *op)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
-    struct na_auto_context *ac = na_auto_ctx(context);
+    struct na_auto_context *ac = na_auto_ctx(desc->context);
+    na_addr_t source = desc->addr;
     int s = na_auto_addr_side(source);
     na_return_t ret;
 
-    ret = na_auto_op_start(op, context, NA_CB_RECV_EXPECTED, callback, arg);
-    if (ret != NA_SUCCESS)
-        return ret;
+    na_auto_op_start(op, desc);
     op->side = s;
-    ret =
-        NA_Msg_recv_expected(cls->inner[s], ac->inner[s], na_auto_inner_cb, op,
-                             buf, size, s == NA_AUTO_NET ? plugin_data : NULL,
-                             source->part[s], source_id, tag, op->inner[s]);
+    ret = NA_Msg_recv_expected(
+        cls->inner[s], ac->inner[s], na_auto_inner_cb, op, desc->buf,
+        desc->buf_size, s == NA_AUTO_NET ? desc->plugin_data : NULL,
+        source->part[s], desc->addr_id, desc->tag, op->inner[s]);
     if (ret != NA_SUCCESS)
         na_auto_op_abort(op);
     return ret;
@@ -207,7 +176,7 @@ na_auto_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
     bool mine = false;
 
     (void) context;
-    if (atomic_load(&op->status) != NA_AUTO_OP_POSTED)
+    if (na_op_state(&op->base) != NA_OP_POSTED)
         return NA_SUCCESS;
     ac = na_auto_ctx(op->context);
     pthread_mutex_lock(&ac->lock);

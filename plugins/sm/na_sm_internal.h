@@ -29,6 +29,7 @@
 #include "na/na_plugin.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/queue.h>
@@ -159,8 +160,6 @@ struct na_mem_handle {
     bool remote;    /* deserialized from a peer's bytes */
 };
 
-enum na_sm_op_status { NA_SM_OP_IDLE, NA_SM_OP_POSTED, NA_SM_OP_COMPLETED };
-
 /* Which list holds a posted op (under the class lock). */
 enum na_sm_queue {
     NA_SM_Q_NONE,
@@ -171,11 +170,12 @@ enum na_sm_queue {
     NA_SM_Q_RMA_MSG /* a connection's rma_pending */
 };
 
+/* An operation id: the core's base (its state and completion entry) first,
+ * then what shared memory needs, under the class lock while posted. */
 struct na_op_id {
-    struct na_cb_completion_data completion;
+    struct na_op_base base; /* must stay first */
     struct na_sm_class *cls;
     na_context_t *context;
-    atomic_int status; /* enum na_sm_op_status */
     na_cb_type_t type;
     enum na_sm_queue queue;
     struct na_sm_conn *conn; /* for NA_SM_Q_TX / NA_SM_Q_RMA */
@@ -200,6 +200,9 @@ struct na_op_id {
         } rma;
     } u;
 };
+
+_Static_assert(offsetof(struct na_op_id, base) == 0,
+               "the core finds the op base at the start of the op id");
 
 /* A message that arrived before a matching receive was posted. */
 struct na_sm_backlog_msg {
@@ -302,27 +305,14 @@ bool na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
                      const void *buf2, size_t len2);
 void na_sm_tx_progress(struct na_sm_conn *conn);
 void na_sm_backlog_destroy(struct na_sm_context *pc);
-na_return_t na_sm_msg_send_unexpected(na_class_t *na_class,
-                                      na_context_t *context, na_cb_t callback,
-                                      void *arg, const void *buf,
-                                      size_t buf_size, void *plugin_data,
-                                      na_addr_t dest_addr, uint8_t dest_id,
-                                      na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+                           na_op_id_t *op_id);
 na_return_t na_sm_msg_recv_unexpected(na_class_t *na_class,
-                                      na_context_t *context, na_cb_t callback,
-                                      void *arg, void *buf, size_t buf_size,
-                                      void *plugin_data, na_op_id_t *op_id);
-na_return_t na_sm_msg_send_expected(na_class_t *na_class, na_context_t *context,
-                                    na_cb_t callback, void *arg,
-                                    const void *buf, size_t buf_size,
-                                    void *plugin_data, na_addr_t dest_addr,
-                                    uint8_t dest_id, na_tag_t tag,
+                                      const struct na_op_desc *desc,
+                                      na_op_id_t *op_id);
+na_return_t na_sm_msg_recv_expected(na_class_t *na_class,
+                                    const struct na_op_desc *desc,
                                     na_op_id_t *op_id);
-na_return_t na_sm_msg_recv_expected(na_class_t *na_class, na_context_t *context,
-                                    na_cb_t callback, void *arg, void *buf,
-                                    size_t buf_size, void *plugin_data,
-                                    na_addr_t source_addr, uint8_t source_id,
-                                    na_tag_t tag, na_op_id_t *op_id);
 
 /* na_sm_rma.c */
 na_return_t na_sm_regs_create(struct na_sm_class *cls);
@@ -357,23 +347,12 @@ na_return_t na_sm_mem_handle_serialize(na_class_t *na_class, void *buf,
 na_return_t na_sm_mem_handle_deserialize(na_class_t *na_class,
                                          na_mem_handle_t *mem_handle,
                                          const void *buf, size_t buf_size);
-na_return_t
-na_sm_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-          void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
-          na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
-          size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
-          na_op_id_t *op_id);
-na_return_t
-na_sm_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-          void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
-          na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
-          size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
-          na_op_id_t *op_id);
+na_return_t na_sm_rma(na_class_t *na_class, const struct na_op_desc *desc,
+                      na_op_id_t *op_id);
 
 /* na_sm_progress.c */
-na_return_t na_sm_op_start(struct na_op_id *op, na_context_t *context,
-                           na_cb_type_t type, na_cb_t callback, void *arg,
-                           struct na_addr *addr);
+void na_sm_op_start(struct na_op_id *op, const struct na_op_desc *desc,
+                    struct na_addr *addr);
 void na_sm_op_abort(struct na_op_id *op);
 void na_sm_op_complete(struct na_op_id *op, na_return_t ret);
 void na_sm_wake_local(struct na_sm_class *cls);

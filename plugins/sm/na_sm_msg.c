@@ -86,7 +86,7 @@ na_sm_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
         memcpy(op->u.msg.buf, data, n);
     if (op->type == NA_CB_RECV_UNEXPECTED) {
         struct na_cb_info_recv_unexpected *ru =
-            &op->completion.callback_info.info.recv_unexpected;
+            &op->base.info.info.recv_unexpected;
         ru->actual_buf_size = n;
         ru->tag = tag;
         ru->source = NULL;
@@ -95,7 +95,7 @@ na_sm_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
             ru->source = source;
         }
     } else {
-        op->completion.callback_info.info.recv_expected.actual_buf_size = n;
+        op->base.info.info.recv_expected.actual_buf_size = n;
     }
     na_sm_op_complete(op, ret);
 }
@@ -281,24 +281,23 @@ na_sm_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
     free(buf);
 }
 
-static na_return_t
-na_sm_msg_send(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-               void *arg, const void *buf, size_t buf_size, na_addr_t dest,
-               uint8_t dest_id, na_tag_t tag, na_op_id_t *op, bool expected)
+/* The core checked the size against our limits and the tag. */
+na_return_t
+na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+               na_op_id_t *op)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = context->plugin_context;
-    uint8_t kind = expected ? NA_SM_REC_EXP : NA_SM_REC_UNEXP;
+    struct na_sm_context *pc = desc->context->plugin_context;
+    uint8_t kind =
+        desc->type == NA_CB_SEND_EXPECTED ? NA_SM_REC_EXP : NA_SM_REC_UNEXP;
+    struct na_addr *dest = desc->addr;
+    uint8_t dest_id = desc->addr_id;
+    na_tag_t tag = desc->tag;
+    const void *buf = desc->buf;
+    size_t buf_size = desc->buf_size;
     struct na_sm_conn *conn;
-    na_return_t ret;
 
-    if (buf_size > (expected ? cls->max_exp_size : cls->max_unexp_size))
-        return NA_MSGSIZE;
-    ret = na_sm_op_start(op, context,
-                         expected ? NA_CB_SEND_EXPECTED : NA_CB_SEND_UNEXPECTED,
-                         callback, arg, dest);
-    if (ret != NA_SUCCESS)
-        return ret;
+    na_sm_op_start(op, desc, dest);
     pthread_mutex_lock(&cls->lock);
     if (dest->self) {
         na_sm_deliver(cls, dest, kind, pc->id, dest_id, tag, buf, buf_size);
@@ -332,45 +331,16 @@ done:
 }
 
 na_return_t
-na_sm_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
-                          na_cb_t callback, void *arg, const void *buf,
-                          size_t buf_size, void *plugin_data,
-                          na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
+na_sm_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
                           na_op_id_t *op_id)
 {
-    (void) plugin_data;
-    return na_sm_msg_send(na_class, context, callback, arg, buf, buf_size,
-                          dest_addr, dest_id, tag, op_id, false);
-}
-
-na_return_t
-na_sm_msg_send_expected(na_class_t *na_class, na_context_t *context,
-                        na_cb_t callback, void *arg, const void *buf,
-                        size_t buf_size, void *plugin_data, na_addr_t dest_addr,
-                        uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
-{
-    (void) plugin_data;
-    return na_sm_msg_send(na_class, context, callback, arg, buf, buf_size,
-                          dest_addr, dest_id, tag, op_id, true);
-}
-
-na_return_t
-na_sm_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                          na_cb_t callback, void *arg, void *buf,
-                          size_t buf_size, void *plugin_data, na_op_id_t *op_id)
-{
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = context->plugin_context;
+    struct na_sm_context *pc = desc->context->plugin_context;
     struct na_sm_backlog_msg *m;
-    na_return_t ret;
 
-    (void) plugin_data;
-    ret = na_sm_op_start(op_id, context, NA_CB_RECV_UNEXPECTED, callback, arg,
-                         NULL);
-    if (ret != NA_SUCCESS)
-        return ret;
-    op_id->u.msg.buf = buf;
-    op_id->u.msg.size = buf_size;
+    na_sm_op_start(op_id, desc, NULL);
+    op_id->u.msg.buf = desc->buf;
+    op_id->u.msg.size = desc->buf_size;
     pthread_mutex_lock(&cls->lock);
     m = TAILQ_FIRST(&pc->unexp_backlog);
     if (m != NULL) {
@@ -389,23 +359,19 @@ na_sm_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
 }
 
 na_return_t
-na_sm_msg_recv_expected(na_class_t *na_class, na_context_t *context,
-                        na_cb_t callback, void *arg, void *buf, size_t buf_size,
-                        void *plugin_data, na_addr_t source_addr,
-                        uint8_t source_id, na_tag_t tag, na_op_id_t *op_id)
+na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
+                        na_op_id_t *op_id)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = context->plugin_context;
+    struct na_sm_context *pc = desc->context->plugin_context;
+    struct na_addr *source_addr = desc->addr;
+    uint8_t source_id = desc->addr_id;
+    na_tag_t tag = desc->tag;
     struct na_sm_backlog_msg *m;
-    na_return_t ret;
 
-    (void) plugin_data;
-    ret = na_sm_op_start(op_id, context, NA_CB_RECV_EXPECTED, callback, arg,
-                         source_addr);
-    if (ret != NA_SUCCESS)
-        return ret;
-    op_id->u.msg.buf = buf;
-    op_id->u.msg.size = buf_size;
+    na_sm_op_start(op_id, desc, source_addr);
+    op_id->u.msg.buf = desc->buf;
+    op_id->u.msg.size = desc->buf_size;
     op_id->u.msg.tag = tag;
     op_id->u.msg.peer_id = source_id;
     pthread_mutex_lock(&cls->lock);

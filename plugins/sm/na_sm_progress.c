@@ -37,29 +37,19 @@ na_sm_pctx(na_context_t *context)
     return context->plugin_context;
 }
 
-na_return_t
-na_sm_op_start(struct na_op_id *op, na_context_t *context, na_cb_type_t type,
-               na_cb_t callback, void *arg, struct na_addr *addr)
+/* The core has moved the op from idle to posted. */
+void
+na_sm_op_start(struct na_op_id *op, const struct na_op_desc *desc,
+               struct na_addr *addr)
 {
-    int idle = NA_SM_OP_IDLE;
-
-    if (op == NULL)
-        return NA_INVALID_ARG;
-    if (!atomic_compare_exchange_strong(&op->status, &idle, NA_SM_OP_POSTED))
-        return NA_BUSY;
-    op->context = context;
-    op->type = type;
+    op->context = desc->context;
+    op->type = desc->type;
     op->queue = NA_SM_Q_NONE;
     op->conn = NULL;
-    op->completion.callback = callback;
-    op->completion.callback_info.arg = arg;
-    op->completion.callback_info.type = type;
-    op->completion.callback_info.ret = NA_SUCCESS;
     op->addr = addr;
     if (addr != NULL)
         na_sm_addr_ref(addr);
-    atomic_fetch_add(&na_sm_pctx(context)->pending, 1);
-    return NA_SUCCESS;
+    atomic_fetch_add(&na_sm_pctx(desc->context)->pending, 1);
 }
 
 void
@@ -70,7 +60,6 @@ na_sm_op_abort(struct na_op_id *op)
     if (op->addr != NULL)
         na_sm_addr_unref(op->addr);
     op->addr = NULL;
-    atomic_store(&op->status, NA_SM_OP_IDLE);
     atomic_fetch_sub(&pc->pending, 1);
 }
 
@@ -85,11 +74,9 @@ na_sm_op_complete(struct na_op_id *op, na_return_t ret)
         na_sm_addr_unref_locked(op->addr);
     op->addr = NULL;
     op->queue = NA_SM_Q_NONE;
-    op->completion.callback_info.ret = ret;
-    atomic_store(&op->status, NA_SM_OP_COMPLETED);
     atomic_fetch_add(&pc->completed, 1);
     atomic_fetch_add(&pc->cls->completed, 1);
-    na_cb_completion_add(op->context, &op->completion);
+    na_op_complete(op, ret);
     atomic_fetch_sub(&pc->pending, 1);
 }
 
@@ -231,12 +218,7 @@ na_sm_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 static bool
 na_sm_has_completions(na_context_t *context)
 {
-    bool any;
-
-    pthread_mutex_lock(&context->lock);
-    any = context->count != 0;
-    pthread_mutex_unlock(&context->lock);
-    return any;
+    return NA_Context_get_completion_count(context) != 0;
 }
 
 /* Set or clear the sleeping flag of every incoming ring (lock held). */
@@ -363,10 +345,9 @@ na_sm_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
     bool done = true;
 
     (void) context;
-    if (atomic_load(&op->status) != NA_SM_OP_POSTED)
-        return NA_SUCCESS;
     pthread_mutex_lock(&cls->lock);
-    if (atomic_load(&op->status) == NA_SM_OP_POSTED) {
+    /* Completion happens under the lock: posted here means ours still. */
+    if (na_op_state(&op->base) == NA_OP_POSTED) {
         pc = na_sm_pctx(op->context);
         switch (op->queue) {
         case NA_SM_Q_UNEXP:

@@ -322,27 +322,27 @@ na_sm_rma_run(struct na_op_id *op)
     na_sm_op_complete(op, ret);
 }
 
-static na_return_t
-na_sm_rma(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-          void *arg, struct na_mem_handle *lh, na_offset_t loff,
-          struct na_mem_handle *rh, na_offset_t roff, size_t size,
-          struct na_addr *peer, na_op_id_t *op, bool put)
+/* Put and get: the remote context id plays no part in RMA here. */
+na_return_t
+na_sm_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_mem_handle *lh = desc->local_mem_handle;
+    struct na_mem_handle *rh = desc->remote_mem_handle;
+    na_offset_t loff = desc->local_offset, roff = desc->remote_offset;
+    size_t size = desc->data_size;
+    struct na_addr *peer = desc->addr;
+    bool put = desc->type == NA_CB_PUT;
     struct na_sm_conn *conn;
-    na_return_t ret;
 
-    if (lh == NULL || rh == NULL || lh->remote)
+    if (lh->remote)
         return NA_INVALID_ARG;
     if (loff > lh->len || size > lh->len - loff || roff > rh->len ||
         size > rh->len - roff)
         return NA_INVALID_ARG;
     if (!(rh->flags & (put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
         return NA_PERMISSION;
-    ret = na_sm_op_start(op, context, put ? NA_CB_PUT : NA_CB_GET, callback,
-                         arg, peer);
-    if (ret != NA_SUCCESS)
-        return ret;
+    na_sm_op_start(op, desc, peer);
     op->u.rma.put = put;
     op->u.rma.local = (uint8_t *) (uintptr_t) (lh->base + loff);
     op->u.rma.remote = rh->base + roff;
@@ -364,30 +364,4 @@ na_sm_rma(na_class_t *na_class, na_context_t *context, na_cb_t callback,
     pthread_mutex_unlock(&cls->lock);
     na_sm_wake_local(cls);
     return NA_SUCCESS;
-}
-
-na_return_t
-na_sm_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-          void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
-          na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
-          size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
-          na_op_id_t *op_id)
-{
-    (void) remote_id;
-    return na_sm_rma(na_class, context, callback, arg, local_mem_handle,
-                     local_offset, remote_mem_handle, remote_offset, data_size,
-                     remote_addr, op_id, true);
-}
-
-na_return_t
-na_sm_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-          void *arg, na_mem_handle_t local_mem_handle, na_offset_t local_offset,
-          na_mem_handle_t remote_mem_handle, na_offset_t remote_offset,
-          size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
-          na_op_id_t *op_id)
-{
-    (void) remote_id;
-    return na_sm_rma(na_class, context, callback, arg, local_mem_handle,
-                     local_offset, remote_mem_handle, remote_offset, data_size,
-                     remote_addr, op_id, false);
 }

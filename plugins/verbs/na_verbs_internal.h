@@ -17,6 +17,10 @@
  * operations in flight, receive lists). It is held only for short,
  * non-blocking work: no call made under it sleeps (the CM event channel and
  * the completion channel are non-blocking). poll_wait drops it to sleep.
+ * Lock order with the core: the class lock comes before a context's core
+ * lock, which na_op_complete() takes while the class lock is held; the core
+ * never holds a lock while it calls into the plugin, and triggering an op
+ * takes no plugin lock at all.
  */
 #ifndef NA_VERBS_INTERNAL_H
 #define NA_VERBS_INTERNAL_H
@@ -25,6 +29,7 @@
 #include "na_verbs_wire.h"
 
 #include <infiniband/verbs.h>
+#include <stddef.h>
 #include <rdma/rdma_cma.h>
 #include <sys/queue.h>
 
@@ -91,17 +96,20 @@ struct na_addr {
 
 TAILQ_HEAD(na_verbs_op_list, na_op_id);
 
+/* Where an op is, under the class lock. Its life (idle, posted, completed)
+ * is the core's (struct na_op_base); this says whether it is still ours to
+ * complete and whether a cancel can take it back at once. */
 enum na_verbs_op_state {
-    NA_VERBS_OP_IDLE,      /* free for a new operation */
-    NA_VERBS_OP_QUEUED,    /* in a software queue, cancellable at once */
-    NA_VERBS_OP_POSTED,    /* a work request is in flight */
-    NA_VERBS_OP_COMPLETED, /* completion queued, user callback not run yet */
+    NA_VERBS_OP_IDLE,      /* never posted, or the post was refused     */
+    NA_VERBS_OP_QUEUED,    /* in a software queue, cancellable at once  */
+    NA_VERBS_OP_POSTED,    /* a work request is in flight               */
+    NA_VERBS_OP_COMPLETED, /* handed to the core                        */
 };
 
-/* An operation id. Its completion entry is embedded, so completing never
- * allocates. */
+/* An operation id: the core's base (state and completion entry, so
+ * completing never allocates) first, then what verbs needs. */
 struct na_op_id {
-    struct na_cb_completion_data completion;
+    struct na_op_base base; /* must stay first */
     struct na_verbs_class *cls;
     na_context_t *context;
     na_cb_type_t type;
@@ -123,6 +131,9 @@ struct na_op_id {
     struct na_verbs_op_list *queue; /* the list holding a QUEUED op */
     TAILQ_ENTRY(na_op_id) entry;
 };
+
+_Static_assert(offsetof(struct na_op_id, base) == 0,
+               "the core finds the op base at the start of the op id");
 
 /* A memory handle: local (with its registration) or a peer's, decoded. */
 struct na_mem_handle {
@@ -278,9 +289,7 @@ void na_verbs_addr_unref(struct na_addr *addr);
 void na_verbs_addr_table_clear(struct na_verbs_class *cls);
 
 /* na_verbs_op.c (class lock held). */
-na_return_t na_verbs_op_start(struct na_verbs_class *cls, na_op_id_t *op,
-                              na_context_t *context, na_cb_type_t type,
-                              na_cb_t cb, void *arg);
+void na_verbs_op_start(na_op_id_t *op, const struct na_op_desc *desc);
 /* Undo na_verbs_op_start() when the post fails after it. */
 void na_verbs_op_abort(na_op_id_t *op);
 /* Put a started op on a software queue (state QUEUED). */
@@ -358,26 +367,13 @@ na_return_t na_verbs_op_destroy(na_class_t *na_class, na_op_id_t *op_id);
 na_return_t na_verbs_cancel(na_class_t *na_class, na_context_t *context,
                             na_op_id_t *op_id);
 
-na_return_t na_verbs_msg_send_unexpected(
-    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
-    const void *buf, size_t buf_size, void *plugin_data, na_addr_t dest_addr,
-    uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id);
+na_return_t na_verbs_msg_send(na_class_t *na_class,
+                              const struct na_op_desc *desc, na_op_id_t *op_id);
 na_return_t na_verbs_msg_recv_unexpected(na_class_t *na_class,
-                                         na_context_t *context,
-                                         na_cb_t callback, void *arg, void *buf,
-                                         size_t buf_size, void *plugin_data,
+                                         const struct na_op_desc *desc,
                                          na_op_id_t *op_id);
-na_return_t na_verbs_msg_send_expected(na_class_t *na_class,
-                                       na_context_t *context, na_cb_t callback,
-                                       void *arg, const void *buf,
-                                       size_t buf_size, void *plugin_data,
-                                       na_addr_t dest_addr, uint8_t dest_id,
-                                       na_tag_t tag, na_op_id_t *op_id);
 na_return_t na_verbs_msg_recv_expected(na_class_t *na_class,
-                                       na_context_t *context, na_cb_t callback,
-                                       void *arg, void *buf, size_t buf_size,
-                                       void *plugin_data, na_addr_t source_addr,
-                                       uint8_t source_id, na_tag_t tag,
+                                       const struct na_op_desc *desc,
                                        na_op_id_t *op_id);
 
 na_return_t na_verbs_mem_handle_create(na_class_t *na_class, void *buf,
@@ -397,18 +393,8 @@ na_return_t na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf,
 na_return_t na_verbs_mem_handle_deserialize(na_class_t *na_class,
                                             na_mem_handle_t *mem_handle,
                                             const void *buf, size_t buf_size);
-na_return_t
-na_verbs_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-             void *arg, na_mem_handle_t local_mem_handle,
-             na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-             na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-             uint8_t remote_id, na_op_id_t *op_id);
-na_return_t
-na_verbs_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-             void *arg, na_mem_handle_t local_mem_handle,
-             na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-             na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-             uint8_t remote_id, na_op_id_t *op_id);
+na_return_t na_verbs_rma(na_class_t *na_class, const struct na_op_desc *desc,
+                         na_op_id_t *op_id);
 
 int na_verbs_poll_get_fd(na_class_t *na_class, na_context_t *context);
 na_return_t na_verbs_poll(na_class_t *na_class, na_context_t *context,

@@ -232,7 +232,7 @@ na_verbs_fill_unexpected(na_op_id_t *op, struct na_addr *source, na_tag_t tag,
                          const void *data, size_t len)
 {
     struct na_cb_info_recv_unexpected *info =
-        &op->completion.callback_info.info.recv_unexpected;
+        &op->base.info.info.recv_unexpected;
 
     if (len > op->buf_size) {
         info->actual_buf_size = 0;
@@ -252,8 +252,7 @@ na_verbs_fill_unexpected(na_op_id_t *op, struct na_addr *source, na_tag_t tag,
 static void
 na_verbs_fill_expected(na_op_id_t *op, const void *data, size_t len)
 {
-    struct na_cb_info_recv_expected *info =
-        &op->completion.callback_info.info.recv_expected;
+    struct na_cb_info_recv_expected *info = &op->base.info.info.recv_expected;
 
     if (len > op->buf_size) {
         info->actual_buf_size = 0;
@@ -464,86 +463,43 @@ na_verbs_send_self(struct na_verbs_class *cls, na_op_id_t *op)
     na_verbs_op_complete(op, NA_SUCCESS);
 }
 
-static na_return_t
-na_verbs_send(na_class_t *na_class, na_context_t *context, na_cb_type_t type,
-              na_cb_t callback, void *arg, const void *buf, size_t buf_size,
-              size_t limit, na_addr_t dest, uint8_t dest_id, na_tag_t tag,
-              na_op_id_t *op)
+/* The core checked the size against our limits and the tag. */
+na_return_t
+na_verbs_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+                  na_op_id_t *op)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
-    na_return_t ret;
+    na_addr_t dest = desc->addr;
+    na_return_t ret = NA_SUCCESS;
 
-    if (dest == NULL || (buf == NULL && buf_size > 0))
-        return NA_INVALID_ARG;
-    if (buf_size > limit)
-        return NA_MSGSIZE;
     pthread_mutex_lock(&cls->lock);
-    ret = na_verbs_op_start(cls, op, context, type, callback, arg);
-    if (ret != NA_SUCCESS)
-        goto unlock;
-    op->buf = (void *) buf;
-    op->buf_size = buf_size;
-    op->tag = tag;
-    op->peer_ctx_id = dest_id;
+    na_verbs_op_start(op, desc);
+    op->buf = desc->buf;
+    op->buf_size = desc->buf_size;
+    op->tag = desc->tag;
+    op->peer_ctx_id = desc->addr_id;
     na_verbs_addr_ref(dest);
     op->addr = dest;
     if (dest->self)
         na_verbs_send_self(cls, op);
     else
         ret = na_verbs_conn_submit(cls, op);
-unlock:
     pthread_mutex_unlock(&cls->lock);
     return ret;
 }
 
 na_return_t
-na_verbs_msg_send_unexpected(na_class_t *na_class, na_context_t *context,
-                             na_cb_t callback, void *arg, const void *buf,
-                             size_t buf_size, void *plugin_data,
-                             na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                             na_op_id_t *op_id)
-{
-    (void) plugin_data;
-    return na_verbs_send(na_class, context, NA_CB_SEND_UNEXPECTED, callback,
-                         arg, buf, buf_size,
-                         na_verbs_class(na_class)->max_unexpected, dest_addr,
-                         dest_id, tag, op_id);
-}
-
-na_return_t
-na_verbs_msg_send_expected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, const void *buf,
-                           size_t buf_size, void *plugin_data,
-                           na_addr_t dest_addr, uint8_t dest_id, na_tag_t tag,
-                           na_op_id_t *op_id)
-{
-    (void) plugin_data;
-    return na_verbs_send(na_class, context, NA_CB_SEND_EXPECTED, callback, arg,
-                         buf, buf_size, na_verbs_class(na_class)->max_expected,
-                         dest_addr, dest_id, tag, op_id);
-}
-
-na_return_t
-na_verbs_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
-                             na_cb_t callback, void *arg, void *buf,
-                             size_t buf_size, void *plugin_data,
-                             na_op_id_t *op_id)
+na_verbs_msg_recv_unexpected(na_class_t *na_class,
+                             const struct na_op_desc *desc, na_op_id_t *op_id)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
-    struct na_verbs_context *ctx = context->plugin_context;
+    struct na_verbs_context *ctx = desc->context->plugin_context;
     struct na_verbs_msg *msg;
-    na_return_t ret;
 
-    (void) plugin_data;
-    if (buf == NULL && buf_size > 0)
-        return NA_INVALID_ARG;
     pthread_mutex_lock(&cls->lock);
-    ret = na_verbs_op_start(cls, op_id, context, NA_CB_RECV_UNEXPECTED,
-                            callback, arg);
-    if (ret != NA_SUCCESS)
-        goto unlock;
-    op_id->buf = buf;
-    op_id->buf_size = buf_size;
+    na_verbs_op_start(op_id, desc);
+    op_id->buf = desc->buf;
+    op_id->buf_size = desc->buf_size;
     msg = TAILQ_FIRST(&ctx->unexpected_msgs);
     if (msg != NULL) {
         TAILQ_REMOVE(&ctx->unexpected_msgs, msg, entry);
@@ -553,37 +509,26 @@ na_verbs_msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
     } else {
         na_verbs_op_enqueue(op_id, &ctx->unexpected_ops);
     }
-unlock:
     pthread_mutex_unlock(&cls->lock);
-    return ret;
+    return NA_SUCCESS;
 }
 
 na_return_t
-na_verbs_msg_recv_expected(na_class_t *na_class, na_context_t *context,
-                           na_cb_t callback, void *arg, void *buf,
-                           size_t buf_size, void *plugin_data,
-                           na_addr_t source_addr, uint8_t source_id,
-                           na_tag_t tag, na_op_id_t *op_id)
+na_verbs_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
+                           na_op_id_t *op_id)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
-    struct na_verbs_context *ctx = context->plugin_context;
+    struct na_verbs_context *ctx = desc->context->plugin_context;
     struct na_verbs_msg *msg;
-    na_return_t ret;
 
-    (void) plugin_data;
-    if (source_addr == NULL || (buf == NULL && buf_size > 0))
-        return NA_INVALID_ARG;
     pthread_mutex_lock(&cls->lock);
-    ret = na_verbs_op_start(cls, op_id, context, NA_CB_RECV_EXPECTED, callback,
-                            arg);
-    if (ret != NA_SUCCESS)
-        goto unlock;
-    op_id->buf = buf;
-    op_id->buf_size = buf_size;
-    op_id->tag = tag;
-    op_id->peer_ctx_id = source_id;
-    na_verbs_addr_ref(source_addr);
-    op_id->addr = source_addr;
+    na_verbs_op_start(op_id, desc);
+    op_id->buf = desc->buf;
+    op_id->buf_size = desc->buf_size;
+    op_id->tag = desc->tag;
+    op_id->peer_ctx_id = desc->addr_id;
+    na_verbs_addr_ref(desc->addr);
+    op_id->addr = desc->addr;
     TAILQ_FOREACH(msg, &ctx->expected_msgs, entry)
     {
         if (na_verbs_expected_match(op_id, msg->source, msg->src_ctx, msg->tag))
@@ -596,7 +541,6 @@ na_verbs_msg_recv_expected(na_class_t *na_class, na_context_t *context,
     } else {
         na_verbs_op_enqueue(op_id, &ctx->expected_ops);
     }
-unlock:
     pthread_mutex_unlock(&cls->lock);
-    return ret;
+    return NA_SUCCESS;
 }

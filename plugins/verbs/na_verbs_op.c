@@ -1,8 +1,10 @@
 /*
  * Operation ids: their life cycle, exactly-once completion and cancel.
  *
- * IDLE -> (post) -> QUEUED or POSTED -> COMPLETED -> (triggered) -> IDLE.
- * na_verbs_op_complete() is the only way out of QUEUED and POSTED, and it
+ * The core owns an op's life (struct na_op_base) and its busy check; here,
+ * under the class lock, a post moves it to QUEUED or POSTED and then to
+ * COMPLETED. na_verbs_op_complete() is the only way out of QUEUED and
+ * POSTED, and it
  * does nothing for an op in any other state, so whichever of a work
  * completion, a cancel or a connection failure comes first wins and the
  * others are no-ops.
@@ -10,23 +12,6 @@
 #include "na_verbs_internal.h"
 
 #include <stdlib.h>
-
-/* Runs from NA_Trigger() before the user callback (core contract), so the
- * op may be reposted from inside that callback. */
-static void
-na_verbs_op_release(void *arg)
-{
-    na_op_id_t *op = arg;
-    struct na_verbs_class *cls = op->cls;
-
-    pthread_mutex_lock(&cls->lock);
-    /* A received unexpected message hands its source reference to the
-     * user through the callback info, so only other types drop theirs. */
-    na_verbs_addr_unref(op->addr);
-    op->addr = NULL;
-    op->state = NA_VERBS_OP_IDLE;
-    pthread_mutex_unlock(&cls->lock);
-}
 
 na_op_id_t *
 na_verbs_op_create(na_class_t *na_class, unsigned long flags)
@@ -42,47 +27,29 @@ na_verbs_op_create(na_class_t *na_class, unsigned long flags)
     return op;
 }
 
+/* The core has checked that the op is idle. */
 na_return_t
 na_verbs_op_destroy(na_class_t *na_class, na_op_id_t *op_id)
 {
-    struct na_verbs_class *cls = na_verbs_class(na_class);
-    enum na_verbs_op_state state;
-
-    pthread_mutex_lock(&cls->lock);
-    state = op_id->state;
-    pthread_mutex_unlock(&cls->lock);
-    if (state != NA_VERBS_OP_IDLE) {
-        NA_VERBS_LOG("operation id destroyed while its operation is pending");
-        return NA_BUSY;
-    }
+    (void) na_class;
     free(op_id);
     return NA_SUCCESS;
 }
 
-na_return_t
-na_verbs_op_start(struct na_verbs_class *cls, na_op_id_t *op,
-                  na_context_t *context, na_cb_type_t type, na_cb_t cb,
-                  void *arg)
+/* The core has moved the op to posted after checking that it is idle and
+ * belongs to this class. */
+void
+na_verbs_op_start(na_op_id_t *op, const struct na_op_desc *desc)
 {
-    struct na_verbs_context *ctx = context->plugin_context;
+    struct na_verbs_context *ctx = desc->context->plugin_context;
 
-    if (op->cls != cls)
-        return NA_INVALID_ARG;
-    if (op->state != NA_VERBS_OP_IDLE)
-        return NA_BUSY;
-    op->context = context;
-    op->type = type;
+    op->context = desc->context;
+    op->type = desc->type;
     op->cancel_requested = false;
     op->addr = NULL;
     op->queue = NULL;
-    op->completion.callback = cb;
-    op->completion.callback_info.arg = arg;
-    op->completion.callback_info.type = type;
-    op->completion.plugin_callback = na_verbs_op_release;
-    op->completion.plugin_callback_args = op;
     op->state = NA_VERBS_OP_QUEUED;
     ctx->pending++;
-    return NA_SUCCESS;
 }
 
 void
@@ -117,17 +84,23 @@ void
 na_verbs_op_complete(na_op_id_t *op, na_return_t ret)
 {
     struct na_verbs_context *ctx;
+    struct na_verbs_class *cls;
 
     if (op->state != NA_VERBS_OP_QUEUED && op->state != NA_VERBS_OP_POSTED)
         return;
     na_verbs_op_dequeue(op);
     op->state = NA_VERBS_OP_COMPLETED;
-    op->completion.callback_info.ret = ret;
+    /* A received unexpected message hands its source reference to the
+     * user through the callback info (op->addr is NULL then); others drop
+     * theirs here, under the class lock, so triggering takes no lock. */
+    na_verbs_addr_unref(op->addr);
+    op->addr = NULL;
     ctx = op->context->plugin_context;
     ctx->pending--;
     ctx->completed++;
-    na_cb_completion_add(op->context, &op->completion);
-    na_verbs_wake(op->cls);
+    cls = op->cls;
+    na_op_complete(op, ret);
+    na_verbs_wake(cls);
 }
 
 void

@@ -185,14 +185,18 @@ na_verbs_range_ok(uint64_t offset, size_t size, uint64_t len)
 
 /* Check both sides of an RMA and fill the op's addresses and keys. */
 static na_return_t
-na_verbs_rma_prepare(na_op_id_t *op, bool is_put, struct na_mem_handle *local,
-                     na_offset_t local_offset, struct na_mem_handle *remote,
-                     na_offset_t remote_offset, size_t size,
+na_verbs_rma_prepare(na_op_id_t *op, const struct na_op_desc *desc,
                      const struct ibv_device_attr *attr)
 {
+    bool is_put = desc->type == NA_CB_PUT;
     unsigned long need = is_put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY;
+    struct na_mem_handle *local = desc->local_mem_handle;
+    struct na_mem_handle *remote = desc->remote_mem_handle;
+    na_offset_t local_offset = desc->local_offset;
+    na_offset_t remote_offset = desc->remote_offset;
+    size_t size = desc->data_size;
 
-    if (local == NULL || remote == NULL || local->remote)
+    if (local->remote)
         return NA_INVALID_ARG;
     if (local->mr == NULL) {
         NA_VERBS_LOG("RMA on a local memory handle that is not registered");
@@ -303,25 +307,19 @@ na_verbs_rma_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
     na_verbs_conn_wc_done(conn, wr->op, wc);
 }
 
-static na_return_t
-na_verbs_rma(na_class_t *na_class, na_context_t *context, bool is_put,
-             na_cb_t callback, void *arg, na_mem_handle_t local,
-             na_offset_t local_offset, na_mem_handle_t remote,
-             na_offset_t remote_offset, size_t size, na_addr_t remote_addr,
+/* Put and get: the remote context id plays no part in RMA here. */
+na_return_t
+na_verbs_rma(na_class_t *na_class, const struct na_op_desc *desc,
              na_op_id_t *op)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
+    bool is_put = desc->type == NA_CB_PUT;
+    na_addr_t remote_addr = desc->addr;
     na_return_t ret;
 
-    if (remote_addr == NULL)
-        return NA_INVALID_ARG;
     pthread_mutex_lock(&cls->lock);
-    ret = na_verbs_op_start(cls, op, context, is_put ? NA_CB_PUT : NA_CB_GET,
-                            callback, arg);
-    if (ret != NA_SUCCESS)
-        goto unlock;
-    ret = na_verbs_rma_prepare(op, is_put, local, local_offset, remote,
-                               remote_offset, size, &cls->dev_attr);
+    na_verbs_op_start(op, desc);
+    ret = na_verbs_rma_prepare(op, desc, &cls->dev_attr);
     if (ret != NA_SUCCESS) {
         na_verbs_op_abort(op);
         goto unlock;
@@ -335,30 +333,4 @@ na_verbs_rma(na_class_t *na_class, na_context_t *context, bool is_put,
 unlock:
     pthread_mutex_unlock(&cls->lock);
     return ret;
-}
-
-na_return_t
-na_verbs_put(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-             void *arg, na_mem_handle_t local_mem_handle,
-             na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-             na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-             uint8_t remote_id, na_op_id_t *op_id)
-{
-    (void) remote_id;
-    return na_verbs_rma(na_class, context, true, callback, arg,
-                        local_mem_handle, local_offset, remote_mem_handle,
-                        remote_offset, data_size, remote_addr, op_id);
-}
-
-na_return_t
-na_verbs_get(na_class_t *na_class, na_context_t *context, na_cb_t callback,
-             void *arg, na_mem_handle_t local_mem_handle,
-             na_offset_t local_offset, na_mem_handle_t remote_mem_handle,
-             na_offset_t remote_offset, size_t data_size, na_addr_t remote_addr,
-             uint8_t remote_id, na_op_id_t *op_id)
-{
-    (void) remote_id;
-    return na_verbs_rma(na_class, context, false, callback, arg,
-                        local_mem_handle, local_offset, remote_mem_handle,
-                        remote_offset, data_size, remote_addr, op_id);
 }

@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -314,6 +316,87 @@ test_xstream_barrier(void **state)
                      ABT_ERR_INV_XSTREAM_BARRIER);
 }
 
+/* The ABT_info_print_* text: written to a memory stream and checked for
+ * what it must say. */
+static char *
+info_text(int (*print)(FILE *, void *), void *arg, int *ret)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+
+    assert_non_null(mem);
+    *ret = print(mem, arg);
+    fclose(mem);
+    return text;
+}
+
+static int
+print_config(FILE *fp, void *arg)
+{
+    (void) arg;
+    return ABT_info_print_config(fp);
+}
+
+static int
+print_all(FILE *fp, void *arg)
+{
+    (void) arg;
+    return ABT_info_print_all_xstreams(fp);
+}
+
+static int
+print_xstream(FILE *fp, void *arg)
+{
+    return ABT_info_print_xstream(fp, arg);
+}
+
+static int
+print_pool(FILE *fp, void *arg)
+{
+    return ABT_info_print_pool(fp, arg);
+}
+
+static void
+test_info_print(void **state)
+{
+    int ret, rank;
+    char *t, want[64];
+
+    (void) state;
+    t = info_text(print_config, NULL, &ret);
+    assert_int_equal(ret, ABT_SUCCESS);
+    assert_non_null(strstr(t, ABT_VERSION));
+    assert_non_null(strstr(t, "initialized: yes"));
+    free(t);
+
+    t = info_text(print_all, NULL, &ret);
+    assert_int_equal(ret, ABT_SUCCESS);
+    assert_non_null(strstr(t, "(primary)"));
+    ABT_xstream_get_rank(xs, &rank);
+    snprintf(want, sizeof(want), "xstream rank %d:", rank);
+    assert_non_null(strstr(t, want));
+    free(t);
+
+    t = info_text(print_xstream, xs, &ret);
+    assert_int_equal(ret, ABT_SUCCESS);
+    assert_non_null(strstr(t, want));
+    assert_non_null(strstr(t, "pool "));
+    free(t);
+
+    t = info_text(print_pool, pool, &ret);
+    assert_int_equal(ret, ABT_SUCCESS);
+    assert_non_null(strstr(t, "waiting"));
+    free(t);
+
+    assert_int_equal(ABT_info_print_config(NULL), ABT_ERR_INV_ARG);
+    assert_int_equal(ABT_info_print_all_xstreams(NULL), ABT_ERR_INV_ARG);
+    assert_int_equal(ABT_info_print_xstream(stdout, ABT_XSTREAM_NULL),
+                     ABT_ERR_INV_XSTREAM);
+    assert_int_equal(ABT_info_print_pool(stdout, ABT_POOL_NULL),
+                     ABT_ERR_INV_POOL);
+}
+
 int
 main(void)
 {
@@ -326,6 +409,7 @@ main(void)
         T(test_rank),
         T(test_affinity),
         T(test_xstream_barrier),
+        T(test_info_print),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -167,6 +167,107 @@ test_bad_arguments(void **state)
     assert_int_equal(NA_Finalize(NULL), NA_SUCCESS);
 }
 
+/* What the op-lifecycle test's callback saw, and a repost from inside. */
+struct op_probe {
+    int calls;
+    na_return_t ret;
+    na_class_t *cls;
+    na_context_t *ctx;
+    na_op_id_t *op;
+    char *buf;
+    na_return_t repost;
+};
+
+static void
+probe_cb(const struct na_cb_info *info)
+{
+    struct op_probe *p = info->arg;
+
+    p->calls++;
+    p->ret = info->ret;
+    /* The core makes the op id idle before the callback runs. */
+    if (p->calls == 1)
+        p->repost = NA_Msg_recv_unexpected(p->cls, p->ctx, probe_cb, p, p->buf,
+                                           16, NULL, p->op);
+}
+
+/*
+ * The core owns an op id's life: it refuses a busy op (post and destroy),
+ * an op id of another class, and sizes and tags over the plugin's limits,
+ * before any plugin code runs; cancel of an idle op does nothing; and the
+ * op is reusable from inside its own callback.
+ */
+static void
+test_op_lifecycle(void **state)
+{
+    (void) state;
+    na_class_t *a = NA_Initialize("sim://oplife_a", true);
+    na_class_t *b = NA_Initialize("sim://oplife_b", true);
+    assert_non_null(a);
+    assert_non_null(b);
+    na_context_t *ca = NA_Context_create(a), *cb = NA_Context_create(b);
+    na_op_id_t *op = NA_Op_create(a, 0), *op_b = NA_Op_create(b, 0);
+    char buf[16], big[8192];
+    na_addr_t to_b = NA_ADDR_NULL;
+    struct op_probe p = {.cls = a, .ctx = ca, .op = op, .buf = buf};
+
+    assert_non_null(op);
+    assert_int_equal(NA_Addr_lookup(a, "sim://oplife_b", &to_b), NA_SUCCESS);
+    memset(big, 0, sizeof(big));
+
+    /* Idle: cancel is a no-op, destroy of another class's op is refused. */
+    assert_int_equal(NA_Cancel(a, ca, op), NA_SUCCESS);
+    assert_int_equal(NA_Op_destroy(b, op), NA_INVALID_ARG);
+    assert_int_equal(
+        NA_Msg_recv_unexpected(b, cb, probe_cb, &p, buf, sizeof(buf), NULL, op),
+        NA_INVALID_ARG);
+    assert_int_equal(NA_Msg_send_unexpected(a, ca, probe_cb, &p, big,
+                                            sizeof(big), NULL, to_b, 0, 0, op),
+                     NA_MSGSIZE);
+    assert_int_equal(NA_Msg_send_expected(a, ca, probe_cb, &p, buf, 4, NULL,
+                                          to_b, 0, NA_Msg_get_max_tag(a) + 1u,
+                                          op),
+                     NA_INVALID_ARG);
+
+    /* Posted: a second post and a destroy are refused. */
+    assert_int_equal(
+        NA_Msg_recv_unexpected(a, ca, probe_cb, &p, buf, sizeof(buf), NULL, op),
+        NA_SUCCESS);
+    assert_int_equal(
+        NA_Msg_recv_unexpected(a, ca, probe_cb, &p, buf, sizeof(buf), NULL, op),
+        NA_BUSY);
+    assert_int_equal(NA_Op_destroy(a, op), NA_BUSY);
+
+    /* Completed but not triggered: still busy. */
+    assert_int_equal(NA_Cancel(a, ca, op), NA_SUCCESS);
+    for (int i = 0; i < 100 && NA_Context_get_completion_count(ca) == 0; i++)
+        (void) NA_Poll(a, ca, NULL);
+    assert_int_equal(NA_Context_get_completion_count(ca), 1);
+    assert_int_equal(NA_Op_destroy(a, op), NA_BUSY);
+    assert_int_equal(p.calls, 0);
+
+    /* Triggered: the callback reposts the same op id. */
+    assert_int_equal(NA_Trigger(ca, 1, NULL), NA_SUCCESS);
+    assert_int_equal(p.calls, 1);
+    assert_int_equal(p.ret, NA_CANCELED);
+    assert_int_equal(p.repost, NA_SUCCESS);
+    assert_int_equal(NA_Op_destroy(a, op), NA_BUSY);
+    assert_int_equal(NA_Cancel(a, ca, op), NA_SUCCESS);
+    for (int i = 0; i < 100 && p.calls < 2; i++) {
+        (void) NA_Poll(a, ca, NULL);
+        (void) NA_Trigger(ca, 1, NULL);
+    }
+    assert_int_equal(p.calls, 2);
+    assert_int_equal(NA_Op_destroy(a, op), NA_SUCCESS);
+    assert_int_equal(NA_Op_destroy(b, op_b), NA_SUCCESS);
+
+    NA_Addr_free(a, to_b);
+    assert_int_equal(NA_Context_destroy(a, ca), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(b, cb), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(a), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(b), NA_SUCCESS);
+}
+
 int
 main(void)
 {
@@ -176,6 +277,7 @@ main(void)
         cmocka_unit_test(test_error_strings),
         cmocka_unit_test(test_plugin_selection),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_op_lifecycle),
     };
     return cmocka_run_group_tests_name("na", tests, NULL, NULL);
 }
