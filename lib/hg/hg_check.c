@@ -11,6 +11,7 @@
  * it, and HG_Finalize() drops every record of its class.
  */
 #include "hg/hg_check_internal.h"
+#include "hg/hg_rpc.h"
 
 #include "na_sim.h"
 #include "qs_check.h"
@@ -162,7 +163,7 @@ hg_check_op_ran(const struct hg_completion *comp)
 {
     struct hg_check_rec *rec;
 
-    if (comp->type == HG_COMP_RPC)
+    if (comp->run == hg_request_run)
         return; /* a request for a handler, not a callback */
     pthread_mutex_lock(&hg_check_lock);
     rec = hg_check_find(hg_check.ops, comp->object, NULL);
@@ -231,6 +232,15 @@ hg_check_at_exit(void)
     }
 }
 
+/* What lib/core and lib/bulk call, through core/hg_core.h. */
+static const struct hg_core_check_hooks hg_check_hooks = {
+    .obj_add = hg_check_obj_add,
+    .obj_del = hg_check_obj_del,
+    .op_begin = hg_check_op_begin,
+    .op_end = hg_check_op_end,
+    .op_ran = hg_check_op_ran,
+};
+
 static void
 hg_check_start(bool abort_mode)
 {
@@ -242,6 +252,7 @@ hg_check_start(bool abort_mode)
         atexit(hg_check_at_exit);
     }
     pthread_mutex_unlock(&hg_check_lock);
+    atomic_store(&hg_core_check_hooks, &hg_check_hooks);
     atomic_store(&hg_check_on, true);
 }
 

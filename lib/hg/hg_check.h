@@ -1,12 +1,16 @@
 /*
- * Hooks of the invariant checker (include/qs_check.h) in the HG and bulk
- * layers. Each hook is one HG_CHECK(...) line: when the checker is off it
- * costs a test of hg_check_on and a predicted branch, nothing else.
+ * Hooks of the invariant checker (include/qs_check.h) in the HG layer.
+ * Each hook is one HG_CHECK(...) line: when the checker is off it costs a
+ * test of hg_check_on and a predicted branch, nothing else. lib/core and
+ * lib/bulk sit below lib/hg and call the checker through the hook table of
+ * core/hg_core.h (HG_CORE_CHECK), which hg_check.c fills in when it starts.
  */
 #ifndef HG_CHECK_H
 #define HG_CHECK_H
 
 #include "mercury.h"
+
+#include "core/hg_core.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -20,20 +24,8 @@ extern atomic_bool hg_check_on;
             call;                                                              \
     } while (0)
 
-/* What a record describes. */
-enum hg_check_kind {
-    HG_CHECK_CLASS,
-    HG_CHECK_CONTEXT,
-    HG_CHECK_HANDLE, /* created by HG_Create() */
-    HG_CHECK_TARGET, /* a request's handle, given to its handler */
-    HG_CHECK_ADDR,
-    HG_CHECK_BULK,
-    /* Operations whose callback must run exactly once. */
-    HG_CHECK_FORWARD,
-    HG_CHECK_RESPOND,
-    HG_CHECK_TRANSFER,
-    HG_CHECK_LOOKUP,
-};
+/* The kinds of record (enum hg_check_kind) are in core/hg_core.h, whose
+ * hook table lib/core and lib/bulk call through. */
 
 struct hg_completion;
 

@@ -159,12 +159,13 @@ hg_check_describe(char *buf, size_t size, const struct hg_check_rec *rec)
     switch (rec->kind) {
     case HG_CHECK_CLASS:
         if (HG_Addr_to_string(obj, addr, (hg_size_t *) &addr_size,
-                              ((hg_class_t *) obj)->self_addr) != HG_SUCCESS)
+                              ((hg_class_t *) obj)->core.self_addr) !=
+            HG_SUCCESS)
             snprintf(addr, sizeof(addr), "?");
         snprintf(buf, size, "HG class %s", addr);
         break;
     case HG_CHECK_CONTEXT:
-        snprintf(buf, size, "HG context %u", ((hg_context_t *) obj)->id);
+        snprintf(buf, size, "HG context %u", ((hg_context_t *) obj)->core.id);
         break;
     case HG_CHECK_HANDLE:
         snprintf(buf, size, "handle of RPC %s (HG_Destroy / margo_destroy)",
@@ -179,7 +180,7 @@ hg_check_describe(char *buf, size_t size, const struct hg_check_rec *rec)
     case HG_CHECK_ADDR: {
         struct hg_addr *a = obj;
 
-        if (NA_Addr_to_string(a->hg_class->na_class, addr, &addr_size,
+        if (NA_Addr_to_string(a->hg_class->core.na_class, addr, &addr_size,
                               a->na_addr) != NA_SUCCESS)
             snprintf(addr, sizeof(addr), "?");
         snprintf(buf, size, "address %s, %u reference(s) (HG_Addr_free)", addr,
@@ -277,7 +278,7 @@ static bool hg_check_is_private(const struct hg_check_rec *rec);
 static unsigned int
 hg_check_addr_held(const struct hg_addr *a)
 {
-    unsigned int held = a == a->hg_class->self_addr ? 1 : 0;
+    unsigned int held = a == a->hg_class->core.self_addr ? 1 : 0;
 
     for (size_t b = 0; b < HG_CHECK_BUCKETS; b++) {
         for (const struct hg_check_rec *r = hg_check.objs[b]; r != NULL;

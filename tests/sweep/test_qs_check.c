@@ -24,6 +24,7 @@
 
 #ifdef QC_DOUBLE
 #include "hg/hg_internal.h"
+#include "hg/hg_rpc.h"
 #endif
 #include "mercury.h"
 #include "mercury_macros.h"
@@ -353,9 +354,9 @@ test_double_completion(void **state)
     before = qc_forwarded;
     HG_Ref_incr(h);
     h->arg = NULL; /* the first run's flag is gone with its frame */
-    h->comp.type = HG_COMP_FORWARD;
+    h->comp.run = hg_rpc_complete;
     h->comp.object = h;
-    hg_completion_add(e.cctx, &h->comp);
+    hg_core_complete(&e.cctx->core, &h->comp);
     err_begin();
     HG_Trigger(e.cctx, 0, 1, NULL);
     err_end();
