@@ -228,11 +228,16 @@ hg_check_violation(const struct hg_check_rec *rec, const char *verb,
     va_end(ap);
     if (rec != NULL && rec->nframes > 0)
         hg_check_where(where, sizeof(where), rec->frames[0], rec->is_function);
-    if (hg_check.violations++ == 0 && where[0] != '\0')
-        snprintf(hg_check.first, sizeof(hg_check.first), "%s, %s %s", line,
-                 verb, where);
-    else if (hg_check.violations == 1)
-        snprintf(hg_check.first, sizeof(hg_check.first), "%s", line);
+    /* A long first violation is cut to fit: the return values are read
+     * only to say so to the compiler. */
+    if (hg_check.violations++ == 0 && where[0] != '\0') {
+        if (snprintf(hg_check.first, sizeof(hg_check.first), "%s, %s %s", line,
+                     verb, where) < 0)
+            hg_check.first[0] = '\0';
+    } else if (hg_check.violations == 1) {
+        if (snprintf(hg_check.first, sizeof(hg_check.first), "%s", line) < 0)
+            hg_check.first[0] = '\0';
+    }
     if (hg_check.violations > HG_CHECK_SHOWN) {
         if (hg_check.violations == HG_CHECK_SHOWN + 1)
             fprintf(stderr, "qs-check: more violations; not shown\n");
