@@ -29,6 +29,9 @@
 #include <stdatomic.h>
 #include <sys/queue.h>
 
+/* Before libfabric's headers: libfabric is opened on first use. */
+#include "na_ofi_dl.h"
+
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
