@@ -8,10 +8,13 @@ fail() { echo "check_sweep $case_: $*"; cat report.txt 2>/dev/null; exit 1; }
 run() { "$sweep" --quiet --out files "$@" >report.txt 2>&1; echo $? >status; cat report.txt; }
 status() { cat status; }
 has() { grep -q -- "$1" report.txt || fail "no \"$1\" in the report"; }
+# Hang limits stretch with the build's slowdown (QS_SLOW: 3 under ASan, 8
+# under TSan), so that a slow passing run is not taken for a hang.
+slow=${QS_SLOW:-1}
 
 case $case_ in
 pass)
-    run --seeds 1:20 --jobs 2 --timeout 60 --junit junit.xml -- "$prog" pass
+    run --seeds 1:20 --jobs 2 --timeout $((60 * slow)) --junit junit.xml -- "$prog" pass
     [ "$(status)" = 0 ] || fail "exit status $(status), want 0"
     has "^20 passed, 0 failed$"
     grep -q '<testcase classname="qs-sweep.sweep_prog" name="seed 20"' junit.xml ||
@@ -41,9 +44,9 @@ fail)
     QS_SIM_SEED=8 QS_NA_INFO=sim "$prog" fail || fail "seed 8 fails by hand"
     ;;
 hang)
-    run --seeds 1:4 --jobs 2 --timeout 2 -- "$prog" hang
+    run --seeds 1:4 --jobs 2 --timeout $((2 * slow)) -- "$prog" hang
     [ "$(status)" = 1 ] || fail "exit status $(status), want 1"
-    has "^HANG seed 3: still running after 2 s"
+    has "^HANG seed 3: still running after $((2 * slow)) s"
     has "replay: QS_SIM_SEED=3 QS_NA_INFO=sim $prog hang$"
     has "^3 passed, 1 failed$"
     # The killed run's trace was written as it went.
@@ -64,7 +67,7 @@ determinism)
     has "^$((6 - n)) passed, $n failed$"
     ;;
 swarm)
-    run --swarm --seeds 1:40 --jobs 2 --timeout 20 --junit junit.xml -- "$prog" pass
+    run --swarm --seeds 1:40 --jobs 2 --timeout $((20 * slow)) --junit junit.xml -- "$prog" pass
     [ "$(status)" = 0 ] || fail "exit status $(status), want 0"
     has "^40 passed, 0 failed$"
     has "swarm profiles"
