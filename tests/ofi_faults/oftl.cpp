@@ -142,7 +142,7 @@ int
 client_main(bool bulk)
 {
     const char *info = info_string();
-    const char *args[] = {"--info", info, nullptr};
+    const char *args[] = {"--info", of_server_info(info), nullptr};
     of_child srv;
     outcome out;
     int failures = 0;
