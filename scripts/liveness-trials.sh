@@ -17,7 +17,8 @@
 # median, p90, p99, max), how every trial ended (the call's result, or
 # "hung" when a trial exceeds 60 s of real time, or "failed (exit N)"),
 # and at the end the rows as a Markdown table. QS_LIVENESS_APIS picks the
-# calls of the process rows (default "plain margo thallium").
+# calls of the process rows (default "plain margo thallium"),
+# QS_LIVENESS_SCENARIOS their scenarios (default "handler bulk").
 #   scripts/liveness-trials.sh [N] [build dir] [fabric...]
 #   (defaults: 100, build, every fabric built except verbs)
 set -uo pipefail
@@ -99,7 +100,7 @@ rows() {
     what="killed mid-bulk (RMA via rings)"
     pre=(env QS_SM_RMA=msg)
   fi
-  for scen in handler bulk; do
+  for scen in ${QS_LIVENESS_SCENARIOS:-handler bulk}; do
     for api in ${QS_LIVENESS_APIS:-plain margo thallium}; do
       local label="$f, killed in handler" cmd=()
       [ $scen = bulk ] && label="$f, $what"
