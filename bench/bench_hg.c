@@ -418,10 +418,12 @@ bh_publish_address(const char *tool, const struct bh_side *side,
 int
 bh_lookup(struct bh_side *client, const char *addr_string, hg_addr_t *addr)
 {
-    hg_return_t ret = HG_Addr_lookup(client->cls, addr_string, addr);
+    /* The three-argument lookup by its Mercury 2.x name, which both
+     * libraries have (bench/compare_mercury.sh). */
+    hg_return_t ret = HG_Addr_lookup2(client->cls, addr_string, addr);
 
     if (ret != HG_SUCCESS) {
-        fprintf(stderr, "bench: HG_Addr_lookup(\"%s\"): %s\n", addr_string,
+        fprintf(stderr, "bench: HG_Addr_lookup2(\"%s\"): %s\n", addr_string,
                 HG_Error_to_string(ret));
         return -1;
     }

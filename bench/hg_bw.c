@@ -23,7 +23,9 @@
 #include "bench_hg.h"
 #include "bench_util.h"
 
-#include <mercury_macros.h>
+#include <mercury_bulk.h>
+#include <mercury_proc.h>
+#include <mercury_proc_bulk.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,15 +37,67 @@
 #define BW_OP_PULL 0
 #define BW_OP_PUSH 1
 
-/* The request: which transfer, how big, how many times, within how long. */
-MERCURY_GEN_PROC(bw_in_t,
-                 ((hg_bulk_t) (bulk))((uint64_t) (size))((uint32_t) (reps))(
-                     (uint32_t) (seed))((uint32_t) (max_ms))((uint8_t) (op)))
+/* The request: which transfer, how big, how many times, within how long.
+ * The procs are written out (not MERCURY_GEN_PROC) so that this file
+ * also builds against a Mercury install without Boost
+ * (bench/compare_mercury.sh). */
+typedef struct {
+    hg_bulk_t bulk;
+    uint64_t size;
+    uint32_t reps, seed, max_ms;
+    uint8_t op;
+} bw_in_t;
+
+static hg_return_t
+hg_proc_bw_in_t(hg_proc_t proc, void *data)
+{
+    bw_in_t *in = data;
+    hg_return_t ret;
+
+    ret = hg_proc_hg_bulk_t(proc, &in->bulk);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint64_t(proc, &in->size);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint32_t(proc, &in->reps);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint32_t(proc, &in->seed);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint32_t(proc, &in->max_ms);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint8_t(proc, &in->op);
+    return ret;
+}
 
 /* The answer: the server's own timing and the pull check. */
-MERCURY_GEN_PROC(bw_out_t,
-                 ((int32_t) (ret))((uint32_t) (done))((uint64_t) (elapsed_ns))(
-                     (uint64_t) (median_ns))((int64_t) (bad_offset)))
+typedef struct {
+    int32_t ret;
+    uint32_t done;
+    uint64_t elapsed_ns, median_ns;
+    int64_t bad_offset;
+} bw_out_t;
+
+static hg_return_t
+hg_proc_bw_out_t(hg_proc_t proc, void *data)
+{
+    bw_out_t *out = data;
+    hg_return_t ret;
+
+    ret = hg_proc_int32_t(proc, &out->ret);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint32_t(proc, &out->done);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint64_t(proc, &out->elapsed_ns);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint64_t(proc, &out->median_ns);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_int64_t(proc, &out->bad_offset);
+    return ret;
+}
+
+/* Mercury has no HG_BULK_NO_EAGER: its eager mode is opt-in. */
+#ifndef HG_BULK_NO_EAGER
+#define HG_BULK_NO_EAGER 0
+#endif
 
 struct opts {
     struct bh_opts common;
@@ -244,8 +298,8 @@ server_setup(struct server *srv, const struct opts *o)
                 HG_Error_to_string(ret));
         return -1;
     }
-    id = MERCURY_REGISTER(srv->side.cls, "qs_bench_bw", bw_in_t, bw_out_t,
-                          bw_handler);
+    id = HG_Register_name(srv->side.cls, "qs_bench_bw", hg_proc_bw_in_t,
+                          hg_proc_bw_out_t, bw_handler);
     if (id == 0 ||
         HG_Register_data(srv->side.cls, id, srv, NULL) != HG_SUCCESS ||
         bh_register_shutdown(srv->side.cls, true, &srv->shutdown_state) == 0) {
@@ -464,8 +518,8 @@ run_client(const struct opts *o, const char *addr, struct server *inline_srv)
         return -1;
     cl.pump.client = &cl.side;
     cl.pump.inline_server = inline_srv != NULL ? &inline_srv->side : NULL;
-    cl.bw_id =
-        MERCURY_REGISTER(cl.side.cls, "qs_bench_bw", bw_in_t, bw_out_t, NULL);
+    cl.bw_id = HG_Register_name(cl.side.cls, "qs_bench_bw", hg_proc_bw_in_t,
+                                hg_proc_bw_out_t, NULL);
     cl.shutdown_id = bh_register_shutdown(cl.side.cls, false, NULL);
     if (cl.bw_id == 0 || cl.shutdown_id == 0 ||
         bh_lookup(&cl.side, addr, &cl.server) != 0) {

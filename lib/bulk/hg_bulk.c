@@ -24,7 +24,7 @@ hg_bulk_na_flags(uint8_t flags)
 static void
 hg_bulk_destroy(struct hg_bulk *bulk)
 {
-    na_class_t *na_class = bulk->hg_class->na_class;
+    na_class_t *na_class = hg_core_class_of(bulk->hg_class)->na_class;
 
     for (uint32_t i = 0; bulk->segs != NULL && i < bulk->count; i++) {
         if (bulk->segs[i].mh == NA_MEM_HANDLE_NULL)
@@ -38,7 +38,7 @@ hg_bulk_destroy(struct hg_bulk *bulk)
     free(bulk->segs);
     free(bulk->alloc_buf);
     free(bulk->eager);
-    atomic_fetch_sub(&bulk->hg_class->n_bulks, 1);
+    atomic_fetch_sub(&hg_core_class_of(bulk->hg_class)->n_bulks, 1);
     free(bulk);
 }
 
@@ -57,7 +57,7 @@ hg_bulk_alloc(hg_class_t *hg_class, uint32_t count)
     bulk->hg_class = hg_class;
     bulk->count = count;
     atomic_init(&bulk->refcount, 1);
-    atomic_fetch_add(&hg_class->n_bulks, 1);
+    atomic_fetch_add(&hg_core_class_of(hg_class)->n_bulks, 1);
     return bulk;
 }
 
@@ -81,7 +81,7 @@ HG_Bulk_create(hg_class_t *hg_class, hg_uint32_t count, void **buf_ptrs,
         if (buf_ptrs == NULL || buf_ptrs[i] == NULL)
             alloc_size += buf_sizes[i];
     }
-    na_class = hg_class->na_class;
+    na_class = hg_core_class_of(hg_class)->na_class;
     bulk = hg_bulk_alloc(hg_class, count);
     if (bulk == NULL)
         return HG_NOMEM;
@@ -204,13 +204,13 @@ HG_Bulk_bind(hg_bulk_t handle, hg_context_t *context)
     hg_return_t ret;
 
     if (handle == HG_BULK_NULL || context == NULL || handle->remote ||
-        context->hg_class != handle->hg_class)
+        hg_core_of(context)->hg_class != handle->hg_class)
         return HG_INVALID_ARG;
     if (handle->addr != HG_ADDR_NULL)
         return HG_SUCCESS;
     ret = HG_Addr_self(handle->hg_class, &handle->addr);
     if (ret == HG_SUCCESS)
-        handle->context_id = context->id;
+        handle->context_id = hg_core_of(context)->id;
     return ret;
 }
 

@@ -62,7 +62,7 @@ static bool
 hg_bulk_wants_eager(const struct hg_bulk *bulk, hg_bool_t request_eager)
 {
     return request_eager && !bulk->remote && !bulk->no_eager &&
-           !bulk->hg_class->info.no_bulk_eager &&
+           !hg_core_class_of(bulk->hg_class)->no_bulk_eager &&
            bulk->flags == HG_BULK_READ_ONLY && bulk->size <= HG_BULK_EAGER_MAX;
 }
 
@@ -74,7 +74,7 @@ HG_Bulk_get_serialize_size(hg_bulk_t handle, hg_bool_t request_eager)
 
     if (handle == HG_BULK_NULL)
         return 0;
-    na_class = handle->hg_class->na_class;
+    na_class = hg_core_class_of(handle->hg_class)->na_class;
     for (uint32_t i = 0; i < handle->count; i++) {
         size += 12;
         if (handle->segs[i].mh != NA_MEM_HANDLE_NULL)
@@ -104,7 +104,7 @@ HG_Bulk_serialize(void *buf, hg_size_t buf_size, hg_bool_t request_eager,
         return HG_OPNOTSUPPORTED;
     if (buf_size < HG_Bulk_get_serialize_size(handle, request_eager))
         return HG_OVERFLOW;
-    na_class = handle->hg_class->na_class;
+    na_class = hg_core_class_of(handle->hg_class)->na_class;
     eager = hg_bulk_wants_eager(handle, request_eager);
     flags = handle->flags | (eager ? HG_BULK_DESC_EAGER : 0) |
             (handle->addr != HG_ADDR_NULL ? HG_BULK_DESC_BOUND : 0);
@@ -199,7 +199,8 @@ HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle, const void *buf,
         sum += len;
         seg->len = len;
         if (mh_size > 0) {
-            if (NA_Mem_handle_deserialize(hg_class->na_class, &seg->mh, c.p,
+            if (NA_Mem_handle_deserialize(hg_core_class_of(hg_class)->na_class,
+                                          &seg->mh, c.p,
                                           mh_size) != NA_SUCCESS) {
                 seg->mh = NA_MEM_HANDLE_NULL;
                 goto error;

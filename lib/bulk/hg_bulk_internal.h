@@ -2,7 +2,11 @@
 #ifndef HG_BULK_INTERNAL_H
 #define HG_BULK_INTERNAL_H
 
-#include "hg/hg_internal.h"
+#include "bulk/hg_bulk_rpc.h"
+#include "core/hg_core.h"
+#include "util/qs_log.h"
+
+#include <stdlib.h>
 
 /* Read-only regions up to this size travel inside the descriptor. */
 #define HG_BULK_EAGER_MAX 512
@@ -40,6 +44,7 @@ struct hg_bulk_piece {
 
 struct hg_bulk_xfer {
     hg_context_t *ctx;
+    struct hg_core *core; /* the ground floor of ctx */
     struct hg_completion comp;
     struct hg_timer timer;
     pthread_mutex_t lock; /* guards everything below */
@@ -59,6 +64,13 @@ struct hg_bulk_xfer {
     unsigned int in_flight;
     struct hg_bulk_piece pieces[HG_BULK_PIPELINE];
     STAILQ_ENTRY(hg_bulk_xfer) entry;
+};
+
+/* A context's idle transfers (hg_core.bulk_pool), owned by lib/bulk. */
+struct hg_bulk_pool {
+    pthread_mutex_t lock; /* guards everything below */
+    STAILQ_HEAD(, hg_bulk_xfer) idle;
+    unsigned int n_live; /* taken and not yet back */
 };
 
 /* The segment holding virtual offset `off`, and the offset inside it. */

@@ -14,24 +14,78 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The pool of transfers a context keeps (struct hg_bulk_pool). */
+
+hg_return_t
+hg_bulk_pool_init(struct hg_core *core)
+{
+    struct hg_bulk_pool *pool = calloc(1, sizeof(*pool));
+
+    if (pool == NULL)
+        return HG_NOMEM;
+    pthread_mutex_init(&pool->lock, NULL);
+    STAILQ_INIT(&pool->idle);
+    core->bulk_pool = pool;
+    return HG_SUCCESS;
+}
+
+unsigned int
+hg_bulk_pool_live(struct hg_core *core)
+{
+    struct hg_bulk_pool *pool = core->bulk_pool;
+    unsigned int live;
+
+    if (pool == NULL)
+        return 0;
+    qs_mutex_lock(&pool->lock);
+    live = pool->n_live;
+    pthread_mutex_unlock(&pool->lock);
+    return live;
+}
+
+void
+hg_bulk_pool_fini(struct hg_core *core)
+{
+    struct hg_bulk_pool *pool = core->bulk_pool;
+    na_class_t *na_class = core->cls->na_class;
+    struct hg_bulk_xfer *op;
+
+    if (pool == NULL)
+        return;
+    while ((op = STAILQ_FIRST(&pool->idle)) != NULL) {
+        STAILQ_REMOVE_HEAD(&pool->idle, entry);
+        hg_core_timer_unlink(core, &op->timer);
+        for (int i = 0; i < HG_BULK_PIPELINE; i++)
+            NA_Op_destroy(na_class, op->pieces[i].na_op);
+        pthread_mutex_destroy(&op->lock);
+        free(op);
+    }
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+    core->bulk_pool = NULL;
+}
+
 static struct hg_bulk_xfer *
 hg_bulk_op_get(hg_context_t *context)
 {
-    na_class_t *na_class = context->hg_class->na_class;
+    struct hg_core *core = hg_core_of(context);
+    struct hg_bulk_pool *pool = core->bulk_pool;
+    na_class_t *na_class = core->cls->na_class;
     struct hg_bulk_xfer *op;
 
-    qs_mutex_lock(&context->lock);
-    op = STAILQ_FIRST(&context->bulk_op_pool);
+    qs_mutex_lock(&pool->lock);
+    op = STAILQ_FIRST(&pool->idle);
     if (op != NULL)
-        STAILQ_REMOVE_HEAD(&context->bulk_op_pool, entry);
-    context->n_live_bulk_ops++;
-    pthread_mutex_unlock(&context->lock);
+        STAILQ_REMOVE_HEAD(&pool->idle, entry);
+    pool->n_live++;
+    pthread_mutex_unlock(&pool->lock);
     if (op != NULL)
         return op;
     op = calloc(1, sizeof(*op));
     if (op == NULL)
         goto error;
     op->ctx = context;
+    op->core = core;
     pthread_mutex_init(&op->lock, NULL);
     for (int i = 0; i < HG_BULK_PIPELINE; i++) {
         op->pieces[i].op = op;
@@ -47,52 +101,38 @@ hg_bulk_op_get(hg_context_t *context)
     return op;
 
 error:
-    qs_mutex_lock(&context->lock);
-    context->n_live_bulk_ops--;
-    pthread_mutex_unlock(&context->lock);
+    qs_mutex_lock(&pool->lock);
+    pool->n_live--;
+    pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
 static void
 hg_bulk_op_put(struct hg_bulk_xfer *op)
 {
-    hg_context_t *context = op->ctx;
+    struct hg_bulk_pool *pool = op->core->bulk_pool;
 
     HG_Bulk_free(op->origin);
     HG_Bulk_free(op->local);
     if (op->addr != HG_ADDR_NULL)
-        HG_Addr_free(context->hg_class, op->addr);
+        HG_Addr_free(op->core->hg_class, op->addr);
     op->origin = op->local = HG_BULK_NULL;
     op->addr = HG_ADDR_NULL;
     qs_mutex_lock(&op->lock);
     op->active = false;
     pthread_mutex_unlock(&op->lock);
-    qs_mutex_lock(&context->lock);
-    context->n_live_bulk_ops--;
-    STAILQ_INSERT_HEAD(&context->bulk_op_pool, op, entry);
-    pthread_mutex_unlock(&context->lock);
+    qs_mutex_lock(&pool->lock);
+    pool->n_live--;
+    STAILQ_INSERT_HEAD(&pool->idle, op, entry);
+    pthread_mutex_unlock(&pool->lock);
 }
 
-void
-hg_context_free_bulk_ops(hg_context_t *context)
-{
-    na_class_t *na_class = context->hg_class->na_class;
-    struct hg_bulk_xfer *op;
-
-    while ((op = STAILQ_FIRST(&context->bulk_op_pool)) != NULL) {
-        STAILQ_REMOVE_HEAD(&context->bulk_op_pool, entry);
-        hg_timer_unlink(context, &op->timer);
-        for (int i = 0; i < HG_BULK_PIPELINE; i++)
-            NA_Op_destroy(na_class, op->pieces[i].na_op);
-        pthread_mutex_destroy(&op->lock);
-        free(op);
-    }
-}
+static void hg_bulk_trigger(struct hg_completion *comp);
 
 static void
 hg_bulk_op_finish(struct hg_bulk_xfer *op)
 {
-    hg_timer_disarm(&op->timer);
+    hg_core_timer_disarm(&op->timer);
     if (op->internal_cb != NULL) {
         /* The RPC layer's overflow pull: no user callback to queue. */
         hg_bulk_internal_cb_t cb = op->internal_cb;
@@ -103,12 +143,12 @@ hg_bulk_op_finish(struct hg_bulk_xfer *op)
         cb(arg, ret);
         return;
     }
-    op->comp.type = HG_COMP_BULK;
+    op->comp.run = hg_bulk_trigger;
     op->comp.object = op;
-    hg_completion_add(op->ctx, &op->comp);
+    hg_core_complete(op->core, &op->comp);
 }
 
-void
+static void
 hg_bulk_trigger(struct hg_completion *comp)
 {
     struct hg_bulk_xfer *op = comp->object;
@@ -146,7 +186,7 @@ hg_bulk_na_cb(const struct na_cb_info *info)
 static void
 hg_bulk_post_more(struct hg_bulk_xfer *op)
 {
-    na_class_t *na_class = op->ctx->hg_class->na_class;
+    na_class_t *na_class = op->core->cls->na_class;
     bool finished;
 
     qs_mutex_lock(&op->lock);
@@ -177,7 +217,7 @@ hg_bulk_post_more(struct hg_bulk_xfer *op)
         op->local_off += len;
         op->remaining -= len;
         na_ret = (op->op == HG_BULK_PULL ? NA_Get : NA_Put)(
-            na_class, op->ctx->na_context, hg_bulk_na_cb, piece,
+            na_class, op->core->na_context, hg_bulk_na_cb, piece,
             op->local->segs[li].mh, l_off, op->origin->segs[oi].mh, o_off, len,
             op->addr->na_addr, op->origin_id, piece->na_op);
         if (na_ret != NA_SUCCESS) {
@@ -196,7 +236,7 @@ hg_bulk_post_more(struct hg_bulk_xfer *op)
 void
 hg_bulk_op_cancel(struct hg_bulk_xfer *op)
 {
-    na_class_t *na_class = op->ctx->hg_class->na_class;
+    na_class_t *na_class = op->core->cls->na_class;
 
     qs_mutex_lock(&op->lock);
     if (!op->active || (op->remaining == 0 && op->in_flight == 0)) {
@@ -208,7 +248,7 @@ hg_bulk_op_cancel(struct hg_bulk_xfer *op)
         op->ret = HG_CANCELED;
     for (int i = 0; i < HG_BULK_PIPELINE; i++)
         if (op->pieces[i].busy)
-            NA_Cancel(na_class, op->ctx->na_context, op->pieces[i].na_op);
+            NA_Cancel(na_class, op->core->na_context, op->pieces[i].na_op);
     pthread_mutex_unlock(&op->lock);
 }
 
@@ -291,8 +331,8 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
 
     if (context == NULL || origin == HG_BULK_NULL || local == HG_BULK_NULL ||
         (op_type != HG_BULK_PULL && op_type != HG_BULK_PUSH) || local->remote ||
-        origin->hg_class != context->hg_class ||
-        local->hg_class != context->hg_class)
+        origin->hg_class != hg_core_of(context)->hg_class ||
+        local->hg_class != hg_core_of(context)->hg_class)
         return HG_INVALID_ARG;
     if (origin_offset > origin->size || size > origin->size - origin_offset ||
         local_offset > local->size || size > local->size - local_offset) {
@@ -334,8 +374,8 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
     op->op = op_type;
     op->size = size;
     op->addr = HG_ADDR_NULL;
-    if (!copy &&
-        HG_Addr_dup(context->hg_class, origin_addr, &op->addr) != HG_SUCCESS) {
+    if (!copy && HG_Addr_dup(hg_core_of(context)->hg_class, origin_addr,
+                             &op->addr) != HG_SUCCESS) {
         hg_bulk_op_put(op);
         return HG_NOMEM;
     }
@@ -375,7 +415,7 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
         return HG_SUCCESS;
     }
     if (timeout_ms > 0)
-        hg_timer_arm(context, &op->timer, timeout_ms, hg_bulk_expire);
+        hg_core_timer_arm(op->core, &op->timer, timeout_ms, hg_bulk_expire);
     hg_bulk_post_more(op);
     return HG_SUCCESS;
 }
@@ -456,7 +496,8 @@ hg_bulk_pull_internal(hg_context_t *context, hg_addr_t origin,
     hg_bulk_t remote = HG_BULK_NULL, local = HG_BULK_NULL;
     hg_return_t ret;
 
-    ret = HG_Bulk_deserialize(context->hg_class, &remote, desc, desc_size);
+    ret = HG_Bulk_deserialize(hg_core_of(context)->hg_class, &remote, desc,
+                              desc_size);
     if (ret != HG_SUCCESS)
         return ret;
     if (remote->size < size) {
@@ -466,7 +507,7 @@ hg_bulk_pull_internal(hg_context_t *context, hg_addr_t origin,
         HG_Bulk_free(remote);
         return HG_OVERFLOW;
     }
-    ret = hg_bulk_create_internal(context->hg_class, dst, size,
+    ret = hg_bulk_create_internal(hg_core_of(context)->hg_class, dst, size,
                                   HG_BULK_WRITE_ONLY, &local);
     if (ret == HG_SUCCESS)
         ret = hg_bulk_transfer_start(context, NULL, NULL, cb, arg, HG_BULK_PULL,

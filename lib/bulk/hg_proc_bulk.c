@@ -5,6 +5,8 @@
  */
 #include "bulk/hg_bulk_internal.h"
 
+#include "mercury_proc.h"
+
 #include "mercury_proc_bulk.h"
 
 hg_return_t

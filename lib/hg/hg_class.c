@@ -195,6 +195,9 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
             goto error;
         hg_class->own_na_class = true;
     }
+    hg_class->core.na_class = hg_class->na_class;
+    hg_class->core.no_bulk_eager = hg_class->info.no_bulk_eager;
+    hg_class->core.auto_sm = hg_class->info.auto_sm;
     hg_class->na_unexpected_size =
         NA_Msg_get_max_unexpected_size(hg_class->na_class);
     hg_class->na_expected_size =
@@ -221,14 +224,15 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     atomic_init(&hg_class->tag_next, 1);
 
     if (NA_Addr_self(hg_class->na_class, &self) != NA_SUCCESS ||
-        hg_addr_create(hg_class, self, &hg_class->self_addr) != HG_SUCCESS) {
+        hg_addr_create(hg_class, self, &hg_class->core.self_addr) !=
+            HG_SUCCESS) {
         qs_log("hg", QS_LOG_ERROR, "could not get the class's own address");
         if (self != NA_ADDR_NULL)
             NA_Addr_free(hg_class->na_class, self);
         goto error;
     }
     /* The cached self address is not a user object. */
-    atomic_fetch_sub(&hg_class->n_addrs, 1);
+    atomic_fetch_sub(&hg_class->core.n_addrs, 1);
     pthread_rwlock_init(&hg_class->rpc_lock, NULL);
     pthread_mutex_init(&hg_class->lock, NULL);
     return hg_class;
@@ -249,9 +253,9 @@ HG_Finalize(hg_class_t *hg_class)
         return HG_SUCCESS;
     contexts = atomic_load(&hg_class->n_contexts);
     /* The cached self address counts when users still hold it. */
-    addrs = atomic_load(&hg_class->n_addrs) +
-            (atomic_load(&hg_class->self_addr->refcount) - 1);
-    bulks = atomic_load(&hg_class->n_bulks);
+    addrs = atomic_load(&hg_class->core.n_addrs) +
+            (atomic_load(&hg_class->core.self_addr->refcount) - 1);
+    bulks = atomic_load(&hg_class->core.n_bulks);
     if (contexts || addrs || bulks) {
         qs_log("hg", QS_LOG_ERROR,
                "HG_Finalize: still in use: %u context(s), %u "
@@ -271,8 +275,8 @@ HG_Finalize(hg_class_t *hg_class)
             (unsigned long long) hg_class->stats.overflow_transfers,
             (unsigned long long) hg_class->stats.handles_allocated,
             (unsigned long long) hg_class->stats.protocol_errors);
-    NA_Addr_free(hg_class->na_class, hg_class->self_addr->na_addr);
-    free(hg_class->self_addr);
+    NA_Addr_free(hg_class->na_class, hg_class->core.self_addr->na_addr);
+    free(hg_class->core.self_addr);
     for (int i = 0; i < HG_RPC_BUCKETS; i++) {
         struct hg_rpc *rpc = hg_class->rpc_table[i];
         while (rpc != NULL) {

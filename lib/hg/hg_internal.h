@@ -1,6 +1,7 @@
 /*
- * Private structures of the HG RPC layer (lib/hg) and the bulk layer
- * (lib/bulk), which share handles, contexts and the completion queue.
+ * Private structures of the HG RPC layer (lib/hg): classes, contexts,
+ * handles. It stands on the ground floor (lib/core/hg_core.h) and uses
+ * the bulk layer through lib/bulk/hg_bulk_rpc.h; neither includes this.
  */
 #ifndef HG_INTERNAL_H
 #define HG_INTERNAL_H
@@ -8,6 +9,8 @@
 #include "mercury.h"
 #include "mercury_proc.h"
 
+#include "bulk/hg_bulk_rpc.h"
+#include "core/hg_core.h"
 #include "hg/hg_header.h"
 
 #include <pthread.h>
@@ -53,12 +56,6 @@ _Static_assert((int) NA_RETURN_MAX == (int) HG_HOSTFIREWALL + 1,
                "every NA code must have its HG twin above");
 #undef HG_SAME_AS_NA
 
-static inline hg_return_t
-hg_from_na(na_return_t ret)
-{
-    return (unsigned) ret < NA_RETURN_MAX ? (hg_return_t) ret : HG_NA_ERROR;
-}
-
 /* One registered RPC. */
 struct hg_rpc {
     hg_id_t id;
@@ -74,49 +71,11 @@ struct hg_rpc {
 
 #define HG_RPC_BUCKETS 64
 
-struct hg_addr {
-    hg_class_t *hg_class;
-    na_addr_t na_addr;
-    atomic_uint refcount;
-    bool embedded; /* lives inside a handle; never freed on its own */
-    /* HG_Addr_is_self(), asked of NA once: 0 not yet, 1 no, 2 yes. */
-    atomic_uchar self_state;
-};
-
-/* Kinds of entries on an HG context's completion queue. */
-enum hg_completion_type {
-    HG_COMP_FORWARD,
-    HG_COMP_RESPOND,
-    HG_COMP_RPC, /* a request is ready for its handler */
-    HG_COMP_BULK,
-    HG_COMP_LOOKUP,
-};
-
-struct hg_completion {
-    enum hg_completion_type type;
-    void *object;
-    STAILQ_ENTRY(hg_completion) entry;
-};
-
-/*
- * Something with a deadline on the NA clock (a forward or a transfer).
- * Disarming only clears `armed`, without the context lock: a disarmed timer
- * stays on the context's list until the next sweep of the list unlinks it
- * (or its handle is freed), and arming it again only updates it. `linked`,
- * `deadline_ns` and `expire` are guarded by the context lock.
- */
-struct hg_timer {
-    uint64_t deadline_ns;
-    void (*expire)(struct hg_timer *timer);
-    atomic_bool armed;
-    bool linked;
-    TAILQ_ENTRY(hg_timer) entry;
-};
-
 #include "hg/hg_liveness.h"
 
 struct hg_class {
-    na_class_t *na_class;
+    struct hg_core_class core; /* first: see hg_core_class_of() */
+    na_class_t *na_class;      /* the same as core.na_class */
     bool own_na_class;
     struct hg_init_info info;
     hg_size_t in_eager_size;  /* payload bytes inside a request  */
@@ -125,7 +84,6 @@ struct hg_class {
     size_t na_expected_size;
     na_tag_t tag_ack_bit; /* tags with this bit acknowledge overflow */
     atomic_uint tag_next;
-    hg_addr_t self_addr;
 
     pthread_rwlock_t rpc_lock; /* guards rpc_table */
     struct hg_rpc *rpc_table[HG_RPC_BUCKETS];
@@ -142,8 +100,6 @@ struct hg_class {
 
     /* Live objects, for HG_Finalize()'s leak check. */
     atomic_uint n_contexts;
-    atomic_uint n_addrs;
-    atomic_uint n_bulks;
 
     struct {
         atomic_uint_fast64_t forwards_sent, requests_received, responses_sent,
@@ -152,32 +108,21 @@ struct hg_class {
     atomic_uint probe_ms; /* probe interval + 1; 0 until first read */
 };
 
-struct hg_bulk_xfer;
-
 struct hg_context {
+    struct hg_core core; /* first: see hg_core_of() */
     hg_class_t *hg_class;
-    na_context_t *na_context;
-    uint8_t id;
     void *data;
     void (*free_data)(void *);
 
-    pthread_mutex_t lock;          /* guards everything below up to the queue */
+    /* The target side (hg_target_pool.c): the idle handles and the posted
+     * request receives. */
+    pthread_mutex_t lock;          /* guards everything below */
     LIST_HEAD(, hg_handle) pool;   /* idle handles ready for reuse     */
     LIST_HEAD(, hg_handle) posted; /* target handles with a recv posted */
     unsigned int n_posted_target;  /* how many should stay posted      */
     unsigned int n_posted;         /* how many are posted now          */
     unsigned int n_live_handles;   /* created and not yet back in pool */
-    TAILQ_HEAD(, hg_timer) timers;
-    /* No linked timer is due before this (read without the lock). */
-    atomic_uint_fast64_t timer_hint;
-    STAILQ_HEAD(, hg_bulk_xfer) bulk_op_pool;
-    unsigned int n_live_bulk_ops;
     bool destroying;
-
-    pthread_mutex_t queue_lock; /* guards queue and queue_cond */
-    pthread_cond_t queue_cond;
-    STAILQ_HEAD(, hg_completion) queue;
-    atomic_uint n_queued; /* entries on queue, read without the lock */
 };
 
 /* Handle states, for the origin's forward and the target's respond. */
@@ -231,25 +176,19 @@ struct hg_handle {
 };
 
 /* lib/hg/hg_context.c */
-void hg_completion_add(hg_context_t *context, struct hg_completion *comp);
-void hg_timer_arm(hg_context_t *context, struct hg_timer *timer,
-                  unsigned int timeout_ms, void (*expire)(struct hg_timer *));
-void hg_timer_disarm(struct hg_timer *timer);
-void hg_timer_unlink(hg_context_t *context, struct hg_timer *timer);
 hg_return_t hg_context_post_recvs(hg_context_t *context);
 hg_return_t hg_context_pool_grow(hg_context_t *context);
 hg_context_t *hg_class_find_context(hg_class_t *hg_class, uint8_t id);
 
 /* lib/hg/hg_handle.c */
 hg_return_t hg_handle_run_create_cb(struct hg_handle *handle);
+hg_return_t hg_handle_target_create_cb(struct hg_handle *handle);
 struct hg_handle *hg_handle_get(hg_context_t *context);
 struct hg_handle *hg_handle_pool_take(hg_context_t *context);
 void hg_handle_reset(struct hg_handle *handle);
 void hg_handle_put(struct hg_handle *handle);
 hg_return_t hg_handle_post_recv(struct hg_handle *handle);
 void hg_handle_free(struct hg_handle *handle);
-void hg_handle_trigger(struct hg_completion *comp);
-void hg_addr_lookup_trigger(struct hg_completion *comp);
 
 /* lib/hg/hg_rpc.c */
 hg_return_t hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback,
@@ -260,23 +199,5 @@ void hg_rpc_respond_error(struct hg_handle *handle, hg_return_t ret);
 /* lib/hg/hg_class.c */
 const struct hg_rpc *hg_rpc_lookup(hg_class_t *hg_class, hg_id_t id);
 na_tag_t hg_class_next_tag(hg_class_t *hg_class);
-
-/* lib/hg/hg_addr.c */
-hg_return_t hg_addr_create(hg_class_t *hg_class, na_addr_t na_addr,
-                           hg_addr_t *addr);
-
-/* lib/bulk: internal transfers used by the RPC layer for overflow. */
-hg_return_t hg_bulk_create_internal(hg_class_t *hg_class, void *buf,
-                                    hg_size_t size, hg_uint8_t flags,
-                                    hg_bulk_t *bulk);
-typedef void (*hg_bulk_internal_cb_t)(void *arg, hg_return_t ret);
-hg_return_t hg_bulk_pull_internal(hg_context_t *context, hg_addr_t origin,
-                                  uint8_t origin_id, const void *desc,
-                                  size_t desc_size, void *dst, hg_size_t size,
-                                  hg_bulk_internal_cb_t cb, void *arg,
-                                  struct hg_bulk_xfer **op);
-void hg_bulk_op_cancel(struct hg_bulk_xfer *op);
-void hg_bulk_trigger(struct hg_completion *comp);
-void hg_context_free_bulk_ops(hg_context_t *context);
 
 #endif /* HG_INTERNAL_H */

@@ -94,13 +94,13 @@ hg_probe_post(struct hg_handle *handle)
 
     memset(&header, 0, sizeof(header));
     header.flags = HG_HEADER_PROBE;
-    header.context_id = handle->ctx->id;
+    header.context_id = handle->ctx->core.id;
     hg_header_encode(probe->buf, &header);
     HG_Ref_incr(handle);
-    ret = NA_Msg_send_unexpected(na_class, handle->ctx->na_context, hg_probe_cb,
-                                 handle, probe->buf, HG_HEADER_SIZE,
-                                 probe->buf_data, handle->info.addr->na_addr,
-                                 handle->target_id, 0, probe->op);
+    ret = NA_Msg_send_unexpected(
+        na_class, handle->ctx->core.na_context, hg_probe_cb, handle, probe->buf,
+        HG_HEADER_SIZE, probe->buf_data, handle->info.addr->na_addr,
+        handle->target_id, 0, probe->op);
     if (ret != NA_SUCCESS) {
         qs_mutex_lock(&handle->lock);
         probe->in_flight = false;
@@ -135,12 +135,12 @@ hg_probe_expire(struct hg_timer *timer)
      * probe still without a verdict is waited for, not declared lost:
      * on the simulated fabric, threads that work in real time while the
      * virtual clock jumps would otherwise see a live peer as dead. */
-    hg_timer_arm(handle->ctx, &probe->timer, ms, hg_probe_expire);
+    hg_core_timer_arm(&handle->ctx->core, &probe->timer, ms, hg_probe_expire);
     if (!post)
         return;
     ret = hg_probe_post(handle);
     if (ret == NA_HOSTUNREACH) {
-        hg_timer_disarm(&probe->timer);
+        hg_core_timer_disarm(&probe->timer);
         hg_probe_fail(handle, gen);
     }
 }
@@ -170,15 +170,16 @@ hg_probe_start(struct hg_handle *handle)
     }
     /* The generation was advanced when the forward started; arming an
      * armed timer only moves its deadline. */
-    hg_timer_arm(handle->ctx, &handle->probe.timer, ms, hg_probe_expire);
+    hg_core_timer_arm(&handle->ctx->core, &handle->probe.timer, ms,
+                      hg_probe_expire);
 }
 
 void
 hg_probe_stop(struct hg_handle *handle, bool in_flight)
 {
-    hg_timer_disarm(&handle->probe.timer);
+    hg_core_timer_disarm(&handle->probe.timer);
     if (in_flight)
-        NA_Cancel(handle->ctx->hg_class->na_class, handle->ctx->na_context,
+        NA_Cancel(handle->ctx->hg_class->na_class, handle->ctx->core.na_context,
                   handle->probe.op);
 }
 

@@ -2,7 +2,7 @@
  * HG addresses: reference-counted wrappers of NA addresses. Lookup is
  * immediate, as the RPC-layer document describes.
  */
-#include "hg/hg_internal.h"
+#include "core/hg_core.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,7 @@ hg_addr_create(hg_class_t *hg_class, na_addr_t na_addr, hg_addr_t *addr)
     hg_addr->hg_class = hg_class;
     hg_addr->na_addr = na_addr;
     atomic_init(&hg_addr->refcount, 1);
-    atomic_fetch_add(&hg_class->n_addrs, 1);
+    atomic_fetch_add(&hg_core_class_of(hg_class)->n_addrs, 1);
     *addr = hg_addr;
     return HG_SUCCESS;
 }
@@ -34,7 +34,7 @@ hg_addr_wrap(hg_class_t *hg_class, na_return_t na_ret, na_addr_t na_addr,
         return hg_from_na(na_ret);
     ret = hg_addr_create(hg_class, na_addr, addr);
     if (ret != HG_SUCCESS)
-        NA_Addr_free(hg_class->na_class, na_addr);
+        NA_Addr_free(hg_core_class_of(hg_class)->na_class, na_addr);
     return ret;
 }
 
@@ -49,13 +49,15 @@ HG_Addr_lookup2(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
         return HG_INVALID_ARG;
     /* An auto_sm peer prints "<network address>#na+sm://...": a class
      * without auto_sm reaches it by the network part. */
-    sm_part = hg_class->info.auto_sm ? NULL : strstr(name, "#na+sm://");
+    sm_part =
+        hg_core_class_of(hg_class)->auto_sm ? NULL : strstr(name, "#na+sm://");
     if (sm_part != NULL && (size_t) (sm_part - name) < sizeof(net_part)) {
         memcpy(net_part, name, (size_t) (sm_part - name));
         net_part[sm_part - name] = '\0';
         name = net_part;
     }
-    na_return_t na_ret = NA_Addr_lookup(hg_class->na_class, name, &na_addr);
+    na_return_t na_ret =
+        NA_Addr_lookup(hg_core_class_of(hg_class)->na_class, name, &na_addr);
 
     return hg_addr_wrap(hg_class, na_ret, na_addr, addr);
 }
@@ -67,6 +69,8 @@ struct hg_lookup_op {
     hg_addr_t addr;
     hg_return_t ret;
 };
+
+static void hg_addr_lookup_trigger(struct hg_completion *comp);
 
 hg_return_t
 HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
@@ -81,18 +85,18 @@ HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
         return HG_NOMEM;
     op->callback = callback;
     op->arg = arg;
-    op->ret = HG_Addr_lookup2(context->hg_class, name, &op->addr);
-    op->comp.type = HG_COMP_LOOKUP;
+    op->ret = HG_Addr_lookup2(hg_core_of(context)->hg_class, name, &op->addr);
+    op->comp.run = hg_addr_lookup_trigger;
     op->comp.object = op;
     /* The lookup itself is immediate; only its callback is deferred, so
      * it never runs inside this call. */
-    hg_completion_add(context, &op->comp);
+    hg_core_complete(hg_core_of(context), &op->comp);
     if (op_id != NULL && op_id != HG_OP_ID_IGNORE)
         *op_id = (hg_op_id_t) op;
     return HG_SUCCESS;
 }
 
-void
+static void
 hg_addr_lookup_trigger(struct hg_completion *comp)
 {
     struct hg_lookup_op *op = comp->object;
@@ -110,7 +114,8 @@ HG_Addr_set_remove(hg_class_t *hg_class, hg_addr_t addr)
 {
     if (hg_class == NULL || addr == HG_ADDR_NULL)
         return HG_INVALID_ARG;
-    return hg_from_na(NA_Addr_set_remove(hg_class->na_class, addr->na_addr));
+    return hg_from_na(NA_Addr_set_remove(hg_core_class_of(hg_class)->na_class,
+                                         addr->na_addr));
 }
 
 hg_return_t
@@ -124,8 +129,8 @@ HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr)
     if (addr->embedded)
         return HG_SUCCESS;
     if (atomic_fetch_sub(&addr->refcount, 1) == 1) {
-        NA_Addr_free(hg_class->na_class, addr->na_addr);
-        atomic_fetch_sub(&hg_class->n_addrs, 1);
+        NA_Addr_free(hg_core_class_of(hg_class)->na_class, addr->na_addr);
+        atomic_fetch_sub(&hg_core_class_of(hg_class)->n_addrs, 1);
         free(addr);
     }
     return HG_SUCCESS;
@@ -136,7 +141,7 @@ HG_Addr_self(hg_class_t *hg_class, hg_addr_t *addr)
 {
     if (hg_class == NULL || addr == NULL)
         return HG_INVALID_ARG;
-    return HG_Addr_dup(hg_class, hg_class->self_addr, addr);
+    return HG_Addr_dup(hg_class, hg_core_class_of(hg_class)->self_addr, addr);
 }
 
 hg_return_t
@@ -153,8 +158,8 @@ HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr, hg_addr_t *new_addr)
         *new_addr = addr;
         return HG_SUCCESS;
     }
-    na_return_t na_ret =
-        NA_Addr_dup(hg_class->na_class, addr->na_addr, &na_addr);
+    na_return_t na_ret = NA_Addr_dup(hg_core_class_of(hg_class)->na_class,
+                                     addr->na_addr, &na_addr);
 
     return hg_addr_wrap(hg_class, na_ret, na_addr, new_addr);
 }
@@ -166,7 +171,8 @@ HG_Addr_cmp(hg_class_t *hg_class, hg_addr_t addr1, hg_addr_t addr2)
         return HG_FALSE;
     if (addr1 == HG_ADDR_NULL || addr2 == HG_ADDR_NULL)
         return addr1 == addr2;
-    return NA_Addr_cmp(hg_class->na_class, addr1->na_addr, addr2->na_addr);
+    return NA_Addr_cmp(hg_core_class_of(hg_class)->na_class, addr1->na_addr,
+                       addr2->na_addr);
 }
 
 hg_bool_t
@@ -180,7 +186,10 @@ HG_Addr_is_self(hg_class_t *hg_class, hg_addr_t addr)
      * once per address, not once per forward. */
     state = atomic_load_explicit(&addr->self_state, memory_order_relaxed);
     if (state == 0) {
-        state = NA_Addr_is_self(hg_class->na_class, addr->na_addr) ? 2 : 1;
+        state =
+            NA_Addr_is_self(hg_core_class_of(hg_class)->na_class, addr->na_addr)
+                ? 2
+                : 1;
         atomic_store_explicit(&addr->self_state, state, memory_order_relaxed);
     }
     return state == 2;
@@ -196,7 +205,8 @@ HG_Addr_to_string(hg_class_t *hg_class, char *buf, hg_size_t *buf_size,
     if (hg_class == NULL || buf_size == NULL || addr == HG_ADDR_NULL)
         return HG_INVALID_ARG;
     size = (size_t) *buf_size;
-    na_ret = NA_Addr_to_string(hg_class->na_class, buf, &size, addr->na_addr);
+    na_ret = NA_Addr_to_string(hg_core_class_of(hg_class)->na_class, buf, &size,
+                               addr->na_addr);
     *buf_size = size;
     return hg_from_na(na_ret);
 }
@@ -206,7 +216,8 @@ HG_Addr_get_serialize_size(hg_class_t *hg_class, hg_addr_t addr)
 {
     if (hg_class == NULL || addr == HG_ADDR_NULL)
         return 0;
-    return NA_Addr_get_serialize_size(hg_class->na_class, addr->na_addr);
+    return NA_Addr_get_serialize_size(hg_core_class_of(hg_class)->na_class,
+                                      addr->na_addr);
 }
 
 hg_return_t
@@ -215,8 +226,8 @@ HG_Addr_serialize(hg_class_t *hg_class, void *buf, hg_size_t buf_size,
 {
     if (hg_class == NULL || buf == NULL || addr == HG_ADDR_NULL)
         return HG_INVALID_ARG;
-    return hg_from_na(NA_Addr_serialize(hg_class->na_class, buf,
-                                        (size_t) buf_size, addr->na_addr));
+    return hg_from_na(NA_Addr_serialize(hg_core_class_of(hg_class)->na_class,
+                                        buf, (size_t) buf_size, addr->na_addr));
 }
 
 hg_return_t
@@ -227,8 +238,8 @@ HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr, const void *buf,
 
     if (hg_class == NULL || addr == NULL || buf == NULL)
         return HG_INVALID_ARG;
-    na_return_t na_ret = NA_Addr_deserialize(hg_class->na_class, &na_addr, buf,
-                                             (size_t) buf_size);
+    na_return_t na_ret = NA_Addr_deserialize(
+        hg_core_class_of(hg_class)->na_class, &na_addr, buf, (size_t) buf_size);
 
     return hg_addr_wrap(hg_class, na_ret, na_addr, addr);
 }

@@ -1,0 +1,156 @@
+#!/bin/bash
+# Side by side with Mercury: compiles bench/hg_rate.c and bench/hg_bw.c
+# against this library and against a Mercury install (built outside the
+# repository from its public source; never committed), runs them
+# alternately in one session, and prints the medians and our/Mercury ratios.
+#
+#   bench/compare_mercury.sh -m MERCURY_PREFIX [-b QS_BUILD_DIR] [-n ROUNDS]
+#                            [-B QS_BEFORE_BUILD_DIR] [-o OUT_DIR] [--quick]
+#                            [--one-process]
+#
+# -B adds a third library, an earlier build of this one (a before/after
+# comparison of a change, in the same session as Mercury).
+# Each round runs, for each library in turn (the order alternates from one
+# round to the next, so drift on a shared machine falls on both):
+#   - hg_rate over TCP (ours ofi+tcp, Mercury ofi+tcp) and shared memory
+#     (ours sm, Mercury na+sm): empty-RPC round trip with one in flight and
+#     the rate with 16 in flight, busy polling;
+#   - hg_bw pulls of 64 KiB, 1 MiB and 16 MiB over the same fabrics;
+#   - floor_tcp once (raw TCP ping-pong and stream on loopback).
+# Server and client are two processes unless --one-process. Rates are the
+# median window of each run (see hg_rate.c); then the median over rounds.
+# The load average is printed with the table: on a loaded machine the
+# ratios mean more than the absolute numbers.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/.." && pwd)
+build=$src/build
+mercury=""
+before=""
+rounds=3
+out=""
+quick=0
+procs=2
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -m) mercury=$2; shift 2 ;;
+    -b) build=$2; shift 2 ;;
+    -B) before=$2; shift 2 ;;
+    -n) rounds=$2; shift 2 ;;
+    -o) out=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --one-process) procs=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    *) echo "compare_mercury: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+if [ -z "$mercury" ] || [ ! -f "$mercury/include/mercury.h" ]; then
+    echo "compare_mercury: -m must name a Mercury install prefix" \
+        "(see docs/performance.md)" >&2
+    exit 2
+fi
+lib=$(ls "$build"/libquicksilver.so 2>/dev/null)
+if [ -z "$lib" ]; then
+    echo "compare_mercury: no libquicksilver.so in $build" >&2
+    exit 2
+fi
+out=${out:-$(mktemp -d /tmp/qs-compare.XXXXXX)}
+mkdir -p "$out/bin"
+log=$out/log.txt
+: >"$log"
+
+# 1. The same sources, the same flags, two libraries.
+cflags=(-O2 -g -std=gnu11 -D_GNU_SOURCE -I"$here")
+for t in hg_rate hg_bw; do
+    gcc "${cflags[@]}" -I"$src/include" "$here/$t.c" "$here/bench_hg.c" \
+        "$here/bench_util.c" -o "$out/bin/${t}.qs" -L"$build" \
+        -Wl,-rpath,"$build" -lquicksilver -lpthread -lm || exit 1
+    if [ -n "$before" ]; then
+        gcc "${cflags[@]}" -I"$src/include" "$here/$t.c" "$here/bench_hg.c" \
+            "$here/bench_util.c" -o "$out/bin/${t}.before" -L"$before" \
+            -Wl,-rpath,"$before" -lquicksilver -lpthread -lm || exit 1
+    fi
+    gcc "${cflags[@]}" -I"$mercury/include" "$here/$t.c" "$here/bench_hg.c" \
+        "$here/bench_util.c" -o "$out/bin/${t}.mercury" -L"$mercury/lib" \
+        -Wl,-rpath,"$mercury/lib" -lmercury -lna -lmercury_util -lpthread \
+        -lm || exit 1
+done
+floor=$build/bench/floor_tcp
+
+if [ "$quick" -eq 1 ]; then
+    rate_args=(--iters 500 --warmup 50 --rate-count 2000 --max-seconds 2)
+    bw_args=(--bytes 64M --max-seconds 2)
+else
+    rate_args=(--iters 5000 --warmup 500 --rate-count 20000 --max-seconds 5)
+    bw_args=(--bytes 256M --max-seconds 5)
+fi
+
+# run_pair TOOL LIB INFO ARGS...: one measurement, JSON lines tagged with
+# the library and the fabric appended to $out/records.jsonl.
+run_pair() {
+    local tool=$1 which=$2 info=$3 fabric=$4
+    shift 4
+    local bin=$out/bin/$tool.$which addr=$out/addr.$$ spid rc
+    rm -f "$addr"
+    if [ "$procs" -eq 2 ]; then
+        timeout 300 "$bin" --server --addr-file "$addr" --mode busy \
+            --server-seconds 240 "$info" >>"$log" 2>&1 &
+        spid=$!
+        for _ in $(seq 200); do
+            [ -s "$addr" ] && break
+            sleep 0.05
+        done
+        if [ ! -s "$addr" ]; then
+            echo "compare_mercury: $which $tool server on $info did not start" >&2
+            kill "$spid" 2>/dev/null
+            return 1
+        fi
+        timeout 300 "$bin" --client "$(cat "$addr")" --mode busy "$@" \
+            "$info" 2>>"$log" | tee -a "$log" | grep '^{' |
+            sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
+                >>"$out/records.jsonl"
+        rc=${PIPESTATUS[0]}
+        wait "$spid" 2>/dev/null
+    else
+        timeout 300 "$bin" --mode busy --driver thread "$@" "$info" \
+            2>>"$log" | tee -a "$log" | grep '^{' |
+            sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
+                >>"$out/records.jsonl"
+        rc=${PIPESTATUS[0]}
+    fi
+    return "$rc"
+}
+
+: >"$out/records.jsonl"
+uptime >"$out/load.txt"
+for r in $(seq "$rounds"); do
+    if [ $((r % 2)) -eq 1 ]; then order="qs mercury"; else order="mercury qs"; fi
+    [ -n "$before" ] && order="$order before"
+    [ -n "$before" ] && [ $((r % 2)) -eq 0 ] && order="before $order"
+    order=$(echo "$order" | awk '{ for (i = 1; i <= NF; i++) if (!s[$i]++) printf "%s ", $i }')
+    echo "round $r of $rounds ($order)" >&2
+    for which in $order; do
+        if [ "$which" != mercury ]; then
+            tcp="ofi+tcp://127.0.0.1:0" shm="sm"
+        else
+            tcp="ofi+tcp://127.0.0.1" shm="na+sm"
+        fi
+        run_pair hg_rate "$which" "$tcp" tcp "${rate_args[@]}" --inflight 16
+        run_pair hg_rate "$which" "$shm" shm "${rate_args[@]}" --inflight 16
+        run_pair hg_bw "$which" "$tcp" tcp "${bw_args[@]}" --ops pull \
+            --sizes 64K,1M,16M
+        run_pair hg_bw "$which" "$shm" shm "${bw_args[@]}" --ops pull \
+            --sizes 64K,1M,16M
+    done
+    if [ -x "$floor" ]; then
+        timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
+            "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
+            sed 's/^{/{"lib":"floor","fabric":"tcp",/' >>"$out/records.jsonl"
+    fi
+done
+uptime >>"$out/load.txt"
+
+python3 "$here/compare_summary.py" "$out/records.jsonl" "$out/load.txt"
+echo "records: $out/records.jsonl, log: $log" >&2

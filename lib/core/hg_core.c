@@ -1,0 +1,281 @@
+/*
+ * The HG ground floor (hg_core.h): completion queue, timers, progress and
+ * trigger.
+ */
+#include "core/hg_core.h"
+
+#include <errno.h>
+#include <time.h>
+
+void
+hg_core_init(struct hg_core *core, hg_class_t *hg_class,
+             struct hg_core_class *cls, uint8_t id)
+{
+    pthread_condattr_t attr;
+
+    core->hg_class = hg_class;
+    core->cls = cls;
+    core->id = id;
+    core->na_context = NULL;
+    pthread_mutex_init(&core->timer_lock, NULL);
+    TAILQ_INIT(&core->timers);
+    atomic_init(&core->timer_hint, UINT64_MAX);
+    pthread_mutex_init(&core->queue_lock, NULL);
+    /* HG_Trigger()'s wait must not stretch when the wall clock is set:
+     * time it on the monotonic clock. */
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&core->queue_cond, &attr);
+    pthread_condattr_destroy(&attr);
+    STAILQ_INIT(&core->queue);
+    atomic_init(&core->n_queued, 0);
+    core->bulk_pool = NULL;
+}
+
+void
+hg_core_fini(struct hg_core *core)
+{
+    pthread_cond_destroy(&core->queue_cond);
+    pthread_mutex_destroy(&core->queue_lock);
+    pthread_mutex_destroy(&core->timer_lock);
+}
+
+uint64_t
+hg_core_now(const struct hg_core *core)
+{
+    return NA_Clock_now(core->cls->na_class);
+}
+
+/* Completion queue. */
+
+void
+hg_core_complete(struct hg_core *core, struct hg_completion *comp)
+{
+    qs_mutex_lock(&core->queue_lock);
+    STAILQ_INSERT_TAIL(&core->queue, comp, entry);
+    atomic_fetch_add_explicit(&core->n_queued, 1, memory_order_release);
+    pthread_cond_signal(&core->queue_cond);
+    pthread_mutex_unlock(&core->queue_lock);
+}
+
+bool
+hg_core_has_completions(struct hg_core *core)
+{
+    return atomic_load_explicit(&core->n_queued, memory_order_acquire) > 0;
+}
+
+/* Deadlines. */
+
+void
+hg_core_timer_arm(struct hg_core *core, struct hg_timer *timer,
+                  unsigned int timeout_ms, void (*expire)(struct hg_timer *))
+{
+    uint64_t deadline = hg_core_now(core) + (uint64_t) timeout_ms * 1000000ull;
+
+    qs_mutex_lock(&core->timer_lock);
+    timer->deadline_ns = deadline;
+    timer->expire = expire;
+    atomic_store(&timer->armed, true);
+    if (!timer->linked) {
+        TAILQ_INSERT_TAIL(&core->timers, timer, entry);
+        timer->linked = true;
+    }
+    if (deadline < atomic_load(&core->timer_hint))
+        atomic_store(&core->timer_hint, deadline);
+    pthread_mutex_unlock(&core->timer_lock);
+}
+
+/* No lock: the next sweep unlinks it (hg_core_sweep_timers). */
+void
+hg_core_timer_disarm(struct hg_timer *timer)
+{
+    atomic_store(&timer->armed, false);
+}
+
+/* Before the memory of a timer is freed or reused for something else. */
+void
+hg_core_timer_unlink(struct hg_core *core, struct hg_timer *timer)
+{
+    atomic_store(&timer->armed, false);
+    qs_mutex_lock(&core->timer_lock);
+    if (timer->linked) {
+        TAILQ_REMOVE(&core->timers, timer, entry);
+        timer->linked = false;
+    }
+    pthread_mutex_unlock(&core->timer_lock);
+}
+
+/*
+ * Walk the timers under the lock: unlink the disarmed ones, take the first
+ * that is due at `now` (disarming it), and refresh the hint. Returns the
+ * due timer or NULL; *next gets the nearest deadline still armed.
+ */
+static struct hg_timer *
+hg_core_sweep_timers(struct hg_core *core, uint64_t now, uint64_t *next)
+{
+    struct hg_timer *timer, *tmp, *expired = NULL;
+    uint64_t nearest = UINT64_MAX;
+
+    qs_mutex_lock(&core->timer_lock);
+    for (timer = TAILQ_FIRST(&core->timers); timer != NULL; timer = tmp) {
+        tmp = TAILQ_NEXT(timer, entry);
+        if (!atomic_load(&timer->armed)) {
+            TAILQ_REMOVE(&core->timers, timer, entry);
+            timer->linked = false;
+        } else if (expired == NULL && timer->deadline_ns <= now &&
+                   atomic_exchange(&timer->armed, false)) {
+            TAILQ_REMOVE(&core->timers, timer, entry);
+            timer->linked = false;
+            expired = timer;
+        } else if (timer->deadline_ns < nearest) {
+            nearest = timer->deadline_ns;
+        }
+    }
+    /* With a timer fired, the hint stays low so the next pass looks
+     * again: several may be due at once. */
+    atomic_store(&core->timer_hint, expired != NULL ? now : nearest);
+    pthread_mutex_unlock(&core->timer_lock);
+    *next = nearest;
+    return expired;
+}
+
+/*
+ * Fire the timers due at `now`; returns whether one fired. A pass with
+ * nothing due reads only the hint and takes no lock. A timer is disarmed
+ * before its expire function runs.
+ */
+static bool
+hg_core_check_timers(struct hg_core *core, uint64_t now)
+{
+    uint64_t next = atomic_load(&core->timer_hint);
+    bool fired = false;
+
+    while (next <= now) {
+        struct hg_timer *expired = hg_core_sweep_timers(core, now, &next);
+
+        if (expired == NULL)
+            break;
+        expired->expire(expired);
+        fired = true;
+        next = atomic_load(&core->timer_hint);
+    }
+    return fired;
+}
+
+/* The exact nearest deadline of an armed timer if it may come before
+ * `limit` (*exact set); otherwise the hint, which is at least `limit`. */
+static uint64_t
+hg_core_next_timer(struct hg_core *core, uint64_t limit, bool *exact)
+{
+    uint64_t next = atomic_load(&core->timer_hint);
+
+    *exact = next < limit;
+    if (*exact)
+        hg_core_sweep_timers(core, 0, &next);
+    return next;
+}
+
+/* Progress and trigger. */
+
+/*
+ * Each pass reads the NA clock once and hands that time to the timer
+ * check: NA callbacks, timers, then either return (completions are
+ * queued or the time is up) or wait in NA until the nearer of the
+ * caller's deadline and the next timer.
+ */
+hg_return_t
+hg_core_progress(struct hg_core *core, unsigned int timeout_ms)
+{
+    uint64_t now, deadline;
+
+    now = hg_core_now(core);
+    deadline = now + (uint64_t) timeout_ms * 1000000ull;
+    for (;;) {
+        uint64_t next_timer, wait_ns;
+        unsigned int wait_ms;
+        bool exact, fired;
+        na_return_t na_ret;
+
+        /* NA callbacks turn network completions into HG completions. */
+        NA_Trigger(core->na_context, UINT32_MAX, NULL);
+        hg_core_check_timers(core, now);
+        if (hg_core_has_completions(core))
+            return HG_SUCCESS;
+        if (now >= deadline) {
+            /* A zero timeout still polls once without blocking. */
+            NA_Poll(core->cls->na_class, core->na_context, NULL);
+            NA_Trigger(core->na_context, UINT32_MAX, NULL);
+            hg_core_check_timers(core, hg_core_now(core));
+            return hg_core_has_completions(core) ? HG_SUCCESS : HG_TIMEOUT;
+        }
+        wait_ns = deadline - now;
+        next_timer = hg_core_next_timer(core, deadline, &exact);
+        if (next_timer != UINT64_MAX && next_timer - now < wait_ns)
+            wait_ns = next_timer > now ? next_timer - now : 0;
+        /* Round up so a deadline is reached, not approached forever. */
+        wait_ms = (unsigned int) ((wait_ns + 999999ull) / 1000000ull);
+        na_ret =
+            NA_Poll_wait(core->cls->na_class, core->na_context, wait_ms, NULL);
+        if (na_ret != NA_SUCCESS && na_ret != NA_TIMEOUT)
+            return hg_from_na(na_ret);
+        now = hg_core_now(core);
+        NA_Trigger(core->na_context, UINT32_MAX, NULL);
+        fired = hg_core_check_timers(core, now);
+        if (hg_core_has_completions(core))
+            return HG_SUCCESS;
+        /* NA_TIMEOUT can be early: work may be due elsewhere (another
+         * context of the simulated fabric, or a spurious wake-up). The
+         * caller loops; returning lets a single thread drive several
+         * contexts. Without an exact next deadline (none was near), a
+         * timer that just fired says one was due. */
+        if (na_ret == NA_TIMEOUT &&
+            !(exact ? next_timer != UINT64_MAX && now >= next_timer : fired))
+            return HG_TIMEOUT;
+    }
+}
+
+hg_return_t
+hg_core_trigger(struct hg_core *core, unsigned int timeout_ms,
+                unsigned int max_count, unsigned int *actual_count)
+{
+    unsigned int done = 0;
+
+    while (done < max_count) {
+        struct hg_completion *comp;
+        bool wait = done == 0 && timeout_ms > 0;
+
+        /* An empty queue is seen without the lock unless we wait. */
+        if (!wait && !hg_core_has_completions(core))
+            break;
+        qs_mutex_lock(&core->queue_lock);
+        if (STAILQ_EMPTY(&core->queue) && wait) {
+            struct timespec ts;
+
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_sec += timeout_ms / 1000;
+            ts.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            while (STAILQ_EMPTY(&core->queue)) {
+                if (pthread_cond_timedwait(&core->queue_cond, &core->queue_lock,
+                                           &ts) == ETIMEDOUT)
+                    break;
+            }
+        }
+        comp = STAILQ_FIRST(&core->queue);
+        if (comp != NULL) {
+            STAILQ_REMOVE_HEAD(&core->queue, entry);
+            atomic_fetch_sub_explicit(&core->n_queued, 1, memory_order_relaxed);
+        }
+        pthread_mutex_unlock(&core->queue_lock);
+        if (comp == NULL)
+            break;
+        comp->run(comp);
+        done++;
+    }
+    if (actual_count != NULL)
+        *actual_count = done;
+    return done > 0 ? HG_SUCCESS : HG_TIMEOUT;
+}

@@ -1,0 +1,144 @@
+/*
+ * The HG ground floor: what the RPC layer (lib/hg) and the bulk layer
+ * (lib/bulk) both stand on, and nothing above it. Per context: the
+ * completion queue, the timers on the NA clock, and the progress and
+ * trigger loops. Per class: the NA class, addresses (hg_addr.c: HG_Addr_*)
+ * and the counts of live addresses and bulk handles. It knows no kind of
+ * completion: a completion carries the function that runs it, set by whoever
+ * queued it.
+ *
+ * Layering: lib/core includes only public headers and lib/util; lib/bulk
+ * includes lib/core; lib/hg includes lib/core and lib/bulk
+ * (scripts/check-layers.sh fails the build on a cycle).
+ *
+ * Locks: core->timer_lock guards the timer list and the fields of linked
+ * timers; core->queue_lock guards the queue and queue_cond. Neither is
+ * held while anything outside this module runs.
+ */
+#ifndef HG_CORE_H
+#define HG_CORE_H
+
+#include "mercury.h"
+
+#include "util/qs_lock.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+static inline hg_return_t
+hg_from_na(na_return_t ret)
+{
+    return (unsigned) ret < NA_RETURN_MAX ? (hg_return_t) ret : HG_NA_ERROR;
+}
+
+/* One entry of a context's completion queue; `run` runs it from
+ * HG_Trigger() and may reuse the entry. */
+struct hg_completion {
+    void (*run)(struct hg_completion *comp);
+    void *object;
+    STAILQ_ENTRY(hg_completion) entry;
+};
+
+/*
+ * Something with a deadline on the NA clock (a forward, a transfer, a
+ * probe). Disarming only clears `armed`, without a lock: a disarmed timer
+ * stays on the list until the next sweep unlinks it (or its owner calls
+ * hg_core_timer_unlink() before freeing it), and arming it again only
+ * updates it. `linked`, `deadline_ns` and `expire` are guarded by the
+ * timer lock.
+ */
+struct hg_timer {
+    uint64_t deadline_ns;
+    void (*expire)(struct hg_timer *timer);
+    atomic_bool armed;
+    bool linked;
+    TAILQ_ENTRY(hg_timer) entry;
+};
+
+/* The class's ground floor: the first member of struct hg_class. */
+struct hg_core_class {
+    na_class_t *na_class;
+    bool no_bulk_eager;  /* hg_init_info.no_bulk_eager */
+    bool auto_sm;        /* hg_init_info.auto_sm */
+    hg_addr_t self_addr; /* HG_Addr_self() hands out references */
+    atomic_uint n_bulks; /* live bulk handles, for HG_Finalize() */
+    atomic_uint n_addrs; /* live addresses, for HG_Finalize() */
+};
+
+/* A context's ground floor: the first member of struct hg_context. */
+struct hg_core {
+    hg_class_t *hg_class;
+    struct hg_core_class *cls;
+    na_context_t *na_context;
+    uint8_t id;
+
+    pthread_mutex_t timer_lock;
+    TAILQ_HEAD(, hg_timer) timers;
+    atomic_uint_fast64_t timer_hint; /* no linked timer is due before */
+
+    pthread_mutex_t queue_lock;
+    pthread_cond_t queue_cond;
+    STAILQ_HEAD(, hg_completion) queue;
+    atomic_uint n_queued; /* entries on queue, read without the lock */
+
+    /* Owned by lib/bulk (its pool of transfers); NULL until its first
+     * transfer, released by hg_bulk_pool_fini(). */
+    void *bulk_pool;
+};
+
+static inline struct hg_core_class *
+hg_core_class_of(hg_class_t *hg_class)
+{
+    return (struct hg_core_class *) (void *) hg_class;
+}
+
+static inline struct hg_core *
+hg_core_of(hg_context_t *context)
+{
+    return (struct hg_core *) (void *) context;
+}
+
+/* A reference-counted wrapper of an NA address (hg_addr_t). */
+struct hg_addr {
+    hg_class_t *hg_class;
+    na_addr_t na_addr;
+    atomic_uint refcount;
+    bool embedded; /* lives inside a handle; never freed on its own */
+    /* HG_Addr_is_self(), asked of NA once: 0 not yet, 1 no, 2 yes. */
+    atomic_uchar self_state;
+};
+
+/* Wrap an NA address (hg_addr.c); the wrapper owns it. */
+hg_return_t hg_addr_create(hg_class_t *hg_class, na_addr_t na_addr,
+                           hg_addr_t *addr);
+
+void hg_core_init(struct hg_core *core, hg_class_t *hg_class,
+                  struct hg_core_class *cls, uint8_t id);
+void hg_core_fini(struct hg_core *core);
+
+/* The NA clock, in nanoseconds (virtual on the simulated fabric). */
+uint64_t hg_core_now(const struct hg_core *core);
+
+/* Queue a completion; HG_Trigger() runs comp->run(comp). */
+void hg_core_complete(struct hg_core *core, struct hg_completion *comp);
+bool hg_core_has_completions(struct hg_core *core);
+
+/* Arm (or re-arm) a timer timeout_ms after now on the NA clock. */
+void hg_core_timer_arm(struct hg_core *core, struct hg_timer *timer,
+                       unsigned int timeout_ms,
+                       void (*expire)(struct hg_timer *));
+/* Lock-free; the expire function will not be called after it returns
+ * unless it is already running. */
+void hg_core_timer_disarm(struct hg_timer *timer);
+/* Before the timer's memory is freed. */
+void hg_core_timer_unlink(struct hg_core *core, struct hg_timer *timer);
+
+/* HG_Progress() and HG_Trigger() of the context this core belongs to. */
+hg_return_t hg_core_progress(struct hg_core *core, unsigned int timeout_ms);
+hg_return_t hg_core_trigger(struct hg_core *core, unsigned int timeout_ms,
+                            unsigned int max_count, unsigned int *actual_count);
+
+#endif /* HG_CORE_H */

@@ -1,0 +1,336 @@
+/*
+ * The origin of an RPC: HG_Forward() and its timed form, the response's
+ * receipt and the pull of an overflowed output, loopback to a context of
+ * the same class, and the deadline.
+ */
+#include "hg/hg_rpc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void
+hg_forward_na_cb(const struct na_cb_info *info)
+{
+    hg_rpc_op_done(info->arg, hg_from_na(info->ret));
+}
+
+static void
+hg_forward_pull_cb(void *arg, hg_return_t ret)
+{
+    struct hg_handle *handle = arg;
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    na_return_t na_ret;
+
+    qs_mutex_lock(&handle->lock);
+    handle->bulk_op = NULL;
+    pthread_mutex_unlock(&handle->lock);
+    if (ret == HG_SUCCESS)
+        ret = hg_rpc_check_crc(&handle->resp_header, handle->out_extra,
+                               handle->out_extra_size);
+    {
+        /* Tell the target it may release the exposed output, whether the
+         * pull worked, failed or was cancelled: it waits for this. */
+        qs_mutex_lock(&handle->lock);
+        handle->pending++;
+        pthread_mutex_unlock(&handle->lock);
+        handle->ack_byte = 1;
+        na_ret = NA_Msg_send_expected(
+            hg_class->na_class, handle->ctx->core.na_context, hg_forward_na_cb,
+            handle, &handle->ack_byte, 1, NULL, handle->info.addr->na_addr,
+            handle->target_id,
+            handle->resp_header.cookie | hg_class->tag_ack_bit, handle->ack_op);
+        if (na_ret != NA_SUCCESS)
+            hg_rpc_op_done(handle, hg_from_na(na_ret));
+    }
+    hg_rpc_op_done(handle, ret);
+}
+
+static void
+hg_forward_recv_cb(const struct na_cb_info *info)
+{
+    struct hg_handle *handle = info->arg;
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    struct hg_header *header = &handle->resp_header;
+    size_t size = info->info.recv_expected.actual_buf_size;
+    const void *desc;
+    size_t desc_len;
+    hg_return_t ret;
+
+    if (info->ret != NA_SUCCESS) {
+        hg_rpc_op_done(handle, hg_from_na(info->ret));
+        return;
+    }
+    handle->out_size = size;
+    ret = hg_header_decode(handle->out_buf, size, header);
+    if (ret == HG_SUCCESS && (!(header->flags & HG_HEADER_RESPONSE) ||
+                              header->cookie != handle->req_header.cookie))
+        ret = HG_PROTOCOL_ERROR;
+    if (ret == HG_SUCCESS)
+        ret = hg_rpc_check_crc_flags(hg_class, header);
+    if (ret != HG_SUCCESS) {
+        atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
+        handle->out_size = 0;
+        hg_rpc_op_done(handle, ret);
+        return;
+    }
+    if (header->ret != HG_SUCCESS) {
+        hg_rpc_op_done(handle, (hg_return_t) header->ret);
+        return;
+    }
+    if (!(header->flags & HG_HEADER_OVERFLOW)) {
+        if (header->payload_size != size - HG_HEADER_SIZE)
+            ret = HG_PROTOCOL_ERROR;
+        else
+            ret = hg_rpc_check_crc(header,
+                                   (char *) handle->out_buf + HG_HEADER_SIZE,
+                                   header->payload_size);
+        hg_rpc_op_done(handle, ret);
+        return;
+    }
+    /* The output overflowed: pull it from the target. */
+    ret = hg_header_overflow_desc((char *) handle->out_buf + HG_HEADER_SIZE,
+                                  size - HG_HEADER_SIZE, &desc, &desc_len);
+    if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
+        ret = HG_MSGSIZE;
+    if (ret == HG_SUCCESS) {
+        handle->out_extra =
+            malloc(header->payload_size ? header->payload_size : 1);
+        handle->out_extra_size = header->payload_size;
+        if (handle->out_extra == NULL)
+            ret = HG_NOMEM;
+    }
+    if (ret == HG_SUCCESS) {
+        qs_mutex_lock(&handle->lock);
+        handle->pending++;
+        pthread_mutex_unlock(&handle->lock);
+        atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
+        ret = hg_bulk_pull_internal(
+            handle->ctx, handle->info.addr, handle->target_id, desc, desc_len,
+            handle->out_extra, header->payload_size, hg_forward_pull_cb, handle,
+            &handle->bulk_op);
+        /* On success the pull's own completion lowers pending again. */
+        if (ret != HG_SUCCESS)
+            hg_rpc_op_done(handle, ret);
+    }
+    if (ret != HG_SUCCESS) {
+        atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
+        hg_rpc_op_done(handle, ret);
+        return;
+    }
+    hg_rpc_op_done(handle, HG_SUCCESS);
+}
+
+/* Forward to a context of this very class, without the network. */
+static hg_return_t
+hg_forward_loopback(struct hg_handle *handle, size_t msg_len, void *extra,
+                    hg_size_t len)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    hg_context_t *target_ctx;
+    struct hg_handle *target;
+    na_addr_t self;
+
+    target_ctx = hg_class_find_context(hg_class, handle->target_id);
+    if (target_ctx == NULL)
+        return HG_NOENTRY;
+    if (NA_Addr_self(hg_class->na_class, &self) != NA_SUCCESS)
+        return HG_NOMEM;
+    target = hg_handle_get(target_ctx);
+    if (target == NULL) {
+        NA_Addr_free(hg_class->na_class, self);
+        return HG_NOMEM;
+    }
+    target->is_target = true;
+    target->src_addr.na_addr = self;
+    target->info.addr = &target->src_addr;
+    target->req_header = handle->req_header;
+    target->info.id = handle->info.id;
+    target->target_id = handle->ctx->core.id;
+    target->in_size = msg_len;
+    memcpy(target->in_buf, handle->in_buf, msg_len);
+    if (extra != NULL) {
+        target->in_extra = malloc(len ? len : 1);
+        if (target->in_extra == NULL) {
+            hg_handle_put(target);
+            return HG_NOMEM;
+        }
+        memcpy(target->in_extra, extra, len);
+        target->in_extra_size = len;
+    }
+    target->rpc = hg_rpc_lookup(hg_class, handle->info.id);
+    if (!(handle->req_header.flags & HG_HEADER_NO_RESPONSE)) {
+        HG_Ref_incr(handle);
+        target->lb_origin = handle;
+        handle->loopback_pending = true;
+        handle->pending = 1;
+    }
+    if (target->rpc == NULL || target->rpc->rpc_cb == NULL) {
+        hg_rpc_respond_error(target, HG_NOENTRY);
+    } else {
+        atomic_fetch_add(&hg_class->stats.requests_received, 1);
+        target->comp.run = hg_request_run;
+        target->comp.object = target;
+        hg_core_complete(&target_ctx->core, &target->comp);
+    }
+    if (handle->req_header.flags & HG_HEADER_NO_RESPONSE) {
+        /* One-way: complete as soon as the request is "sent". */
+        handle->pending = 1;
+        hg_rpc_op_done(handle, HG_SUCCESS);
+    }
+    return HG_SUCCESS;
+}
+
+static void
+hg_forward_expire(struct hg_timer *timer)
+{
+    struct hg_handle *handle =
+        (struct hg_handle *) ((char *) timer -
+                              offsetof(struct hg_handle, timer));
+
+    qs_mutex_lock(&handle->lock);
+    if (!handle->active || handle->pending == 0) {
+        pthread_mutex_unlock(&handle->lock);
+        return;
+    }
+    if (handle->ret == HG_SUCCESS)
+        handle->ret = HG_TIMEOUT;
+    pthread_mutex_unlock(&handle->lock);
+    HG_Cancel(handle);
+}
+
+hg_return_t
+HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
+                 void *in_struct, unsigned int timeout_ms)
+{
+    hg_class_t *hg_class;
+    na_class_t *na_class;
+    struct hg_header *header;
+    hg_size_t len;
+    size_t msg_len;
+    void *extra;
+    bool no_response, loopback;
+    na_return_t na_ret;
+    hg_return_t ret;
+
+    if (handle == HG_HANDLE_NULL || handle->is_target)
+        return HG_INVALID_ARG;
+    hg_class = handle->ctx->hg_class;
+    na_class = hg_class->na_class;
+    if (handle->rpc == NULL || handle->rpc->id != handle->info.id)
+        return HG_NOENTRY;
+    no_response = handle->rpc->no_response;
+    /* The one lock section of a forward: the operations it will wait for
+     * (the request send, and the response unless one-way) count from
+     * here; a loopback forward sets its own count. */
+    qs_mutex_lock(&handle->lock);
+    if (handle->active) {
+        pthread_mutex_unlock(&handle->lock);
+        return HG_BUSY;
+    }
+    handle->active = true;
+    handle->ret = HG_SUCCESS;
+    handle->discard = false;
+    handle->loopback_pending = false;
+    handle->pending = no_response ? 1 : 2;
+    handle->probe.gen++; /* a probe of an earlier forward no longer counts */
+    pthread_mutex_unlock(&handle->lock);
+    free(handle->out_extra);
+    handle->out_extra = NULL;
+    handle->out_size = 0;
+    if (handle->extra_bulk != HG_BULK_NULL) {
+        HG_Bulk_free(handle->extra_bulk);
+        handle->extra_bulk = HG_BULK_NULL;
+    }
+    free(handle->in_extra);
+    handle->in_extra = NULL;
+
+    loopback = !hg_class->info.no_loopback &&
+               HG_Addr_is_self(hg_class, handle->info.addr);
+    ret = hg_rpc_encode(handle->in_proc, handle->rpc->in_proc, in_struct,
+                        (char *) handle->in_buf + HG_HEADER_SIZE,
+                        hg_class->in_eager_size, &len, &extra);
+    if (ret != HG_SUCCESS)
+        goto error;
+    handle->in_extra = extra; /* freed with the handle or next forward */
+    header = &handle->req_header;
+    memset(header, 0, sizeof(*header));
+    handle->resp_header.payload_size = 0;
+    header->flags = no_response ? HG_HEADER_NO_RESPONSE : 0;
+    header->cookie = hg_class_next_tag(hg_class);
+    header->rpc_id = handle->info.id;
+    header->context_id = handle->ctx->core.id;
+    ret = hg_rpc_pack(handle, header, handle->in_buf, hg_class->in_eager_size,
+                      len, extra, loopback, &msg_len);
+    if (ret != HG_SUCCESS)
+        goto error;
+
+    handle->callback = callback;
+    handle->arg = arg;
+    HG_Ref_incr(handle); /* held until the callback has run */
+    atomic_fetch_add(&hg_class->stats.forwards_sent, 1);
+    if (timeout_ms > 0)
+        hg_core_timer_arm(&handle->ctx->core, &handle->timer, timeout_ms,
+                          hg_forward_expire);
+    if (loopback) {
+        ret = hg_forward_loopback(handle, msg_len, extra, len);
+        if (ret != HG_SUCCESS) {
+            hg_core_timer_disarm(&handle->timer);
+            HG_Destroy(handle);
+            goto error;
+        }
+        return HG_SUCCESS;
+    }
+
+    /* The response receive goes first so the response cannot outrun it. */
+    if (!no_response) {
+        na_ret = NA_Msg_recv_expected(
+            na_class, handle->ctx->core.na_context, hg_forward_recv_cb, handle,
+            handle->out_buf, hg_class->na_expected_size, handle->out_buf_data,
+            handle->info.addr->na_addr, handle->target_id, header->cookie,
+            handle->recv_op);
+        if (na_ret != NA_SUCCESS) {
+            ret = hg_from_na(na_ret);
+            hg_core_timer_disarm(&handle->timer);
+            HG_Destroy(handle);
+            goto error;
+        }
+    }
+    na_ret = NA_Msg_send_unexpected(
+        na_class, handle->ctx->core.na_context, hg_forward_na_cb, handle,
+        handle->in_buf, msg_len, handle->in_buf_data,
+        handle->info.addr->na_addr, handle->target_id, header->cookie,
+        handle->send_op);
+    if (na_ret != NA_SUCCESS) {
+        ret = hg_from_na(na_ret);
+        qs_log("hg", QS_LOG_DEBUG, "HG_Forward: posting the request failed: %s",
+               HG_Error_to_string(ret));
+        if (no_response) {
+            hg_core_timer_disarm(&handle->timer);
+            HG_Destroy(handle);
+            goto error;
+        }
+        /* The receive is posted: cancel it and let its completion clean
+         * up silently, since the caller gets the error now. */
+        qs_mutex_lock(&handle->lock);
+        handle->discard = true;
+        handle->pending--;
+        pthread_mutex_unlock(&handle->lock);
+        NA_Cancel(na_class, handle->ctx->core.na_context, handle->recv_op);
+        return ret;
+    }
+    if (!no_response)
+        hg_probe_start(handle); /* a dead target fails it (hg_liveness.c) */
+    return HG_SUCCESS;
+
+error:
+    qs_mutex_lock(&handle->lock);
+    handle->active = false;
+    pthread_mutex_unlock(&handle->lock);
+    return ret;
+}
+
+hg_return_t
+HG_Forward(hg_handle_t handle, hg_cb_t callback, void *arg, void *in_struct)
+{
+    return HG_Forward_timed(handle, callback, arg, in_struct, 0);
+}

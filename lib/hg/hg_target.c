@@ -1,0 +1,411 @@
+/*
+ * The target of an RPC: the request receive posted by each pooled handle,
+ * a request's receipt (and the pull of an overflowed input), queueing its
+ * handler, and HG_Respond().
+ */
+#include "hg/hg_rpc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void hg_request_recv_cb(const struct na_cb_info *info);
+
+/* Take a handle whose receive will not be posted off the posted list. */
+static void
+hg_handle_unpost(struct hg_handle *handle)
+{
+    hg_context_t *context = handle->ctx;
+
+    qs_mutex_lock(&context->lock);
+    LIST_REMOVE(handle, entry);
+    context->n_posted--;
+    pthread_mutex_unlock(&context->lock);
+}
+static hg_return_t hg_handle_post_listed(struct hg_handle *handle);
+
+hg_return_t
+hg_handle_post_recv(struct hg_handle *handle)
+{
+    hg_context_t *context = handle->ctx;
+
+    handle->is_target = true;
+    qs_mutex_lock(&context->lock);
+    LIST_INSERT_HEAD(&context->posted, handle, entry);
+    context->n_posted++;
+    pthread_mutex_unlock(&context->lock);
+    return hg_handle_post_listed(handle);
+}
+
+/* Post the request receive of a handle already on the posted list. */
+static hg_return_t
+hg_handle_post_listed(struct hg_handle *handle)
+{
+    hg_context_t *context = handle->ctx;
+    hg_class_t *hg_class = context->hg_class;
+    na_return_t na_ret;
+
+    na_ret = NA_Msg_recv_unexpected(
+        hg_class->na_class, context->core.na_context, hg_request_recv_cb,
+        handle, handle->in_buf, hg_class->na_unexpected_size,
+        handle->in_buf_data, handle->recv_op);
+    if (na_ret != NA_SUCCESS) {
+        hg_handle_unpost(handle);
+        qs_log("hg", QS_LOG_ERROR, "posting a request receive failed: %s",
+               NA_Error_to_string(na_ret));
+        return hg_from_na(na_ret);
+    }
+    return HG_SUCCESS;
+}
+
+/* Post the receive of a pooled handle already on the posted list. */
+static void
+hg_handle_repost(struct hg_handle *handle)
+{
+    hg_return_t ret;
+
+    hg_handle_reset(handle);
+    handle->is_target = true;
+    ret = hg_handle_target_create_cb(handle);
+    if (ret != HG_SUCCESS)
+        hg_handle_unpost(handle);
+    /* A failed post took it off the list already. */
+    if (ret != HG_SUCCESS || hg_handle_post_listed(handle) != HG_SUCCESS)
+        hg_handle_put(handle);
+}
+
+/* The request is complete: verify it and queue its handler. */
+static void
+hg_request_ready(struct hg_handle *handle)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    hg_return_t ret;
+
+    if (handle->in_extra != NULL)
+        ret = hg_rpc_check_crc(&handle->req_header, handle->in_extra,
+                               handle->in_extra_size);
+    else
+        ret = hg_rpc_check_crc(&handle->req_header,
+                               (char *) handle->in_buf + HG_HEADER_SIZE,
+                               handle->in_size - HG_HEADER_SIZE);
+    if (ret != HG_SUCCESS) {
+        qs_log("hg", QS_LOG_DEBUG, "request for RPC %llu failed its checksum",
+               (unsigned long long) handle->info.id);
+        hg_rpc_respond_error(handle, ret);
+        return;
+    }
+    atomic_fetch_add(&hg_class->stats.requests_received, 1);
+    handle->comp.run = hg_request_run;
+    handle->comp.object = handle;
+    hg_core_complete(&handle->ctx->core, &handle->comp);
+}
+
+static void
+hg_request_pull_cb(void *arg, hg_return_t ret)
+{
+    struct hg_handle *handle = arg;
+
+    qs_mutex_lock(&handle->lock);
+    handle->bulk_op = NULL;
+    pthread_mutex_unlock(&handle->lock);
+    if (ret != HG_SUCCESS) {
+        hg_rpc_respond_error(handle, ret);
+        return;
+    }
+    hg_request_ready(handle);
+}
+
+static void
+hg_request_recv_cb(const struct na_cb_info *info)
+{
+    struct hg_handle *handle = info->arg;
+    hg_context_t *context = handle->ctx;
+    hg_class_t *hg_class = context->hg_class;
+    struct hg_header *header = &handle->req_header;
+    const void *desc;
+    size_t desc_len, size;
+    hg_return_t ret;
+    struct hg_handle *next = NULL;
+    bool repost;
+
+    /* One lock section keeps the receive count steady: this handle leaves
+     * the posted list and, when the pool has one, its replacement joins
+     * it (a cancelled receive is not replaced). */
+    qs_mutex_lock(&context->lock);
+    LIST_REMOVE(handle, entry);
+    context->n_posted--;
+    repost = !context->destroying && info->ret != NA_CANCELED &&
+             context->n_posted < context->n_posted_target;
+    if (repost) {
+        next = hg_handle_pool_take(context);
+        if (next != NULL) {
+            LIST_INSERT_HEAD(&context->posted, next, entry);
+            context->n_posted++;
+        }
+    }
+    pthread_mutex_unlock(&context->lock);
+    if (next != NULL)
+        hg_handle_repost(next);
+    else if (repost)
+        hg_context_post_recvs(context); /* the pool is empty: grow it */
+    if (info->ret != NA_SUCCESS) {
+        hg_handle_put(handle);
+        return;
+    }
+
+    size = info->info.recv_unexpected.actual_buf_size;
+    handle->src_addr.na_addr = info->info.recv_unexpected.source;
+    handle->info.addr = &handle->src_addr;
+    handle->in_size = size;
+    ret = hg_header_decode(handle->in_buf, size, header);
+    if (ret == HG_SUCCESS && (header->flags & HG_HEADER_PROBE)) {
+        /* A liveness probe: its delivery was the answer. */
+        hg_handle_put(handle);
+        return;
+    }
+    if (ret == HG_SUCCESS && (header->flags & HG_HEADER_RESPONSE))
+        ret = HG_PROTOCOL_ERROR;
+    if (ret != HG_SUCCESS) {
+        /* Without a trustworthy header there is nobody to answer. */
+        atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
+        qs_log("hg", QS_LOG_DEBUG, "dropped a malformed request: %s",
+               HG_Error_to_string(ret));
+        hg_handle_put(handle);
+        return;
+    }
+    handle->info.id = header->rpc_id;
+    handle->target_id = header->context_id;
+    handle->active = true;
+    handle->responded = false;
+    ret = hg_rpc_check_crc_flags(hg_class, header);
+    if (ret != HG_SUCCESS) {
+        qs_log("hg", QS_LOG_ERROR,
+               "request without the configured checksums refused");
+        hg_rpc_respond_error(handle, ret);
+        return;
+    }
+    handle->rpc = hg_rpc_lookup(hg_class, header->rpc_id);
+    if (handle->rpc == NULL || handle->rpc->rpc_cb == NULL) {
+        hg_rpc_respond_error(handle, HG_NOENTRY);
+        return;
+    }
+    if (!(header->flags & HG_HEADER_OVERFLOW)) {
+        if (header->payload_size != size - HG_HEADER_SIZE) {
+            atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
+            hg_rpc_respond_error(handle, HG_PROTOCOL_ERROR);
+            return;
+        }
+        hg_request_ready(handle);
+        return;
+    }
+    /* The input overflowed: pull it from the origin first. */
+    ret = hg_header_overflow_desc((char *) handle->in_buf + HG_HEADER_SIZE,
+                                  size - HG_HEADER_SIZE, &desc, &desc_len);
+    if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
+        ret = HG_MSGSIZE;
+    if (ret == HG_SUCCESS) {
+        handle->in_extra =
+            malloc(header->payload_size ? header->payload_size : 1);
+        handle->in_extra_size = header->payload_size;
+        if (handle->in_extra == NULL)
+            ret = HG_NOMEM;
+    }
+    if (ret == HG_SUCCESS) {
+        atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
+        ret = hg_bulk_pull_internal(
+            context, &handle->src_addr, header->context_id, desc, desc_len,
+            handle->in_extra, header->payload_size, hg_request_pull_cb, handle,
+            &handle->bulk_op);
+    }
+    if (ret != HG_SUCCESS) {
+        atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
+        hg_rpc_respond_error(handle, ret);
+    }
+}
+
+/* Answer a request that will not reach its handler, then let go of the
+ * handle that no handler will own. */
+void
+hg_rpc_respond_error(struct hg_handle *handle, hg_return_t ret)
+{
+    if (!(handle->req_header.flags & HG_HEADER_NO_RESPONSE))
+        hg_rpc_respond_send(handle, NULL, NULL, NULL, ret);
+    else
+        handle->responded = true;
+    HG_Destroy(handle);
+}
+
+static void
+hg_respond_na_cb(const struct na_cb_info *info)
+{
+    hg_rpc_op_done(info->arg, hg_from_na(info->ret));
+}
+
+/* An origin that vanished never acknowledges its overflowed output: stop
+ * waiting and release it. */
+static void
+hg_respond_expire(struct hg_timer *timer)
+{
+    struct hg_handle *handle =
+        (struct hg_handle *) ((char *) timer -
+                              offsetof(struct hg_handle, timer));
+
+    qs_mutex_lock(&handle->lock);
+    if (handle->ret == HG_SUCCESS)
+        handle->ret = HG_TIMEOUT;
+    pthread_mutex_unlock(&handle->lock);
+    NA_Cancel(handle->ctx->hg_class->na_class, handle->ctx->core.na_context,
+              handle->ack_op);
+}
+
+/* Deliver a loopback response straight into the origin handle. */
+static void
+hg_respond_loopback(struct hg_handle *target, size_t msg_len, void *extra,
+                    hg_size_t len)
+{
+    struct hg_handle *origin = target->lb_origin;
+    bool deliver;
+
+    qs_mutex_lock(&origin->lock);
+    deliver = origin->loopback_pending;
+    origin->loopback_pending = false;
+    pthread_mutex_unlock(&origin->lock);
+    if (deliver) {
+        hg_header_decode(target->out_buf, msg_len, &origin->resp_header);
+        memcpy(origin->out_buf, target->out_buf, msg_len);
+        origin->out_size = msg_len;
+        if (extra != NULL) {
+            origin->out_extra = extra;
+            origin->out_extra_size = len;
+        }
+        hg_rpc_op_done(origin, (hg_return_t) origin->resp_header.ret);
+    } else {
+        free(extra);
+    }
+}
+
+hg_return_t
+hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
+                    void *out_struct, hg_return_t ret_code)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    na_class_t *na_class = hg_class->na_class;
+    struct hg_header header;
+    hg_size_t len = 0;
+    size_t msg_len;
+    void *extra = NULL;
+    na_return_t na_ret;
+    hg_return_t ret = HG_SUCCESS;
+
+    /* The one lock section of a respond: claim the handle's only answer
+     * and count the response send. */
+    qs_mutex_lock(&handle->lock);
+    if (handle->responded) {
+        pthread_mutex_unlock(&handle->lock);
+        return HG_BUSY;
+    }
+    handle->responded = true;
+    handle->callback = callback;
+    handle->arg = arg;
+    handle->ret = HG_SUCCESS;
+    handle->active = true;
+    handle->pending = 1;
+    pthread_mutex_unlock(&handle->lock);
+
+    if (ret_code == HG_SUCCESS && handle->rpc != NULL)
+        ret = hg_rpc_encode(handle->out_proc, handle->rpc->out_proc, out_struct,
+                            (char *) handle->out_buf + HG_HEADER_SIZE,
+                            hg_class->out_eager_size, &len, &extra);
+    if (ret != HG_SUCCESS) {
+        /* Tell the origin its RPC failed rather than leave it waiting. */
+        ret_code = ret;
+        len = 0;
+        extra = NULL;
+    }
+    memset(&header, 0, sizeof(header));
+    header.flags = HG_HEADER_RESPONSE;
+    header.cookie = handle->req_header.cookie;
+    header.rpc_id = handle->req_header.rpc_id;
+    header.ret = (uint8_t) ret_code;
+    handle->out_extra = extra;
+    ret =
+        hg_rpc_pack(handle, &header, handle->out_buf, hg_class->out_eager_size,
+                    len, extra, handle->lb_origin != NULL, &msg_len);
+    /* The target's own record of what it sent, for
+     * HG_Get_output_payload_size(). */
+    handle->resp_header.payload_size = ret == HG_SUCCESS ? len : 0;
+    if (ret != HG_SUCCESS) {
+        /* The output cannot be shipped: send the error instead. */
+        header.flags = HG_HEADER_RESPONSE;
+        header.ret = (uint8_t) ret;
+        hg_rpc_pack(handle, &header, handle->out_buf, hg_class->out_eager_size,
+                    0, NULL, handle->lb_origin != NULL, &msg_len);
+    }
+
+    HG_Ref_incr(handle); /* held until the respond completes */
+    atomic_fetch_add(&hg_class->stats.responses_sent, 1);
+
+    if (handle->lb_origin != NULL) {
+        /* The origin takes the overflowed output; the target keeps none. */
+        handle->out_extra = NULL;
+        hg_respond_loopback(handle, msg_len, extra, len);
+        hg_rpc_op_done(handle, HG_SUCCESS);
+        return HG_SUCCESS;
+    }
+    if (header.flags & HG_HEADER_OVERFLOW) {
+        /* Keep the output exposed until the origin says it pulled it. */
+        qs_mutex_lock(&handle->lock);
+        handle->pending++;
+        pthread_mutex_unlock(&handle->lock);
+        na_ret = NA_Msg_recv_expected(
+            na_class, handle->ctx->core.na_context, hg_respond_na_cb, handle,
+            &handle->ack_byte, 1, NULL, handle->src_addr.na_addr,
+            handle->target_id, header.cookie | hg_class->tag_ack_bit,
+            handle->ack_op);
+        if (na_ret != NA_SUCCESS)
+            hg_rpc_op_done(handle, hg_from_na(na_ret));
+        else
+            hg_core_timer_arm(&handle->ctx->core, &handle->timer,
+                              HG_RESPOND_ACK_TIMEOUT_MS, hg_respond_expire);
+    }
+    na_ret =
+        NA_Msg_send_expected(na_class, handle->ctx->core.na_context,
+                             hg_respond_na_cb, handle, handle->out_buf, msg_len,
+                             handle->out_buf_data, handle->src_addr.na_addr,
+                             handle->target_id, header.cookie, handle->send_op);
+    if (na_ret != NA_SUCCESS) {
+        qs_log("hg", QS_LOG_DEBUG,
+               "HG_Respond: posting the response failed: %s",
+               NA_Error_to_string(na_ret));
+        if (header.flags & HG_HEADER_OVERFLOW)
+            NA_Cancel(na_class, handle->ctx->core.na_context, handle->ack_op);
+        hg_rpc_op_done(handle, hg_from_na(na_ret));
+    }
+    return HG_SUCCESS;
+}
+
+/* HG_Respond() and HG_Respond_error(): answer once, success or not. */
+static hg_return_t
+hg_rpc_respond(hg_handle_t handle, hg_cb_t callback, void *arg,
+               void *out_struct, hg_return_t ret_code)
+{
+    if (handle == HG_HANDLE_NULL || !handle->is_target)
+        return HG_INVALID_ARG;
+    if (handle->req_header.flags & HG_HEADER_NO_RESPONSE)
+        return HG_OPNOTSUPPORTED;
+    return hg_rpc_respond_send(handle, callback, arg, out_struct, ret_code);
+}
+
+hg_return_t
+HG_Respond(hg_handle_t handle, hg_cb_t callback, void *arg, void *out_struct)
+{
+    return hg_rpc_respond(handle, callback, arg, out_struct, HG_SUCCESS);
+}
+
+hg_return_t
+HG_Respond_error(hg_handle_t handle, hg_cb_t callback, void *arg,
+                 hg_return_t ret)
+{
+    if (ret == HG_SUCCESS || (unsigned) ret >= HG_RETURN_MAX)
+        return HG_INVALID_ARG;
+    return hg_rpc_respond(handle, callback, arg, NULL, ret);
+}
