@@ -21,8 +21,7 @@ ofi=$build/tests/ofi_faults/test_ofi_faults
 sim=$build/tests/sim/test_sim_liveness
 if [ ${#fabrics[@]} -eq 0 ]; then
   [ -x "$ofi" ] && fabrics+=(ofi+tcp)
-  [ -x "$ofi" ] && grep -q "QS_PLUGIN_SM_ENABLED:INTERNAL=ON\|QS_PLUGIN_SM:STRING=ON" \
-    "$build/CMakeCache.txt" 2>/dev/null && fabrics+=(sm)
+  [ -x "$ofi" ] && [ -x "$build/plugins/sm/test_sm" ] && fabrics+=(sm)
   [ -x "$sim" ] && fabrics+=(sim)
 fi
 

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include <thallium/async_response.hpp>
 #include <thallium/detail/handle_ref.hpp>
@@ -39,25 +41,49 @@ template <typename... CtxArg> class callable_remote_procedure_with_context
           m_ignore_response(ignore_response)
     {
     }
+    callable_remote_procedure_with_context(const endpoint &ep,
+                                           const std::string &name,
+                                           std::uint16_t provider_id,
+                                           bool ignore_response,
+                                           const std::tuple<CtxArg...> &ctx)
+        : m_endpoint(ep), m_name(name), m_provider_id(provider_id),
+          m_ignore_response(ignore_response), m_context(ctx)
+    {
+    }
 
-    template <typename... T> packed_data<> operator()(const T &...args) const
+    /* The same call with a serialization context for its arguments and
+     * its response (std::ref(x) stays a reference). */
+    template <typename... A>
+    callable_remote_procedure_with_context<detail::context_type_t<A>...>
+    with_serialization_context(A &&...args) const
+    {
+        return callable_remote_procedure_with_context<
+            detail::context_type_t<A>...>(
+            m_endpoint, m_name, m_provider_id, m_ignore_response,
+            std::tuple<detail::context_type_t<A>...>(std::forward<A>(args)...));
+    }
+
+    template <typename... T>
+    packed_data<CtxArg...> operator()(const T &...args) const
     {
         auto ref = create();
-        detail::output_proc<T...> in(ref->state->mid, args...);
+        detail::output_proc_ctx<std::tuple<CtxArg...>, T...> in(
+            ref->state->mid, m_context, args...);
         hg_return_t ret = forward(ref->handle, &in, 0.0);
         in.rethrow();
         MARGO_ASSERT(ret, margo_forward);
         if (m_ignore_response)
-            return packed_data<>();
-        return packed_data<>(ref, false);
+            return packed_data<CtxArg...>(nullptr, false, m_context);
+        return packed_data<CtxArg...>(ref, false, m_context);
     }
 
     template <typename R, typename P, typename... T>
-    packed_data<> timed(const std::chrono::duration<R, P> &timeout,
-                        const T &...args) const
+    packed_data<CtxArg...> timed(const std::chrono::duration<R, P> &timeout,
+                                 const T &...args) const
     {
         auto ref = create();
-        detail::output_proc<T...> in(ref->state->mid, args...);
+        detail::output_proc_ctx<std::tuple<CtxArg...>, T...> in(
+            ref->state->mid, m_context, args...);
         double ms = std::chrono::duration_cast<
                         std::chrono::duration<double, std::milli>>(timeout)
                         .count();
@@ -66,14 +92,15 @@ template <typename... CtxArg> class callable_remote_procedure_with_context
         in.rethrow();
         MARGO_ASSERT(ret, margo_forward_timed);
         if (m_ignore_response)
-            return packed_data<>();
-        return packed_data<>(ref, false);
+            return packed_data<CtxArg...>(nullptr, false, m_context);
+        return packed_data<CtxArg...>(ref, false, m_context);
     }
 
     template <typename... T> async_response async(const T &...args) const
     {
         auto ref = create();
-        detail::output_proc<T...> in(ref->state->mid, args...);
+        detail::output_proc_ctx<std::tuple<CtxArg...>, T...> in(
+            ref->state->mid, m_context, args...);
         margo_request req = MARGO_REQUEST_NULL;
         hg_return_t ret = iforward(ref->handle, &in, &req);
         in.rethrow();
@@ -86,7 +113,8 @@ template <typename... CtxArg> class callable_remote_procedure_with_context
                                const T &...args) const
     {
         auto ref = create();
-        detail::output_proc<T...> in(ref->state->mid, args...);
+        detail::output_proc_ctx<std::tuple<CtxArg...>, T...> in(
+            ref->state->mid, m_context, args...);
         margo_request req = MARGO_REQUEST_NULL;
         double ms = std::chrono::duration_cast<
                         std::chrono::duration<double, std::milli>>(timeout)
@@ -137,6 +165,7 @@ template <typename... CtxArg> class callable_remote_procedure_with_context
     std::string m_name;
     std::uint16_t m_provider_id;
     bool m_ignore_response;
+    mutable std::tuple<CtxArg...> m_context;
 };
 
 using callable_remote_procedure = callable_remote_procedure_with_context<>;

@@ -25,6 +25,22 @@ template <typename... CtxArg> class packed_data
         : m_ref(std::move(ref)), m_is_input(is_input)
     {
     }
+    packed_data(std::shared_ptr<detail::handle_ref> ref, bool is_input,
+                const std::tuple<CtxArg...> &ctx)
+        : m_ref(std::move(ref)), m_is_input(is_input), m_context(ctx)
+    {
+    }
+
+    /* The same data, decoded with a serialization context (what the
+     * archives' get_context() returns: std::ref(x) stays a reference). */
+    template <typename... A>
+    packed_data<detail::context_type_t<A>...>
+    with_serialization_context(A &&...args) const
+    {
+        return packed_data<detail::context_type_t<A>...>(
+            m_ref, m_is_input,
+            std::tuple<detail::context_type_t<A>...>(std::forward<A>(args)...));
+    }
 
     /* Whether there is anything to decode (false for one-way RPCs). */
     bool valid() const noexcept
@@ -35,7 +51,7 @@ template <typename... CtxArg> class packed_data
     template <typename T> T as() const
     {
         using V = typename std::decay<T>::type;
-        detail::input_proc<V> p(mid());
+        detail::input_proc_ctx<std::tuple<CtxArg...>, V> p(mid(), m_context);
         decode(p);
         return std::move(std::get<0>(p.values()));
     }
@@ -44,10 +60,10 @@ template <typename... CtxArg> class packed_data
                typename std::decay<Tn>::type...>
     as() const
     {
-        detail::input_proc<typename std::decay<T1>::type,
-                           typename std::decay<T2>::type,
-                           typename std::decay<Tn>::type...>
-            p(mid());
+        detail::input_proc_ctx<
+            std::tuple<CtxArg...>, typename std::decay<T1>::type,
+            typename std::decay<T2>::type, typename std::decay<Tn>::type...>
+            p(mid(), m_context);
         decode(p);
         return std::move(p.values());
     }
@@ -59,7 +75,7 @@ template <typename... CtxArg> class packed_data
     /* Decode into existing variables. */
     template <typename... T> void unpack(T &...x) const
     {
-        detail::input_proc<T...> p(mid());
+        detail::input_proc_ctx<std::tuple<CtxArg...>, T...> p(mid(), m_context);
         decode(p);
         std::tie(x...) = std::move(p.values());
     }
@@ -88,6 +104,8 @@ template <typename... CtxArg> class packed_data
 
     std::shared_ptr<detail::handle_ref> m_ref;
     bool m_is_input = false;
+    /* Archives get a non-const reference to it. */
+    mutable std::tuple<CtxArg...> m_context;
 };
 
 } // namespace thallium

@@ -11,7 +11,9 @@
 #define THALLIUM_PROC_OBJECT_HPP
 
 #include <exception>
+#include <functional>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <margo.h>
@@ -85,44 +87,79 @@ proc_object_cb(hg_proc_t proc, void *data)
     return static_cast<proc_object *>(data)->process(proc);
 }
 
+/* A serialization context as given to with_serialization_context():
+ * std::ref(x) is kept as a reference, anything else as a copy. */
+template <typename T> struct context_type {
+    using type = T;
+};
+template <typename T> struct context_type<std::reference_wrapper<T>> {
+    using type = T &;
+};
+template <typename T>
+using context_type_t =
+    typename context_type<typename std::decay<T>::type>::type;
+
+inline std::tuple<> &
+no_context()
+{
+    static std::tuple<> empty;
+    return empty;
+}
+
 /* Encodes values held by reference (arguments of a call, values of a
- * respond). */
-template <typename... T> class output_proc : public proc_object
+ * respond), with the archive's context `Ctx` (a std::tuple). */
+template <typename Ctx, typename... T> class output_proc_ctx;
+template <typename... C, typename... T>
+class output_proc_ctx<std::tuple<C...>, T...> : public proc_object
 {
   public:
-    output_proc(margo_instance_id mid, const T &...values)
-        : proc_object(mid), m_values(values...)
+    output_proc_ctx(margo_instance_id mid, std::tuple<C...> &ctx,
+                    const T &...values)
+        : proc_object(mid), m_ctx(ctx), m_values(values...)
     {
     }
 
   protected:
     void run(hg_proc_t proc) override
     {
-        std::tuple<> ctx;
-        proc_output_archive<> ar(proc, ctx, m_mid);
+        proc_output_archive<C...> ar(proc, m_ctx, m_mid);
         detail::apply([&ar](const T &...v) { serialize_all(ar, v...); },
                       m_values);
     }
 
   private:
-    static void serialize_all(proc_output_archive<> &)
+    static void serialize_all(proc_output_archive<C...> &)
     {
     }
     template <typename U, typename... R>
-    static void serialize_all(proc_output_archive<> &ar, const U &u,
+    static void serialize_all(proc_output_archive<C...> &ar, const U &u,
                               const R &...r)
     {
         ar(u);
         serialize_all(ar, r...);
     }
+    std::tuple<C...> &m_ctx;
     std::tuple<const T &...> m_values;
 };
 
-/* Decodes into values it owns. */
-template <typename... T> class input_proc : public proc_object
+template <typename... T>
+class output_proc : public output_proc_ctx<std::tuple<>, T...>
 {
   public:
-    explicit input_proc(margo_instance_id mid) : proc_object(mid)
+    output_proc(margo_instance_id mid, const T &...values)
+        : output_proc_ctx<std::tuple<>, T...>(mid, no_context(), values...)
+    {
+    }
+};
+
+/* Decodes into values it owns, with the archive's context `Ctx`. */
+template <typename Ctx, typename... T> class input_proc_ctx;
+template <typename... C, typename... T>
+class input_proc_ctx<std::tuple<C...>, T...> : public proc_object
+{
+  public:
+    input_proc_ctx(margo_instance_id mid, std::tuple<C...> &ctx)
+        : proc_object(mid), m_ctx(ctx)
     {
     }
     std::tuple<T...> &values()
@@ -133,22 +170,32 @@ template <typename... T> class input_proc : public proc_object
   protected:
     void run(hg_proc_t proc) override
     {
-        std::tuple<> ctx;
-        proc_input_archive<> ar(proc, ctx, m_mid);
+        proc_input_archive<C...> ar(proc, m_ctx, m_mid);
         detail::apply([&ar](T &...v) { load_all(ar, v...); }, m_values);
     }
 
   private:
-    static void load_all(proc_input_archive<> &)
+    static void load_all(proc_input_archive<C...> &)
     {
     }
     template <typename U, typename... R>
-    static void load_all(proc_input_archive<> &ar, U &u, R &...r)
+    static void load_all(proc_input_archive<C...> &ar, U &u, R &...r)
     {
         ar(u);
         load_all(ar, r...);
     }
+    std::tuple<C...> &m_ctx;
     std::tuple<T...> m_values;
+};
+
+template <typename... T>
+class input_proc : public input_proc_ctx<std::tuple<>, T...>
+{
+  public:
+    explicit input_proc(margo_instance_id mid)
+        : input_proc_ctx<std::tuple<>, T...>(mid, no_context())
+    {
+    }
 };
 
 } // namespace detail

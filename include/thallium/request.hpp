@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <tuple>
+#include <utility>
 
 #include <thallium/detail/handle_ref.hpp>
 #include <thallium/detail/provider_id.hpp>
@@ -28,6 +30,22 @@ template <typename... CtxArg> class request_with_context
         : m_ref(std::move(ref))
     {
     }
+    request_with_context(std::shared_ptr<detail::handle_ref> ref,
+                         const std::tuple<CtxArg...> &ctx)
+        : m_ref(std::move(ref)), m_context(ctx)
+    {
+    }
+
+    /* The same request, with a serialization context for its input and
+     * its response (std::ref(x) stays a reference). */
+    template <typename... A>
+    request_with_context<detail::context_type_t<A>...>
+    with_serialization_context(A &&...args) const
+    {
+        return request_with_context<detail::context_type_t<A>...>(
+            m_ref,
+            std::tuple<detail::context_type_t<A>...>(std::forward<A>(args)...));
+    }
 
     /* Send the response: the values are encoded as the origin's
      * operator() result. Throws when the RPC is one-way or already
@@ -35,7 +53,8 @@ template <typename... CtxArg> class request_with_context
     template <typename... T> void respond(const T &...values) const
     {
         margo_instance_id mid = check_respond();
-        detail::output_proc<T...> out(mid, values...);
+        detail::output_proc_ctx<std::tuple<CtxArg...>, T...> out(mid, m_context,
+                                                                 values...);
         hg_return_t ret = margo_respond(m_ref->handle, &out);
         out.rethrow();
         MARGO_ASSERT(ret, margo_respond);
@@ -51,7 +70,7 @@ template <typename... CtxArg> class request_with_context
 
     packed_data<CtxArg...> get_input() const
     {
-        return packed_data<CtxArg...>(m_ref, true);
+        return packed_data<CtxArg...>(m_ref, true, m_context);
     }
 
     /* The provider the request was sent to (0 for plain RPCs). */
@@ -96,6 +115,7 @@ template <typename... CtxArg> class request_with_context
     }
 
     std::shared_ptr<detail::handle_ref> m_ref;
+    mutable std::tuple<CtxArg...> m_context;
 };
 
 using request = request_with_context<>;

@@ -190,7 +190,7 @@ void hg_handle_put(struct hg_handle *handle);
 hg_return_t hg_handle_post_recv(struct hg_handle *handle);
 void hg_handle_free(struct hg_handle *handle);
 
-/* lib/hg/hg_rpc.c */
+/* lib/hg/hg_target.c */
 hg_return_t hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback,
                                 void *arg, void *out_struct,
                                 hg_return_t ret_code);

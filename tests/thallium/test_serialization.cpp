@@ -109,6 +109,33 @@ struct in_place {
     }
 };
 
+/* A type that needs a serialization context: a scale (by reference, and
+ * bumped on every save to show it is the caller's variable) and an
+ * offset. */
+struct scaled {
+    double v = 0;
+};
+template <typename A>
+void
+save(A &ar, const scaled &s)
+{
+    double &k = std::get<0>(ar.get_context());
+    int off = std::get<1>(ar.get_context());
+    double w = s.v * k + off;
+    ar(w);
+    k += 1;
+}
+template <typename A>
+void
+load(A &ar, scaled &s)
+{
+    double k = std::get<0>(ar.get_context());
+    int off = std::get<1>(ar.get_context());
+    double w = 0;
+    ar(w);
+    s.v = (w - off) / k;
+}
+
 /* Encode `v` into a bare proc and decode it back. */
 template <typename T>
 static T
@@ -255,6 +282,16 @@ define_server(tl::engine &server)
     define_echo<split>(server, "echo_split");
     define_echo<std::string>(server, "echo_string");
     define_echo<in_place>(server, "echo_in_place");
+    /* Input and response through serialization contexts. */
+    server.define("ctx_scale", [](const tl::request &req) {
+        double k = 10;
+        scaled a = req.get_input()
+                       .with_serialization_context(std::ref(k), 1)
+                       .as<scaled>();
+        double k2 = 100;
+        req.with_serialization_context(std::ref(k2), 0)
+            .respond(scaled{a.v + 1});
+    });
     server.define("mixed", [](const tl::request &req, const point &p,
                               const std::vector<point> &v, color c) {
         req.respond(p.x + p.y, (int) v.size(), c);
@@ -280,6 +317,20 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
     in_place ip = client.define("echo_in_place")
                       .on(server)(in_place{"QWERTYUIOPASDFGHJKLZXCVBNM"});
     CHECK_EQ(ip.letters, "QWERTYUIOPASDFGHJKLZXCVBNM");
+    double k = 10;
+    auto resp = client.define("ctx_scale")
+                    .on(server)
+                    .with_serialization_context(std::ref(k), 1)(scaled{4.5});
+    CHECK_EQ(k, 11.0); /* the caller's variable, not a copy */
+    double k2 = 100;
+    scaled y = resp.with_serialization_context(std::ref(k2), 0);
+    CHECK_EQ(y.v, 5.5);
+    /* A context given by value is a copy. */
+    double k3 = 10;
+    client.define("ctx_scale")
+        .on(server)
+        .with_serialization_context(k3, 1)(scaled{1});
+    CHECK_EQ(k3, 10.0);
     /* A large argument and response (they travel through overflow bulk). */
     std::string big(1 << 20, 'b');
     std::string big2 = client.define("echo_string").on(server)(big);

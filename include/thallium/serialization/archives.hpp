@@ -241,7 +241,24 @@ CEREAL_LOAD_FUNCTION_NAME(proc_input_archive<C...> &ar,
 
 CEREAL_REGISTER_ARCHIVE(thallium::proc_output_archive<>)
 CEREAL_REGISTER_ARCHIVE(thallium::proc_input_archive<>)
-CEREAL_SETUP_ARCHIVE_TRAITS(thallium::proc_input_archive<>,
-                            thallium::proc_output_archive<>)
+/* The input / output pairing cereal's traits look up, for every context
+ * (CEREAL_SETUP_ARCHIVE_TRAITS for a family of archives). */
+namespace cereal
+{
+namespace traits
+{
+namespace detail
+{
+template <class... C>
+struct get_output_from_input<thallium::proc_input_archive<C...>> {
+    using type = thallium::proc_output_archive<C...>;
+};
+template <class... C>
+struct get_input_from_output<thallium::proc_output_archive<C...>> {
+    using type = thallium::proc_input_archive<C...>;
+};
+} // namespace detail
+} // namespace traits
+} // namespace cereal
 
 #endif
