@@ -279,12 +279,9 @@ void
 na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
                 na_return_t ret)
 {
-    char kind[64];
-
-    snprintf(kind, sizeof(kind), "refused:%s:%s", na_sim_op_kind(op->type),
-             na_sim_ret_names[ret]);
-    na_sim_trace(world, na_sim_now(world), op->seq, kind, op->node->name.str,
-                 op->node->name.str, op->size, op->tag);
+    na_sim_trace_op(world, na_sim_now(world), op->seq, "refused",
+                    na_sim_op_kind(op->type), na_sim_ret_names[ret],
+                    op->node->name.str, op->node->name.str, op->size, op->tag);
     na_sim_addr_unref(op->peer);
     op->peer = NULL;
     op->ctx->pending--;
@@ -295,11 +292,9 @@ na_sim_op_posted(struct na_sim_world *world, struct na_op_id *op,
                  const char *src, const char *dst,
                  const struct na_sim_name *dst_name, uint64_t *when)
 {
-    char kind[32];
-
-    snprintf(kind, sizeof(kind), "post:%s", na_sim_op_kind(op->type));
-    na_sim_trace(world, na_sim_now(world), op->seq, kind, src, dst, op->size,
-                 op->tag);
+    na_sim_trace_op(world, na_sim_now(world), op->seq, "post",
+                    na_sim_op_kind(op->type), NULL, src, dst, op->size,
+                    op->tag);
     return na_sim_fault_on_post(world, op, dst_name, when);
 }
 
@@ -323,16 +318,14 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
                    na_return_t ret)
 {
     struct na_sim_ctx *ctx = op->ctx;
-    char kind[64];
     const char *peer = op->peer ? op->peer->name.str : "*";
     bool inbound =
         op->type == NA_CB_RECV_UNEXPECTED || op->type == NA_CB_RECV_EXPECTED;
 
-    snprintf(kind, sizeof(kind), "done:%s:%s", na_sim_op_kind(op->type),
-             na_sim_ret_names[ret]);
-    na_sim_trace(world, na_sim_now(world), op->seq, kind,
-                 inbound ? peer : op->node->name.str,
-                 inbound ? op->node->name.str : peer, op->size, op->tag);
+    na_sim_trace_op(world, na_sim_now(world), op->seq, "done",
+                    na_sim_op_kind(op->type), na_sim_ret_names[ret],
+                    inbound ? peer : op->node->name.str,
+                    inbound ? op->node->name.str : peer, op->size, op->tag);
     na_sim_addr_unref(op->peer);
     op->peer = NULL;
     ctx->pending--;

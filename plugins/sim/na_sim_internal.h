@@ -278,6 +278,12 @@ struct na_sim_link *na_sim_link_find(struct na_sim_world *world,
 void na_sim_trace(struct na_sim_world *world, uint64_t time, uint64_t seq,
                   const char *kind, const char *src, const char *dst,
                   size_t size, na_tag_t tag);
+/* The same line with kind "kind[:kind2[:kind3]]" (NULL parts left out),
+ * without formatting the kind first. */
+void na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                     const char *kind, const char *kind2, const char *kind3,
+                     const char *src, const char *dst, size_t size,
+                     na_tag_t tag);
 
 /* Operations (na_sim.c). Callers hold world->lock. */
 void na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,

@@ -11,8 +11,8 @@
 #         QS_VM_TESTS, if set, replaces them (commands separated by ';').
 #   --kvm use KVM (QS_VM_KVM=1 too); the default is TCG, the only mode
 #         that boots Debian's kernel on the machines this project runs on.
-#   --timeout  whole-VM wall-clock limit (QS_VM_TIMEOUT, default 200 s).
-# Other environment: QS_VM_CMD_TIMEOUT (per command, default 150 s),
+#   --timeout  whole-VM wall-clock limit (QS_VM_TIMEOUT, default 600 s).
+# Other environment: QS_VM_CMD_TIMEOUT (per command, default 300 s),
 # QS_VERBS_INFO (passed to the tests), QS_VM_QEMU (the qemu binary).
 #
 # Exit status: that of the commands in the guest (the first failing one);
@@ -28,8 +28,8 @@ SKIP=77
 here=$(cd "$(dirname "$0")" && pwd)
 build_dir=""
 use_kvm=${QS_VM_KVM:-0}
-vm_timeout=${QS_VM_TIMEOUT:-200}
-cmd_timeout=${QS_VM_CMD_TIMEOUT:-150}
+vm_timeout=${QS_VM_TIMEOUT:-600}
+cmd_timeout=${QS_VM_CMD_TIMEOUT:-300}
 info=${QS_VERBS_INFO:-verbs://rxe0/10.11.0.1:0}
 tests=()
 
