@@ -6,9 +6,9 @@
 # Exit 77 (skipped) when the snapshot is absent.
 set -u
 inc=$1 libdir=$2 pair=$3
-src=${QS_EXT_MARGO:-/work/ext/mochi-hpc+mochi-margo}
+src=${QS_EXT_MARGO:-}
 if [ ! -f "$src/examples/margo-example-server.c" ]; then
-    echo "SKIP: no mochi-margo snapshot at $src (set QS_EXT_MARGO)"
+    echo "SKIP: QS_EXT_MARGO does not name a mochi-margo source tree (\"$src\")"
     exit 77
 fi
 tmp=$(mktemp -d)
