@@ -95,7 +95,10 @@ esac
 step "the planted leak and the invariant checker"
 "$cc" -std=c11 -g $extra -DKV_BUG_LEAK_ON_ERROR -o kv_test_bug_leak \
     kv_test.c kv_server.c kv_client.c $pcflags
-qs-sweep --quiet --seeds 1:20 --swarm -- ./kv_test_bug_leak >leak.txt 2>&1 ||
+# (Under AddressSanitizer, LeakSanitizer would see the instance Margo
+# gives up on; this step is about the library's own checks.)
+ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    qs-sweep --quiet --seeds 1:20 --swarm -- ./kv_test_bug_leak >leak.txt 2>&1 ||
     die "the leak shows without the checker"
 if qs-sweep --quiet --check --seeds 1:20 --swarm -- ./kv_test_bug_leak >leak.txt 2>&1; then
     die "the checker did not catch the leak"
