@@ -142,7 +142,7 @@ of_setup(void **state)
     memset(e, 0, sizeof(*e));
     e->srv.fd = e->origin.fd = -1;
     e->info = of_info();
-    e->cls = HG_Init(e->info, HG_FALSE);
+    e->cls = of_hg_init(e->info, HG_FALSE);
     if (e->cls == NULL) {
         fprintf(stderr, "HG_Init(\"%s\") failed: no usable provider?\n",
                 e->info);
