@@ -118,6 +118,10 @@ enum hg_check_kind {
     HG_CHECK_RESPOND,
     HG_CHECK_TRANSFER,
     HG_CHECK_LOOKUP,
+    /* Margo's own objects (lib/margo): the program's to release, before
+     * or after margo_finalize(), so they are checked at exit. */
+    HG_CHECK_MARGO_REQUEST,
+    HG_CHECK_MARGO_TIMER,
 };
 
 struct hg_core_check_hooks {

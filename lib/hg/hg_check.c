@@ -120,6 +120,34 @@ hg_check_obj_del(const void *obj)
 }
 
 void
+hg_check_margo_add(hg_class_t *hg_class, const void *obj,
+                   enum hg_check_kind kind, const char *what)
+{
+    struct hg_check_rec *rec;
+
+    pthread_mutex_lock(&hg_check_lock);
+    rec = hg_check_put(hg_check.objs, hg_class, obj, kind);
+    if (rec != NULL)
+        rec->what = what;
+    pthread_mutex_unlock(&hg_check_lock);
+}
+
+void
+hg_check_margo_addr_kept(hg_addr_t addr)
+{
+    struct hg_check_rec *rec;
+
+    pthread_mutex_lock(&hg_check_lock);
+    rec = hg_check_find(hg_check.objs, addr, NULL);
+    if (rec != NULL && rec->kind == HG_CHECK_ADDR && !rec->reported) {
+        rec->reported = true;
+        hg_check_report_margo(rec, "margo_finalize");
+    }
+    pthread_mutex_unlock(&hg_check_lock);
+    hg_check_maybe_abort();
+}
+
+void
 hg_check_target(hg_handle_t handle)
 {
     struct hg_check_rec *rec;
@@ -195,7 +223,13 @@ hg_check_class_gone(hg_class_t *hg_class)
             while (*slot != NULL) {
                 struct hg_check_rec *rec = *slot;
 
-                if (rec->hg_class == hg_class) {
+                if (rec->hg_class == hg_class &&
+                    rec->kind >= HG_CHECK_MARGO_REQUEST) {
+                    /* Margo's objects outlive the class: kept for the
+                     * check at exit. */
+                    rec->hg_class = NULL;
+                    slot = &rec->next;
+                } else if (rec->hg_class == hg_class) {
                     *slot = rec->next;
                     free(rec);
                 } else {
@@ -219,6 +253,16 @@ hg_check_at_exit(void)
              rec = rec->next) {
             if (rec->kind == HG_CHECK_CLASS)
                 hg_check_report_class(rec->hg_class, NULL);
+        }
+    }
+    /* Margo's requests never waited for and timers never destroyed. */
+    for (size_t b = 0; b < HG_CHECK_BUCKETS; b++) {
+        for (struct hg_check_rec *rec = hg_check.objs[b]; rec != NULL;
+             rec = rec->next) {
+            if (rec->kind >= HG_CHECK_MARGO_REQUEST && !rec->reported) {
+                rec->reported = true;
+                hg_check_report_margo(rec, NULL);
+            }
         }
     }
     found = hg_check.violations;

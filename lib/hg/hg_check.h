@@ -46,6 +46,16 @@ void hg_check_op_end(const void *op);
 /* A completion is about to run its callback (HG_Trigger()). */
 void hg_check_op_ran(const struct hg_completion *comp);
 
+/* Margo's own objects (requests of the i* calls, timers): `what` names
+ * the object and how it is released (a string that outlives the record).
+ * They outlive their class, so they are checked at exit. */
+void hg_check_margo_add(hg_class_t *hg_class, const void *obj,
+                        enum hg_check_kind kind, const char *what);
+
+/* margo_finalize() releases an address the program kept (Margo's own
+ * tolerance): a violation, reported with where the address was made. */
+void hg_check_margo_addr_kept(hg_addr_t addr);
+
 /* HG_Finalize() found the class still in use; report what it holds. */
 void hg_check_class_busy(hg_class_t *hg_class);
 

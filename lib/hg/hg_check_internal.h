@@ -21,6 +21,7 @@ struct hg_check_rec {
     unsigned int runs;
     bool reported;
     bool is_function; /* frames[0] is a function, not a return address */
+    const char *what; /* Margo's objects: what it is, how it is released */
     int nframes;
     void *frames[HG_CHECK_FRAMES]; /* where it was created or started */
     struct hg_check_rec *next;
@@ -57,6 +58,7 @@ void hg_check_find_library(void);
 bool hg_check_in_library(const void *pc);
 void hg_check_report_twice(struct hg_check_rec *op);
 void hg_check_report_class(hg_class_t *hg_class, const char *during);
+void hg_check_report_margo(struct hg_check_rec *rec, const char *when);
 void hg_check_report_summary(void);
 /* Without the lock: abort() after a violation in QS_CHECK=abort mode. */
 void hg_check_maybe_abort(void);

@@ -212,6 +212,10 @@ hg_check_describe(char *buf, size_t size, const struct hg_check_rec *rec)
     case HG_CHECK_LOOKUP:
         snprintf(buf, size, "address lookup (HG_Addr_lookup with a callback)");
         break;
+    case HG_CHECK_MARGO_REQUEST:
+    case HG_CHECK_MARGO_TIMER:
+        snprintf(buf, size, "%s", rec->what != NULL ? rec->what : "?");
+        break;
     }
 }
 
@@ -329,7 +333,7 @@ hg_check_is_private(const struct hg_check_rec *rec)
 static unsigned int
 hg_check_scan(hg_class_t *hg_class, enum hg_check_kind kind, bool report)
 {
-    bool op = kind >= HG_CHECK_FORWARD;
+    bool op = kind >= HG_CHECK_FORWARD && kind <= HG_CHECK_LOOKUP;
     struct hg_check_rec **table = op ? hg_check.ops : hg_check.objs;
     unsigned int live = 0;
 
@@ -403,6 +407,24 @@ hg_check_report_class(hg_class_t *hg_class, const char *during)
         hg_check_scan(hg_class, (enum hg_check_kind) k, true);
     if (held == 0)
         hg_check_scan(hg_class, HG_CHECK_CONTEXT, true);
+}
+
+/* A Margo object not released: at exit (when == NULL) a request or a
+ * timer; at margo_finalize() an address the program kept, which Margo
+ * releases itself. */
+void
+hg_check_report_margo(struct hg_check_rec *rec, const char *when)
+{
+    char what[300];
+
+    hg_check_describe(what, sizeof(what), rec);
+    if (when != NULL)
+        hg_check_violation(rec, "created at",
+                           "not released before %s (margo_addr_free): %s", when,
+                           what);
+    else
+        hg_check_violation(rec, "created at", "not released at exit: Margo %s",
+                           what);
 }
 
 /* A word for a shell command line, quoted when it needs to be. */

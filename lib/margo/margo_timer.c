@@ -12,6 +12,8 @@
 #include "margo_internal.h"
 #include "margo-timer.h"
 
+#include "hg/hg_check.h"
+
 #include <stdlib.h>
 
 enum margo_timer_state { MT_IDLE, MT_ARMED, MT_QUEUED, MT_RUNNING };
@@ -71,6 +73,8 @@ margo_timer_create_with_pool(margo_instance_id mid,
     t->next = mid->timers;
     mid->timers = t;
     pthread_mutex_unlock(&margo_lock);
+    HG_CHECK(hg_check_margo_add(mid->hg_class, t, HG_CHECK_MARGO_TIMER,
+                                "timer (margo_timer_destroy)"));
     *timer = t;
     return 0;
 }
@@ -239,6 +243,7 @@ margo_timer_destroy(margo_timer_t timer)
 
     if (timer == MARGO_TIMER_NULL)
         return -1;
+    HG_CHECK(hg_check_obj_del(timer));
     pthread_mutex_lock(&margo_lock);
     margo_timer_cancel_locked(timer);
     if (timer->mid) {
