@@ -11,7 +11,9 @@
  * Each run gets its seed, profile, info string and trace file through the
  * environment variables the library reads (QS_SIM_SEED, QS_SIM_FAULTS,
  * QS_NA_INFO, QS_SIM_TRACE_OUT), its own process group, and its output in
- * a log file. docs/testing-your-service.md is the guide.
+ * a log file. The sweep ends with a JUnit XML report (DIR/junit.xml unless
+ * --junit names another file) and the summary line "N passed, M failed".
+ * docs/testing-your-service.md is the guide.
  */
 #include "qs_sweep.h"
 
@@ -57,7 +59,7 @@ qs_usage(FILE *f)
           "  --swarm-nodes K  nodes the drawn profiles name (default 2)\n"
           "  --jobs J         runs at once (default: the online CPUs)\n"
           "  --timeout S      seconds before a run counts as hung (60)\n"
-          "  --junit FILE     write a JUnit XML report\n"
+          "  --junit FILE     the JUnit XML report (default DIR/junit.xml)\n"
           "  --out DIR        logs, traces and SVGs (default qs-sweep-out)\n"
           "  --info STR       QS_NA_INFO for the runs (default sim; \"\" "
           "keeps the program's own)\n"
@@ -335,7 +337,7 @@ main(int argc, char **argv)
     size_t total, next_run = 0, runs_per_seed;
     struct qs_tally t = {.t0 = qs_now()};
     double last_progress = 0;
-    bool interrupted = false;
+    bool interrupted = false, junit_ok = false;
 
     if (qs_parse(argc, argv, &o) != 0) {
         qs_usage(stderr);
@@ -346,6 +348,17 @@ main(int argc, char **argv)
         fprintf(stderr, "qs-sweep: cannot create %s: %s\n", o.out_dir,
                 strerror(errno));
         return 2;
+    }
+    if (o.junit == NULL) {
+        size_t n = strlen(o.out_dir) + sizeof("/junit.xml");
+
+        o.junit_buf = malloc(n);
+        if (o.junit_buf == NULL) {
+            fprintf(stderr, "qs-sweep: out of memory\n");
+            return 2;
+        }
+        snprintf(o.junit_buf, n, "%s/junit.xml", o.out_dir);
+        o.junit = o.junit_buf;
     }
     total = t.total = (size_t) o.count;
     runs_per_seed = o.determinism ? 2 : 1;
@@ -449,7 +462,7 @@ main(int argc, char **argv)
               ((double) ru.ru_utime.tv_usec + (double) ru.ru_stime.tv_usec) *
                   1e-6;
         printf("seeds %llu to %llu%s%s, %u jobs, %.2f s (%.1f seeds/s), "
-               "runs used %.0f%% of %ld cores\n",
+               "runs used %.1f%% of %ld cores\n",
                (unsigned long long) o.first,
                (unsigned long long) (o.first + o.count - 1),
                o.swarm ? ", swarm profiles" : "",
@@ -457,13 +470,16 @@ main(int argc, char **argv)
                dt > 0 ? (double) t.done / dt : 0.0,
                dt > 0 && cores > 0 ? 100.0 * cpu / (dt * (double) cores) : 0.0,
                cores);
+        /* The report first, so that the summary is the last line. */
+        junit_ok = qs_write_junit(&o, seeds, total, dt) == 0;
+        if (junit_ok)
+            printf("JUnit XML: %s\n", o.junit);
         printf("%zu passed, %zu failed\n", t.done - t.failed, t.failed);
-        if (o.junit != NULL && qs_write_junit(&o, seeds, total, dt) != 0)
-            t.failed++;
     }
     for (size_t i = 0; i < total; i++)
         free(seeds[i].profile);
     free(seeds);
     free(slots);
-    return interrupted ? 130 : t.failed > 0 ? 1 : 0;
+    free(o.junit_buf);
+    return interrupted ? 130 : t.failed > 0 || !junit_ok ? 1 : 0;
 }

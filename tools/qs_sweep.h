@@ -38,7 +38,8 @@ struct qs_opts {
     unsigned swarm_nodes;
     unsigned jobs;
     double timeout_s;
-    const char *junit;
+    const char *junit; /* the JUnit XML report; --junit or DIR/junit.xml */
+    char *junit_buf;   /* DIR/junit.xml, allocated */
     const char *out_dir;
     const char *info; /* QS_NA_INFO for the runs; "" leaves it unset */
     bool determinism;

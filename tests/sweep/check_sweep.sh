@@ -3,6 +3,7 @@
 # sweep_prog in one of its modes and check what it reports.
 set -u
 case_=$1 sweep=$2 prog=$3 out=$4
+here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out" && mkdir -p "$out" && cd "$out" || exit 1
 fail() { echo "check_sweep $case_: $*"; cat report.txt 2>/dev/null; exit 1; }
 run() { "$sweep" --quiet --out files "$@" >report.txt 2>&1; echo $? >status; cat report.txt; }
@@ -65,6 +66,25 @@ determinism)
         fail "both traces of seed $s are not kept"
     cmp -s files/seed-$s.a.trace files/seed-$s.b.trace && fail "the traces are equal"
     has "^$((6 - n)) passed, $n failed$"
+    ;;
+junit)
+    # The JUnit XML report is written by default (DIR/junit.xml), read
+    # here with Python's xml module as a CI system reads it.
+    run --seeds 1:20 --jobs 2 --timeout $((60 * slow)) -- "$prog" fail
+    [ "$(status)" = 1 ] || fail "exit status $(status), want 1"
+    has "^JUnit XML: files/junit.xml$"
+    [ "$(tail -1 report.txt)" = "16 passed, 4 failed" ] ||
+        fail "the summary is not the last line"
+    python3 "$here/check_junit.py" files/junit.xml report.txt 20 \
+        2 7 12 17 || fail "files/junit.xml does not match the report"
+    # --junit names another file; an unwritable one fails the sweep.
+    run --seeds 1:3 --jobs 2 --junit other.xml -- "$prog" pass
+    [ "$(status)" = 0 ] && [ -s other.xml ] || fail "--junit other.xml"
+    python3 "$here/check_junit.py" other.xml report.txt 3 ||
+        fail "other.xml does not match the report"
+    run --seeds 1:3 --jobs 2 --junit no-such-dir/x.xml -- "$prog" pass
+    [ "$(status)" = 1 ] || fail "an unwritable report did not fail the sweep"
+    has "cannot write no-such-dir/x.xml"
     ;;
 swarm)
     run --swarm --seeds 1:40 --jobs 2 --timeout $((20 * slow)) --junit junit.xml -- "$prog" pass
