@@ -32,6 +32,17 @@ test_tcp)
         fail "kv_test over ofi+tcp failed"
     has "kv_test: OK"
     ;;
+lazy_fabric)
+    # A test on sim does not load libfabric (whose libinfinipath sleeps
+    # in its constructor, docs/plugin-ofi.md); one over ofi+tcp does.
+    LD_DEBUG=libs "$bin/kv_test" >report.txt 2>&1 || fail "kv_test failed"
+    has "kv_test: OK"
+    grep -q "libfabric" report.txt && fail "kv_test on sim loaded libfabric"
+    LD_DEBUG=libs "$bin/kv_test" "ofi+tcp://127.0.0.1:0" >report.txt 2>&1 ||
+        fail "kv_test over ofi+tcp failed"
+    has "kv_test: OK"
+    has "calling init: .*libfabric"
+    ;;
 sweep_swarm)
     "$sweep" --quiet --check --seeds 1:${QS_KIT_SEEDS:-200} --swarm \
         --timeout $((60 * slow)) --junit junit.xml -- "$bin/kv_test" >report.txt 2>&1 ||
