@@ -259,6 +259,9 @@ struct na_sm_class {
     atomic_bool fd_exported;
     bool ptrace_warned;
     enum na_sm_rma_mode rma_mode; /* immutable after initialize */
+    /* Hellos refused because the peer process is not the one that serves
+     * the name it claims (na_sm_conn.c). */
+    atomic_uint forged_dropped;
 };
 
 static inline struct na_sm_class *
