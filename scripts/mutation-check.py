@@ -20,6 +20,7 @@ without the tests that need a real fabric ("ofi|verbs|vm|bench|examples").
 import argparse
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -52,17 +53,37 @@ def parse_catalogue(path):
     return entries
 
 
+FUNC_RE = re.compile(r"^([A-Za-z_]\w*)\(")
+
+
+def enclosing_function(lines, i):
+    """The C function whose definition line is the last one above line i
+    (the project's style puts the name at the start of its own line)."""
+    for j in range(i, -1, -1):
+        m = FUNC_RE.match(lines[j])
+        if m:
+            return m.group(1)
+    return None
+
+
 def mutate(text, entry):
-    """Return the mutated text and the changed line's number, or None."""
+    """Return (mutated text, changed line's number), or a string saying why
+    the entry no longer applies: its text is missing, or the line found is
+    not in the function the entry names ("in"), which catches an entry
+    that drifted to another function when the file was reorganised."""
     lines = text.split("\n")
     seen = 0
     for i, line in enumerate(lines):
         if entry["old"] in line:
             seen += 1
             if seen == entry["nth"]:
+                func = enclosing_function(lines, i)
+                if "in" in entry and func != entry["in"]:
+                    return "line %d is in %s, not in %s" % (i + 1, func,
+                                                            entry["in"])
                 lines[i] = line.replace(entry["old"], entry["new"], 1)
                 return "\n".join(lines), i + 1
-    return None
+    return "text not found"
 
 
 def run(cmd, cwd, timeout=None):
@@ -107,9 +128,9 @@ def main():
         with open(path) as f:
             original = f.read()
         m = mutate(original, e)
-        if m is None:
-            invalid.append((e, "text not found"))
-            print("%-26s INVALID (text not found)" % e["name"], flush=True)
+        if isinstance(m, str):
+            invalid.append((e, m))
+            print("%-26s INVALID (%s)" % (e["name"], m), flush=True)
             continue
         mutated, lineno = m
         t0 = time.time()
