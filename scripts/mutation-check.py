@@ -10,12 +10,16 @@ as invalid (the catalogue must be fixed), not as caught.
 
   scripts/mutation-check.py [--build DIR] [--labels REGEX] [--timeout S]
                             [--only NAME[,NAME...]] [--sample N --seed S]
+                            [--quick]
 
 The default build directory is build-mutation, configured on first use with
 -DQS_SANITIZE=address so that an over-read is reported (configure it
 yourself for another build type). The default labels are "sim|unit|fuzz",
 without the tests that need a real fabric ("ofi|verbs|vm|bench|examples").
---sample N runs N entries picked by --seed (CI runs a small rotating sample).
+--sample N runs N entries picked by --seed (CI runs a small rotating sample,
+scripts/mutation-sample.sh). --quick runs, for an entry that names them
+("by:", the tests that caught it when the whole labels ran), only those
+tests: quick, and still a failure if they stop catching it.
 """
 import argparse
 import os
@@ -102,6 +106,8 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true",
+                    help="run only the tests an entry names (by:)")
     args = ap.parse_args()
 
     entries = parse_catalogue(CATALOGUE)
@@ -143,9 +149,12 @@ def main():
                 print("%-26s INVALID (does not build)" % e["name"],
                       flush=True)
                 continue
-            rc, out = run(["ctest", "--test-dir", args.build, "-L",
-                           args.labels, "-LE", args.exclude,
-                           "--timeout", str(args.timeout),
+            if args.quick and e.get("by"):
+                select = ["-R", "^(%s)$" % "|".join(e["by"].split(","))]
+            else:
+                select = ["-L", args.labels, "-LE", args.exclude]
+            rc, out = run(["ctest", "--test-dir", args.build] + select +
+                          ["--timeout", str(args.timeout),
                            "--stop-on-failure", "-j%d" % args.jobs], ROOT)
         finally:
             with open(path, "w") as f:

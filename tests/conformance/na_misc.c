@@ -135,8 +135,13 @@ test_hostile_address_bytes(void **state)
             /* A good address with a few bytes changed. */
             len = size;
             memcpy(bad, good, size);
-            for (int k = 0; k < 1 + round % 3; k++)
-                bad[next_rand(&seed) % size] = (unsigned char) next_rand(&seed);
+            for (int k = 0; k < 1 + round % 3; k++) {
+                /* Two statements: the order of two draws in one
+                 * expression is the compiler's choice. */
+                size_t at = next_rand(&seed) % size;
+
+                bad[at] = (unsigned char) next_rand(&seed);
+            }
         } else
             for (size_t i = 0; i < len; i++)
                 bad[i] = (unsigned char) next_rand(&seed);
@@ -201,8 +206,13 @@ test_hostile_mem_handle_bytes(void **state)
         else if (round % 2 == 0) {
             len = size;
             memcpy(bad, good, size);
-            for (int k = 0; k < 1 + round % 3; k++)
-                bad[next_rand(&seed) % size] = (unsigned char) next_rand(&seed);
+            for (int k = 0; k < 1 + round % 3; k++) {
+                /* Two statements: the order of two draws in one
+                 * expression is the compiler's choice. */
+                size_t at = next_rand(&seed) % size;
+
+                bad[at] = (unsigned char) next_rand(&seed);
+            }
         } else
             for (size_t i = 0; i < len; i++)
                 bad[i] = (unsigned char) next_rand(&seed);
