@@ -56,7 +56,7 @@ margo_bulk_start(margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
         pthread_mutex_unlock(&margo_lock);
         margo_req_posted(req, ret);
     }
-    return margo_req_handoff(req, ret, reqp);
+    return margo_req_handoff(req, storage, ret, reqp);
 }
 
 hg_return_t

@@ -242,9 +242,10 @@ struct margo_request_s *margo_req_new(struct margo_instance *mid,
 hg_return_t margo_req_track(struct margo_request_s *req);
 void margo_req_posted(struct margo_request_s *req, hg_return_t ret);
 /* Finish starting a request whose track-and-post returned ret: on success
- * *reqp gets it; on failure it is freed if it was on the heap and ret is
- * returned. */
-hg_return_t margo_req_handoff(struct margo_request_s *req, hg_return_t ret,
+ * *reqp gets it; on failure it is freed unless it is the caller's storage
+ * (the storage given to margo_req_new) and ret is returned. */
+hg_return_t margo_req_handoff(struct margo_request_s *req,
+                              struct margo_request_s *storage, hg_return_t ret,
                               struct margo_request_s **reqp);
 hg_return_t margo_req_complete_cb(const struct hg_cb_info *info);
 /* Wait for a tracked request and return its result (lock not held). */

@@ -175,12 +175,14 @@ margo_req_new(struct margo_instance *mid, enum margo_req_kind kind,
 }
 
 hg_return_t
-margo_req_handoff(struct margo_request_s *req, hg_return_t ret,
-                  struct margo_request_s **reqp)
+margo_req_handoff(struct margo_request_s *req, struct margo_request_s *storage,
+                  hg_return_t ret, struct margo_request_s **reqp)
 {
     if (ret != HG_SUCCESS) {
-        /* Nothing was posted, so no one else will free the request. */
-        if (req->heap)
+        /* Nothing was posted, so no one else will free the request. The
+         * test is on the pointer, not on req->heap, so that the compiler
+         * sees a caller's stack storage is never freed. */
+        if (req != storage)
             free(req);
         return ret;
     }
@@ -287,7 +289,7 @@ margo_forward_start(uint16_t provider_id, hg_handle_t handle, void *in_struct,
                  : HG_Forward(handle, margo_req_complete_cb, req, in_struct);
         margo_req_posted(req, ret);
     }
-    return margo_req_handoff(req, ret, reqp);
+    return margo_req_handoff(req, storage, ret, reqp);
 }
 
 hg_return_t
@@ -380,7 +382,7 @@ margo_respond_start(hg_handle_t handle, void *out_struct, double timeout_ms,
         ret = HG_Respond(handle, margo_req_complete_cb, req, out_struct);
         margo_req_posted(req, ret);
     }
-    return margo_req_handoff(req, ret, reqp);
+    return margo_req_handoff(req, storage, ret, reqp);
 }
 
 hg_return_t
