@@ -15,7 +15,8 @@ as invalid (the catalogue must be fixed), not as caught.
 The default build directory is build-mutation, configured on first use with
 -DQS_SANITIZE=address so that an over-read is reported (configure it
 yourself for another build type). The default labels are "sim|unit|fuzz",
-without the tests that need a real fabric ("ofi|verbs|vm|bench|examples").
+without the tests that need a real fabric ("ofi|verbs|vm|bench|examples")
+and those that build and install a project of their own (--exclude-tests).
 --sample N runs N entries picked by --seed (CI runs a small rotating sample,
 scripts/mutation-sample.sh). --quick runs, for an entry that names them
 ("by:", the tests that caught it when the whole labels ran), only those
@@ -101,6 +102,10 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build-mutation"))
     ap.add_argument("--labels", default="sim|unit|fuzz")
     ap.add_argument("--exclude", default="ofi|verbs|vm|bench|examples")
+    # Tests that build or install a project of their own (minutes each):
+    # they check packaging, not the behaviour a planted bug changes.
+    ap.add_argument("--exclude-tests",
+                    default="^(install_|thallium_install|sweep_outside)")
     ap.add_argument("--timeout", type=int, default=60)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="")
@@ -152,7 +157,8 @@ def main():
             if args.quick and e.get("by"):
                 select = ["-R", "^(%s)$" % "|".join(e["by"].split(","))]
             else:
-                select = ["-L", args.labels, "-LE", args.exclude]
+                select = ["-L", args.labels, "-LE", args.exclude,
+                          "-E", args.exclude_tests]
             rc, out = run(["ctest", "--test-dir", args.build] + select +
                           ["--timeout", str(args.timeout),
                            "--stop-on-failure", "-j%d" % args.jobs], ROOT)

@@ -175,7 +175,7 @@ gd_free_mh(struct gd_env *e, na_mem_handle_t mh)
 /* ---- bulk descriptors and copies ------------------------------------ */
 
 /* Segment lengths must add up to the total exactly: more or less is a
- * malformed descriptor. */
+ * malformed descriptor; so is one followed by bytes that are not its own. */
 static void
 test_desc_total(void **state)
 {
@@ -193,11 +193,19 @@ test_desc_total(void **state)
         HG_Bulk_create(e.hg, 2, bufs, sizes, HG_BULK_READ_ONLY, &bulk),
         HG_SUCCESS);
     n = HG_Bulk_get_serialize_size(bulk, HG_FALSE);
-    assert_true(n <= sizeof(desc));
+    assert_true(n < sizeof(desc));
     assert_int_equal(HG_Bulk_serialize(desc, n, HG_FALSE, bulk), HG_SUCCESS);
     assert_int_equal(HG_Bulk_deserialize(e.hg, &back, desc, n), HG_SUCCESS);
     assert_int_equal(HG_Bulk_get_size(back), 12);
     HG_Bulk_free(back);
+    /* The caller passes the descriptor's exact size: a byte more is not
+     * part of it and is refused, not ignored. */
+    desc[n] = 0;
+    back = HG_BULK_NULL;
+    if (HG_Bulk_deserialize(e.hg, &back, desc, n + 1) == HG_SUCCESS) {
+        HG_Bulk_free(back);
+        fail_msg("a descriptor followed by one more byte was accepted");
+    }
     for (int d = -1; d <= 1; d += 2) {
         desc[12] = (uint8_t) (12 + d); /* total, low byte */
         back = HG_BULK_NULL;
