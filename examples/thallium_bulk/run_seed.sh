@@ -13,9 +13,8 @@ set -u
 # elsewhere runs on this machine take turns through a lock file.
 if [ -z "${QS_SEED_ISOLATED:-}" ]; then
   export QS_SEED_ISOLATED=1
-  if unshare -n true 2>/dev/null && command -v ip >/dev/null; then
-    exec unshare -n bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
-  fi
+  . "$(dirname "$0")/../../tests/netns/netns.sh"
+  qs_netns_isolate "$0" "$@"
   exec flock "${TMPDIR:-/tmp}/quicksilver-seed-port-1234.lock" "$0" "$@"
 fi
 # Under ASan, leaks inside libfabric itself are not ours to report.

@@ -220,6 +220,44 @@ na_auto_min(size_t a, size_t b)
     return a < b ? a : b;
 }
 
+/*
+ * An info string may be an auto_sm address of this node
+ * ("<network>#na+sm://<name>@<boot id>", as a class prints itself), to
+ * start a class again at the address a previous one had: the network part
+ * is the network info string, and the shared-memory name is taken when
+ * the boot id is ours and no sm_info_string was given. net_info and
+ * sm_info receive the two strings (sm_info "" when there is none).
+ */
+static int
+na_auto_split_info(const char *info, const char *node, char *net_info,
+                   size_t net_size, char *sm_info, size_t sm_size)
+{
+    const char *hash = strchr(info, '#'), *at;
+    size_t n;
+
+    sm_info[0] = '\0';
+    if (hash == NULL) {
+        if (strlen(info) >= net_size)
+            return -1;
+        strcpy(net_info, info);
+        return 0;
+    }
+    n = (size_t) (hash - info);
+    if (n == 0 || n >= net_size)
+        return -1;
+    memcpy(net_info, info, n);
+    net_info[n] = '\0';
+    at = strrchr(hash, '@');
+    if (at == NULL || strcmp(at + 1, node) != 0)
+        return 0; /* another node's (or another boot's) name: not ours */
+    n = (size_t) (at - hash - 1);
+    if (n >= sm_size)
+        return -1;
+    memcpy(sm_info, hash + 1, n);
+    sm_info[n] = '\0';
+    return 0;
+}
+
 na_class_t *
 na_sm_auto_initialize(const char *info_string, const char *sm_info_string,
                       bool listen, const struct na_init_info *na_init_info)
@@ -229,9 +267,20 @@ na_sm_auto_initialize(const char *info_string, const char *sm_info_string,
     struct na_init_info sm_ii = ii;
     struct na_auto_class *cls;
     na_class_t *net, *sm, *outer;
+    char node[NA_AUTO_NODE_MAX], net_info[512], sm_info[128];
 
-    net = NA_Initialize_opt2(info_string, listen,
-                             NA_VERSION(NA_VERSION_MAJOR, 0), &ii);
+    na_auto_read_node(node);
+    if (info_string == NULL ||
+        na_auto_split_info(info_string, node, net_info, sizeof(net_info),
+                           sm_info, sizeof(sm_info)) != 0) {
+        na_plugin_log_error("auto_sm", "bad info string \"%s\"",
+                            info_string ? info_string : "(null)");
+        return NULL;
+    }
+    if (sm_info_string == NULL && sm_info[0] != '\0')
+        sm_info_string = sm_info;
+    net = NA_Initialize_opt2(net_info, listen, NA_VERSION(NA_VERSION_MAJOR, 0),
+                             &ii);
     if (net == NULL)
         return NULL;
     if (strcmp(NA_Get_class_protocol(net), "sm") == 0)
@@ -242,7 +291,7 @@ na_sm_auto_initialize(const char *info_string, const char *sm_info_string,
         na_plugin_log_error("auto_sm",
                             "auto_sm does not apply to the simulated fabric "
                             "(\"%s\")",
-                            info_string);
+                            net_info);
         NA_Finalize(net);
         return NULL;
     }
@@ -270,7 +319,7 @@ na_sm_auto_initialize(const char *info_string, const char *sm_info_string,
     }
     cls->inner[NA_AUTO_NET] = net;
     cls->inner[NA_AUTO_SM] = sm;
-    na_auto_read_node(cls->node);
+    memcpy(cls->node, node, sizeof(cls->node));
     cls->ops = na_auto_class_ops;
     cls->ops.class_name = NA_Get_class_name(net);
     cls->max_unexp = na_auto_min(NA_Msg_get_max_unexpected_size(net),

@@ -258,6 +258,34 @@ na_sm_conn_map_regs(struct na_sm_conn *c, int fd)
     return true;
 }
 
+/*
+ * Whether the peer process of `c` (SO_PEERCRED, from the kernel) is the
+ * one that serves `name` (the listener of its socket, also from the
+ * kernel): the hello's name is only a claim. A connection made and closed
+ * at once; the listener sees it end before any hello, which it ignores.
+ */
+static bool
+na_sm_conn_claim_ok(const struct na_sm_conn *c, const char *name)
+{
+    struct sockaddr_un sun;
+    socklen_t len = na_sm_sockaddr(name, &sun);
+    struct ucred cred;
+    socklen_t clen = sizeof(cred);
+    int s;
+    bool ok;
+
+    if (c->pid <= 0)
+        return false;
+    s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return false;
+    ok = connect(s, (struct sockaddr *) &sun, len) == 0 &&
+         getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 &&
+         cred.pid == c->pid;
+    close(s);
+    return ok;
+}
+
 /* The listener's side of the handshake. false: protocol violation. */
 static bool
 na_sm_conn_hello(struct na_sm_conn *c, const void *msg, size_t len,
@@ -277,6 +305,14 @@ na_sm_conn_hello(struct na_sm_conn *c, const void *msg, size_t len,
         return false;
     memcpy(name, h.name, h.name_len);
     name[h.name_len] = '\0';
+    if (!na_sm_conn_claim_ok(c, name)) {
+        atomic_fetch_add(&cls->forged_dropped, 1);
+        qs_log(NA_SM_CLASS_NAME, QS_LOG_WARNING,
+               "refused a connection from process %d, which claims the "
+               "name \"%s\" that another process serves",
+               (int) c->pid, name);
+        return false;
+    }
     shm = na_sm_map_peer_fd(fds[0], sizeof(struct na_sm_shared),
                             PROT_READ | PROT_WRITE);
     if (shm == NULL)

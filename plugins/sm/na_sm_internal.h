@@ -253,8 +253,15 @@ struct na_sm_class {
     atomic_uint completed; /* completions queued on any context, ever */
     atomic_uint spin_ns;   /* how long poll_wait spins before sleeping */
     unsigned int poll_count;
+    /* NA_Poll_get_fd was called: someone may sleep on the fd without
+     * NA_Poll_wait, so the sleeping flags stay set (re-armed after each
+     * progress) and every message to us makes the fd readable. */
+    atomic_bool fd_exported;
     bool ptrace_warned;
     enum na_sm_rma_mode rma_mode; /* immutable after initialize */
+    /* Hellos refused because the peer process is not the one that serves
+     * the name it claims (na_sm_conn.c). */
+    atomic_uint forged_dropped;
 };
 
 static inline struct na_sm_class *
@@ -330,6 +337,9 @@ bool na_sm_rma_msg_recv(struct na_sm_conn *conn, const uint8_t *rec,
 void na_sm_rma_msg_progress(struct na_sm_conn *conn);
 void na_sm_rma_msg_fail(struct na_sm_conn *conn);
 void na_sm_rma_msg_cancel(struct na_op_id *op);
+/* Whether cancel may still end `op` with nothing moved: a put none of
+ * whose data was pushed, a get none of whose data arrived. */
+bool na_sm_rma_msg_cancelable(const struct na_op_id *op);
 void na_sm_rma_msg_conn_free(struct na_sm_conn *conn);
 na_return_t na_sm_mem_handle_create(na_class_t *na_class, void *buf,
                                     size_t buf_size, unsigned long flags,

@@ -182,6 +182,30 @@ na_sm_rings(struct na_sm_class *cls)
     return any;
 }
 
+/* With the fd exported: set again the sleeping flags that producers
+ * cleared, then look at the rings once more, so that a record written
+ * before a producer could see the flag is found here and every later one
+ * writes a wake-up byte (lock held). */
+static void
+na_sm_rearm(struct na_sm_class *cls)
+{
+    struct na_sm_conn *c;
+    bool rearmed = false;
+
+    LIST_FOREACH(c, &cls->conns, entry)
+    {
+        if (c->rx != NULL &&
+            atomic_load_explicit(&c->rx->sleeping, memory_order_relaxed) == 0) {
+            atomic_store(&c->rx->sleeping, 1);
+            rearmed = true;
+        }
+    }
+    if (rearmed) {
+        atomic_thread_fence(memory_order_seq_cst);
+        (void) na_sm_rings(cls);
+    }
+}
+
 static void
 na_sm_progress(struct na_sm_class *cls, bool force_sockets)
 {
@@ -193,14 +217,31 @@ na_sm_progress(struct na_sm_class *cls, bool force_sockets)
         if (na_sm_sockets(cls))
             (void) na_sm_rings(cls); /* new connections, wake-ups */
     }
+    if (atomic_load_explicit(&cls->fd_exported, memory_order_relaxed))
+        na_sm_rearm(cls);
     pthread_mutex_unlock(&cls->lock);
 }
 
+static void na_sm_set_sleeping(struct na_sm_class *cls, uint32_t v);
+
+/* The epoll fd. From the first call on, the class counts as one more
+ * sleeper for good: its producers write a wake-up byte for every message,
+ * as the fd's contract (readable when progress is needed) requires of a
+ * caller that polls it instead of calling NA_Poll_wait. */
 int
 na_sm_poll_get_fd(na_class_t *na_class, na_context_t *context)
 {
+    struct na_sm_class *cls = na_sm_class(na_class);
+
     (void) context;
-    return na_sm_class(na_class)->epfd;
+    pthread_mutex_lock(&cls->lock);
+    if (!atomic_load(&cls->fd_exported)) {
+        atomic_store(&cls->fd_exported, true);
+        if (atomic_fetch_add(&cls->sleepers, 1) == 0)
+            na_sm_set_sleeping(cls, 1);
+    }
+    pthread_mutex_unlock(&cls->lock);
+    return cls->epfd;
 }
 
 na_return_t
@@ -363,6 +404,12 @@ na_sm_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
             TAILQ_REMOVE(&op->conn->rma_wait, op, entry);
             break;
         case NA_SM_Q_RMA_MSG:
+            /* Data already pushed or received: the target writes (or we
+             * wrote) part of it, so it completes with its result. */
+            if (!na_sm_rma_msg_cancelable(op)) {
+                done = false;
+                break;
+            }
             na_sm_rma_msg_cancel(op); /* takes it off rma_pending */
             break;
         default:

@@ -193,6 +193,15 @@ na_sm_rma_msg_start(struct na_op_id *op)
     na_sm_rma_msg_progress(conn);
 }
 
+bool
+na_sm_rma_msg_cancelable(const struct na_op_id *op)
+{
+    if (op->u.rma.put)
+        return op->u.rma.out != NULL &&
+               op->u.rma.out->w.addr == op->u.rma.out->w.base;
+    return op->u.rma.done == 0;
+}
+
 /* Take `op` off the connection: its pending entry and unsent data. */
 void
 na_sm_rma_msg_cancel(struct na_op_id *op)

@@ -307,6 +307,49 @@ test_idle(void **state)
     assert_true(thread_cpu_us() - t0 < 60000);
 }
 
+static void
+addr_string(na_class_t *cls, char *buf, size_t size)
+{
+    na_addr_t self;
+
+    assert_int_equal(NA_Addr_self(cls, &self), NA_SUCCESS);
+    assert_int_equal(NA_Addr_to_string(cls, buf, &size, self), NA_SUCCESS);
+    NA_Addr_free(cls, self);
+}
+
+/* A class started on the address an earlier one printed (a server
+ * restarted at its address) has that same address, both parts; a
+ * shared-memory part from another boot is ignored; a string that is
+ * only a suffix is refused. */
+static void
+test_restart_at_address(void **state)
+{
+    char first[512], again[512], other[600];
+    na_class_t *cls = na_sm_auto_initialize(TCP, NULL, true, NULL);
+    char *at;
+
+    (void) state;
+    assert_non_null(cls);
+    addr_string(cls, first, sizeof(first));
+    assert_int_equal(NA_Finalize(cls), NA_SUCCESS);
+    cls = na_sm_auto_initialize(first, NULL, true, NULL);
+    assert_non_null(cls);
+    addr_string(cls, again, sizeof(again));
+    assert_string_equal(again, first);
+    assert_int_equal(NA_Finalize(cls), NA_SUCCESS);
+
+    at = strrchr(first, '@');
+    assert_non_null(at);
+    snprintf(other, sizeof(other), "%.*s@another-boot", (int) (at - first),
+             first);
+    cls = na_sm_auto_initialize(other, NULL, true, NULL);
+    assert_non_null(cls);
+    addr_string(cls, again, sizeof(again));
+    assert_string_not_equal(again, first);
+    assert_int_equal(NA_Finalize(cls), NA_SUCCESS);
+    assert_null(na_sm_auto_initialize(strchr(first, '#'), NULL, true, NULL));
+}
+
 int
 main(void)
 {
@@ -315,6 +358,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_rma, setup, teardown),
         cmocka_unit_test_setup_teardown(test_junk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
+        cmocka_unit_test(test_restart_at_address),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

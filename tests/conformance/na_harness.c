@@ -4,6 +4,9 @@
 #include "conformance/na_harness.h"
 
 #include "na_sim.h"
+#ifdef NA_CT_AUTO_SM
+#include "na/na_auto_sm.h"
+#endif
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -72,6 +75,13 @@ na_env_class(const struct na_env *env, const char *role, bool listen,
         snprintf(name, sizeof(name), "sim://%s-%u", role, ++na_serial);
     else
         snprintf(name, sizeof(name), "%s", env->info);
+#ifdef NA_CT_AUTO_SM
+    /* The auto_sm build of the suite: every class is a network class and
+     * a shared-memory class as one, as HG makes for hg_init_info.auto_sm;
+     * both classes of a case are on this node, so they meet over shared
+     * memory. */
+    return na_sm_auto_initialize(name, NULL, listen, init);
+#endif
     /* QS_TEST_NO_MULTI_RECV runs the suite with na_init_info's
      * no_multi_recv set (unexpected receives without multi-receive
      * buffers, on plugins that have them), QS_TEST_MULTI_RECV_OP_MAX with

@@ -24,6 +24,8 @@
 #include <margo.h>
 #include <poll.h>
 #include <pthread.h>
+#include <spawn.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -38,7 +40,7 @@ struct om_call {
     hg_handle_t h;
     void *in;
     hg_return_t ret;
-    uint64_t at_ns;
+    _Atomic uint64_t at_ns; /* set last, once the call returned */
 };
 
 static uint64_t
@@ -56,7 +58,7 @@ om_forward(void *arg)
     struct om_call *c = arg;
 
     c->ret = margo_forward(c->h, c->in);
-    c->at_ns = om_now();
+    atomic_store(&c->at_ns, om_now());
     return NULL;
 }
 
@@ -80,8 +82,8 @@ om_wait_event(struct of_child *c, const int *counter, const char *what)
 static void
 om_run(const char *info, int bulk, unsigned bound_ms)
 {
-    const char *args[] = {"--info", info, NULL};
-    struct of_child srv;
+    const char *args[] = {"--info", of_server_info(info), NULL};
+    static struct of_child srv; /* of_reap_all reads it after a failure */
     margo_instance_id mid;
     hg_addr_t addr = HG_ADDR_NULL;
     hg_id_t id;
@@ -130,7 +132,7 @@ om_run(const char *info, int bulk, unsigned bound_ms)
                  "did not test a kill mid-transfer");
     /* No deadline anywhere: a hang here is the bug (ctest's limit). */
     pthread_join(thread, NULL);
-    ms = (call.at_ns - killed) / 1000000;
+    ms = (atomic_load(&call.at_ns) - killed) / 1000000;
     print_message("  %s: %s %llu ms after the kill\n",
                   bulk ? "forward whose pull was killed"
                        : "forward held by the killed server",
@@ -160,4 +162,130 @@ void
 om_kill_in_bulk(const char *info, unsigned bound_ms)
 {
     om_run(info, 1, bound_ms);
+}
+
+/* ---- a partition: the link between the hosts goes down, then up -------- */
+
+/* Run `ip link set dev <link> <state>`; fails the test unless it worked. */
+static void
+om_link(const char *link, const char *state)
+{
+    char *argv[] = {"ip",          "link",         "set", "dev",
+                    (char *) link, (char *) state, NULL};
+    pid_t pid;
+    int status;
+
+    if (posix_spawnp(&pid, "ip", NULL, NULL, argv, NULL) != 0 ||
+        waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        fail_msg("ip link set dev %s %s failed", link, state);
+}
+
+void
+om_partition(const char *info, const char *link, unsigned down_ms,
+             unsigned heal_bound_ms)
+{
+    const char *args[] = {"--info", of_server_info(info), NULL};
+    static struct of_child srv; /* of_reap_all reads it after a failure */
+    margo_instance_id mid;
+    hg_addr_t addr = HG_ADDR_NULL;
+    hg_id_t hold, release, echo, shutdown;
+    hg_handle_t h;
+    struct om_call call = {0};
+    of_val_t val = {.value = 7}, out;
+    pthread_t thread;
+    uint64_t down, up, ms;
+    int status;
+
+    if (of_spawn(&srv, "--server", args) != 0)
+        fail_msg("cannot start a server process");
+    om_wait_event(&srv, &srv.listening, "server address");
+    mid = margo_init(info, MARGO_CLIENT_MODE, 1, 0);
+    assert_non_null(mid);
+    hold = MARGO_REGISTER(mid, "of_hold", of_val_t, of_val_t, NULL);
+    release = MARGO_REGISTER(mid, "of_release", of_val_t, of_val_t, NULL);
+    echo = MARGO_REGISTER(mid, "of_echo", of_val_t, of_val_t, NULL);
+    shutdown = MARGO_REGISTER(mid, "of_shutdown", of_val_t, of_val_t, NULL);
+    assert_int_equal(margo_addr_lookup(mid, srv.addr, &addr), HG_SUCCESS);
+    /* Connected before the partition. */
+    assert_int_equal(margo_create(mid, addr, echo, &h), HG_SUCCESS);
+    assert_int_equal(margo_forward(h, &val), HG_SUCCESS);
+    assert_int_equal(margo_get_output(h, &out), HG_SUCCESS);
+    assert_int_equal(out.value, 8);
+    margo_free_output(h, &out);
+    margo_destroy(h);
+
+    /* A plain forward that the server's handler holds; then the link
+     * goes down for down_ms, long enough for the liveness probe to run
+     * into the partition. */
+    assert_int_equal(margo_create(mid, addr, hold, &call.h), HG_SUCCESS);
+    call.in = &val;
+    assert_int_equal(pthread_create(&thread, NULL, om_forward, &call), 0);
+    om_wait_event(&srv, &srv.held, "handler entered");
+    om_link(link, "down");
+    down = om_now();
+    while (om_now() - down < (uint64_t) down_ms * 1000000) {
+        struct pollfd p = {.fd = srv.fd, .events = POLLIN};
+
+        of_child_poll(&srv);
+        if (srv.eof)
+            fail_msg("the server exited during the partition");
+        (void) poll(&p, 1, 100);
+    }
+    /* tcp says nothing during a silent partition (the probes sit in the
+     * socket's send queue), so a live peer must not have been failed. */
+    if (atomic_load(&call.at_ns) != 0) {
+        om_link(link, "up");
+        fail_msg("the held call ended during a %u ms partition with %s: a "
+                 "live peer was declared dead",
+                 down_ms, HG_Error_to_string(call.ret));
+    }
+    om_link(link, "up");
+    up = om_now();
+
+    /* The link returned first: the release goes through, the held call
+     * completes with the server's answer once tcp retransmits. */
+    assert_int_equal(margo_create(mid, addr, release, &h), HG_SUCCESS);
+    val.value = 0;
+    assert_int_equal(margo_forward(h, &val), HG_SUCCESS);
+    assert_int_equal(margo_get_output(h, &out), HG_SUCCESS);
+    assert_int_equal(out.value, 1);
+    margo_free_output(h, &out);
+    margo_destroy(h);
+    pthread_join(thread, NULL);
+    ms = (atomic_load(&call.at_ns) - up) / 1000000;
+    print_message("  call held across a %u ms partition: %s %llu ms after "
+                  "the link returned\n",
+                  down_ms, HG_Error_to_string(call.ret),
+                  (unsigned long long) ms);
+    if (call.ret != HG_SUCCESS)
+        fail_msg("the held call ended with %s, want HG_SUCCESS (the link "
+                 "returned before any verdict)",
+                 HG_Error_to_string(call.ret));
+    assert_int_equal(margo_get_output(call.h, &out), HG_SUCCESS);
+    assert_int_equal(out.value, 1000);
+    margo_free_output(call.h, &out);
+    if (ms > heal_bound_ms)
+        fail_msg("the held call completed %llu ms after the link returned, "
+                 "bound %u ms",
+                 (unsigned long long) ms, heal_bound_ms);
+    margo_destroy(call.h);
+
+    /* The server saw nothing wrong: it stops, and its exit status is its
+     * own leak and exactly-once check. */
+    assert_int_equal(margo_create(mid, addr, shutdown, &h), HG_SUCCESS);
+    assert_int_equal(margo_forward(h, &val), HG_SUCCESS);
+    margo_destroy(h);
+    assert_int_equal(margo_addr_free(mid, addr), HG_SUCCESS);
+    for (int i = 0; i < OM_POLLS && !srv.eof; i++) {
+        struct pollfd p = {.fd = srv.fd, .events = POLLIN};
+
+        of_child_poll(&srv);
+        if (!srv.eof)
+            (void) poll(&p, 1, 100);
+    }
+    status = of_child_reap(&srv);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("server exit status %#x: its own checks failed", status);
+    margo_finalize(mid);
 }

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,19 +48,33 @@ of_spawn(struct of_child *c, const char *role, const char *const *args)
     size_t n = 0;
     pid_t pid;
 
+    /* Read before fork: the child only makes system calls. */
+    const char *ns = getenv(OF_SERVER_NETNS_ENV);
+    int ns_fd = -1;
+
     memset(c, 0, sizeof(*c));
     c->fd = -1;
+    if (strcmp(role, "--server") == 0 && ns != NULL && *ns != '\0') {
+        ns_fd = open(ns, O_RDONLY | O_CLOEXEC);
+        if (ns_fd < 0)
+            return -1;
+    }
     argv[n++] = "test_ofi_faults";
     argv[n++] = role;
     while (args != NULL && *args != NULL && n < 15)
         argv[n++] = *args++;
     argv[n] = NULL;
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        if (ns_fd >= 0)
+            close(ns_fd);
         return -1;
+    }
     pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
+        if (ns_fd >= 0)
+            close(ns_fd);
         return -1;
     }
     if (pid == 0) {
@@ -70,6 +85,10 @@ of_spawn(struct of_child *c, const char *role, const char *const *args)
             _exit(120);
         /* dup2 clears close-on-exec on the copy, so only the write end
          * crosses exec. */
+        /* A server on the other "host" of a netns test (first: ns_fd
+         * may be the descriptor the pipe is about to take). */
+        if (ns_fd >= 0 && setns(ns_fd, CLONE_NEWNET) != 0)
+            _exit(123);
         if (dup2(fds[1], OF_NOTIFY_FD) < 0)
             _exit(121);
         /* The parent's fabric sockets must not live on in the child: a
@@ -80,6 +99,8 @@ of_spawn(struct of_child *c, const char *role, const char *const *args)
         _exit(122);
     }
     close(fds[1]);
+    if (ns_fd >= 0)
+        close(ns_fd);
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
     c->pid = pid;
     c->fd = fds[0];
@@ -228,4 +249,12 @@ of_notify(const char *fmt, ...)
      * EPIPE, which the child ignores (it is killed by PDEATHSIG anyway). */
     if (write(OF_NOTIFY_FD, buf, (size_t) n) < 0)
         return;
+}
+
+const char *
+of_server_info(const char *info)
+{
+    const char *env = getenv(OF_SERVER_INFO_ENV);
+
+    return env != NULL && *env != '\0' ? env : info;
 }

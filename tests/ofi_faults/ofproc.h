@@ -20,6 +20,19 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/*
+ * Servers on another host (tests/netns): with OF_SERVER_NETNS_ENV set to
+ * a network namespace (a /proc/<pid>/ns/net path), every "--server" child
+ * enters it before exec, and listens on OF_SERVER_INFO_ENV's info string
+ * (an address of that namespace) instead of the client's.
+ */
+#define OF_SERVER_NETNS_ENV "QS_OFI_FAULTS_SERVER_NETNS"
+#define OF_SERVER_INFO_ENV "QS_OFI_FAULTS_SERVER_INFO"
+
+/* The info string a server should listen on: OF_SERVER_INFO_ENV's, or
+ * `info` (the client's) when it is not set. */
+const char *of_server_info(const char *info);
+
 /* The descriptor a child writes its events to. */
 #define OF_NOTIFY_FD 3
 

@@ -11,6 +11,8 @@
 #include "mercury_proc_bulk.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Size of the buffer a pull moves in the bulk scenarios: large enough that
  * a kill sent after the "pull started" marker lands mid-transfer. */
@@ -27,6 +29,22 @@ MERCURY_GEN_PROC(of_pull_in_t,
  * times its callback ran, and a hash of the bytes when it succeeded. */
 MERCURY_GEN_PROC(of_pull_out_t,
                  ((int32_t) (ret))((uint32_t) (calls))((uint64_t) (hash)))
+
+/* HG_Init, or with QS_OFI_FAULTS_AUTO_SM=1 HG_Init_opt with
+ * hg_init_info.auto_sm: the scenarios on a network class whose same-node
+ * peers are reached over shared memory. Every role of a run reads the
+ * same environment. */
+static inline hg_class_t *
+of_hg_init(const char *info, hg_bool_t listen)
+{
+    const char *auto_sm = getenv("QS_OFI_FAULTS_AUTO_SM");
+    struct hg_init_info ii = HG_INIT_INFO_INITIALIZER;
+
+    if (auto_sm == NULL || strcmp(auto_sm, "1") != 0)
+        return HG_Init(info, listen);
+    ii.auto_sm = HG_TRUE;
+    return HG_Init_opt(info, listen, &ii);
+}
 
 struct of_ids {
     hg_id_t echo, hold, release, pull, shutdown;

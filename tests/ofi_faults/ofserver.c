@@ -250,7 +250,7 @@ of_server_main(int argc, char **argv)
 
     signal(SIGPIPE, SIG_IGN);
     of_args(argc, argv, &info, &target, &size);
-    srv.cls = HG_Init(info, HG_TRUE);
+    srv.cls = of_hg_init(info, HG_TRUE);
     if (srv.cls == NULL)
         return OF_EXIT_INIT;
     srv.ctx = HG_Context_create(srv.cls);
@@ -345,7 +345,7 @@ of_origin_main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     of_args(argc, argv, &info, &target, &size);
     buf = malloc(size);
-    cls = HG_Init(info, HG_FALSE);
+    cls = of_hg_init(info, HG_FALSE);
     if (buf == NULL || target == NULL || cls == NULL)
         return OF_EXIT_INIT;
     for (uint64_t i = 0; i < size; i++)

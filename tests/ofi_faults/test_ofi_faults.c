@@ -17,6 +17,9 @@
  *                    server's transfer fails and it goes on serving
  *   kill_in_handler_margo, kill_in_bulk_margo
  *                    the kills with a plain margo_forward (ofmargo.c)
+ *   partition_heal   the link to the server's host goes down while its
+ *                    handler holds a plain margo_forward, then returns:
+ *                    the call completes (tests/netns; skipped elsewhere)
  *
  * The expectations are the simulator's: every operation completes exactly
  * once, with success or a clean error, nothing hangs, and every surviving
@@ -25,7 +28,8 @@
  * only blocking calls are HG_Progress with a short timeout.
  *
  * Run one scenario: test_ofi_faults <name>. QS_OFI_FAULTS_INFO overrides
- * the info string (default ofi+tcp://127.0.0.1:0).
+ * the info string (default ofi+tcp://127.0.0.1:0); tests/netns runs the
+ * servers on another host (ofproc.h).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -142,7 +146,7 @@ of_setup(void **state)
     memset(e, 0, sizeof(*e));
     e->srv.fd = e->origin.fd = -1;
     e->info = of_info();
-    e->cls = HG_Init(e->info, HG_FALSE);
+    e->cls = of_hg_init(e->info, HG_FALSE);
     if (e->cls == NULL) {
         fprintf(stderr, "HG_Init(\"%s\") failed: no usable provider?\n",
                 e->info);
@@ -314,7 +318,8 @@ of_echo_ok(struct of_env *e, hg_addr_t addr, uint64_t value)
 static hg_addr_t
 of_start_server(struct of_env *e, const char *info)
 {
-    const char *args[] = {"--info", info, NULL};
+    const char *args[] = {"--info",
+                          info == e->info ? of_server_info(info) : info, NULL};
     hg_addr_t addr = HG_ADDR_NULL;
 
     if (of_spawn(&e->srv, "--server", args) != 0)
@@ -719,6 +724,28 @@ test_kill_in_bulk_margo(void **state)
     om_kill_in_bulk(of_info(), OF_LIVENESS_BOUND_MS);
 }
 
+/* A partition between the hosts of tests/netns: QS_OFI_FAULTS_LINK names
+ * the link this host takes down for OF_PARTITION_MS (two and a half probe
+ * intervals) and then restores. */
+#define OF_PARTITION_MS 2500u
+/* tcp retransmits with exponential backoff: after a 2.5 s outage its next
+ * attempt comes within about 4 s of the link's return. */
+#define OF_HEAL_BOUND_MS 10000u
+
+static void
+test_partition_heal(void **state)
+{
+    const char *link = getenv("QS_OFI_FAULTS_LINK");
+
+    (void) state;
+    if (link == NULL || *link == '\0') {
+        print_message("  QS_OFI_FAULTS_LINK is not set: this scenario needs "
+                      "a link it may take down (tests/netns); skipping\n");
+        skip();
+    }
+    om_partition(of_info(), link, OF_PARTITION_MS, OF_HEAL_BOUND_MS);
+}
+
 /* ---- main ------------------------------------------------------------- */
 
 #define OF_TEST(f) cmocka_unit_test_setup_teardown(f, of_setup, of_teardown)
@@ -741,6 +768,8 @@ main(int argc, char **argv)
          cmocka_unit_test_teardown(test_kill_in_handler_margo, of_teardown)},
         {"kill_in_bulk_margo",
          cmocka_unit_test_teardown(test_kill_in_bulk_margo, of_teardown)},
+        {"partition_heal",
+         cmocka_unit_test_teardown(test_partition_heal, of_teardown)},
     };
     struct CMUnitTest run[sizeof(all) / sizeof(all[0])];
     size_t n = 0;
