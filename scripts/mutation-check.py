@@ -21,6 +21,10 @@ and those that build and install a project of their own (--exclude-tests).
 scripts/mutation-sample.sh). --quick runs, for an entry that names them
 ("by:", the tests that caught it when the whole labels ran), only those
 tests: quick, and still a failure if they stop catching it.
+
+An entry may say "equivalent: <why>": a change no test can tell from the
+original (a guard that another guard repeats). It is still planted; if it
+survives it is listed apart and left out of caught/total.
 """
 import argparse
 import os
@@ -133,7 +137,7 @@ def main():
     if rc != 0:
         sys.exit("the unmutated tree does not build:\n" + out)
 
-    caught, survivors, invalid = [], [], []
+    caught, survivors, invalid, equivalent = [], [], [], []
     for e in entries:
         path = os.path.join(ROOT, e["file"])
         with open(path) as f:
@@ -173,15 +177,20 @@ def main():
             caught.append(e)
             print("%-26s caught by %s (%.0f s)" % (
                 e["name"], ",".join(failed[:3]) or "ctest", took), flush=True)
+        elif e.get("equivalent"):
+            equivalent.append(e)
+            print("%-26s survived, EQUIVALENT (%s)" % (
+                e["name"], e["equivalent"]), flush=True)
         else:
             survivors.append((e, lineno))
             print("%-26s SURVIVED (%.0f s)" % (e["name"], took), flush=True)
     run(build, ROOT)  # leave the build matching the restored tree
 
     total = len(caught) + len(survivors)
-    print("\ncaught %d of %d (%.0f%%), %d invalid" % (
-        len(caught), total, 100.0 * len(caught) / total if total else 0,
-        len(invalid)))
+    print("\ncaught %d of %d (%.0f%%), %d invalid, %d equivalent (not "
+          "counted: no test can tell them from the original)" % (
+              len(caught), total, 100.0 * len(caught) / total if total else 0,
+              len(invalid), len(equivalent)))
     for e, lineno in survivors:
         print("\nsurvivor %s: %s\n  %s:%d\n  - %s\n  + %s" % (
             e["name"], e["what"], e["file"], lineno, e["old"], e["new"]))
