@@ -78,10 +78,9 @@ check(const outcome &o, const crash_point &cp, bool bulk, bool margo,
         o.ended_ns > cp.at_ns ? (o.ended_ns - cp.at_ns) / 1000 : 0;
     int failures = 0;
 
-    std::printf("  %s %s (seed %llu): %s %llu us after the kill\n",
-                margo ? "margo_forward" : "call",
+    std::printf("  seed %llu\n  %s %s: %s %llu us after the kill\n",
+                (unsigned long long) seed, margo ? "margo_forward" : "call",
                 bulk ? "whose pull was killed" : "held by the killed server",
-                (unsigned long long) seed,
                 o.exceptions == 1 || margo ? HG_Error_to_string(o.code)
                                            : "no-exception",
                 (unsigned long long) us);
