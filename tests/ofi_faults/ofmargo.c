@@ -79,10 +79,25 @@ om_wait_event(struct of_child *c, const int *counter, const char *what)
     fail_msg("%s: no event from the server in %d s", what, OM_POLLS / 10);
 }
 
+/* Start a server process (on the other host in tests/netns) and a Margo
+ * client instance; returns the instance once the server listens. */
+static margo_instance_id
+om_start(const char *info, struct of_child *srv)
+{
+    const char *args[] = {"--info", of_server_info(info), NULL};
+    margo_instance_id mid;
+
+    if (of_spawn(srv, "--server", args) != 0)
+        fail_msg("cannot start a server process");
+    om_wait_event(srv, &srv->listening, "server address");
+    mid = margo_init(info, MARGO_CLIENT_MODE, 1, 0);
+    assert_non_null(mid);
+    return mid;
+}
+
 static void
 om_run(const char *info, int bulk, unsigned bound_ms)
 {
-    const char *args[] = {"--info", of_server_info(info), NULL};
     static struct of_child srv; /* of_reap_all reads it after a failure */
     margo_instance_id mid;
     hg_addr_t addr = HG_ADDR_NULL;
@@ -95,11 +110,7 @@ om_run(const char *info, int bulk, unsigned bound_ms)
     uint64_t killed, ms;
     int status;
 
-    if (of_spawn(&srv, "--server", args) != 0)
-        fail_msg("cannot start a server process");
-    om_wait_event(&srv, &srv.listening, "server address");
-    mid = margo_init(info, MARGO_CLIENT_MODE, 1, 0);
-    assert_non_null(mid);
+    mid = om_start(info, &srv);
     if (bulk) {
         void *ptr;
         hg_size_t len = OF_BIG_PULL;
@@ -185,7 +196,6 @@ void
 om_partition(const char *info, const char *link, unsigned down_ms,
              unsigned heal_bound_ms)
 {
-    const char *args[] = {"--info", of_server_info(info), NULL};
     static struct of_child srv; /* of_reap_all reads it after a failure */
     margo_instance_id mid;
     hg_addr_t addr = HG_ADDR_NULL;
@@ -197,11 +207,7 @@ om_partition(const char *info, const char *link, unsigned down_ms,
     uint64_t down, up, ms;
     int status;
 
-    if (of_spawn(&srv, "--server", args) != 0)
-        fail_msg("cannot start a server process");
-    om_wait_event(&srv, &srv.listening, "server address");
-    mid = margo_init(info, MARGO_CLIENT_MODE, 1, 0);
-    assert_non_null(mid);
+    mid = om_start(info, &srv);
     hold = MARGO_REGISTER(mid, "of_hold", of_val_t, of_val_t, NULL);
     release = MARGO_REGISTER(mid, "of_release", of_val_t, of_val_t, NULL);
     echo = MARGO_REGISTER(mid, "of_echo", of_val_t, of_val_t, NULL);
