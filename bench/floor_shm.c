@@ -59,7 +59,7 @@ parse(int argc, char **argv, struct opts *o)
     o->bytes = 256ull << 20;
     o->max_seconds = 5;
     o->nsizes = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
         if (strcmp(a, "--iters") == 0 && ok)
@@ -76,7 +76,6 @@ parse(int argc, char **argv, struct opts *o)
             ok = false;
         if (!ok)
             usage();
-        i++;
     }
     if (o->nsizes == 0) {
         static const uint64_t def[] = {4096, 65536, 1 << 20, 16 << 20};

@@ -167,7 +167,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
         goto error;
     (void) hg_probe_interval_ms(hg_class); /* the environment, read once */
     if (hg_class->info.na_class != NULL) {
-        hg_class->na_class = hg_class->info.na_class;
+        hg_class->core.na_class = hg_class->info.na_class;
     } else {
         struct na_init_info na_info = hg_class->info.na_init_info;
 
@@ -183,25 +183,24 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
             na_info.traffic_class = hg_class->info.traffic_class;
 #if QS_PLUGIN_SM_ENABLED
         if (hg_class->info.auto_sm)
-            hg_class->na_class = na_sm_auto_initialize(
+            hg_class->core.na_class = na_sm_auto_initialize(
                 na_info_string, hg_class->info.sm_info_string, na_listen,
                 &na_info);
         else
 #endif
-            hg_class->na_class =
+            hg_class->core.na_class =
                 NA_Initialize_opt2(na_info_string, na_listen,
                                    NA_VERSION(NA_VERSION_MAJOR, 0), &na_info);
-        if (hg_class->na_class == NULL)
+        if (hg_class->core.na_class == NULL)
             goto error;
         hg_class->own_na_class = true;
     }
-    hg_class->core.na_class = hg_class->na_class;
     hg_class->core.no_bulk_eager = hg_class->info.no_bulk_eager;
     hg_class->core.auto_sm = hg_class->info.auto_sm;
     hg_class->na_unexpected_size =
-        NA_Msg_get_max_unexpected_size(hg_class->na_class);
+        NA_Msg_get_max_unexpected_size(hg_class->core.na_class);
     hg_class->na_expected_size =
-        NA_Msg_get_max_expected_size(hg_class->na_class);
+        NA_Msg_get_max_expected_size(hg_class->core.na_class);
     if (hg_class->na_unexpected_size < HG_HEADER_SIZE + 64 ||
         hg_class->na_expected_size < HG_HEADER_SIZE + 64) {
         qs_log("hg", QS_LOG_ERROR,
@@ -211,7 +210,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     }
     hg_class->in_eager_size = hg_class->na_unexpected_size - HG_HEADER_SIZE;
     hg_class->out_eager_size = hg_class->na_expected_size - HG_HEADER_SIZE;
-    max_tag = NA_Msg_get_max_tag(hg_class->na_class);
+    max_tag = NA_Msg_get_max_tag(hg_class->core.na_class);
     if (max_tag < 1024) {
         qs_log("hg", QS_LOG_ERROR, "NA tag space (max %u) is too small",
                max_tag);
@@ -223,12 +222,12 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
         hg_class->tag_ack_bit <<= 1;
     atomic_init(&hg_class->tag_next, 1);
 
-    if (NA_Addr_self(hg_class->na_class, &self) != NA_SUCCESS ||
+    if (NA_Addr_self(hg_class->core.na_class, &self) != NA_SUCCESS ||
         hg_addr_create(hg_class, self, &hg_class->core.self_addr) !=
             HG_SUCCESS) {
         qs_log("hg", QS_LOG_ERROR, "could not get the class's own address");
         if (self != NA_ADDR_NULL)
-            NA_Addr_free(hg_class->na_class, self);
+            NA_Addr_free(hg_class->core.na_class, self);
         goto error;
     }
     /* The cached self address is not a user object. */
@@ -239,7 +238,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
 
 error:
     if (hg_class->own_na_class)
-        NA_Finalize(hg_class->na_class);
+        NA_Finalize(hg_class->core.na_class);
     free(hg_class);
     return NULL;
 }
@@ -275,7 +274,7 @@ HG_Finalize(hg_class_t *hg_class)
             (unsigned long long) hg_class->stats.overflow_transfers,
             (unsigned long long) hg_class->stats.handles_allocated,
             (unsigned long long) hg_class->stats.protocol_errors);
-    NA_Addr_free(hg_class->na_class, hg_class->core.self_addr->na_addr);
+    NA_Addr_free(hg_class->core.na_class, hg_class->core.self_addr->na_addr);
     free(hg_class->core.self_addr);
     for (int i = 0; i < HG_RPC_BUCKETS; i++) {
         struct hg_rpc *rpc = hg_class->rpc_table[i];
@@ -291,7 +290,7 @@ HG_Finalize(hg_class_t *hg_class)
     if (hg_class->free_data != NULL)
         hg_class->free_data(hg_class->data);
     if (hg_class->own_na_class) {
-        na_return_t na_ret = NA_Finalize(hg_class->na_class);
+        na_return_t na_ret = NA_Finalize(hg_class->core.na_class);
         if (na_ret != NA_SUCCESS) {
             qs_log("hg", QS_LOG_ERROR, "NA_Finalize failed: %s",
                    NA_Error_to_string(na_ret));
@@ -312,19 +311,20 @@ HG_Cleanup(void)
 const char *
 HG_Class_get_name(const hg_class_t *hg_class)
 {
-    return hg_class ? NA_Get_class_name(hg_class->na_class) : NULL;
+    return hg_class ? NA_Get_class_name(hg_class->core.na_class) : NULL;
 }
 
 const char *
 HG_Class_get_protocol(const hg_class_t *hg_class)
 {
-    return hg_class ? NA_Get_class_protocol(hg_class->na_class) : NULL;
+    return hg_class ? NA_Get_class_protocol(hg_class->core.na_class) : NULL;
 }
 
 hg_bool_t
 HG_Class_is_listening(const hg_class_t *hg_class)
 {
-    return hg_class && NA_Is_listening(hg_class->na_class) ? HG_TRUE : HG_FALSE;
+    return hg_class && NA_Is_listening(hg_class->core.na_class) ? HG_TRUE
+                                                                : HG_FALSE;
 }
 
 hg_size_t
@@ -342,7 +342,7 @@ HG_Class_get_output_eager_size(const hg_class_t *hg_class)
 na_class_t *
 HG_Class_get_na(const hg_class_t *hg_class)
 {
-    return hg_class ? hg_class->na_class : NULL;
+    return hg_class ? hg_class->core.na_class : NULL;
 }
 
 hg_return_t
@@ -378,7 +378,7 @@ HG_Class_set_handle_create_callback(hg_class_t *hg_class,
 uint64_t
 HG_Clock_now(const hg_class_t *hg_class)
 {
-    return NA_Clock_now(hg_class ? hg_class->na_class : NULL);
+    return NA_Clock_now(hg_class ? hg_class->core.na_class : NULL);
 }
 
 hg_return_t

@@ -58,13 +58,14 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
     hg_class->contexts[id] = context;
     pthread_mutex_unlock(&hg_class->lock);
 
-    context->core.na_context = NA_Context_create_id(hg_class->na_class, id);
+    context->core.na_context =
+        NA_Context_create_id(hg_class->core.na_class, id);
     if (context->core.na_context == NULL)
         goto error_unlist;
     atomic_fetch_add(&hg_class->n_contexts, 1);
     /* Only listening classes receive requests; others only responses
      * (and loopback requests, which need no posted receive). */
-    if (NA_Is_listening(hg_class->na_class))
+    if (NA_Is_listening(hg_class->core.na_class))
         context->n_posted_target = hg_class->info.request_post_init;
     if (hg_context_post_recvs(context) != HG_SUCCESS) {
         HG_Context_destroy(context);
@@ -110,12 +111,13 @@ HG_Context_destroy(hg_context_t *context)
     /* Cancel the posted request receives and let their completions drain
      * through NA before NA's context goes. */
     LIST_FOREACH(handle, &context->posted, entry)
-    NA_Cancel(hg_class->na_class, context->core.na_context, handle->recv_op);
+    NA_Cancel(hg_class->core.na_class, context->core.na_context,
+              handle->recv_op);
     pthread_mutex_unlock(&context->lock);
     for (int spins = 0; spins < 100000; spins++) {
         bool empty;
 
-        NA_Poll(hg_class->na_class, context->core.na_context, NULL);
+        NA_Poll(hg_class->core.na_class, context->core.na_context, NULL);
         NA_Trigger(context->core.na_context, UINT32_MAX, NULL);
         qs_mutex_lock(&context->lock);
         empty = LIST_EMPTY(&context->posted);
@@ -135,7 +137,7 @@ HG_Context_destroy(hg_context_t *context)
         hg_handle_free(handle);
     }
     hg_bulk_pool_fini(&context->core);
-    if (NA_Context_destroy(hg_class->na_class, context->core.na_context) !=
+    if (NA_Context_destroy(hg_class->core.na_class, context->core.na_context) !=
         NA_SUCCESS) {
         qs_log("hg", QS_LOG_ERROR,
                "HG_Context_destroy: NA context is still busy");
@@ -165,10 +167,11 @@ hg_context_cancel_posted(hg_context_t *context)
 
     qs_mutex_lock(&context->lock);
     LIST_FOREACH(handle, &context->posted, entry)
-    NA_Cancel(hg_class->na_class, context->core.na_context, handle->recv_op);
+    NA_Cancel(hg_class->core.na_class, context->core.na_context,
+              handle->recv_op);
     pthread_mutex_unlock(&context->lock);
     for (int spins = 0; spins < 100000 && !empty; spins++) {
-        NA_Poll(hg_class->na_class, context->core.na_context, NULL);
+        NA_Poll(hg_class->core.na_class, context->core.na_context, NULL);
         NA_Trigger(context->core.na_context, UINT32_MAX, NULL);
         qs_mutex_lock(&context->lock);
         empty = LIST_EMPTY(&context->posted);

@@ -75,7 +75,6 @@ struct hg_rpc {
 
 struct hg_class {
     struct hg_core_class core; /* first: see hg_core_class_of() */
-    na_class_t *na_class;      /* the same as core.na_class */
     bool own_na_class;
     struct hg_init_info info;
     hg_size_t in_eager_size;  /* payload bytes inside a request  */

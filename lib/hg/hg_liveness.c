@@ -87,7 +87,7 @@ static na_return_t
 hg_probe_post(struct hg_handle *handle)
 {
     hg_class_t *hg_class = handle->ctx->hg_class;
-    na_class_t *na_class = hg_class->na_class;
+    na_class_t *na_class = hg_class->core.na_class;
     struct hg_probe *probe = &handle->probe;
     struct hg_header header;
     na_return_t ret;
@@ -155,7 +155,7 @@ hg_probe_start(struct hg_handle *handle)
     /* Created here, before any timer can use them, and kept with the
      * handle: the probe's timer and callback only read them. */
     if (handle->probe.op == NULL) {
-        na_class_t *na_class = handle->ctx->hg_class->na_class;
+        na_class_t *na_class = handle->ctx->hg_class->core.na_class;
 
         handle->probe.op = NA_Op_create(na_class, 0);
         handle->probe.buf = NA_Msg_buf_alloc(na_class, HG_HEADER_SIZE, 0,
@@ -179,14 +179,14 @@ hg_probe_stop(struct hg_handle *handle, bool in_flight)
 {
     hg_core_timer_disarm(&handle->probe.timer);
     if (in_flight)
-        NA_Cancel(handle->ctx->hg_class->na_class, handle->ctx->core.na_context,
-                  handle->probe.op);
+        NA_Cancel(handle->ctx->hg_class->core.na_class,
+                  handle->ctx->core.na_context, handle->probe.op);
 }
 
 void
 hg_probe_free(struct hg_handle *handle)
 {
-    na_class_t *na_class = handle->ctx->hg_class->na_class;
+    na_class_t *na_class = handle->ctx->hg_class->core.na_class;
     struct hg_probe *probe = &handle->probe;
 
     if (probe->op != NULL)

@@ -35,9 +35,9 @@ hg_forward_pull_cb(void *arg, hg_return_t ret)
         pthread_mutex_unlock(&handle->lock);
         handle->ack_byte = 1;
         na_ret = NA_Msg_send_expected(
-            hg_class->na_class, handle->ctx->core.na_context, hg_forward_na_cb,
-            handle, &handle->ack_byte, 1, NULL, handle->info.addr->na_addr,
-            handle->target_id,
+            hg_class->core.na_class, handle->ctx->core.na_context,
+            hg_forward_na_cb, handle, &handle->ack_byte, 1, NULL,
+            handle->info.addr->na_addr, handle->target_id,
             handle->resp_header.cookie | hg_class->tag_ack_bit, handle->ack_op);
         if (na_ret != NA_SUCCESS)
             hg_rpc_op_done(handle, hg_from_na(na_ret));
@@ -133,11 +133,11 @@ hg_forward_loopback(struct hg_handle *handle, size_t msg_len, void *extra,
     target_ctx = hg_class_find_context(hg_class, handle->target_id);
     if (target_ctx == NULL)
         return HG_NOENTRY;
-    if (NA_Addr_self(hg_class->na_class, &self) != NA_SUCCESS)
+    if (NA_Addr_self(hg_class->core.na_class, &self) != NA_SUCCESS)
         return HG_NOMEM;
     target = hg_handle_get(target_ctx);
     if (target == NULL) {
-        NA_Addr_free(hg_class->na_class, self);
+        NA_Addr_free(hg_class->core.na_class, self);
         return HG_NOMEM;
     }
     target->is_target = true;
@@ -215,7 +215,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     if (handle == HG_HANDLE_NULL || handle->is_target)
         return HG_INVALID_ARG;
     hg_class = handle->ctx->hg_class;
-    na_class = hg_class->na_class;
+    na_class = hg_class->core.na_class;
     if (handle->rpc == NULL || handle->rpc->id != handle->info.id)
         return HG_NOENTRY;
     no_response = handle->rpc->no_response;

@@ -148,7 +148,7 @@ HG_Cancel(hg_handle_t handle)
 void
 hg_rpc_cancel_ops(struct hg_handle *handle)
 {
-    na_class_t *na_class = handle->ctx->hg_class->na_class;
+    na_class_t *na_class = handle->ctx->hg_class->core.na_class;
     na_context_t *na_context = handle->ctx->core.na_context;
     struct hg_bulk_xfer *bulk_op;
 

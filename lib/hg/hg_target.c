@@ -45,7 +45,7 @@ hg_handle_post_listed(struct hg_handle *handle)
     na_return_t na_ret;
 
     na_ret = NA_Msg_recv_unexpected(
-        hg_class->na_class, context->core.na_context, hg_request_recv_cb,
+        hg_class->core.na_class, context->core.na_context, hg_request_recv_cb,
         handle, handle->in_buf, hg_class->na_unexpected_size,
         handle->in_buf_data, handle->recv_op);
     if (na_ret != NA_SUCCESS) {
@@ -253,8 +253,8 @@ hg_respond_expire(struct hg_timer *timer)
     if (handle->ret == HG_SUCCESS)
         handle->ret = HG_TIMEOUT;
     pthread_mutex_unlock(&handle->lock);
-    NA_Cancel(handle->ctx->hg_class->na_class, handle->ctx->core.na_context,
-              handle->ack_op);
+    NA_Cancel(handle->ctx->hg_class->core.na_class,
+              handle->ctx->core.na_context, handle->ack_op);
 }
 
 /* Deliver a loopback response straight into the origin handle. */
@@ -288,7 +288,7 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
                     void *out_struct, hg_return_t ret_code)
 {
     hg_class_t *hg_class = handle->ctx->hg_class;
-    na_class_t *na_class = hg_class->na_class;
+    na_class_t *na_class = hg_class->core.na_class;
     struct hg_header header;
     hg_size_t len = 0;
     size_t msg_len;

@@ -23,14 +23,14 @@ hg_handle_alloc(hg_context_t *context)
     handle->src_addr.embedded = true;
     pthread_mutex_init(&handle->lock, NULL);
     handle->in_buf =
-        NA_Msg_buf_alloc(hg_class->na_class, hg_class->na_unexpected_size, 0,
-                         &handle->in_buf_data);
+        NA_Msg_buf_alloc(hg_class->core.na_class, hg_class->na_unexpected_size,
+                         0, &handle->in_buf_data);
     handle->out_buf =
-        NA_Msg_buf_alloc(hg_class->na_class, hg_class->na_expected_size, 0,
+        NA_Msg_buf_alloc(hg_class->core.na_class, hg_class->na_expected_size, 0,
                          &handle->out_buf_data);
-    handle->send_op = NA_Op_create(hg_class->na_class, 0);
-    handle->recv_op = NA_Op_create(hg_class->na_class, 0);
-    handle->ack_op = NA_Op_create(hg_class->na_class, 0);
+    handle->send_op = NA_Op_create(hg_class->core.na_class, 0);
+    handle->recv_op = NA_Op_create(hg_class->core.na_class, 0);
+    handle->ack_op = NA_Op_create(hg_class->core.na_class, 0);
     if (handle->in_buf == NULL || handle->out_buf == NULL ||
         handle->send_op == NULL || handle->recv_op == NULL ||
         handle->ack_op == NULL ||
@@ -46,7 +46,7 @@ hg_handle_alloc(hg_context_t *context)
 void
 hg_handle_free(struct hg_handle *handle)
 {
-    na_class_t *na_class = handle->ctx->hg_class->na_class;
+    na_class_t *na_class = handle->ctx->hg_class->core.na_class;
 
     if (handle->in_proc != NULL)
         hg_proc_free(handle->in_proc);
@@ -144,7 +144,7 @@ hg_handle_put(struct hg_handle *handle)
         handle->free_user_data(handle->user_data);
     if (handle->is_target) {
         if (handle->src_addr.na_addr != NA_ADDR_NULL)
-            NA_Addr_free(hg_class->na_class, handle->src_addr.na_addr);
+            NA_Addr_free(hg_class->core.na_class, handle->src_addr.na_addr);
         handle->src_addr.na_addr = NA_ADDR_NULL;
     } else if (handle->info.addr != HG_ADDR_NULL) {
         HG_Addr_free(hg_class, handle->info.addr);

@@ -274,15 +274,12 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
 
     if (na_class == NULL || context == NULL || context->na_class != na_class)
         return NA_INVALID_ARG;
-    pthread_mutex_lock(&context->lock);
-    if (context->count > 0) {
-        pthread_mutex_unlock(&context->lock);
+    if (atomic_load(&context->count) > 0) {
         qs_log("na", QS_LOG_ERROR,
                "NA_Context_destroy: %u completion(s) not triggered",
-               context->count);
+               atomic_load(&context->count));
         return NA_BUSY;
     }
-    pthread_mutex_unlock(&context->lock);
     ret = na_class->ops->context_destroy(na_class, context->plugin_context);
     if (ret != NA_SUCCESS)
         return ret;
@@ -430,19 +427,28 @@ NA_Addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
 size_t
 NA_Msg_get_max_unexpected_size(const na_class_t *na_class)
 {
-    return na_class ? na_class->ops->msg_get_max_unexpected_size(na_class) : 0;
+    return na_class ? na_class->max_unexpected_size : 0;
 }
 
 size_t
 NA_Msg_get_max_expected_size(const na_class_t *na_class)
 {
-    return na_class ? na_class->ops->msg_get_max_expected_size(na_class) : 0;
+    return na_class ? na_class->max_expected_size : 0;
 }
 
 na_tag_t
 NA_Msg_get_max_tag(const na_class_t *na_class)
 {
-    return na_class ? na_class->ops->msg_get_max_tag(na_class) : 0;
+    return na_class ? na_class->max_tag : 0;
+}
+
+void
+na_plugin_set_msg_limits(na_class_t *na_class, size_t max_unexpected_size,
+                         size_t max_expected_size, na_tag_t max_tag)
+{
+    na_class->max_unexpected_size = max_unexpected_size;
+    na_class->max_expected_size = max_expected_size;
+    na_class->max_tag = max_tag;
 }
 
 void *
@@ -520,11 +526,11 @@ na_msg_send(bool expected, na_class_t *na_class, na_context_t *context,
         (buf == NULL && buf_size > 0) || dest_addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
     ops = na_class->ops;
-    max_size = expected ? ops->msg_get_max_expected_size(na_class)
-                        : ops->msg_get_max_unexpected_size(na_class);
+    max_size =
+        expected ? na_class->max_expected_size : na_class->max_unexpected_size;
     if (buf_size > max_size)
         return NA_MSGSIZE;
-    if (tag > ops->msg_get_max_tag(na_class))
+    if (tag > na_class->max_tag)
         return NA_INVALID_ARG;
     return na_post(
         expected ? ops->msg_send_expected : ops->msg_send_unexpected, na_class,
@@ -589,7 +595,7 @@ NA_Msg_recv_expected(na_class_t *na_class, na_context_t *context,
     if (!na_post_args_ok(na_class, context, op_id) ||
         (buf == NULL && buf_size > 0) || source_addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
-    if (tag > na_class->ops->msg_get_max_tag(na_class))
+    if (tag > na_class->max_tag)
         return NA_INVALID_ARG;
     return na_post(na_class->ops->msg_recv_expected, na_class,
                    &(struct na_op_desc){
@@ -749,14 +755,9 @@ NA_Get(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
 unsigned int
 NA_Context_get_completion_count(na_context_t *context)
 {
-    unsigned int count;
-
     if (context == NULL)
         return 0;
-    pthread_mutex_lock(&context->lock);
-    count = context->count;
-    pthread_mutex_unlock(&context->lock);
-    return count;
+    return atomic_load_explicit(&context->count, memory_order_acquire);
 }
 
 na_return_t
@@ -813,9 +814,12 @@ na_op_complete(na_op_id_t *op_id, na_return_t ret)
     pthread_mutex_lock(&context->lock);
     atomic_store_explicit(&base->state, NA_OP_COMPLETED, memory_order_release);
     STAILQ_INSERT_TAIL(&context->queue, base, entry);
-    context->count++;
+    atomic_fetch_add_explicit(&context->count, 1, memory_order_release);
     pthread_mutex_unlock(&context->lock);
 }
+
+/* Entries NA_Trigger takes off the queue under one lock acquisition. */
+#define NA_TRIGGER_BATCH 16
 
 na_return_t
 NA_Trigger(na_context_t *context, unsigned int max_count,
@@ -825,27 +829,40 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
 
     if (context == NULL)
         return NA_INVALID_ARG;
-    while (done < max_count) {
-        struct na_op_base *base;
+    /* An empty queue is seen without the lock: a completion queued after
+     * this look is found by the next trigger, as it would be after an
+     * unlock. Up to NA_TRIGGER_BATCH entries leave the queue per lock. */
+    while (done < max_count &&
+           atomic_load_explicit(&context->count, memory_order_acquire) != 0) {
+        struct na_op_base *batch[NA_TRIGGER_BATCH];
+        unsigned int want = max_count - done, n = 0;
 
+        if (want > NA_TRIGGER_BATCH)
+            want = NA_TRIGGER_BATCH;
         pthread_mutex_lock(&context->lock);
-        base = STAILQ_FIRST(&context->queue);
-        if (base != NULL) {
+        while (n < want && !STAILQ_EMPTY(&context->queue)) {
+            batch[n++] = STAILQ_FIRST(&context->queue);
             STAILQ_REMOVE_HEAD(&context->queue, entry);
-            context->count--;
         }
         pthread_mutex_unlock(&context->lock);
-        if (base == NULL)
-            break;
-        /* Copy what the callback needs, then make the op id reusable: the
-         * callback may repost it. */
-        struct na_cb_info info = base->info;
-        na_cb_t callback = base->callback;
+        for (unsigned int i = 0; i < n; i++) {
+            /* Copy what the callback needs, then make the op id reusable:
+             * the callback may repost it. */
+            struct na_op_base *base = batch[i];
+            struct na_cb_info info = base->info;
+            na_cb_t callback = base->callback;
 
-        atomic_store_explicit(&base->state, NA_OP_IDLE, memory_order_release);
-        if (callback != NULL)
-            callback(&info);
-        done++;
+            /* Counted until here, so the entries of the batch still keep
+             * NA_Context_destroy() from a callback refused. */
+            atomic_fetch_sub_explicit(&context->count, 1, memory_order_relaxed);
+            atomic_store_explicit(&base->state, NA_OP_IDLE,
+                                  memory_order_release);
+            if (callback != NULL)
+                callback(&info);
+        }
+        done += n;
+        if (n < want)
+            break;
     }
     if (actual_count != NULL)
         *actual_count = done;

@@ -122,7 +122,22 @@ struct na_class {
     bool listen;
     unsigned int context_count; /* guarded by lock */
     pthread_mutex_t lock;
+    /* Message limits, set once by the plugin's initialize
+     * (na_plugin_set_msg_limits) and read by the core's checks. */
+    size_t max_unexpected_size;
+    size_t max_expected_size;
+    na_tag_t max_tag;
 };
+
+/*
+ * Called by a plugin's initialize (or whoever builds a class) before it
+ * returns NA_SUCCESS: the payload bytes a caller may put in an unexpected
+ * and an expected message, and the largest tag. They do not change for
+ * the life of the class; NA_Msg_get_max_*() and the core's argument checks
+ * read them without calling the plugin.
+ */
+void na_plugin_set_msg_limits(na_class_t *na_class, size_t max_unexpected_size,
+                              size_t max_expected_size, na_tag_t max_tag);
 
 /*
  * The core's context: the completion queue lives here; the plugin keeps its
@@ -132,9 +147,12 @@ struct na_context {
     na_class_t *na_class;
     void *plugin_context; /* owned by the plugin */
     uint8_t id;
-    pthread_mutex_t lock; /* guards queue and count */
+    pthread_mutex_t lock; /* guards queue; count changes only under it */
     STAILQ_HEAD(, na_op_base) queue;
-    unsigned int count;
+    /* Entries on queue. Read without the lock (NA_Trigger and
+     * NA_Context_get_completion_count look before they lock, so an empty
+     * queue costs no lock); written only under it. */
+    _Atomic unsigned int count;
 };
 
 /*
@@ -157,7 +175,7 @@ void na_op_complete(na_op_id_t *op_id, na_return_t ret);
  * The signature of the six post ops (msg_send_unexpected ... get). The core
  * has checked the arguments (class, context and op id belong together;
  * buffers, addresses and handles present where the kind needs them; message
- * sizes within the plugin's limits; tags at most msg_get_max_tag) and moved
+ * sizes within the plugin's limits; tags at most the class's max_tag) and moved
  * the op to NA_OP_POSTED. On NA_SUCCESS the plugin owns desc->buf (a
  * message) and the op until the op completes, exactly once, through
  * na_op_complete(). On error nothing was posted, no completion will come
@@ -220,11 +238,6 @@ struct na_class_ops {
      * never a crash or an out-of-bounds read. */
     na_return_t (*addr_deserialize)(na_class_t *na_class, na_addr_t *addr,
                                     const void *buf, size_t buf_size);
-
-    /* Message limits (payload bytes the caller may use). */
-    size_t (*msg_get_max_unexpected_size)(const na_class_t *na_class);
-    size_t (*msg_get_max_expected_size)(const na_class_t *na_class);
-    na_tag_t (*msg_get_max_tag)(const na_class_t *na_class);
 
     /* Message buffers; plugin_data travels with the buffer to the send and
      * recv ops. */

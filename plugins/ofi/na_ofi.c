@@ -367,6 +367,9 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     if (ret != NA_SUCCESS)
         goto free_class;
     na_class->plugin_class = cls;
+    /* NA tags travel in the low 32 bits of libfabric's 64-bit tag. */
+    na_plugin_set_msg_limits(na_class, cls->max_unexp_size, cls->max_exp_size,
+                             UINT32_MAX);
     return NA_SUCCESS;
 
 free_class:
@@ -449,26 +452,6 @@ na_ofi_op_destroy(na_class_t *na_class, na_op_id_t *op_id)
     return NA_SUCCESS;
 }
 
-static size_t
-na_ofi_msg_get_max_unexpected_size(const na_class_t *na_class)
-{
-    return na_ofi_class(na_class)->max_unexp_size;
-}
-
-static size_t
-na_ofi_msg_get_max_expected_size(const na_class_t *na_class)
-{
-    return na_ofi_class(na_class)->max_exp_size;
-}
-
-/* NA tags travel in the low 32 bits of libfabric's 64-bit tag. */
-static na_tag_t
-na_ofi_msg_get_max_tag(const na_class_t *na_class)
-{
-    (void) na_class;
-    return UINT32_MAX;
-}
-
 static uint64_t
 na_ofi_clock_now(na_class_t *na_class)
 {
@@ -496,9 +479,6 @@ const struct na_class_ops na_ofi_class_ops = {
     .addr_get_serialize_size = na_ofi_addr_get_serialize_size,
     .addr_serialize = na_ofi_addr_serialize,
     .addr_deserialize = na_ofi_addr_deserialize,
-    .msg_get_max_unexpected_size = na_ofi_msg_get_max_unexpected_size,
-    .msg_get_max_expected_size = na_ofi_msg_get_max_expected_size,
-    .msg_get_max_tag = na_ofi_msg_get_max_tag,
     .msg_buf_alloc = na_ofi_msg_buf_alloc,
     .msg_buf_free = na_ofi_msg_buf_free,
     .msg_send_unexpected = na_ofi_msg_send,

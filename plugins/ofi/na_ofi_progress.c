@@ -172,10 +172,18 @@ na_ofi_op_complete(struct na_op_id *op, na_return_t ret)
     atomic_fetch_sub(&pc->pending, 1);
 }
 
-/* Queue a refused op at the tail; its retry clock starts on first refusal. */
+/* Queue a refused op at the tail; its retry clock starts on first refusal
+ * (here), so a post that is accepted reads no clock. */
 static void
 na_ofi_retry_push(struct na_ofi_class *cls, struct na_op_id *op)
 {
+    uint64_t now = na_plugin_clock_monotonic_ns();
+
+    op->retry_deadline = now + NA_OFI_RETRY_TIMEOUT_NS;
+    /* A connection being set up is refused for a moment too: ask the
+     * kernel only once the refusal has lasted NA_OFI_PEER_CHECK_NS, so a
+     * live peer's listener rarely sees the check's stray connection. */
+    op->peer_check_ns = now + NA_OFI_PEER_CHECK_NS;
     pthread_mutex_lock(&cls->retry_lock);
     atomic_store(&op->status, NA_OFI_OP_QUEUED);
     atomic_store(&op->queued_on, NA_OFI_QUEUE_RETRY);
@@ -219,12 +227,6 @@ na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
     int rc;
 
     op->post = post;
-    op->retry_deadline =
-        na_plugin_clock_monotonic_ns() + NA_OFI_RETRY_TIMEOUT_NS;
-    /* A connection being set up is refused for a moment too: ask the
-     * kernel only once the refusal has lasted NA_OFI_PEER_CHECK_NS, so a
-     * live peer's listener rarely sees the check's stray connection. */
-    op->peer_check_ns = na_plugin_clock_monotonic_ns() + NA_OFI_PEER_CHECK_NS;
     if (na_ofi_retry_has_peer(cls, op->addr)) {
         na_ofi_retry_push(cls, op);
         return NA_SUCCESS;

@@ -144,6 +144,8 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
                  node->name.str, node->name.str, 0, 0);
     pthread_mutex_unlock(&world->lock);
     na_class->plugin_class = node;
+    na_plugin_set_msg_limits(na_class, node->max_unexpected_size,
+                             node->max_expected_size, NA_SIM_MAX_TAG);
 
 unlock_global:
     pthread_mutex_unlock(&na_sim_global_lock);
@@ -539,29 +541,6 @@ na_sim_clock_now_op(na_class_t *na_class)
  * Message limits and buffers.
  */
 
-static size_t
-na_sim_msg_get_max_unexpected_size(const na_class_t *na_class)
-{
-    const struct na_sim_node *node = na_class->plugin_class;
-
-    return node->max_unexpected_size;
-}
-
-static size_t
-na_sim_msg_get_max_expected_size(const na_class_t *na_class)
-{
-    const struct na_sim_node *node = na_class->plugin_class;
-
-    return node->max_expected_size;
-}
-
-static na_tag_t
-na_sim_msg_get_max_tag(const na_class_t *na_class)
-{
-    (void) na_class;
-    return NA_SIM_MAX_TAG;
-}
-
 /* Simulated memory needs no pinning: plain heap buffers. */
 static void *
 na_sim_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
@@ -600,9 +579,6 @@ const struct na_class_ops na_sim_class_ops = {
     .addr_get_serialize_size = na_sim_addr_get_serialize_size,
     .addr_serialize = na_sim_addr_serialize,
     .addr_deserialize = na_sim_addr_deserialize,
-    .msg_get_max_unexpected_size = na_sim_msg_get_max_unexpected_size,
-    .msg_get_max_expected_size = na_sim_msg_get_max_expected_size,
-    .msg_get_max_tag = na_sim_msg_get_max_tag,
     .msg_buf_alloc = na_sim_msg_buf_alloc,
     .msg_buf_free = na_sim_msg_buf_free,
     .msg_send_unexpected = na_sim_msg_send,

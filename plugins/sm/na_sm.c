@@ -124,6 +124,8 @@ na_sm_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
         goto fail;
     }
     na_class->plugin_class = cls;
+    na_plugin_set_msg_limits(na_class, cls->max_unexp_size, cls->max_exp_size,
+                             UINT32_MAX);
     return NA_SUCCESS;
 
 fail:
@@ -211,25 +213,6 @@ na_sm_op_destroy(na_class_t *na_class, na_op_id_t *op)
     return NA_SUCCESS;
 }
 
-static size_t
-na_sm_msg_get_max_unexpected_size(const na_class_t *na_class)
-{
-    return na_sm_class(na_class)->max_unexp_size;
-}
-
-static size_t
-na_sm_msg_get_max_expected_size(const na_class_t *na_class)
-{
-    return na_sm_class(na_class)->max_exp_size;
-}
-
-static na_tag_t
-na_sm_msg_get_max_tag(const na_class_t *na_class)
-{
-    (void) na_class;
-    return UINT32_MAX;
-}
-
 static uint64_t
 na_sm_clock_now(na_class_t *na_class)
 {
@@ -256,9 +239,6 @@ const struct na_class_ops na_sm_class_ops = {
     .addr_get_serialize_size = na_sm_addr_get_serialize_size,
     .addr_serialize = na_sm_addr_serialize,
     .addr_deserialize = na_sm_addr_deserialize,
-    .msg_get_max_unexpected_size = na_sm_msg_get_max_unexpected_size,
-    .msg_get_max_expected_size = na_sm_msg_get_max_expected_size,
-    .msg_get_max_tag = na_sm_msg_get_max_tag,
     .msg_buf_alloc = na_sm_msg_buf_alloc,
     .msg_buf_free = na_sm_msg_buf_free,
     .msg_send_unexpected = na_sm_msg_send,

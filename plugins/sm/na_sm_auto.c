@@ -106,24 +106,6 @@ na_auto_op_destroy(na_class_t *na_class, na_op_id_t *op)
     return NA_SUCCESS;
 }
 
-static size_t
-na_auto_max_unexp(const na_class_t *na_class)
-{
-    return na_auto_class(na_class)->max_unexp;
-}
-
-static size_t
-na_auto_max_exp(const na_class_t *na_class)
-{
-    return na_auto_class(na_class)->max_exp;
-}
-
-static na_tag_t
-na_auto_max_tag(const na_class_t *na_class)
-{
-    return na_auto_class(na_class)->max_tag;
-}
-
 static uint64_t
 na_auto_clock_now(na_class_t *na_class)
 {
@@ -187,9 +169,6 @@ static const struct na_class_ops na_auto_class_ops = {
     .addr_get_serialize_size = na_auto_addr_get_serialize_size,
     .addr_serialize = na_auto_addr_serialize,
     .addr_deserialize = na_auto_addr_deserialize,
-    .msg_get_max_unexpected_size = na_auto_max_unexp,
-    .msg_get_max_expected_size = na_auto_max_exp,
-    .msg_get_max_tag = na_auto_max_tag,
     .msg_buf_alloc = na_auto_msg_buf_alloc,
     .msg_buf_free = na_auto_msg_buf_free,
     .msg_send_unexpected = na_auto_send,
@@ -333,6 +312,7 @@ na_sm_auto_initialize(const char *info_string, const char *sm_info_string,
     outer->ops = &cls->ops;
     outer->plugin_class = cls;
     outer->listen = listen;
+    na_plugin_set_msg_limits(outer, cls->max_unexp, cls->max_exp, cls->max_tag);
     pthread_mutex_init(&outer->lock, NULL);
     return outer;
 }

@@ -107,6 +107,9 @@ na_verbs_initialize(na_class_t *na_class, const struct na_info *info,
         goto fini_progress;
 
     na_class->plugin_class = cls;
+    /* The header carries a full 32-bit tag. */
+    na_plugin_set_msg_limits(na_class, cls->max_unexpected, cls->max_expected,
+                             UINT32_MAX);
     return NA_SUCCESS;
 
 fini_progress:
@@ -199,25 +202,6 @@ na_verbs_context_destroy(na_class_t *na_class, void *plugin_context)
     return NA_SUCCESS;
 }
 
-static size_t
-na_verbs_msg_get_max_unexpected_size(const na_class_t *na_class)
-{
-    return na_verbs_class(na_class)->max_unexpected;
-}
-
-static size_t
-na_verbs_msg_get_max_expected_size(const na_class_t *na_class)
-{
-    return na_verbs_class(na_class)->max_expected;
-}
-
-static na_tag_t
-na_verbs_msg_get_max_tag(const na_class_t *na_class)
-{
-    (void) na_class;
-    return UINT32_MAX; /* the header carries a full 32-bit tag */
-}
-
 /* Message payloads are copied into the connection's registered slots, so
  * message buffers need no registration and plugin_data stays NULL. */
 static void *
@@ -264,9 +248,6 @@ const struct na_class_ops na_verbs_class_ops = {
     .addr_get_serialize_size = na_verbs_addr_get_serialize_size,
     .addr_serialize = na_verbs_addr_serialize,
     .addr_deserialize = na_verbs_addr_deserialize,
-    .msg_get_max_unexpected_size = na_verbs_msg_get_max_unexpected_size,
-    .msg_get_max_expected_size = na_verbs_msg_get_max_expected_size,
-    .msg_get_max_tag = na_verbs_msg_get_max_tag,
     .msg_buf_alloc = na_verbs_msg_buf_alloc,
     .msg_buf_free = na_verbs_msg_buf_free,
     .msg_send_unexpected = na_verbs_msg_send,

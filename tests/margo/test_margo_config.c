@@ -140,8 +140,8 @@ test_bad_configurations(void **state)
         "{\"argobots\": {\"pools\": [{\"name\": \"p\", \"kind\": \"lifo\"}]}}",
         "{\"argobots\": {\"pools\": [{\"kind\": \"fifo\"}]}}",
         "{\"argobots\": {\"pools\": [{\"name\": \"p\"}, {\"name\": \"p\"}]}}",
-        "{\"argobots\": {\"xstreams\": [{\"name\": \"x\", \"scheduler\":"
-        " {\"pools\": [\"missing\"]}}]}}",
+        ("{\"argobots\": {\"xstreams\": [{\"name\": \"x\", \"scheduler\":"
+         " {\"pools\": [\"missing\"]}}]}}"),
         "{\"argobots\": {\"xstreams\": [{\"name\": \"x\"}]}}",
         "{\"argobots\": {\"pools\": [{\"name\": \"p\"}]}, \"rpc_pool\": \"p\"}",
         "{\"use_progress_thread\": true} trailing",
