@@ -218,16 +218,18 @@ QS_EXPORT uint64_t na_sim_fault_count(const char *kind);
 /*
  * Trace. Every post, delivery and completion appends one canonical line
  *     <time_ns> <seq> <kind> <src> <dst> <size> <tag>\n
- * to the world's trace; the hash (FNV-1a, 64 bits, over the lines in
- * order) is always kept, the lines themselves only when enabled.
+ * to the world's trace; a 64-bit hash of the lines' fields, in order, is
+ * always kept (its definition is in docs/sim.md: word-wise, so a run that
+ * wants only the hash never formats a line), the lines themselves only
+ * when enabled or written out (QS_SIM_TRACE_OUT).
  */
 
 /* Keep (true) or stop keeping (false) the trace lines in memory, for
  * na_sim_trace_dump(). The hash is kept either way. NA_NOENTRY. */
 QS_EXPORT na_return_t na_sim_trace_enable(bool enable);
 
-/* The FNV-1a 64 hash of every trace line so far (the FNV offset basis when
- * nothing happened yet). 0 when there is no world. */
+/* The hash of every trace line so far (0xcbf29ce484222325 when nothing
+ * happened yet). 0 when there is no world. */
 QS_EXPORT uint64_t na_sim_trace_hash(void);
 
 /* Number of trace lines so far (kept or not). 0 when there is no world. */

@@ -32,11 +32,8 @@ na_sim_fault_trace(struct na_sim_world *world, const struct na_op_id *op,
                    const char *what, const char *src, const char *dst,
                    size_t size)
 {
-    char kind[48];
-
-    snprintf(kind, sizeof(kind), "fault:%s", what);
-    na_sim_trace(world, na_sim_now(world), op ? op->seq : world->next_seq++,
-                 kind, src, dst, size, op ? op->tag : 0);
+    na_sim_trace_op(world, na_sim_now(world), op ? op->seq : world->next_seq++,
+                    "fault", what, NULL, src, dst, size, op ? op->tag : 0);
 }
 
 /*

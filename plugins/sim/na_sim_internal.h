@@ -3,7 +3,8 @@
  *
  * The plugin is split by concern:
  *   na_sim.c        the ops table: class, context, op ids, progress, cancel
- *   na_sim_world.c  the world: lifetime, clock, event heap, PRNG, trace
+ *   na_sim_world.c  the world: lifetime, clock, event heap, PRNG, links
+ *   na_sim_trace.c  the trace: its hash, its lines, QS_SIM_TRACE_OUT
  *   na_sim_ctl.c    the public control API of include/na_sim.h
  *   na_sim_addr.c   addresses: names, lookup, serialization
  *   na_sim_msg.c    unexpected and expected messages
@@ -275,6 +276,14 @@ struct na_sim_link *na_sim_link_find(struct na_sim_world *world,
                                      const struct na_sim_name *src,
                                      const struct na_sim_name *dst,
                                      bool create);
+/* Trace (na_sim_trace.c). The hash's definition is written there. */
+#define NA_SIM_TRACE_HASH_BASIS 0xcbf29ce484222325ULL
+#define NA_SIM_TRACE_HASH_MUL 0x9e3779b97f4a7c15ULL
+/* QS_SIM_TRACE_OUT: open the file (world creation), write the header line
+ * (creation and reset), write the footer and close (destruction). */
+void na_sim_trace_out_open(struct na_sim_world *world);
+void na_sim_trace_out_header(struct na_sim_world *world);
+void na_sim_trace_out_close(struct na_sim_world *world);
 void na_sim_trace(struct na_sim_world *world, uint64_t time, uint64_t seq,
                   const char *kind, const char *src, const char *dst,
                   size_t size, na_tag_t tag);

@@ -1,16 +1,14 @@
 /*
  * The simulated world: its lifetime, virtual clock, event heap, PRNG, link
- * model and trace. Everything here runs under the world lock except the
+ * model. Everything here runs under the world lock except the
  * lifetime functions, which run under na_sim_global_lock.
  */
 #include "na_sim_fault.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 pthread_mutex_t na_sim_global_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -18,9 +16,6 @@ pthread_mutex_t na_sim_global_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct na_sim_world *na_sim_world_g;
 static bool na_sim_seed_explicit_g;
 static uint64_t na_sim_seed_g;
-
-#define NA_SIM_FNV_BASIS 0xcbf29ce484222325ULL
-#define NA_SIM_FNV_PRIME 0x100000001b3ULL
 
 /*
  * Seeds.
@@ -75,8 +70,6 @@ na_sim_world_current(void)
     return na_sim_world_g;
 }
 
-static void na_sim_trace_out_header(struct na_sim_world *world);
-
 /* Return the world to its initial state under a new seed. Configuration
  * (links, backlog bound, whether lines are kept) survives: it describes the
  * experiment, not its run. */
@@ -91,7 +84,7 @@ na_sim_world_reset_state(struct na_sim_world *world, uint64_t seed)
     world->next_auto_name = 0;
     world->next_key = 1;
     world->heap_len = 0;
-    world->trace_hash = NA_SIM_FNV_BASIS;
+    world->trace_hash = NA_SIM_TRACE_HASH_BASIS;
     world->trace_lines = 0;
     world->trace_len = 0;
     if (world->trace_fd >= 0)
@@ -127,83 +120,6 @@ na_sim_faults_from_env(struct na_sim_world *world)
 }
 
 static void na_sim_world_destroy(struct na_sim_world *world);
-
-/* QS_SIM_TRACE_OUT: every line goes to the file as it is made, with one
- * write(2) each, so the trace survives a run that aborts or is killed,
- * which is when it is wanted most. The first world of the process
- * truncates the file, later ones append. Guarded by na_sim_global_lock,
- * like every lifetime function. */
-static bool na_sim_trace_out_started_g;
-
-static void
-na_sim_trace_out_put(struct na_sim_world *world, const char *line, size_t len)
-{
-    while (world->trace_fd >= 0 && len > 0) {
-        ssize_t n = write(world->trace_fd, line, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            na_plugin_log_error("sim", "%s: write failed, trace stopped",
-                                NA_SIM_TRACE_OUT_ENV);
-            close(world->trace_fd);
-            world->trace_fd = -1;
-            return;
-        }
-        line += n;
-        len -= (size_t) n;
-    }
-}
-
-static void
-na_sim_trace_out_header(struct na_sim_world *world)
-{
-    char line[96];
-    int n = snprintf(line, sizeof(line),
-                     "# quicksilver sim trace, %s=%" PRIu64 "\n",
-                     NA_SIM_SEED_ENV, world->seed);
-
-    na_sim_trace_out_put(world, line, (size_t) n);
-}
-
-static void
-na_sim_trace_out_open(struct na_sim_world *world)
-{
-    const char *path = getenv(NA_SIM_TRACE_OUT_ENV);
-
-    world->trace_fd = -1;
-    if (path == NULL || *path == '\0')
-        return;
-    world->trace_fd =
-        open(path,
-             O_WRONLY | O_CREAT | O_CLOEXEC |
-                 (na_sim_trace_out_started_g ? O_APPEND : O_TRUNC),
-             0644);
-    if (world->trace_fd < 0) {
-        na_plugin_log_error("sim", "%s: cannot open %s: %s",
-                            NA_SIM_TRACE_OUT_ENV, path, strerror(errno));
-        return;
-    }
-    na_sim_trace_out_started_g = true;
-    na_sim_trace_out_header(world);
-}
-
-static void
-na_sim_trace_out_close(struct na_sim_world *world)
-{
-    char line[96];
-    int n;
-
-    if (world->trace_fd < 0)
-        return;
-    n = snprintf(line, sizeof(line),
-                 "# %" PRIu64 " lines, hash 0x%016" PRIx64 "\n",
-                 world->trace_lines, world->trace_hash);
-    na_sim_trace_out_put(world, line, (size_t) n);
-    if (world->trace_fd >= 0)
-        close(world->trace_fd);
-    world->trace_fd = -1;
-}
 
 static na_return_t
 na_sim_world_create(struct na_sim_world **out)
@@ -517,128 +433,4 @@ na_sim_transfer_time(struct na_sim_world *world, const struct na_sim_name *src,
         ns += ((unsigned __int128) size * 1000000000U + link->bandwidth - 1) /
               link->bandwidth;
     return ns > UINT64_MAX ? UINT64_MAX : (uint64_t) ns;
-}
-
-/*
- * Trace.
- */
-
-static void
-na_sim_trace_keep(struct na_sim_world *world, const char *line, size_t len)
-{
-    if (world->trace_len + len > world->trace_cap) {
-        size_t cap = world->trace_cap ? world->trace_cap : 4096;
-        char *buf;
-
-        while (cap < world->trace_len + len)
-            cap *= 2;
-        buf = realloc(world->trace_buf, cap);
-        if (buf == NULL) {
-            /* Losing lines must not go unnoticed: stop keeping them and
-             * say so; the hash stays exact. */
-            qs_log("sim", QS_LOG_ERROR, "out of memory, trace lines dropped");
-            world->trace_keep = false;
-            return;
-        }
-        world->trace_buf = buf;
-        world->trace_cap = cap;
-    }
-    memcpy(world->trace_buf + world->trace_len, line, len);
-    world->trace_len += len;
-}
-
-/*
- * Trace lines are built by hand rather than with snprintf, which cost more
- * than the rest of an event's work put together. The bytes are exactly
- * those of the format "%llu %llu %s %s %s %zu %u\n" (time, seq, kind, src,
- * dst, size, tag), so the trace hash of a run does not change.
- */
-struct na_sim_line {
-    char *p, *end;
-};
-
-static inline void
-na_sim_line_str(struct na_sim_line *l, const char *str)
-{
-    if (str == NULL)
-        str = "(null)"; /* what glibc's printf writes for it */
-    while (*str != '\0' && l->p < l->end)
-        *l->p++ = *str++;
-}
-
-static inline void
-na_sim_line_u64(struct na_sim_line *l, uint64_t v)
-{
-    char digits[20];
-    size_t n = 0;
-
-    do {
-        digits[n++] = (char) ('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    while (n > 0 && l->p < l->end)
-        *l->p++ = digits[--n];
-}
-
-static inline void
-na_sim_line_chr(struct na_sim_line *l, char c)
-{
-    if (l->p < l->end)
-        *l->p++ = c;
-}
-
-void
-na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
-                const char *kind, const char *kind2, const char *kind3,
-                const char *src, const char *dst, size_t size, na_tag_t tag)
-{
-    char line[512];
-    struct na_sim_line l = {line, line + sizeof(line)};
-    size_t len;
-
-    na_sim_line_u64(&l, time);
-    na_sim_line_chr(&l, ' ');
-    na_sim_line_u64(&l, seq);
-    na_sim_line_chr(&l, ' ');
-    na_sim_line_str(&l, kind);
-    if (kind2 != NULL) {
-        na_sim_line_chr(&l, ':');
-        na_sim_line_str(&l, kind2);
-    }
-    if (kind3 != NULL) {
-        na_sim_line_chr(&l, ':');
-        na_sim_line_str(&l, kind3);
-    }
-    na_sim_line_chr(&l, ' ');
-    na_sim_line_str(&l, src);
-    na_sim_line_chr(&l, ' ');
-    na_sim_line_str(&l, dst);
-    na_sim_line_chr(&l, ' ');
-    na_sim_line_u64(&l, size);
-    na_sim_line_chr(&l, ' ');
-    na_sim_line_u64(&l, tag);
-    na_sim_line_chr(&l, '\n');
-    len = (size_t) (l.p - line);
-    /* Names are at most 63 bytes and kinds are short, so a line always
-     * fits; the clamp keeps the bytes those of the former 256-byte
-     * snprintf buffer if that ever changes. */
-    if (len > 255)
-        len = 255;
-    for (size_t i = 0; i < len; i++) {
-        world->trace_hash ^= (unsigned char) line[i];
-        world->trace_hash *= NA_SIM_FNV_PRIME;
-    }
-    world->trace_lines++;
-    if (world->trace_fd >= 0)
-        na_sim_trace_out_put(world, line, len);
-    if (world->trace_keep)
-        na_sim_trace_keep(world, line, len);
-}
-
-void
-na_sim_trace(struct na_sim_world *world, uint64_t time, uint64_t seq,
-             const char *kind, const char *src, const char *dst, size_t size,
-             na_tag_t tag)
-{
-    na_sim_trace_op(world, time, seq, kind, NULL, NULL, src, dst, size, tag);
 }

@@ -399,7 +399,7 @@ test_determinism(void **state)
     uint64_t seed = na_sim_get_seed();
     char *d1 = NULL, *d2 = NULL, *d3 = NULL;
     size_t l1, l2, l3;
-    uint64_t h1, h2, h3;
+    uint64_t h1, h2, h3, lines;
 
     (void) state;
     h1 = scenario(seed, &d1, &l1);
@@ -407,6 +407,10 @@ test_determinism(void **state)
     assert_int_equal(h1, h2);
     assert_int_equal(l1, l2);
     assert_memory_equal(d1, d2, l1);
+    /* The hash is the documented function of the lines, so a trace file
+     * is enough to check it. */
+    assert_int_equal(trace_rehash(d1, l1, &lines), h1);
+    assert_true(lines > 20);
     if (getenv("QS_SIM_TEST_VERBOSE") != NULL)
         fwrite(d1, 1, l1, stdout);
     /* Another seed may differ; it must be just as clean. */

@@ -48,6 +48,10 @@ na_mem_handle_t registered(na_class_t *na_class, void *buf, size_t len,
 /* Serialize one of b's handles and deserialize it on a. */
 na_mem_handle_t ship_handle(struct pair *p, na_mem_handle_t h);
 
+/* The trace hash of dumped trace lines (comment lines skipped), computed
+ * from the definition in docs/sim.md; *lines counts the lines. */
+uint64_t trace_rehash(const char *dump, size_t len, uint64_t *lines);
+
 /* Tests in test_sim_rma.c. */
 void test_rma_wrong_node(void **state);
 void test_wire_layout(void **state);

@@ -132,3 +132,70 @@ registered(na_class_t *na_class, void *buf, size_t len, unsigned long flags)
                      NA_SUCCESS);
     return h;
 }
+
+/*
+ * The trace hash recomputed from dumped lines, written from its definition
+ * in docs/sim.md rather than from the plugin's code: per line, the words
+ * time, seq, T(kind), T(src), T(dst), size and tag are mixed into h, where
+ * T(text) mixes the text's zero-padded 8-byte little-endian words into its
+ * length and mixing a word w into x is y = (x ^ w) * M, x = y ^ (y >> 32).
+ */
+static uint64_t
+rehash_word(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 32);
+}
+
+static uint64_t
+rehash_text(const char *s, size_t len)
+{
+    uint64_t h = len;
+
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t w = 0;
+
+        for (size_t j = 0; j < 8 && i + j < len; j++)
+            w |= (uint64_t) (unsigned char) s[i + j] << (8 * j);
+        h = rehash_word(h, w);
+    }
+    return h;
+}
+
+uint64_t
+trace_rehash(const char *dump, size_t len, uint64_t *lines)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    const char *p = dump, *end = dump + len;
+
+    *lines = 0;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t) (end - p));
+        const char *field[7];
+        size_t flen[7];
+        const char *q = p;
+
+        assert_non_null(eol);
+        if (*p == '#') {
+            p = eol + 1;
+            continue;
+        }
+        for (int i = 0; i < 7; i++) {
+            const char *sp = i < 6 ? memchr(q, ' ', (size_t) (eol - q)) : eol;
+
+            assert_non_null(sp);
+            field[i] = q;
+            flen[i] = (size_t) (sp - q);
+            q = sp + 1;
+        }
+        h = rehash_word(h, strtoull(field[0], NULL, 10));
+        h = rehash_word(h, strtoull(field[1], NULL, 10));
+        for (int i = 2; i < 5; i++)
+            h = rehash_word(h, rehash_text(field[i], flen[i]));
+        h = rehash_word(h, strtoull(field[5], NULL, 10));
+        h = rehash_word(h, strtoull(field[6], NULL, 10));
+        (*lines)++;
+        p = eol + 1;
+    }
+    return h;
+}
