@@ -8,7 +8,8 @@
 # shared cache line between two processes, memcpy and process_vm_readv
 # bandwidth), floor_tcp (busy ping-pong between two processes and the
 # stream), then hg_rate (busy and wait) and hg_bw (busy) as two processes
-# on na+sm and on ofi+tcp://127.0.0.1:0. JSON records go to
+# on na+sm, on ofi+shm (libfabric's shm provider) and on
+# ofi+tcp://127.0.0.1:0. JSON records go to
 # OUT_DIR/run<N>.jsonl; the table is printed by bench/summarize_sm.py.
 set -u
 
@@ -98,7 +99,7 @@ for r in $(seq 1 "$runs"); do
     echo "run_sm: run $r of $runs, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$log"
     run "$json" 120 "$bin/floor_shm" "${fshm_args[@]}"
     run "$json" 120 "$bin/floor_tcp" --procs 2 "${ftcp_args[@]}"
-    for info in na+sm ofi+tcp://127.0.0.1:0; do
+    for info in na+sm ofi+shm ofi+tcp://127.0.0.1:0; do
         two_proc "$json" 150 hg_rate busy,wait "$info" "${rate_args[@]}"
         two_proc "$json" 150 hg_bw busy "$info" "${bw_args[@]}"
     done

@@ -62,19 +62,26 @@ na_ofi_getinfo_caps(struct na_ofi_class *cls, const struct sockaddr_in *sin,
     hints->caps = caps;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->addr_format = FI_SOCKADDR_IN;
+    hints->addr_format = cls->shm ? FI_ADDR_STR : FI_SOCKADDR_IN;
     hints->domain_attr->threading = FI_THREAD_SAFE;
     hints->domain_attr->mr_mode =
         FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->av_type = FI_AV_UNSPEC;
     hints->fabric_attr->prov_name = strdup(cls->prov_name);
-    hints->src_addr = malloc(sizeof(*sin));
-    if (hints->fabric_attr->prov_name == NULL || hints->src_addr == NULL) {
+    /* shm: no source address, so the provider names the endpoint
+     * "fi_shm://<pid>:<d>:<e>" itself (the form na_ofi_shm_parse reads). */
+    if (!cls->shm) {
+        hints->src_addr = malloc(sizeof(*sin));
+        if (hints->src_addr != NULL) {
+            memcpy(hints->src_addr, sin, sizeof(*sin));
+            hints->src_addrlen = sizeof(*sin);
+        }
+    }
+    if (hints->fabric_attr->prov_name == NULL ||
+        (!cls->shm && hints->src_addr == NULL)) {
         fi_freeinfo(hints);
         return -FI_ENOMEM;
     }
-    memcpy(hints->src_addr, sin, sizeof(*sin));
-    hints->src_addrlen = sizeof(*sin);
 
     rc = fi_getinfo(NA_OFI_FI_VERSION, NULL, NULL, 0, hints, info);
     fi_freeinfo(hints); /* also frees prov_name and src_addr */
@@ -128,7 +135,10 @@ na_ofi_read_info(struct na_ofi_class *cls, bool want_multi_recv)
     /* Providers may report FI_MULTI_RECV even when it was not asked for. */
     cls->multi_recv = want_multi_recv && (info->caps & FI_MULTI_RECV) != 0;
     cls->directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
-    cls->fi_source = (info->caps & FI_SOURCE) != 0;
+    /* libfabric 1.17's shm provider reports as source of a message its
+     * own index of the peer, not the fi_addr our fi_av_insert of the
+     * peer's name returned: its sources cannot be checked. */
+    cls->fi_source = (info->caps & FI_SOURCE) != 0 && !cls->shm;
     cls->mr_virt_addr = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     cls->mr_prov_key = (info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
     cls->inject_size = info->tx_attr->inject_size;
@@ -148,7 +158,10 @@ na_ofi_cq_open(struct na_ofi_class *cls)
         NA_OFI_WAIT_FD, NA_OFI_WAIT_SREAD, NA_OFI_WAIT_NONE};
     int rc = -FI_ENOSYS;
 
-    for (size_t i = cls->no_block ? 2 : 0; i < 3; i++) {
+    /* libfabric 1.17's shm CQ offers no fd, and its fi_cq_sread does not
+     * return at its timeout: shm waits without a wait object
+     * (na_ofi_sleep naps instead). */
+    for (size_t i = cls->no_block || cls->shm ? 2 : 0; i < 3; i++) {
         struct fi_cq_attr attr = {
             .format = FI_CQ_FORMAT_TAGGED,
             .wait_obj = objs[i],
@@ -219,10 +232,20 @@ static na_return_t
 na_ofi_self_init(struct na_ofi_class *cls)
 {
     struct sockaddr_in sin;
-    size_t len = sizeof(sin);
-    int rc = fi_getname(&cls->ep->fid, &sin, &len);
+    char name[128] = "";
+    size_t len = cls->shm ? sizeof(name) - 1 : sizeof(sin);
+    int rc = fi_getname(&cls->ep->fid, cls->shm ? (void *) name : (void *) &sin,
+                        &len);
 
-    if (rc != 0 || len != sizeof(sin) || sin.sin_family != AF_INET) {
+    if (cls->shm) {
+        if (rc != 0 || na_ofi_shm_parse(name, &sin) != NA_SUCCESS) {
+            qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+                   "fi_getname gave no shm name of the form "
+                   "fi_shm://<pid>:<d>:<e> (\"%s\"): %s",
+                   name, rc ? fi_strerror(-rc) : "unexpected form");
+            return NA_PROTOCOL_ERROR;
+        }
+    } else if (rc != 0 || len != sizeof(sin) || sin.sin_family != AF_INET) {
         qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
                "fi_getname gave no IPv4 address: %s",
                rc ? fi_strerror(-rc) : "wrong address format");
@@ -230,6 +253,8 @@ na_ofi_self_init(struct na_ofi_class *cls)
     }
     if (na_ofi_addr_intern(cls, &sin, &cls->self) != NA_SUCCESS)
         return NA_PROTOCOL_ERROR;
+    if (cls->shm)
+        na_ofi_shm_set_live(cls->self, true);
     /* Every unexpected message we send starts with this header. */
     memset(cls->hdr_template, 0, sizeof(cls->hdr_template));
     cls->hdr_template[4] = NA_OFI_HDR_VERSION;
@@ -240,6 +265,8 @@ na_ofi_self_init(struct na_ofi_class *cls)
 static void
 na_ofi_class_free(struct na_ofi_class *cls)
 {
+    if (cls->shm && cls->self != NULL)
+        na_ofi_shm_set_live(cls->self, false);
     na_ofi_endpoint_close(cls); /* discards the posted receive buffers */
     na_ofi_rx_bufs_free(cls);
     na_ofi_addr_cache_destroy(cls);
@@ -288,6 +315,10 @@ na_ofi_class_alloc(const struct na_info *info)
     if (strcmp(info->protocol_name, "sockets") == 0) {
         strcpy(cls->protocol, "sockets");
         cls->prov_name = "sockets";
+    } else if (strcmp(info->protocol_name, "shm") == 0) {
+        strcpy(cls->protocol, "shm");
+        cls->prov_name = "shm";
+        cls->shm = true;
     } else {
         strcpy(cls->protocol, "tcp");
         cls->prov_name = "tcp;ofi_rxm";
@@ -317,23 +348,31 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
 {
     struct na_ofi_class *cls;
     struct sockaddr_in sin;
+    bool want_multi_recv;
     na_return_t ret;
     int rc;
 
     (void) listen; /* RDM endpoints always accept connections. */
-    if (strcmp(info->protocol_name, "shm") == 0) {
-        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
-               "ofi+shm is not supported: libfabric's shm provider only "
-               "takes FI_ADDR_STR addresses, and this plugin's addresses "
-               "(its address cache, wire format and message header) are "
-               "IPv4 (FI_SOCKADDR_IN); use na+sm for shared memory, or "
-               "auto_sm beside ofi+tcp (docs/plugin-sm.md)");
-        return NA_PROTONOSUPPORT;
-    }
     ret = na_ofi_check_init_info(&info->init_info);
     if (ret != NA_SUCCESS)
         return ret;
-    ret = na_ofi_addr_parse_host(info->host_name, &sin, false);
+    if (strcmp(info->protocol_name, "shm") == 0) {
+        /* The shm provider names each endpoint after its process; a name
+         * of our choosing would need strings beyond the 7-byte wire form
+         * (na_ofi_internal.h), so none is taken. */
+        memset(&sin, 0, sizeof(sin));
+        ret = NA_SUCCESS;
+        if (info->host_name[0] != '\0') {
+            qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+                   "ofi+shm takes no address (\"%s\"): the shm provider "
+                   "names each endpoint fi_shm://<pid>:<d>:<e> itself; use "
+                   "\"ofi+shm\", or na+sm://<name> for a chosen name",
+                   info->host_name);
+            return NA_INVALID_ARG;
+        }
+    } else {
+        ret = na_ofi_addr_parse_host(info->host_name, &sin, false);
+    }
     if (ret != NA_SUCCESS) {
         qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR, "bad host \"%s\"",
                info->host_name);
@@ -342,10 +381,13 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     cls = na_ofi_class_alloc(info);
     if (cls == NULL)
         return NA_NOMEM;
-    ret = na_ofi_getinfo(cls, &sin, !info->init_info.no_multi_recv);
+    /* libfabric 1.17's shm endpoint crashes in fi_setopt(
+     * FI_OPT_MIN_MULTI_RECV): no multi-receive buffers there. */
+    want_multi_recv = !info->init_info.no_multi_recv && !cls->shm;
+    ret = na_ofi_getinfo(cls, &sin, want_multi_recv);
     if (ret != NA_SUCCESS)
         goto free_class;
-    na_ofi_read_info(cls, !info->init_info.no_multi_recv);
+    na_ofi_read_info(cls, want_multi_recv);
 
     rc = na_ofi_endpoint_open(cls);
     if (rc != 0) {

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -73,6 +74,95 @@ na_ofi_addr_parse_host(const char *host, struct sockaddr_in *sin,
     if (inet_pton(AF_INET, name, &sin->sin_addr) != 1)
         return NA_INVALID_ARG;
     return NA_SUCCESS;
+}
+
+/* A number of at most `max`, digits only, up to `end` (or '\0'). */
+static const char *
+na_ofi_parse_num(const char *s, char end, unsigned long max, unsigned long *v)
+{
+    size_t n = 0;
+
+    *v = 0;
+    for (; s[n] >= '0' && s[n] <= '9'; n++) {
+        if (n >= 10)
+            return NULL;
+        *v = *v * 10 + (unsigned long) (s[n] - '0');
+    }
+    if (n == 0 || s[n] != end || *v > max)
+        return NULL;
+    return s + n + (end != '\0');
+}
+
+na_return_t
+na_ofi_shm_parse(const char *name, struct sockaddr_in *sin)
+{
+    unsigned long pid, dom, ep;
+    const char *p = name;
+
+    if (strncmp(p, "fi_shm://", 9) == 0)
+        p += 9;
+    if ((p = na_ofi_parse_num(p, ':', 0x7fffffffUL, &pid)) == NULL ||
+        (p = na_ofi_parse_num(p, ':', 254, &dom)) == NULL ||
+        na_ofi_parse_num(p, '\0', 255, &ep) == NULL || pid == 0)
+        return NA_INVALID_ARG;
+    memset(sin, 0, sizeof(*sin));
+    sin->sin_family = AF_UNIX;
+    sin->sin_addr.s_addr = htonl((uint32_t) pid);
+    sin->sin_port = htons((uint16_t) (1 + dom * 256 + ep));
+    return NA_SUCCESS;
+}
+
+/* The provider's name of a packed shm address. */
+static void
+na_ofi_shm_name(const struct sockaddr_in *sin, char *buf, size_t size)
+{
+    unsigned v = ntohs(sin->sin_port) - 1u;
+
+    snprintf(buf, size, "fi_shm://%u:%u:%u",
+             (unsigned) ntohl(sin->sin_addr.s_addr), v / 256u, v % 256u);
+}
+
+#define NA_OFI_SHM_LIVE_MAX 256
+static pthread_mutex_t na_ofi_shm_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint16_t na_ofi_shm_live[NA_OFI_SHM_LIVE_MAX];
+static size_t na_ofi_shm_nlive;
+static bool na_ofi_shm_overflow; /* too many to track: assume all live */
+
+void
+na_ofi_shm_set_live(const struct na_addr *self, bool live)
+{
+    uint16_t key = self->sin.sin_port;
+
+    pthread_mutex_lock(&na_ofi_shm_lock);
+    if (live) {
+        if (na_ofi_shm_nlive < NA_OFI_SHM_LIVE_MAX)
+            na_ofi_shm_live[na_ofi_shm_nlive++] = key;
+        else
+            na_ofi_shm_overflow = true;
+    } else {
+        for (size_t i = 0; i < na_ofi_shm_nlive; i++)
+            if (na_ofi_shm_live[i] == key) {
+                na_ofi_shm_live[i] = na_ofi_shm_live[--na_ofi_shm_nlive];
+                break;
+            }
+    }
+    pthread_mutex_unlock(&na_ofi_shm_lock);
+}
+
+bool
+na_ofi_shm_closed_here(const struct na_addr *addr)
+{
+    bool found = false;
+
+    if (addr == NULL || addr->sin.sin_family != AF_UNIX ||
+        ntohl(addr->sin.sin_addr.s_addr) != (uint32_t) getpid())
+        return false;
+    pthread_mutex_lock(&na_ofi_shm_lock);
+    found = na_ofi_shm_overflow;
+    for (size_t i = 0; i < na_ofi_shm_nlive && !found; i++)
+        found = na_ofi_shm_live[i] == addr->sin.sin_port;
+    pthread_mutex_unlock(&na_ofi_shm_lock);
+    return !found;
 }
 
 /* Accept "[ofi+]<protocol>://" in front of a name, for our protocol only. */
@@ -187,8 +277,11 @@ na_ofi_addr_intern(struct na_ofi_class *cls, const struct sockaddr_in *sin,
     na_return_t ret = NA_SUCCESS;
     int rc;
 
+    /* An address of the other family names nobody this class can reach. */
+    if (sin->sin_family != (cls->shm ? AF_UNIX : AF_INET))
+        return NA_ADDRNOTAVAIL;
     memset(&key, 0, sizeof(key));
-    key.sin_family = AF_INET;
+    key.sin_family = sin->sin_family;
     key.sin_port = sin->sin_port;
     key.sin_addr = sin->sin_addr;
     h = na_ofi_addr_hash(&key);
@@ -209,7 +302,14 @@ na_ofi_addr_intern(struct na_ofi_class *cls, const struct sockaddr_in *sin,
         ret = NA_NOMEM;
         goto unlock;
     }
-    rc = fi_av_insert(cls->av, &key, 1, &a->fi_addr, 0, NULL);
+    if (cls->shm) {
+        char name[64];
+
+        na_ofi_shm_name(&key, name, sizeof(name));
+        rc = fi_av_insert(cls->av, name, 1, &a->fi_addr, 0, NULL);
+    } else {
+        rc = fi_av_insert(cls->av, &key, 1, &a->fi_addr, 0, NULL);
+    }
     if (rc != 1) {
         qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR, "fi_av_insert: %s",
                rc < 0 ? fi_strerror(-rc) : "address refused");
@@ -274,7 +374,8 @@ na_ofi_addr_cache_destroy(struct na_ofi_class *cls)
 void
 na_ofi_addr_to_wire(const struct na_addr *addr, uint8_t *wire)
 {
-    wire[0] = NA_OFI_ADDR_IPV4;
+    wire[0] =
+        addr->sin.sin_family == AF_UNIX ? NA_OFI_ADDR_SHM : NA_OFI_ADDR_IPV4;
     memcpy(wire + 1, &addr->sin.sin_addr, 4);
     memcpy(wire + 5, &addr->sin.sin_port, 2);
 }
@@ -284,13 +385,18 @@ na_ofi_addr_to_wire(const struct na_addr *addr, uint8_t *wire)
 na_return_t
 na_ofi_addr_from_wire(const uint8_t *wire, struct sockaddr_in *sin)
 {
-    if (wire[0] != NA_OFI_ADDR_IPV4)
+    if (wire[0] != NA_OFI_ADDR_IPV4 && wire[0] != NA_OFI_ADDR_SHM)
         return NA_PROTOCOL_ERROR;
     memset(sin, 0, sizeof(*sin));
-    sin->sin_family = AF_INET;
+    sin->sin_family = wire[0] == NA_OFI_ADDR_SHM ? AF_UNIX : AF_INET;
     memcpy(&sin->sin_addr, wire + 1, 4);
     memcpy(&sin->sin_port, wire + 5, 2);
     if (sin->sin_port == 0 || sin->sin_addr.s_addr == htonl(INADDR_ANY))
+        return NA_PROTOCOL_ERROR;
+    /* shm: a pid is positive, the endpoint part at most 1 + 254 * 256 + 255 */
+    if (wire[0] == NA_OFI_ADDR_SHM &&
+        (ntohl(sin->sin_addr.s_addr) > 0x7fffffffu ||
+         ntohs(sin->sin_port) > 1u + 254u * 256u + 255u))
         return NA_PROTOCOL_ERROR;
     return NA_SUCCESS;
 }
@@ -302,10 +408,15 @@ na_ofi_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
     const char *host = na_ofi_strip_scheme(cls, name);
     struct sockaddr_in sin;
 
-    if (host == NULL ||
-        na_ofi_addr_parse_host(host, &sin, true) != NA_SUCCESS ||
-        sin.sin_addr.s_addr == htonl(INADDR_ANY))
+    if (host == NULL)
         return NA_INVALID_ARG;
+    if (cls->shm) {
+        if (na_ofi_shm_parse(host, &sin) != NA_SUCCESS)
+            return NA_INVALID_ARG;
+    } else if (na_ofi_addr_parse_host(host, &sin, true) != NA_SUCCESS ||
+               sin.sin_addr.s_addr == htonl(INADDR_ANY)) {
+        return NA_INVALID_ARG;
+    }
     return na_ofi_addr_intern(cls, &sin, addr);
 }
 
@@ -354,13 +465,21 @@ na_ofi_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
                       na_addr_t addr)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
-    char ip[INET_ADDRSTRLEN], str[96];
+    char ip[INET_ADDRSTRLEN], str[96], name[64];
     int len;
 
-    if (inet_ntop(AF_INET, &addr->sin.sin_addr, ip, sizeof(ip)) == NULL)
-        return NA_PROTOCOL_ERROR;
-    len = snprintf(str, sizeof(str), "ofi+%s://%s:%u", cls->protocol, ip,
-                   ntohs(addr->sin.sin_port));
+    if (addr->sin.sin_family == AF_UNIX) {
+        /* "ofi+shm://<pid>:<d>:<e>": the provider's name without its
+         * scheme, so it reads like the other ofi addresses. */
+        na_ofi_shm_name(&addr->sin, name, sizeof(name));
+        len =
+            snprintf(str, sizeof(str), "ofi+%s://%s", cls->protocol, name + 9);
+    } else {
+        if (inet_ntop(AF_INET, &addr->sin.sin_addr, ip, sizeof(ip)) == NULL)
+            return NA_PROTOCOL_ERROR;
+        len = snprintf(str, sizeof(str), "ofi+%s://%s:%u", cls->protocol, ip,
+                       ntohs(addr->sin.sin_port));
+    }
     if (buf == NULL || *buf_size < (size_t) len + 1) {
         bool probe = buf == NULL;
         *buf_size = (size_t) len + 1;
@@ -447,6 +566,9 @@ na_ofi_addr_refused(const struct na_addr *addr)
 
     if (sin.sin_port == 0)
         return false;
+    if (sin.sin_family == AF_UNIX) /* shm: is the process still there? */
+        return kill((pid_t) ntohl(sin.sin_addr.s_addr), 0) != 0 &&
+               errno == ESRCH;
     fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return false;

@@ -88,6 +88,17 @@
  */
 #define NA_OFI_ADDR_IPV4 4
 #define NA_OFI_WIRE_ADDR_SIZE 7
+/*
+ * libfabric's shm provider names endpoints with FI_ADDR_STR strings,
+ * "fi_shm://<pid>:<domain>:<endpoint>" for the names it picks itself (the
+ * only ones ofi+shm uses). They travel in the same 7 bytes: family
+ * NA_OFI_ADDR_SHM, the pid, then 1 + domain * 256 + endpoint; in memory
+ * they are kept in the same struct sockaddr_in with sin_family AF_UNIX,
+ * so the cache, the wire form and the header need no second layout.
+ */
+#define NA_OFI_ADDR_SHM 0x53 /* 'S' */
+/* How long an idle ofi+shm class naps between looks at its CQ. */
+#define NA_OFI_SHM_NAP_NS 100000
 
 /*
  * Expected messages match on (source, source context id, tag). libfabric
@@ -252,7 +263,8 @@ enum na_ofi_wait_mode {
 
 struct na_ofi_class {
     /* Immutable after initialize. */
-    char protocol[16];     /* "tcp" or "sockets", as printed in addresses */
+    char protocol[16];     /* "tcp", "sockets" or "shm", as in addresses */
+    bool shm;              /* FI_ADDR_STR names of the shm provider    */
     const char *prov_name; /* "tcp;ofi_rxm" or "sockets"               */
     struct fi_info *info;
     struct fid_fabric *fabric;
@@ -334,6 +346,13 @@ void na_ofi_addr_unref(struct na_addr *addr);
 /* True when the kernel says nobody listens at the peer's address any
  * more (connection refused, host or network unreachable). */
 bool na_ofi_addr_refused(const struct na_addr *addr);
+/* "fi_shm://<pid>:<d>:<e>" (or without the scheme) to its packed form. */
+na_return_t na_ofi_shm_parse(const char *name, struct sockaddr_in *sin);
+/* The ofi+shm endpoints open in this process: libfabric 1.17's shm
+ * provider crashes on a send to an endpoint of its own process that was
+ * closed, so such sends are failed before they reach it. */
+void na_ofi_shm_set_live(const struct na_addr *self, bool live);
+bool na_ofi_shm_closed_here(const struct na_addr *addr);
 void na_ofi_addr_cache_destroy(struct na_ofi_class *cls);
 na_return_t na_ofi_addr_lookup(na_class_t *na_class, const char *name,
                                na_addr_t *addr);

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 /* CQ entries read per fi_cq_read() call, and per poll at most. */
@@ -214,6 +215,14 @@ na_ofi_retry_has_peer(struct na_ofi_class *cls, const struct na_addr *addr)
     return found;
 }
 
+/* libfabric 1.17's shm provider answers -FI_ENOMEM when its queue of
+ * commands to a peer is full: that is FI_EAGAIN (retried), not a failure. */
+static inline int
+na_ofi_shm_rc(const struct na_ofi_class *cls, int rc)
+{
+    return cls->shm && rc == -FI_ENOMEM ? -FI_EAGAIN : rc;
+}
+
 /*
  * Post a started op. FI_EAGAIN (the provider is out of credits or still
  * connecting) does not reach the caller: the op waits on the retry queue
@@ -226,13 +235,17 @@ na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
     na_return_t ret;
     int rc;
 
+    if (cls->shm && na_ofi_shm_closed_here(op->addr)) {
+        na_ofi_op_abort(op); /* na_ofi_shm_set_live: the provider would crash */
+        return NA_HOSTUNREACH;
+    }
     op->post = post;
     if (na_ofi_retry_has_peer(cls, op->addr)) {
         na_ofi_retry_push(cls, op);
         return NA_SUCCESS;
     }
     atomic_store(&op->status, NA_OFI_OP_POSTED);
-    rc = post(op);
+    rc = na_ofi_shm_rc(cls, post(op));
     if (rc == 0) {
         if (op->injected) {
             na_ofi_op_complete(op, NA_SUCCESS);
@@ -282,7 +295,7 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
         atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
         atomic_fetch_sub(&cls->retry_count, 1);
         atomic_store(&op->status, NA_OFI_OP_POSTED);
-        rc = op->post(op);
+        rc = na_ofi_shm_rc(cls, op->post(op));
         if (rc == 0 && !op->injected)
             continue; /* with the provider now */
         if (rc == -FI_EAGAIN && op->addr != NULL && now >= op->peer_check_ns) {
@@ -381,7 +394,10 @@ na_ofi_dispatch_error(const struct fi_cq_err_entry *err)
         return NULL;
     }
     op = na_ofi_op_of(hdr);
-    return na_ofi_op_finish(op, na_ofi_peer_error_to_na(op, err->err), 0);
+    /* libfabric 1.17's shm provider reports err negated (-FI_ETRUNC). */
+    return na_ofi_op_finish(
+        op, na_ofi_peer_error_to_na(op, err->err < 0 ? -err->err : err->err),
+        0);
 }
 
 /*
@@ -500,6 +516,11 @@ na_ofi_sleep(struct na_ofi_class *cls, na_context_t *context,
         if (n == 1)
             (void) na_ofi_dispatch(&e, src);
         (void) context;
+    } else if (cls->shm && !cls->no_block) {
+        /* ofi+shm has no usable wait object (na_ofi_cq_open): nap, so an
+         * idle class costs a few percent of a CPU rather than all of it. */
+        struct timespec nap = {.tv_sec = 0, .tv_nsec = NA_OFI_SHM_NAP_NS};
+        (void) nanosleep(&nap, NULL);
     } else {
         sched_yield();
     }

@@ -97,9 +97,12 @@ harness_unreachable_name(const struct ct_env *env, char *buf, size_t size)
         return;
     }
     sep = strstr(env->info, "://");
-    snprintf(buf, size, "%.*s://127.0.0.1:1",
+    /* ofi+shm names are fi_shm://<pid>:<d>:<e>: a pid no process has. */
+    snprintf(buf, size, "%.*s://%s",
              (int) (sep != NULL ? sep - env->info : (long) strlen(env->info)),
-             env->info);
+             env->info,
+             strstr(env->info, "ofi+shm") == env->info ? "2147483647:0:0"
+                                                       : "127.0.0.1:1");
 }
 
 uint64_t
