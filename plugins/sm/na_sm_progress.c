@@ -18,6 +18,10 @@
  */
 #include "na_sm_internal.h"
 
+#ifdef NA_SM_TSAN
+atomic_uint na_sm_fence_word;
+#endif
+
 #include <errno.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -201,7 +205,7 @@ na_sm_rearm(struct na_sm_class *cls)
         }
     }
     if (rearmed) {
-        atomic_thread_fence(memory_order_seq_cst);
+        NA_SM_FENCE_SEQ_CST();
         (void) na_sm_rings(cls);
     }
 }
