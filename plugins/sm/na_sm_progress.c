@@ -202,10 +202,9 @@ na_sm_rearm(struct na_sm_class *cls)
             rearmed = true;
         }
     }
-    if (rearmed) {
-        atomic_thread_fence(memory_order_seq_cst);
+    /* The stores above are seq_cst (a full barrier), as in na_sm_sleep. */
+    if (rearmed)
         (void) na_sm_rings(cls);
-    }
 }
 
 static void
