@@ -69,11 +69,12 @@ run() {
     return 0
 }
 
-# two_proc <json> <timeout> <tool> <mode> <info> [args...]
-two_proc() {
-    local json=$1 limit=$2 tool=$3 mode=$4 info=$5
-    shift 5
-    local addr_file=$out/.addr spid addr=""
+# start_server <seconds> <tool> <mode> <info>: the tool's --server in the
+# background (pid in $spid) until it publishes its address in $addr_file;
+# 1 (after a FAILED line, the server stopped) when it does not.
+start_server() {
+    local limit=$1 tool=$2 mode=$3 info=$4
+    addr_file=$out/.addr
     rm -f "$addr_file"
     timeout --kill-after=5 "$((limit + 30))" "$bin/$tool" --server \
         --mode "$mode" --addr-file "$addr_file" --server-seconds "$((limit + 20))" \
@@ -84,14 +85,22 @@ two_proc() {
         kill -0 "$spid" 2>/dev/null || break
         sleep 0.1
     done
-    addr=$(cat "$addr_file" 2>/dev/null)
-    if [ -z "$addr" ]; then
+    if [ ! -s "$addr_file" ]; then
         echo "run_sm: FAILED: $tool --server $info published no address" | tee -a "$log"
         kill "$spid" 2>/dev/null
         wait "$spid" 2>/dev/null
-        return 0
+        return 1
     fi
-    run "$json" "$limit" "$bin/$tool" --client "$addr" --mode "$mode" "$@" "$info"
+    return 0
+}
+
+# two_proc <json> <timeout> <tool> <mode> <info> [args...]
+two_proc() {
+    local json=$1 limit=$2 tool=$3 mode=$4 info=$5 spid addr_file
+    shift 5
+    start_server "$limit" "$tool" "$mode" "$info" || return 0
+    run "$json" "$limit" "$bin/$tool" --client "$(cat "$addr_file")" \
+        --mode "$mode" "$@" "$info"
     wait "$spid"
 }
 
@@ -100,23 +109,8 @@ two_proc() {
 # after one second to settle. An idle server should be at 0.
 IDLE_S=${QS_BENCH_IDLE_S:-3}
 idle_cpu() {
-    local json=$1 info=$2 addr_file=$out/.addr spid t0 t1 tck
-    rm -f "$addr_file"
-    timeout --kill-after=5 "$((IDLE_S + 30))" "$bin/hg_rate" --server \
-        --mode wait --addr-file "$addr_file" --server-seconds "$((IDLE_S + 20))" \
-        "$info" >>"$log" 2>&1 &
-    spid=$!
-    for _ in $(seq 200); do
-        [ -s "$addr_file" ] && break
-        kill -0 "$spid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ ! -s "$addr_file" ]; then
-        echo "run_sm: FAILED: idle hg_rate --server $info" | tee -a "$log"
-        kill "$spid" 2>/dev/null
-        wait "$spid" 2>/dev/null
-        return 0
-    fi
+    local json=$1 info=$2 spid addr_file t0 t1 tck
+    start_server "$IDLE_S" hg_rate wait "$info" || return 0
     # The pid of hg_rate itself (timeout's child).
     local hpid
     hpid=$(pgrep -P "$spid" hg_rate | head -1)
