@@ -162,6 +162,18 @@ hg_core_check_timers(struct hg_core *core, uint64_t now)
     return fired;
 }
 
+/* The time for a timer check: the NA clock if a linked timer may be due,
+ * else 0 without reading it (with no timer linked the hint is UINT64_MAX
+ * and hg_core_check_timers() fires nothing whatever the time), so a busy
+ * loop on a context without timers reads no clock. */
+static uint64_t
+hg_core_timer_now(struct hg_core *core)
+{
+    if (atomic_load(&core->timer_hint) == UINT64_MAX)
+        return 0;
+    return hg_core_now(core);
+}
+
 /* The exact nearest deadline of an armed timer if it may come before
  * `limit` (*exact set); otherwise the hint, which is at least `limit`. */
 static uint64_t
@@ -178,7 +190,8 @@ hg_core_next_timer(struct hg_core *core, uint64_t limit, bool *exact)
 /* Progress and trigger. */
 
 /*
- * Each pass reads the NA clock once and hands that time to the timer
+ * Each pass reads the NA clock once (a zero timeout on a context with no
+ * timer linked: not at all) and hands that time to the timer
  * check: NA callbacks, timers, then either return (completions are
  * queued or the time is up) or wait in NA until the nearer of the
  * caller's deadline and the next timer.
@@ -188,7 +201,8 @@ hg_core_progress(struct hg_core *core, unsigned int timeout_ms)
 {
     uint64_t now, deadline;
 
-    now = hg_core_now(core);
+    /* A zero timeout needs the time only for the timers. */
+    now = timeout_ms > 0 ? hg_core_now(core) : hg_core_timer_now(core);
     deadline = now + (uint64_t) timeout_ms * 1000000ull;
     for (;;) {
         uint64_t next_timer, wait_ns;
@@ -205,7 +219,7 @@ hg_core_progress(struct hg_core *core, unsigned int timeout_ms)
             /* A zero timeout still polls once without blocking. */
             NA_Poll(core->cls->na_class, core->na_context, NULL);
             NA_Trigger(core->na_context, UINT32_MAX, NULL);
-            hg_core_check_timers(core, hg_core_now(core));
+            hg_core_check_timers(core, hg_core_timer_now(core));
             return hg_core_has_completions(core) ? HG_SUCCESS : HG_TIMEOUT;
         }
         wait_ns = deadline - now;

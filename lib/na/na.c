@@ -860,8 +860,10 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
             if (callback != NULL)
                 callback(&info);
         }
+        /* Completions the callbacks queued run in this call too, as
+         * they did when entries were taken one at a time. */
         done += n;
-        if (n < want)
+        if (n == 0)
             break;
     }
     if (actual_count != NULL)

@@ -176,6 +176,7 @@ na_sim_finalize(na_class_t *na_class)
     pthread_mutex_unlock(&world->lock);
     na_sim_world_unref(world);
     pthread_mutex_unlock(&na_sim_global_lock);
+    na_sim_addr_unref(node->source); /* receivers may hold it still */
     free(node);
     na_class->plugin_class = NULL;
     return NA_SUCCESS;
@@ -328,7 +329,8 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
                     na_sim_op_kind(op->type), na_sim_ret_names[ret],
                     inbound ? peer : op->node->name.str,
                     inbound ? op->node->name.str : peer, op->size, op->tag);
-    na_sim_addr_unref(op->peer);
+    if (op->type != NA_CB_RECV_UNEXPECTED) /* its peer is borrowed */
+        na_sim_addr_unref(op->peer);
     op->peer = NULL;
     ctx->pending--;
     ctx->completions++;

@@ -90,6 +90,21 @@ na_sim_addr_unref(na_addr_t addr)
         free(addr);
 }
 
+na_addr_t
+na_sim_node_source(struct na_sim_node *node)
+{
+    if (node->source == NULL ||
+        node->source->incarnation != node->incarnation) {
+        na_addr_t addr = na_sim_addr_new(&node->name, node->incarnation);
+
+        if (addr == NULL)
+            return NULL;
+        na_sim_addr_unref(node->source);
+        node->source = addr;
+    }
+    return na_sim_addr_ref(node->source);
+}
+
 /*
  * Ops.
  */

@@ -66,6 +66,7 @@ na_sim_fault_draw(uint64_t seed, unsigned int nodes, char *buf, size_t size)
     static const unsigned backlogs[] = {1, 4, 16, 256};
     struct na_sim_draw_buf b = {.buf = buf, .size = size};
     uint64_t r = seed ^ 0x5153535745455021ULL;
+    unsigned backlog, full_fails;
 
     if (buf == NULL || size == 0 || nodes == 0 || nodes > 1000)
         return NA_INVALID_ARG;
@@ -74,9 +75,14 @@ na_sim_fault_draw(uint64_t seed, unsigned int nodes, char *buf, size_t size)
      * show that the program passes when nothing goes wrong. */
     if (na_sim_draw_below(&r, 4) == 0)
         return NA_SUCCESS;
-    na_sim_draw_put(&b, "world:backlog=%u,when_full=%s",
-                    backlogs[na_sim_draw_below(&r, 4)],
-                    na_sim_draw_below(&r, 2) ? "fail" : "block");
+    /* One draw per statement: C leaves the order of the arguments'
+     * evaluation open, so two draws in one call would give a gcc and a
+     * clang build different profiles for one seed. (The order kept is the
+     * one gcc used, so recorded profiles stay valid.) */
+    full_fails = na_sim_draw_below(&r, 2);
+    backlog = backlogs[na_sim_draw_below(&r, 4)];
+    na_sim_draw_put(&b, "world:backlog=%u,when_full=%s", backlog,
+                    full_fails ? "fail" : "block");
     for (size_t i = 0; i < sizeof(probs) / sizeof(probs[0]); i++)
         if (na_sim_draw_below(&r, 3) == 0)
             na_sim_draw_put(&b, ",%s=%s", probs[i],
@@ -104,10 +110,13 @@ na_sim_fault_draw(uint64_t seed, unsigned int nodes, char *buf, size_t size)
                  c = na_sim_draw_below(&r, nodes),
                  t0 = na_sim_draw_below(&r, 5);
 
-        if (a != c)
+        if (a != c) {
+            unsigned t1 = t0 + 1 + na_sim_draw_below(&r, 5);
+            bool oneway = na_sim_draw_below(&r, 2) != 0;
+
             na_sim_draw_put(&b, ";partition:node%u%snode%u@%ums-%ums", a,
-                            na_sim_draw_below(&r, 2) ? ">" : "<>", c, t0,
-                            t0 + 1 + na_sim_draw_below(&r, 5));
+                            oneway ? ">" : "<>", c, t0, t1);
+        }
     }
     if (na_sim_draw_below(&r, 4) == 0) {
         unsigned n = na_sim_draw_below(&r, nodes),

@@ -100,8 +100,10 @@ struct na_op_id {
     void *buf;   /* send: the caller's data; recv: where to write */
     size_t size; /* bytes to send, or receive buffer capacity     */
     na_tag_t tag;
-    uint8_t peer_ctx_id;      /* dest_id of a send, source_id of a recv */
-    na_addr_t peer;           /* reference held while posted           */
+    uint8_t peer_ctx_id; /* dest_id of a send, source_id of a recv */
+    /* Reference held while posted; on a completed unexpected receive,
+     * borrowed from its callback info for the trace line. */
+    na_addr_t peer;
     uint64_t src_incarnation; /* the node's incarnation at post       */
     na_return_t fault_ret;    /* what an EV_FAIL event completes with  */
     struct na_sim_msg *msg;   /* a queued message matched at post time */
@@ -150,6 +152,10 @@ struct na_sim_node {
     bool crashed;  /* its operations are held back until restart     */
     struct na_sim_op_list frozen; /* ops held back while crashed     */
     struct na_sim_ctx_list contexts;
+    /* The source address its messages carry to their receivers, for the
+     * current incarnation, made on first use and shared (reference
+     * counted) by every receive it completes: no allocation per message. */
+    na_addr_t source;
 };
 TAILQ_HEAD(na_sim_node_list, na_sim_node);
 
@@ -186,6 +192,15 @@ struct na_sim_region {
 struct na_sim_link_entry {
     struct na_sim_name src, dst;
     struct na_sim_link params;
+};
+
+/* T(kind) of a kind token given in parts, by the parts' addresses (the
+ * parts are static strings; na_sim_trace.c). */
+#define NA_SIM_KIND_MEMO_BITS 6
+struct na_sim_kind_memo {
+    const char *part[3];
+    size_t len;
+    uint64_t t;
 };
 
 struct na_sim_world {
@@ -232,6 +247,7 @@ struct na_sim_world {
     char *trace_buf;
     size_t trace_len, trace_cap;
     int trace_fd; /* QS_SIM_TRACE_OUT, written line by line, or -1 */
+    struct na_sim_kind_memo trace_kinds[1 << NA_SIM_KIND_MEMO_BITS];
 };
 
 extern pthread_mutex_t na_sim_global_lock;
@@ -288,7 +304,9 @@ void na_sim_trace(struct na_sim_world *world, uint64_t time, uint64_t seq,
                   const char *kind, const char *src, const char *dst,
                   size_t size, na_tag_t tag);
 /* The same line with kind "kind[:kind2[:kind3]]" (NULL parts left out),
- * without formatting the kind first. */
+ * without formatting the kind first. The kind parts of both functions must
+ * be string literals or constant table entries: their hash is remembered
+ * by address. */
 void na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
                      const char *kind, const char *kind2, const char *kind3,
                      const char *src, const char *dst, size_t size,
@@ -327,6 +345,10 @@ bool na_sim_name_from_string(const char *str, struct na_sim_name *name);
 bool na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b);
 na_addr_t na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation);
 na_addr_t na_sim_addr_ref(na_addr_t addr);
+/* A new reference to node's source address (node->source), made again
+ * when the node's incarnation moved on; NULL when out of memory. Called
+ * with the world lock held. */
+na_addr_t na_sim_node_source(struct na_sim_node *node);
 void na_sim_addr_unref(na_addr_t addr);
 
 /* Messages (na_sim_msg.c). */

@@ -76,11 +76,15 @@ na_sim_op_unlink(struct na_op_id *op)
 }
 
 /* Complete a receive with a message's bytes: NA_MSGSIZE, and nothing
- * written, when they do not fit the posted buffer. */
+ * written, when they do not fit the posted buffer. src_node is the sender
+ * when it is known to be in the world in incarnation src_incarnation (a
+ * message delivered now), else NULL (a queued message: its node may have
+ * gone). */
 static void
 na_sim_recv_fill(struct na_sim_world *world, struct na_op_id *recv,
-                 const struct na_sim_name *src, uint64_t src_incarnation,
-                 na_tag_t tag, const void *data, size_t size)
+                 struct na_sim_node *src_node, const struct na_sim_name *src,
+                 uint64_t src_incarnation, na_tag_t tag, const void *data,
+                 size_t size)
 {
     struct na_cb_info *info = &recv->base.info;
     na_return_t ret = NA_SUCCESS;
@@ -96,12 +100,19 @@ na_sim_recv_fill(struct na_sim_world *world, struct na_op_id *recv,
         info->info.recv_unexpected.tag = tag;
         recv->tag = tag;
         if (ret == NA_SUCCESS) {
-            na_addr_t source = na_sim_addr_new(src, src_incarnation);
+            /* From a sender still in the world, its shared address. */
+            na_addr_t source = src_node != NULL
+                                   ? na_sim_node_source(src_node)
+                                   : na_sim_addr_new(src, src_incarnation);
 
             if (source == NULL)
                 ret = NA_NOMEM;
             else
-                recv->peer = na_sim_addr_ref(source); /* for the trace */
+                /* For the completion's trace line only: borrowed from
+                 * the callback info, which holds it until the callback
+                 * has run (na_sim_op_complete() takes no reference of
+                 * an unexpected receive's peer back). */
+                recv->peer = source;
             info->info.recv_unexpected.source = source;
         }
     } else
@@ -144,7 +155,7 @@ na_sim_msg_dup(struct na_sim_world *world, struct na_op_id *send,
                        send->peer->name.str, size);
     if (recv != NULL) {
         na_sim_op_unlink(recv);
-        na_sim_recv_fill(world, recv, &send->node->name,
+        na_sim_recv_fill(world, recv, send->node, &send->node->name,
                          send->node->incarnation, send->tag, data, size);
         return;
     }
@@ -251,7 +262,7 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
         na_sim_trace(world, now, send->seq, "arrive:matched", src, dst, size,
                      send->tag);
         na_sim_op_unlink(recv);
-        na_sim_recv_fill(world, recv, &send->node->name,
+        na_sim_recv_fill(world, recv, send->node, &send->node->name,
                          send->node->incarnation, send->tag, data, size);
         na_sim_op_complete(world, send, NA_SUCCESS);
         goto out;
@@ -469,8 +480,8 @@ na_sim_msg_local(struct na_sim_world *world, struct na_op_id *recv)
         na_sim_op_complete(world, recv, NA_CANCELED);
         return;
     }
-    na_sim_recv_fill(world, recv, &msg->src, msg->src_incarnation, msg->tag,
-                     msg->data, msg->size);
+    na_sim_recv_fill(world, recv, NULL, &msg->src, msg->src_incarnation,
+                     msg->tag, msg->data, msg->size);
     free(msg);
 }
 
@@ -491,8 +502,8 @@ na_sim_msg_requeue(struct na_sim_world *world, struct na_sim_ctx *ctx,
             return;
         /* No memory for the event: complete the receive right here. */
         recv->msg = NULL;
-        na_sim_recv_fill(world, recv, &msg->src, msg->src_incarnation, msg->tag,
-                         msg->data, msg->size);
+        na_sim_recv_fill(world, recv, NULL, &msg->src, msg->src_incarnation,
+                         msg->tag, msg->data, msg->size);
         free(msg);
         return;
     }

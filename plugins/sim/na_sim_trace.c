@@ -70,14 +70,21 @@ na_sim_load_tail(const unsigned char *p, size_t len)
 static inline uint64_t
 na_sim_hash_text(const char *text, size_t len)
 {
-    const unsigned char *p = (const unsigned char *) text;
+    const unsigned char *start = (const unsigned char *) text, *p = start;
     uint64_t t = len;
+    size_t rest = len % 8;
 
     for (; len >= 8; p += 8, len -= 8)
         t = na_sim_hash_word(t, na_sim_load_le64(p));
-    if (len > 0)
-        t = na_sim_hash_word(t, na_sim_load_tail(p, len));
-    return t;
+    if (rest == 0)
+        return t;
+    /* The last partial word: after a whole word, from the 8 bytes that end
+     * the text, shifted down (one load, within the text); else byte by
+     * byte. */
+    if (p != start)
+        return na_sim_hash_word(t, na_sim_load_le64(p + rest - 8) >>
+                                       (8 * (8 - rest)));
+    return na_sim_hash_word(t, na_sim_load_tail(p, rest));
 }
 
 /* T(text) of a text given in pieces, fed byte by byte into the word being
@@ -309,29 +316,36 @@ na_sim_kind_put(char *buf, size_t cap, size_t at, const char *s, size_t len)
     return at + len;
 }
 
-void
-na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
-                const char *kind, const char *kind2, const char *kind3,
-                const char *src, const char *dst, size_t size, na_tag_t tag)
+/*
+ * T(kind) of a kind given in parts. Every part is a string literal or an
+ * entry of a constant table (all callers pass such), so its text is fixed
+ * by its address, and the value is remembered by the parts' addresses in
+ * a small direct-mapped memo of the world: most events cost no kind
+ * hashing at all. Returns the token's length in *len.
+ */
+static uint64_t
+na_sim_kind_hash(struct na_sim_world *world, const char *kind,
+                 const char *kind2, const char *kind3, size_t *len)
 {
-    size_t klen[3] = {0, 0, 0}, slen, dlen;
+    uintptr_t key =
+        (uintptr_t) kind * 3 + (uintptr_t) kind2 * 5 + (uintptr_t) kind3 * 7;
+    struct na_sim_kind_memo *m =
+        &world->trace_kinds[(key * 0x9e3779b97f4a7c15ULL) >>
+                            (64 - NA_SIM_KIND_MEMO_BITS)];
     struct na_sim_text_hash th = {0, 0, 0};
+    size_t klen[3] = {0, 0, 0};
 
-    if (kind == NULL)
-        kind = "(null)";
-    if (src == NULL)
-        src = "(null)";
-    if (dst == NULL)
-        dst = "(null)";
+    if (m->part[0] == kind && m->part[1] == kind2 && m->part[2] == kind3) {
+        *len = m->len;
+        return m->t;
+    }
     klen[0] = strlen(kind);
     if (kind2 != NULL)
         klen[1] = strlen(kind2);
-    if (kind3 != NULL && kind2 != NULL)
+    if (kind3 != NULL)
         klen[2] = strlen(kind3);
-    slen = strlen(src);
-    dlen = strlen(dst);
     th.t = klen[0] + (kind2 != NULL ? 1 + klen[1] : 0) +
-           (kind3 != NULL && kind2 != NULL ? 1 + klen[2] : 0);
+           (kind3 != NULL ? 1 + klen[2] : 0);
     na_sim_text_feed(&th, kind, klen[0]);
     if (kind2 != NULL) {
         na_sim_text_feed(&th, ":", 1);
@@ -341,24 +355,60 @@ na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
             na_sim_text_feed(&th, kind3, klen[2]);
         }
     }
-    world->trace_hash = na_sim_trace_hash_fields(world->trace_hash, time, seq,
-                                                 na_sim_text_end(&th), src,
-                                                 slen, dst, dlen, size, tag);
+    m->part[0] = kind;
+    m->part[1] = kind2;
+    m->part[2] = kind3;
+    m->len = th.t;
+    m->t = na_sim_text_end(&th);
+    *len = m->len;
+    return m->t;
+}
+
+/* The token "kind[:kind2[:kind3]]" written into buf; its length. */
+static size_t
+na_sim_kind_text(char *buf, size_t cap, const char *kind, const char *kind2,
+                 const char *kind3)
+{
+    size_t kl = na_sim_kind_put(buf, cap, 0, kind, strlen(kind));
+
+    if (kind2 != NULL) {
+        kl = na_sim_kind_put(buf, cap, kl, ":", 1);
+        kl = na_sim_kind_put(buf, cap, kl, kind2, strlen(kind2));
+        if (kind3 != NULL) {
+            kl = na_sim_kind_put(buf, cap, kl, ":", 1);
+            kl = na_sim_kind_put(buf, cap, kl, kind3, strlen(kind3));
+        }
+    }
+    return kl;
+}
+
+void
+na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                const char *kind, const char *kind2, const char *kind3,
+                const char *src, const char *dst, size_t size, na_tag_t tag)
+{
+    size_t klen, slen, dlen;
+    uint64_t k;
+
+    if (kind == NULL)
+        kind = "(null)";
+    if (kind2 == NULL)
+        kind3 = NULL;
+    if (src == NULL)
+        src = "(null)";
+    if (dst == NULL)
+        dst = "(null)";
+    k = na_sim_kind_hash(world, kind, kind2, kind3, &klen);
+    slen = strlen(src);
+    dlen = strlen(dst);
+    world->trace_hash = na_sim_trace_hash_fields(
+        world->trace_hash, time, seq, k, src, slen, dst, dlen, size, tag);
     world->trace_lines++;
     if (world->trace_fd >= 0 || world->trace_keep) {
         char kbuf[3 * NA_SIM_NAME_MAX];
-        size_t kl = 0;
 
-        kl = na_sim_kind_put(kbuf, sizeof(kbuf), kl, kind, klen[0]);
-        if (kind2 != NULL) {
-            kl = na_sim_kind_put(kbuf, sizeof(kbuf), kl, ":", 1);
-            kl = na_sim_kind_put(kbuf, sizeof(kbuf), kl, kind2, klen[1]);
-            if (kind3 != NULL) {
-                kl = na_sim_kind_put(kbuf, sizeof(kbuf), kl, ":", 1);
-                kl = na_sim_kind_put(kbuf, sizeof(kbuf), kl, kind3, klen[2]);
-            }
-        }
-        na_sim_trace_write(world, time, seq, kbuf, kl, src, slen, dst, dlen,
+        klen = na_sim_kind_text(kbuf, sizeof(kbuf), kind, kind2, kind3);
+        na_sim_trace_write(world, time, seq, kbuf, klen, src, slen, dst, dlen,
                            size, tag);
     }
 }

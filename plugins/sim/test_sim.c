@@ -191,6 +191,42 @@ test_backlog_block(void **state)
     pair_close(&p);
 }
 
+/* A destination that crashes releases the senders its full backlog holds
+ * back: each send completes once, with NA_HOSTUNREACH (the peer is gone),
+ * not NA_CANCELED (nobody cancelled it). */
+static void
+test_backlog_block_crash(void **state)
+{
+    struct pair p;
+    struct result s[3];
+    na_op_id_t *send[3];
+
+    (void) state;
+    pair_open(&p);
+    memset(s, 0, sizeof(s));
+    assert_int_equal(na_sim_set_unexpected_backlog(1, NA_SIM_BACKLOG_BLOCK),
+                     NA_SUCCESS);
+    for (int i = 0; i < 3; i++) {
+        send[i] = NA_Op_create(p.a, 0);
+        send_unexpected(&p, send[i], &s[i], "m", 2, (na_tag_t) i);
+    }
+    pair_settle(&p);
+    assert_int_equal(s[0].calls, 1);
+    assert_int_equal(s[0].ret, NA_SUCCESS);
+    assert_int_equal(s[1].calls + s[2].calls, 0);
+    assert_int_equal(na_sim_node_crash("beta"), NA_SUCCESS);
+    pair_settle(&p);
+    for (int i = 1; i < 3; i++) {
+        assert_int_equal(s[i].calls, 1);
+        assert_int_equal(s[i].ret, NA_HOSTUNREACH);
+    }
+    assert_int_equal(na_sim_node_restart("beta"), NA_SUCCESS);
+    pair_settle(&p);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(NA_Op_destroy(p.a, send[i]), NA_SUCCESS);
+    pair_close(&p);
+}
+
 /* The limits come from the init info, and a post over them is refused
  * (the size rules shared by every plugin are in the NA conformance suite,
  * tests/conformance/na_msg.c). */
@@ -585,6 +621,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_backlog_fail, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_backlog_block, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_backlog_block_crash, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_message_size_from_init_info,
                                         test_setup, test_teardown),

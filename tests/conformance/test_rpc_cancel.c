@@ -149,7 +149,9 @@ test_timeout(void **state)
     struct ct_env *env = (struct ct_env *) *state;
     struct ct_op op1, op2;
     ct_token_t out1, out2;
+    ct_stats_out_t st;
     hg_handle_t h1, h2;
+    uint32_t held1;
     uint64_t t0;
 
     t0 = harness_now_ns(env);
@@ -160,13 +162,27 @@ test_timeout(void **state)
         fail_msg("HG_TIMEOUT after %llu ns on the NA clock, before the "
                  "200 ms deadline",
                  (unsigned long long) (op1.at_ns - t0));
-    ct_wait_held(env, 1);
+    /* Whether the target got the request is a race on a real fabric: on a
+     * loaded machine the deadline can pass before the request has left,
+     * which then is withdrawn and never delivered (waiting for the target
+     * to hold it then waited 30 s and failed). One origin's messages
+     * arrive in order, so this question, asked now, counts the request if
+     * it was sent. The simulated fabric always delivers it first. */
+    ct_server_stats(env, &st);
+    held1 = st.held;
+    assert_true(held1 <= 1);
+    if (env->is_sim)
+        assert_int_equal(held1, 1);
+    else if (held1 == 0)
+        fprintf(stderr, "test_timeout: the deadline passed before the request "
+                        "reached the target (loaded machine); the late "
+                        "response was not exercised in this run\n");
     assert_hg_ok(HG_Destroy(h1));
 
     /* A second held forward, then both are answered: token 1 first. */
     h2 = forward_hold(env, 2, &op2, &out2, 0);
-    ct_wait_held(env, 2);
-    assert_int_equal(ct_release_held(env), 2);
+    ct_wait_held(env, held1 + 1);
+    assert_int_equal(ct_release_held(env), held1 + 1);
     harness_run_until(env, &op2.calls, CT_WAIT_MS);
     assert_hg_ok(op2.ret);
     assert_hg_ok(op2.out_ret);

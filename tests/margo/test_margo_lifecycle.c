@@ -1,13 +1,14 @@
 /*
  * Lifecycle: finalize and pre-finalize callbacks (plain and provider
  * forms), remote shutdown, reference counting, margo_finalize_and_wait,
- * margo_thread_sleep on the fabric clock, margo_respond_timed and
- * margo_state_dump.
+ * margo_thread_sleep on the fabric clock, margo_respond_timed,
+ * margo_state_dump, and a forward in flight ended by finalize.
  */
 #include "tm.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,6 +328,77 @@ test_respond_timed(void **state)
     margo_finalize(server);
 }
 
+/*
+ * margo_finalize ends the operations in flight before it goes on: a
+ * forward its target holds is cancelled and has ended (HG_CANCELED)
+ * before the finalize callbacks run, as the state dump one of them takes
+ * shows ("operations in flight: 0").
+ */
+static _Atomic(hg_handle_t) tl_held;
+static void
+tl_hold(hg_handle_t h)
+{
+    atomic_store(&tl_held, h); /* never answered; the test destroys it */
+}
+DEFINE_MARGO_RPC_HANDLER(tl_hold)
+
+static int tl_inflight_at_finalize = -1;
+static void
+tl_count_inflight(void *arg)
+{
+    static const char key[] = "operations in flight: ";
+    char path[] = "/tmp/qs_margo_inflightXXXXXX", buf[4096];
+    const char *p;
+    FILE *f;
+    size_t n;
+    int fd = mkstemp(path);
+
+    if (fd < 0)
+        return;
+    close(fd);
+    if (margo_state_dump((margo_instance_id) arg, path, 0, NULL) == 0 &&
+        (f = fopen(path, "r")) != NULL) {
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        p = strstr(buf, key);
+        if (p != NULL)
+            tl_inflight_at_finalize = atoi(p + strlen(key));
+    }
+    unlink(path);
+}
+
+static void
+test_finalize_ends_inflight(void **state)
+{
+    margo_instance_id server = tl_init("if-s", MARGO_SERVER_MODE, 0, 0);
+    margo_instance_id client = tl_init("if-c", MARGO_CLIENT_MODE, 0, 0);
+    hg_id_t id = MARGO_REGISTER(server, "tl_hold", void, void, tl_hold);
+    margo_request req;
+    hg_addr_t addr;
+    hg_handle_t h;
+    int flag = 0;
+
+    (void) state;
+    MARGO_REGISTER(client, "tl_hold", void, void, NULL);
+    addr = tm_lookup_self(client, server);
+    assert_hg_ok(margo_create(client, addr, id, &h));
+    assert_hg_ok(margo_iforward(h, NULL, &req));
+    while (atomic_load(&tl_held) == HG_HANDLE_NULL) {
+        assert_hg_ok(margo_test(req, &flag));
+        assert_int_equal(flag, 0);
+        margo_thread_sleep(client, 1.0);
+    }
+    assert_hg_ok(margo_addr_free(client, addr));
+    margo_push_finalize_callback(client, tl_count_inflight, client);
+    margo_finalize(client);
+    assert_int_equal(tl_inflight_at_finalize, 0);
+    assert_int_equal(margo_wait(req), HG_CANCELED);
+    assert_hg_ok(margo_destroy(h));
+    assert_hg_ok(margo_destroy(atomic_load(&tl_held)));
+    margo_finalize(server);
+}
+
 static void
 test_state_dump(void **state)
 {
@@ -376,6 +448,7 @@ main(void)
         cmocka_unit_test(test_thread_sleep),
         cmocka_unit_test(test_respond_timed),
         cmocka_unit_test(test_state_dump),
+        cmocka_unit_test(test_finalize_ends_inflight),
     };
 
     return tm_main("margo_lifecycle", tests, sizeof(tests) / sizeof(tests[0]));

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "bulk/hg_bulk_internal.h"
 #include "hg/hg_header.h"
 #include "mercury.h"
 #include "mercury_bulk.h"
@@ -175,7 +176,7 @@ gd_free_mh(struct gd_env *e, na_mem_handle_t mh)
 /* ---- bulk descriptors and copies ------------------------------------ */
 
 /* Segment lengths must add up to the total exactly: more or less is a
- * malformed descriptor. */
+ * malformed descriptor; so is one followed by bytes that are not its own. */
 static void
 test_desc_total(void **state)
 {
@@ -193,11 +194,19 @@ test_desc_total(void **state)
         HG_Bulk_create(e.hg, 2, bufs, sizes, HG_BULK_READ_ONLY, &bulk),
         HG_SUCCESS);
     n = HG_Bulk_get_serialize_size(bulk, HG_FALSE);
-    assert_true(n <= sizeof(desc));
+    assert_true(n < sizeof(desc));
     assert_int_equal(HG_Bulk_serialize(desc, n, HG_FALSE, bulk), HG_SUCCESS);
     assert_int_equal(HG_Bulk_deserialize(e.hg, &back, desc, n), HG_SUCCESS);
     assert_int_equal(HG_Bulk_get_size(back), 12);
     HG_Bulk_free(back);
+    /* The caller passes the descriptor's exact size: a byte more is not
+     * part of it and is refused, not ignored. */
+    desc[n] = 0;
+    back = HG_BULK_NULL;
+    if (HG_Bulk_deserialize(e.hg, &back, desc, n + 1) == HG_SUCCESS) {
+        HG_Bulk_free(back);
+        fail_msg("a descriptor followed by one more byte was accepted");
+    }
     for (int d = -1; d <= 1; d += 2) {
         desc[12] = (uint8_t) (12 + d); /* total, low byte */
         back = HG_BULK_NULL;
@@ -206,6 +215,55 @@ test_desc_total(void **state)
             fail_msg("a total of %d over segments of 12 bytes was accepted",
                      12 + d);
         }
+    }
+    HG_Bulk_free(bulk);
+    gd_close(&e);
+}
+
+/* An embedded (eager) descriptor carries at most HG_BULK_EAGER_MAX bytes:
+ * a valid one at the limit, then the same grown by one byte (total,
+ * segment length and data), which must be refused even though every byte
+ * it announces is there. */
+static void
+test_desc_eager_cap(void **state)
+{
+    struct gd_env e;
+    static uint8_t data[HG_BULK_EAGER_MAX], desc[2 * HG_BULK_EAGER_MAX];
+    void *bufs[1] = {data};
+    hg_size_t sizes[1] = {sizeof(data)};
+    hg_bulk_t bulk, back;
+    hg_size_t n;
+
+    (void) state;
+    gd_open(&e, HG_CHECKSUM_NONE);
+    memset(data, 0x5a, sizeof(data));
+    assert_int_equal(
+        HG_Bulk_create(e.hg, 1, bufs, sizes, HG_BULK_READ_ONLY, &bulk),
+        HG_SUCCESS);
+    n = HG_Bulk_get_serialize_size(bulk, HG_TRUE);
+    assert_true(n + 1 <= sizeof(desc));
+    assert_int_equal(HG_Bulk_serialize(desc, n, HG_TRUE, bulk), HG_SUCCESS);
+    /* The data is embedded: the flags byte (offset 5) says so, and the
+     * descriptor is that much longer than without it. */
+    assert_true((desc[5] & 0x40) != 0);
+    assert_int_equal(n, HG_Bulk_get_serialize_size(bulk, HG_FALSE) +
+                            HG_BULK_EAGER_MAX);
+    assert_int_equal(HG_Bulk_deserialize(e.hg, &back, desc, n), HG_SUCCESS);
+    HG_Bulk_free(back);
+    /* total (offset 12) and the one segment's length (offset 20), both
+     * little-endian 64-bit, grow by one, as does the embedded data. */
+    assert_int_equal(desc[12] | desc[13] << 8, HG_BULK_EAGER_MAX);
+    assert_int_equal(desc[20] | desc[21] << 8, HG_BULK_EAGER_MAX);
+    desc[12] = (uint8_t) ((HG_BULK_EAGER_MAX + 1) & 0xff);
+    desc[13] = (uint8_t) ((HG_BULK_EAGER_MAX + 1) >> 8);
+    desc[20] = desc[12];
+    desc[21] = desc[13];
+    desc[n] = 0x5a;
+    back = HG_BULK_NULL;
+    if (HG_Bulk_deserialize(e.hg, &back, desc, n + 1) == HG_SUCCESS) {
+        HG_Bulk_free(back);
+        fail_msg("an embedded descriptor of %d bytes was accepted (limit %d)",
+                 HG_BULK_EAGER_MAX + 1, HG_BULK_EAGER_MAX);
     }
     HG_Bulk_free(bulk);
     gd_close(&e);
@@ -688,6 +746,7 @@ main(int argc, char **argv)
 {
     static const struct CMUnitTest all[] = {
         cmocka_unit_test(test_desc_total),
+        cmocka_unit_test(test_desc_eager_cap),
         cmocka_unit_test(test_segment_copies),
         cmocka_unit_test(test_transfer_bounds),
         cmocka_unit_test(test_payload_crc_required),

@@ -150,14 +150,26 @@ test_slow_peer_alive(void **state)
 {
     struct sd_world *w = malloc(sizeof(*w));
     struct sd_op *held;
+    struct hg_stats tgt0, tgt1, org0, org1;
 
     (void) state;
     lv_seed(34);
     sd_open(w, &lv_default);
     held = sd_forward(w, SD_HOLD, 0, 1, 32, 0);
     sd_run_until(w, &w->handled, 1, 1000);
+    assert_int_equal(HG_Class_get_stats(w->node[1].cls, &tgt0), HG_SUCCESS);
+    assert_int_equal(HG_Class_get_stats(w->node[0].cls, &org0), HG_SUCCESS);
     sd_run_for(w, 5 * LV_PROBE_MS);
     assert_int_equal(held->calls, 0);
+    /* The probes reached the target and ran nothing there: no request, no
+     * answer (an error response to a probe would be a message the origin
+     * cannot match). */
+    assert_int_equal(HG_Class_get_stats(w->node[1].cls, &tgt1), HG_SUCCESS);
+    assert_int_equal(HG_Class_get_stats(w->node[0].cls, &org1), HG_SUCCESS);
+    assert_int_equal(tgt1.requests_received, tgt0.requests_received);
+    assert_int_equal(tgt1.responses_sent, tgt0.responses_sent);
+    assert_int_equal(tgt1.protocol_errors, tgt0.protocol_errors);
+    assert_int_equal(org1.protocol_errors, org0.protocol_errors);
     sd_release_held(w);
     sd_wait(w, held, 1000);
     sd_assert_once(held);

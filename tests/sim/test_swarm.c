@@ -353,8 +353,31 @@ test_seed_changes_faults(void **state)
  * 0x<hash>" per line): every compiler and build type must replay a seed
  * to the same trace. After a deliberate change of the fabric's or the
  * RPC layer's behaviour, regenerate the file with
- * QS_SWARM_HASHES=1 QS_SWARM_SEEDS=1:8 test_sim_swarm swarm. */
+ * QS_SWARM_HASHES=1 QS_SWARM_SEEDS=1:8 test_sim_swarm swarm. A line
+ * "profiles <n> 0x<hash>" checks the fault profiles drawn for seeds 0 to
+ * n - 1 (sw_profiles_hash). */
 static const char *sw_hash_file;
+
+/* FNV-1a over the profiles na_sim_fault_draw() gives seeds 0 to n - 1 for
+ * three nodes (what qs-sweep's swarm runs): a line "profiles <n> 0x<hash>"
+ * of the file. */
+static uint64_t
+sw_profiles_hash(unsigned long long n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    char buf[1024];
+
+    for (unsigned long long seed = 0; seed < n; seed++) {
+        assert_int_equal(na_sim_fault_draw(seed, 3, buf, sizeof(buf)),
+                         NA_SUCCESS);
+        for (const char *p = buf;; p++) {
+            h = (h ^ (unsigned char) *p) * 0x100000001b3ULL;
+            if (*p == '\0')
+                break;
+        }
+    }
+    return h;
+}
 
 static void
 test_recorded(void **state)
@@ -376,6 +399,17 @@ test_recorded(void **state)
 
         if (line[0] == '#' || line[0] == '\n')
             continue;
+        if (sscanf(line, "profiles %llu %llx", &seed, &want) == 2) {
+            got = sw_profiles_hash(seed);
+            checked++;
+            if (got != want) {
+                wrong++;
+                printf("[  ERROR   ] the fault profiles drawn for seeds 0 to "
+                       "%llu hash to 0x%016llx, recorded 0x%016llx\n",
+                       seed - 1, (unsigned long long) got, want);
+            }
+            continue;
+        }
         if (sscanf(line, "%llu %llx", &seed, &want) != 2) {
             fclose(f);
             fail_msg("%s: bad line '%s'", sw_hash_file, line);
@@ -397,7 +431,7 @@ test_recorded(void **state)
            wrong);
     assert_true(checked > 0);
     if (wrong > 0)
-        fail_msg("the trace of %d seeds changed: a draw happens in a "
+        fail_msg("%d recorded hash(es) differ: a draw happens in a "
                  "different order, or the behaviour changed (then "
                  "regenerate %s)",
                  wrong, sw_hash_file);
