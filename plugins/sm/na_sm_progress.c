@@ -18,6 +18,10 @@
  */
 #include "na_sm_internal.h"
 
+#ifdef NA_SM_TSAN
+atomic_uint na_sm_fence_word;
+#endif
+
 #include <errno.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -202,9 +206,10 @@ na_sm_rearm(struct na_sm_class *cls)
             rearmed = true;
         }
     }
-    /* The stores above are seq_cst (a full barrier), as in na_sm_sleep. */
-    if (rearmed)
+    if (rearmed) {
+        NA_SM_FENCE_SEQ_CST();
         (void) na_sm_rings(cls);
+    }
 }
 
 static void
