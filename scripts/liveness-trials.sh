@@ -8,7 +8,9 @@
 #   sm       the same programs over na+sm; the mid-bulk rows move RMA
 #            through the rings (QS_SM_RMA=msg): with process_vm_readv a
 #            pull is one system call, done before a kill can land
-#   sim      tests/sim/test_liveness, one seed per trial (virtual time)
+#   sim      tests/sim/test_liveness (HG_Forward) and
+#            tests/thallium/test_liveness_sim.cpp (margo_forward, a
+#            Thallium call), one seed per trial (virtual time)
 #   verbs    the ofi+tcp rows over QS_VERBS_INFO (default
 #            verbs://rxe0/10.11.0.1:0); run inside the Soft-RoCE guest:
 #              QS_VM_TESTS="$PWD/scripts/liveness-trials.sh 100 $PWD/build verbs" \
@@ -32,6 +34,7 @@ fabrics=("$@")
 ofi=$build/tests/ofi_faults/test_ofi_faults
 tl=$build/tests/ofi_faults/test_ofi_faults_tl
 sim=$build/tests/sim/test_sim_liveness
+tlsim=$build/tests/thallium/test_tl_liveness_sim
 if [ ${#fabrics[@]} -eq 0 ]; then
   [ -x "$ofi" ] && fabrics+=(ofi+tcp)
   [ -x "$ofi" ] && [ -x "$build/plugins/sm/test_sm" ] && fabrics+=(sm)
@@ -123,8 +126,14 @@ for f in "${fabrics[@]}"; do
   sm) QS_OFI_FAULTS_INFO=na+sm rows sm ;;
   verbs) QS_OFI_FAULTS_INFO=${QS_VERBS_INFO:-verbs://rxe0/10.11.0.1:0} rows verbs ;;
   sim)
-    trials "sim, killed in handler (virtual time), HG_Forward" us 1 "$sim" killed_in_handler
-    trials "sim, killed mid-bulk (virtual time), HG_Forward" us 1 "$sim" killed_mid_bulk
+    for scen in killed_in_handler killed_mid_bulk; do
+      what="killed in handler"
+      [ $scen = killed_mid_bulk ] && what="killed mid-bulk"
+      trials "sim, $what (virtual time), HG_Forward" us 1 "$sim" $scen
+      [ -x "$tlsim" ] || continue
+      trials "sim, $what (virtual time), margo_forward" us 1 "$tlsim" $scen margo
+      trials "sim, $what (virtual time), Thallium call" us 1 "$tlsim" $scen
+    done
     ;;
   *) echo "liveness-trials: unknown fabric $f (ofi+tcp, sm, sim, verbs)" >&2 ;;
   esac
