@@ -461,6 +461,67 @@ test_determinism(void **state)
 }
 
 /*
+ * The source address of an unexpected message is shared by every receive
+ * of that sender's messages (one per incarnation, no allocation per
+ * message): each receiver owns its own reference, which outlives both the
+ * other references and the sender's class.
+ */
+static void
+test_source_address_shared(void **state)
+{
+    struct pair p;
+    struct result s[2] = {{0}}, r[2] = {{0}};
+    char in[2][16];
+    na_op_id_t *ops[4];
+    char str[64];
+    size_t size = sizeof(str);
+
+    (void) state;
+    pair_open(&p);
+    for (int i = 0; i < 4; i++)
+        ops[i] = NA_Op_create(i < 2 ? p.a : p.b, 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[i],
+                                                in[i], sizeof(in[i]), NULL,
+                                                ops[2 + i]),
+                         NA_SUCCESS);
+    send_unexpected(&p, ops[0], &s[0], "one", 4, 1);
+    send_unexpected(&p, ops[1], &s[1], "two", 4, 2);
+    pair_settle(&p);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(r[i].calls, 1);
+        assert_int_equal(r[i].ret, NA_SUCCESS);
+        assert_non_null(r[i].source);
+    }
+    assert_true(NA_Addr_cmp(p.b, r[0].source, r[1].source));
+    assert_true(NA_Addr_cmp(p.b, r[0].source, p.b_to_a));
+    /* Freeing one reference leaves the other whole (ASan watches). */
+    NA_Addr_free(p.b, r[0].source);
+    assert_int_equal(NA_Addr_to_string(p.b, str, &size, r[1].source),
+                     NA_SUCCESS);
+    assert_string_equal(str, "sim://alpha");
+
+    /* The sender goes away; the receiver's reference stays valid. */
+    NA_Op_destroy(p.a, ops[0]);
+    NA_Op_destroy(p.a, ops[1]);
+    NA_Addr_free(p.a, p.a_to_b);
+    assert_int_equal(NA_Context_destroy(p.a, p.ca), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(p.a), NA_SUCCESS);
+    size = sizeof(str);
+    assert_int_equal(NA_Addr_to_string(p.b, str, &size, r[1].source),
+                     NA_SUCCESS);
+    assert_string_equal(str, "sim://alpha");
+    assert_true(NA_Addr_cmp(p.b, r[1].source, p.b_to_a));
+    NA_Addr_free(p.b, r[1].source);
+    NA_Op_destroy(p.b, ops[2]);
+    NA_Op_destroy(p.b, ops[3]);
+    NA_Addr_free(p.b, p.b_to_a);
+    assert_int_equal(NA_Context_destroy(p.b, p.cb), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(p.b), NA_SUCCESS);
+    assert_false(na_sim_world_exists());
+}
+
+/*
  * Names, bad input, world control.
  */
 
@@ -633,6 +694,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_virtual_time, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_determinism, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_source_address_shared, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_names_and_info_strings, test_setup,
                                         test_teardown),

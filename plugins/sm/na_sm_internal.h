@@ -37,6 +37,31 @@
 
 #define NA_SM_CLASS_NAME "na"
 
+/* Fences. ThreadSanitizer does not model atomic_thread_fence (gcc refuses
+ * it under -fsanitize=thread with -Werror=tsan), so a TSan build gets
+ * forms it understands: a sequentially consistent read-modify-write of one
+ * shared word for the full fence (every such RMW is ordered in the single
+ * total order, which is what the store-then-check-the-sleeper handshake
+ * needs), and a compiler barrier for the acquire fence of the region-table
+ * read (its loads are already ordered on the x86 machines TSan runs on). */
+#if defined(__SANITIZE_THREAD__)
+#define NA_SM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NA_SM_TSAN 1
+#endif
+#endif
+#ifdef NA_SM_TSAN
+extern atomic_uint na_sm_fence_word;
+#define NA_SM_FENCE_SEQ_CST()                                                  \
+    ((void) atomic_fetch_add_explicit(&na_sm_fence_word, 0,                    \
+                                      memory_order_seq_cst))
+#define NA_SM_FENCE_ACQUIRE() atomic_signal_fence(memory_order_acquire)
+#else
+#define NA_SM_FENCE_SEQ_CST() atomic_thread_fence(memory_order_seq_cst)
+#define NA_SM_FENCE_ACQUIRE() atomic_thread_fence(memory_order_acquire)
+#endif
+
 /* Names: [A-Za-z0-9._:-], 1..NA_SM_NAME_MAX bytes. */
 #define NA_SM_NAME_MAX 64
 

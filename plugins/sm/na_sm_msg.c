@@ -63,7 +63,7 @@ na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
     if (len2 != 0)
         memcpy(r->data + off + sizeof(h) + len1, buf2, len2);
     atomic_store_explicit(&r->tail, tail + rec, memory_order_release);
-    atomic_thread_fence(memory_order_seq_cst);
+    NA_SM_FENCE_SEQ_CST();
     if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
         atomic_exchange(&r->sleeping, 0))
         na_sm_conn_wake_peer(conn);
@@ -212,7 +212,7 @@ na_sm_ring_drain(struct na_sm_conn *conn)
         any = true;
     }
     atomic_store_explicit(&r->head, head, memory_order_release);
-    atomic_thread_fence(memory_order_seq_cst);
+    NA_SM_FENCE_SEQ_CST();
     if (atomic_load_explicit(&r->tx_blocked, memory_order_relaxed) &&
         atomic_exchange(&r->tx_blocked, 0))
         na_sm_conn_wake_peer(conn);

@@ -18,6 +18,10 @@
  */
 #include "na_sm_internal.h"
 
+#ifdef NA_SM_TSAN
+atomic_uint na_sm_fence_word;
+#endif
+
 #include <errno.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -27,8 +31,10 @@
 #define NA_SM_SPIN_MIN_NS 2000u
 #define NA_SM_SPIN_MAX_NS 100000u
 
-/* Sockets are looked at when the rings are idle, and every this many
- * polls when they are not, so a busy peer cannot starve a new one. */
+/* Sockets (new connections, handshakes, wake-up bytes, a peer's end of
+ * file) are looked at once every this many polls, and before sleeping: an
+ * epoll_wait per poll would put a system call on the busy path, where an
+ * idle ring is the common case (a round trip waiting for its reply). */
 #define NA_SM_SOCK_EVERY 32u
 
 static struct na_sm_context *
@@ -201,7 +207,7 @@ na_sm_rearm(struct na_sm_class *cls)
         }
     }
     if (rearmed) {
-        atomic_thread_fence(memory_order_seq_cst);
+        NA_SM_FENCE_SEQ_CST();
         (void) na_sm_rings(cls);
     }
 }
@@ -209,11 +215,9 @@ na_sm_rearm(struct na_sm_class *cls)
 static void
 na_sm_progress(struct na_sm_class *cls, bool force_sockets)
 {
-    bool any;
-
     pthread_mutex_lock(&cls->lock);
-    any = na_sm_rings(cls);
-    if (force_sockets || !any || ++cls->poll_count % NA_SM_SOCK_EVERY == 0) {
+    (void) na_sm_rings(cls);
+    if (force_sockets || ++cls->poll_count % NA_SM_SOCK_EVERY == 0) {
         if (na_sm_sockets(cls))
             (void) na_sm_rings(cls); /* new connections, wake-ups */
     }

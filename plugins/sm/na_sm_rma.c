@@ -212,7 +212,7 @@ na_sm_region_check(const struct na_sm_reg_entry *tab, uint32_t slot,
     base = e->base;
     len = e->len;
     flags = e->flags;
-    atomic_thread_fence(memory_order_acquire);
+    NA_SM_FENCE_ACQUIRE();
     g2 = atomic_load_explicit(&e->gen, memory_order_relaxed);
     if (g1 != gen || g2 != g1)
         return NA_ACCESS;
