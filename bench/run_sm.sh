@@ -1,6 +1,7 @@
 #!/bin/bash
-# Same-node comparison: na+sm against ofi+tcp, with their floors, measured
-# side by side in each run, and a table of medians at the end.
+# Same-node comparison: na+sm against ofi+shm and ofi+tcp, with their
+# floors, measured side by side in each run, and a table of medians at the
+# end.
 #
 #   bench/run_sm.sh [-b BUILD_DIR] [-n RUNS] [-o OUT_DIR] [--quick]
 #
@@ -8,9 +9,10 @@
 # shared cache line between two processes, memcpy and process_vm_readv
 # bandwidth), floor_tcp (busy ping-pong between two processes and the
 # stream), then hg_rate (busy and wait) and hg_bw (busy) as two processes
-# on na+sm, on ofi+shm (libfabric's shm provider) and on
-# ofi+tcp://127.0.0.1:0. JSON records go to
-# OUT_DIR/run<N>.jsonl; the table is printed by bench/summarize_sm.py.
+# and the CPU seconds of an idle waiting server (QS_BENCH_IDLE_S, default
+# 3 s), on na+sm, on ofi+shm (libfabric's shm provider) and on
+# ofi+tcp://127.0.0.1:0. JSON records go to OUT_DIR/run<N>.jsonl; the
+# table is printed by bench/summarize_sm.py.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,11 +69,12 @@ run() {
     return 0
 }
 
-# two_proc <json> <timeout> <tool> <mode> <info> [args...]
-two_proc() {
-    local json=$1 limit=$2 tool=$3 mode=$4 info=$5
-    shift 5
-    local addr_file=$out/.addr spid addr=""
+# start_server <seconds> <tool> <mode> <info>: the tool's --server in the
+# background (pid in $spid) until it publishes its address in $addr_file;
+# 1 (after a FAILED line, the server stopped) when it does not.
+start_server() {
+    local limit=$1 tool=$2 mode=$3 info=$4
+    addr_file=$out/.addr
     rm -f "$addr_file"
     timeout --kill-after=5 "$((limit + 30))" "$bin/$tool" --server \
         --mode "$mode" --addr-file "$addr_file" --server-seconds "$((limit + 20))" \
@@ -82,15 +85,51 @@ two_proc() {
         kill -0 "$spid" 2>/dev/null || break
         sleep 0.1
     done
-    addr=$(cat "$addr_file" 2>/dev/null)
-    if [ -z "$addr" ]; then
+    if [ ! -s "$addr_file" ]; then
         echo "run_sm: FAILED: $tool --server $info published no address" | tee -a "$log"
         kill "$spid" 2>/dev/null
         wait "$spid" 2>/dev/null
-        return 0
+        return 1
     fi
-    run "$json" "$limit" "$bin/$tool" --client "$addr" --mode "$mode" "$@" "$info"
+    return 0
+}
+
+# two_proc <json> <timeout> <tool> <mode> <info> [args...]
+two_proc() {
+    local json=$1 limit=$2 tool=$3 mode=$4 info=$5 spid addr_file
+    shift 5
+    start_server "$limit" "$tool" "$mode" "$info" || return 0
+    run "$json" "$limit" "$bin/$tool" --client "$(cat "$addr_file")" \
+        --mode "$mode" "$@" "$info"
     wait "$spid"
+}
+
+# idle_cpu <json> <info>: a waiting-mode hg_rate server with no client:
+# its CPU seconds (user + system, /proc/<pid>/stat) over IDLE_S seconds,
+# after one second to settle. An idle server should be at 0.
+IDLE_S=${QS_BENCH_IDLE_S:-3}
+idle_cpu() {
+    local json=$1 info=$2 spid addr_file t0 t1 tck
+    start_server "$IDLE_S" hg_rate wait "$info" || return 0
+    # The pid of hg_rate itself (timeout's child).
+    local hpid
+    hpid=$(pgrep -P "$spid" hg_rate | head -1)
+    hpid=${hpid:-$spid}
+    sleep 1
+    t0=$(awk '{print $14 + $15}' "/proc/$hpid/stat")
+    sleep "$IDLE_S"
+    t1=$(awk '{print $14 + $15}' "/proc/$hpid/stat")
+    tck=$(getconf CLK_TCK)
+    kill "$spid" 2>/dev/null
+    wait "$spid" 2>/dev/null
+    awk -v a="$t0" -v b="$t1" -v t="$tck" -v s="$IDLE_S" -v i="$info" \
+        -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
+        c = (b - a) / t
+        printf "idle server %-24s wait: %.3f CPU s over %d s idle\n", i, c, s
+        printf "{\"tool\":\"idle_server\",\"info\":\"%s\",\"idle_s\":%d,\"cpu_s\":%.3f,\"load1\":%s}\n", i, s, c, l
+    }' >"$out/.idle"
+    grep -v '^{' "$out/.idle" | tee -a "$log"
+    grep '^{' "$out/.idle" >>"$json"
 }
 
 for r in $(seq 1 "$runs"); do
@@ -102,6 +141,7 @@ for r in $(seq 1 "$runs"); do
     for info in na+sm ofi+shm ofi+tcp://127.0.0.1:0; do
         two_proc "$json" 150 hg_rate busy,wait "$info" "${rate_args[@]}"
         two_proc "$json" 150 hg_bw busy "$info" "${bw_args[@]}"
+        idle_cpu "$json" "$info"
     done
 done
 python3 "$here/summarize_sm.py" "$out"/run*.jsonl | tee -a "$log"

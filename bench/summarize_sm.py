@@ -29,6 +29,8 @@ def rows_of(path):
                 k = "%s hg_rate %s %d in flight" % (r["info"], r["mode"], r["inflight"])
                 out[k + " (RPC/s)"] = r["rpc_per_s"]
                 out[k + ", median window (RPC/s)"] = r["rpc_per_s_window_median"]
+            elif t == "idle_server":
+                out["%s idle waiting server, CPU s over %d s" % (r["info"], r["idle_s"])] = r["cpu_s"]
             elif t == "hg_bw" and m == "pull":
                 k = "%s hg_bw pull %s" % (r["info"], size(r["size"]))
                 out[k + " (MB/s)"] = r["MBps"]

@@ -123,6 +123,9 @@ def main():
     if args.only:
         names = set(args.only.split(","))
         entries = [e for e in entries if e["name"] in names]
+    if args.sample and args.quick:
+        # A rotating sample guards what is caught: entries with "by".
+        entries = [e for e in entries if e.get("by")]
     if args.sample:
         entries = random.Random(args.seed).sample(
             entries, min(args.sample, len(entries)))

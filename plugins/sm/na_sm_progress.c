@@ -31,8 +31,10 @@ atomic_uint na_sm_fence_word;
 #define NA_SM_SPIN_MIN_NS 2000u
 #define NA_SM_SPIN_MAX_NS 100000u
 
-/* Sockets are looked at when the rings are idle, and every this many
- * polls when they are not, so a busy peer cannot starve a new one. */
+/* Sockets (new connections, handshakes, wake-up bytes, a peer's end of
+ * file) are looked at once every this many polls, and before sleeping: an
+ * epoll_wait per poll would put a system call on the busy path, where an
+ * idle ring is the common case (a round trip waiting for its reply). */
 #define NA_SM_SOCK_EVERY 32u
 
 static struct na_sm_context *
@@ -213,11 +215,9 @@ na_sm_rearm(struct na_sm_class *cls)
 static void
 na_sm_progress(struct na_sm_class *cls, bool force_sockets)
 {
-    bool any;
-
     pthread_mutex_lock(&cls->lock);
-    any = na_sm_rings(cls);
-    if (force_sockets || !any || ++cls->poll_count % NA_SM_SOCK_EVERY == 0) {
+    (void) na_sm_rings(cls);
+    if (force_sockets || ++cls->poll_count % NA_SM_SOCK_EVERY == 0) {
         if (na_sm_sockets(cls))
             (void) na_sm_rings(cls); /* new connections, wake-ups */
     }

@@ -199,6 +199,21 @@ test_desc_total(void **state)
     assert_int_equal(HG_Bulk_deserialize(e.hg, &back, desc, n), HG_SUCCESS);
     assert_int_equal(HG_Bulk_get_size(back), 12);
     HG_Bulk_free(back);
+    /* Every strict prefix is refused as too short (HG_OVERFLOW), with the
+     * rest of the descriptor still in memory behind it: a decoder reading
+     * one byte past its input (the last memory handle) would accept the
+     * prefix, or refuse it for another reason. */
+    for (hg_size_t cut = 0; cut < n; cut++) {
+        hg_return_t ret = HG_Bulk_deserialize(e.hg, &back, desc, cut);
+
+        if (ret == HG_SUCCESS)
+            HG_Bulk_free(back);
+        if (ret != HG_OVERFLOW)
+            fail_msg("a %llu-byte prefix of a %llu-byte descriptor gave %s, "
+                     "want HG_OVERFLOW",
+                     (unsigned long long) cut, (unsigned long long) n,
+                     HG_Error_to_string(ret));
+    }
     /* The caller passes the descriptor's exact size: a byte more is not
      * part of it and is refused, not ignored. */
     desc[n] = 0;
