@@ -1,8 +1,10 @@
 /*
  * Fuzz target: the RPC request/response header decoder and, for overflow
- * messages, the framing of the bulk descriptor that follows it. Any input
- * must decode to an error or to a header that re-encodes to the same
- * validated fields, and a located descriptor lies inside the input.
+ * messages, the framing of the bulk descriptor that follows it, and for
+ * liveness probes the probe/answer check. Any input must decode to an
+ * error or to a header that re-encodes to the same validated fields, a
+ * located descriptor lies inside the input, and an accepted probe or
+ * answer is a bare header.
  */
 #include "hg/hg_header.h"
 
@@ -28,6 +30,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         again.payload_size != header.payload_size || again.ret != header.ret ||
         again.context_id != header.context_id)
         abort();
+    if (header.flags & HG_HEADER_PROBE) {
+        for (int answer = 0; answer < 2; answer++)
+            if (hg_header_probe_check(&header, size, answer) == HG_SUCCESS &&
+                (size != HG_HEADER_SIZE || header.payload_size != 0 ||
+                 header.rpc_id != 0 ||
+                 ((header.flags & HG_HEADER_RESPONSE) != 0) != answer))
+                abort();
+    }
     if (header.flags & HG_HEADER_OVERFLOW) {
         const void *desc;
         size_t desc_len;

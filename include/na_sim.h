@@ -146,6 +146,15 @@ enum na_sim_backlog_policy {
 QS_EXPORT na_return_t na_sim_set_unexpected_backlog(
     size_t limit, enum na_sim_backlog_policy when_full);
 
+/* Declare that one thread drives every class of the world (true), or not
+ * (false, the default). Only then does HG treat a liveness probe left
+ * unanswered for a probe interval of virtual time as a dead peer: where
+ * several threads drive the world, or may, virtual time jumps while they
+ * work in real time, and a live peer would look silent (docs/sim.md,
+ * "Time"). A world that sees a second polling thread ignores the
+ * declaration. NA_NOENTRY without a world. */
+QS_EXPORT na_return_t na_sim_set_single_driver(bool single);
+
 /*
  * Faults. A fault profile is a list of rules in a compact text form, for
  * example

@@ -129,3 +129,23 @@ hg_header_overflow_desc(const void *payload, size_t payload_len,
     *desc_len = len;
     return HG_SUCCESS;
 }
+
+hg_return_t
+hg_header_probe_check(const struct hg_header *header, size_t msg_len,
+                      bool answer)
+{
+    unsigned int allowed = HG_HEADER_PROBE | HG_HEADER_CRC_HEADER |
+                           (answer ? HG_HEADER_RESPONSE : 0u);
+
+    if (header == NULL || !(header->flags & HG_HEADER_PROBE))
+        return HG_PROTOCOL_ERROR;
+    if (msg_len != HG_HEADER_SIZE)
+        return HG_MSGSIZE;
+    if ((header->flags & ~allowed) != 0 ||
+        answer != ((header->flags & HG_HEADER_RESPONSE) != 0))
+        return HG_PROTOCOL_ERROR;
+    if (header->rpc_id != 0 || header->payload_size != 0 || header->ret != 0 ||
+        header->payload_crc != 0)
+        return HG_PROTOCOL_ERROR;
+    return HG_SUCCESS;
+}

@@ -7,6 +7,7 @@
 
 #include "mercury_types.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,7 +21,7 @@
 #define HG_HEADER_OVERFLOW 0x04u    /* payload is a bulk descriptor of it */
 #define HG_HEADER_CRC_HEADER 0x08u  /* header_crc is set                  */
 #define HG_HEADER_CRC_PAYLOAD 0x10u /* payload_crc is set                */
-#define HG_HEADER_PROBE 0x20u       /* liveness probe: dropped on receipt */
+#define HG_HEADER_PROBE 0x20u       /* liveness probe or its answer       */
 #define HG_HEADER_FLAGS_ALL 0x3fu
 
 struct hg_header {
@@ -53,5 +54,16 @@ hg_return_t hg_header_decode(const void *buf, size_t size,
  */
 hg_return_t hg_header_overflow_desc(const void *payload, size_t payload_len,
                                     const void **desc, size_t *desc_len);
+
+/*
+ * Check a decoded header flagged HG_HEADER_PROBE against the length of the
+ * message it came in (docs/wire.md, "Liveness probes"): a probe
+ * (answer false) or its answer (answer true) is exactly HG_HEADER_SIZE
+ * bytes, with rpc_id, payload_size, ret and payload_crc zero and no flag
+ * but PROBE, RESPONSE (answers only, and required there) and CRC_HEADER.
+ * Pure; HG_MSGSIZE for a wrong length, HG_PROTOCOL_ERROR otherwise.
+ */
+hg_return_t hg_header_probe_check(const struct hg_header *header,
+                                  size_t msg_len, bool answer);
 
 #endif /* HG_HEADER_H */

@@ -2,12 +2,15 @@
  * Liveness of the peer a forward waits on (docs/architecture.md,
  * "Liveness"). A forward whose response has not come within the probe
  * interval sends the target a probe: a header-only message flagged
- * HG_HEADER_PROBE that the target's HG drops without running anything.
- * A probe the fabric fails with NA_HOSTUNREACH (the peer is gone, its
- * connection refused or unreachable) fails the forward with
- * HG_HOSTUNREACH, exactly once, through the same path as a timeout. The
- * plugins turn what their fabric knows into that verdict.
- * Everything is timed on the NA clock, so the sim runs it in virtual time.
+ * HG_HEADER_PROBE that the target's HG answers from its receive callback,
+ * below the RPC handlers (hg_probe_answer(), on the target side), with a
+ * header-only expected message flagged HG_HEADER_PROBE | RESPONSE that
+ * echoes the probe's cookie. The origin sends one probe per interval
+ * while the forward waits; a probe still unanswered when the next
+ * interval ends, or one the fabric fails with NA_HOSTUNREACH, fails the
+ * forward with HG_HOSTUNREACH, exactly once, through the same path as a
+ * timeout. Everything is timed on the NA clock, so the sim runs it in
+ * virtual time.
  *
  * Included by hg_internal.h once struct hg_timer is defined.
  */
@@ -22,8 +25,8 @@
 struct hg_handle;
 struct hg_class;
 
-/* Default probe interval: a dead peer fails its forwards within about
- * two intervals plus the time the fabric takes to refuse the probe. */
+/* Default probe interval: a target that stops answering fails the
+ * forwards waiting on it within two intervals of its last sign of life. */
 #define HG_PROBE_DEFAULT_MS 1000u
 
 /* Environment variable overriding the interval (0 turns probing off). */
@@ -31,12 +34,16 @@ struct hg_class;
 
 /* Per-handle probe state (embedded in struct hg_handle). */
 struct hg_probe {
-    struct hg_timer timer; /* the next probe, or the probe's limit */
-    na_op_id_t *op;        /* created on the first probe          */
-    void *buf, *buf_data;  /* the probe message, HG_HEADER_SIZE   */
-    unsigned int gen;      /* forward generation being watched    */
-    unsigned int sent_gen;
-    bool in_flight; /* a probe send is posted              */
+    struct hg_timer timer; /* the next probe, and the last one's limit */
+    na_op_id_t *op;        /* the probe send, created on first use     */
+    na_op_id_t *ans_op;    /* the answer's receive                     */
+    void *buf, *buf_data;  /* probe, then answer: 2 * HG_HEADER_SIZE   */
+    unsigned int gen;      /* forward generation being watched         */
+    unsigned int sent_gen; /* generation of the last probe sent        */
+    uint32_t cookie;       /* the last probe's cookie, echoed back     */
+    bool in_flight;        /* the probe send is posted                 */
+    bool ans_posted;       /* the answer's receive is posted           */
+    bool waiting;          /* the last probe has no answer yet         */
 };
 
 /* The interval in ms for this class (0: probing is off). */
@@ -46,9 +53,21 @@ unsigned int hg_probe_interval_ms(struct hg_class *hg_class);
  * forward advanced handle->probe.gen under the handle lock when it began. */
 void hg_probe_start(struct hg_handle *handle);
 
-/* The forward finished: stop watching, cancel the probe in flight
- * (in_flight: handle->probe.in_flight, read under the handle lock). */
+/* The forward finished: stop watching, cancel the probe's operations
+ * (in_flight: hg_probe_busy(), read under the handle lock). */
 void hg_probe_stop(struct hg_handle *handle, bool in_flight);
+
+/* Whether a probe operation is posted (call with the handle lock held). */
+static inline bool
+hg_probe_busy(const struct hg_probe *probe)
+{
+    return probe->in_flight || probe->ans_posted;
+}
+
+/* Target side: a request receive brought a probe (header decoded into
+ * handle->req_header, msg_len bytes). Answers it from this callback, or
+ * drops a malformed one; either way the handle goes back to its pool. */
+void hg_probe_answer(struct hg_handle *handle, size_t msg_len);
 
 /* Release the probe's NA resources with the handle. */
 void hg_probe_free(struct hg_handle *handle);

@@ -42,7 +42,7 @@ hg_rpc_op_done(struct hg_handle *handle, hg_return_t ret)
             handle->discard || (handle->is_target && handle->callback == NULL);
         if (silent)
             handle->active = false;
-        probing = handle->probe.in_flight;
+        probing = hg_probe_busy(&handle->probe);
     }
     pthread_mutex_unlock(&handle->lock);
     if (finished)

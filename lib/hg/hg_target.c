@@ -158,8 +158,8 @@ hg_request_recv_cb(const struct na_cb_info *info)
     handle->in_size = size;
     ret = hg_header_decode(handle->in_buf, size, header);
     if (ret == HG_SUCCESS && (header->flags & HG_HEADER_PROBE)) {
-        /* A liveness probe: its delivery was the answer. */
-        hg_handle_put(handle);
+        /* A liveness probe: answered here, below the handlers. */
+        hg_probe_answer(handle, size);
         return;
     }
     if (ret == HG_SUCCESS && (header->flags & HG_HEADER_RESPONSE))

@@ -6,6 +6,7 @@
  * still in use; what an operation does on the wire is theirs.
  */
 #include "na/na_internal.h"
+#include "na/na_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -449,6 +450,21 @@ na_plugin_set_msg_limits(na_class_t *na_class, size_t max_unexpected_size,
     na_class->max_unexpected_size = max_unexpected_size;
     na_class->max_expected_size = max_expected_size;
     na_class->max_tag = max_tag;
+}
+
+void
+na_plugin_set_clock_approximate(na_class_t *na_class, bool approximate)
+{
+    atomic_store_explicit(&na_class->clock_approximate, approximate,
+                          memory_order_relaxed);
+}
+
+bool
+na_clock_is_approximate(na_class_t *na_class)
+{
+    return na_class != NULL &&
+           atomic_load_explicit(&na_class->clock_approximate,
+                                memory_order_relaxed);
 }
 
 void *

@@ -127,6 +127,11 @@ struct na_class {
     size_t max_unexpected_size;
     size_t max_expected_size;
     na_tag_t max_tag;
+    /* Set by a plugin whose clock can run ahead of its peers' work (the
+     * simulated fabric, unless one thread is declared to drive its whole
+     * world): liveness verdicts that assume a peer acts within a span of
+     * this clock are not trusted. */
+    atomic_bool clock_approximate;
 };
 
 /*
@@ -138,6 +143,9 @@ struct na_class {
  */
 void na_plugin_set_msg_limits(na_class_t *na_class, size_t max_unexpected_size,
                               size_t max_expected_size, na_tag_t max_tag);
+
+/* Say whether the class's clock is approximate (see struct na_class). */
+void na_plugin_set_clock_approximate(na_class_t *na_class, bool approximate);
 
 /*
  * The core's context: the completion queue lives here; the plugin keeps its

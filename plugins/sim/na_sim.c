@@ -146,6 +146,8 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     na_class->plugin_class = node;
     na_plugin_set_msg_limits(na_class, node->max_unexpected_size,
                              node->max_expected_size, NA_SIM_MAX_TAG);
+    /* Until a poll says otherwise (na_sim_set_single_driver()). */
+    na_plugin_set_clock_approximate(na_class, true);
 
 unlock_global:
     pthread_mutex_unlock(&na_sim_global_lock);
@@ -402,6 +404,8 @@ na_sim_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 
     pthread_mutex_lock(&world->lock);
     na_sim_note_poller(world);
+    na_plugin_set_clock_approximate(na_class, !world->single_driver ||
+                                                  world->multi_threaded);
     start = ctx->completions;
     na_sim_run_due(world);
     *count = (unsigned int) (ctx->completions - start);
@@ -481,6 +485,8 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
 
     pthread_mutex_lock(&world->lock);
     na_sim_note_poller(world);
+    na_plugin_set_clock_approximate(na_class, !world->single_driver ||
+                                                  world->multi_threaded);
     ctx_start = ctx->completions;
     world_start = world->completions;
     deadline =

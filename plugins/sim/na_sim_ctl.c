@@ -274,6 +274,13 @@ na_sim_set_unexpected_backlog(size_t limit,
 }
 
 na_return_t
+na_sim_set_single_driver(bool single)
+{
+    NA_SIM_WITH_WORLD(world, world->single_driver = single);
+    return NA_SUCCESS;
+}
+
+na_return_t
 na_sim_trace_enable(bool enable)
 {
     NA_SIM_WITH_WORLD(world, world->trace_keep = enable);

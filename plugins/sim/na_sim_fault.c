@@ -139,24 +139,36 @@ na_sim_jitter_draw(struct na_sim_world *world, const struct na_sim_jitter *j)
     return (uint64_t) x;
 }
 
-static bool
+/* The partition rule in force on src -> dst now, or NULL. A refusing
+ * partition wins over a silent one. */
+static const struct na_sim_fault_rule *
 na_sim_partitioned(const struct na_sim_world *world,
                    const struct na_sim_name *src, const struct na_sim_name *dst)
 {
     const struct na_sim_profile *prof = world->profile;
+    const struct na_sim_fault_rule *found = NULL;
     uint64_t now = na_sim_now(world);
 
     if (prof == NULL)
-        return false;
+        return NULL;
     for (size_t i = 0; i < prof->nrules; i++) {
         const struct na_sim_fault_rule *r = &prof->rules[i];
 
         if (r->scope == NA_SIM_SCOPE_PARTITION && now >= r->from_ns &&
-            now < r->until_ns && na_sim_rule_link(r, src, dst))
-            return true;
+            now < r->until_ns && na_sim_rule_link(r, src, dst)) {
+            if (!r->silent)
+                return r;
+            if (found == NULL || r->until_ns > found->until_ns)
+                found = r;
+        }
     }
-    return false;
+    return found;
 }
+
+/* How long a trip held by a silent partition waits before it is tried
+ * again: until the partition ends, or an hour of virtual time at a time
+ * for one without an end. */
+#define NA_SIM_SILENT_RECHECK_NS 3600000000000ull
 
 static uint64_t
 na_sim_detect_ns(const struct na_sim_world *world)
@@ -294,6 +306,7 @@ na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
     struct na_sim_fault f = {.verdict = NA_SIM_V_DELIVER, .ret = NA_SUCCESS};
     const struct na_sim_name *src = &op->node->name, *dst = &op->peer->name;
     const struct na_sim_node *target = na_sim_node_find(world, dst);
+    const struct na_sim_fault_rule *part;
     bool send =
         op->type == NA_CB_SEND_UNEXPECTED || op->type == NA_CB_SEND_EXPECTED;
 
@@ -313,8 +326,24 @@ na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
     }
     if (world->profile == NULL)
         return f;
-    if (na_sim_partitioned(world, src, dst) ||
-        (op->type == NA_CB_GET && na_sim_partitioned(world, dst, src))) {
+    part = na_sim_partitioned(world, src, dst);
+    if (part == NULL && op->type == NA_CB_GET)
+        part = na_sim_partitioned(world, dst, src);
+    if (part != NULL && part->silent) {
+        /* Nothing is refused or lost: the trip waits for the link, as tcp
+         * retransmits until the path returns. */
+        uint64_t now = na_sim_now(world);
+
+        world->fault_counts[NA_SIM_C_PARTITION]++;
+        na_sim_fault_trace(world, op, "partition_silent", src->str, dst->str,
+                           op->size);
+        f.verdict = NA_SIM_V_RETRY;
+        f.delay = part->until_ns != UINT64_MAX && part->until_ns > now
+                      ? part->until_ns - now
+                      : NA_SIM_SILENT_RECHECK_NS;
+        return f;
+    }
+    if (part != NULL) {
         world->fault_counts[NA_SIM_C_PARTITION]++;
         na_sim_fault_trace(world, op, "partition", src->str, dst->str,
                            op->size);

@@ -79,6 +79,7 @@ struct na_sim_fault_rule {
     bool a_any, b_any;          /* "*" in a link or partition             */
     bool both_ways;             /* "<>" instead of ">"                    */
     uint64_t from_ns, until_ns; /* partition window [from, until)      */
+    bool silent; /* partition: hold trips until it ends, fail nothing */
     struct na_sim_fault_params params;
 };
 

@@ -383,6 +383,11 @@ na_sim_parse_rule(struct na_sim_cursor_txt *c, struct na_sim_profile *out)
                     return na_sim_perr(c, "window ends before it starts");
             }
         }
+        if (na_sim_accept(c, ":")) {
+            if (!na_sim_accept(c, "silent"))
+                return na_sim_perr(c, "expected 'silent' after the window");
+            r->silent = true;
+        }
         out->nrules++;
         ret = na_sim_add_action(c, out, NA_SIM_ACT_PARTITION_ON, r->from_ns,
                                 index);

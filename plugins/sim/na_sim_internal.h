@@ -220,6 +220,7 @@ struct na_sim_world {
     unsigned int waiters; /* threads blocked on cond                  */
     bool has_poller;
     bool multi_threaded; /* more than one thread has polled          */
+    bool single_driver;  /* na_sim_set_single_driver(true)            */
     pthread_t poller;
     struct na_sim_node_list nodes;
     /* Event heap ordered by (time, seq). */

@@ -516,8 +516,16 @@ na_sim_rma_execute(struct na_sim_world *world, struct na_op_id *op)
         return;
     }
     fault = na_sim_fault_on_deliver(world, op);
+    if (fault.verdict == NA_SIM_V_RETRY) {
+        /* Held by a silent partition until it ends. */
+        if (na_sim_schedule(world,
+                            na_sim_add_sat(na_sim_now(world), fault.delay),
+                            NA_SIM_EV_RMA, op) != NA_SUCCESS)
+            na_sim_op_complete(world, op, NA_NOMEM);
+        return;
+    }
     if (fault.verdict != NA_SIM_V_DELIVER) {
-        /* RMA is never dropped or retried: only failures reach here. */
+        /* RMA is never dropped: only failures reach here. */
         na_sim_fault_fail_later(world, op, fault.ret, fault.delay);
         return;
     }

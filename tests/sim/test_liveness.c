@@ -4,13 +4,18 @@
  * RMA), within the documented bound, in virtual time; a peer that is
  * alive but slow is never declared dead; with probing off, nothing but
  * the fabric's own errors ends a call (which shows the probe is what
- * ends the others).
+ * ends the others). In a world declared driven by one thread
+ * (na_sim_set_single_driver), probes must be answered: a silent partition
+ * that outlasts the bound ends every pending call with HG_HOSTUNREACH, a
+ * shorter one does not, and a handler that holds its request is no reason
+ * (the answer comes from below the handlers).
  *
  * Run one scenario: test_sim_liveness <name>. Replay with another seed:
  * QS_SIM_SEED=<n> test_sim_liveness <name>.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,17 +149,19 @@ test_pull_from_dead_peer(void **state)
 }
 
 /* A target that is alive but slow (its handler holds the request for
- * five probe intervals) is probed, answers, and the call succeeds. */
+ * five probe intervals) is probed, answers from below the handler, and
+ * the call succeeds: with the answers required (single driver) and
+ * without. */
 static void
-test_slow_peer_alive(void **state)
+lv_slow_peer_alive(int single)
 {
     struct sd_world *w = malloc(sizeof(*w));
     struct sd_op *held;
     struct hg_stats tgt0, tgt1, org0, org1;
 
-    (void) state;
     lv_seed(34);
     sd_open(w, &lv_default);
+    assert_int_equal(na_sim_set_single_driver(single), NA_SUCCESS);
     held = sd_forward(w, SD_HOLD, 0, 1, 32, 0);
     sd_run_until(w, &w->handled, 1, 1000);
     assert_int_equal(HG_Class_get_stats(w->node[1].cls, &tgt0), HG_SUCCESS);
@@ -176,6 +183,67 @@ test_slow_peer_alive(void **state)
     assert_int_equal(held->ret, HG_SUCCESS);
     sd_close(w);
     free(w);
+}
+
+static void
+test_slow_peer_alive(void **state)
+{
+    (void) state;
+    lv_slow_peer_alive(1);
+    lv_slow_peer_alive(0);
+}
+
+/* Calls held by n1's handlers while a silent partition (nothing refused,
+ * nothing lost: trips wait for the link) cuts n0 <> n1 for `len_ms`. */
+static void
+lv_silent_partition(uint64_t seed, unsigned int len_ms, bool outlasts)
+{
+    struct sd_world *w = malloc(sizeof(*w));
+    struct sd_op *op[4];
+    char spec[128];
+    uint64_t t;
+
+    lv_seed(seed);
+    sd_open(w, &lv_default);
+    assert_int_equal(na_sim_set_single_driver(true), NA_SUCCESS);
+    for (int i = 0; i < 4; i++)
+        op[i] = sd_forward(w, i == 3 ? SD_ECHO : SD_HOLD, 0, 1, 32 + i, 0);
+    sd_run_until(w, &w->handled, 3, 1000);
+    /* The seed moves the partition's start across one probe interval. */
+    sd_run_for(w, (unsigned) (na_sim_get_seed() * 7919u % LV_PROBE_MS));
+    t = sd_now();
+    snprintf(spec, sizeof(spec), "partition:n0<>n1@%llu-%llu:silent",
+             (unsigned long long) t,
+             (unsigned long long) (t + len_ms * 1000000ull));
+    sd_faults(spec);
+    sd_run_for(w, len_ms + 10);
+    /* The link is back: whatever is held completes (3 ms of answers). */
+    sd_release_held(w);
+    sd_drain(w, 10000);
+    assert_true(na_sim_fault_count("partition") > 0);
+    for (int i = 0; i < 4; i++) {
+        sd_assert_once(op[i]);
+        if (i == 3)
+            assert_int_equal(op[i]->ret, HG_SUCCESS); /* done before */
+        else if (outlasts)
+            lv_dead(op[i], t, 0);
+        else if (op[i]->ret != HG_SUCCESS)
+            fail_msg("op %u: a %u ms partition ended it with %s", op[i]->seq,
+                     len_ms, HG_Error_to_string(op[i]->ret));
+    }
+    sd_close(w);
+    free(w);
+}
+
+static void
+test_silent_partition(void **state)
+{
+    (void) state;
+    /* Longer than the bound (two intervals): every held call ends. */
+    lv_silent_partition(38, 3 * LV_PROBE_MS, true);
+    /* Shorter than one interval: the probe sent into it is answered
+     * within its interval once the link is back. */
+    lv_silent_partition(39, LV_PROBE_MS / 2, false);
 }
 
 /* With probing off (hg_init_info.no_probe, or QS_HG_PROBE_MS=0), the
@@ -297,6 +365,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_killed_mid_bulk),
         cmocka_unit_test(test_pull_from_dead_peer),
         cmocka_unit_test(test_slow_peer_alive),
+        cmocka_unit_test(test_silent_partition),
         cmocka_unit_test(test_probe_off),
         cmocka_unit_test(test_probe_interval),
         cmocka_unit_test(test_many_pending),
