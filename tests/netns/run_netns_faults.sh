@@ -8,9 +8,11 @@
 # (QS_OFI_FAULTS_SERVER_NETNS, ofproc.h). Scenarios: the server killed in
 # its handler and mid-bulk (HG_Forward, margo_forward and, when given, a
 # Thallium call: each ends with HG_HOSTUNREACH within the liveness bound),
-# and a partition (the link taken down for 2.5 s with a call held, then
-# restored: the call completes). Skips (77) with its reason where
-# namespaces cannot be made.
+# and partitions with a call held: the link taken down for 0.5 s (half a
+# probe interval) then restored, and the call completes; down for 4 s,
+# and the call ends with HG_HOSTUNREACH within the liveness bound (its
+# probe goes unanswered). Skips (77) with its reason where namespaces
+# cannot be made.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/netns.sh"
@@ -46,7 +48,7 @@ run() {
   fi
 }
 for s in kill_in_handler_plain kill_in_bulk_plain kill_in_handler_margo \
-  kill_in_bulk_margo partition_heal; do
+  kill_in_bulk_margo partition_heal partition_long; do
   run "$ofi" "$s"
 done
 if [ -n "$tl" ]; then

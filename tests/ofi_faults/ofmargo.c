@@ -194,7 +194,7 @@ om_link(const char *link, const char *state)
 
 void
 om_partition(const char *info, const char *link, unsigned down_ms,
-             unsigned heal_bound_ms)
+             unsigned heal_bound_ms, unsigned dead_bound_ms)
 {
     static struct of_child srv; /* of_reap_all reads it after a failure */
     margo_instance_id mid;
@@ -228,6 +228,23 @@ om_partition(const char *info, const char *link, unsigned down_ms,
     call.in = &val;
     assert_int_equal(pthread_create(&thread, NULL, om_forward, &call), 0);
     om_wait_event(&srv, &srv.held, "handler entered");
+    if (dead_bound_ms == 0) {
+        /* First a busy handler: held for 2.5 probe intervals with the link
+         * up, the call is probed, answered from below the handler, and
+         * must not end. */
+        uint64_t busy = om_now();
+
+        while (om_now() - busy < 2500ull * 1000000) {
+            struct pollfd p = {.fd = srv.fd, .events = POLLIN};
+
+            of_child_poll(&srv);
+            (void) poll(&p, 1, 100);
+        }
+        if (atomic_load(&call.at_ns) != 0)
+            fail_msg("the call held by a busy handler ended with %s after "
+                     "2.5 probe intervals: its probes were not answered",
+                     HG_Error_to_string(call.ret));
+    }
     om_link(link, "down");
     down = om_now();
     while (om_now() - down < (uint64_t) down_ms * 1000000) {
@@ -237,6 +254,40 @@ om_partition(const char *info, const char *link, unsigned down_ms,
         if (srv.eof)
             fail_msg("the server exited during the partition");
         (void) poll(&p, 1, 100);
+    }
+    if (dead_bound_ms != 0) {
+        /* tcp says nothing, but the probes go unanswered: the call ended
+         * while the link was still down. */
+        uint64_t at = atomic_load(&call.at_ns);
+
+        om_link(link, "up");
+        if (at == 0)
+            fail_msg("the held call outlived a %u ms partition: an "
+                     "unanswered probe did not end it",
+                     down_ms);
+        pthread_join(thread, NULL);
+        ms = (at - down) / 1000000;
+        print_message("  call held across a %u ms partition: %s %llu ms "
+                      "after the link went down\n",
+                      down_ms, HG_Error_to_string(call.ret),
+                      (unsigned long long) ms);
+        if (call.ret != HG_HOSTUNREACH)
+            fail_msg("the held call ended with %s, want HG_HOSTUNREACH",
+                     HG_Error_to_string(call.ret));
+        if (ms > dead_bound_ms)
+            fail_msg("the held call ended %llu ms after the link went down, "
+                     "bound %u ms",
+                     (unsigned long long) ms, dead_bound_ms);
+        margo_destroy(call.h);
+        /* The server still holds the request: release it (its answer is
+         * dropped here) and see the link work again. */
+        assert_int_equal(margo_create(mid, addr, release, &h), HG_SUCCESS);
+        assert_int_equal(margo_forward(h, &zero), HG_SUCCESS);
+        assert_int_equal(margo_get_output(h, &out), HG_SUCCESS);
+        assert_int_equal(out.value, 1);
+        margo_free_output(h, &out);
+        margo_destroy(h);
+        goto stop;
     }
     /* tcp says nothing during a silent partition (the probes sit in the
      * socket's send queue), so a live peer must not have been failed. */
@@ -278,6 +329,7 @@ om_partition(const char *info, const char *link, unsigned down_ms,
                  (unsigned long long) ms, heal_bound_ms);
     margo_destroy(call.h);
 
+stop:
     /* The server saw nothing wrong: it stops, and its exit status is its
      * own leak and exactly-once check. */
     assert_int_equal(margo_create(mid, addr, shutdown, &h), HG_SUCCESS);

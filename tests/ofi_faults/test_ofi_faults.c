@@ -17,9 +17,13 @@
  *                    server's transfer fails and it goes on serving
  *   kill_in_handler_margo, kill_in_bulk_margo
  *                    the kills with a plain margo_forward (ofmargo.c)
- *   partition_heal   the link to the server's host goes down while its
- *                    handler holds a plain margo_forward, then returns:
- *                    the call completes (tests/netns; skipped elsewhere)
+ *   partition_heal   the link to the server's host goes down for half a
+ *                    probe interval while its handler holds a plain
+ *                    margo_forward, then returns: the call completes
+ *                    (tests/netns; skipped elsewhere)
+ *   partition_long   the same for four probe intervals: the call ends
+ *                    with HG_HOSTUNREACH within the liveness bound while
+ *                    the link is down (its probe goes unanswered)
  *
  * The expectations are the simulator's: every operation completes exactly
  * once, with success or a clean error, nothing hangs, and every surviving
@@ -724,26 +728,44 @@ test_kill_in_bulk_margo(void **state)
     om_kill_in_bulk(of_info(), OF_LIVENESS_BOUND_MS);
 }
 
-/* A partition between the hosts of tests/netns: QS_OFI_FAULTS_LINK names
- * the link this host takes down for OF_PARTITION_MS (two and a half probe
- * intervals) and then restores. */
-#define OF_PARTITION_MS 2500u
-/* tcp retransmits with exponential backoff: after a 2.5 s outage its next
- * attempt comes within about 4 s of the link's return. */
+/* Partitions between the hosts of tests/netns: QS_OFI_FAULTS_LINK names
+ * the link this host takes down and then restores. A short one (half a
+ * probe interval: no probe can go a whole interval unanswered) must not
+ * fail the held call; a long one (four intervals) must, within the
+ * liveness bound of two intervals (OF_LIVENESS_BOUND_MS with margin). */
+#define OF_PARTITION_SHORT_MS 500u
+#define OF_PARTITION_LONG_MS 4000u
+/* tcp retransmits with exponential backoff: after a short outage its next
+ * attempt comes within about a second of the link's return. */
 #define OF_HEAL_BOUND_MS 10000u
 
-static void
-test_partition_heal(void **state)
+static const char *
+of_partition_link(void)
 {
     const char *link = getenv("QS_OFI_FAULTS_LINK");
 
-    (void) state;
     if (link == NULL || *link == '\0') {
         print_message("  QS_OFI_FAULTS_LINK is not set: this scenario needs "
                       "a link it may take down (tests/netns); skipping\n");
         skip();
     }
-    om_partition(of_info(), link, OF_PARTITION_MS, OF_HEAL_BOUND_MS);
+    return link;
+}
+
+static void
+test_partition_heal(void **state)
+{
+    (void) state;
+    om_partition(of_info(), of_partition_link(), OF_PARTITION_SHORT_MS,
+                 OF_HEAL_BOUND_MS, 0);
+}
+
+static void
+test_partition_long(void **state)
+{
+    (void) state;
+    om_partition(of_info(), of_partition_link(), OF_PARTITION_LONG_MS,
+                 OF_HEAL_BOUND_MS, OF_LIVENESS_BOUND_MS);
 }
 
 /* ---- main ------------------------------------------------------------- */
@@ -770,6 +792,8 @@ main(int argc, char **argv)
          cmocka_unit_test_teardown(test_kill_in_bulk_margo, of_teardown)},
         {"partition_heal",
          cmocka_unit_test_teardown(test_partition_heal, of_teardown)},
+        {"partition_long",
+         cmocka_unit_test_teardown(test_partition_long, of_teardown)},
     };
     struct CMUnitTest run[sizeof(all) / sizeof(all[0])];
     size_t n = 0;
