@@ -192,6 +192,22 @@ om_link(const char *link, const char *state)
         fail_msg("ip link set dev %s %s failed", link, state);
 }
 
+/* One plain call that must answer `want`. */
+static void
+om_call_val(margo_instance_id mid, hg_addr_t addr, hg_id_t id, of_val_t *in,
+            uint64_t want)
+{
+    hg_handle_t h;
+    of_val_t out;
+
+    assert_int_equal(margo_create(mid, addr, id, &h), HG_SUCCESS);
+    assert_int_equal(margo_forward(h, in), HG_SUCCESS);
+    assert_int_equal(margo_get_output(h, &out), HG_SUCCESS);
+    assert_int_equal(out.value, want);
+    margo_free_output(h, &out);
+    margo_destroy(h);
+}
+
 void
 om_partition(const char *info, const char *link, unsigned down_ms,
              unsigned heal_bound_ms, unsigned dead_bound_ms)
@@ -214,12 +230,7 @@ om_partition(const char *info, const char *link, unsigned down_ms,
     shutdown = MARGO_REGISTER(mid, "of_shutdown", of_val_t, of_val_t, NULL);
     assert_int_equal(margo_addr_lookup(mid, srv.addr, &addr), HG_SUCCESS);
     /* Connected before the partition. */
-    assert_int_equal(margo_create(mid, addr, echo, &h), HG_SUCCESS);
-    assert_int_equal(margo_forward(h, &val), HG_SUCCESS);
-    assert_int_equal(margo_get_output(h, &out), HG_SUCCESS);
-    assert_int_equal(out.value, 8);
-    margo_free_output(h, &out);
-    margo_destroy(h);
+    om_call_val(mid, addr, echo, &val, 8);
 
     /* A plain forward that the server's handler holds; then the link
      * goes down for down_ms, long enough for the liveness probe to run
@@ -281,12 +292,7 @@ om_partition(const char *info, const char *link, unsigned down_ms,
         margo_destroy(call.h);
         /* The server still holds the request: release it (its answer is
          * dropped here) and see the link work again. */
-        assert_int_equal(margo_create(mid, addr, release, &h), HG_SUCCESS);
-        assert_int_equal(margo_forward(h, &zero), HG_SUCCESS);
-        assert_int_equal(margo_get_output(h, &out), HG_SUCCESS);
-        assert_int_equal(out.value, 1);
-        margo_free_output(h, &out);
-        margo_destroy(h);
+        om_call_val(mid, addr, release, &zero, 1);
         goto stop;
     }
     /* tcp says nothing during a silent partition (the probes sit in the
@@ -302,14 +308,9 @@ om_partition(const char *info, const char *link, unsigned down_ms,
 
     /* The link returned first: the release goes through, the held call
      * completes with the server's answer once tcp retransmits. */
-    assert_int_equal(margo_create(mid, addr, release, &h), HG_SUCCESS);
     /* Not `val`: the held call's thread read it, and nothing orders that
      * read before a write here. */
-    assert_int_equal(margo_forward(h, &zero), HG_SUCCESS);
-    assert_int_equal(margo_get_output(h, &out), HG_SUCCESS);
-    assert_int_equal(out.value, 1);
-    margo_free_output(h, &out);
-    margo_destroy(h);
+    om_call_val(mid, addr, release, &zero, 1);
     pthread_join(thread, NULL);
     ms = (atomic_load(&call.at_ns) - up) / 1000000;
     print_message("  call held across a %u ms partition: %s %llu ms after "
