@@ -126,7 +126,6 @@ na_tcp_class_free(struct na_tcp_class *cls)
     if (cls->epfd >= 0)
         close(cls->epfd);
     na_tcp_regions_destroy(cls);
-    free(cls->discard);
     pthread_mutex_destroy(&cls->lock);
     free(cls);
 }
@@ -171,10 +170,9 @@ na_tcp_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     atomic_init(&cls->spin_ns, 20000);
 
     ret = NA_NOMEM;
-    cls->discard = malloc(NA_TCP_RX_SIZE);
     cls->epfd = epoll_create1(EPOLL_CLOEXEC);
     cls->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (cls->discard == NULL || cls->epfd < 0 || cls->wake_fd < 0)
+    if (cls->epfd < 0 || cls->wake_fd < 0)
         goto fail;
     ev.data.ptr = &cls->wake_fd;
     if (epoll_ctl(cls->epfd, EPOLL_CTL_ADD, cls->wake_fd, &ev) != 0)

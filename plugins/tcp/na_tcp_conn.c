@@ -183,6 +183,7 @@ na_tcp_accept_all(struct na_tcp_class *cls)
         }
         c->accepted = true;
         c->peer_ip = sin.sin_addr;
+        cls->accepted++;
     }
 }
 

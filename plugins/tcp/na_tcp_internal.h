@@ -273,11 +273,11 @@ struct na_tcp_class {
     struct na_tcp_addr_list addrs;
     struct na_tcp_conn_list conns;
     unsigned int conn_count;
+    unsigned int accepted; /* connections accepted, ever */
     struct na_tcp_context *contexts[256];
     struct na_tcp_region *regions; /* slot table, grows */
     uint32_t region_count, region_cap;
     uint32_t region_gen;
-    uint8_t *discard; /* scratch for payloads nobody wants */
     unsigned int poll_count;
     atomic_uint sleepers;    /* threads about to sleep or asleep */
     atomic_bool fd_exported; /* NA_Poll_get_fd was called */
