@@ -52,7 +52,8 @@
 #endif
 #endif
 #ifdef NA_SM_TSAN
-extern atomic_uint na_sm_fence_word;
+/* One word for the whole library, never exported from it. */
+extern atomic_uint na_sm_fence_word __attribute__((visibility("hidden")));
 #define NA_SM_FENCE_SEQ_CST()                                                  \
     ((void) atomic_fetch_add_explicit(&na_sm_fence_word, 0,                    \
                                       memory_order_seq_cst))
@@ -326,6 +327,14 @@ void na_sm_conn_accept_all(struct na_sm_class *cls);
 void na_sm_conn_sock_event(struct na_sm_conn *conn);
 void na_sm_conn_destroy(struct na_sm_conn *conn);
 void na_sm_conn_wake_peer(struct na_sm_conn *conn);
+/* The listener's check of a hello's bytes (from a peer: hostile): true
+ * when `msg` is a well-formed hello of this protocol version that came
+ * with two descriptors and names a valid peer; its name goes to `name`.
+ * A pure function, so that fuzz/fuzz_sm_hello.c can feed it anything. */
+bool na_sm_hello_parse(const void *msg, size_t len, size_t nfds,
+                       char name[NA_SM_NAME_MAX + 1]);
+/* The hello a connector sends: its size, written into `msg`. */
+size_t na_sm_hello_encode(const char *name, void *msg, size_t size);
 
 /* na_sm_msg.c */
 void *na_sm_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
