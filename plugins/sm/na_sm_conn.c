@@ -30,7 +30,7 @@
 
 #define NA_SM_HELLO_MAGIC 0x51534d48u /* "QSMH" */
 #define NA_SM_REPLY_MAGIC 0x51534d52u /* "QSMR" */
-#define NA_SM_PROTO_VERSION 1u
+#define NA_SM_PROTO_VERSION 2u        /* 2: marked, line-aligned records */
 
 struct na_sm_hello {
     uint32_t magic;
@@ -445,7 +445,7 @@ na_sm_conn_sock_event(struct na_sm_conn *conn)
         if (!na_sm_conn_recv_one(conn, &more)) {
             /* Deliver what the peer wrote before it went. */
             if (conn->rx != NULL)
-                (void) na_sm_ring_drain(conn);
+                (void) na_sm_ring_drain(conn, false);
             conn->dead = true;
             na_sm_peer_failed(conn->cls, conn);
             na_sm_conn_destroy(conn);
