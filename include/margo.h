@@ -602,11 +602,53 @@ QS_EXPORT hg_return_t margo_bulk_itransfer_timed(
     hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
     size_t local_offset, size_t size, double timeout_ms, margo_request *req);
 
+/*
+ * Progress tuning. The upper bound is how long an idle progress loop (the
+ * progress thread, or a thread driving instances without one) blocks in
+ * HG_Progress(), in milliseconds of the NA clock; it starts as the
+ * configuration's "progress_timeout_ub_msec" (100). Timers and
+ * margo_thread_sleep() deadlines still cut a wait short. Both return 0, or
+ * -1 for MARGO_INSTANCE_NULL.
+ */
+QS_EXPORT int margo_set_progress_timeout_ub_msec(margo_instance_id mid,
+                                                 unsigned timeout);
+QS_EXPORT int margo_get_progress_timeout_ub_msec(margo_instance_id mid,
+                                                 unsigned *timeout);
+/*
+ * Set a parameter by name at run time. Known key: "progress_timeout_ub_msecs"
+ * (a decimal number of milliseconds, as margo_set_progress_timeout_ub_msec).
+ * Returns 0, or -1 for an unknown key, a bad value or a NULL argument.
+ */
+QS_EXPORT int margo_set_param(margo_instance_id mid, const char *key,
+                              const char *value);
+/*
+ * Set the Argobots environment variables Margo prefers (ABT_THREAD_STACKSIZE,
+ * ABT_MEM_MAX_NUM_STACKS), from the "argobots" section of the optional
+ * JSON configuration ("abt_thread_stacksize", "abt_mem_max_num_stacks") or
+ * Margo's defaults (2 MiB, 8), before ABT_init() runs. Returns 0, or -1
+ * when the JSON does not parse. Once Argobots runs it changes nothing and
+ * still returns 0.
+ */
+QS_EXPORT int margo_set_environment(const char *optional_json_config);
+/*
+ * The RPC the calling ULT works for. Inside a handler it is the handler's
+ * RPC id (with its provider id); margo_set_current_rpc_id() sets it for
+ * the calling ULT (or, outside any ULT, the calling thread) until the ULT
+ * ends; elsewhere it is the id of base 0 and MARGO_DEFAULT_PROVIDER_ID.
+ * Setting 0 sets that default. Both return HG_SUCCESS, or HG_INVALID_ARG
+ * for a null instance or output.
+ */
+QS_EXPORT hg_return_t margo_set_current_rpc_id(margo_instance_id mid,
+                                               hg_id_t id);
+QS_EXPORT hg_return_t margo_get_current_rpc_id(margo_instance_id mid,
+                                               hg_id_t *id);
+
 #ifdef __cplusplus
 }
 #endif
 
 #include "margo-bulk-util.h"
 #include "margo-config.h"
+#include "margo-util.h"
 
 #endif /* MARGO_H */

@@ -70,6 +70,7 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
     }
     mid->config = *cfg;
     atomic_init(&mid->log_level, margo_log_default_level());
+    atomic_init(&mid->progress_timeout_ub_ms, cfg->progress_timeout_ub_msec);
     margo_log_inherit(mid);
     if (logger)
         margo_set_logger(mid, logger);

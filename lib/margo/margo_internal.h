@@ -150,6 +150,12 @@ struct margo_instance {
      * of their deadlines (0: none) (L). */
     struct margo_sleep *sleepers;
     uint64_t sleep_deadline_min;
+
+    /* Progress tuning and counters (margo_params.c). */
+    atomic_uint progress_timeout_ub_ms;
+    _Atomic uint64_t num_progress_calls, num_trigger_calls;
+    /* Per-ULT current RPC id (ABT_KEY_NULL if the key could not be made). */
+    ABT_key rpc_id_key;
 };
 
 /* A pushed (pre-)finalize callback; owner is the provider's, or NULL. */
@@ -310,6 +316,16 @@ void margo_log_inherit(struct margo_instance *mid);
 /* "trace", ... -> level; 0, or -1 if unknown. */
 int margo_log_level_parse(const char *name, margo_log_level *level);
 const char *margo_log_level_name(margo_log_level level);
+
+/* margo_params.c */
+/* Make / free the instance's current-RPC-id key (after ABT_init, before
+ * ABT_finalize). */
+void margo_rpc_id_init(struct margo_instance *mid);
+void margo_rpc_id_fini(struct margo_instance *mid);
+/* Around a handler: make id the caller's current RPC id, returning the one
+ * to give back to margo_rpc_id_leave() afterwards. */
+hg_id_t margo_rpc_id_enter(struct margo_instance *mid, hg_id_t id);
+void margo_rpc_id_leave(struct margo_instance *mid, hg_id_t saved);
 
 /* The instance of an HG class created by margo_init(), or NULL. */
 struct margo_instance *margo_instance_of_class(hg_class_t *hg_class);

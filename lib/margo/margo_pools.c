@@ -39,6 +39,7 @@ margo_pools_create(struct margo_instance *mid)
         mid->abt_inited = true;
         mid->abt_init_thread = pthread_self();
     }
+    margo_rpc_id_init(mid);
     mid->pools = calloc(cfg->npools, sizeof(*mid->pools));
     mid->xstreams = calloc(cfg->nxstreams, sizeof(*mid->xstreams));
     if (mid->pools == NULL || mid->xstreams == NULL)
@@ -108,6 +109,7 @@ margo_pools_destroy(struct margo_instance *mid)
     mid->pools = NULL;
     mid->xstreams = NULL;
     mid->npools = mid->nxstreams = 0;
+    margo_rpc_id_fini(mid);
     if (mid->abt_inited && pthread_equal(mid->abt_init_thread, pthread_self()))
         ABT_finalize();
 }

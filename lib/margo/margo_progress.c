@@ -199,7 +199,11 @@ margo_run_entry(struct margo_instance *mid, struct margo_handler_entry *e,
         /* The entry belongs to the work (a timer's). */
         e->work(e->arg);
     } else {
+        const struct hg_info *info = HG_Get_info(e->handle);
+        hg_id_t saved = margo_rpc_id_enter(mid, info ? info->id : 0);
+
         e->fn(e->handle);
+        margo_rpc_id_leave(mid, saved);
         free(e);
     }
     margo_tls.handler_depth--;
@@ -328,12 +332,15 @@ margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
     margo_timers_check(mid);
     if (timeout_ms > 0)
         timeout_ms = margo_wait_slice(mid, timeout_ms);
+    atomic_fetch_add(&mid->num_trigger_calls, 1);
     if (HG_Trigger(mid->hg_context, 0, MARGO_TRIGGER_BATCH, &n) == HG_SUCCESS)
         activity += n;
+    atomic_fetch_add(&mid->num_progress_calls, 1);
     ret = HG_Progress(mid->hg_context, activity ? 0 : timeout_ms);
     if (ret == HG_SUCCESS) {
         activity++;
         n = 0;
+        atomic_fetch_add(&mid->num_trigger_calls, 1);
         if (HG_Trigger(mid->hg_context, 0, MARGO_TRIGGER_BATCH, &n) ==
             HG_SUCCESS)
             activity += n;
@@ -343,6 +350,19 @@ margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
     }
     margo_timers_check(mid);
     return activity;
+}
+
+/*
+ * How long an idle loop of mid blocks in HG_Progress(): the instance's
+ * progress timeout upper bound, capped at MARGO_BLOCK_MS so that stop
+ * requests and waiting finalizers are still seen in time.
+ */
+static unsigned int
+margo_idle_ms(struct margo_instance *mid)
+{
+    unsigned int ub = atomic_load(&mid->progress_timeout_ub_ms);
+
+    return ub < MARGO_BLOCK_MS ? ub : MARGO_BLOCK_MS;
 }
 
 /* How a round may wait when no instance had anything to do. */
@@ -404,7 +424,7 @@ margo_drive_round(enum margo_round mode, bool short_slice)
         (mode == MARGO_ROUND_BLOCK || all_virtual)) {
         unsigned int slice =
             count == 1 && mode == MARGO_ROUND_BLOCK && !short_slice
-                ? MARGO_BLOCK_MS
+                ? margo_idle_ms(set[0])
                 : 1;
         for (i = 0; i < count && activity == 0; i++)
             activity += margo_progress_instance(set[i], slice);
@@ -523,7 +543,7 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
             /* A handler running on the progress thread: nobody else
              * moves this instance, so this thread must. */
             pthread_mutex_unlock(&margo_lock);
-            (void) margo_progress_instance(mid, MARGO_BLOCK_MS);
+            (void) margo_progress_instance(mid, margo_idle_ms(mid));
             pthread_mutex_lock(&margo_lock);
             if (mid->rpc_thread_count < 0)
                 (void) margo_run_one_handler(mid);
@@ -681,7 +701,7 @@ margo_progress_main(void *arg)
         bool queued = mid->rpc_thread_count < 0 && mid->queue_head;
 
         pthread_mutex_unlock(&margo_lock);
-        (void) margo_progress_instance(mid, queued ? 0 : MARGO_BLOCK_MS);
+        (void) margo_progress_instance(mid, queued ? 0 : margo_idle_ms(mid));
         pthread_mutex_lock(&margo_lock);
         if (mid->rpc_thread_count < 0)
             while (margo_run_one_handler(mid))
