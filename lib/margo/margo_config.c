@@ -234,7 +234,8 @@ cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
             strcmp(key, "request_post_incr") != 0 &&
             strcmp(key, "release_input_early") != 0 &&
             strcmp(key, "no_multi_recv") != 0 &&
-            strcmp(key, "sm_info_string") != 0)
+            strcmp(key, "probe_interval_ms") != 0 &&
+            strcmp(key, "no_probe") != 0 && strcmp(key, "sm_info_string") != 0)
             margo_log(NULL, MARGO_LOG_WARNING,
                       "margo config: unknown key \"mercury.%s\" ignored", key);
     }
@@ -248,6 +249,7 @@ cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
     CFG_HG_BOOL(stats)
     CFG_HG_BOOL(release_input_early)
     CFG_HG_BOOL(no_multi_recv)
+    CFG_HG_BOOL(no_probe)
 #undef CFG_HG_BOOL
     v = cfg->hg.request_post_init;
     if (cfg_int(hg, "mercury.", "request_post_init", 0, UINT32_MAX, &v) < 0)
@@ -257,6 +259,12 @@ cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
     if (cfg_int(hg, "mercury.", "request_post_incr", 0, UINT32_MAX, &v) < 0)
         rc = -1;
     cfg->hg.request_post_incr = (hg_uint32_t) v;
+    /* The liveness probe (docs/architecture.md, "Liveness"): 0 is HG's
+     * default interval. */
+    v = cfg->hg.probe_interval_ms;
+    if (cfg_int(hg, "mercury.", "probe_interval_ms", 0, 3600000, &v) < 0)
+        rc = -1;
+    cfg->hg.probe_interval_ms = (hg_uint32_t) v;
     /* auto_sm and sm_info_string go to HG as they are; HG refuses what
      * this build cannot do (no shared-memory plugin). */
     got = cfg_get(hg, "mercury.", "sm_info_string", json_type_string, &sm);
@@ -595,6 +603,10 @@ margo_config_to_json(const struct margo_config *cfg, const char *address,
                            json_object_new_int64(cfg->hg.request_post_init));
     json_object_object_add(hg, "request_post_incr",
                            json_object_new_int64(cfg->hg.request_post_incr));
+    json_object_object_add(hg, "probe_interval_ms",
+                           json_object_new_int64(cfg->hg.probe_interval_ms));
+    json_object_object_add(hg, "no_probe",
+                           json_object_new_boolean(cfg->hg.no_probe));
     json_object_object_add(hg, "version", json_object_new_string("2.4.0"));
     json_object_object_add(root, "mercury", hg);
 

@@ -108,7 +108,8 @@ test_named_pools(void **state)
         "                    {\"name\": \"my_es2\", \"scheduler\":"
         "                     {\"type\": \"basic_wait\", \"pools\": [1]}} ] },"
         "  \"progress_pool\": \"my_progress\", \"rpc_pool\": \"my_pool\","
-        "  \"mercury\": {\"request_post_init\": 16, \"stats\": false} }";
+        "  \"mercury\": {\"request_post_init\": 16, \"stats\": false,"
+        "                \"probe_interval_ms\": 250, \"no_probe\": true} }";
     margo_instance_id mid = tc_init("cfg-pools", MARGO_SERVER_MODE, json);
 
     (void) state;
@@ -117,6 +118,8 @@ test_named_pools(void **state)
     tc_expect(mid, MARGO_CONFIG_USE_NAMES, "\"progress_pool\":\"my_progress\"");
     tc_expect(mid, 0, "\"name\":\"my_es2\"");
     tc_expect(mid, 0, "\"request_post_init\":16");
+    tc_expect(mid, 0, "\"probe_interval_ms\":250");
+    tc_expect(mid, 0, "\"no_probe\":true");
     tc_expect(mid, 0, "\"use_progress_thread\":true");
     tc_check_serves(mid);
     margo_finalize(mid);
@@ -136,6 +139,8 @@ test_bad_configurations(void **state)
         "{\"mercury\": {\"request_post_init\": \"x\"}}",
         "{\"mercury\": 5}",
         "{\"mercury\": {\"auto_sm\": \"yes\"}}",
+        "{\"mercury\": {\"no_probe\": \"yes\"}}",
+        "{\"mercury\": {\"probe_interval_ms\": 3600001}}",
         "{\"mercury\": {\"sm_info_string\": 5}}",
         "{\"argobots\": {\"pools\": [{\"name\": \"p\", \"kind\": \"lifo\"}]}}",
         "{\"argobots\": {\"pools\": [{\"kind\": \"fifo\"}]}}",
