@@ -6,7 +6,7 @@
 #
 #   bench/compare_mercury.sh -m MERCURY_PREFIX [-b QS_BUILD_DIR] [-n ROUNDS]
 #                            [-B QS_BEFORE_BUILD_DIR] [-o OUT_DIR] [--quick]
-#                            [--one-process]
+#                            [--one-process] [--tcp-only] [--no-native]
 #
 # -B adds a third library, an earlier build of this one (a before/after
 # comparison of a change, in the same session as Mercury).
@@ -15,12 +15,15 @@
 #   - hg_rate over TCP (ours ofi+tcp, Mercury ofi+tcp) and shared memory
 #     (ours sm, Mercury na+sm): empty-RPC round trip with one in flight and
 #     the rate with 16 in flight, busy polling;
+#   - the same over our native TCP plugin ("tcp://", the "native" column),
+#     unless --no-native (a build without plugins/tcp has none);
 #   - hg_bw pulls of 64 KiB, 1 MiB and 16 MiB over the same fabrics;
 #   - floor_tcp once (raw TCP ping-pong and stream on loopback).
 # Server and client are two processes unless --one-process. Rates are the
 # median window of each run (see hg_rate.c); then the median over rounds.
 # The load average is printed with the table: on a loaded machine the
-# ratios mean more than the absolute numbers.
+# ratios mean more than the absolute numbers. --tcp-only skips the
+# shared-memory runs.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +35,8 @@ rounds=3
 out=""
 quick=0
 procs=2
+shm_runs=1
+native=1
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -42,7 +47,9 @@ while [ $# -gt 0 ]; do
     -o) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --one-process) procs=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --tcp-only) shm_runs=0; shift ;;
+    --no-native) native=0; shift ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "compare_mercury: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -93,6 +100,8 @@ run_pair() {
     local tool=$1 which=$2 info=$3 fabric=$4
     shift 4
     local bin=$out/bin/$tool.$which addr=$out/addr.$$ spid rc
+    # The native plugin runs our binaries.
+    [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"
     if [ "$procs" -eq 2 ]; then
         timeout 300 "$bin" --server --addr-file "$addr" --mode busy \
@@ -129,20 +138,27 @@ for r in $(seq "$rounds"); do
     if [ $((r % 2)) -eq 1 ]; then order="qs mercury"; else order="mercury qs"; fi
     [ -n "$before" ] && order="$order before"
     [ -n "$before" ] && [ $((r % 2)) -eq 0 ] && order="before $order"
+    [ "$native" -eq 1 ] && order="$order native"
+    [ "$native" -eq 1 ] && [ $((r % 2)) -eq 0 ] && order="native $order"
     order=$(echo "$order" | awk '{ for (i = 1; i <= NF; i++) if (!s[$i]++) printf "%s ", $i }')
     echo "round $r of $rounds ($order)" >&2
     for which in $order; do
-        if [ "$which" != mercury ]; then
+        shm_here=$shm_runs
+        if [ "$which" = native ]; then
+            tcp="tcp://127.0.0.1:0" shm_here=0
+        elif [ "$which" != mercury ]; then
             tcp="ofi+tcp://127.0.0.1:0" shm="sm"
         else
             tcp="ofi+tcp://127.0.0.1" shm="na+sm"
         fi
         run_pair hg_rate "$which" "$tcp" tcp "${rate_args[@]}" --inflight 16
-        run_pair hg_rate "$which" "$shm" shm "${rate_args[@]}" --inflight 16
+        [ "$shm_here" -eq 1 ] &&
+            run_pair hg_rate "$which" "$shm" shm "${rate_args[@]}" --inflight 16
         run_pair hg_bw "$which" "$tcp" tcp "${bw_args[@]}" --ops pull \
             --sizes 64K,1M,16M
-        run_pair hg_bw "$which" "$shm" shm "${bw_args[@]}" --ops pull \
-            --sizes 64K,1M,16M
+        [ "$shm_here" -eq 1 ] &&
+            run_pair hg_bw "$which" "$shm" shm "${bw_args[@]}" --ops pull \
+                --sizes 64K,1M,16M
     done
     if [ -x "$floor" ]; then
         timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \

@@ -4,7 +4,9 @@
 usage: compare_summary.py RECORDS.jsonl [LOAD.txt]
 Ratios are ours / Mercury: below 1 is better for a time, above 1 for a
 rate or a bandwidth. The floor column is the raw TCP figure of the same
-run (ping-pong round trip, stream bandwidth).
+run (ping-pong round trip, stream bandwidth). When the run has our native
+TCP plugin ("native" records), its column and its ratio to Mercury's
+ofi+tcp follow on the TCP rows.
 """
 import json
 import statistics
@@ -42,12 +44,13 @@ def fmt(v, unit):
     return f"{v / 1000:.2f} GB/s"
 
 
-LIBS = ("qs", "mercury", "before")
+LIBS = ("qs", "mercury", "before", "native")
 
 
 def main():
     recs = load(sys.argv[1])
     has_before = any(r.get("lib") == "before" for r in recs)
+    has_native = any(r.get("lib") == "native" for r in recs)
     rows = []
     for fabric, label in (("tcp", "TCP"), ("shm", "shared memory")):
         lat = {lib: median([r["median_us"] for r in pick(
@@ -79,13 +82,24 @@ def main():
         print("| measure | before | after | Mercury 2.4.1 | before / Mercury "
               "| after / Mercury | raw TCP floor |")
         print("|---|---|---|---|---|---|---|")
+    elif has_native:
+        print("| measure | ours (ofi+tcp, sm) | ours (native tcp) "
+              "| Mercury 2.4.1 | ours / Mercury | native / Mercury "
+              "| native / floor | raw TCP floor |")
+        print("|---|---|---|---|---|---|---|---|")
     else:
         print("| measure | ours | Mercury 2.4.1 | ours / Mercury "
               "| raw TCP floor |")
         print("|---|---|---|---|---|")
     for name, v, floor, unit in rows:
         fl = fmt(floor, unit) if floor else ""
-        if has_before:
+        if has_native and not has_before:
+            print(f"| {name} | {fmt(v['qs'], unit)} "
+                  f"| {fmt(v['native'], unit)} | {fmt(v['mercury'], unit)} "
+                  f"| {ratio(v['qs'], v['mercury'])} "
+                  f"| {ratio(v['native'], v['mercury'])} "
+                  f"| {ratio(v['native'], floor)} | {fl} |")
+        elif has_before:
             print(f"| {name} | {fmt(v['before'], unit)} | {fmt(v['qs'], unit)} "
                   f"| {fmt(v['mercury'], unit)} "
                   f"| {ratio(v['before'], v['mercury'])} "

@@ -10,16 +10,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* QS_OFI_TCP=native: an unchanged program's "ofi+tcp" is served by the
+ * native TCP plugin, the first in the table that accepts "tcp"
+ * (docs/plugin-tcp.md). Unset, or any other value: libfabric. */
+static bool
+na_ofi_tcp_native(const struct na_info *info)
+{
+    const char *env = getenv("QS_OFI_TCP");
+
+    return env != NULL && strcmp(env, "native") == 0 &&
+           strcmp(info->class_name, "ofi") == 0 &&
+           strcmp(info->protocol_name, "tcp") == 0;
+}
+
 /* Pick the plugin: by class name when given, else the first one that
  * accepts the protocol. */
 static const struct na_class_ops *
 na_plugin_select(const struct na_info *info)
 {
+    bool any_class = info->class_name[0] == '\0' || na_ofi_tcp_native(info);
+
     for (size_t i = 0; na_plugin_table[i] != NULL; i++) {
         const struct na_class_ops *ops = na_plugin_table[i];
 
-        if (info->class_name[0] != '\0' &&
-            strcmp(info->class_name, ops->class_name) != 0)
+        if (!any_class && strcmp(info->class_name, ops->class_name) != 0)
             continue;
         if (ops->check_protocol(info->protocol_name))
             return ops;

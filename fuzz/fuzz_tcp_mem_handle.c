@@ -1,0 +1,27 @@
+/*
+ * Fuzz target for the native TCP plugin's memory-handle decoder: the
+ * input is fed to NA_Mem_handle_deserialize() on one tcp class.
+ *
+ * Besides "no crash, no leak, no read out of bounds", a deserialized
+ * handle must serialize back to the bytes it was read from.
+ *
+ * Seed corpus (corpus/tcp_mem_handle/), 24 bytes, little-endian:
+ *   u32 magic 0x4d545351 ("QSTM") | u32 flags (1 read, 2 write, 3 both) |
+ *   u64 key (generation << 32 | slot) | u64 length
+ *
+ * If the plugin is not in this build (not Linux) the target says why once
+ * and accepts every input.
+ */
+#include "na_fuzz_util.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    na_class_t *c =
+        na_fuzz_class("fuzz_tcp_mem_handle", "tcp://127.0.0.1:0", false, false);
+
+    if (c == NULL)
+        return 0;
+    na_fuzz_check_mem_handle(c, data, size);
+    return 0;
+}

@@ -1,0 +1,134 @@
+/*
+ * Fuzz target for the native TCP plugin's stream parser (na_tcp_conn.c,
+ * na_tcp_rma.c): the input is what a peer writes on a connection after a
+ * valid hello, read by a live class through its own progress. The class
+ * has one 64 KiB region registered read-write (key 0x100000000: slot 0,
+ * generation 1) inside a larger buffer whose guard bytes around it must
+ * never change, whatever the frames say; a receive is posted for every
+ * unexpected message. The input is written, the writing side shut down,
+ * and the class progressed until it has closed the connection; whatever it
+ * answered is read and dropped.
+ *
+ * Input: frames as docs/wire.md describes them (40-byte little-endian
+ * headers, then payloads): messages, get requests, gets' answers and
+ * acknowledgements nobody asked for, puts inside and outside the region.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../plugins/tcp/na_tcp_internal.h"
+#include "na_fuzz_util.h"
+
+#define REGION (64u * 1024u)
+#define GUARD (4u * 1024u)
+
+static struct fuzz_world {
+    na_class_t *cls;
+    na_context_t *ctx;
+    na_op_id_t *op;
+    uint16_t port;
+    bool posted;
+    uint8_t msg[4096];
+    uint8_t buf[GUARD + REGION + GUARD];
+} w;
+
+static void
+recv_cb(const struct na_cb_info *info)
+{
+    w.posted = false;
+    if (info->ret == NA_SUCCESS)
+        NA_Addr_free(w.cls, info->info.recv_unexpected.source);
+}
+
+static void
+world_up(void)
+{
+    na_mem_handle_t h;
+    na_addr_t self;
+    char name[64];
+    size_t size = sizeof(name);
+
+    w.cls = NA_Initialize("tcp://127.0.0.1:0", true);
+    if (w.cls == NULL)
+        abort();
+    w.ctx = NA_Context_create(w.cls);
+    w.op = NA_Op_create(w.cls, 0);
+    memset(w.buf, 0xaa, sizeof(w.buf));
+    if (NA_Mem_handle_create(w.cls, w.buf + GUARD, REGION, NA_MEM_READWRITE,
+                             &h) != NA_SUCCESS ||
+        NA_Mem_register(w.cls, h, NA_MEM_TYPE_HOST, 0) != NA_SUCCESS ||
+        NA_Addr_self(w.cls, &self) != NA_SUCCESS ||
+        NA_Addr_to_string(w.cls, name, &size, self) != NA_SUCCESS)
+        abort();
+    NA_Addr_free(w.cls, self);
+    w.port = (uint16_t) atoi(strrchr(name, ':') + 1);
+}
+
+static void
+progress(void)
+{
+    if (!w.posted) {
+        w.posted =
+            NA_Msg_recv_unexpected(w.cls, w.ctx, recv_cb, NULL, w.msg,
+                                   sizeof(w.msg), NULL, w.op) == NA_SUCCESS;
+    }
+    NA_Poll(w.cls, w.ctx, NULL);
+    NA_Trigger(w.ctx, 16, NULL);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    uint8_t hello[NA_TCP_HELLO_SIZE], sink[65536];
+    int s, i;
+
+    unsigned int accepted;
+
+    if (w.cls == NULL)
+        world_up();
+    accepted = na_tcp_class(w.cls)->accepted;
+    if (size > 256 * 1024)
+        size = 256 * 1024;
+    sin.sin_port = htons(w.port);
+    s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0 || connect(s, (struct sockaddr *) &sin, sizeof(sin)) != 0)
+        abort();
+    na_tcp_hello_encode(hello, 9);
+    if (send(s, hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello))
+        abort();
+    /* Write the input while the class reads it; drop what it answers. */
+    for (size_t off = 0; off < size;) {
+        ssize_t n =
+            send(s, data + off, size - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0)
+            off += (size_t) n;
+        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            break; /* the class closed it: a malformed frame */
+        progress();
+        (void) recv(s, sink, sizeof(sink), MSG_DONTWAIT);
+    }
+    shutdown(s, SHUT_WR);
+    /* Until the class has accepted the connection, then until it closed
+     * it, having read everything before the end of the stream. */
+    for (i = 0; i < 100000 && na_tcp_class(w.cls)->accepted == accepted; i++)
+        progress();
+    for (i = 0; i < 100000 && na_tcp_class(w.cls)->conn_count != 0; i++) {
+        progress();
+        (void) recv(s, sink, sizeof(sink), MSG_DONTWAIT);
+    }
+    close(s);
+    if (na_tcp_class(w.cls)->conn_count != 0)
+        abort(); /* the class never saw the end of the stream */
+    for (size_t k = 0; k < GUARD; k++)
+        if (w.buf[k] != 0xaa || w.buf[GUARD + REGION + k] != 0xaa)
+            abort();
+    return 0;
+}

@@ -1,0 +1,327 @@
+/*
+ * The native TCP NA plugin ("tcp", "na+tcp", "tcp://<ip>:<port>"): its ops
+ * table, class and context life cycle, operation ids and limits. See
+ * na_tcp_internal.h for the design and docs/plugin-tcp.md for its use.
+ */
+#include "na_tcp_internal.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static bool
+na_tcp_check_protocol(const char *protocol_name)
+{
+    return strcmp(protocol_name, "tcp") == 0;
+}
+
+/* Refuse the init_info fields this plugin cannot honour. */
+static na_return_t
+na_tcp_check_init_info(const struct na_init_info *ii)
+{
+    const char *field = NULL;
+
+    if (ii->auth_key != NULL)
+        field = "auth_key";
+    else if (ii->request_mem_device)
+        field = "request_mem_device";
+    else if (ii->max_unexpected_size > NA_TCP_MAX_MSG_SIZE ||
+             ii->max_expected_size > NA_TCP_MAX_MSG_SIZE)
+        field = "max_unexpected_size/max_expected_size above 1 MiB";
+    if (field == NULL)
+        return NA_SUCCESS;
+    na_plugin_log_error("tcp", "init option %s is not supported", field);
+    return NA_OPNOTSUPPORTED;
+}
+
+/* The IPv4 address of interface `name`, or of the first interface that is
+ * up and not loopback when name is NULL. */
+static bool
+na_tcp_iface_ip(const char *name, struct in_addr *ip)
+{
+    struct ifaddrs *ifs, *i;
+    bool found = false;
+
+    if (getifaddrs(&ifs) != 0)
+        return false;
+    for (i = ifs; i != NULL && !found; i = i->ifa_next) {
+        struct in_addr a;
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        a = ((struct sockaddr_in *) (void *) i->ifa_addr)->sin_addr;
+        if (name != NULL ? strcmp(i->ifa_name, name) != 0
+                         : (ntohl(a.s_addr) >> 24) == 127)
+            continue;
+        *ip = a;
+        found = true;
+    }
+    freeifaddrs(ifs);
+    return found;
+}
+
+/*
+ * The host part of the info string: "", "<ip>", "<ip>:<port>",
+ * "<name>[:<port>]" (a host or an interface name). An empty or 0.0.0.0
+ * host listens on every interface and is named by the first interface
+ * that is not loopback (127.0.0.1 if none).
+ */
+static na_return_t
+na_tcp_parse_host(const char *host_name, struct in_addr *bind_ip,
+                  struct in_addr *self_ip, uint16_t *port)
+{
+    char host[256];
+    const char *colon = strrchr(host_name, ':');
+    size_t n = colon ? (size_t) (colon - host_name) : strlen(host_name);
+    char *end = NULL;
+    unsigned long p = 0;
+
+    if (n >= sizeof(host))
+        return NA_INVALID_ARG;
+    memcpy(host, host_name, n);
+    host[n] = '\0';
+    if (colon != NULL) {
+        p = strtoul(colon + 1, &end, 10);
+        if (colon[1] == '\0' || *end != '\0' || p > 65535)
+            return NA_INVALID_ARG;
+    }
+    *port = (uint16_t) p;
+    bind_ip->s_addr = htonl(INADDR_ANY);
+    if (host[0] != '\0' && inet_pton(AF_INET, host, bind_ip) != 1 &&
+        !na_tcp_iface_ip(host, bind_ip)) {
+        struct addrinfo hints = {.ai_family = AF_INET}, *res = NULL;
+        if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL)
+            return NA_INVALID_ARG;
+        *bind_ip = ((struct sockaddr_in *) (void *) res->ai_addr)->sin_addr;
+        freeaddrinfo(res);
+    }
+    *self_ip = *bind_ip;
+    if (bind_ip->s_addr == htonl(INADDR_ANY) && !na_tcp_iface_ip(NULL, self_ip))
+        self_ip->s_addr = htonl(INADDR_LOOPBACK);
+    return NA_SUCCESS;
+}
+
+static void
+na_tcp_class_free(struct na_tcp_class *cls)
+{
+    struct na_tcp_conn *c;
+    struct na_addr *a;
+
+    while ((c = LIST_FIRST(&cls->conns)) != NULL)
+        na_tcp_conn_destroy(c);
+    /* Addresses the user did not free die with the class. */
+    while ((a = LIST_FIRST(&cls->addrs)) != NULL) {
+        LIST_REMOVE(a, entry);
+        free(a);
+    }
+    if (cls->listen_sock >= 0)
+        close(cls->listen_sock);
+    if (cls->wake_fd >= 0)
+        close(cls->wake_fd);
+    if (cls->epfd >= 0)
+        close(cls->epfd);
+    na_tcp_regions_destroy(cls);
+    pthread_mutex_destroy(&cls->lock);
+    free(cls);
+}
+
+static na_return_t
+na_tcp_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
+{
+    const struct na_init_info *ii = &info->init_info;
+    struct epoll_event ev = {.events = EPOLLIN};
+    struct in_addr self_ip;
+    struct na_tcp_class *cls;
+    uint16_t port;
+    size_t max;
+    na_return_t ret;
+
+    (void) listen; /* every class listens: peers answer over its links */
+    ret = na_tcp_check_init_info(ii);
+    if (ret != NA_SUCCESS)
+        return ret;
+    cls = calloc(1, sizeof(*cls));
+    if (cls == NULL)
+        return NA_NOMEM;
+    pthread_mutex_init(&cls->lock, NULL);
+    LIST_INIT(&cls->addrs);
+    LIST_INIT(&cls->conns);
+    cls->listen_sock = cls->wake_fd = cls->epfd = -1;
+    ret = na_tcp_parse_host(info->host_name, &cls->bind_ip, &self_ip, &port);
+    if (ret != NA_SUCCESS) {
+        na_plugin_log_error("tcp", "bad host \"%s\"", info->host_name);
+        goto fail;
+    }
+    cls->limits.max_unexp = ii->max_unexpected_size ? ii->max_unexpected_size
+                                                    : NA_TCP_DEFAULT_MSG_SIZE;
+    cls->limits.max_exp =
+        ii->max_expected_size ? ii->max_expected_size : NA_TCP_DEFAULT_MSG_SIZE;
+    max = cls->limits.max_unexp > cls->limits.max_exp ? cls->limits.max_unexp
+                                                      : cls->limits.max_exp;
+    cls->rx_size = 2 * (NA_TCP_HDR_SIZE + max);
+    if (cls->rx_size < NA_TCP_RX_SIZE)
+        cls->rx_size = NA_TCP_RX_SIZE;
+    cls->no_block = (ii->progress_mode & NA_NO_BLOCK) != 0;
+    atomic_init(&cls->spin_ns, 20000);
+
+    ret = NA_NOMEM;
+    cls->epfd = epoll_create1(EPOLL_CLOEXEC);
+    cls->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (cls->epfd < 0 || cls->wake_fd < 0)
+        goto fail;
+    ev.data.ptr = &cls->wake_fd;
+    if (epoll_ctl(cls->epfd, EPOLL_CTL_ADD, cls->wake_fd, &ev) != 0)
+        goto fail;
+    ret = na_tcp_listen(cls, port);
+    if (ret != NA_SUCCESS)
+        goto fail;
+    cls->self = na_tcp_addr_intern(cls, self_ip, cls->listen_port);
+    if (cls->self == NULL) {
+        ret = NA_NOMEM;
+        goto fail;
+    }
+    na_class->plugin_class = cls;
+    na_plugin_set_msg_limits(na_class, cls->limits.max_unexp,
+                             cls->limits.max_exp, UINT32_MAX);
+    return NA_SUCCESS;
+
+fail:
+    na_tcp_class_free(cls);
+    return ret;
+}
+
+static na_return_t
+na_tcp_finalize(na_class_t *na_class)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+
+    if (cls == NULL)
+        return NA_SUCCESS;
+    na_tcp_class_free(cls);
+    na_class->plugin_class = NULL;
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_tcp_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                      void **plugin_context)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct na_tcp_context *pc;
+
+    pthread_mutex_lock(&cls->lock);
+    if (cls->contexts[id] != NULL) {
+        pthread_mutex_unlock(&cls->lock);
+        return NA_INVALID_ARG;
+    }
+    pc = calloc(1, sizeof(*pc));
+    if (pc == NULL) {
+        pthread_mutex_unlock(&cls->lock);
+        return NA_NOMEM;
+    }
+    pc->cls = cls;
+    pc->context = context;
+    pc->id = id;
+    TAILQ_INIT(&pc->unexp_ops);
+    TAILQ_INIT(&pc->exp_ops);
+    TAILQ_INIT(&pc->unexp_backlog);
+    TAILQ_INIT(&pc->exp_backlog);
+    cls->contexts[id] = pc;
+    pthread_mutex_unlock(&cls->lock);
+    *plugin_context = pc;
+    return NA_SUCCESS;
+}
+
+/* Messages still in the backlogs were never asked for: they are dropped. */
+static na_return_t
+na_tcp_context_destroy(na_class_t *na_class, void *plugin_context)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct na_tcp_context *pc = plugin_context;
+
+    if (atomic_load(&pc->pending) != 0)
+        return NA_BUSY;
+    pthread_mutex_lock(&cls->lock);
+    cls->contexts[pc->id] = NULL;
+    na_tcp_backlog_destroy(pc);
+    pthread_mutex_unlock(&cls->lock);
+    free(pc);
+    return NA_SUCCESS;
+}
+
+static na_op_id_t *
+na_tcp_op_create(na_class_t *na_class, unsigned long flags)
+{
+    struct na_op_id *op = calloc(1, sizeof(*op));
+
+    (void) flags;
+    if (op == NULL)
+        return NULL;
+    op->cls = na_tcp_class(na_class);
+    return op;
+}
+
+/* The core has checked that the op is idle. */
+static na_return_t
+na_tcp_op_destroy(na_class_t *na_class, na_op_id_t *op)
+{
+    (void) na_class;
+    free(op);
+    return NA_SUCCESS;
+}
+
+static uint64_t
+na_tcp_clock_now(na_class_t *na_class)
+{
+    (void) na_class;
+    return na_plugin_clock_monotonic_ns();
+}
+
+const struct na_class_ops na_tcp_class_ops = {
+    .class_name = NA_TCP_CLASS_NAME,
+    .check_protocol = na_tcp_check_protocol,
+    .initialize = na_tcp_initialize,
+    .finalize = na_tcp_finalize,
+    .context_create = na_tcp_context_create,
+    .context_destroy = na_tcp_context_destroy,
+    .op_create = na_tcp_op_create,
+    .op_destroy = na_tcp_op_destroy,
+    .addr_lookup = na_tcp_addr_lookup,
+    .addr_free = na_tcp_addr_free,
+    .addr_self = na_tcp_addr_self,
+    .addr_dup = na_tcp_addr_dup,
+    .addr_cmp = na_tcp_addr_cmp,
+    .addr_set_remove = na_tcp_addr_set_remove,
+    .addr_is_self = na_tcp_addr_is_self,
+    .addr_to_string = na_tcp_addr_to_string,
+    .addr_get_serialize_size = na_tcp_addr_get_serialize_size,
+    .addr_serialize = na_tcp_addr_serialize,
+    .addr_deserialize = na_tcp_addr_deserialize,
+    .msg_buf_alloc = na_tcp_msg_buf_alloc,
+    .msg_buf_free = na_tcp_msg_buf_free,
+    .msg_send_unexpected = na_tcp_msg_send,
+    .msg_recv_unexpected = na_tcp_msg_recv_unexpected,
+    .msg_send_expected = na_tcp_msg_send,
+    .msg_recv_expected = na_tcp_msg_recv_expected,
+    .mem_handle_create = na_tcp_mem_handle_create,
+    .mem_handle_create_segments =
+        na_plugin_mem_handle_create_segments_opnotsupported,
+    .mem_handle_free = na_tcp_mem_handle_free,
+    .mem_register = na_tcp_mem_register,
+    .mem_deregister = na_tcp_mem_deregister,
+    .mem_handle_get_serialize_size = na_tcp_mem_handle_get_serialize_size,
+    .mem_handle_serialize = na_tcp_mem_handle_serialize,
+    .mem_handle_deserialize = na_tcp_mem_handle_deserialize,
+    .put = na_tcp_rma,
+    .get = na_tcp_rma,
+    .poll_get_fd = na_tcp_poll_get_fd,
+    .poll = na_tcp_poll,
+    .poll_wait = na_tcp_poll_wait,
+    .cancel = na_tcp_cancel,
+    .clock_now = na_tcp_clock_now,
+};

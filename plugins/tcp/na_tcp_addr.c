@@ -1,0 +1,268 @@
+/*
+ * Addresses of the TCP plugin: an IPv4 address and the port its class
+ * listens on, printed "tcp://a.b.c.d:port". Addresses are interned per
+ * class, one object per (address, port), so comparing two is comparing
+ * pointers; an object lives while users or a connection hold a reference.
+ * Host names and interface names are resolved once, at lookup or
+ * initialize; the object holds the number.
+ */
+#include "na_tcp_internal.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+na_tcp_addr_ref(struct na_addr *addr)
+{
+    atomic_fetch_add(&addr->refcount, 1);
+}
+
+/* Drop a reference with the class lock held. */
+void
+na_tcp_addr_unref_locked(struct na_addr *addr)
+{
+    if (atomic_fetch_sub(&addr->refcount, 1) != 1)
+        return;
+    LIST_REMOVE(addr, entry);
+    free(addr);
+}
+
+void
+na_tcp_addr_unref(struct na_addr *addr)
+{
+    struct na_tcp_class *cls = addr->cls;
+
+    pthread_mutex_lock(&cls->lock);
+    na_tcp_addr_unref_locked(addr);
+    pthread_mutex_unlock(&cls->lock);
+}
+
+/* Whether (ip, port) is this class: its own address, or, when it listens
+ * on every interface, a loopback address with its port. */
+static bool
+na_tcp_is_self(const struct na_tcp_class *cls, struct in_addr ip, uint16_t port)
+{
+    if (cls->self == NULL)
+        return false; /* interning the self address itself */
+    if (port != cls->self->port)
+        return false;
+    if (ip.s_addr == cls->self->ip.s_addr)
+        return true;
+    return cls->bind_ip.s_addr == htonl(INADDR_ANY) &&
+           (ntohl(ip.s_addr) >> 24) == 127;
+}
+
+/* Find or create the object for (ip, port); returns a new reference.
+ * Called with the class lock held. */
+struct na_addr *
+na_tcp_addr_intern(struct na_tcp_class *cls, struct in_addr ip, uint16_t port)
+{
+    struct na_addr *a;
+
+    if (na_tcp_is_self(cls, ip, port)) {
+        na_tcp_addr_ref(cls->self);
+        return cls->self;
+    }
+    LIST_FOREACH(a, &cls->addrs, entry)
+    {
+        if (a->ip.s_addr == ip.s_addr && a->port == port) {
+            na_tcp_addr_ref(a);
+            return a;
+        }
+    }
+    a = calloc(1, sizeof(*a));
+    if (a == NULL)
+        return NULL;
+    atomic_init(&a->refcount, 1);
+    a->cls = cls;
+    a->ip = ip;
+    a->port = port;
+    a->self = cls->self == NULL;
+    LIST_INSERT_HEAD(&cls->addrs, a, entry);
+    return a;
+}
+
+/* A name that is not a dotted address: a host name, resolved to its first
+ * IPv4 address. */
+static na_return_t
+na_tcp_resolve(const char *str, struct in_addr *ip, uint16_t *port)
+{
+    static const char *const schemes[] = {"tcp://", "na+tcp://", "ofi+tcp://"};
+    struct addrinfo hints = {.ai_family = AF_INET}, *res = NULL;
+    char host[256], buf[INET_ADDRSTRLEN + 8];
+    const char *colon;
+    size_t n;
+
+    for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+        n = strlen(schemes[i]);
+        if (strncmp(str, schemes[i], n) == 0) {
+            str += n;
+            break;
+        }
+    }
+    colon = strrchr(str, ':');
+    if (colon == NULL || colon == str || (size_t) (colon - str) >= sizeof(host))
+        return NA_INVALID_ARG;
+    memcpy(host, str, (size_t) (colon - str));
+    host[colon - str] = '\0';
+    /* Host names only: anything else is refused before any lookup. */
+    if (strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789.-") != strlen(host) ||
+        getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL)
+        return NA_INVALID_ARG;
+    *ip = ((struct sockaddr_in *) (void *) res->ai_addr)->sin_addr;
+    freeaddrinfo(res);
+    inet_ntop(AF_INET, ip, buf, INET_ADDRSTRLEN);
+    n = strlen(buf);
+    snprintf(buf + n, sizeof(buf) - n, "%.6s", colon);
+    return na_tcp_addr_string_parse(buf, ip, port);
+}
+
+/* Lookups never connect: an address nobody serves fails its first send. */
+na_return_t
+na_tcp_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct in_addr ip;
+    uint16_t port;
+    struct na_addr *a;
+
+    if (na_tcp_addr_string_parse(name, &ip, &port) != NA_SUCCESS &&
+        na_tcp_resolve(name, &ip, &port) != NA_SUCCESS)
+        return NA_INVALID_ARG;
+    if (port == 0 || ip.s_addr == htonl(INADDR_ANY))
+        return NA_INVALID_ARG;
+    pthread_mutex_lock(&cls->lock);
+    a = na_tcp_addr_intern(cls, ip, port);
+    pthread_mutex_unlock(&cls->lock);
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}
+
+void
+na_tcp_addr_free(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    if (addr != NULL)
+        na_tcp_addr_unref(addr);
+}
+
+na_return_t
+na_tcp_addr_self(na_class_t *na_class, na_addr_t *addr)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+
+    na_tcp_addr_ref(cls->self);
+    *addr = cls->self;
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_tcp_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
+{
+    (void) na_class;
+    na_tcp_addr_ref(addr);
+    *new_addr = addr;
+    return NA_SUCCESS;
+}
+
+bool
+na_tcp_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b)
+{
+    (void) na_class;
+    return a == b;
+}
+
+/* Forget the connection to the peer: the next send connects afresh. */
+na_return_t
+na_tcp_addr_set_remove(na_class_t *na_class, na_addr_t addr)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+
+    pthread_mutex_lock(&cls->lock);
+    addr->failed = false;
+    if (addr->conn != NULL && addr->conn->dead)
+        addr->conn = NULL;
+    pthread_mutex_unlock(&cls->lock);
+    return NA_SUCCESS;
+}
+
+bool
+na_tcp_addr_is_self(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    return addr->self;
+}
+
+na_return_t
+na_tcp_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
+                      na_addr_t addr)
+{
+    char ip[INET_ADDRSTRLEN], tmp[INET_ADDRSTRLEN + 16];
+    size_t need;
+
+    (void) na_class;
+    if (buf_size == NULL)
+        return NA_INVALID_ARG;
+    inet_ntop(AF_INET, &addr->ip, ip, sizeof(ip));
+    snprintf(tmp, sizeof(tmp), "tcp://%s:%u", ip, (unsigned) addr->port);
+    need = strlen(tmp) + 1;
+    if (buf == NULL) {
+        *buf_size = need;
+        return NA_SUCCESS;
+    }
+    if (*buf_size < need) {
+        *buf_size = need;
+        return NA_OVERFLOW;
+    }
+    memcpy(buf, tmp, need);
+    *buf_size = need;
+    return NA_SUCCESS;
+}
+
+size_t
+na_tcp_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    (void) addr;
+    return NA_TCP_ADDR_SIZE;
+}
+
+na_return_t
+na_tcp_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+                      na_addr_t addr)
+{
+    (void) na_class;
+    if (buf_size < NA_TCP_ADDR_SIZE)
+        return NA_OVERFLOW;
+    na_tcp_addr_encode(buf, addr->ip, addr->port);
+    return NA_SUCCESS;
+}
+
+/* Untrusted bytes: decoded by na_tcp_addr_decode() before any use. */
+na_return_t
+na_tcp_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
+                        size_t buf_size)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct in_addr ip;
+    uint16_t port;
+    struct na_addr *a;
+    na_return_t ret;
+
+    ret = na_tcp_addr_decode(buf, buf_size, &ip, &port);
+    if (ret != NA_SUCCESS)
+        return ret;
+    pthread_mutex_lock(&cls->lock);
+    a = na_tcp_addr_intern(cls, ip, port);
+    pthread_mutex_unlock(&cls->lock);
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}

@@ -1,0 +1,409 @@
+/*
+ * Private state of the native TCP NA plugin ("tcp", "na+tcp",
+ * "tcp://<ip>:<port>"), shared by its files:
+ *
+ *   na_tcp.c           ops table, class and context life cycle, op ids
+ *   na_tcp_wire.c      pure decoders of untrusted bytes (frame header,
+ *                      hello, address strings and bytes, memory handles)
+ *   na_tcp_addr.c      the address table, lookup, printing, serialization
+ *   na_tcp_conn.c      sockets: listen, connect, accept, hello, reading
+ *                      frames, writing the send queue, peer death
+ *   na_tcp_msg.c       messages: sends, receives, matching, backlogs
+ *   na_tcp_rma.c       memory handles, the region table, put and get
+ *   na_tcp_progress.c  polling, waiting, cancel, completion
+ *
+ * Every class listens on a TCP socket (port 0: the kernel picks one). One
+ * connection carries both directions between two classes: the first send
+ * to a peer connects and writes a hello naming the port it listens on; the
+ * accepting side names the peer by the connection's source IP (from the
+ * kernel) and that port. Frames are a fixed 40-byte header and a payload.
+ * A send is written at once when the connection's queue is empty and it is
+ * the first since the last progress pass; the rest waits in the queue,
+ * which progress writes with one sendmsg per connection. Reads take what the
+ * socket has, in large chunks, and parse every complete frame; the payload of
+ * an RMA frame goes straight into its destination. RMA is emulated on the
+ * stream: a get asks the target for (key, offset, length), which the target
+ * checks against its region table before it answers with the data written
+ * straight from the region.
+ *
+ * Locks. One mutex per class (cls->lock) guards everything the plugin
+ * shares, sockets included. Lock order: cls->lock, then the core's context
+ * lock (taken inside na_op_complete() and NA_Context_get_completion_count()).
+ * The plugin never takes a core lock itself and reads no core field.
+ * Nothing here is exported but na_tcp_class_ops.
+ */
+#ifndef NA_TCP_INTERNAL_H
+#define NA_TCP_INTERNAL_H
+
+#include "na/na_plugin.h"
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/uio.h>
+
+#define NA_TCP_CLASS_NAME "na"
+
+/* Payload limits: the default, and the largest a class may ask for. */
+#define NA_TCP_DEFAULT_MSG_SIZE 4096
+#define NA_TCP_MAX_MSG_SIZE (1u << 20)
+
+/* Bytes of a connection's read buffer, at least: a class whose messages
+ * are larger gets room for two of its largest frames. */
+#define NA_TCP_RX_SIZE (256u * 1024u)
+
+/* Entries of one sendmsg (the kernel's IOV_MAX is 1024). */
+#define NA_TCP_IOV_MAX 64
+
+/* Wire sizes and magics. */
+#define NA_TCP_HDR_SIZE 40
+#define NA_TCP_HELLO_SIZE 12
+#define NA_TCP_HELLO_MAGIC 0x48545351u /* "QSTH" little-endian */
+#define NA_TCP_VERSION 1u
+#define NA_TCP_ADDR_SIZE 8
+#define NA_TCP_ADDR_MAGIC 0x5354u /* "TS" */
+#define NA_TCP_MEM_HANDLE_SIZE 24
+#define NA_TCP_MEM_MAGIC 0x4d545351u /* "QSTM" */
+
+/* Frame types. */
+enum na_tcp_type {
+    NA_TCP_UNEXP = 1,    /* unexpected message: tag, payload          */
+    NA_TCP_EXP = 2,      /* expected message: tag, payload            */
+    NA_TCP_GET_REQ = 3,  /* token, key, offset, len; no payload       */
+    NA_TCP_GET_RESP = 4, /* token, status; payload: the data          */
+    NA_TCP_PUT = 5,      /* token, key, offset; payload: the data     */
+    NA_TCP_PUT_ACK = 6   /* token, status                             */
+};
+
+/* RMA status codes on the wire (the target's verdict). */
+enum na_tcp_status {
+    NA_TCP_ST_OK = 0,
+    NA_TCP_ST_KEY = 1,   /* no such region: forged, stale or freed   */
+    NA_TCP_ST_RANGE = 2, /* outside the region                       */
+    NA_TCP_ST_PERM = 3   /* the region does not grant the access     */
+};
+
+/*
+ * A frame header, decoded (the wire form is little-endian, 40 bytes):
+ *   u8 type | u8 src_id | u8 dst_id | u8 status | u32 tag |
+ *   u64 len | u64 token | u64 key | u64 offset
+ * `len` is the payload bytes that follow, except for a get request, which
+ * has none and asks for `len` bytes at `offset` of region `key`; fields a
+ * type does not use are zero.
+ */
+struct na_tcp_hdr {
+    uint8_t type;
+    uint8_t src_id;
+    uint8_t dst_id;
+    uint8_t status;
+    uint32_t tag;
+    uint64_t len;
+    uint64_t token;
+    uint64_t key;
+    uint64_t offset;
+};
+
+/* What the decoders check a header against: the class's limits. */
+struct na_tcp_limits {
+    size_t max_unexp;
+    size_t max_exp;
+};
+
+/* A peer, or ourselves: one object per (IPv4 address, port), shared by
+ * references; comparing two addresses is comparing pointers. */
+struct na_addr {
+    atomic_uint refcount;
+    struct na_tcp_class *cls;
+    struct na_tcp_conn *conn; /* used to send; under the class lock */
+    struct in_addr ip;
+    uint16_t port; /* host order */
+    bool self;
+    bool failed; /* its last connection ended: the peer is gone */
+    LIST_ENTRY(na_addr) entry;
+};
+
+struct na_op_id;
+TAILQ_HEAD(na_tcp_op_queue, na_op_id);
+
+/* A frame waiting to be written: header bytes, then up to two payload
+ * pieces (a message, or RMA data straight from its region). */
+struct na_tcp_tx {
+    STAILQ_ENTRY(na_tcp_tx) entry;
+    struct na_op_id *op; /* the op whose frame this is, or NULL */
+    bool msg;            /* op is a send: it completes once written */
+    uint8_t hdr[NA_TCP_HDR_SIZE];
+    struct iovec iov[2]; /* iov[0] the header, iov[1] the payload */
+    int iovcnt;
+    size_t left; /* bytes not yet written */
+    size_t done; /* bytes written */
+    bool queued; /* in a connection's txq */
+    bool heap;   /* freed once written (frames of no op: hello, answers) */
+};
+STAILQ_HEAD(na_tcp_tx_queue, na_tcp_tx);
+
+/* Where the payload of the frame being read goes. */
+enum na_tcp_rx_state {
+    NA_TCP_RX_HDR,     /* between frames                           */
+    NA_TCP_RX_DIRECT,  /* RMA data straight into rx_dst             */
+    NA_TCP_RX_DISCARD, /* payload nobody wants: skipped             */
+};
+
+/* A connection to a peer (possibly another class of this process). */
+struct na_tcp_conn {
+    struct na_tcp_class *cls;
+    struct na_addr *addr; /* holds a reference; NULL until the hello */
+    int sock;
+    bool connecting;  /* non-blocking connect not finished          */
+    bool dead;        /* end of file or error: no more traffic       */
+    bool want_out;    /* EPOLLOUT is armed                           */
+    bool wrote_early; /* a frame went out at once since the last pass:
+                         the next ones wait for the pass */
+    struct in_addr peer_ip;
+    struct na_tcp_tx_queue txq;    /* frames not yet fully written    */
+    struct na_tcp_op_queue rma;    /* our RMA waiting for the answer  */
+    uint64_t rma_seq;              /* the last token given            */
+    uint8_t *rx;                   /* read buffer, NA_TCP_RX_SIZE      */
+    size_t rx_start, rx_end;       /* unparsed bytes: [start, end)    */
+    enum na_tcp_rx_state rx_state; /* for the frame being read        */
+    uint8_t *rx_dst;               /* NA_TCP_RX_DIRECT: next byte     */
+    uint64_t rx_left;              /* payload bytes still to come     */
+    struct na_op_id *rx_op;        /* the op rx_dst belongs to         */
+    struct na_tcp_hdr rx_hdr;      /* the frame being read            */
+    uint8_t rx_status;             /* a put's verdict, sent when read */
+    bool hello_seen;               /* accepted side: the hello arrived */
+    bool accepted;                 /* the peer connected to us        */
+    LIST_ENTRY(na_tcp_conn) entry;
+};
+
+/* A region: local (registered here) or described by a peer. */
+struct na_mem_handle {
+    uint8_t *base; /* local handles only */
+    uint64_t len;
+    uint32_t flags; /* NA_MEM_READ_ONLY / WRITE_ONLY / READWRITE */
+    uint64_t key;   /* 0: not registered */
+    bool remote;    /* deserialized from a peer's bytes */
+};
+
+/* Which list holds a posted op (under the class lock). */
+enum na_tcp_queue {
+    NA_TCP_Q_NONE,
+    NA_TCP_Q_UNEXP, /* context's posted unexpected receives */
+    NA_TCP_Q_EXP,   /* context's posted expected receives */
+    NA_TCP_Q_TX,    /* a frame of it sits in conn->txq */
+    NA_TCP_Q_RMA    /* waits in conn->rma for the target's answer */
+};
+
+/* An operation id: the core's base first, then ours, under the class lock
+ * while posted. */
+struct na_op_id {
+    struct na_op_base base; /* must stay first */
+    struct na_tcp_class *cls;
+    na_context_t *context;
+    na_cb_type_t type;
+    enum na_tcp_queue queue;
+    struct na_tcp_conn *conn; /* NA_TCP_Q_TX / NA_TCP_Q_RMA */
+    struct na_addr *addr;     /* reference held while posted */
+    TAILQ_ENTRY(na_op_id) entry;
+    struct na_tcp_tx tx; /* the frame of a send or RMA request */
+    union {
+        struct {
+            void *buf;
+            size_t size;
+            na_tag_t tag;
+            uint8_t peer_id;
+        } msg;
+        struct {
+            uint8_t *local;
+            size_t size;
+            uint64_t token;
+            bool started; /* data began to move: cancel cannot undo it */
+        } rma;
+    } u;
+};
+
+_Static_assert(offsetof(struct na_op_id, base) == 0,
+               "the core finds the op base at the start of the op id");
+
+/* A message that arrived before a matching receive was posted. */
+struct na_tcp_backlog_msg {
+    TAILQ_ENTRY(na_tcp_backlog_msg) entry;
+    struct na_addr *source; /* holds a reference */
+    na_tag_t tag;
+    uint8_t src_id;
+    size_t len;
+    uint8_t data[];
+};
+TAILQ_HEAD(na_tcp_backlog, na_tcp_backlog_msg);
+
+struct na_tcp_context {
+    struct na_tcp_class *cls;
+    na_context_t *context;
+    uint8_t id;
+    atomic_uint pending;   /* operations posted and not yet completed */
+    atomic_uint completed; /* completions queued, ever */
+    struct na_tcp_op_queue unexp_ops, exp_ops;
+    struct na_tcp_backlog unexp_backlog, exp_backlog;
+};
+
+/* One registered region of the class, found by its key's slot. */
+struct na_tcp_region {
+    struct na_mem_handle *h; /* NULL: free slot */
+    uint32_t gen;
+};
+
+LIST_HEAD(na_tcp_addr_list, na_addr);
+LIST_HEAD(na_tcp_conn_list, na_tcp_conn);
+
+struct na_tcp_class {
+    /* Immutable after initialize. */
+    struct na_tcp_limits limits;
+    bool no_block;
+    struct in_addr bind_ip; /* INADDR_ANY or the one asked for */
+    size_t rx_size;         /* of each connection's read buffer */
+    int listen_sock;
+    uint16_t listen_port;
+    int epfd;    /* the wait fd: sockets and wake_fd */
+    int wake_fd; /* eventfd: completions queued outside progress */
+    struct na_addr *self;
+
+    pthread_mutex_t lock; /* guards everything below */
+    struct na_tcp_addr_list addrs;
+    struct na_tcp_conn_list conns;
+    unsigned int conn_count;
+    unsigned int accepted; /* connections accepted, ever */
+    struct na_tcp_context *contexts[256];
+    struct na_tcp_region *regions; /* slot table, grows */
+    uint32_t region_count, region_cap;
+    uint32_t region_gen;
+    unsigned int poll_count;
+    atomic_uint sleepers;    /* threads about to sleep or asleep */
+    atomic_bool fd_exported; /* NA_Poll_get_fd was called */
+    atomic_uint completed;   /* completions queued on any context, ever */
+    atomic_uint spin_ns;     /* how long poll_wait spins before sleeping */
+};
+
+static inline struct na_tcp_class *
+na_tcp_class(const na_class_t *na_class)
+{
+    return (struct na_tcp_class *) na_class->plugin_class;
+}
+
+/* na_tcp_wire.c: pure functions over untrusted bytes. */
+void na_tcp_hdr_encode(uint8_t *out, const struct na_tcp_hdr *h);
+na_return_t na_tcp_hdr_decode(const uint8_t *in, size_t size,
+                              const struct na_tcp_limits *lim,
+                              struct na_tcp_hdr *h);
+void na_tcp_hello_encode(uint8_t *out, uint16_t port);
+na_return_t na_tcp_hello_decode(const uint8_t *in, size_t size, uint16_t *port);
+na_return_t na_tcp_addr_string_parse(const char *str, struct in_addr *ip,
+                                     uint16_t *port);
+void na_tcp_addr_encode(uint8_t *out, struct in_addr ip, uint16_t port);
+na_return_t na_tcp_addr_decode(const uint8_t *in, size_t size,
+                               struct in_addr *ip, uint16_t *port);
+void na_tcp_mem_encode(uint8_t *out, uint32_t flags, uint64_t key,
+                       uint64_t len);
+na_return_t na_tcp_mem_decode(const uint8_t *in, size_t size, uint32_t *flags,
+                              uint64_t *key, uint64_t *len);
+
+/* na_tcp_addr.c */
+struct na_addr *na_tcp_addr_intern(struct na_tcp_class *cls, struct in_addr ip,
+                                   uint16_t port);
+void na_tcp_addr_ref(struct na_addr *addr);
+void na_tcp_addr_unref_locked(struct na_addr *addr);
+void na_tcp_addr_unref(struct na_addr *addr);
+na_return_t na_tcp_addr_lookup(na_class_t *na_class, const char *name,
+                               na_addr_t *addr);
+void na_tcp_addr_free(na_class_t *na_class, na_addr_t addr);
+na_return_t na_tcp_addr_self(na_class_t *na_class, na_addr_t *addr);
+na_return_t na_tcp_addr_dup(na_class_t *na_class, na_addr_t addr,
+                            na_addr_t *new_addr);
+bool na_tcp_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b);
+na_return_t na_tcp_addr_set_remove(na_class_t *na_class, na_addr_t addr);
+bool na_tcp_addr_is_self(na_class_t *na_class, na_addr_t addr);
+na_return_t na_tcp_addr_to_string(na_class_t *na_class, char *buf,
+                                  size_t *buf_size, na_addr_t addr);
+size_t na_tcp_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
+na_return_t na_tcp_addr_serialize(na_class_t *na_class, void *buf,
+                                  size_t buf_size, na_addr_t addr);
+na_return_t na_tcp_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
+                                    const void *buf, size_t buf_size);
+
+/* na_tcp_conn.c (class lock held unless said otherwise) */
+na_return_t na_tcp_listen(struct na_tcp_class *cls, uint16_t port);
+struct na_tcp_conn *na_tcp_conn_get(struct na_tcp_class *cls,
+                                    struct na_addr *addr);
+void na_tcp_accept_all(struct na_tcp_class *cls);
+void na_tcp_conn_readable(struct na_tcp_conn *conn);
+void na_tcp_conn_flush(struct na_tcp_conn *conn);
+void na_tcp_conn_send(struct na_tcp_conn *conn, struct na_tcp_tx *tx);
+void na_tcp_tx_init(struct na_tcp_tx *tx, const struct na_tcp_hdr *h,
+                    const void *payload, size_t len);
+/* Send a frame of no op (an RMA answer): false if out of memory. */
+bool na_tcp_conn_send_frame(struct na_tcp_conn *conn,
+                            const struct na_tcp_hdr *h, const void *payload,
+                            size_t len);
+/* Fail what waits on a dead connection and free it. */
+void na_tcp_conn_reap(struct na_tcp_conn *conn);
+void na_tcp_conn_destroy(struct na_tcp_conn *conn);
+
+/* na_tcp_msg.c */
+void *na_tcp_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
+                           unsigned long flags, void **plugin_data);
+void na_tcp_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
+void na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
+                    const struct na_tcp_hdr *h, const void *data);
+void na_tcp_backlog_destroy(struct na_tcp_context *pc);
+na_return_t na_tcp_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+                            na_op_id_t *op_id);
+na_return_t na_tcp_msg_recv_unexpected(na_class_t *na_class,
+                                       const struct na_op_desc *desc,
+                                       na_op_id_t *op_id);
+na_return_t na_tcp_msg_recv_expected(na_class_t *na_class,
+                                     const struct na_op_desc *desc,
+                                     na_op_id_t *op_id);
+
+/* na_tcp_rma.c */
+void na_tcp_regions_destroy(struct na_tcp_class *cls);
+na_return_t na_tcp_mem_handle_create(na_class_t *na_class, void *buf,
+                                     size_t buf_size, unsigned long flags,
+                                     na_mem_handle_t *mem_handle);
+void na_tcp_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
+na_return_t na_tcp_mem_register(na_class_t *na_class,
+                                na_mem_handle_t mem_handle,
+                                enum na_mem_type mem_type, uint64_t device);
+na_return_t na_tcp_mem_deregister(na_class_t *na_class,
+                                  na_mem_handle_t mem_handle);
+size_t na_tcp_mem_handle_get_serialize_size(na_class_t *na_class,
+                                            na_mem_handle_t mem_handle);
+na_return_t na_tcp_mem_handle_serialize(na_class_t *na_class, void *buf,
+                                        size_t buf_size,
+                                        na_mem_handle_t mem_handle);
+na_return_t na_tcp_mem_handle_deserialize(na_class_t *na_class,
+                                          na_mem_handle_t *mem_handle,
+                                          const void *buf, size_t buf_size);
+na_return_t na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc,
+                       na_op_id_t *op_id);
+/* A frame of an RMA type arrived on `conn` (header only; the payload, if
+ * any, is still to be read): set conn's rx state for it. */
+void na_tcp_rma_frame(struct na_tcp_conn *conn, const struct na_tcp_hdr *h);
+/* The payload read for NA_TCP_RX_DIRECT is complete. */
+void na_tcp_rma_data_done(struct na_tcp_conn *conn);
+void na_tcp_rma_conn_failed(struct na_tcp_conn *conn);
+
+/* na_tcp_progress.c */
+void na_tcp_op_start(struct na_op_id *op, const struct na_op_desc *desc,
+                     struct na_addr *addr);
+void na_tcp_op_complete(struct na_op_id *op, na_return_t ret);
+void na_tcp_wake_local(struct na_tcp_class *cls);
+int na_tcp_poll_get_fd(na_class_t *na_class, na_context_t *context);
+na_return_t na_tcp_poll(na_class_t *na_class, na_context_t *context,
+                        unsigned int *count);
+na_return_t na_tcp_poll_wait(na_class_t *na_class, na_context_t *context,
+                             unsigned int timeout_ms, unsigned int *count);
+na_return_t na_tcp_cancel(na_class_t *na_class, na_context_t *context,
+                          na_op_id_t *op_id);
+
+#endif /* NA_TCP_INTERNAL_H */

@@ -1,0 +1,252 @@
+/*
+ * Messages of the TCP plugin: sends, receives and their matching.
+ *
+ * A send is one frame, the header and the caller's buffer written with
+ * one sendmsg (a gathered write), at once when nothing waits before it on the
+ * connection; it completes when the kernel has all of it (the buffer is the
+ * caller's again). A frame read from a connection goes to the first posted
+ * receive that matches (unexpected: any; expected: same source, source context
+ * and tag), or is copied to the context's backlog until one is posted. The
+ * source of a message is the connection it came on.
+ */
+#include "na_tcp_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Complete a receive with a message (lock held). */
+static void
+na_tcp_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
+                 const void *data, size_t len)
+{
+    na_return_t ret = NA_SUCCESS;
+    size_t n = len;
+
+    if (len > op->u.msg.size) {
+        ret = NA_MSGSIZE;
+        n = op->u.msg.size;
+    }
+    if (n != 0)
+        memcpy(op->u.msg.buf, data, n);
+    if (op->type == NA_CB_RECV_UNEXPECTED) {
+        struct na_cb_info_recv_unexpected *ru =
+            &op->base.info.info.recv_unexpected;
+        ru->actual_buf_size = n;
+        ru->tag = tag;
+        ru->source = NULL;
+        if (ret == NA_SUCCESS) {
+            na_tcp_addr_ref(source);
+            ru->source = source;
+        }
+    } else {
+        op->base.info.info.recv_expected.actual_buf_size = n;
+    }
+    na_tcp_op_complete(op, ret);
+}
+
+static void
+na_tcp_backlog_push(struct na_tcp_backlog *q, struct na_addr *source,
+                    uint8_t src_id, na_tag_t tag, const void *data, size_t len)
+{
+    struct na_tcp_backlog_msg *m = malloc(sizeof(*m) + len);
+
+    if (m == NULL) {
+        na_plugin_log_error("tcp", "out of memory: a message was dropped");
+        return;
+    }
+    na_tcp_addr_ref(source);
+    m->source = source;
+    m->src_id = src_id;
+    m->tag = tag;
+    m->len = len;
+    if (len != 0)
+        memcpy(m->data, data, len);
+    TAILQ_INSERT_TAIL(q, m, entry);
+}
+
+/* Hand a message to its receive or backlog (lock held). */
+void
+na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
+               const struct na_tcp_hdr *h, const void *data)
+{
+    struct na_tcp_context *pc = cls->contexts[h->dst_id];
+    size_t len = (size_t) h->len;
+    struct na_op_id *op;
+
+    if (pc == NULL)
+        return; /* no such context: nobody can ever receive it */
+    if (h->type == NA_TCP_UNEXP) {
+        op = TAILQ_FIRST(&pc->unexp_ops);
+        if (op == NULL) {
+            na_tcp_backlog_push(&pc->unexp_backlog, source, h->src_id, h->tag,
+                                data, len);
+            return;
+        }
+        TAILQ_REMOVE(&pc->unexp_ops, op, entry);
+    } else {
+        TAILQ_FOREACH(op, &pc->exp_ops, entry)
+        {
+            if (op->addr == source && op->u.msg.peer_id == h->src_id &&
+                op->u.msg.tag == h->tag)
+                break;
+        }
+        if (op == NULL) {
+            na_tcp_backlog_push(&pc->exp_backlog, source, h->src_id, h->tag,
+                                data, len);
+            return;
+        }
+        TAILQ_REMOVE(&pc->exp_ops, op, entry);
+    }
+    op->queue = NA_TCP_Q_NONE;
+    na_tcp_recv_fill(op, source, h->tag, data, len);
+}
+
+void
+na_tcp_backlog_destroy(struct na_tcp_context *pc)
+{
+    struct na_tcp_backlog *qs[2] = {&pc->unexp_backlog, &pc->exp_backlog};
+
+    for (int i = 0; i < 2; i++) {
+        struct na_tcp_backlog_msg *m;
+        while ((m = TAILQ_FIRST(qs[i])) != NULL) {
+            TAILQ_REMOVE(qs[i], m, entry);
+            na_tcp_addr_unref_locked(m->source);
+            free(m);
+        }
+    }
+}
+
+void *
+na_tcp_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
+                     void **plugin_data)
+{
+    void *p = NULL;
+
+    (void) na_class;
+    (void) flags;
+    if (plugin_data != NULL)
+        *plugin_data = NULL;
+    if (posix_memalign(&p, 64, buf_size ? buf_size : 1) != 0)
+        return NULL;
+    return p;
+}
+
+void
+na_tcp_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
+{
+    (void) na_class;
+    (void) plugin_data;
+    free(buf);
+}
+
+/* The core checked the size against our limits and the tag. */
+na_return_t
+na_tcp_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
+                na_op_id_t *op)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct na_tcp_context *pc = desc->context->plugin_context;
+    struct na_tcp_hdr h = {
+        .type = desc->type == NA_CB_SEND_EXPECTED ? NA_TCP_EXP : NA_TCP_UNEXP,
+        .src_id = pc->id,
+        .dst_id = desc->addr_id,
+        .tag = desc->tag,
+        .len = desc->buf_size};
+    struct na_addr *dest = desc->addr;
+    struct na_tcp_conn *conn;
+
+    na_tcp_op_start(op, desc, dest);
+    pthread_mutex_lock(&cls->lock);
+    if (dest->self) {
+        na_tcp_deliver(cls, dest, &h, desc->buf);
+        na_tcp_op_complete(op, NA_SUCCESS);
+        goto done;
+    }
+    conn = na_tcp_conn_get(cls, dest);
+    if (conn == NULL) {
+        na_tcp_op_complete(op, NA_HOSTUNREACH);
+        goto done;
+    }
+    na_tcp_tx_init(&op->tx, &h, desc->buf, desc->buf_size);
+    op->tx.op = op;
+    op->tx.msg = true;
+    op->tx.heap = false;
+    op->conn = conn;
+    op->queue = NA_TCP_Q_TX;
+    /* Written at once when the queue was empty: completed in there. */
+    na_tcp_conn_send(conn, &op->tx);
+done:
+    pthread_mutex_unlock(&cls->lock);
+    na_tcp_wake_local(cls);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_tcp_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
+                           na_op_id_t *op_id)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct na_tcp_context *pc = desc->context->plugin_context;
+    struct na_tcp_backlog_msg *m;
+
+    na_tcp_op_start(op_id, desc, NULL);
+    op_id->u.msg.buf = desc->buf;
+    op_id->u.msg.size = desc->buf_size;
+    pthread_mutex_lock(&cls->lock);
+    m = TAILQ_FIRST(&pc->unexp_backlog);
+    if (m != NULL) {
+        TAILQ_REMOVE(&pc->unexp_backlog, m, entry);
+        na_tcp_recv_fill(op_id, m->source, m->tag, m->data, m->len);
+        na_tcp_addr_unref_locked(m->source);
+        free(m);
+    } else {
+        op_id->queue = NA_TCP_Q_UNEXP;
+        TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
+    }
+    pthread_mutex_unlock(&cls->lock);
+    if (m != NULL)
+        na_tcp_wake_local(cls);
+    return NA_SUCCESS;
+}
+
+na_return_t
+na_tcp_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
+                         na_op_id_t *op_id)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct na_tcp_context *pc = desc->context->plugin_context;
+    struct na_addr *source = desc->addr;
+    struct na_tcp_backlog_msg *m;
+    bool wake = false;
+
+    na_tcp_op_start(op_id, desc, source);
+    op_id->u.msg.buf = desc->buf;
+    op_id->u.msg.size = desc->buf_size;
+    op_id->u.msg.tag = desc->tag;
+    op_id->u.msg.peer_id = desc->addr_id;
+    pthread_mutex_lock(&cls->lock);
+    TAILQ_FOREACH(m, &pc->exp_backlog, entry)
+    {
+        if (m->source == source && m->src_id == desc->addr_id &&
+            m->tag == desc->tag)
+            break;
+    }
+    if (m != NULL) {
+        TAILQ_REMOVE(&pc->exp_backlog, m, entry);
+        na_tcp_recv_fill(op_id, m->source, m->tag, m->data, m->len);
+        na_tcp_addr_unref_locked(m->source);
+        free(m);
+        wake = true;
+    } else if (source->failed && source->conn == NULL) {
+        /* Its connection ended: nothing will come. */
+        na_tcp_op_complete(op_id, NA_HOSTUNREACH);
+        wake = true;
+    } else {
+        op_id->queue = NA_TCP_Q_EXP;
+        TAILQ_INSERT_TAIL(&pc->exp_ops, op_id, entry);
+    }
+    pthread_mutex_unlock(&cls->lock);
+    if (wake)
+        na_tcp_wake_local(cls);
+    return NA_SUCCESS;
+}

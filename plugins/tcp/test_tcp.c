@@ -1,0 +1,399 @@
+/*
+ * Tests of the native TCP plugin through the public NA API and raw
+ * sockets: the names it serves, the source of a message (the connection's
+ * peer, never a claim of a frame), a malformed frame, a refused
+ * connection, and a peer process that is killed while operations wait on
+ * it. Waits are NA_Poll_wait with a bound.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "na.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TEST_TIMEOUT_NS (20ull * 1000000000ull)
+#define INFO "tcp://127.0.0.1:0"
+
+struct result {
+    int calls;
+    na_return_t ret;
+    size_t size;
+    na_addr_t source;
+    na_tag_t tag;
+};
+
+static void
+record_cb(const struct na_cb_info *info)
+{
+    struct result *r = info->arg;
+
+    r->calls++;
+    r->ret = info->ret;
+    if (info->type == NA_CB_RECV_UNEXPECTED) {
+        r->size = info->info.recv_unexpected.actual_buf_size;
+        r->source = info->info.recv_unexpected.source;
+        r->tag = info->info.recv_unexpected.tag;
+    }
+}
+
+/* Drive `cls` until *calls reaches want; false on timeout. */
+static bool
+drive(na_class_t *cls, na_context_t *ctx, const int *calls, int want)
+{
+    uint64_t deadline = NA_Clock_now(cls) + TEST_TIMEOUT_NS;
+
+    while (*calls < want) {
+        if (NA_Clock_now(cls) > deadline)
+            return false;
+        NA_Poll_wait(cls, ctx, 10, NULL);
+        NA_Trigger(ctx, 64, NULL);
+    }
+    return true;
+}
+
+static uint16_t
+port_of(na_class_t *cls, na_addr_t addr)
+{
+    char buf[64];
+    size_t size = sizeof(buf);
+    const char *colon;
+
+    assert_int_equal(NA_Addr_to_string(cls, buf, &size, addr), NA_SUCCESS);
+    assert_non_null(strstr(buf, "tcp://"));
+    colon = strrchr(buf, ':');
+    assert_non_null(colon);
+    return (uint16_t) atoi(colon + 1);
+}
+
+static uint16_t
+self_port(na_class_t *cls)
+{
+    na_addr_t self;
+    uint16_t port;
+
+    assert_int_equal(NA_Addr_self(cls, &self), NA_SUCCESS);
+    port = port_of(cls, self);
+    NA_Addr_free(cls, self);
+    return port;
+}
+
+/* The names it serves, and host strings it refuses. */
+static void
+test_names(void **state)
+{
+    static const char *good[] = {"tcp", "na+tcp", INFO, "na+tcp://127.0.0.1:0",
+                                 "tcp://localhost:0"};
+    static const char *bad[] = {"tcp://300.1.1.1:0", "tcp://127.0.0.1:99999",
+                                "tcp://127.0.0.1:x", "tcp://no_such host:1"};
+
+    (void) state;
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        na_class_t *c = NA_Initialize(good[i], true);
+        assert_non_null(c);
+        assert_string_equal(NA_Get_class_name(c), "na");
+        assert_string_equal(NA_Get_class_protocol(c), "tcp");
+        assert_true(self_port(c) != 0);
+        assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_null(NA_Initialize(bad[i], true));
+}
+
+/* QS_OFI_TCP=native serves "ofi+tcp" here; unset, it stays libfabric's. */
+static void
+test_ofi_tcp_switch(void **state)
+{
+    na_class_t *c;
+
+    (void) state;
+    setenv("QS_OFI_TCP", "native", 1);
+    c = NA_Initialize("ofi+tcp://127.0.0.1:0", true);
+    assert_non_null(c);
+    assert_string_equal(NA_Get_class_name(c), "na");
+    assert_true(self_port(c) != 0);
+    assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+    /* Another protocol of ofi is not switched. */
+    c = NA_Initialize("ofi+sockets://127.0.0.1:0", true);
+    if (c != NULL) {
+        assert_string_equal(NA_Get_class_name(c), "ofi");
+        assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+    }
+    unsetenv("QS_OFI_TCP");
+    c = NA_Initialize("ofi+tcp://127.0.0.1:0", true);
+    if (c != NULL) { /* NULL: this build has no ofi plugin */
+        assert_string_equal(NA_Get_class_name(c), "ofi");
+        assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+    }
+}
+
+/* A raw client: connect to `port` on loopback, write a hello naming
+ * `claim` as our listening port. */
+static int
+raw_connect(uint16_t port, uint16_t claim)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET,
+                              .sin_port = htons(port),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    uint8_t hello[12] = {0x51, 0x53, 0x54, 0x48, 1, 0};
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(s >= 0);
+    assert_int_equal(connect(s, (struct sockaddr *) &sin, sizeof(sin)), 0);
+    hello[6] = (uint8_t) claim;
+    hello[7] = (uint8_t) (claim >> 8);
+    assert_int_equal(write(s, hello, sizeof(hello)), (ssize_t) sizeof(hello));
+    return s;
+}
+
+static void
+raw_frame(uint8_t *out, uint8_t type, uint32_t tag, uint64_t len)
+{
+    memset(out, 0, 40);
+    out[0] = type;
+    tag = htole32(tag);
+    len = htole64(len);
+    memcpy(out + 4, &tag, 4);
+    memcpy(out + 8, &len, 8);
+}
+
+/*
+ * The source of an unexpected message is the connection it came on: its
+ * address is the kernel's source address and the port of the hello, and
+ * an answer to it goes back over that same connection. A malformed frame
+ * ends only that connection.
+ */
+static void
+test_source_is_connection(void **state)
+{
+    na_class_t *srv = NA_Initialize(INFO, true);
+    na_context_t *ctx = NA_Context_create(srv);
+    na_op_id_t *op = NA_Op_create(srv, 0);
+    struct result r = {0}, s = {0};
+    uint8_t frame[64], in[64], buf[16];
+    ssize_t n;
+    int sock;
+
+    (void) state;
+    sock = raw_connect(self_port(srv), 4321);
+    raw_frame(frame, 1 /* unexpected */, 77, 2);
+    memcpy(frame + 40, "hi", 2);
+    assert_int_equal(write(sock, frame, 42), 42);
+    assert_int_equal(NA_Msg_recv_unexpected(srv, ctx, record_cb, &r, buf,
+                                            sizeof(buf), NULL, op),
+                     NA_SUCCESS);
+    assert_true(drive(srv, ctx, &r.calls, 1));
+    assert_int_equal(r.ret, NA_SUCCESS);
+    assert_int_equal(r.tag, 77);
+    assert_int_equal(r.size, 2);
+    assert_memory_equal(buf, "hi", 2);
+    assert_int_equal(port_of(srv, r.source), 4321);
+
+    /* The answer comes back on the raw socket (nobody listens on 4321). */
+    assert_int_equal(NA_Msg_send_expected(srv, ctx, record_cb, &s, "ok", 2,
+                                          NULL, r.source, 0, 9, op),
+                     NA_SUCCESS);
+    assert_true(drive(srv, ctx, &s.calls, 1));
+    assert_int_equal(s.ret, NA_SUCCESS);
+    n = recv(sock, in, 42, MSG_WAITALL);
+    assert_int_equal(n, 42);
+    assert_int_equal(in[0], 2 /* expected */);
+    assert_int_equal(in[4], 9);
+    assert_memory_equal(in + 40, "ok", 2);
+
+    /* An unknown frame type: the connection ends, the class goes on. */
+    raw_frame(frame, 99, 0, 0);
+    assert_int_equal(write(sock, frame, 40), 40);
+    for (int i = 0; i < 200; i++) {
+        struct pollfd p = {.fd = sock, .events = POLLIN};
+        NA_Poll(srv, ctx, NULL);
+        if (poll(&p, 1, 10) == 1)
+            break;
+    }
+    assert_int_equal(recv(sock, in, sizeof(in), MSG_DONTWAIT), 0);
+    close(sock);
+    NA_Addr_free(srv, r.source);
+    assert_int_equal(NA_Op_destroy(srv, op), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(srv, ctx), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(srv), NA_SUCCESS);
+}
+
+/* A peer that is gone: a send to it fails with NA_HOSTUNREACH, once. */
+static void
+test_refused(void **state)
+{
+    na_class_t *gone = NA_Initialize(INFO, true);
+    na_class_t *cli = NA_Initialize(INFO, false);
+    na_context_t *ctx = NA_Context_create(cli);
+    na_op_id_t *op = NA_Op_create(cli, 0);
+    struct result r = {0};
+    char name[64];
+    size_t size = sizeof(name);
+    na_addr_t self, addr;
+
+    (void) state;
+    assert_int_equal(NA_Addr_self(gone, &self), NA_SUCCESS);
+    assert_int_equal(NA_Addr_to_string(gone, name, &size, self), NA_SUCCESS);
+    NA_Addr_free(gone, self);
+    assert_int_equal(NA_Finalize(gone), NA_SUCCESS);
+    assert_int_equal(NA_Addr_lookup(cli, name, &addr), NA_SUCCESS);
+    assert_int_equal(NA_Msg_send_unexpected(cli, ctx, record_cb, &r, "x", 1,
+                                            NULL, addr, 0, 0, op),
+                     NA_SUCCESS);
+    assert_true(drive(cli, ctx, &r.calls, 1));
+    assert_int_equal(r.ret, NA_HOSTUNREACH);
+    NA_Poll_wait(cli, ctx, 20, NULL);
+    NA_Trigger(ctx, 64, NULL);
+    assert_int_equal(r.calls, 1);
+    NA_Addr_free(cli, addr);
+    assert_int_equal(NA_Op_destroy(cli, op), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(cli, ctx), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(cli), NA_SUCCESS);
+}
+
+/* The child: serve, write our address to `fd`, keep progressing. */
+static void
+child_serve(int fd)
+{
+    na_class_t *c = NA_Initialize(INFO, true);
+    na_context_t *ctx = NA_Context_create(c);
+    static unsigned char region[4096];
+    na_mem_handle_t h;
+    char name[64];
+    size_t size = sizeof(name);
+    uint8_t ser[64];
+    na_addr_t self;
+
+    if (c == NULL || ctx == NULL)
+        _exit(1);
+    NA_Addr_self(c, &self);
+    NA_Addr_to_string(c, name, &size, self);
+    NA_Mem_handle_create(c, region, sizeof(region), NA_MEM_READWRITE, &h);
+    NA_Mem_register(c, h, NA_MEM_TYPE_HOST, 0);
+    NA_Mem_handle_serialize(c, ser, 24, h);
+    if (write(fd, name, sizeof(name)) != (ssize_t) sizeof(name) ||
+        write(fd, ser, 24) != 24)
+        _exit(1);
+    for (;;)
+        NA_Poll_wait(c, ctx, 100, NULL); /* never answers a message */
+}
+
+/*
+ * A peer process killed while an expected receive and a get wait on it:
+ * each completes once, the receive with NA_HOSTUNREACH, the get with
+ * NA_IO_ERROR; a later send fails with NA_HOSTUNREACH.
+ */
+static void
+test_peer_killed(void **state)
+{
+    int fds[2];
+    char name[64];
+    uint8_t ser[24];
+    unsigned char local[64], rbuf[16];
+    struct result s = {0}, rx = {0}, g = {0}, late = {0};
+    na_class_t *cli;
+    na_context_t *ctx;
+    na_op_id_t *op[4];
+    na_mem_handle_t lh, rh;
+    na_addr_t peer;
+    pid_t pid;
+
+    (void) state;
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        child_serve(fds[1]);
+    }
+    close(fds[1]);
+    assert_int_equal(read(fds[0], name, sizeof(name)), (ssize_t) sizeof(name));
+    assert_int_equal(read(fds[0], ser, sizeof(ser)), (ssize_t) sizeof(ser));
+    close(fds[0]);
+
+    cli = NA_Initialize(INFO, false);
+    ctx = NA_Context_create(cli);
+    for (int i = 0; i < 4; i++)
+        op[i] = NA_Op_create(cli, 0);
+    assert_int_equal(NA_Addr_lookup(cli, name, &peer), NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_deserialize(cli, &rh, ser, sizeof(ser)),
+                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(cli, local, sizeof(local), NA_MEM_READWRITE, &lh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(cli, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    /* Connected, and one get answered: the peer was reached. */
+    assert_int_equal(NA_Msg_send_unexpected(cli, ctx, record_cb, &s, "x", 1,
+                                            NULL, peer, 0, 0, op[0]),
+                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Get(cli, ctx, record_cb, &g, lh, 0, rh, 0, 64, peer, 0, op[2]),
+        NA_SUCCESS);
+    assert_true(drive(cli, ctx, &g.calls, 1));
+    assert_int_equal(g.ret, NA_SUCCESS);
+    assert_true(drive(cli, ctx, &s.calls, 1));
+    assert_int_equal(s.ret, NA_SUCCESS);
+
+    assert_int_equal(NA_Msg_recv_expected(cli, ctx, record_cb, &rx, rbuf,
+                                          sizeof(rbuf), NULL, peer, 0, 5,
+                                          op[1]),
+                     NA_SUCCESS);
+    /* A get the peer never answers: it is stopped before it can. */
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    assert_int_equal(
+        NA_Get(cli, ctx, record_cb, &g, lh, 0, rh, 0, 64, peer, 0, op[2]),
+        NA_SUCCESS);
+    NA_Poll_wait(cli, ctx, 10, NULL);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    assert_true(drive(cli, ctx, &rx.calls, 1));
+    assert_true(drive(cli, ctx, &g.calls, 2));
+    assert_int_equal(rx.ret, NA_HOSTUNREACH);
+    assert_int_equal(g.ret, NA_IO_ERROR);
+
+    assert_int_equal(NA_Msg_send_unexpected(cli, ctx, record_cb, &late, "x", 1,
+                                            NULL, peer, 0, 0, op[3]),
+                     NA_SUCCESS);
+    assert_true(drive(cli, ctx, &late.calls, 1));
+    assert_int_equal(late.ret, NA_HOSTUNREACH);
+    NA_Poll_wait(cli, ctx, 20, NULL);
+    NA_Trigger(ctx, 64, NULL);
+    assert_int_equal(rx.calls + g.calls + late.calls + s.calls, 5);
+
+    NA_Mem_handle_free(cli, rh);
+    NA_Mem_deregister(cli, lh);
+    NA_Mem_handle_free(cli, lh);
+    NA_Addr_free(cli, peer);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(NA_Op_destroy(cli, op[i]), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(cli, ctx), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(cli), NA_SUCCESS);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_ofi_tcp_switch),
+        cmocka_unit_test(test_source_is_connection),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_peer_killed),
+    };
+
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
