@@ -477,10 +477,17 @@ typedef struct {
     int idx;
     ABT_sched_config_type type;
 } ABT_sched_config_var;
-QS_EXPORT extern ABT_sched_config_var ABT_sched_config_var_end;
-QS_EXPORT extern ABT_sched_config_var ABT_sched_config_access;
-QS_EXPORT extern ABT_sched_config_var ABT_sched_config_automatic;
-QS_EXPORT extern ABT_sched_config_var ABT_sched_basic_freq;
+/* Argobots' predefined variables (objects there; constants here, so that
+ * the library exports functions only): the list's end, and the predefined
+ * schedulers' settings, which this layer accepts and does not read. */
+static const ABT_sched_config_var ABT_sched_config_var_end = {
+    -1, ABT_SCHED_CONFIG_INT};
+static const ABT_sched_config_var ABT_sched_config_access = {
+    -2, ABT_SCHED_CONFIG_INT};
+static const ABT_sched_config_var ABT_sched_config_automatic = {
+    -3, ABT_SCHED_CONFIG_INT};
+static const ABT_sched_config_var ABT_sched_basic_freq = {-4,
+                                                          ABT_SCHED_CONFIG_INT};
 QS_EXPORT int ABT_sched_config_create(ABT_sched_config *config, ...);
 /* Stores the value of variable i (i = 0 .. num_vars-1) through the i-th
  * pointer argument; a NULL pointer or a variable never set is skipped. */

@@ -300,9 +300,6 @@ ABT_xstream_check_events(ABT_sched sched)
 
 /* ---- user schedulers ----------------------------------------------------- */
 
-/* The configuration variable that says the scheduler is automatic. */
-#define ABT_SCHED_CONFIG_AUTOMATIC_IDX (-3)
-
 int
 ABT_sched_create(ABT_sched_def *def, int num_pools, ABT_pool *pools,
                  ABT_sched_config config, ABT_sched *newsched)
@@ -402,12 +399,6 @@ ABT_sched_exit(ABT_sched sched)
 
 /* ---- scheduler configurations --------------------------------------------
  */
-
-ABT_sched_config_var ABT_sched_config_var_end = {-1, ABT_SCHED_CONFIG_INT};
-ABT_sched_config_var ABT_sched_config_access = {-2, ABT_SCHED_CONFIG_INT};
-ABT_sched_config_var ABT_sched_config_automatic = {
-    ABT_SCHED_CONFIG_AUTOMATIC_IDX, ABT_SCHED_CONFIG_INT};
-ABT_sched_config_var ABT_sched_basic_freq = {-4, ABT_SCHED_CONFIG_INT};
 
 struct abt_config_entry {
     int idx;
