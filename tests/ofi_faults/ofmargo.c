@@ -240,8 +240,8 @@ om_partition(const char *info, const char *link, unsigned down_ms,
     assert_int_equal(pthread_create(&thread, NULL, om_forward, &call), 0);
     om_wait_event(&srv, &srv.held, "handler entered");
     if (dead_bound_ms == 0) {
-        /* First a busy handler: held for 2.5 probe intervals with the link
-         * up, the call is probed, answered from below the handler, and
+        /* First a busy handler: held for 2.5 s (over a probe interval) with the
+         * link up, the call is probed, answered from below the handler, and
          * must not end. */
         uint64_t busy = om_now();
 
@@ -253,7 +253,7 @@ om_partition(const char *info, const char *link, unsigned down_ms,
         }
         if (atomic_load(&call.at_ns) != 0)
             fail_msg("the call held by a busy handler ended with %s after "
-                     "2.5 probe intervals: its probes were not answered",
+                     "2.5 s: its probes were not answered",
                      HG_Error_to_string(call.ret));
     }
     om_link(link, "down");
