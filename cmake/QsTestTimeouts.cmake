@@ -18,7 +18,8 @@ set(QS_TEST_TIMEOUT_SCALE "" CACHE STRING
 if(QS_TEST_TIMEOUT_SCALE STREQUAL "")
   if(QS_SANITIZE STREQUAL "thread")
     set(QS_TIMEOUT_SCALE 8)
-  elseif(QS_SANITIZE STREQUAL "address")
+  elseif(QS_SANITIZE STREQUAL "address" OR QS_BUILD_FUZZ)
+    # A fuzz build instruments the library with ASan and UBSan too.
     set(QS_TIMEOUT_SCALE 3)
   elseif(QS_COVERAGE)
     set(QS_TIMEOUT_SCALE 2)

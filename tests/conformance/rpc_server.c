@@ -53,6 +53,8 @@ struct ct_server {
     uint32_t last_oneway_token;
     uint32_t bulk_cb_duplicates;
     uint32_t respond_errors;
+    int responds_posted; /* HG_Respond calls that returned HG_SUCCESS */
+    int responds_done;   /* ... whose callback has run                */
     struct ct_xfer *xfers;
     int shutdown_requested;
 };
@@ -76,6 +78,7 @@ respond_cb(const struct hg_cb_info *info)
 {
     struct ct_server *s = (struct ct_server *) info->arg;
 
+    s->responds_done++;
     if (info->ret != HG_SUCCESS)
         s->respond_errors++;
     return HG_SUCCESS;
@@ -88,7 +91,9 @@ respond_and_destroy(struct ct_server *s, hg_handle_t handle, void *out)
 {
     hg_return_t ret = HG_Respond(handle, respond_cb, s, out);
 
-    if (ret != HG_SUCCESS) {
+    if (ret == HG_SUCCESS)
+        s->responds_posted++;
+    else {
         fprintf(stderr, "ct server: HG_Respond: %s\n", HG_Error_to_string(ret));
         s->respond_errors++;
     }
@@ -213,6 +218,8 @@ oneway_handler(hg_handle_t handle)
     s->last_oneway_token = in.token;
     HG_Free_input(handle, &in);
     s->oneway_respond_ret = (int32_t) HG_Respond(handle, respond_cb, s, &out);
+    if (s->oneway_respond_ret == HG_SUCCESS)
+        s->responds_posted++;
     HG_Destroy(handle);
     return HG_SUCCESS;
 }
@@ -624,6 +631,17 @@ ct_server_shutdown_requested(hg_class_t *cls)
     struct ct_server *s = (struct ct_server *) HG_Class_get_data(cls);
 
     return s != NULL && s->shutdown_requested;
+}
+
+const int *
+ct_server_responds(hg_class_t *cls, int *posted)
+{
+    struct ct_server *s = (struct ct_server *) HG_Class_get_data(cls);
+
+    if (s == NULL)
+        return NULL;
+    *posted = s->responds_posted;
+    return &s->responds_done;
 }
 
 void

@@ -20,6 +20,11 @@ int ct_server_shutdown_requested(hg_class_t *cls);
  * a duplicate or missing bulk callback or a failed respond. */
 int ct_server_problems(hg_class_t *cls, char *msg, size_t size);
 
+/* The number of responds this server class posted (into *posted) and a
+ * counter of those whose callback has run, to drive until they meet; NULL
+ * for a class without server state. */
+const int *ct_server_responds(hg_class_t *cls, int *posted);
+
 /* One line about the server's state, for diagnosing a stalled run. */
 void ct_server_describe(hg_class_t *cls, char *msg, size_t size);
 
