@@ -253,8 +253,10 @@ na_ofi_self_init(struct na_ofi_class *cls)
     }
     if (na_ofi_addr_intern(cls, &sin, &cls->self) != NA_SUCCESS)
         return NA_PROTOCOL_ERROR;
-    if (cls->shm)
+    if (cls->shm) {
         na_ofi_shm_set_live(cls->self, true);
+        (void) na_ofi_shm_keys_create(cls);
+    }
     /* Every unexpected message we send starts with this header. */
     memset(cls->hdr_template, 0, sizeof(cls->hdr_template));
     cls->hdr_template[4] = NA_OFI_HDR_VERSION;
@@ -265,8 +267,10 @@ na_ofi_self_init(struct na_ofi_class *cls)
 static void
 na_ofi_class_free(struct na_ofi_class *cls)
 {
-    if (cls->shm && cls->self != NULL)
+    if (cls->shm && cls->self != NULL) {
         na_ofi_shm_set_live(cls->self, false);
+        na_ofi_shm_keys_destroy(cls);
+    }
     na_ofi_endpoint_close(cls); /* discards the posted receive buffers */
     na_ofi_rx_bufs_free(cls);
     na_ofi_addr_cache_destroy(cls);

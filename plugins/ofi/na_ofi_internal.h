@@ -146,6 +146,7 @@ struct na_mem_handle {
     uint32_t flags;    /* NA_MEM_READ_ONLY / WRITE_ONLY / READWRITE */
     bool remote;       /* deserialized from a peer's bytes   */
     struct fid_mr *mr; /* NULL unless registered         */
+    uint32_t shm_slot; /* ofi+shm: its key table entry + 1, or 0 */
 };
 
 /* Where a posted op is; its life (idle, posted, completed) is the core's
@@ -320,6 +321,10 @@ struct na_ofi_class {
     /* Keys we choose when the provider does not (FI_MR_PROV_KEY off). */
     atomic_uint_fast64_t next_mr_key;
 
+    /* ofi+shm: the keys of our registered regions, which peers check
+     * before an RMA (na_ofi_shm_keys.c); NULL when it could not be made. */
+    struct na_ofi_shm_keys *shm_keys;
+
     /* Waiting: threads asleep in poll_wait, and the adaptive spin. */
     atomic_uint sleepers;
     atomic_uint spin_ns;
@@ -357,6 +362,22 @@ na_return_t na_ofi_shm_parse(const char *name, struct sockaddr_in *sin);
 void na_ofi_shm_set_live(const struct na_addr *self, bool live);
 bool na_ofi_shm_closed_here(const struct na_addr *addr);
 void na_ofi_addr_cache_destroy(struct na_ofi_class *cls);
+
+/* na_ofi_shm_keys.c: libfabric 1.17's shm provider never completes an RMA
+ * with a key its target does not have, so ofi+shm classes publish their
+ * keys and origins check them before posting. */
+na_return_t na_ofi_shm_keys_create(struct na_ofi_class *cls);
+void na_ofi_shm_keys_destroy(struct na_ofi_class *cls);
+void na_ofi_shm_keys_add(struct na_ofi_class *cls, struct na_mem_handle *mh);
+void na_ofi_shm_keys_remove(struct na_ofi_class *cls, struct na_mem_handle *mh);
+void na_ofi_shm_keys_forget(const struct na_addr *addr);
+/* NA_SUCCESS when the target's table allows `size` bytes at `remote`
+ * (a virtual address or an offset, as the class's RMA uses) under `key`
+ * with access `need`, or when there is no table to check; else
+ * NA_ACCESS (no such key or range) or NA_PERMISSION. */
+na_return_t na_ofi_shm_keys_check(const struct na_ofi_class *cls,
+                                  const struct na_addr *target, uint64_t key,
+                                  uint64_t remote, size_t size, uint32_t need);
 na_return_t na_ofi_addr_lookup(na_class_t *na_class, const char *name,
                                na_addr_t *addr);
 void na_ofi_addr_free(na_class_t *na_class, na_addr_t addr);

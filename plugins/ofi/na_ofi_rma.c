@@ -42,11 +42,12 @@ na_ofi_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
 void
 na_ofi_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
-    (void) na_class;
     if (mem_handle == NULL)
         return;
-    if (mem_handle->mr != NULL)
+    if (mem_handle->mr != NULL) {
+        na_ofi_shm_keys_remove(na_ofi_class(na_class), mem_handle);
         fi_close(&mem_handle->mr->fid);
+    }
     free(mem_handle);
 }
 
@@ -96,6 +97,8 @@ na_ofi_mem_register(na_class_t *na_class, na_mem_handle_t mh,
         mh->key = 0;
         return NA_PROTOCOL_ERROR;
     }
+    if (cls->shm)
+        na_ofi_shm_keys_add(cls, mh);
     return NA_SUCCESS;
 }
 
@@ -104,11 +107,11 @@ na_ofi_mem_deregister(na_class_t *na_class, na_mem_handle_t mh)
 {
     int rc;
 
-    (void) na_class;
     if (mh->remote)
         return NA_INVALID_ARG;
     if (mh->mr == NULL)
         return NA_SUCCESS;
+    na_ofi_shm_keys_remove(na_ofi_class(na_class), mh);
     rc = fi_close(&mh->mr->fid);
     mh->mr = NULL;
     mh->key = 0;
@@ -222,6 +225,15 @@ na_ofi_rma_start(struct na_ofi_class *cls, struct na_op_id *op,
         return NA_PERMISSION;
     if (!remote->remote && remote->mr == NULL && size != 0)
         return NA_INVALID_ARG; /* our own region, never registered */
+    if (cls->shm && size != 0) {
+        /* libfabric's shm would never complete it: refuse it here. */
+        na_return_t ret = na_ofi_shm_keys_check(
+            cls, desc->addr, remote->key,
+            (cls->mr_virt_addr ? remote->base : 0) + desc->remote_offset, size,
+            need);
+        if (ret != NA_SUCCESS)
+            return ret;
+    }
     na_ofi_op_start(op, desc, desc->addr);
     op->u.rma.local = (void *) (uintptr_t) (local->base + desc->local_offset);
     op->u.rma.remote =

@@ -30,7 +30,7 @@
 
 #define NA_SM_HELLO_MAGIC 0x51534d48u /* "QSMH" */
 #define NA_SM_REPLY_MAGIC 0x51534d52u /* "QSMR" */
-#define NA_SM_PROTO_VERSION 1u
+#define NA_SM_PROTO_VERSION 2u        /* 2: marked, line-aligned records */
 
 struct na_sm_hello {
     uint32_t magic;
@@ -161,13 +161,46 @@ na_sm_send_fds(int sock, const void *msg, size_t len, const int *fds,
                : -1;
 }
 
+size_t
+na_sm_hello_encode(const char *name, void *msg, size_t size)
+{
+    struct na_sm_hello h = {.magic = NA_SM_HELLO_MAGIC,
+                            .version = NA_SM_PROTO_VERSION};
+    size_t n = strlen(name);
+
+    if (size < sizeof(h) || n > NA_SM_NAME_MAX)
+        return 0;
+    h.name_len = (uint32_t) n;
+    memcpy(h.name, name, n);
+    memcpy(msg, &h, sizeof(h));
+    return sizeof(h);
+}
+
+bool
+na_sm_hello_parse(const void *msg, size_t len, size_t nfds,
+                  char name[NA_SM_NAME_MAX + 1])
+{
+    struct na_sm_hello h;
+
+    if (len != sizeof(h) || nfds != 2)
+        return false;
+    memcpy(&h, msg, sizeof(h));
+    if (h.magic != NA_SM_HELLO_MAGIC || h.version != NA_SM_PROTO_VERSION ||
+        !na_sm_name_valid(h.name, h.name_len))
+        return false;
+    memcpy(name, h.name, h.name_len);
+    name[h.name_len] = '\0';
+    return true;
+}
+
 /* Connect to addr's listener, with the lock held. NULL: unreachable. */
 static struct na_sm_conn *
 na_sm_connect(struct na_sm_class *cls, struct na_addr *addr)
 {
     struct sockaddr_un sun;
     socklen_t len = na_sm_sockaddr(addr->name, &sun);
-    struct na_sm_hello hello = {0};
+    struct na_sm_hello hello;
+    size_t hello_len;
     struct na_sm_conn *c;
     void *shm;
     int fds[2];
@@ -188,13 +221,10 @@ na_sm_connect(struct na_sm_class *cls, struct na_addr *addr)
                MAP_SHARED, mfd, 0);
     if (shm == MAP_FAILED)
         goto fail;
-    hello.magic = NA_SM_HELLO_MAGIC;
-    hello.version = NA_SM_PROTO_VERSION;
-    hello.name_len = (uint32_t) strlen(cls->name);
-    memcpy(hello.name, cls->name, hello.name_len);
+    hello_len = na_sm_hello_encode(cls->name, &hello, sizeof(hello));
     fds[0] = mfd;
     fds[1] = cls->reg_fd;
-    if (na_sm_send_fds(s, &hello, sizeof(hello), fds, 2) != 0) {
+    if (na_sm_send_fds(s, &hello, hello_len, fds, 2) != 0) {
         munmap(shm, sizeof(struct na_sm_shared));
         goto fail;
     }
@@ -292,19 +322,12 @@ na_sm_conn_hello(struct na_sm_conn *c, const void *msg, size_t len,
                  const int *fds, size_t nfds)
 {
     struct na_sm_class *cls = c->cls;
-    struct na_sm_hello h;
     struct na_sm_reply r = {NA_SM_REPLY_MAGIC, NA_SM_PROTO_VERSION};
     char name[NA_SM_NAME_MAX + 1];
     void *shm;
 
-    if (len != sizeof(h) || nfds != 2)
+    if (!na_sm_hello_parse(msg, len, nfds, name))
         return false;
-    memcpy(&h, msg, sizeof(h));
-    if (h.magic != NA_SM_HELLO_MAGIC || h.version != NA_SM_PROTO_VERSION ||
-        !na_sm_name_valid(h.name, h.name_len))
-        return false;
-    memcpy(name, h.name, h.name_len);
-    name[h.name_len] = '\0';
     if (!na_sm_conn_claim_ok(c, name)) {
         atomic_fetch_add(&cls->forged_dropped, 1);
         qs_log(NA_SM_CLASS_NAME, QS_LOG_WARNING,
@@ -422,7 +445,7 @@ na_sm_conn_sock_event(struct na_sm_conn *conn)
         if (!na_sm_conn_recv_one(conn, &more)) {
             /* Deliver what the peer wrote before it went. */
             if (conn->rx != NULL)
-                (void) na_sm_ring_drain(conn);
+                (void) na_sm_ring_drain(conn, false);
             conn->dead = true;
             na_sm_peer_failed(conn->cls, conn);
             na_sm_conn_destroy(conn);

@@ -52,7 +52,8 @@
 #endif
 #endif
 #ifdef NA_SM_TSAN
-extern atomic_uint na_sm_fence_word;
+/* One word for the whole library, never exported from it. */
+extern atomic_uint na_sm_fence_word __attribute__((visibility("hidden")));
 #define NA_SM_FENCE_SEQ_CST()                                                  \
     ((void) atomic_fetch_add_explicit(&na_sm_fence_word, 0,                    \
                                       memory_order_seq_cst))
@@ -81,9 +82,17 @@ extern atomic_uint na_sm_fence_word;
 #define NA_SM_ADDR_WIRE_MAGIC 0x4d53u      /* "SM" */
 
 /*
- * A ring record: this header, then `len` payload bytes, padded to 8. A
- * record never wraps: a producer that reaches the end writes a WRAP record
- * (or nothing, if fewer than a header's bytes remain) and starts over.
+ * A ring record: this header, then `len` payload bytes, the whole padded
+ * to a cache line, so a record starts a line and a small message travels
+ * in the line that announces it. A record never wraps: a producer that
+ * reaches the end writes a WRAP record and starts over.
+ *
+ * The producer writes `mark` last (release): the bitwise complement of
+ * the record's ring position. The consumer looks for that mark at its
+ * position instead of reading the producer's tail, so a message costs the
+ * consumer one cache line from the producer, not two (the tail's line,
+ * then the record's). Stale bytes from an earlier lap carry another
+ * position, and zeroed memory never matches.
  */
 enum na_sm_rec_kind {
     NA_SM_REC_UNEXP = 1,
@@ -106,9 +115,16 @@ struct na_sm_rec {
     uint8_t src_id; /* sender's context id */
     uint8_t dst_id; /* receiver's context id */
     uint8_t pad[5];
+    uint64_t mark; /* ~position, written last */
 };
 
-/* A ring in shared memory; positions count bytes and only grow. */
+#define NA_SM_REC_ALIGN 64u
+
+/* A ring in shared memory; positions count bytes and only grow. The
+ * consumer publishes `head` lazily (at its next pass, or before it
+ * sleeps): a store that has to take the line from the producer, and the
+ * fence after it, are then off the path of the message just read. */
+
 struct na_sm_ring {
     _Atomic uint64_t head; /* consumer */
     uint8_t pad0[56];
@@ -165,6 +181,8 @@ struct na_sm_conn {
     pid_t pid;      /* the peer's process, from SO_PEERCRED */
     struct na_sm_shared *shm;
     struct na_sm_ring *tx, *rx;
+    uint64_t rx_head;      /* consumed up to here (lock held) */
+    uint64_t rx_published; /* the head the producer has been shown */
     const struct na_sm_reg_entry *peer_regs; /* NA_SM_REG_MAX entries */
     struct na_sm_op_queue tx_wait;           /* sends waiting for ring room */
     struct na_sm_op_queue rma_wait;          /* RMA waiting for the handshake */
@@ -326,12 +344,22 @@ void na_sm_conn_accept_all(struct na_sm_class *cls);
 void na_sm_conn_sock_event(struct na_sm_conn *conn);
 void na_sm_conn_destroy(struct na_sm_conn *conn);
 void na_sm_conn_wake_peer(struct na_sm_conn *conn);
+/* The listener's check of a hello's bytes (from a peer: hostile): true
+ * when `msg` is a well-formed hello of this protocol version that came
+ * with two descriptors and names a valid peer; its name goes to `name`.
+ * A pure function, so that fuzz/fuzz_sm_hello.c can feed it anything. */
+bool na_sm_hello_parse(const void *msg, size_t len, size_t nfds,
+                       char name[NA_SM_NAME_MAX + 1]);
+/* The hello a connector sends: its size, written into `msg`. */
+size_t na_sm_hello_encode(const char *name, void *msg, size_t size);
 
 /* na_sm_msg.c */
 void *na_sm_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                           unsigned long flags, void **plugin_data);
 void na_sm_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
-bool na_sm_ring_drain(struct na_sm_conn *conn);
+bool na_sm_ring_drain(struct na_sm_conn *conn, bool publish);
+bool na_sm_ring_ready(const struct na_sm_conn *conn);
+void na_sm_ring_publish(struct na_sm_conn *conn);
 bool na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
                      uint8_t dst_id, na_tag_t tag, const void *buf, size_t len,
                      const void *buf2, size_t len2);

@@ -23,7 +23,26 @@
 static size_t
 na_sm_rec_size(size_t len)
 {
-    return sizeof(struct na_sm_rec) + ((len + 7u) & ~(size_t) 7u);
+    return (sizeof(struct na_sm_rec) + len + NA_SM_REC_ALIGN - 1) &
+           ~(size_t) (NA_SM_REC_ALIGN - 1);
+}
+
+/* The mark of the record at ring position `pos`, where it lies. */
+static _Atomic uint64_t *
+na_sm_rec_mark(struct na_sm_ring *r, uint64_t pos)
+{
+    return (_Atomic uint64_t *) (void *) (r->data + pos % NA_SM_RING_SIZE +
+                                          offsetof(struct na_sm_rec, mark));
+}
+
+/* Write a record's header, its mark last: the consumer may read the
+ * record as soon as it sees the mark. */
+static void
+na_sm_rec_publish(struct na_sm_ring *r, uint64_t pos, struct na_sm_rec *h)
+{
+    memcpy(r->data + pos % NA_SM_RING_SIZE, h,
+           offsetof(struct na_sm_rec, mark));
+    atomic_store_explicit(na_sm_rec_mark(r, pos), ~pos, memory_order_release);
 }
 
 /* Producer side, lock held: one record whose payload is buf then buf2.
@@ -50,19 +69,18 @@ na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
     if (tail - head > NA_SM_RING_SIZE || NA_SM_RING_SIZE - (tail - head) < need)
         return false;
     if (rec > to_end) {
-        if (to_end >= sizeof(h)) {
-            struct na_sm_rec w = {.kind = NA_SM_REC_WRAP};
-            memcpy(r->data + off, &w, sizeof(w));
-        }
+        /* Positions are line-aligned: a whole header always fits. */
+        struct na_sm_rec w = {.kind = NA_SM_REC_WRAP};
+        na_sm_rec_publish(r, tail, &w);
         tail += to_end;
         off = 0;
     }
-    memcpy(r->data + off, &h, sizeof(h));
     if (len1 != 0)
         memcpy(r->data + off + sizeof(h), buf, len1);
     if (len2 != 0)
         memcpy(r->data + off + sizeof(h) + len1, buf2, len2);
-    atomic_store_explicit(&r->tail, tail + rec, memory_order_release);
+    na_sm_rec_publish(r, tail, &h);
+    atomic_store_explicit(&r->tail, tail + rec, memory_order_relaxed);
     NA_SM_FENCE_SEQ_CST();
     if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
         atomic_exchange(&r->sleeping, 0))
@@ -157,33 +175,53 @@ na_sm_deliver(struct na_sm_class *cls, struct na_addr *source, uint8_t kind,
     na_sm_recv_fill(op, source, tag, data, len);
 }
 
-/* Consumer side, lock held: deliver what the peer wrote. Returns whether
- * anything was read; a malformed record marks the connection dead. */
+/* Whether a record waits at the consumer's position (lock held). */
 bool
-na_sm_ring_drain(struct na_sm_conn *conn)
+na_sm_ring_ready(const struct na_sm_conn *conn)
+{
+    return atomic_load_explicit(na_sm_rec_mark(conn->rx, conn->rx_head),
+                                memory_order_acquire) == ~conn->rx_head;
+}
+
+/* Show the producer how far we have read, and wake it if it waits for
+ * that room (lock held). */
+void
+na_sm_ring_publish(struct na_sm_conn *conn)
 {
     struct na_sm_ring *r = conn->rx;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+
+    if (r == NULL || conn->rx_published == conn->rx_head)
+        return;
+    conn->rx_published = conn->rx_head;
+    atomic_store_explicit(&r->head, conn->rx_head, memory_order_release);
+    NA_SM_FENCE_SEQ_CST();
+    if (atomic_load_explicit(&r->tx_blocked, memory_order_relaxed) &&
+        atomic_exchange(&r->tx_blocked, 0))
+        na_sm_conn_wake_peer(conn);
+}
+
+/* Consumer side, lock held: deliver what the peer wrote. Returns whether
+ * anything was read; a malformed record marks the connection dead. The
+ * room read is shown to the producer now when `publish` (before sleeping)
+ * or when it is a large part of the ring, else at the next call. */
+bool
+na_sm_ring_drain(struct na_sm_conn *conn, bool publish)
+{
+    struct na_sm_ring *r = conn->rx;
+    uint64_t head = conn->rx_head;
     bool any = false;
 
-    if (head == tail)
-        return false;
-    if (tail - head > NA_SM_RING_SIZE) {
-        conn->dead = true;
-        return false;
-    }
-    for (int i = 0; i < NA_SM_DRAIN_MAX && head != tail; i++) {
+    na_sm_ring_publish(conn); /* what the last call read */
+    for (int i = 0; i < NA_SM_DRAIN_MAX; i++) {
         size_t off = (size_t) (head % NA_SM_RING_SIZE);
         size_t to_end = NA_SM_RING_SIZE - off;
         struct na_sm_rec h;
         size_t rec;
 
-        if (to_end < sizeof(h)) {
-            head += to_end;
-            continue;
-        }
-        memcpy(&h, r->data + off, sizeof(h));
+        if (atomic_load_explicit(na_sm_rec_mark(r, head),
+                                 memory_order_acquire) != ~head)
+            break;
+        memcpy(&h, r->data + off, offsetof(struct na_sm_rec, mark));
         if (h.kind == NA_SM_REC_WRAP) {
             head += to_end;
             continue;
@@ -191,7 +229,7 @@ na_sm_ring_drain(struct na_sm_conn *conn)
         rec = na_sm_rec_size(h.len);
         if ((h.kind != NA_SM_REC_UNEXP && h.kind != NA_SM_REC_EXP &&
              h.kind != NA_SM_REC_RMA) ||
-            h.len > NA_SM_MAX_MSG_SIZE || rec > to_end || rec > tail - head) {
+            h.len > NA_SM_MAX_MSG_SIZE || rec > to_end) {
             na_plugin_log_error("sm", "peer %s: malformed ring record",
                                 conn->addr ? conn->addr->name : "?");
             conn->dead = true;
@@ -211,11 +249,9 @@ na_sm_ring_drain(struct na_sm_conn *conn)
         head += rec;
         any = true;
     }
-    atomic_store_explicit(&r->head, head, memory_order_release);
-    NA_SM_FENCE_SEQ_CST();
-    if (atomic_load_explicit(&r->tx_blocked, memory_order_relaxed) &&
-        atomic_exchange(&r->tx_blocked, 0))
-        na_sm_conn_wake_peer(conn);
+    conn->rx_head = head;
+    if (publish || head - conn->rx_published > NA_SM_RING_SIZE / 4)
+        na_sm_ring_publish(conn);
     return any;
 }
 

@@ -165,16 +165,18 @@ na_sm_sockets(struct na_sm_class *cls)
     return n > 0;
 }
 
-/* One pass over every connection (lock held). */
+/* One pass over every connection (lock held). `publish`: show every
+ * producer at once how far we read (before sleeping, or when someone may
+ * sleep on the exported fd), rather than at the next pass. */
 static bool
-na_sm_rings(struct na_sm_class *cls)
+na_sm_rings(struct na_sm_class *cls, bool publish)
 {
     struct na_sm_conn *c, *next;
     bool any = false;
 
     for (c = LIST_FIRST(&cls->conns); c != NULL; c = next) {
         next = LIST_NEXT(c, entry);
-        if (c->rx != NULL && na_sm_ring_drain(c))
+        if (c->rx != NULL && na_sm_ring_drain(c, publish))
             any = true;
         if (!TAILQ_EMPTY(&c->tx_wait))
             na_sm_tx_progress(c);
@@ -208,18 +210,22 @@ na_sm_rearm(struct na_sm_class *cls)
     }
     if (rearmed) {
         NA_SM_FENCE_SEQ_CST();
-        (void) na_sm_rings(cls);
+        (void) na_sm_rings(cls, true);
     }
 }
 
+/* force: about to sleep, or just woken; look at the sockets too. */
 static void
-na_sm_progress(struct na_sm_class *cls, bool force_sockets)
+na_sm_progress(struct na_sm_class *cls, bool force)
 {
+    bool publish =
+        force || atomic_load_explicit(&cls->fd_exported, memory_order_relaxed);
+
     pthread_mutex_lock(&cls->lock);
-    (void) na_sm_rings(cls);
-    if (force_sockets || ++cls->poll_count % NA_SM_SOCK_EVERY == 0) {
+    (void) na_sm_rings(cls, publish);
+    if (force || ++cls->poll_count % NA_SM_SOCK_EVERY == 0) {
         if (na_sm_sockets(cls))
-            (void) na_sm_rings(cls); /* new connections, wake-ups */
+            (void) na_sm_rings(cls, publish); /* new connections, wake-ups */
     }
     if (atomic_load_explicit(&cls->fd_exported, memory_order_relaxed))
         na_sm_rearm(cls);

@@ -1,0 +1,48 @@
+/*
+ * Fuzz target for the shared-memory plugin's hello, the first message a
+ * connecting peer sends on a class's listening socket (its bytes and the
+ * claimed name are the peer's to choose): the input is given to
+ * na_sm_hello_parse() as the message, once as if it came with the two
+ * descriptors a hello carries and once with one.
+ *
+ * Besides "no crash, no read out of bounds", an accepted hello must name
+ * a valid peer and round-trip: the hello na_sm_hello_encode() writes for
+ * that name parses back to the same name; and the same bytes with one
+ * descriptor are refused.
+ *
+ * Seed corpus (corpus/sm_hello/), native byte order:
+ *   u32 magic 0x51534d48 ("QSMH") | u32 version (1) | u32 name length n |
+ *   64 name bytes, the first n from [A-Za-z0-9._:-]
+ * (76 bytes in all; any other length is refused).
+ *
+ * Built only with the shared-memory plugin (Linux).
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../plugins/sm/na_sm_internal.h"
+#include "na_fuzz_util.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char name[NA_SM_NAME_MAX + 1], again[NA_SM_NAME_MAX + 1];
+    unsigned char msg[256];
+    size_t n;
+
+    if (!na_sm_hello_parse(data, size, 2, name)) {
+        if (na_sm_hello_parse(data, size, 1, name))
+            abort(); /* refused with two descriptors, accepted with one */
+        return 0;
+    }
+    if (na_sm_hello_parse(data, size, 1, again))
+        abort(); /* a hello comes with exactly two descriptors */
+    if (!na_sm_name_valid(name, strlen(name)))
+        abort();
+    n = na_sm_hello_encode(name, msg, sizeof(msg));
+    if (n == 0 || !na_sm_hello_parse(msg, n, 2, again) ||
+        strcmp(name, again) != 0)
+        abort();
+    return 0;
+}

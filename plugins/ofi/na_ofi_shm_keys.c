@@ -1,0 +1,295 @@
+/*
+ * ofi+shm: the keys of each class's registered regions, published in
+ * shared memory so that an origin checks a key before it issues an RMA.
+ *
+ * libfabric 1.17's shm provider never completes an RMA whose key (or
+ * range) the target does not have: the target drops the command and the
+ * origin's operation waits forever. So every ofi+shm class keeps a table
+ * of its regions (key, range, access) in a POSIX shared-memory object
+ * named after its endpoint, "/qs-ofi-shm-<pid>-<port>" (the packed form
+ * of its address), and an origin maps its target's table read-only and
+ * refuses at post time, with NA_ACCESS or NA_PERMISSION, an RMA that the
+ * table does not allow. The table is only a check of what the provider
+ * then enforces itself; a target whose table cannot be opened (or that
+ * registered more regions than the table holds) is not checked, as
+ * before.
+ *
+ * Entries are written under a generation, as the na+sm region table is:
+ * the owner clears gen, writes the fields, then sets a new non-zero gen;
+ * a reader takes an entry only when gen is non-zero and the same before
+ * and after it read the fields. Peers' bytes are read, never trusted to
+ * be well formed: a garbled table can only make a check pass or fail.
+ */
+#include "na_ofi_internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NA_OFI_SHM_KEYS_MAGIC 0x51534b59u /* "QSKY" */
+#define NA_OFI_SHM_KEYS_SLOTS 4096u
+#define NA_OFI_SHM_KEYS_PROBE 32u
+#define NA_OFI_SHM_PEERS_MAX 32u
+
+/* ThreadSanitizer does not model atomic_thread_fence (gcc refuses it
+ * under -fsanitize=thread): a compiler barrier there, loads being ordered
+ * on the x86 machines TSan runs on (as in plugins/sm). */
+#if defined(__SANITIZE_THREAD__)
+#define NA_OFI_FENCE_ACQUIRE() atomic_signal_fence(memory_order_acquire)
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NA_OFI_FENCE_ACQUIRE() atomic_signal_fence(memory_order_acquire)
+#endif
+#endif
+#ifndef NA_OFI_FENCE_ACQUIRE
+#define NA_OFI_FENCE_ACQUIRE() atomic_thread_fence(memory_order_acquire)
+#endif
+
+struct na_ofi_shm_key_entry {
+    _Atomic uint64_t gen;
+    uint64_t key;
+    uint64_t base;
+    uint64_t len;
+    uint64_t flags;
+};
+
+struct na_ofi_shm_keys {
+    uint32_t magic;
+    _Atomic uint32_t unchecked; /* some region is not in the table */
+    _Atomic uint32_t closed;    /* its class is gone: open the name again */
+    uint32_t pad;
+    struct na_ofi_shm_key_entry e[NA_OFI_SHM_KEYS_SLOTS];
+};
+
+/* Peers' tables this process has mapped, and the class tables' writers. */
+static pthread_mutex_t na_ofi_shm_keys_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint32_t pid;
+    uint16_t port;
+    const struct na_ofi_shm_keys *tab; /* NULL: could not be opened */
+} na_ofi_shm_peers[NA_OFI_SHM_PEERS_MAX];
+static unsigned na_ofi_shm_npeers, na_ofi_shm_next_evict;
+static uint64_t na_ofi_shm_gen;
+
+static void
+na_ofi_shm_keys_name(uint32_t pid, uint16_t port, char *buf, size_t size)
+{
+    snprintf(buf, size, "/qs-ofi-shm-%u-%u", (unsigned) pid, (unsigned) port);
+}
+
+static uint32_t
+na_ofi_shm_key_slot(uint64_t key)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    return (uint32_t) (key % NA_OFI_SHM_KEYS_SLOTS);
+}
+
+na_return_t
+na_ofi_shm_keys_create(struct na_ofi_class *cls)
+{
+    char name[64];
+    void *p;
+    int fd;
+
+    na_ofi_shm_keys_name(ntohl(cls->self->sin.sin_addr.s_addr),
+                         ntohs(cls->self->sin.sin_port), name, sizeof(name));
+    cls->shm_keys = NULL;
+    fd = shm_open(name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, sizeof(struct na_ofi_shm_keys)) != 0) {
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_WARNING,
+               "ofi+shm: no key table %s (%s): RMA to this class is not "
+               "checked before it is issued",
+               name, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            shm_unlink(name);
+        }
+        return NA_SUCCESS; /* not fatal: peers do not check us */
+    }
+    p = mmap(NULL, sizeof(struct na_ofi_shm_keys), PROT_READ | PROT_WRITE,
+             MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        shm_unlink(name);
+        return NA_SUCCESS;
+    }
+    cls->shm_keys = p;
+    cls->shm_keys->magic = NA_OFI_SHM_KEYS_MAGIC;
+    return NA_SUCCESS;
+}
+
+void
+na_ofi_shm_keys_destroy(struct na_ofi_class *cls)
+{
+    char name[64];
+
+    if (cls->shm_keys == NULL)
+        return;
+    na_ofi_shm_keys_name(ntohl(cls->self->sin.sin_addr.s_addr),
+                         ntohs(cls->self->sin.sin_port), name, sizeof(name));
+    atomic_store(&cls->shm_keys->closed, 1);
+    munmap(cls->shm_keys, sizeof(struct na_ofi_shm_keys));
+    cls->shm_keys = NULL;
+    shm_unlink(name);
+    na_ofi_shm_keys_forget(cls->self);
+}
+
+void
+na_ofi_shm_keys_add(struct na_ofi_class *cls, struct na_mem_handle *mh)
+{
+    struct na_ofi_shm_keys *t = cls->shm_keys;
+    uint32_t s0 = na_ofi_shm_key_slot(mh->key);
+
+    mh->shm_slot = 0;
+    if (t == NULL)
+        return;
+    pthread_mutex_lock(&na_ofi_shm_keys_lock);
+    for (uint32_t i = 0; i < NA_OFI_SHM_KEYS_PROBE; i++) {
+        struct na_ofi_shm_key_entry *e =
+            &t->e[(s0 + i) % NA_OFI_SHM_KEYS_SLOTS];
+        if (atomic_load_explicit(&e->gen, memory_order_relaxed) != 0)
+            continue;
+        e->key = mh->key;
+        e->base = mh->base;
+        e->len = mh->len;
+        e->flags = mh->flags;
+        atomic_store_explicit(&e->gen, ++na_ofi_shm_gen, memory_order_release);
+        mh->shm_slot = (s0 + i) % NA_OFI_SHM_KEYS_SLOTS + 1;
+        break;
+    }
+    if (mh->shm_slot == 0) /* no room near its slot: peers stop checking */
+        atomic_store(&t->unchecked, 1);
+    pthread_mutex_unlock(&na_ofi_shm_keys_lock);
+}
+
+void
+na_ofi_shm_keys_remove(struct na_ofi_class *cls, struct na_mem_handle *mh)
+{
+    if (cls->shm_keys == NULL || mh->shm_slot == 0)
+        return;
+    atomic_store_explicit(&cls->shm_keys->e[mh->shm_slot - 1].gen, 0,
+                          memory_order_release);
+    mh->shm_slot = 0;
+}
+
+/* The table of the class at `addr`, mapped read-only once per process
+ * (lock held); NULL when it cannot be opened. */
+static const struct na_ofi_shm_keys *
+na_ofi_shm_peer_table(const struct na_addr *addr)
+{
+    uint32_t pid = ntohl(addr->sin.sin_addr.s_addr);
+    uint16_t port = ntohs(addr->sin.sin_port);
+    const struct na_ofi_shm_keys *tab = NULL;
+    unsigned at;
+    char name[64];
+    struct stat st;
+    void *p;
+    int fd;
+
+    for (unsigned i = 0; i < na_ofi_shm_npeers; i++)
+        if (na_ofi_shm_peers[i].pid == pid && na_ofi_shm_peers[i].port == port)
+            return na_ofi_shm_peers[i].tab;
+    na_ofi_shm_keys_name(pid, port, name, sizeof(name));
+    fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+    if (fd >= 0 && fstat(fd, &st) == 0 &&
+        (size_t) st.st_size >= sizeof(struct na_ofi_shm_keys)) {
+        p = mmap(NULL, sizeof(struct na_ofi_shm_keys), PROT_READ, MAP_SHARED,
+                 fd, 0);
+        if (p != MAP_FAILED)
+            tab = p;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (na_ofi_shm_npeers < NA_OFI_SHM_PEERS_MAX) {
+        at = na_ofi_shm_npeers++;
+    } else {
+        at = na_ofi_shm_next_evict++ % NA_OFI_SHM_PEERS_MAX;
+        if (na_ofi_shm_peers[at].tab != NULL)
+            munmap((void *) na_ofi_shm_peers[at].tab,
+                   sizeof(struct na_ofi_shm_keys));
+    }
+    na_ofi_shm_peers[at].pid = pid;
+    na_ofi_shm_peers[at].port = port;
+    na_ofi_shm_peers[at].tab = tab;
+    return tab;
+}
+
+/* Forget a peer's table (its class is gone, or it is our own class). */
+static void
+na_ofi_shm_peer_forget(uint32_t pid, uint16_t port)
+{
+    for (unsigned i = 0; i < na_ofi_shm_npeers; i++) {
+        if (na_ofi_shm_peers[i].pid != pid || na_ofi_shm_peers[i].port != port)
+            continue;
+        if (na_ofi_shm_peers[i].tab != NULL)
+            munmap((void *) na_ofi_shm_peers[i].tab,
+                   sizeof(struct na_ofi_shm_keys));
+        na_ofi_shm_peers[i] = na_ofi_shm_peers[--na_ofi_shm_npeers];
+        return;
+    }
+}
+
+void
+na_ofi_shm_keys_forget(const struct na_addr *addr)
+{
+    pthread_mutex_lock(&na_ofi_shm_keys_lock);
+    na_ofi_shm_peer_forget(ntohl(addr->sin.sin_addr.s_addr),
+                           ntohs(addr->sin.sin_port));
+    pthread_mutex_unlock(&na_ofi_shm_keys_lock);
+}
+
+na_return_t
+na_ofi_shm_keys_check(const struct na_ofi_class *cls,
+                      const struct na_addr *target, uint64_t key,
+                      uint64_t remote, size_t size, uint32_t need)
+{
+    const struct na_ofi_shm_keys *t;
+    uint32_t s0 = na_ofi_shm_key_slot(key);
+    na_return_t ret = NA_ACCESS;
+
+    pthread_mutex_lock(&na_ofi_shm_keys_lock);
+    t = na_ofi_shm_peer_table(target);
+    if (t != NULL && atomic_load_explicit(&t->closed, memory_order_acquire)) {
+        /* A class that has gone since we mapped its table: the name may
+         * be served by a new one. */
+        na_ofi_shm_peer_forget(ntohl(target->sin.sin_addr.s_addr),
+                               ntohs(target->sin.sin_port));
+        t = na_ofi_shm_peer_table(target);
+    }
+    if (t == NULL || t->magic != NA_OFI_SHM_KEYS_MAGIC ||
+        atomic_load_explicit(&t->unchecked, memory_order_acquire) != 0) {
+        ret = NA_SUCCESS; /* nothing to check against */
+        goto unlock;
+    }
+    for (uint32_t i = 0; i < NA_OFI_SHM_KEYS_PROBE; i++) {
+        const struct na_ofi_shm_key_entry *e =
+            &t->e[(s0 + i) % NA_OFI_SHM_KEYS_SLOTS];
+        uint64_t g = atomic_load_explicit(&e->gen, memory_order_acquire);
+        uint64_t k = e->key, base = e->base, len = e->len, flags = e->flags;
+        uint64_t lo;
+
+        NA_OFI_FENCE_ACQUIRE();
+        if (g == 0 ||
+            atomic_load_explicit(&e->gen, memory_order_relaxed) != g ||
+            k != key)
+            continue;
+        /* Virtual addresses, or offsets into the region. */
+        lo = cls->mr_virt_addr ? remote - base : remote;
+        if ((cls->mr_virt_addr && remote < base) || lo > len ||
+            size > len - lo) {
+            ret = NA_ACCESS;
+            goto unlock;
+        }
+        ret = (flags & need) != 0 ? NA_SUCCESS : NA_PERMISSION;
+        goto unlock;
+    }
+unlock:
+    pthread_mutex_unlock(&na_ofi_shm_keys_lock);
+    return ret;
+}
