@@ -6,7 +6,7 @@
 # With QS_INSTALL_MERCURY_NAMES (default ON): the names of the libraries
 # Quicksilver stands in for, all resolving to libquicksilver:
 #   pkg-config: mercury.pc, na.pc, mercury_util.pc, margo.pc,
-#               margo-hg-shim.pc
+#               margo-hg-shim.pc, argobots.pc (abt.h)
 #   CMake:      find_package(mercury) -> targets mercury, na, mercury_util
 #               find_package(margo)   -> target margo
 # Turn it OFF on systems that also have the real Mercury or Margo installed
@@ -21,6 +21,7 @@ set(QS_MERCURY_VERSION 2.4.1)
 set(QS_NA_VERSION 6.0.0)
 set(QS_MERCURY_UTIL_VERSION 4.0.0)
 set(QS_MARGO_VERSION 0.22.0)
+set(QS_ARGOBOTS_VERSION 1.2)
 
 # The .pc files find their prefix from where they are installed, so an
 # install with `cmake --install --prefix DIR` works wherever DIR is.
@@ -51,7 +52,8 @@ if(QS_INSTALL_MERCURY_NAMES)
   set(qs_alias_mercury_util ${QS_MERCURY_UTIL_VERSION} "Mercury utilities (request helper)")
   set(qs_alias_margo ${QS_MARGO_VERSION} "Margo API over Mercury")
   set(qs_alias_margo-hg-shim ${QS_MARGO_VERSION} "Margo's HG shim (margo-hg-shim.h)")
-  foreach(name mercury na mercury_util margo margo-hg-shim)
+  set(qs_alias_argobots ${QS_ARGOBOTS_VERSION} "Argobots API on POSIX threads (abt.h)")
+  foreach(name mercury na mercury_util margo margo-hg-shim argobots)
     list(GET qs_alias_${name} 0 QS_ALIAS_VERSION)
     list(GET qs_alias_${name} 1 QS_ALIAS_DESCRIPTION)
     set(QS_ALIAS_NAME ${name})

@@ -376,11 +376,11 @@ QS_EXPORT int ABT_pool_get_id(ABT_pool pool, int *id);
 QS_EXPORT int ABT_pool_set_data(ABT_pool pool, void *data);
 QS_EXPORT int ABT_pool_get_data(ABT_pool pool, void **data);
 
-/* ---- Schedulers (predefined only) -------------------------------------- */
+/* ---- Predefined schedulers --------------------------------------------- */
 
 /* Creates a basic scheduler over pools[0..num_pools-1] (in priority
  * order); with pools == NULL it creates num_pools automatic FIFO pools.
- * config must be ABT_SCHED_CONFIG_NULL. */
+ * config is accepted and not read. */
 QS_EXPORT int ABT_sched_create_basic(ABT_sched_predef predef, int num_pools,
                                      ABT_pool *pools, ABT_sched_config config,
                                      ABT_sched *newsched);
@@ -393,6 +393,152 @@ QS_EXPORT int ABT_sched_get_pools(ABT_sched sched, int max_pools, int idx,
 /* Total sizes of the scheduler's pools, waiting / waiting plus running. */
 QS_EXPORT int ABT_sched_get_size(ABT_sched sched, size_t *size);
 QS_EXPORT int ABT_sched_get_total_size(ABT_sched sched, size_t *size);
+
+/* ---- User-defined pools and schedulers ---------------------------------- */
+
+/*
+ * A pool whose queue is the program's: abt.h hands it work units through
+ * the callbacks of an ABT_pool_def (Argobots 1.x's "old" pool definition,
+ * the one Thallium's custom pools fill in). A unit is the program's
+ * wrapper of a ULT or tasklet, made by u_create_from_thread /
+ * u_create_from_task when a ULT is created on the pool and freed by
+ * u_free once it is popped to run. abt.h calls u_get_type, u_get_thread,
+ * u_get_task, u_create_from_thread, u_create_from_task, u_free, p_init,
+ * p_push, p_pop, p_remove and p_free (those that are not NULL), one call
+ * at a time per pool, never holding a lock of its own; u_is_in_pool,
+ * p_get_size, p_pop_wait, p_pop_timedwait and p_print_all are never
+ * called and may be left unset.
+ */
+typedef ABT_unit_type (*ABT_unit_get_type_fn)(ABT_unit);
+typedef ABT_thread (*ABT_unit_get_thread_fn)(ABT_unit);
+typedef ABT_task (*ABT_unit_get_task_fn)(ABT_unit);
+typedef ABT_bool (*ABT_unit_is_in_pool_fn)(ABT_unit);
+typedef ABT_unit (*ABT_unit_create_from_thread_fn)(ABT_thread);
+typedef ABT_unit (*ABT_unit_create_from_task_fn)(ABT_task);
+typedef void (*ABT_unit_free_fn)(ABT_unit *);
+typedef int (*ABT_pool_init_fn)(ABT_pool, ABT_pool_config);
+typedef size_t (*ABT_pool_get_size_fn)(ABT_pool);
+typedef void (*ABT_pool_push_fn)(ABT_pool, ABT_unit);
+typedef ABT_unit (*ABT_pool_pop_fn)(ABT_pool);
+typedef ABT_unit (*ABT_pool_pop_wait_fn)(ABT_pool, double);
+typedef ABT_unit (*ABT_pool_pop_timedwait_fn)(ABT_pool, double);
+typedef int (*ABT_pool_remove_fn)(ABT_pool, ABT_unit);
+typedef int (*ABT_pool_free_fn)(ABT_pool);
+typedef int (*ABT_pool_print_all_fn)(ABT_pool, void *arg,
+                                     void (*)(void *, ABT_unit));
+
+struct ABT_pool_def {
+    ABT_pool_access access;
+    ABT_unit_get_type_fn u_get_type;
+    ABT_unit_get_thread_fn u_get_thread;
+    ABT_unit_get_task_fn u_get_task;
+    ABT_unit_is_in_pool_fn u_is_in_pool;
+    ABT_unit_create_from_thread_fn u_create_from_thread;
+    ABT_unit_create_from_task_fn u_create_from_task;
+    ABT_unit_free_fn u_free;
+    ABT_pool_init_fn p_init;
+    ABT_pool_get_size_fn p_get_size;
+    ABT_pool_push_fn p_push;
+    ABT_pool_pop_fn p_pop;
+    ABT_pool_pop_timedwait_fn p_pop_timedwait;
+    ABT_pool_remove_fn p_remove;
+    ABT_pool_free_fn p_free;
+    ABT_pool_print_all_fn p_print_all;
+};
+typedef struct ABT_pool_def ABT_pool_def;
+typedef struct ABT_pool_def *ABT_pool_user_def;
+
+/* Creates a pool from def (copied; p_push, p_pop, u_get_thread,
+ * u_create_from_thread and u_free are required, else ABT_ERR_INV_ARG) and
+ * runs def->p_init(pool, config); its error is returned and nothing is
+ * kept. Free it with ABT_pool_free, which runs def->p_free. */
+QS_EXPORT int ABT_pool_create(ABT_pool_user_def def, ABT_pool_config config,
+                              ABT_pool *newpool);
+/* Takes the next waiting unit out of the pool (ABT_UNIT_NULL when none):
+ * the caller runs it with ABT_xstream_run_unit or gives it back with
+ * ABT_pool_push. */
+QS_EXPORT int ABT_pool_pop(ABT_pool pool, ABT_unit *unit);
+/* Puts a unit popped from a pool of the same kind back into pool. */
+QS_EXPORT int ABT_pool_push(ABT_pool pool, ABT_unit unit);
+/* Takes a waiting unit out of the pool (ABT_ERR_POOL if it is not there). */
+QS_EXPORT int ABT_pool_remove(ABT_pool pool, ABT_unit unit);
+/* Stacked schedulers are not provided: ABT_ERR_FEATURE_NA. */
+QS_EXPORT int ABT_pool_add_sched(ABT_pool pool, ABT_sched sched);
+
+/* Scheduler configurations: (variable, value) pairs, ended by
+ * ABT_sched_config_var_end. A value is an int, a double or a void *, as
+ * the variable's type says. */
+typedef enum {
+    ABT_SCHED_CONFIG_INT = 0,
+    ABT_SCHED_CONFIG_DOUBLE = 1,
+    ABT_SCHED_CONFIG_PTR = 2,
+} ABT_sched_config_type;
+typedef struct {
+    int idx;
+    ABT_sched_config_type type;
+} ABT_sched_config_var;
+/* Argobots' predefined variables (objects there; constants here, so that
+ * the library exports functions only): the list's end, and the predefined
+ * schedulers' settings, which this layer accepts and does not read. */
+static const ABT_sched_config_var ABT_sched_config_var_end = {
+    -1, ABT_SCHED_CONFIG_INT};
+static const ABT_sched_config_var ABT_sched_config_access = {
+    -2, ABT_SCHED_CONFIG_INT};
+static const ABT_sched_config_var ABT_sched_config_automatic = {
+    -3, ABT_SCHED_CONFIG_INT};
+static const ABT_sched_config_var ABT_sched_basic_freq = {-4,
+                                                          ABT_SCHED_CONFIG_INT};
+QS_EXPORT int ABT_sched_config_create(ABT_sched_config *config, ...);
+/* Stores the value of variable i (i = 0 .. num_vars-1) through the i-th
+ * pointer argument; a NULL pointer or a variable never set is skipped. */
+QS_EXPORT int ABT_sched_config_read(ABT_sched_config config, int num_vars, ...);
+QS_EXPORT int ABT_sched_config_set(ABT_sched_config config, int idx,
+                                   ABT_sched_config_type type, const void *val);
+/* ABT_ERR_INV_ARG when idx was never set. */
+QS_EXPORT int ABT_sched_config_get(ABT_sched_config config, int idx,
+                                   ABT_sched_config_type *type, void *val);
+QS_EXPORT int ABT_sched_config_free(ABT_sched_config *config);
+
+/*
+ * A scheduler whose loop is the program's. The execution stream created
+ * on it calls def->run(sched) on its worker pthread once; run pops units
+ * from the scheduler's pools (ABT_pool_pop), runs them with
+ * ABT_xstream_run_unit, calls ABT_xstream_check_events now and then, and
+ * returns when ABT_sched_has_to_stop says so. Work left in the pools when
+ * run returns is run by the stream before it ends.
+ */
+typedef int (*ABT_sched_init_fn)(ABT_sched, ABT_sched_config);
+typedef void (*ABT_sched_run_fn)(ABT_sched);
+typedef int (*ABT_sched_free_fn)(ABT_sched);
+typedef ABT_pool (*ABT_sched_get_migr_pool_fn)(ABT_sched);
+typedef struct {
+    ABT_sched_type type;
+    ABT_sched_init_fn init;
+    ABT_sched_run_fn run;
+    ABT_sched_free_fn free;
+    ABT_sched_get_migr_pool_fn get_migr_pool;
+} ABT_sched_def;
+
+/* Creates a scheduler from def (run is required) over the pools (NULL:
+ * num_pools automatic FIFO pools), then runs def->init(sched, config)
+ * (its error is returned and nothing is kept). ABT_sched_free (or the
+ * stream's) runs def->free. get_migr_pool is never called. */
+QS_EXPORT int ABT_sched_create(ABT_sched_def *def, int num_pools,
+                               ABT_pool *pools, ABT_sched_config config,
+                               ABT_sched *newsched);
+QS_EXPORT int ABT_sched_set_data(ABT_sched sched, void *data);
+QS_EXPORT int ABT_sched_get_data(ABT_sched sched, void **data);
+/* ABT_TRUE after ABT_sched_exit, and after ABT_sched_finish or a join of
+ * the stream once none of the scheduler's pools has waiting work. */
+QS_EXPORT int ABT_sched_has_to_stop(ABT_sched sched, ABT_bool *stop);
+QS_EXPORT int ABT_sched_finish(ABT_sched sched);
+QS_EXPORT int ABT_sched_exit(ABT_sched sched);
+/* Runs a popped unit of pool to completion on the calling worker. */
+QS_EXPORT int ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool);
+/* Called by a user-defined scheduler's loop: when none of its pools has
+ * work and no stop is asked for, it sleeps up to 1 ms or until work
+ * arrives, so that an idle loop does not spin a core. */
+QS_EXPORT int ABT_xstream_check_events(ABT_sched sched);
 
 /* ---- Execution streams ------------------------------------------------- */
 

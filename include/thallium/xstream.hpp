@@ -3,8 +3,9 @@
  * pthread running its scheduler's pools, growing a spare worker when all
  * of its workers are blocked). Handles are copyable references;
  * xstream::create() returns a managed<xstream> that joins and frees the
- * stream. xstream::exit(), xstream::check_events() and user-defined
- * schedulers are absent (abt.h has no such calls).
+ * stream. xstream::check_events() is for user-defined schedulers' loops;
+ * xstream::exit() is absent (abt.h cannot stop a worker pthread in the
+ * middle of a ULT).
  */
 #ifndef THALLIUM_XSTREAM_HPP
 #define THALLIUM_XSTREAM_HPP
@@ -238,6 +239,15 @@ class xstream
         detail::abt_ok<xstream_exception>(ABT_xstream_get_num(&n),
                                           "ABT_xstream_get_num");
         return n;
+    }
+    /* From a user-defined scheduler's loop: lets the stream see a join
+     * or a finish, and sleeps up to 1 ms while none of the scheduler's
+     * pools has work. */
+    static void check_events(const scheduler &s)
+    {
+        detail::abt_ok<xstream_exception>(
+            ABT_xstream_check_events(s.native_handle()),
+            "ABT_xstream_check_events");
     }
 
   private:

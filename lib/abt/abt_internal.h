@@ -34,6 +34,12 @@ struct ABT_pool_opaque {
     ABT_bool automatic; /* freed with the last scheduler using it */
     int id;
     void *data; /* (S) ABT_pool_set_data */
+    /* User-defined pools (abt_user.c): the program's callbacks, called
+     * one at a time under ulock (never with the scheduler lock held).
+     * queued counts the units pushed through abt.h and not yet popped. */
+    int user;
+    ABT_pool_def def;
+    pthread_mutex_t ulock;
 };
 
 struct ABT_sched_opaque {
@@ -41,6 +47,12 @@ struct ABT_sched_opaque {
     int num_pools;     /* (S) */
     ABT_pool *pools;   /* (S) in priority order */
     ABT_xstream owner; /* (S) the stream running it, or NULL */
+    /* User-defined schedulers (abt_user.c). */
+    int user;
+    ABT_sched_def def;
+    void *data;     /* (S) ABT_sched_set_data */
+    int finish_req; /* (S) ABT_sched_finish */
+    int exit_req;   /* (S) ABT_sched_exit */
 };
 
 struct ABT_xstream_opaque {
@@ -155,6 +167,18 @@ int abt_xs_start(ABT_xstream xs);
 /* wake runs on CLOCK_MONOTONIC (spares linger with a timed wait). */
 void abt_xs_init_conds(ABT_xstream xs);
 int abt_sched_destroy(ABT_sched s, int owned);
+
+/* abt_user.c. Queues t on pool, built-in or user-defined (lock not
+ * held); ABT_ERR_MEM if a user pool made no unit for it. */
+int abt_pool_add_thread(ABT_pool pool, ABT_thread t);
+/* Wakes a worker for newly queued work of pool (lock held). */
+void abt_pool_wake_locked(ABT_pool pool);
+/* Pops a ULT from a user pool for a worker (lock not held): NULL when the
+ * pool gave nothing. The ULT is counted active. */
+ABT_thread abt_user_pool_take(ABT_pool pool);
+/* A user pool's p_free and a user scheduler's free (lock not held). */
+int abt_user_pool_fini(ABT_pool pool);
+void abt_user_sched_fini(ABT_sched sched);
 
 /* Creates a ULT (a tasklet if is_task) and pushes it to pool. */
 int abt_thread_push(ABT_pool pool, void (*func)(void *), void *arg,

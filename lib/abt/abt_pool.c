@@ -41,6 +41,11 @@ ABT_pool_free(ABT_pool *pool)
     pthread_mutex_unlock(&abt_g.lock);
     if (busy)
         return ABT_ERR_POOL;
+    if (p->user) {
+        int ret = abt_user_pool_fini(p);
+        if (ret != ABT_SUCCESS)
+            return ret;
+    }
     free(p);
     *pool = ABT_POOL_NULL;
     return ABT_SUCCESS;
@@ -163,7 +168,12 @@ abt_pool_push_locked(ABT_pool pool, ABT_thread t)
         pool->head = t;
     pool->tail = t;
     pool->queued++;
+    abt_pool_wake_locked(pool);
+}
 
+void
+abt_pool_wake_locked(ABT_pool pool)
+{
     ABT_xstream stuck = NULL;
     for (ABT_xstream xs = abt_g.xstreams; xs; xs = xs->next) {
         if (xs->terminated || !abt_sched_uses_pool_locked(xs->sched, pool))
@@ -265,6 +275,11 @@ abt_sched_destroy(ABT_sched s, int owned)
         pthread_mutex_unlock(&abt_g.lock);
         return ABT_ERR_SCHED;
     }
+    pthread_mutex_unlock(&abt_g.lock);
+    /* The program's free runs while the pools are still there. */
+    if (s->user)
+        abt_user_sched_fini(s);
+    pthread_mutex_lock(&abt_g.lock);
     abt_sched_release_locked(s, to_free, &nfree);
     pthread_mutex_unlock(&abt_g.lock);
     for (int i = 0; i < nfree; i++)

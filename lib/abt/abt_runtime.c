@@ -15,6 +15,7 @@
 #include "abt/abt_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,12 +81,22 @@ abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
 
 /* ---- the worker loop ---------------------------------------------------- */
 
+/* The next waiting ULT of xs's pools, or NULL; a user-defined pool with
+ * work comes back in *user instead, to be popped without the lock. */
 static ABT_thread
-pop_locked(ABT_xstream xs)
+pop_locked(ABT_xstream xs, ABT_pool *user)
 {
     ABT_sched s = xs->sched;
+    *user = ABT_POOL_NULL;
     for (int i = 0; s && i < s->num_pools; i++) {
         ABT_pool p = s->pools[i];
+        if (p->user) {
+            if (p->queued) {
+                *user = p;
+                return NULL;
+            }
+            continue;
+        }
         ABT_thread t = p->head;
         if (!t)
             continue;
@@ -123,8 +134,26 @@ worker_main(void *arg)
 
     int idle_timeouts = 0;
     pthread_mutex_lock(&abt_g.lock);
+    ABT_sched user_sched = !w->spare && xs->sched->user ? xs->sched : NULL;
+    if (user_sched) {
+        /* The program's scheduler loop runs first, until it stops; what
+         * is left in the pools is run below. */
+        pthread_mutex_unlock(&abt_g.lock);
+        user_sched->def.run(user_sched);
+        pthread_mutex_lock(&abt_g.lock);
+    }
     for (;;) {
-        ABT_thread t = pop_locked(xs);
+        ABT_pool user = ABT_POOL_NULL;
+        ABT_thread t = pop_locked(xs, &user);
+        if (!t && user) {
+            pthread_mutex_unlock(&abt_g.lock);
+            t = abt_user_pool_take(user);
+            if (!t) /* another worker got there first */
+                sched_yield();
+            pthread_mutex_lock(&abt_g.lock);
+            if (!t)
+                continue;
+        }
         if (t) {
             pthread_mutex_unlock(&abt_g.lock);
             abt_run(t);

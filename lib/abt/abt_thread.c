@@ -41,11 +41,14 @@ abt_thread_push(ABT_pool pool, void (*func)(void *), void *arg,
     t->is_task = is_task;
     if (newthread)
         *newthread = t;
-    /* An unnamed ULT may run and be freed as soon as the lock drops. */
-    pthread_mutex_lock(&abt_g.lock);
-    abt_pool_push_locked(pool, t);
-    pthread_mutex_unlock(&abt_g.lock);
-    return ABT_SUCCESS;
+    /* An unnamed ULT may run and be freed as soon as it is queued. */
+    int ret = abt_pool_add_thread(pool, t);
+    if (ret != ABT_SUCCESS) {
+        if (newthread)
+            *newthread = ABT_THREAD_NULL;
+        abt_thread_destroy(t);
+    }
+    return ret;
 }
 
 int
@@ -117,10 +120,7 @@ ABT_thread_revive(ABT_pool pool, void (*thread_func)(void *), void *arg,
     t->arg = arg;
     __atomic_store_n(&t->cancel, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&t->state, ABT_THREAD_STATE_READY, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&abt_g.lock);
-    abt_pool_push_locked(pool, t);
-    pthread_mutex_unlock(&abt_g.lock);
-    return ABT_SUCCESS;
+    return abt_pool_add_thread(pool, t);
 }
 
 /* Kept apart so that nothing but t lives across the setjmp. */
@@ -139,7 +139,10 @@ abt_run(ABT_thread t)
     __atomic_store_n(&t->xs, abt_self.xs, __ATOMIC_RELAXED);
     __atomic_store_n(&t->state, ABT_THREAD_STATE_RUNNING, __ATOMIC_RELAXED);
     t->in_run = 1;
-    call_ult(t);
+    /* Cancelled while it waited in a pool that could not give it back
+     * (a user-defined one): it ends without running. */
+    if (!__atomic_load_n(&t->cancel, __ATOMIC_RELAXED))
+        call_ult(t);
     t->in_run = 0;
     abt_self.thread = prev;
 

@@ -241,6 +241,12 @@ ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched)
         pthread_mutex_unlock(&abt_g.lock);
         return sched->owner ? ABT_ERR_INV_SCHED : ABT_ERR_INV_XSTREAM;
     }
+    /* A user-defined scheduler's loop is the stream's base worker from
+     * its creation to its end: it can be neither swapped in nor out. */
+    if (sched->user || xstream->sched->user) {
+        pthread_mutex_unlock(&abt_g.lock);
+        return ABT_ERR_FEATURE_NA;
+    }
     ABT_sched old = xstream->sched;
     xstream->sched = sched;
     sched->owner = xstream;
