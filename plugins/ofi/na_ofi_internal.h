@@ -100,8 +100,10 @@
  * so the cache, the wire form and the header need no second layout.
  */
 #define NA_OFI_ADDR_SHM 0x53 /* 'S' */
-/* How long an idle ofi+shm class naps between looks at its CQ. */
+/* How long an idle ofi+shm class naps between looks at its CQ: the
+ * first nap of a wait, and the longest (each empty nap doubles). */
 #define NA_OFI_SHM_NAP_NS 100000
+#define NA_OFI_SHM_NAP_MAX_NS 1000000
 
 /*
  * Expected messages match on (source, source context id, tag). libfabric

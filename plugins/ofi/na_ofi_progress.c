@@ -493,7 +493,7 @@ na_ofi_drain_wake_fd(struct na_ofi_class *cls)
  */
 static void
 na_ofi_sleep(struct na_ofi_class *cls, na_context_t *context,
-             unsigned int timeout_ms)
+             unsigned int timeout_ms, uint64_t nap_ns)
 {
     struct fid *fids[1] = {&cls->cq->fid};
 
@@ -518,9 +518,14 @@ na_ofi_sleep(struct na_ofi_class *cls, na_context_t *context,
         (void) context;
     } else if (cls->shm && !cls->no_block) {
         /* ofi+shm has no usable wait object (na_ofi_cq_open): nap, so an
-         * idle class costs a few percent of a CPU rather than all of it. */
-        struct timespec nap = {.tv_sec = 0, .tv_nsec = NA_OFI_SHM_NAP_NS};
-        (void) nanosleep(&nap, NULL);
+         * idle class costs a fraction of a CPU rather than all of it; a
+         * local completion (the wake eventfd) ends the nap early. */
+        struct pollfd pfd = {.fd = cls->wake_fd, .events = POLLIN};
+        struct timespec nap = {.tv_sec = 0, .tv_nsec = (long) nap_ns};
+        if ((uint64_t) timeout_ms * 1000000u < nap_ns)
+            nap.tv_nsec = (long) timeout_ms * 1000000L;
+        (void) ppoll(&pfd, 1, &nap, NULL);
+        na_ofi_drain_wake_fd(cls);
     } else {
         sched_yield();
     }
@@ -586,14 +591,19 @@ na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
     /* A wake-up that brought nothing for this context (a receive buffer
      * released, another context's completion, a stale wake) sleeps again
      * until the deadline: an idle wait returned early makes its caller
-     * spin. */
-    for (;;) {
+     * spin. On ofi+shm each empty nap doubles the next one, from
+     * NA_OFI_SHM_NAP_NS up to NA_OFI_SHM_NAP_MAX_NS: an idle class wakes
+     * a thousand times a second, not ten thousand, and a message to a
+     * class idle for a while waits at most that much longer. */
+    for (uint64_t nap_ns = NA_OFI_SHM_NAP_NS;;
+         nap_ns = nap_ns * 2 > NA_OFI_SHM_NAP_MAX_NS ? NA_OFI_SHM_NAP_MAX_NS
+                                                     : nap_ns * 2) {
         /* Publish that we sleep before the last look at the queue, so a
          * thread that queues a completion after that look wakes us. */
         atomic_fetch_add(&cls->sleepers, 1);
         if (!na_ofi_context_has_completions(context)) {
             uint64_t left_ms = (deadline - now + 999999u) / 1000000u;
-            na_ofi_sleep(cls, context, (unsigned int) left_ms);
+            na_ofi_sleep(cls, context, (unsigned int) left_ms, nap_ns);
         }
         atomic_fetch_sub(&cls->sleepers, 1);
         n = na_ofi_progress(cls, context);
