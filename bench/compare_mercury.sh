@@ -58,6 +58,8 @@ if [ -z "$mercury" ] || [ ! -f "$mercury/include/mercury.h" ]; then
         "(see docs/performance.md)" >&2
     exit 2
 fi
+build=$(cd "$build" 2>/dev/null && pwd)
+[ -n "$before" ] && before=$(cd "$before" 2>/dev/null && pwd)
 lib=$(ls "$build"/libquicksilver.so 2>/dev/null)
 if [ -z "$lib" ]; then
     echo "compare_mercury: no libquicksilver.so in $build" >&2

@@ -92,6 +92,8 @@ def main():
               "| raw TCP floor |")
         print("|---|---|---|---|---|")
     for name, v, floor, unit in rows:
+        if all(x is None for x in v.values()):
+            continue  # a fabric the run skipped (--tcp-only)
         fl = fmt(floor, unit) if floor else ""
         if has_native and not has_before:
             print(f"| {name} | {fmt(v['qs'], unit)} "

@@ -8,6 +8,8 @@
 #   sm       the same programs over na+sm; the mid-bulk rows move RMA
 #            through the rings (QS_SM_RMA=msg): with process_vm_readv a
 #            pull is one system call, done before a kill can land
+#   tcp      the ofi+tcp rows over the native TCP plugin (tcp://), named
+#            explicitly: scripts/liveness-trials.sh N build tcp
 #   sim      tests/sim/test_liveness (HG_Forward) and
 #            tests/thallium/test_liveness_sim.cpp (margo_forward, a
 #            Thallium call), one seed per trial (virtual time)
@@ -124,6 +126,7 @@ for f in "${fabrics[@]}"; do
   case $f in
   ofi+tcp) QS_OFI_FAULTS_INFO=ofi+tcp://127.0.0.1:0 rows ofi+tcp ;;
   sm) QS_OFI_FAULTS_INFO=na+sm rows sm ;;
+  tcp) QS_OFI_FAULTS_INFO=tcp://127.0.0.1:0 rows tcp ;;
   verbs) QS_OFI_FAULTS_INFO=${QS_VERBS_INFO:-verbs://rxe0/10.11.0.1:0} rows verbs ;;
   sim)
     for scen in killed_in_handler killed_mid_bulk; do
@@ -135,7 +138,7 @@ for f in "${fabrics[@]}"; do
       trials "sim, $what (virtual time), Thallium call" us 1 "$tlsim" $scen
     done
     ;;
-  *) echo "liveness-trials: unknown fabric $f (ofi+tcp, sm, sim, verbs)" >&2 ;;
+  *) echo "liveness-trials: unknown fabric $f (ofi+tcp, sm, tcp, sim, verbs)" >&2 ;;
   esac
 done
 

@@ -85,6 +85,22 @@ na_tcp_addr_intern(struct na_tcp_class *cls, struct in_addr ip, uint16_t port)
     return a;
 }
 
+/* The address object of (ip, port) for a caller, who frees it. */
+static na_return_t
+na_tcp_addr_get(struct na_tcp_class *cls, struct in_addr ip, uint16_t port,
+                na_addr_t *addr)
+{
+    struct na_addr *a;
+
+    pthread_mutex_lock(&cls->lock);
+    a = na_tcp_addr_intern(cls, ip, port);
+    pthread_mutex_unlock(&cls->lock);
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}
+
 /* A name that is not a dotted address: a host name, resolved to its first
  * IPv4 address. */
 static na_return_t
@@ -128,20 +144,13 @@ na_tcp_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
     struct na_tcp_class *cls = na_tcp_class(na_class);
     struct in_addr ip;
     uint16_t port;
-    struct na_addr *a;
 
     if (na_tcp_addr_string_parse(name, &ip, &port) != NA_SUCCESS &&
         na_tcp_resolve(name, &ip, &port) != NA_SUCCESS)
         return NA_INVALID_ARG;
     if (port == 0 || ip.s_addr == htonl(INADDR_ANY))
         return NA_INVALID_ARG;
-    pthread_mutex_lock(&cls->lock);
-    a = na_tcp_addr_intern(cls, ip, port);
-    pthread_mutex_unlock(&cls->lock);
-    if (a == NULL)
-        return NA_NOMEM;
-    *addr = a;
-    return NA_SUCCESS;
+    return na_tcp_addr_get(cls, ip, port, addr);
 }
 
 void
@@ -252,17 +261,10 @@ na_tcp_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
     struct na_tcp_class *cls = na_tcp_class(na_class);
     struct in_addr ip;
     uint16_t port;
-    struct na_addr *a;
     na_return_t ret;
 
     ret = na_tcp_addr_decode(buf, buf_size, &ip, &port);
     if (ret != NA_SUCCESS)
         return ret;
-    pthread_mutex_lock(&cls->lock);
-    a = na_tcp_addr_intern(cls, ip, port);
-    pthread_mutex_unlock(&cls->lock);
-    if (a == NULL)
-        return NA_NOMEM;
-    *addr = a;
-    return NA_SUCCESS;
+    return na_tcp_addr_get(cls, ip, port, addr);
 }

@@ -423,7 +423,9 @@ na_tcp_conn_readable(struct na_tcp_conn *c)
         ssize_t n;
 
         if (c->rx_state == NA_TCP_RX_DIRECT && c->rx_start == c->rx_end) {
-            n = read(c->sock, c->rx_dst, (size_t) c->rx_left);
+            size_t want = (size_t) c->rx_left;
+
+            n = read(c->sock, c->rx_dst, want);
             if (n > 0) {
                 c->rx_dst += n;
                 c->rx_left -= (uint64_t) n;
@@ -431,6 +433,8 @@ na_tcp_conn_readable(struct na_tcp_conn *c)
                     na_tcp_rma_data_done(c);
                     na_tcp_conn_parse(c);
                 }
+                if ((size_t) n < want)
+                    return; /* drained */
                 continue;
             }
         } else {
@@ -440,10 +444,16 @@ na_tcp_conn_readable(struct na_tcp_conn *c)
                 c->rx_end -= c->rx_start;
                 c->rx_start = 0;
             }
-            n = read(c->sock, c->rx + c->rx_end, c->cls->rx_size - c->rx_end);
+            size_t want = c->cls->rx_size - c->rx_end;
+
+            n = read(c->sock, c->rx + c->rx_end, want);
             if (n > 0) {
                 c->rx_end += (size_t) n;
                 na_tcp_conn_parse(c);
+                /* A short read drained the socket: another read now would
+                 * only say so, one system call later on every message. */
+                if ((size_t) n < want)
+                    return;
                 continue;
             }
         }

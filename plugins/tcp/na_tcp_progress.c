@@ -30,7 +30,7 @@
 #define NA_TCP_DIRECT_CONNS 4u
 
 /* The epoll fd is looked at once every this many busy passes. */
-#define NA_TCP_EPOLL_EVERY 16u
+#define NA_TCP_EPOLL_EVERY 64u
 
 static struct na_tcp_context *
 na_tcp_pctx(na_context_t *context)
