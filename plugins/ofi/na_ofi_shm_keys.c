@@ -25,7 +25,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -90,6 +93,34 @@ na_ofi_shm_key_slot(uint64_t key)
     return (uint32_t) (key % NA_OFI_SHM_KEYS_SLOTS);
 }
 
+/* Tables left by processes that ended without finalizing their classes
+ * (killed, or exited early): removed by the next class of this user. */
+static void
+na_ofi_shm_keys_sweep(void)
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *de;
+
+    if (d == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        unsigned long pid;
+        char *end;
+
+        if (strncmp(de->d_name, "qs-ofi-shm-", 11) != 0)
+            continue;
+        pid = strtoul(de->d_name + 11, &end, 10);
+        if (*end != '-' || pid == 0 || pid > 0x7fffffffUL)
+            continue;
+        if (kill((pid_t) pid, 0) != 0 && errno == ESRCH) {
+            char name[300];
+            snprintf(name, sizeof(name), "/%s", de->d_name);
+            shm_unlink(name);
+        }
+    }
+    closedir(d);
+}
+
 na_return_t
 na_ofi_shm_keys_create(struct na_ofi_class *cls)
 {
@@ -100,6 +131,7 @@ na_ofi_shm_keys_create(struct na_ofi_class *cls)
     na_ofi_shm_keys_name(ntohl(cls->self->sin.sin_addr.s_addr),
                          ntohs(cls->self->sin.sin_port), name, sizeof(name));
     cls->shm_keys = NULL;
+    na_ofi_shm_keys_sweep();
     fd = shm_open(name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0 || ftruncate(fd, sizeof(struct na_ofi_shm_keys)) != 0) {
         qs_log(NA_OFI_CLASS_NAME, QS_LOG_WARNING,
