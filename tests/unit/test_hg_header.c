@@ -54,6 +54,55 @@ test_round_trip(void **state)
     }
 }
 
+/* The probe and answer check (liveness): a bare header of exactly
+ * HG_HEADER_SIZE bytes with the probe flag, the response flag only on an
+ * answer, and no RPC fields; anything longer, shorter or with a payload is
+ * refused. */
+static void
+test_probe_check(void **state)
+{
+    (void) state;
+    uint8_t buf[HG_HEADER_SIZE + 8];
+    struct hg_header in, out;
+
+    for (int answer = 0; answer < 2; answer++) {
+        memset(&in, 0, sizeof(in));
+        in.flags =
+            (uint8_t) (HG_HEADER_PROBE | (answer ? HG_HEADER_RESPONSE : 0));
+        in.cookie = 77;
+        memset(buf, 0, sizeof(buf));
+        hg_header_encode(buf, &in);
+        assert_int_equal(hg_header_decode(buf, HG_HEADER_SIZE, &out),
+                         HG_SUCCESS);
+        assert_int_equal(hg_header_probe_check(&out, HG_HEADER_SIZE, answer),
+                         HG_SUCCESS);
+        /* The other direction's check refuses it. */
+        assert_int_equal(hg_header_probe_check(&out, HG_HEADER_SIZE, !answer),
+                         HG_PROTOCOL_ERROR);
+        /* Trailing bytes, any number: not a bare header. */
+        for (size_t extra = 1; extra <= 8; extra++) {
+            assert_int_equal(
+                hg_header_decode(buf, HG_HEADER_SIZE + extra, &out),
+                HG_SUCCESS);
+            assert_int_equal(
+                hg_header_probe_check(&out, HG_HEADER_SIZE + extra, answer),
+                HG_MSGSIZE);
+        }
+        assert_int_equal(
+            hg_header_probe_check(&out, HG_HEADER_SIZE - 1, answer),
+            HG_MSGSIZE);
+        /* RPC fields on a probe. */
+        in.payload_size = 1;
+        hg_header_encode(buf, &in);
+        assert_int_equal(hg_header_decode(buf, HG_HEADER_SIZE, &out),
+                         HG_SUCCESS);
+        assert_int_equal(hg_header_probe_check(&out, HG_HEADER_SIZE, answer),
+                         HG_PROTOCOL_ERROR);
+    }
+    assert_int_equal(hg_header_probe_check(NULL, HG_HEADER_SIZE, false),
+                     HG_PROTOCOL_ERROR);
+}
+
 static void
 test_malformed(void **state)
 {
@@ -294,6 +343,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_probe_check),
         cmocka_unit_test_setup_teardown(test_target_answers_hostile_requests,
                                         raw_setup, raw_teardown),
     };
