@@ -170,11 +170,16 @@ hg_probe_expire(struct hg_timer *timer)
 {
     struct hg_handle *handle = hg_probe_handle(timer);
     struct hg_probe *probe = &handle->probe;
+    struct hg_core *core = &handle->ctx->core;
     unsigned int ms = hg_probe_interval_ms(handle->ctx->hg_class), gen;
+    uint64_t due, now = hg_core_now(core);
     uint32_t cookie = 0;
     bool post, silent;
     na_return_t ret;
 
+    qs_mutex_lock(&core->timer_lock);
+    due = timer->deadline_ns;
+    pthread_mutex_unlock(&core->timer_lock);
     qs_mutex_lock(&handle->lock);
     if (!handle->active || handle->pending == 0) {
         pthread_mutex_unlock(&handle->lock);
@@ -187,6 +192,12 @@ hg_probe_expire(struct hg_timer *timer)
      * fabric's verdicts count. */
     silent = probe->waiting && probe->sent_gen == gen &&
              !na_clock_is_approximate(handle->ctx->hg_class->core.na_class);
+    /* A timer that fires more than half an interval late says this side
+     * did not progress (a handler computing on the thread that drives
+     * this context): the answer may be waiting unread. The probe gets
+     * another interval, with this side listening. */
+    if (silent && now > due && now - due > (uint64_t) ms * 500000ull)
+        silent = false;
     /* The operations of the last probe are reused: while one of them has
      * not completed yet, this interval sends nothing. */
     post = !silent && !hg_probe_busy(probe);
