@@ -603,6 +603,47 @@ QS_EXPORT hg_return_t margo_bulk_itransfer_timed(
     size_t local_offset, size_t size, double timeout_ms, margo_request *req);
 
 /*
+ * Callback forms: start the forward, respond or transfer like the i* forms,
+ * and instead of a request to wait for, call on_complete(uargs, result)
+ * exactly once when it completes (HG_TIMEOUT when the deadline of a timed
+ * form passed first, HG_CANCELED if finalize cancelled it). The callback
+ * runs inside the HG completion callback, on whichever thread makes
+ * progress on the instance: it must not block. If the start fails, the
+ * error is returned and on_complete is not called (HG_INVALID_ARG when it
+ * is NULL).
+ */
+QS_EXPORT hg_return_t margo_cforward(hg_handle_t handle, void *in_struct,
+                                     void (*on_complete)(void *, hg_return_t),
+                                     void *uargs);
+QS_EXPORT hg_return_t
+margo_cforward_timed(hg_handle_t handle, void *in_struct, double timeout_ms,
+                     void (*on_complete)(void *, hg_return_t), void *uargs);
+QS_EXPORT hg_return_t margo_provider_cforward(
+    uint16_t provider_id, hg_handle_t handle, void *in_struct,
+    void (*on_complete)(void *, hg_return_t), void *uargs);
+QS_EXPORT hg_return_t margo_provider_cforward_timed(
+    uint16_t provider_id, hg_handle_t handle, void *in_struct,
+    double timeout_ms, void (*on_complete)(void *, hg_return_t), void *uargs);
+QS_EXPORT hg_return_t margo_crespond(hg_handle_t handle, void *out_struct,
+                                     void (*on_complete)(void *, hg_return_t),
+                                     void *uargs);
+/* The deadline is a Margo timer of the handle's instance: it is noticed
+ * where the instance's handlers run. */
+QS_EXPORT hg_return_t
+margo_crespond_timed(hg_handle_t handle, void *out_struct, double timeout_ms,
+                     void (*on_complete)(void *, hg_return_t), void *uargs);
+QS_EXPORT hg_return_t margo_bulk_ctransfer(
+    margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
+    hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
+    size_t local_offset, size_t size, void (*on_complete)(void *, hg_return_t),
+    void *uargs);
+QS_EXPORT hg_return_t margo_bulk_ctransfer_timed(
+    margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
+    hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
+    size_t local_offset, size_t size, double timeout_ms,
+    void (*on_complete)(void *, hg_return_t), void *uargs);
+
+/*
  * Progress tuning. The upper bound is how long an idle progress loop (the
  * progress thread, or a thread driving instances without one) blocks in
  * HG_Progress(), in milliseconds of the NA clock; it starts as the
