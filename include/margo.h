@@ -656,6 +656,46 @@ QS_EXPORT int margo_set_progress_timeout_ub_msec(margo_instance_id mid,
 QS_EXPORT int margo_get_progress_timeout_ub_msec(margo_instance_id mid,
                                                  unsigned *timeout);
 /*
+ * With when_needed true the progress thread calls HG_Progress() only while
+ * the instance has something to progress (an operation in flight, a timer,
+ * a thread in margo_thread_sleep(), handlers queued for it); otherwise it
+ * waits, costing no progress calls. As in Margo this is for clients: a
+ * server's incoming requests are not received meanwhile. Instances without
+ * a progress thread are driven by their callers and are not affected.
+ * Returns 0, or -1 for MARGO_INSTANCE_NULL.
+ */
+QS_EXPORT int margo_set_progress_when_needed(margo_instance_id mid,
+                                             bool when_needed);
+/*
+ * Make the pool at pool_idx the instance's progress pool. The progress
+ * loop itself stays where it runs (its own thread, or the threads blocked
+ * in Margo calls; it is not an Argobots ULT here): what moves is what the
+ * progress pool is, for margo_get_progress_pool(), the configuration's
+ * "progress_pool", which pool may not be removed, and, with a progress
+ * thread, which pool's Margo work that thread runs. Returns 0 (also when it
+ * already is), or ABT_ERR_INV_ARG for a null instance or an index out of
+ * range.
+ */
+QS_EXPORT int margo_migrate_progress_loop(margo_instance_id mid,
+                                          unsigned pool_idx);
+/*
+ * Argobots profiling needs Argobots' tool interface, which abt.h does not
+ * have: start and stop log an error and return -1, as Margo does with an
+ * Argobots built without tools; dump returns -1 (nothing was recorded).
+ */
+QS_EXPORT int margo_start_abt_profiling(margo_instance_id mid, bool detailed);
+QS_EXPORT int margo_stop_abt_profiling(margo_instance_id mid);
+QS_EXPORT int margo_dump_abt_profiling(margo_instance_id mid, const char *file,
+                                       int uniquify, char **resolved_file_name);
+/*
+ * Answer a request with an error instead of output: the origin's forward
+ * returns `ret`. Nothing is sent for an RPC registered without a response.
+ * Margo declares it (for its DEFINE_MARGO_RPC_HANDLER) as private; it is
+ * provided for programs that call it anyway. The handle stays the
+ * caller's to destroy.
+ */
+QS_EXPORT void __margo_respond_with_error(hg_handle_t handle, hg_return_t ret);
+/*
  * Set a parameter by name at run time. Known key: "progress_timeout_ub_msecs"
  * (a decimal number of milliseconds, as margo_set_progress_timeout_ub_msec).
  * Returns 0, or -1 for an unknown key, a bad value or a NULL argument.

@@ -589,3 +589,19 @@ margo_transfer_pool_content(ABT_pool origin_pool, ABT_pool target_pool)
             return HG_OTHER_ERROR;
     return HG_SUCCESS;
 }
+
+int
+margo_migrate_progress_loop(margo_instance_id mid, unsigned pool_idx)
+{
+    int rc = ABT_SUCCESS;
+
+    if (mid == MARGO_INSTANCE_NULL)
+        return ABT_ERR_INV_ARG;
+    pthread_mutex_lock(&margo_lock);
+    if (pool_idx >= mid->npools)
+        rc = ABT_ERR_INV_ARG;
+    else
+        mid->config.progress_pool = pool_idx;
+    pthread_mutex_unlock(&margo_lock);
+    return rc;
+}

@@ -158,6 +158,9 @@ struct margo_instance {
     struct margo_sleep *sleepers;
     uint64_t sleep_deadline_min;
 
+    /* margo_set_progress_when_needed(): the progress thread makes progress
+     * only while the instance has something in flight (L). */
+    bool progress_when_needed;
     /* Progress tuning and counters (margo_params.c). */
     atomic_uint progress_timeout_ub_ms;
     _Atomic uint64_t num_progress_calls, num_trigger_calls;

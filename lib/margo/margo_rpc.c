@@ -44,6 +44,8 @@ margo_req_track(struct margo_request_s *req)
     if (mid->inflight)
         mid->inflight->prev = req;
     mid->inflight = req;
+    if (mid->progress_when_needed)
+        margo_wake(mid); /* the progress thread has a reason to run now */
     pthread_mutex_unlock(&margo_lock);
     return HG_SUCCESS;
 }

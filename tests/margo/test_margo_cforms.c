@@ -5,7 +5,8 @@
  * operation's result, and the operation really happened (the output, the
  * bytes moved). A client without a progress thread drives progress by
  * sleeping in margo_thread_sleep(), which on the simulator costs no real
- * time.
+ * time. Also __margo_respond_with_error, the other way a handler answers
+ * without margo_respond.
  */
 #include "tm.h"
 
@@ -289,6 +290,35 @@ test_ctransfer_untimed_and_bad_args(void **state)
     tc_stop(&env);
 }
 
+/* Answers every request with HG_PERMISSION. */
+static void
+tc_refuse(hg_handle_t h)
+{
+    __margo_respond_with_error(h, HG_PERMISSION);
+    margo_destroy(h);
+}
+DEFINE_MARGO_RPC_HANDLER(tc_refuse)
+
+static void
+test_respond_with_error(void **state)
+{
+    struct tc_env env;
+    tm_add_in_t in = {1, 2};
+    hg_handle_t h;
+    hg_id_t id;
+
+    (void) state;
+    tc_start(&env);
+    MARGO_REGISTER(env.server, "tc_refuse", tm_add_in_t, tm_add_out_t,
+                   tc_refuse);
+    id = MARGO_REGISTER(env.client, "tc_refuse", tm_add_in_t, tm_add_out_t,
+                        NULL);
+    assert_hg_ok(margo_create(env.client, env.addr, id, &h));
+    assert_hg_ret(margo_forward(h, &in), HG_PERMISSION);
+    assert_hg_ok(margo_destroy(h));
+    tc_stop(&env);
+}
+
 int
 main(void)
 {
@@ -297,6 +327,7 @@ main(void)
         cmocka_unit_test(test_cforward_errors_reach_the_callback),
         cmocka_unit_test(test_crespond_and_ctransfer),
         cmocka_unit_test(test_ctransfer_untimed_and_bad_args),
+        cmocka_unit_test(test_respond_with_error),
     };
     return tm_main("test_margo_cforms", tests,
                    sizeof(tests) / sizeof(tests[0]));
