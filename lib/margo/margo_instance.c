@@ -134,6 +134,10 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
         goto error_unlist;
     if (margo_pools_create(mid) != 0 || margo_threads_start(mid) != 0)
         goto error_unlist;
+    if (mid->config.enable_abt_profiling)
+        margo_log(mid, MARGO_LOG_WARNING,
+                  "margo: \"enable_abt_profiling\" is not supported (no "
+                  "Argobots tool interface): no profile is recorded");
     margo_log(mid, MARGO_LOG_DEBUG,
               "margo: initialized \"%s\" (%s, progress thread %s, "
               "rpc_thread_count %d)",
@@ -223,7 +227,7 @@ margo_init_ext(const char *address, int mode,
 char *
 margo_get_config_opt(margo_instance_id mid, int options)
 {
-    char addr[256] = "";
+    char addr[256] = "", *json;
     hg_size_t size = sizeof(addr);
     hg_addr_t self;
 
@@ -234,7 +238,11 @@ margo_get_config_opt(margo_instance_id mid, int options)
             addr[0] = '\0';
         HG_Addr_free(mid->hg_class, self);
     }
-    return margo_config_to_json(&mid->config, addr, mid->listening, options);
+    /* Pools and xstreams may be added or removed meanwhile. */
+    pthread_mutex_lock(&margo_lock);
+    json = margo_config_to_json(&mid->config, addr, mid->listening, options);
+    pthread_mutex_unlock(&margo_lock);
+    return json;
 }
 
 char *

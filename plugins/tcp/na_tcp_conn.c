@@ -33,18 +33,21 @@ na_tcp_sock_setup(int s)
 na_return_t
 na_tcp_listen(struct na_tcp_class *cls, uint16_t port)
 {
-    struct sockaddr_in sin = {.sin_family = AF_INET,
-                              .sin_port = htons(port),
-                              .sin_addr = cls->bind_ip};
-    socklen_t len = sizeof(sin);
+    struct sockaddr_storage ss;
+    socklen_t len = na_tcp_ip_sockaddr(&cls->bind_ip, port, &ss);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &cls->listen_sock};
     int one = 1;
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int s = socket(cls->bind_ip.family,
+                   SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
     if (s < 0)
         return NA_PROTONOSUPPORT;
     (void) setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(s, (struct sockaddr *) &sin, sizeof(sin)) != 0) {
+    /* An IPv6 class serves IPv6 peers only: an IPv4 peer would be named
+     * by a mapped address that is not the one it serves. */
+    if (cls->bind_ip.family == AF_INET6)
+        (void) setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(s, (struct sockaddr *) &ss, len) != 0) {
         int e = errno;
         close(s);
         na_plugin_log_error("tcp", "cannot listen on port %u: %s",
@@ -52,13 +55,14 @@ na_tcp_listen(struct na_tcp_class *cls, uint16_t port)
         return e == EADDRINUSE ? NA_ADDRINUSE : NA_INVALID_ARG;
     }
     if (listen(s, 1024) != 0 ||
-        getsockname(s, (struct sockaddr *) &sin, &len) != 0 ||
+        getsockname(s, (struct sockaddr *) &ss, &len) != 0 ||
         epoll_ctl(cls->wait.epfd, EPOLL_CTL_ADD, s, &ev) != 0) {
         close(s);
         return NA_PROTONOSUPPORT;
     }
     cls->listen_sock = s;
-    cls->listen_port = ntohs(sin.sin_port);
+    /* sin_port and sin6_port lie at the same offset. */
+    cls->listen_port = ntohs(((struct sockaddr_in *) (void *) &ss)->sin_port);
     return NA_SUCCESS;
 }
 
@@ -109,24 +113,25 @@ na_tcp_conn_new(struct na_tcp_class *cls, int sock, bool connecting)
 static struct na_tcp_conn *
 na_tcp_connect(struct na_tcp_class *cls, struct na_addr *addr)
 {
-    struct sockaddr_in sin = {.sin_family = AF_INET,
-                              .sin_port = htons(addr->port),
-                              .sin_addr = addr->ip};
+    struct sockaddr_storage ss;
+    socklen_t len = na_tcp_ip_sockaddr(&addr->ip, addr->port, &ss);
     struct na_tcp_conn *c;
     struct na_tcp_tx *hello;
     bool connecting = false;
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int s =
+        socket(addr->ip.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
     if (s < 0)
         return NULL;
     na_tcp_sock_setup(s);
-    if (cls->bind_ip.s_addr != htonl(INADDR_ANY)) {
+    if (!na_tcp_ip_is_any(&cls->bind_ip) &&
+        cls->bind_ip.family == addr->ip.family) {
         /* Leave from the address we serve, which is how peers name us. */
-        struct sockaddr_in me = {.sin_family = AF_INET,
-                                 .sin_addr = cls->bind_ip};
-        (void) bind(s, (struct sockaddr *) &me, sizeof(me));
+        struct sockaddr_storage me;
+        socklen_t me_len = na_tcp_ip_sockaddr(&cls->bind_ip, 0, &me);
+        (void) bind(s, (struct sockaddr *) &me, me_len);
     }
-    if (connect(s, (struct sockaddr *) &sin, sizeof(sin)) != 0) {
+    if (connect(s, (struct sockaddr *) &ss, len) != 0) {
         if (errno != EINPROGRESS) {
             close(s);
             return NULL;
@@ -167,14 +172,19 @@ void
 na_tcp_accept_all(struct na_tcp_class *cls)
 {
     for (;;) {
-        struct sockaddr_in sin;
-        socklen_t len = sizeof(sin);
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+        struct na_tcp_ip ip;
         struct na_tcp_conn *c;
-        int s = accept4(cls->listen_sock, (struct sockaddr *) &sin, &len,
+        int s = accept4(cls->listen_sock, (struct sockaddr *) &ss, &len,
                         SOCK_NONBLOCK | SOCK_CLOEXEC);
 
         if (s < 0)
             return;
+        if (!na_tcp_ip_from_sockaddr(&ss, &ip)) {
+            close(s);
+            continue;
+        }
         na_tcp_sock_setup(s);
         c = na_tcp_conn_new(cls, s, false);
         if (c == NULL) {
@@ -182,7 +192,7 @@ na_tcp_accept_all(struct na_tcp_class *cls)
             continue;
         }
         c->accepted = true;
-        c->peer_ip = sin.sin_addr;
+        c->peer_ip = ip;
         cls->accepted++;
     }
 }
@@ -197,6 +207,26 @@ na_tcp_tx_init(struct na_tcp_tx *tx, const struct na_tcp_hdr *h,
     tx->iov[1].iov_base = (void *) payload;
     tx->iov[1].iov_len = len;
     tx->iovcnt = len != 0 ? 2 : 1;
+    tx->left = NA_TCP_HDR_SIZE + len;
+    tx->done = 0;
+}
+
+void
+na_tcp_tx_init_iov(struct na_tcp_tx *tx, const struct na_tcp_hdr *h,
+                   const struct iovec *iov, int n)
+{
+    size_t len = 0;
+
+    na_tcp_hdr_encode(tx->hdr, h);
+    tx->iov[0].iov_base = tx->hdr;
+    tx->iov[0].iov_len = NA_TCP_HDR_SIZE;
+    tx->iovcnt = 1;
+    for (int i = 0; i < n; i++) {
+        if (iov[i].iov_len == 0)
+            continue;
+        tx->iov[tx->iovcnt++] = iov[i];
+        len += iov[i].iov_len;
+    }
     tx->left = NA_TCP_HDR_SIZE + len;
     tx->done = 0;
 }
@@ -259,8 +289,8 @@ na_tcp_conn_flush(struct na_tcp_conn *c)
         return;
     STAILQ_FOREACH(tx, &c->txq, entry)
     {
-        if (n + 2 > NA_TCP_IOV_MAX)
-            break;
+        if (n + tx->iovcnt > NA_TCP_IOV_MAX)
+            break; /* the first always fits: 1 + NA_TCP_SEG_MAX pieces */
         n += na_tcp_tx_iov(tx, iov + n);
     }
     /* sendmsg, not writev: MSG_NOSIGNAL, a dead peer is no SIGPIPE. */
@@ -317,13 +347,13 @@ na_tcp_conn_send(struct na_tcp_conn *c, struct na_tcp_tx *tx)
 
 bool
 na_tcp_conn_send_frame(struct na_tcp_conn *c, const struct na_tcp_hdr *h,
-                       const void *payload, size_t len)
+                       const struct iovec *iov, int n)
 {
     struct na_tcp_tx *tx = calloc(1, sizeof(*tx));
 
     if (tx == NULL)
         return false;
-    na_tcp_tx_init(tx, h, payload, len);
+    na_tcp_tx_init_iov(tx, h, iov, n);
     tx->heap = true;
     na_tcp_conn_send(c, tx);
     return true;
@@ -338,7 +368,7 @@ na_tcp_conn_hello(struct na_tcp_conn *c, const uint8_t *p, size_t n)
 
     if (na_tcp_hello_decode(p, n, &port) != NA_SUCCESS)
         return false;
-    a = na_tcp_addr_intern(c->cls, c->peer_ip, port);
+    a = na_tcp_addr_intern(c->cls, &c->peer_ip, port);
     if (a == NULL)
         return false;
     c->addr = a;
@@ -356,11 +386,20 @@ na_tcp_conn_rx_payload(struct na_tcp_conn *c)
     size_t have = c->rx_end - c->rx_start;
     size_t n = have < c->rx_left ? have : (size_t) c->rx_left;
 
-    if (c->rx_state == NA_TCP_RX_DIRECT && n != 0) {
-        memcpy(c->rx_dst, c->rx + c->rx_start, n);
-        c->rx_dst += n;
+    /* Segment by segment: the destination may be several. */
+    while (c->rx_state == NA_TCP_RX_DIRECT && n != 0) {
+        size_t k = n < c->rx_seg_left ? n : (size_t) c->rx_seg_left;
+
+        memcpy(c->rx_dst, c->rx + c->rx_start, k);
+        c->rx_dst += k;
+        c->rx_seg_left -= k;
+        c->rx_start += k;
+        c->rx_left -= k;
+        n -= k;
+        if (c->rx_seg_left == 0 && c->rx_left != 0)
+            na_tcp_rx_next_seg(c);
     }
-    c->rx_start += n;
+    c->rx_start += n; /* skipped */
     c->rx_left -= n;
     if (c->rx_left == 0)
         na_tcp_rma_data_done(c);
@@ -423,15 +462,20 @@ na_tcp_conn_readable(struct na_tcp_conn *c)
         ssize_t n;
 
         if (c->rx_state == NA_TCP_RX_DIRECT && c->rx_start == c->rx_end) {
-            size_t want = (size_t) c->rx_left;
+            /* Never past this frame: the next one follows at once. */
+            size_t want = (size_t) (c->rx_seg_left < c->rx_left ? c->rx_seg_left
+                                                                : c->rx_left);
 
             n = read(c->sock, c->rx_dst, want);
             if (n > 0) {
                 c->rx_dst += n;
+                c->rx_seg_left -= (uint64_t) n;
                 c->rx_left -= (uint64_t) n;
                 if (c->rx_left == 0) {
                     na_tcp_rma_data_done(c);
                     na_tcp_conn_parse(c);
+                } else if (c->rx_seg_left == 0) {
+                    na_tcp_rx_next_seg(c);
                 }
                 if ((size_t) n < want)
                     return; /* drained */
