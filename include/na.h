@@ -210,6 +210,18 @@ QS_EXPORT na_return_t NA_Poll_wait(na_class_t *na_class, na_context_t *context,
 /* A file descriptor that becomes readable when progress is needed, or -1. */
 QS_EXPORT int NA_Poll_get_fd(na_class_t *na_class, na_context_t *context);
 
+/*
+ * Whether it is safe to block on NA_Poll_get_fd() now: false while
+ * completions wait for NA_Trigger() (they are work to do at once). NULL
+ * or mismatched arguments: false.
+ */
+QS_EXPORT bool NA_Poll_try_wait(na_class_t *na_class, na_context_t *context);
+
+/* Deprecated in Mercury in favour of NA_Poll_wait(), which it calls:
+ * NA_SUCCESS once a completion is queued, NA_TIMEOUT otherwise. */
+QS_EXPORT na_return_t NA_Progress(na_class_t *na_class, na_context_t *context,
+                                  unsigned int timeout_ms);
+
 /* Run up to max_count queued callbacks; *actual_count (if not NULL) gets
  * the number run. Returns NA_TIMEOUT when nothing was queued. */
 QS_EXPORT na_return_t NA_Trigger(na_context_t *context, unsigned int max_count,
@@ -255,6 +267,27 @@ QS_EXPORT na_return_t NA_Msg_init_expected(na_class_t *na_class, void *buf,
 /* Most segments NA_Mem_handle_create_segments() takes on this class: 1 on
  * plugins without multi-segment handles (ofi, verbs, sm), more on sim. */
 QS_EXPORT size_t NA_Mem_handle_get_max_segments(const na_class_t *na_class);
+
+/*
+ * The protocols this build serves, as a list of class+protocol pairs
+ * (struct na_protocol_info) to free with NA_Free_protocol_info().
+ * info_string NULL lists them all; "<protocol>" ("tcp") or
+ * "<class+protocol>" ("ofi+tcp") keeps the matching ones (an address
+ * part is ignored). Each entry is a pair one of the built plugins accepts
+ * (sim+sim; na+sm and na+tcp; ofi+tcp, ofi+sockets and ofi+shm when built
+ * with libfabric; verbs+verbs when built with rdma-core); the fabric is
+ * not probed, so a listed pair may still fail to initialize where its
+ * provider or device is missing. No match: NA_SUCCESS and an empty (NULL)
+ * list, as in Mercury. A malformed string: NA_INVALID_ARG.
+ */
+QS_EXPORT na_return_t NA_Get_protocol_info(
+    const char *info_string, struct na_protocol_info **na_protocol_info_p);
+QS_EXPORT void NA_Free_protocol_info(struct na_protocol_info *na_protocol_info);
+
+/* Write NA's process-wide counts (live classes and contexts, callbacks
+ * triggered) to the log at the "min_debug" level of the "na" subsystem:
+ * nothing appears at the default level, as in Mercury. */
+QS_EXPORT void NA_Diag_dump_counters(void);
 
 /* Set the log level (same names as HG_Set_log_level()) and enable the "na"
  * subsystem, which covers the plugins, at it. Shares one sink with HG. */

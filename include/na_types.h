@@ -85,6 +85,32 @@ typedef enum na_return {
 } na_return_t;
 /* clang-format on */
 
+/* Preferred address format (struct na_init_info.addr_format), with
+ * Mercury's values. Plugins here pick their own format: only NA_ADDR_UNSPEC
+ * and NA_ADDR_IPV4 (what tcp, ofi and sm use) are accepted; NA_ADDR_IPV6
+ * and NA_ADDR_NATIVE are refused by NA_Initialize_opt*() with the reason
+ * logged. */
+enum na_addr_format {
+    NA_ADDR_UNSPEC, /* the plugin chooses */
+    NA_ADDR_IPV4,   /* IPv4 where the plugin has IP addresses */
+    NA_ADDR_IPV6,   /* IPv6 (refused) */
+    NA_ADDR_NATIVE  /* the fabric's native addressing (refused) */
+};
+
+/* Flags of NA_Addr_deserialize() in Mercury 2.4; none is honoured here
+ * (NA_Has_opt_feature(NA_OPT_FIREWALL_ADDR) is false). */
+enum na_addr_flags { NA_ADDR_FIREWALL = (1 << 0) };
+
+/* One entry of NA_Get_protocol_info()'s list, freed with
+ * NA_Free_protocol_info(). device_name is NULL: no plugin here chooses
+ * among devices. */
+struct na_protocol_info {
+    struct na_protocol_info *next; /* next entry, NULL at the end */
+    char *class_name;              /* "sim", "na", "ofi", "verbs" */
+    char *protocol_name;           /* "sim", "sm", "tcp", "sockets", ... */
+    char *device_name;             /* NULL */
+};
+
 /* Completion types. */
 typedef enum na_cb_type {
     NA_CB_SEND_UNEXPECTED,
@@ -202,11 +228,12 @@ struct na_init_info {
     size_t max_unexpected_size; /* 0: plugin default                      */
     size_t max_expected_size;   /* 0: plugin default                      */
     uint32_t progress_mode;     /* 0 or NA_NO_BLOCK                       */
-    uint8_t max_contexts;       /* 0: 1                                    */
-    uint8_t thread_mode;        /* 0 or NA_THREAD_MODE_SINGLE             */
-    bool request_mem_device;    /* device memory (unsupported)             */
-    bool no_multi_recv;         /* plugins with multi-receive buffers do
-                                   not use them for unexpected messages    */
+    enum na_addr_format addr_format; /* NA_ADDR_UNSPEC or NA_ADDR_IPV4  */
+    uint8_t max_contexts;    /* 0: 1                                    */
+    uint8_t thread_mode;     /* 0 or NA_THREAD_MODE_SINGLE             */
+    bool request_mem_device; /* device memory (unsupported)             */
+    bool no_multi_recv;      /* plugins with multi-receive buffers do
+                                not use them for unexpected messages    */
     enum na_traffic_class traffic_class; /* NA_TC_UNSPEC by default        */
     unsigned int multi_recv_op_max;      /* multi-receive buffers to post; 0:
                                             the plugin's default (Quicksilver's
@@ -217,8 +244,9 @@ struct na_init_info {
     (struct na_init_info)                                                      \
     {                                                                          \
         .ip_subnet = NULL, .auth_key = NULL, .max_unexpected_size = 0,         \
-        .max_expected_size = 0, .progress_mode = 0, .max_contexts = 1,         \
-        .thread_mode = 0, .request_mem_device = false, .no_multi_recv = false, \
+        .max_expected_size = 0, .progress_mode = 0,                            \
+        .addr_format = NA_ADDR_UNSPEC, .max_contexts = 1, .thread_mode = 0,    \
+        .request_mem_device = false, .no_multi_recv = false,                   \
         .traffic_class = NA_TC_UNSPEC, .multi_recv_op_max = 0                  \
     }
 
