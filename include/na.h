@@ -142,6 +142,14 @@ QS_EXPORT na_return_t NA_Msg_send_unexpected(
 QS_EXPORT na_return_t NA_Msg_recv_unexpected(
     na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
     void *buf, size_t buf_size, void *plugin_data, na_op_id_t *op_id);
+/* Receive several unexpected messages into one buffer (Mercury 2.4): no
+ * plugin here exposes multi-receive buffers through NA, so after the
+ * argument checks (NA_INVALID_ARG) it returns NA_OPNOTSUPPORTED and no
+ * callback runs, as Mercury's plugins without the feature do; check
+ * NA_Has_opt_feature(NA_OPT_MULTI_RECV) first, as Mercury's HG does. */
+QS_EXPORT na_return_t NA_Msg_multi_recv_unexpected(
+    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+    void *buf, size_t buf_size, void *plugin_data, na_op_id_t *op_id);
 QS_EXPORT na_return_t NA_Msg_send_expected(
     na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
     const void *buf, size_t buf_size, void *plugin_data, na_addr_t dest_addr,

@@ -142,3 +142,26 @@ NA_Diag_dump_counters(void)
            (long long) atomic_load(&na_diag.contexts),
            (long long) atomic_load(&na_diag.triggered));
 }
+
+/* No plugin here exposes multi-receive buffers through NA (ofi uses them
+ * inside the plugin), as NA_Has_opt_feature(NA_OPT_MULTI_RECV) says: the
+ * call is refused the way Mercury's plugins without the feature refuse
+ * it, after the checks every post gets. */
+na_return_t
+NA_Msg_multi_recv_unexpected(na_class_t *na_class, na_context_t *context,
+                             na_cb_t callback, void *arg, void *buf,
+                             size_t buf_size, void *plugin_data,
+                             na_op_id_t *op_id)
+{
+    (void) callback;
+    (void) arg;
+    (void) plugin_data;
+    if (na_class == NULL || context == NULL || context->na_class != na_class ||
+        buf == NULL || buf_size == 0 || op_id == NULL)
+        return NA_INVALID_ARG;
+    qs_log("na", QS_LOG_ERROR,
+           "NA_Msg_multi_recv_unexpected: no multi-receive support in the "
+           "\"%s\" plugin (NA_Has_opt_feature(NA_OPT_MULTI_RECV) is false)",
+           na_class->ops->class_name);
+    return NA_OPNOTSUPPORTED;
+}

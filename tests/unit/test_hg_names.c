@@ -19,6 +19,7 @@
 
 #include "mercury.h"
 #include "mercury_proc.h"
+#include "mercury_proc_string.h"
 #include "na_config.h"
 
 /* Whether the list holds class+protocol. */
@@ -153,6 +154,21 @@ test_poll_try_wait(void **state)
     assert_true(NA_Poll_try_wait(cls, ctx));
     assert_int_equal(NA_Progress(cls, ctx, 0), NA_TIMEOUT);
     assert_int_equal(NA_Progress(NULL, ctx, 0), NA_INVALID_ARG);
+    /* No multi-receive through NA: refused, nothing posted. */
+    {
+        na_op_id_t *op = NA_Op_create(cls, NA_OP_MULTI);
+
+        assert_false(NA_Has_opt_feature(cls, NA_OPT_MULTI_RECV));
+        assert_int_equal(NA_Msg_multi_recv_unexpected(cls, ctx, recv_cb, &done,
+                                                      rbuf, sizeof(rbuf), NULL,
+                                                      op),
+                         NA_OPNOTSUPPORTED);
+        assert_int_equal(NA_Msg_multi_recv_unexpected(cls, ctx, recv_cb, &done,
+                                                      NULL, 0, NULL, op),
+                         NA_INVALID_ARG);
+        assert_int_equal(NA_Context_get_completion_count(ctx), 0);
+        NA_Op_destroy(cls, op);
+    }
 
     send_op = NA_Op_create(cls, 0);
     recv_op = NA_Op_create(cls, 0);
@@ -335,6 +351,81 @@ test_event_sim(void **state)
     assert_int_equal(HG_Finalize(cls), HG_SUCCESS);
 }
 
+static void
+test_string_object(void **state)
+{
+    hg_string_object_t a, b;
+    char *owned = strdup("mine"), *old;
+
+    (void) state;
+    assert_int_equal(hg_string_object_init(&a), HG_SUCCESS);
+    assert_null(a.data);
+    assert_false(a.is_owned);
+    assert_int_equal(hg_string_object_init_const_char(&a, "const", 0),
+                     HG_SUCCESS);
+    assert_true(a.is_const);
+    assert_false(a.is_owned);
+    /* Not owned: free leaves it. */
+    assert_int_equal(hg_string_object_free(&a), HG_SUCCESS);
+    assert_string_equal(a.data, "const");
+    assert_int_equal(hg_string_object_dup(a, &b), HG_SUCCESS);
+    assert_ptr_not_equal(b.data, a.data);
+    assert_string_equal(b.data, "const");
+    assert_true(b.is_owned);
+    assert_false(b.is_const);
+    assert_int_equal(hg_string_object_free(&b), HG_SUCCESS);
+    assert_null(b.data);
+    assert_int_equal(hg_string_object_init_char(&a, owned, 1), HG_SUCCESS);
+    assert_false(a.is_const);
+    /* Swap hands the old data (and its ownership) to the caller. */
+    old = hg_string_object_swap(&a, "other");
+    assert_ptr_equal(old, owned);
+    assert_false(a.is_owned);
+    assert_string_equal(a.data, "other");
+    free(old);
+    assert_int_equal(hg_string_object_init(NULL), HG_INVALID_ARG);
+    assert_int_equal(hg_string_object_free(NULL), HG_INVALID_ARG);
+    assert_int_equal(hg_string_object_dup(a, NULL), HG_INVALID_ARG);
+    assert_null(hg_string_object_swap(NULL, NULL));
+}
+
+/* Round trip through the proc; hostile counts are refused. */
+static void
+test_string_object_proc(void **state)
+{
+    hg_string_object_t in, out;
+    unsigned char buf[64];
+    hg_proc_t proc;
+    hg_size_t used;
+    uint64_t huge = 1000;
+
+    (void) state;
+    assert_int_equal(hg_proc_create(NULL, HG_NOHASH, &proc), HG_SUCCESS);
+    hg_string_object_init_const_char(&in, "hello", 0);
+    assert_int_equal(hg_proc_reset(proc, buf, sizeof(buf), HG_ENCODE),
+                     HG_SUCCESS);
+    assert_int_equal(hg_proc_hg_string_object_t(proc, &in), HG_SUCCESS);
+    assert_int_equal(hg_proc_flush(proc), HG_SUCCESS);
+    used = hg_proc_get_size_used(proc);
+    assert_int_equal(used, 8 + 6);
+    assert_int_equal(hg_proc_reset(proc, buf, used, HG_DECODE), HG_SUCCESS);
+    assert_int_equal(hg_proc_hg_string_object_t(proc, &out), HG_SUCCESS);
+    assert_string_equal(out.data, "hello");
+    assert_ptr_not_equal(out.data, in.data);
+    assert_true(out.is_owned);
+    assert_false(out.is_const);
+    assert_int_equal(hg_proc_reset(proc, NULL, 0, HG_FREE), HG_SUCCESS);
+    assert_int_equal(hg_proc_hg_string_object_t(proc, &out), HG_SUCCESS);
+    assert_null(out.data);
+    /* A count beyond the bytes received. */
+    memcpy(buf, &huge, sizeof(huge));
+    assert_int_equal(hg_proc_reset(proc, buf, 16, HG_DECODE), HG_SUCCESS);
+    assert_int_equal(hg_proc_hg_string_object_t(proc, &out), HG_OVERFLOW);
+    assert_null(out.data);
+    assert_int_equal(hg_proc_hg_string_object_t(proc, NULL), HG_INVALID_ARG);
+    assert_int_equal(hg_proc_free(proc), HG_SUCCESS);
+}
+
 int
 main(void)
 {
@@ -347,6 +438,8 @@ main(void)
         cmocka_unit_test(test_proc_flags_handle),
         cmocka_unit_test(test_addr_format),
         cmocka_unit_test(test_event_sim),
+        cmocka_unit_test(test_string_object),
+        cmocka_unit_test(test_string_object_proc),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
