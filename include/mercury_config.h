@@ -1,8 +1,9 @@
 /*
- * Mercury's build configuration header, for programs that include it or
- * test its macros: the version (from mercury_types.h), the attribute and
- * visibility macros Mercury's headers use, and the HG_HAS_* features, each
- * defined only where this library has the feature as Mercury means it.
+ * Mercury's build configuration header (mercury_types.h includes it, as
+ * Mercury's does), for programs that include it or test its macros: the version
+ * (from mercury_types.h), the attribute and visibility macros Mercury's headers
+ * use, and the HG_HAS_* features, each defined only where this library has the
+ * feature as Mercury means it.
  *
  * Left undefined: HG_HAS_BOOST (MERCURY_GEN_PROC needs no Boost here, it
  * is always available), HG_HAS_XDR (the encoding is little-endian, not

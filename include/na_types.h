@@ -16,6 +16,32 @@
 extern "C" {
 #endif
 
+/* The attribute and visibility macros Mercury's na_config.h gives every
+ * includer of na_types.h. (na_config.h itself is not installed; NA_HAS_SM
+ * and NA_HAS_OFI, which depend on the build, are not defined.) */
+#if defined(__GNUC__) || defined(__clang__)
+#define NA_PUBLIC __attribute__((visibility("default")))
+#define NA_PRIVATE __attribute__((visibility("hidden")))
+#define NA_UNUSED __attribute__((unused))
+#define NA_WARN_UNUSED_RESULT __attribute__((warn_unused_result))
+#define NA_PACKED(x) __attribute__((packed)) x
+#define NA_ALIGNED(x, a) x __attribute__((aligned(a)))
+#define NA_PRINTF(_fmt, _firstarg)                                             \
+    __attribute__((format(printf, _fmt, _firstarg)))
+#define NA_FALLTHROUGH __attribute__((fallthrough))
+#else
+#define NA_PUBLIC
+#define NA_PRIVATE
+#define NA_UNUSED
+#define NA_WARN_UNUSED_RESULT
+#define NA_PACKED(x) x
+#define NA_ALIGNED(x, a) x
+#define NA_PRINTF(_fmt, _firstarg)
+#define NA_FALLTHROUGH
+#endif
+#define NA_INLINE inline
+#define NA_BUILD_SHARED_LIBS
+
 /* Opaque objects. */
 typedef struct na_class na_class_t;     /* one per initialized plugin   */
 typedef struct na_context na_context_t; /* one completion queue         */
@@ -111,20 +137,38 @@ struct na_protocol_info {
     char *device_name;             /* NULL */
 };
 
-/* Completion types. */
-typedef enum na_cb_type {
-    NA_CB_SEND_UNEXPECTED,
-    NA_CB_RECV_UNEXPECTED,
-    NA_CB_SEND_EXPECTED,
-    NA_CB_RECV_EXPECTED,
-    NA_CB_PUT,
-    NA_CB_GET
-} na_cb_type_t;
+/* Completion types, in Mercury's order, from the NA_CB_TYPES X-macro list
+ * (a program may expand it with its own X to name them). No plugin here
+ * produces NA_CB_MULTI_RECV_UNEXPECTED: NA_Msg_multi_recv_unexpected() is
+ * refused. NA_CB_MAX counts them. */
+#define NA_CB_TYPES                                                            \
+    X(NA_CB_SEND_UNEXPECTED)                                                   \
+    X(NA_CB_RECV_UNEXPECTED)                                                   \
+    X(NA_CB_MULTI_RECV_UNEXPECTED)                                             \
+    X(NA_CB_SEND_EXPECTED)                                                     \
+    X(NA_CB_RECV_EXPECTED)                                                     \
+    X(NA_CB_PUT)                                                               \
+    X(NA_CB_GET)                                                               \
+    X(NA_CB_MAX)
+
+#define X(a) a,
+typedef enum na_cb_type { NA_CB_TYPES } na_cb_type_t;
+#undef X
 
 struct na_cb_info_recv_unexpected {
     size_t actual_buf_size; /* bytes received                       */
     na_addr_t source;       /* owned by the callee: NA_Addr_free it */
     na_tag_t tag;
+};
+
+/* The fields of a multi-receive completion, as in Mercury (never
+ * produced here). */
+struct na_cb_info_multi_recv_unexpected {
+    size_t actual_buf_size; /* bytes received                       */
+    na_addr_t source;       /* owned by the callee: NA_Addr_free it */
+    na_tag_t tag;
+    void *actual_buf; /* where in the buffer the message is   */
+    bool last;        /* the last message of the buffer       */
 };
 
 struct na_cb_info_recv_expected {
@@ -134,6 +178,7 @@ struct na_cb_info_recv_expected {
 struct na_cb_info {
     union {
         struct na_cb_info_recv_unexpected recv_unexpected;
+        struct na_cb_info_multi_recv_unexpected multi_recv_unexpected;
         struct na_cb_info_recv_expected recv_expected;
     } info;
     void *arg; /* the argument given when the op was posted */

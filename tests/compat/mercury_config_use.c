@@ -20,6 +20,14 @@
 #endif
 
 HG_PUBLIC int config_answer(void) HG_WARN_UNUSED_RESULT;
+NA_PUBLIC int config_na(NA_UNUSED int unused) NA_WARN_UNUSED_RESULT;
+
+int
+config_na(int unused)
+{
+    (void) unused;
+    return 0;
+}
 
 static HG_INLINE int
 config_one(HG_UNUSED int unused)

@@ -426,6 +426,28 @@ test_string_object_proc(void **state)
     assert_int_equal(hg_proc_free(proc), HG_SUCCESS);
 }
 
+/* The callback types in Mercury's order, named through NA_CB_TYPES. */
+static void
+test_cb_types(void **state)
+{
+#define X(a) #a,
+    static const char *const names[] = {NA_CB_TYPES};
+#undef X
+    struct na_cb_info info;
+
+    (void) state;
+    assert_int_equal(sizeof(names) / sizeof(names[0]), NA_CB_MAX + 1);
+    assert_string_equal(names[NA_CB_RECV_UNEXPECTED], "NA_CB_RECV_UNEXPECTED");
+    assert_string_equal(names[NA_CB_MULTI_RECV_UNEXPECTED],
+                        "NA_CB_MULTI_RECV_UNEXPECTED");
+    assert_string_equal(names[NA_CB_GET], "NA_CB_GET");
+    assert_int_equal(NA_CB_MULTI_RECV_UNEXPECTED, 2);
+    assert_int_equal(NA_CB_MAX, 7);
+    memset(&info, 0, sizeof(info));
+    info.info.multi_recv_unexpected.last = true;
+    assert_null(info.info.multi_recv_unexpected.actual_buf);
+}
+
 int
 main(void)
 {
@@ -440,6 +462,7 @@ main(void)
         cmocka_unit_test(test_event_sim),
         cmocka_unit_test(test_string_object),
         cmocka_unit_test(test_string_object_proc),
+        cmocka_unit_test(test_cb_types),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
