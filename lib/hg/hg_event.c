@@ -176,8 +176,10 @@ HG_Event_progress(hg_context_t *context, unsigned int *count_p)
     if (context == NULL)
         return HG_INVALID_ARG;
     hg_event_drain(context);
-    /* One non-blocking pass: NA callbacks, the NA poll, the timers. */
-    ret = hg_core_progress(&context->core, 0);
+    /* One non-blocking pass: NA callbacks, the NA poll, the timers. It goes
+     * through HG_Progress() so that the probe watchdog counts the context
+     * as progressed and the work it deferred to progress runs. */
+    ret = HG_Progress(context, 0);
     if (ret != HG_SUCCESS && ret != HG_TIMEOUT)
         return ret;
     if (count_p != NULL)
