@@ -35,11 +35,16 @@ hg_diag_class_add(hg_class_t *hg_class)
     pthread_mutex_unlock(&diag_lock);
 }
 
+/* Idempotent: HG_Finalize() may be called again after a failure past
+ * this point (an NA class that would not finalize). */
 void
 hg_diag_class_del(hg_class_t *hg_class)
 {
     qs_mutex_lock(&diag_lock);
-    LIST_REMOVE(hg_class, diag_entry);
+    if (hg_class->diag_entry.le_prev != NULL) {
+        LIST_REMOVE(hg_class, diag_entry);
+        hg_class->diag_entry.le_prev = NULL;
+    }
     pthread_mutex_unlock(&diag_lock);
 }
 
