@@ -398,6 +398,9 @@ struct hg_stats {
     uint64_t overflow_transfers; /* arguments moved through bulk         */
     uint64_t handles_allocated;  /* handle allocations (pool misses)     */
     uint64_t protocol_errors;    /* malformed messages dropped           */
+    uint64_t probes_answered;    /* liveness probes answered             */
+    uint64_t watchdog_wakeups;   /* wake-ups of the probe-answering thread */
+    uint64_t watchdog_drives;    /* contexts it progressed (none was)    */
 };
 /* Copy the class's counters into *stats. HG_INVALID_ARG for NULL
  * arguments. */

@@ -257,6 +257,21 @@ QS_EXPORT na_return_t na_sim_trace_dump(FILE *stream);
  * qs-sweep sets it for every run. */
 #define NA_SIM_TRACE_OUT_ENV "QS_SIM_TRACE_OUT"
 
+/* When QS_SIM_HANG_S is a number of seconds, a world whose virtual clock
+ * passes it ends the process with exit status NA_SIM_HANG_EXIT, after a
+ * line on stderr and a "# hung: ..." line in the QS_SIM_TRACE_OUT trace.
+ * A program waiting with no deadline for something that never comes
+ * still moves the clock by its progress timeouts (thousands of virtual
+ * seconds per real second), so the bound finds a hang in milliseconds
+ * where a wall-clock timeout takes its full length. Choose it well above
+ * the virtual time the program normally needs, including the library's own
+ * waits (a respond holds unacknowledged overflowed output for 60 s): a
+ * world driven by several threads also moves its clock while one of them
+ * computes (docs/sim.md).
+ * qs-sweep --vtimeout S sets it for every run. Unset: no bound. */
+#define NA_SIM_HANG_ENV "QS_SIM_HANG_S"
+#define NA_SIM_HANG_EXIT 124
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,8 @@
  * that failed or hung with the line that replays it.
  *
  *   qs-sweep [--seeds A:N] [--faults PROFILE | --swarm] [--jobs J]
- *            [--timeout S] [--junit FILE] [--out DIR] [--info STR]
+ *            [--timeout S] [--vtimeout S] [--junit FILE] [--out DIR]
+ *            [--info STR]
  *            [--determinism] [--check] [--keep] [--quiet]
  *            -- ./my_test args...
  *
@@ -59,6 +60,8 @@ qs_usage(FILE *f)
           "  --swarm-nodes K  nodes the drawn profiles name (default 2)\n"
           "  --jobs J         runs at once (default: the online CPUs)\n"
           "  --timeout S      seconds before a run counts as hung (60)\n"
+          "  --vtimeout S     virtual seconds before a run counts as hung\n"
+          "                   (QS_SIM_HANG_S; default none)\n"
           "  --junit FILE     the JUnit XML report (default DIR/junit.xml)\n"
           "  --out DIR        logs, traces and SVGs (default qs-sweep-out)\n"
           "  --info STR       QS_NA_INFO for the runs (default sim; \"\" "
@@ -157,6 +160,16 @@ qs_parse(int argc, char **argv, struct qs_opts *o)
                             v);
                     return -1;
                 }
+            } else if (strcmp(a, "--vtimeout") == 0) {
+                double vt = strtod(v, &end);
+
+                if (*end != '\0' || end == v || !(vt > 0) || vt > 1e9) {
+                    fprintf(stderr,
+                            "qs-sweep: --vtimeout %s: want virtual seconds\n",
+                            v);
+                    return -1;
+                }
+                o->vtimeout = v;
             } else if (strcmp(a, "--junit") == 0)
                 o->junit = v;
             else if (strcmp(a, "--out") == 0)
@@ -229,6 +242,8 @@ qs_child(const struct qs_opts *o, const struct qs_seed *s, int run,
         qs_setenv("QS_NA_INFO", o->info);
     if (o->check)
         qs_setenv(QS_CHECK_ENV, "1");
+    if (o->vtimeout != NULL)
+        qs_setenv(NA_SIM_HANG_ENV, o->vtimeout);
     qs_path(path, sizeof(path), o, s, "trace", run);
     qs_setenv(NA_SIM_TRACE_OUT_ENV, path);
     qs_path(path, sizeof(path), o, s, "log", run);
@@ -273,14 +288,19 @@ qs_start(const struct qs_opts *o, struct qs_seed *seeds, struct qs_slot *slot,
 }
 
 static void
-qs_finish(struct qs_seed *s, struct qs_slot *slot, int status)
+qs_finish(const struct qs_opts *o, struct qs_seed *s, struct qs_slot *slot,
+          int status)
 {
     double t = qs_now() - slot->start;
 
     s->status[slot->run] = status;
     if (slot->killed)
         s->run[slot->run] = QS_HANG;
-    else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    else if (o->vtimeout != NULL && WIFEXITED(status) &&
+             WEXITSTATUS(status) == NA_SIM_HANG_EXIT) {
+        s->run[slot->run] = QS_HANG;
+        s->vhung[slot->run] = true;
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         s->run[slot->run] = QS_PASS;
     else if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         s->run[slot->run] = QS_NOSTART;
@@ -432,7 +452,7 @@ main(int argc, char **argv)
 
                     /* The leader is gone; make sure its group is too. */
                     kill(-pid, SIGKILL);
-                    qs_finish(s, &slots[j], status);
+                    qs_finish(&o, s, &slots[j], status);
                     qs_seed_done(&o, s, &t);
                     break;
                 }

@@ -15,7 +15,8 @@ enum qs_outcome {
     QS_PENDING = 0,
     QS_PASS,
     QS_FAIL,    /* non-zero exit status or a signal */
-    QS_HANG,    /* still running at the timeout: process group killed */
+    QS_HANG,    /* still running at the timeout: process group killed, or
+                   past --vtimeout (exit status NA_SIM_HANG_EXIT) */
     QS_NONDET,  /* determinism mode: two runs, two different traces */
     QS_NOSTART, /* fork or exec failed */
 };
@@ -26,6 +27,7 @@ struct qs_seed {
     char *profile;           /* "" for none */
     enum qs_outcome outcome; /* of the seed as a whole */
     int status[2];           /* wait status of each run */
+    bool vhung[2];           /* the run ended past --vtimeout */
     enum qs_outcome run[2];  /* each run's own outcome */
     double seconds;          /* wall time of the (first) run */
     int runs_done;
@@ -38,8 +40,9 @@ struct qs_opts {
     unsigned swarm_nodes;
     unsigned jobs;
     double timeout_s;
-    const char *junit; /* the JUnit XML report; --junit or DIR/junit.xml */
-    char *junit_buf;   /* DIR/junit.xml, allocated */
+    const char *vtimeout; /* QS_SIM_HANG_S for the runs; NULL: none */
+    const char *junit;    /* the JUnit XML report; --junit or DIR/junit.xml */
+    char *junit_buf;      /* DIR/junit.xml, allocated */
     const char *out_dir;
     const char *info; /* QS_NA_INFO for the runs; "" leaves it unset */
     bool determinism;

@@ -5,6 +5,7 @@
  */
 #include "qs_sweep.h"
 
+#include <na_sim.h>
 #include <qs_check.h>
 
 #include <errno.h>
@@ -55,6 +56,11 @@ qs_replay_line(FILE *out, const struct qs_opts *o, const struct qs_seed *s)
 {
     if (o->check)
         fprintf(out, "%s=1 ", QS_CHECK_ENV);
+    if (o->vtimeout != NULL) {
+        fputs(NA_SIM_HANG_ENV "=", out);
+        qs_quote(out, o->vtimeout);
+        fputc(' ', out);
+    }
     fprintf(out, "QS_SIM_SEED=%llu", (unsigned long long) s->seed);
     if (s->profile[0] != '\0') {
         fputs(" QS_SIM_FAULTS=", out);
@@ -207,9 +213,14 @@ qs_report_seed(const struct qs_opts *o, struct qs_seed *s)
     qs_path(log, sizeof(log), o, s, "log", bad);
     switch (s->outcome) {
     case QS_HANG:
-        printf("HANG seed %llu: still running after %g s, its process "
-               "group was killed\n",
-               (unsigned long long) s->seed, o->timeout_s);
+        if (s->vhung[bad])
+            printf("HANG seed %llu: its virtual clock passed %s s "
+                   "(--vtimeout)\n",
+                   (unsigned long long) s->seed, o->vtimeout);
+        else
+            printf("HANG seed %llu: still running after %g s, its process "
+                   "group was killed\n",
+                   (unsigned long long) s->seed, o->timeout_s);
         break;
     case QS_NONDET: {
         char b[PATH_MAX];

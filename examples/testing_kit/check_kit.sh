@@ -56,25 +56,30 @@ sweep_determinism)
     has "^50 passed, 0 failed$"
     ;;
 sweep_bug_timeout)
-    if [ -n "${QS_KIT_TSAN:-}" ]; then
-        # It checks qs-sweep's hang detection, across processes; the
-        # coverage and ASan builds run it. Under TSan every hang it waits
-        # out is scaled 8 times (about 200 s) and shows no thread race.
-        echo "check_kit $case_: skipped under ThreadSanitizer: it waits out planted hangs (scaled 8x) and checks process-level hang detection, run by the other builds"
-        exit 77
-    fi
     # The planted bug: kv_get waits without a deadline. Some drawn profile
     # loses a response; the sweep reports the hang and its replay line.
-    "$sweep" --quiet --seeds 1:10 --swarm --timeout $((5 * slow)) -- \
+    # --vtimeout: a run whose virtual clock passes 600 s is hung (a normal
+    # run needs about 0.3 virtual seconds, one held by a respond waiting
+    # out its 60 s acknowledgement about a minute); the wall-clock
+    # --timeout stays as the backstop.
+    "$sweep" --quiet --seeds 1:10 --swarm --vtimeout 600 \
+        --timeout $((60 * slow)) -- \
         "$bin/kv_test_bug_timeout" >report.txt 2>&1 && fail "the sweep passed"
-    has "^HANG seed"
+    has "^HANG seed [0-9]*: its virtual clock passed 600 s"
     line=$(sed -n 's/^  replay: //p' report.txt | head -1)
     [ -n "$line" ] || fail "no replay line"
-    # The replay hangs again (and the same seed passes without the bug).
-    (eval "timeout $((10 * slow)) env $line") >/dev/null 2>&1
+    case "$line" in QS_SIM_HANG_S=600\ *) ;; *) fail "the replay line lacks the bound: $line" ;; esac
+    # The replay hangs again and ends itself with status 124 (timeout -s
+    # KILL would make it 137), and the same seed passes without the bug.
+    (eval "timeout -s KILL $((60 * slow)) env $line") >/dev/null 2>&1
     [ $? = 124 ] || fail "the replay did not hang: $line"
     fixed=$(echo "$line" | sed 's|kv_test_bug_timeout|kv_test|')
     (eval "timeout $((60 * slow)) env $fixed") >/dev/null 2>&1 || fail "the fixed test fails: $fixed"
+    # Without --vtimeout the wall-clock timeout finds the same seed.
+    seed=$(echo "$line" | sed -n 's/.*QS_SIM_SEED=\([0-9]*\).*/\1/p')
+    "$sweep" --quiet --seeds "$seed:1" --swarm --timeout $((2 * slow)) -- \
+        "$bin/kv_test_bug_timeout" >report.txt 2>&1 && fail "the wall-clock sweep passed"
+    has "^HANG seed $seed: still running after"
     ;;
 sweep_check)
     # The invariant checker on a clean sweep: green.

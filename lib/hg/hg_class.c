@@ -264,6 +264,7 @@ HG_Finalize(hg_class_t *hg_class)
         HG_CHECK(hg_check_class_busy(hg_class));
         return HG_BUSY;
     }
+    hg_watchdog_fini(hg_class);
     if (hg_class->info.stats)
         qs_log_emit(
             "hg", QS_LOG_INFO,
@@ -395,6 +396,9 @@ HG_Class_get_stats(const hg_class_t *hg_class, struct hg_stats *stats)
     stats->overflow_transfers = hg_class->stats.overflow_transfers;
     stats->handles_allocated = hg_class->stats.handles_allocated;
     stats->protocol_errors = hg_class->stats.protocol_errors;
+    stats->probes_answered = hg_class->stats.probes_answered;
+    stats->watchdog_wakeups = hg_class->stats.watchdog_wakeups;
+    stats->watchdog_drives = hg_class->stats.watchdog_drives;
     return HG_SUCCESS;
 }
 

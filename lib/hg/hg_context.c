@@ -40,6 +40,8 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
     hg_core_init(&context->core, hg_class, &hg_class->core, id);
     LIST_INIT(&context->pool);
     LIST_INIT(&context->posted);
+    LIST_INIT(&context->deferred_puts);
+    context->watch.off = true; /* until hg_watchdog_attach() */
     pthread_mutex_init(&context->lock, NULL);
     if (hg_bulk_pool_init(&context->core) != HG_SUCCESS) {
         hg_core_fini(&context->core);
@@ -72,6 +74,7 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
         HG_Context_destroy(context);
         return NULL;
     }
+    hg_watchdog_attach(context);
     return context;
 
 error_unlist:
@@ -97,6 +100,10 @@ HG_Context_destroy(hg_context_t *context)
     if (context == NULL)
         return HG_INVALID_ARG;
     hg_class = context->hg_class;
+    /* The watchdog lets the context go first; what it left to the
+     * program's progress is done now. */
+    hg_watchdog_detach(context);
+    hg_watchdog_run_deferred(context);
     queued = HG_Context_has_completions(context);
     live = hg_bulk_pool_live(&context->core);
     qs_mutex_lock(&context->lock);
@@ -106,6 +113,7 @@ HG_Context_destroy(hg_context_t *context)
         qs_log("hg", QS_LOG_ERROR,
                "HG_Context_destroy: %u handle(s)/transfer(s) alive%s", live,
                queued ? ", completions not triggered" : "");
+        hg_watchdog_attach(context);
         return HG_BUSY;
     }
     context->destroying = true;
@@ -130,6 +138,7 @@ HG_Context_destroy(hg_context_t *context)
         qs_log("hg", QS_LOG_ERROR,
                "HG_Context_destroy: posted receives did not cancel");
         context->destroying = false;
+        hg_watchdog_attach(context);
         return HG_BUSY;
     }
     /* Cancelled receives complete silently but may leave nothing queued. */
@@ -236,9 +245,19 @@ HG_Context_has_completions(hg_context_t *context)
 hg_return_t
 HG_Progress(hg_context_t *context, unsigned int timeout_ms)
 {
+    struct hg_watch *w;
+    hg_return_t ret;
+
     if (context == NULL)
         return HG_INVALID_ARG;
-    return hg_core_progress(&context->core, timeout_ms);
+    /* The watchdog leaves alone a context someone progresses. */
+    w = &context->watch;
+    atomic_fetch_add_explicit(&w->progress_in, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&w->deferred, memory_order_relaxed))
+        hg_watchdog_run_deferred(context);
+    ret = hg_core_progress(&context->core, timeout_ms);
+    atomic_fetch_add_explicit(&w->progress_out, 1, memory_order_release);
+    return ret;
 }
 
 hg_return_t

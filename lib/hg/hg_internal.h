@@ -73,6 +73,7 @@ struct hg_rpc {
 
 #include "hg/hg_check.h"
 #include "hg/hg_liveness.h"
+#include "hg/hg_watchdog.h"
 
 struct hg_class {
     struct hg_core_class core; /* first: see hg_core_class_of() */
@@ -103,9 +104,13 @@ struct hg_class {
 
     struct {
         atomic_uint_fast64_t forwards_sent, requests_received, responses_sent,
-            overflow_transfers, handles_allocated, protocol_errors;
+            overflow_transfers, handles_allocated, protocol_errors,
+            probes_answered, watchdog_wakeups, watchdog_drives;
     } stats;
     atomic_uint probe_ms; /* probe interval + 1; 0 until first read */
+    /* The probe-answering thread (hg_watchdog.c); NULL until a context
+     * of a class that wants one is attached. Set under lock. */
+    struct hg_watchdog *watchdog;
 };
 
 struct hg_context {
@@ -123,6 +128,9 @@ struct hg_context {
     unsigned int n_posted;         /* how many are posted now          */
     unsigned int n_live_handles;   /* created and not yet back in pool */
     bool destroying;
+    /* Handles whose put the watchdog left to HG_Progress (hg_watchdog.c). */
+    LIST_HEAD(, hg_handle) deferred_puts;
+    struct hg_watch watch; /* the watchdog's view of this context */
 };
 
 /* Handle states, for the origin's forward and the target's respond. */

@@ -293,7 +293,9 @@ hg_probe_answer(struct hg_handle *handle, size_t msg_len)
         qs_log("hg", QS_LOG_DEBUG, "answering a probe failed: %s",
                NA_Error_to_string(ret));
         hg_handle_put(handle);
+        return;
     }
+    atomic_fetch_add(&hg_class->stats.probes_answered, 1);
 }
 
 void

@@ -10,7 +10,9 @@
  * interval ends, or one the fabric fails with NA_HOSTUNREACH, fails the
  * forward with HG_HOSTUNREACH, exactly once, through the same path as a
  * timeout. Everything is timed on the NA clock, so the sim runs it in
- * virtual time.
+ * virtual time. A target whose program does not progress (a handler
+ * computing on its only thread) answers through its class's watchdog
+ * thread (hg_watchdog.h).
  *
  * Included by hg_internal.h once struct hg_timer is defined.
  */

@@ -135,6 +135,13 @@ hg_request_recv_cb(const struct na_cb_info *info)
     context->n_posted--;
     repost = !context->destroying && info->ret != NA_CANCELED &&
              context->n_posted < context->n_posted_target;
+    /* Posting runs the class's handle create callback: never on the
+     * watchdog, which leaves it to the program's next HG_Progress(). */
+    if (repost && hg_class->handle_create_cb != NULL &&
+        hg_watchdog_on_thread()) {
+        repost = false;
+        hg_watchdog_defer_repost(context);
+    }
     if (repost) {
         next = hg_handle_pool_take(context);
         if (next != NULL) {

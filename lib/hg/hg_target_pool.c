@@ -140,6 +140,9 @@ hg_handle_put(struct hg_handle *handle)
     hg_context_t *context = handle->ctx;
     hg_class_t *hg_class = context->hg_class;
 
+    /* The program's free-data callback never runs on the watchdog. */
+    if (hg_watchdog_defer_put(handle))
+        return;
     HG_CHECK(hg_check_obj_del(handle));
     if (handle->free_user_data != NULL)
         handle->free_user_data(handle->user_data);

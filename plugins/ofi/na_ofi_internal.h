@@ -373,10 +373,31 @@ void na_ofi_shm_keys_destroy(struct na_ofi_class *cls);
 void na_ofi_shm_keys_add(struct na_ofi_class *cls, struct na_mem_handle *mh);
 void na_ofi_shm_keys_remove(struct na_ofi_class *cls, struct na_mem_handle *mh);
 void na_ofi_shm_keys_forget(const struct na_addr *addr);
+/* The check of one RMA against a peer's table, `size` bytes that the peer
+ * may have written anything into (a pure function, fuzzed by
+ * fuzz/fuzz_ofi_shm_keys.c; reads nothing past `size`): NA_SUCCESS when
+ * the entry of `key` allows `len` bytes at `remote` with access `need`
+ * (`remote` a virtual address when virt_addr, else an offset), or when
+ * the table says some region is not listed; NA_ACCESS (no such key or
+ * range); NA_PERMISSION; NA_PROTOCOL_ERROR with *why saying what is
+ * impossible in the table. A table of na_ofi_shm_keys_size() bytes,
+ * 8-byte aligned, is what a class publishes. */
+na_return_t na_ofi_shm_keys_lookup(const void *table, size_t size, uint64_t key,
+                                   uint64_t remote, uint64_t len, uint32_t need,
+                                   bool virt_addr, const char **why);
+size_t na_ofi_shm_keys_size(void);
+/* Where a key's entry is looked for: slots s .. s + PROBE - 1 (mod
+ * SLOTS) from s = na_ofi_shm_key_slot(key). A table is a 16-byte header
+ * (u32 magic "QSKY", u32 unchecked, u32 closed, u32 pad), then SLOTS
+ * entries of five u64: gen (0: free), key, base, len, flags. */
+#define NA_OFI_SHM_KEYS_SLOTS 4096u
+#define NA_OFI_SHM_KEYS_PROBE 32u
+uint32_t na_ofi_shm_key_slot(uint64_t key);
 /* NA_SUCCESS when the target's table allows `size` bytes at `remote`
  * (a virtual address or an offset, as the class's RMA uses) under `key`
  * with access `need`, or when there is no table to check; else
- * NA_ACCESS (no such key or range) or NA_PERMISSION. */
+ * NA_ACCESS (no such key or range), NA_PERMISSION, or NA_PROTOCOL_ERROR
+ * (the table is corrupt; logged once). */
 na_return_t na_ofi_shm_keys_check(const struct na_ofi_class *cls,
                                   const struct na_addr *target, uint64_t key,
                                   uint64_t remote, size_t size, uint32_t need);

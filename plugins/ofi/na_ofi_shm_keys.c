@@ -18,7 +18,12 @@
  * the owner clears gen, writes the fields, then sets a new non-zero gen;
  * a reader takes an entry only when gen is non-zero and the same before
  * and after it read the fields. Peers' bytes are read, never trusted to
- * be well formed: a garbled table can only make a check pass or fail.
+ * be well formed: na_ofi_shm_keys_lookup(), a pure function fuzzed by
+ * fuzz/fuzz_ofi_shm_keys.c, reads a table only within its size and
+ * refuses one whose header or matching entry is impossible (a short
+ * object, another magic, flags no class writes, a region that wraps the
+ * address space) with NA_PROTOCOL_ERROR; the RMA is then refused and the
+ * reason logged once per mapped table.
  */
 #include "na_ofi_internal.h"
 
@@ -34,8 +39,6 @@
 #include <unistd.h>
 
 #define NA_OFI_SHM_KEYS_MAGIC 0x51534b59u /* "QSKY" */
-#define NA_OFI_SHM_KEYS_SLOTS 4096u
-#define NA_OFI_SHM_KEYS_PROBE 32u
 #define NA_OFI_SHM_PEERS_MAX 32u
 
 /* ThreadSanitizer does not model atomic_thread_fence (gcc refuses it
@@ -73,7 +76,9 @@ static pthread_mutex_t na_ofi_shm_keys_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     uint32_t pid;
     uint16_t port;
-    const struct na_ofi_shm_keys *tab; /* NULL: could not be opened */
+    const struct na_ofi_shm_keys *tab; /* NULL: could not be mapped */
+    size_t size;                       /* of the object: short is refused */
+    bool warned;                       /* its refusal was logged */
 } na_ofi_shm_peers[NA_OFI_SHM_PEERS_MAX];
 static unsigned na_ofi_shm_npeers, na_ofi_shm_next_evict;
 static uint64_t na_ofi_shm_gen;
@@ -84,7 +89,7 @@ na_ofi_shm_keys_name(uint32_t pid, uint16_t port, char *buf, size_t size)
     snprintf(buf, size, "/qs-ofi-shm-%u-%u", (unsigned) pid, (unsigned) port);
 }
 
-static uint32_t
+uint32_t
 na_ofi_shm_key_slot(uint64_t key)
 {
     key ^= key >> 33;
@@ -210,14 +215,16 @@ na_ofi_shm_keys_remove(struct na_ofi_class *cls, struct na_mem_handle *mh)
     mh->shm_slot = 0;
 }
 
-/* The table of the class at `addr`, mapped read-only once per process
- * (lock held); NULL when it cannot be opened. */
-static const struct na_ofi_shm_keys *
+/* The entry of the class at `addr` in the peers' list, its table mapped
+ * read-only once per process (lock held): tab NULL when there is no
+ * object of that name or it cannot be mapped; size is the object's. */
+static unsigned
 na_ofi_shm_peer_table(const struct na_addr *addr)
 {
     uint32_t pid = ntohl(addr->sin.sin_addr.s_addr);
     uint16_t port = ntohs(addr->sin.sin_port);
     const struct na_ofi_shm_keys *tab = NULL;
+    size_t size = 0;
     unsigned at;
     char name[64];
     struct stat st;
@@ -226,15 +233,17 @@ na_ofi_shm_peer_table(const struct na_addr *addr)
 
     for (unsigned i = 0; i < na_ofi_shm_npeers; i++)
         if (na_ofi_shm_peers[i].pid == pid && na_ofi_shm_peers[i].port == port)
-            return na_ofi_shm_peers[i].tab;
+            return i;
     na_ofi_shm_keys_name(pid, port, name, sizeof(name));
     fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
-    if (fd >= 0 && fstat(fd, &st) == 0 &&
-        (size_t) st.st_size >= sizeof(struct na_ofi_shm_keys)) {
-        p = mmap(NULL, sizeof(struct na_ofi_shm_keys), PROT_READ, MAP_SHARED,
-                 fd, 0);
-        if (p != MAP_FAILED)
-            tab = p;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        size = st.st_size > 0 ? (size_t) st.st_size : 0;
+        if (size >= sizeof(struct na_ofi_shm_keys)) {
+            p = mmap(NULL, sizeof(struct na_ofi_shm_keys), PROT_READ,
+                     MAP_SHARED, fd, 0);
+            if (p != MAP_FAILED)
+                tab = p;
+        }
     }
     if (fd >= 0)
         close(fd);
@@ -249,7 +258,11 @@ na_ofi_shm_peer_table(const struct na_addr *addr)
     na_ofi_shm_peers[at].pid = pid;
     na_ofi_shm_peers[at].port = port;
     na_ofi_shm_peers[at].tab = tab;
-    return tab;
+    na_ofi_shm_peers[at].size = tab != NULL ? size : 0;
+    na_ofi_shm_peers[at].warned = false;
+    if (fd >= 0 && tab == NULL && size < sizeof(struct na_ofi_shm_keys))
+        na_ofi_shm_peers[at].size = size; /* there, but short: refused */
+    return at;
 }
 
 /* Forget a peer's table (its class is gone, or it is our own class). */
@@ -276,34 +289,43 @@ na_ofi_shm_keys_forget(const struct na_addr *addr)
     pthread_mutex_unlock(&na_ofi_shm_keys_lock);
 }
 
-na_return_t
-na_ofi_shm_keys_check(const struct na_ofi_class *cls,
-                      const struct na_addr *target, uint64_t key,
-                      uint64_t remote, size_t size, uint32_t need)
+size_t
+na_ofi_shm_keys_size(void)
 {
-    const struct na_ofi_shm_keys *t;
-    uint32_t s0 = na_ofi_shm_key_slot(key);
-    na_return_t ret = NA_ACCESS;
+    return sizeof(struct na_ofi_shm_keys);
+}
 
-    pthread_mutex_lock(&na_ofi_shm_keys_lock);
-    t = na_ofi_shm_peer_table(target);
-    if (t != NULL && atomic_load_explicit(&t->closed, memory_order_acquire)) {
-        /* A class that has gone since we mapped its table: the name may
-         * be served by a new one. */
-        na_ofi_shm_peer_forget(ntohl(target->sin.sin_addr.s_addr),
-                               ntohs(target->sin.sin_port));
-        t = na_ofi_shm_peer_table(target);
+na_return_t
+na_ofi_shm_keys_lookup(const void *table, size_t size, uint64_t key,
+                       uint64_t remote, uint64_t len, uint32_t need,
+                       bool virt_addr, const char **why)
+{
+    const struct na_ofi_shm_keys *t = table;
+    uint32_t s0 = na_ofi_shm_key_slot(key);
+    uint32_t unchecked, closed;
+
+    *why = NULL;
+    if (t == NULL || size < sizeof(*t)) {
+        *why = "the object is shorter than a key table";
+        return NA_PROTOCOL_ERROR;
     }
-    if (t == NULL || t->magic != NA_OFI_SHM_KEYS_MAGIC ||
-        atomic_load_explicit(&t->unchecked, memory_order_acquire) != 0) {
-        ret = NA_SUCCESS; /* nothing to check against */
-        goto unlock;
+    unchecked = atomic_load_explicit(&t->unchecked, memory_order_acquire);
+    closed = atomic_load_explicit(&t->closed, memory_order_relaxed);
+    if (t->magic != NA_OFI_SHM_KEYS_MAGIC) {
+        *why = "its magic is not a key table's";
+        return NA_PROTOCOL_ERROR;
     }
+    if (unchecked > 1 || closed > 1 || t->pad != 0) {
+        *why = "its header holds values no class writes";
+        return NA_PROTOCOL_ERROR;
+    }
+    if (unchecked != 0)
+        return NA_SUCCESS; /* some region is not listed: nothing to check */
     for (uint32_t i = 0; i < NA_OFI_SHM_KEYS_PROBE; i++) {
         const struct na_ofi_shm_key_entry *e =
             &t->e[(s0 + i) % NA_OFI_SHM_KEYS_SLOTS];
         uint64_t g = atomic_load_explicit(&e->gen, memory_order_acquire);
-        uint64_t k = e->key, base = e->base, len = e->len, flags = e->flags;
+        uint64_t k = e->key, base = e->base, rlen = e->len, flags = e->flags;
         uint64_t lo;
 
         NA_OFI_FENCE_ACQUIRE();
@@ -311,15 +333,60 @@ na_ofi_shm_keys_check(const struct na_ofi_class *cls,
             atomic_load_explicit(&e->gen, memory_order_relaxed) != g ||
             k != key)
             continue;
-        /* Virtual addresses, or offsets into the region. */
-        lo = cls->mr_virt_addr ? remote - base : remote;
-        if ((cls->mr_virt_addr && remote < base) || lo > len ||
-            size > len - lo) {
-            ret = NA_ACCESS;
-            goto unlock;
+        if (flags == 0 || (flags & ~(uint64_t) NA_MEM_READWRITE) != 0) {
+            *why = "the entry of the key has access flags no class writes";
+            return NA_PROTOCOL_ERROR;
         }
-        ret = (flags & need) != 0 ? NA_SUCCESS : NA_PERMISSION;
+        if (virt_addr && base + rlen < base) {
+            *why = "the region of the key wraps the address space";
+            return NA_PROTOCOL_ERROR;
+        }
+        /* Virtual addresses, or offsets into the region. */
+        lo = virt_addr ? remote - base : remote;
+        if ((virt_addr && remote < base) || lo > rlen || len > rlen - lo)
+            return NA_ACCESS;
+        return (flags & need) != 0 ? NA_SUCCESS : NA_PERMISSION;
+    }
+    return NA_ACCESS;
+}
+
+na_return_t
+na_ofi_shm_keys_check(const struct na_ofi_class *cls,
+                      const struct na_addr *target, uint64_t key,
+                      uint64_t remote, size_t size, uint32_t need)
+{
+    unsigned at;
+    const char *why;
+    na_return_t ret;
+
+    pthread_mutex_lock(&na_ofi_shm_keys_lock);
+    at = na_ofi_shm_peer_table(target);
+    if (na_ofi_shm_peers[at].tab != NULL &&
+        atomic_load_explicit(&na_ofi_shm_peers[at].tab->closed,
+                             memory_order_acquire) == 1) {
+        /* A class that has gone since we mapped its table: the name may
+         * be served by a new one. */
+        na_ofi_shm_peer_forget(ntohl(target->sin.sin_addr.s_addr),
+                               ntohs(target->sin.sin_port));
+        at = na_ofi_shm_peer_table(target);
+    }
+    if (na_ofi_shm_peers[at].tab == NULL && na_ofi_shm_peers[at].size == 0) {
+        ret = NA_SUCCESS; /* no table: nothing to check against */
         goto unlock;
+    }
+    ret = na_ofi_shm_keys_lookup(na_ofi_shm_peers[at].tab,
+                                 na_ofi_shm_peers[at].size, key, remote, size,
+                                 need, cls->mr_virt_addr, &why);
+    if (ret == NA_PROTOCOL_ERROR && !na_ofi_shm_peers[at].warned) {
+        char name[64];
+
+        na_ofi_shm_peers[at].warned = true;
+        na_ofi_shm_keys_name(na_ofi_shm_peers[at].pid,
+                             na_ofi_shm_peers[at].port, name, sizeof(name));
+        qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,
+               "ofi+shm: key table %s refused (%s): RMA to that class is "
+               "refused with NA_PROTOCOL_ERROR",
+               name, why);
     }
 unlock:
     pthread_mutex_unlock(&na_ofi_shm_keys_lock);

@@ -247,7 +247,8 @@ struct na_sim_world {
     bool trace_keep;
     char *trace_buf;
     size_t trace_len, trace_cap;
-    int trace_fd; /* QS_SIM_TRACE_OUT, written line by line, or -1 */
+    int trace_fd;           /* QS_SIM_TRACE_OUT, written line by line, or -1 */
+    uint64_t hang_after_ns; /* QS_SIM_HANG_S; 0: no bound            */
     struct na_sim_kind_memo trace_kinds[1 << NA_SIM_KIND_MEMO_BITS];
 };
 
@@ -275,6 +276,9 @@ na_sim_add_sat(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 void na_sim_set_now(struct na_sim_world *world, uint64_t t);
+/* Append a comment line ("# ...\n" included in `line`) to the
+ * QS_SIM_TRACE_OUT file, if any. */
+void na_sim_trace_out_note(struct na_sim_world *world, const char *line);
 uint64_t na_sim_prng_next(struct na_sim_world *world);
 na_return_t na_sim_schedule(struct na_sim_world *world, uint64_t time,
                             enum na_sim_event_kind kind, struct na_op_id *op);

@@ -160,6 +160,12 @@ na_sim_trace_out_put(struct na_sim_world *world, const char *line, size_t len)
 }
 
 void
+na_sim_trace_out_note(struct na_sim_world *world, const char *line)
+{
+    na_sim_trace_out_put(world, line, strlen(line));
+}
+
+void
 na_sim_trace_out_header(struct na_sim_world *world)
 {
     char line[96];

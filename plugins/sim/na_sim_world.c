@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 pthread_mutex_t na_sim_global_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -119,6 +121,54 @@ na_sim_faults_from_env(struct na_sim_world *world)
     return na_sim_fault_install(world, prof);
 }
 
+/* QS_SIM_HANG_S: a bound on virtual time, in seconds. A program whose
+ * world's clock passes it is taken as hung (a wait with no deadline for
+ * something that never comes moves the clock in jumps of its progress
+ * timeouts, thousands of virtual seconds per real second), so a sweep
+ * learns of a hang in milliseconds instead of waiting out a wall-clock
+ * timeout. Malformed or non-positive: reported once, and no bound. */
+static uint64_t
+na_sim_hang_from_env(void)
+{
+    const char *env = getenv(NA_SIM_HANG_ENV);
+    char *end = NULL;
+    double s;
+
+    if (env == NULL || *env == '\0')
+        return 0;
+    errno = 0;
+    s = strtod(env, &end);
+    if (errno != 0 || end == env || *end != '\0' || !(s > 0) || s > 1e9) {
+        qs_log("sim", QS_LOG_ERROR,
+               "%s=\"%s\" is not a number of seconds in (0, 1e9]: no bound",
+               NA_SIM_HANG_ENV, env);
+        return 0;
+    }
+    return (uint64_t) (s * 1e9) + 1;
+}
+
+/* The clock passed QS_SIM_HANG_S: say so on stderr and in the trace, and
+ * end the process with NA_SIM_HANG_EXIT (qs-sweep counts it as a hang).
+ * Called with the world lock held; nothing is cleaned up, as for a run
+ * killed at a wall-clock timeout. */
+static void
+na_sim_hang_exit(struct na_sim_world *world, uint64_t t)
+{
+    char line[200];
+
+    snprintf(line, sizeof(line),
+             "# hung: virtual time %.3f s passed %s=%.3f s, seed %" PRIu64 "\n",
+             (double) t * 1e-9, NA_SIM_HANG_ENV,
+             (double) (world->hang_after_ns - 1) * 1e-9, world->seed);
+    na_sim_trace_out_note(world, line);
+    qs_log("sim", QS_LOG_ERROR,
+           "virtual time %.3f s passed %s: the program is taken as hung "
+           "(seed %" PRIu64 "); exit status %d",
+           (double) t * 1e-9, NA_SIM_HANG_ENV, world->seed, NA_SIM_HANG_EXIT);
+    fflush(NULL);
+    _exit(NA_SIM_HANG_EXIT);
+}
+
 static void na_sim_world_destroy(struct na_sim_world *world);
 
 static na_return_t
@@ -140,6 +190,7 @@ na_sim_world_create(struct na_sim_world **out)
     world->link_default.bandwidth = NA_SIM_DEFAULT_BANDWIDTH;
     world->backlog_limit = NA_SIM_DEFAULT_BACKLOG;
     world->trace_fd = -1;
+    world->hang_after_ns = na_sim_hang_from_env();
     na_sim_world_reset_state(world, na_sim_seed_next());
     na_sim_trace_out_open(world);
     ret = na_sim_faults_from_env(world);
@@ -205,8 +256,11 @@ na_sim_world_unref(struct na_sim_world *world)
 void
 na_sim_set_now(struct na_sim_world *world, uint64_t t)
 {
-    if (t > na_sim_now(world))
+    if (t > na_sim_now(world)) {
+        if (world->hang_after_ns != 0 && t >= world->hang_after_ns)
+            na_sim_hang_exit(world, t);
         atomic_store_explicit(&world->now, t, memory_order_relaxed);
+    }
 }
 
 /* splitmix64: tiny, fast, and good enough to draw keys and, later, fault

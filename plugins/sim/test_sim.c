@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -637,6 +639,62 @@ test_world_control(void **state)
 }
 
 /*
+ * QS_SIM_HANG_S: a world whose virtual clock passes the bound ends its
+ * process with NA_SIM_HANG_EXIT and says why; below the bound, or with a
+ * malformed bound (reported), nothing happens. Each case runs in a child
+ * that waits `wait_ms` of virtual time with nothing to do; the child's
+ * stderr comes back in `err`.
+ */
+static int
+hang_child(const char *bound, unsigned int wait_ms, char *err, size_t size)
+{
+    int fds[2], status = -1;
+    ssize_t n, got = 0;
+    pid_t pid;
+
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct pair p;
+        unsigned int count;
+
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        setenv(NA_SIM_HANG_ENV, bound, 1);
+        pair_open(&p);
+        (void) NA_Poll_wait(p.a, p.ca, wait_ms, &count);
+        pair_close(&p);
+        _exit(0);
+    }
+    close(fds[1]);
+    while ((n = read(fds[0], err + got, size - 1 - (size_t) got)) > 0)
+        got += n;
+    err[got] = '\0';
+    close(fds[0]);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static void
+test_hang_bound(void **state)
+{
+    char err[1024];
+
+    (void) state;
+    assert_int_equal(hang_child("2", 5000, err, sizeof(err)), NA_SIM_HANG_EXIT);
+    assert_non_null(strstr(err, "taken as hung"));
+    assert_non_null(strstr(err, NA_SIM_HANG_ENV));
+    assert_int_equal(hang_child("10.5", 5000, err, sizeof(err)), 0);
+    assert_null(strstr(err, "hung"));
+    assert_int_equal(hang_child("two", 5000, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "not a number of seconds"));
+    assert_false(na_sim_world_exists());
+}
+
+/*
  * Every test starts from no world and the environment's seed, and a
  * failure names the seed that replays it.
  */
@@ -702,6 +760,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_wire_layout, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_world_control, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_hang_bound, test_setup,
                                         test_teardown),
     };
 

@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 static bool
@@ -54,10 +52,7 @@ na_sm_class_free(struct na_sm_class *cls)
     }
     if (cls->listen_sock >= 0)
         close(cls->listen_sock);
-    if (cls->wake_fd >= 0)
-        close(cls->wake_fd);
-    if (cls->epfd >= 0)
-        close(cls->epfd);
+    na_plugin_wait_fini(&cls->wait);
     na_sm_regs_destroy(cls);
     pthread_mutex_destroy(&cls->lock);
     free(cls);
@@ -68,7 +63,6 @@ na_sm_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
 {
     static atomic_uint counter;
     const struct na_init_info *ii = &info->init_info;
-    struct epoll_event ev = {.events = EPOLLIN};
     struct na_sm_class *cls;
     na_return_t ret;
 
@@ -82,7 +76,7 @@ na_sm_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     pthread_mutex_init(&cls->lock, NULL);
     LIST_INIT(&cls->addrs);
     LIST_INIT(&cls->conns);
-    cls->listen_sock = cls->wake_fd = cls->epfd = cls->reg_fd = -1;
+    cls->listen_sock = cls->wait.wake_fd = cls->wait.epfd = cls->reg_fd = -1;
     if (info->host_name[0] != '\0') {
         if (!na_sm_name_valid(info->host_name, strlen(info->host_name))) {
             na_plugin_log_error("sm",
@@ -100,17 +94,11 @@ na_sm_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
                                                   : NA_SM_DEFAULT_MSG_SIZE;
     cls->max_exp_size =
         ii->max_expected_size ? ii->max_expected_size : NA_SM_DEFAULT_MSG_SIZE;
-    cls->no_block = (ii->progress_mode & NA_NO_BLOCK) != 0;
-    atomic_init(&cls->spin_ns, 20000);
     cls->rma_mode = na_sm_rma_mode_from_env();
 
-    ret = NA_NOMEM;
-    cls->epfd = epoll_create1(EPOLL_CLOEXEC);
-    cls->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (cls->epfd < 0 || cls->wake_fd < 0)
-        goto fail;
-    ev.data.ptr = &cls->wake_fd;
-    if (epoll_ctl(cls->epfd, EPOLL_CTL_ADD, cls->wake_fd, &ev) != 0)
+    ret =
+        na_plugin_wait_init(&cls->wait, (ii->progress_mode & NA_NO_BLOCK) != 0);
+    if (ret != NA_SUCCESS)
         goto fail;
     ret = na_sm_regs_create(cls);
     if (ret != NA_SUCCESS)
@@ -150,46 +138,36 @@ na_sm_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
                      void **plugin_context)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc;
+    struct na_sm_context *pc = calloc(1, sizeof(*pc));
+    na_return_t ret;
 
-    pthread_mutex_lock(&cls->lock);
-    if (cls->contexts[id] != NULL) {
-        pthread_mutex_unlock(&cls->lock);
-        return NA_INVALID_ARG;
-    }
-    pc = calloc(1, sizeof(*pc));
-    if (pc == NULL) {
-        pthread_mutex_unlock(&cls->lock);
+    if (pc == NULL)
         return NA_NOMEM;
-    }
+    na_plugin_context_init(&pc->base, context, id);
     pc->cls = cls;
-    pc->context = context;
-    pc->id = id;
     TAILQ_INIT(&pc->unexp_ops);
     TAILQ_INIT(&pc->exp_ops);
-    TAILQ_INIT(&pc->unexp_backlog);
-    TAILQ_INIT(&pc->exp_backlog);
-    cls->contexts[id] = pc;
-    pthread_mutex_unlock(&cls->lock);
+    ret = na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
+    if (ret != NA_SUCCESS) {
+        free(pc);
+        return ret;
+    }
     *plugin_context = pc;
     return NA_SUCCESS;
 }
 
-/* Messages still in the backlogs were never asked for: they are dropped. */
 static na_return_t
 na_sm_context_destroy(na_class_t *na_class, void *plugin_context)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
     struct na_sm_context *pc = plugin_context;
+    na_return_t ret;
 
-    if (atomic_load(&pc->pending) != 0)
-        return NA_BUSY;
-    pthread_mutex_lock(&cls->lock);
-    cls->contexts[pc->id] = NULL;
-    na_sm_backlog_destroy(pc);
-    pthread_mutex_unlock(&cls->lock);
-    free(pc);
-    return NA_SUCCESS;
+    ret = na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
+                                   na_sm_addr_unref_locked);
+    if (ret == NA_SUCCESS)
+        free(pc);
+    return ret;
 }
 
 static na_op_id_t *
@@ -204,22 +182,6 @@ na_sm_op_create(na_class_t *na_class, unsigned long flags)
     return op;
 }
 
-/* The core has checked that the op is idle. */
-static na_return_t
-na_sm_op_destroy(na_class_t *na_class, na_op_id_t *op)
-{
-    (void) na_class;
-    free(op);
-    return NA_SUCCESS;
-}
-
-static uint64_t
-na_sm_clock_now(na_class_t *na_class)
-{
-    (void) na_class;
-    return na_plugin_clock_monotonic_ns();
-}
-
 const struct na_class_ops na_sm_class_ops = {
     .class_name = NA_SM_CLASS_NAME,
     .check_protocol = na_sm_check_protocol,
@@ -228,19 +190,19 @@ const struct na_class_ops na_sm_class_ops = {
     .context_create = na_sm_context_create,
     .context_destroy = na_sm_context_destroy,
     .op_create = na_sm_op_create,
-    .op_destroy = na_sm_op_destroy,
+    .op_destroy = na_plugin_op_free,
     .addr_lookup = na_sm_addr_lookup,
     .addr_free = na_sm_addr_free,
     .addr_self = na_sm_addr_self,
     .addr_dup = na_sm_addr_dup,
-    .addr_cmp = na_sm_addr_cmp,
+    .addr_cmp = na_plugin_addr_cmp_interned,
     .addr_is_self = na_sm_addr_is_self,
     .addr_to_string = na_sm_addr_to_string,
     .addr_get_serialize_size = na_sm_addr_get_serialize_size,
     .addr_serialize = na_sm_addr_serialize,
     .addr_deserialize = na_sm_addr_deserialize,
-    .msg_buf_alloc = na_sm_msg_buf_alloc,
-    .msg_buf_free = na_sm_msg_buf_free,
+    .msg_buf_alloc = na_plugin_msg_buf_alloc,
+    .msg_buf_free = na_plugin_msg_buf_free,
     .msg_send_unexpected = na_sm_msg_send,
     .msg_recv_unexpected = na_sm_msg_recv_unexpected,
     .msg_send_expected = na_sm_msg_send,
@@ -260,5 +222,5 @@ const struct na_class_ops na_sm_class_ops = {
     .poll = na_sm_poll,
     .poll_wait = na_sm_poll_wait,
     .cancel = na_sm_cancel,
-    .clock_now = na_sm_clock_now,
+    .clock_now = na_plugin_clock_now_monotonic,
 };

@@ -63,7 +63,7 @@ na_sm_epoll_add(struct na_sm_class *cls, int fd, void *ptr)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = ptr};
 
-    (void) epoll_ctl(cls->epfd, EPOLL_CTL_ADD, fd, &ev);
+    (void) epoll_ctl(cls->wait.epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 na_return_t
@@ -238,7 +238,7 @@ na_sm_connect(struct na_sm_class *cls, struct na_addr *addr)
     c->shm = shm;
     c->tx = &c->shm->ring[0];
     c->rx = &c->shm->ring[1];
-    atomic_store(&c->rx->sleeping, cls->sleepers > 0);
+    atomic_store(&c->rx->sleeping, cls->wait.sleepers > 0);
     c->addr = addr;
     na_sm_addr_ref(addr);
     addr->failed = false;
@@ -345,7 +345,7 @@ na_sm_conn_hello(struct na_sm_conn *c, const void *msg, size_t len,
         return false;
     c->tx = &c->shm->ring[1];
     c->rx = &c->shm->ring[0];
-    atomic_store(&c->rx->sleeping, cls->sleepers > 0);
+    atomic_store(&c->rx->sleeping, cls->wait.sleepers > 0);
     c->addr = na_sm_addr_intern(cls, name);
     if (c->addr == NULL)
         return false;
@@ -469,7 +469,7 @@ na_sm_conn_destroy(struct na_sm_conn *conn)
 {
     struct na_sm_class *cls = conn->cls;
 
-    (void) epoll_ctl(cls->epfd, EPOLL_CTL_DEL, conn->sock, NULL);
+    (void) epoll_ctl(cls->wait.epfd, EPOLL_CTL_DEL, conn->sock, NULL);
     close(conn->sock);
     LIST_REMOVE(conn, entry);
     na_sm_rma_msg_conn_free(conn);

@@ -27,6 +27,7 @@
 #define NA_SM_INTERNAL_H
 
 #include "na/na_plugin.h"
+#include "na/na_plugin_util.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -247,26 +248,12 @@ struct na_op_id {
 _Static_assert(offsetof(struct na_op_id, base) == 0,
                "the core finds the op base at the start of the op id");
 
-/* A message that arrived before a matching receive was posted. */
-struct na_sm_backlog_msg {
-    TAILQ_ENTRY(na_sm_backlog_msg) entry;
-    struct na_addr *source; /* holds a reference */
-    na_tag_t tag;
-    uint8_t src_id;
-    size_t len;
-    uint8_t data[];
-};
-
-TAILQ_HEAD(na_sm_backlog, na_sm_backlog_msg);
-
+/* A context: the shared part first (the class's table holds it), then
+ * the posted receives, under the class lock. */
 struct na_sm_context {
+    struct na_plugin_context base; /* must stay first */
     struct na_sm_class *cls;
-    na_context_t *context;
-    uint8_t id;
-    atomic_uint pending;   /* operations posted and not yet completed */
-    atomic_uint completed; /* completions queued, ever (poll counts) */
     struct na_sm_op_queue unexp_ops, exp_ops;
-    struct na_sm_backlog unexp_backlog, exp_backlog;
 };
 
 LIST_HEAD(na_sm_addr_list, na_addr);
@@ -277,24 +264,21 @@ struct na_sm_class {
     char name[NA_SM_NAME_MAX + 1];
     size_t max_unexp_size;
     size_t max_exp_size;
-    bool no_block;
     int listen_sock;
-    int epfd;    /* the wait fd: sockets and wake_fd */
-    int wake_fd; /* eventfd: completions queued outside progress */
-    int reg_fd;  /* memfd of the region table */
+    /* The wait fd (epfd: sockets and the eventfd), the sleepers, the
+     * completion count and the spin window. */
+    struct na_plugin_wait wait;
+    int reg_fd; /* memfd of the region table */
     struct na_sm_reg_entry *regs;
     struct na_addr *self;
 
     pthread_mutex_t lock; /* guards everything below */
     struct na_sm_addr_list addrs;
     struct na_sm_conn_list conns;
-    struct na_sm_context *contexts[256];
-    uint32_t *reg_free; /* stack of free slots */
+    struct na_plugin_context *contexts[256]; /* struct na_sm_context */
+    uint32_t *reg_free;                      /* stack of free slots */
     uint32_t reg_free_count;
     uint64_t reg_gen;
-    atomic_uint sleepers;  /* threads about to sleep or asleep */
-    atomic_uint completed; /* completions queued on any context, ever */
-    atomic_uint spin_ns;   /* how long poll_wait spins before sleeping */
     unsigned int poll_count;
     /* NA_Poll_get_fd was called: someone may sleep on the fd without
      * NA_Poll_wait, so the sleeping flags stay set (re-armed after each
@@ -313,6 +297,13 @@ na_sm_class(const na_class_t *na_class)
     return (struct na_sm_class *) na_class->plugin_class;
 }
 
+/* The context of id `id`, or NULL (lock held). */
+static inline struct na_sm_context *
+na_sm_ctx(const struct na_sm_class *cls, uint8_t id)
+{
+    return (struct na_sm_context *) (void *) cls->contexts[id];
+}
+
 /* na_sm_addr.c */
 bool na_sm_name_valid(const char *name, size_t len);
 na_return_t na_sm_name_parse(const char *str, char *name);
@@ -326,7 +317,6 @@ void na_sm_addr_free(na_class_t *na_class, na_addr_t addr);
 na_return_t na_sm_addr_self(na_class_t *na_class, na_addr_t *addr);
 na_return_t na_sm_addr_dup(na_class_t *na_class, na_addr_t addr,
                            na_addr_t *new_addr);
-bool na_sm_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b);
 bool na_sm_addr_is_self(na_class_t *na_class, na_addr_t addr);
 na_return_t na_sm_addr_to_string(na_class_t *na_class, char *buf,
                                  size_t *buf_size, na_addr_t addr);
@@ -354,9 +344,6 @@ bool na_sm_hello_parse(const void *msg, size_t len, size_t nfds,
 size_t na_sm_hello_encode(const char *name, void *msg, size_t size);
 
 /* na_sm_msg.c */
-void *na_sm_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
-                          unsigned long flags, void **plugin_data);
-void na_sm_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
 bool na_sm_ring_drain(struct na_sm_conn *conn, bool publish);
 bool na_sm_ring_ready(const struct na_sm_conn *conn);
 void na_sm_ring_publish(struct na_sm_conn *conn);
@@ -364,7 +351,6 @@ bool na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
                      uint8_t dst_id, na_tag_t tag, const void *buf, size_t len,
                      const void *buf2, size_t len2);
 void na_sm_tx_progress(struct na_sm_conn *conn);
-void na_sm_backlog_destroy(struct na_sm_context *pc);
 na_return_t na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
                            na_op_id_t *op_id);
 na_return_t na_sm_msg_recv_unexpected(na_class_t *na_class,

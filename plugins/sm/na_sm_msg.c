@@ -93,49 +93,30 @@ static void
 na_sm_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
                 const void *data, size_t len)
 {
-    na_return_t ret = NA_SUCCESS;
-    size_t n = len;
+    na_return_t ret =
+        na_plugin_recv_fill(&op->base, op->type, op->u.msg.buf, op->u.msg.size,
+                            source, tag, data, len);
 
-    if (len > op->u.msg.size) {
-        ret = NA_MSGSIZE;
-        n = op->u.msg.size;
-    }
-    if (n != 0)
-        memcpy(op->u.msg.buf, data, n);
-    if (op->type == NA_CB_RECV_UNEXPECTED) {
-        struct na_cb_info_recv_unexpected *ru =
-            &op->base.info.info.recv_unexpected;
-        ru->actual_buf_size = n;
-        ru->tag = tag;
-        ru->source = NULL;
-        if (ret == NA_SUCCESS) {
-            na_sm_addr_ref(source);
-            ru->source = source;
-        }
-    } else {
-        op->base.info.info.recv_expected.actual_buf_size = n;
-    }
+    if (ret == NA_SUCCESS && op->type == NA_CB_RECV_UNEXPECTED)
+        na_sm_addr_ref(source);
     na_sm_op_complete(op, ret);
 }
 
 static void
-na_sm_backlog_push(struct na_sm_backlog *q, struct na_addr *source,
+na_sm_backlog_push(struct na_plugin_backlog *q, struct na_addr *source,
                    uint8_t src_id, na_tag_t tag, const void *data, size_t len)
 {
-    struct na_sm_backlog_msg *m = malloc(sizeof(*m) + len);
+    if (na_plugin_backlog_push(q, "sm", source, src_id, tag, data, len))
+        na_sm_addr_ref(source);
+}
 
-    if (m == NULL) {
-        na_plugin_log_error("sm", "out of memory: a message was dropped");
-        return;
-    }
-    na_sm_addr_ref(source);
-    m->source = source;
-    m->src_id = src_id;
-    m->tag = tag;
-    m->len = len;
-    if (len != 0)
-        memcpy(m->data, data, len);
-    TAILQ_INSERT_TAIL(q, m, entry);
+/* A receive takes a message from the backlog (lock held). */
+static void
+na_sm_recv_backlogged(struct na_op_id *op, struct na_plugin_backlog_msg *m)
+{
+    na_sm_recv_fill(op, m->source, m->tag, m->data, m->len);
+    na_sm_addr_unref_locked(m->source);
+    free(m);
 }
 
 /* Hand a message to its receive or backlog (lock held). */
@@ -144,7 +125,7 @@ na_sm_deliver(struct na_sm_class *cls, struct na_addr *source, uint8_t kind,
               uint8_t src_id, uint8_t dst_id, na_tag_t tag, const void *data,
               size_t len)
 {
-    struct na_sm_context *pc = cls->contexts[dst_id];
+    struct na_sm_context *pc = na_sm_ctx(cls, dst_id);
     struct na_op_id *op;
 
     if (pc == NULL)
@@ -152,8 +133,8 @@ na_sm_deliver(struct na_sm_class *cls, struct na_addr *source, uint8_t kind,
     if (kind == NA_SM_REC_UNEXP) {
         op = TAILQ_FIRST(&pc->unexp_ops);
         if (op == NULL) {
-            na_sm_backlog_push(&pc->unexp_backlog, source, src_id, tag, data,
-                               len);
+            na_sm_backlog_push(&pc->base.unexp_backlog, source, src_id, tag,
+                               data, len);
             return;
         }
         TAILQ_REMOVE(&pc->unexp_ops, op, entry);
@@ -165,7 +146,7 @@ na_sm_deliver(struct na_sm_class *cls, struct na_addr *source, uint8_t kind,
                 break;
         }
         if (op == NULL) {
-            na_sm_backlog_push(&pc->exp_backlog, source, src_id, tag, data,
+            na_sm_backlog_push(&pc->base.exp_backlog, source, src_id, tag, data,
                                len);
             return;
         }
@@ -266,7 +247,7 @@ na_sm_tx_progress(struct na_sm_conn *conn)
             op->type == NA_CB_SEND_UNEXPECTED ? NA_SM_REC_UNEXP : NA_SM_REC_EXP;
         if (!na_sm_ring_push(
                 conn, kind,
-                ((struct na_sm_context *) op->context->plugin_context)->id,
+                ((struct na_sm_context *) op->context->plugin_context)->base.id,
                 op->u.msg.peer_id, op->u.msg.tag, op->u.msg.buf, op->u.msg.size,
                 NULL, 0)) {
             atomic_store(&conn->tx->tx_blocked, 1);
@@ -277,44 +258,6 @@ na_sm_tx_progress(struct na_sm_conn *conn)
         op->conn = NULL;
         na_sm_op_complete(op, NA_SUCCESS);
     }
-}
-
-void
-na_sm_backlog_destroy(struct na_sm_context *pc)
-{
-    struct na_sm_backlog *qs[2] = {&pc->unexp_backlog, &pc->exp_backlog};
-
-    for (int i = 0; i < 2; i++) {
-        struct na_sm_backlog_msg *m;
-        while ((m = TAILQ_FIRST(qs[i])) != NULL) {
-            TAILQ_REMOVE(qs[i], m, entry);
-            na_sm_addr_unref_locked(m->source);
-            free(m);
-        }
-    }
-}
-
-void *
-na_sm_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
-                    void **plugin_data)
-{
-    void *p = NULL;
-
-    (void) na_class;
-    (void) flags;
-    if (plugin_data != NULL)
-        *plugin_data = NULL;
-    if (posix_memalign(&p, 64, buf_size ? buf_size : 1) != 0)
-        return NULL;
-    return p;
-}
-
-void
-na_sm_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
-{
-    (void) na_class;
-    (void) plugin_data;
-    free(buf);
 }
 
 /* The core checked the size against our limits and the tag. */
@@ -336,7 +279,8 @@ na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
     na_sm_op_start(op, desc, dest);
     pthread_mutex_lock(&cls->lock);
     if (dest->self) {
-        na_sm_deliver(cls, dest, kind, pc->id, dest_id, tag, buf, buf_size);
+        na_sm_deliver(cls, dest, kind, pc->base.id, dest_id, tag, buf,
+                      buf_size);
         na_sm_op_complete(op, NA_SUCCESS);
         goto done;
     }
@@ -346,8 +290,8 @@ na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
         goto done;
     }
     if (TAILQ_EMPTY(&conn->tx_wait) &&
-        na_sm_ring_push(conn, kind, pc->id, dest_id, tag, buf, buf_size, NULL,
-                        0)) {
+        na_sm_ring_push(conn, kind, pc->base.id, dest_id, tag, buf, buf_size,
+                        NULL, 0)) {
         na_sm_op_complete(op, NA_SUCCESS);
         goto done;
     }
@@ -372,18 +316,15 @@ na_sm_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
 {
     struct na_sm_class *cls = na_sm_class(na_class);
     struct na_sm_context *pc = desc->context->plugin_context;
-    struct na_sm_backlog_msg *m;
+    struct na_plugin_backlog_msg *m;
 
     na_sm_op_start(op_id, desc, NULL);
     op_id->u.msg.buf = desc->buf;
     op_id->u.msg.size = desc->buf_size;
     pthread_mutex_lock(&cls->lock);
-    m = TAILQ_FIRST(&pc->unexp_backlog);
+    m = na_plugin_backlog_take_first(&pc->base.unexp_backlog);
     if (m != NULL) {
-        TAILQ_REMOVE(&pc->unexp_backlog, m, entry);
-        na_sm_recv_fill(op_id, m->source, m->tag, m->data, m->len);
-        na_sm_addr_unref_locked(m->source);
-        free(m);
+        na_sm_recv_backlogged(op_id, m);
     } else {
         op_id->queue = NA_SM_Q_UNEXP;
         TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
@@ -403,7 +344,7 @@ na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
     struct na_addr *source_addr = desc->addr;
     uint8_t source_id = desc->addr_id;
     na_tag_t tag = desc->tag;
-    struct na_sm_backlog_msg *m;
+    struct na_plugin_backlog_msg *m;
 
     na_sm_op_start(op_id, desc, source_addr);
     op_id->u.msg.buf = desc->buf;
@@ -411,16 +352,10 @@ na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
     op_id->u.msg.tag = tag;
     op_id->u.msg.peer_id = source_id;
     pthread_mutex_lock(&cls->lock);
-    TAILQ_FOREACH(m, &pc->exp_backlog, entry)
-    {
-        if (m->source == source_addr && m->src_id == source_id && m->tag == tag)
-            break;
-    }
+    m = na_plugin_backlog_take(&pc->base.exp_backlog, source_addr, source_id,
+                               tag);
     if (m != NULL) {
-        TAILQ_REMOVE(&pc->exp_backlog, m, entry);
-        na_sm_recv_fill(op_id, m->source, m->tag, m->data, m->len);
-        na_sm_addr_unref_locked(m->source);
-        free(m);
+        na_sm_recv_backlogged(op_id, m);
     } else if (source_addr->failed && source_addr->conn == NULL &&
                na_sm_conn_get(cls, source_addr) == NULL) {
         /* Its peer is gone and nobody serves its name again: nothing

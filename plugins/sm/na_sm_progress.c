@@ -22,14 +22,9 @@
 atomic_uint na_sm_fence_word;
 #endif
 
-#include <errno.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
-
-/* Bounds of the adaptive spin of poll_wait before it sleeps. */
-#define NA_SM_SPIN_MIN_NS 2000u
-#define NA_SM_SPIN_MAX_NS 100000u
 
 /* Sockets (new connections, handshakes, wake-up bytes, a peer's end of
  * file) are looked at once every this many polls, and before sleeping: an
@@ -55,7 +50,7 @@ na_sm_op_start(struct na_op_id *op, const struct na_op_desc *desc,
     op->addr = addr;
     if (addr != NULL)
         na_sm_addr_ref(addr);
-    atomic_fetch_add(&na_sm_pctx(desc->context)->pending, 1);
+    atomic_fetch_add(&na_sm_pctx(desc->context)->base.pending, 1);
 }
 
 void
@@ -66,7 +61,7 @@ na_sm_op_abort(struct na_op_id *op)
     if (op->addr != NULL)
         na_sm_addr_unref(op->addr);
     op->addr = NULL;
-    atomic_fetch_sub(&pc->pending, 1);
+    atomic_fetch_sub(&pc->base.pending, 1);
 }
 
 /* Lock held. The op may be reused by another thread as soon as the core
@@ -80,21 +75,13 @@ na_sm_op_complete(struct na_op_id *op, na_return_t ret)
         na_sm_addr_unref_locked(op->addr);
     op->addr = NULL;
     op->queue = NA_SM_Q_NONE;
-    atomic_fetch_add(&pc->completed, 1);
-    atomic_fetch_add(&pc->cls->completed, 1);
-    na_op_complete(op, ret);
-    atomic_fetch_sub(&pc->pending, 1);
+    na_plugin_op_done(&pc->cls->wait, &pc->base, op, ret);
 }
 
 void
 na_sm_wake_local(struct na_sm_class *cls)
 {
-    uint64_t one = 1;
-
-    if (atomic_load(&cls->sleepers) == 0)
-        return;
-    if (write(cls->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-        na_plugin_log_error("sm", "eventfd write failed");
+    na_plugin_wait_wake(&cls->wait, "sm");
 }
 
 static void
@@ -123,7 +110,7 @@ na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn)
         return;
     addr->failed = true;
     for (int i = 0; i < 256; i++) {
-        struct na_sm_context *pc = cls->contexts[i];
+        struct na_sm_context *pc = na_sm_ctx(cls, (uint8_t) i);
         struct na_op_id *op, *next;
         if (pc == NULL)
             continue;
@@ -137,28 +124,19 @@ na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn)
     }
 }
 
-static void
-na_sm_drain_wake_fd(struct na_sm_class *cls)
-{
-    uint64_t v;
-
-    while (read(cls->wake_fd, &v, sizeof(v)) > 0)
-        ;
-}
-
 /* Look at the sockets without blocking (lock held). */
 static bool
 na_sm_sockets(struct na_sm_class *cls)
 {
     struct epoll_event ev[32];
-    int n = epoll_wait(cls->epfd, ev, 32, 0);
+    int n = epoll_wait(cls->wait.epfd, ev, 32, 0);
 
     for (int i = 0; i < n; i++) {
         void *p = ev[i].data.ptr;
         if (p == &cls->listen_sock)
             na_sm_conn_accept_all(cls);
-        else if (p == &cls->wake_fd)
-            na_sm_drain_wake_fd(cls);
+        else if (p == &cls->wait.wake_fd)
+            na_plugin_wait_drain(&cls->wait);
         else
             na_sm_conn_sock_event(p);
     }
@@ -247,29 +225,11 @@ na_sm_poll_get_fd(na_class_t *na_class, na_context_t *context)
     pthread_mutex_lock(&cls->lock);
     if (!atomic_load(&cls->fd_exported)) {
         atomic_store(&cls->fd_exported, true);
-        if (atomic_fetch_add(&cls->sleepers, 1) == 0)
+        if (atomic_fetch_add(&cls->wait.sleepers, 1) == 0)
             na_sm_set_sleeping(cls, 1);
     }
     pthread_mutex_unlock(&cls->lock);
-    return cls->epfd;
-}
-
-na_return_t
-na_sm_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
-{
-    struct na_sm_context *pc = na_sm_pctx(context);
-    unsigned int before = atomic_load(&pc->completed);
-
-    na_sm_progress(na_sm_class(na_class), false);
-    if (count != NULL)
-        *count = atomic_load(&pc->completed) - before;
-    return NA_SUCCESS;
-}
-
-static bool
-na_sm_has_completions(na_context_t *context)
-{
-    return NA_Context_get_completion_count(context) != 0;
+    return cls->wait.epfd;
 }
 
 /* Set or clear the sleeping flag of every incoming ring (lock held). */
@@ -286,106 +246,53 @@ na_sm_set_sleeping(struct na_sm_class *cls, uint32_t v)
 }
 
 static void
-na_sm_sleep(struct na_sm_class *cls, na_context_t *context,
-            unsigned int timeout_ms)
+na_sm_sleep(void *arg, na_context_t *context, unsigned int timeout_ms)
 {
+    struct na_sm_class *cls = arg;
     struct epoll_event ev;
 
     pthread_mutex_lock(&cls->lock);
-    if (atomic_fetch_add(&cls->sleepers, 1) == 0)
+    if (atomic_fetch_add(&cls->wait.sleepers, 1) == 0)
         na_sm_set_sleeping(cls, 1);
     pthread_mutex_unlock(&cls->lock);
     /* Look once more after announcing it: a producer that wrote before
      * seeing the flag has its record found here. */
     na_sm_progress(cls, true);
-    if (!na_sm_has_completions(context))
-        (void) epoll_wait(cls->epfd, &ev, 1, (int) timeout_ms);
+    if (NA_Context_get_completion_count(context) == 0)
+        (void) epoll_wait(cls->wait.epfd, &ev, 1, (int) timeout_ms);
     pthread_mutex_lock(&cls->lock);
-    if (atomic_fetch_sub(&cls->sleepers, 1) == 1)
+    if (atomic_fetch_sub(&cls->wait.sleepers, 1) == 1)
         na_sm_set_sleeping(cls, 0);
     pthread_mutex_unlock(&cls->lock);
     na_sm_progress(cls, true);
 }
 
-/*
- * Learn how long to spin from how long waits last (as the ofi plugin
- * does). Found while spinning: grow a little. Found soon after falling
- * asleep: the window was too short, so it grows to cover that wait, since
- * a wake-up costs more than the spin would have (and two sleeping peers
- * would otherwise pay one wake-up per message). Nothing, or a long wait:
- * the class is idle and the window shrinks.
- */
 static void
-na_sm_spin_adapt(struct na_sm_class *cls, bool found, bool while_spinning,
-                 uint64_t waited_ns)
+na_sm_progress_cb(void *cls, bool force)
 {
-    uint64_t s = atomic_load(&cls->spin_ns);
-
-    if (found && while_spinning)
-        s += s / 4;
-    else if (found && waited_ns <= NA_SM_SPIN_MAX_NS)
-        s = waited_ns + waited_ns / 4 > s ? waited_ns + waited_ns / 4 : s;
-    else
-        s /= 2;
-    if (s > NA_SM_SPIN_MAX_NS)
-        s = NA_SM_SPIN_MAX_NS;
-    if (s < NA_SM_SPIN_MIN_NS)
-        s = NA_SM_SPIN_MIN_NS;
-    atomic_store(&cls->spin_ns, (unsigned int) s);
+    na_sm_progress(cls, force);
 }
 
+static const struct na_plugin_wait_ops na_sm_wait_ops = {
+    .progress = na_sm_progress_cb, .sleep = na_sm_sleep};
+
+na_return_t
+na_sm_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
+{
+    return na_plugin_poll(&na_sm_pctx(context)->base, &na_sm_wait_ops,
+                          na_sm_class(na_class), count);
+}
+
+/* Spin first, then sleep (na_plugin_poll_wait); a sleeper is announced to
+ * every producer through the `sleeping` flag of its incoming rings. */
 na_return_t
 na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
                 unsigned int timeout_ms, unsigned int *count)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = na_sm_pctx(context);
-    unsigned int before = atomic_load(&pc->completed);
-    unsigned int cls_before = atomic_load(&cls->completed);
-    uint64_t start = na_plugin_clock_monotonic_ns();
-    uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
-    uint64_t spin_end =
-        cls->no_block ? deadline : start + atomic_load(&cls->spin_ns);
-    uint64_t now = start;
-    unsigned int n;
 
-    if (spin_end > deadline)
-        spin_end = deadline;
-    /* Spin first: waking from sleep costs more than most round trips.
-     * Then sleep until something of ours completed or the deadline. A
-     * completion on another context of the class returns early (NA_TIMEOUT,
-     * so a thread driving several contexts moves on); a wake-up with no
-     * completion at all sends us back to sleep. */
-    for (;;) {
-        na_sm_progress(cls, false);
-        if (atomic_load(&pc->completed) != before ||
-            na_sm_has_completions(context)) {
-            if (!cls->no_block)
-                na_sm_spin_adapt(cls, true, true, 0);
-            goto done;
-        }
-        now = na_plugin_clock_monotonic_ns();
-        if (now >= spin_end)
-            break;
-    }
-    while (now < deadline) {
-        na_sm_sleep(cls, context,
-                    (unsigned int) ((deadline - now + 999999u) / 1000000u));
-        if (atomic_load(&pc->completed) != before ||
-            na_sm_has_completions(context) ||
-            atomic_load(&cls->completed) != cls_before)
-            break;
-        now = na_plugin_clock_monotonic_ns();
-    }
-    na_sm_spin_adapt(cls,
-                     atomic_load(&pc->completed) != before ||
-                         na_sm_has_completions(context),
-                     false, na_plugin_clock_monotonic_ns() - start);
-done:
-    n = atomic_load(&pc->completed) - before;
-    if (count != NULL)
-        *count = n;
-    return n != 0 || na_sm_has_completions(context) ? NA_SUCCESS : NA_TIMEOUT;
+    return na_plugin_poll_wait(&cls->wait, &na_sm_pctx(context)->base,
+                               &na_sm_wait_ops, cls, timeout_ms, count);
 }
 
 na_return_t
@@ -443,19 +350,19 @@ void
 na_sm_sleep_with(na_class_t *na_class, int fd, unsigned int timeout_ms)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
-    unsigned int before = atomic_load(&cls->completed);
-    struct pollfd p[2] = {{.fd = cls->epfd, .events = POLLIN},
+    unsigned int before = atomic_load(&cls->wait.completed);
+    struct pollfd p[2] = {{.fd = cls->wait.epfd, .events = POLLIN},
                           {.fd = fd, .events = POLLIN}};
 
     pthread_mutex_lock(&cls->lock);
-    if (atomic_fetch_add(&cls->sleepers, 1) == 0)
+    if (atomic_fetch_add(&cls->wait.sleepers, 1) == 0)
         na_sm_set_sleeping(cls, 1);
     pthread_mutex_unlock(&cls->lock);
     na_sm_progress(cls, true);
-    if (atomic_load(&cls->completed) == before)
+    if (atomic_load(&cls->wait.completed) == before)
         (void) poll(p, fd >= 0 ? 2 : 1, (int) timeout_ms);
     pthread_mutex_lock(&cls->lock);
-    if (atomic_fetch_sub(&cls->sleepers, 1) == 1)
+    if (atomic_fetch_sub(&cls->wait.sleepers, 1) == 1)
         na_sm_set_sleeping(cls, 0);
     pthread_mutex_unlock(&cls->lock);
 }

@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 static bool
@@ -121,10 +119,7 @@ na_tcp_class_free(struct na_tcp_class *cls)
     }
     if (cls->listen_sock >= 0)
         close(cls->listen_sock);
-    if (cls->wake_fd >= 0)
-        close(cls->wake_fd);
-    if (cls->epfd >= 0)
-        close(cls->epfd);
+    na_plugin_wait_fini(&cls->wait);
     na_tcp_regions_destroy(cls);
     pthread_mutex_destroy(&cls->lock);
     free(cls);
@@ -134,7 +129,6 @@ static na_return_t
 na_tcp_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
 {
     const struct na_init_info *ii = &info->init_info;
-    struct epoll_event ev = {.events = EPOLLIN};
     struct in_addr self_ip;
     struct na_tcp_class *cls;
     uint16_t port;
@@ -151,7 +145,7 @@ na_tcp_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     pthread_mutex_init(&cls->lock, NULL);
     LIST_INIT(&cls->addrs);
     LIST_INIT(&cls->conns);
-    cls->listen_sock = cls->wake_fd = cls->epfd = -1;
+    cls->listen_sock = cls->wait.wake_fd = cls->wait.epfd = -1;
     ret = na_tcp_parse_host(info->host_name, &cls->bind_ip, &self_ip, &port);
     if (ret != NA_SUCCESS) {
         na_plugin_log_error("tcp", "bad host \"%s\"", info->host_name);
@@ -166,16 +160,9 @@ na_tcp_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     cls->rx_size = 2 * (NA_TCP_HDR_SIZE + max);
     if (cls->rx_size < NA_TCP_RX_SIZE)
         cls->rx_size = NA_TCP_RX_SIZE;
-    cls->no_block = (ii->progress_mode & NA_NO_BLOCK) != 0;
-    atomic_init(&cls->spin_ns, 20000);
-
-    ret = NA_NOMEM;
-    cls->epfd = epoll_create1(EPOLL_CLOEXEC);
-    cls->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (cls->epfd < 0 || cls->wake_fd < 0)
-        goto fail;
-    ev.data.ptr = &cls->wake_fd;
-    if (epoll_ctl(cls->epfd, EPOLL_CTL_ADD, cls->wake_fd, &ev) != 0)
+    ret =
+        na_plugin_wait_init(&cls->wait, (ii->progress_mode & NA_NO_BLOCK) != 0);
+    if (ret != NA_SUCCESS)
         goto fail;
     ret = na_tcp_listen(cls, port);
     if (ret != NA_SUCCESS)
@@ -212,46 +199,36 @@ na_tcp_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
                       void **plugin_context)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
-    struct na_tcp_context *pc;
+    struct na_tcp_context *pc = calloc(1, sizeof(*pc));
+    na_return_t ret;
 
-    pthread_mutex_lock(&cls->lock);
-    if (cls->contexts[id] != NULL) {
-        pthread_mutex_unlock(&cls->lock);
-        return NA_INVALID_ARG;
-    }
-    pc = calloc(1, sizeof(*pc));
-    if (pc == NULL) {
-        pthread_mutex_unlock(&cls->lock);
+    if (pc == NULL)
         return NA_NOMEM;
-    }
+    na_plugin_context_init(&pc->base, context, id);
     pc->cls = cls;
-    pc->context = context;
-    pc->id = id;
     TAILQ_INIT(&pc->unexp_ops);
     TAILQ_INIT(&pc->exp_ops);
-    TAILQ_INIT(&pc->unexp_backlog);
-    TAILQ_INIT(&pc->exp_backlog);
-    cls->contexts[id] = pc;
-    pthread_mutex_unlock(&cls->lock);
+    ret = na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
+    if (ret != NA_SUCCESS) {
+        free(pc);
+        return ret;
+    }
     *plugin_context = pc;
     return NA_SUCCESS;
 }
 
-/* Messages still in the backlogs were never asked for: they are dropped. */
 static na_return_t
 na_tcp_context_destroy(na_class_t *na_class, void *plugin_context)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
     struct na_tcp_context *pc = plugin_context;
+    na_return_t ret;
 
-    if (atomic_load(&pc->pending) != 0)
-        return NA_BUSY;
-    pthread_mutex_lock(&cls->lock);
-    cls->contexts[pc->id] = NULL;
-    na_tcp_backlog_destroy(pc);
-    pthread_mutex_unlock(&cls->lock);
-    free(pc);
-    return NA_SUCCESS;
+    ret = na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
+                                   na_tcp_addr_unref_locked);
+    if (ret == NA_SUCCESS)
+        free(pc);
+    return ret;
 }
 
 static na_op_id_t *
@@ -266,22 +243,6 @@ na_tcp_op_create(na_class_t *na_class, unsigned long flags)
     return op;
 }
 
-/* The core has checked that the op is idle. */
-static na_return_t
-na_tcp_op_destroy(na_class_t *na_class, na_op_id_t *op)
-{
-    (void) na_class;
-    free(op);
-    return NA_SUCCESS;
-}
-
-static uint64_t
-na_tcp_clock_now(na_class_t *na_class)
-{
-    (void) na_class;
-    return na_plugin_clock_monotonic_ns();
-}
-
 const struct na_class_ops na_tcp_class_ops = {
     .class_name = NA_TCP_CLASS_NAME,
     .check_protocol = na_tcp_check_protocol,
@@ -290,20 +251,20 @@ const struct na_class_ops na_tcp_class_ops = {
     .context_create = na_tcp_context_create,
     .context_destroy = na_tcp_context_destroy,
     .op_create = na_tcp_op_create,
-    .op_destroy = na_tcp_op_destroy,
+    .op_destroy = na_plugin_op_free,
     .addr_lookup = na_tcp_addr_lookup,
     .addr_free = na_tcp_addr_free,
     .addr_self = na_tcp_addr_self,
     .addr_dup = na_tcp_addr_dup,
-    .addr_cmp = na_tcp_addr_cmp,
+    .addr_cmp = na_plugin_addr_cmp_interned,
     .addr_set_remove = na_tcp_addr_set_remove,
     .addr_is_self = na_tcp_addr_is_self,
     .addr_to_string = na_tcp_addr_to_string,
     .addr_get_serialize_size = na_tcp_addr_get_serialize_size,
     .addr_serialize = na_tcp_addr_serialize,
     .addr_deserialize = na_tcp_addr_deserialize,
-    .msg_buf_alloc = na_tcp_msg_buf_alloc,
-    .msg_buf_free = na_tcp_msg_buf_free,
+    .msg_buf_alloc = na_plugin_msg_buf_alloc,
+    .msg_buf_free = na_plugin_msg_buf_free,
     .msg_send_unexpected = na_tcp_msg_send,
     .msg_recv_unexpected = na_tcp_msg_recv_unexpected,
     .msg_send_expected = na_tcp_msg_send,
@@ -323,5 +284,5 @@ const struct na_class_ops na_tcp_class_ops = {
     .poll = na_tcp_poll,
     .poll_wait = na_tcp_poll_wait,
     .cancel = na_tcp_cancel,
-    .clock_now = na_tcp_clock_now,
+    .clock_now = na_plugin_clock_now_monotonic,
 };

@@ -180,13 +180,6 @@ na_tcp_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
     return NA_SUCCESS;
 }
 
-bool
-na_tcp_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b)
-{
-    (void) na_class;
-    return a == b;
-}
-
 /* Forget the connection to the peer: the next send connects afresh. */
 na_return_t
 na_tcp_addr_set_remove(na_class_t *na_class, na_addr_t addr)

@@ -53,7 +53,7 @@ na_tcp_listen(struct na_tcp_class *cls, uint16_t port)
     }
     if (listen(s, 1024) != 0 ||
         getsockname(s, (struct sockaddr *) &sin, &len) != 0 ||
-        epoll_ctl(cls->epfd, EPOLL_CTL_ADD, s, &ev) != 0) {
+        epoll_ctl(cls->wait.epfd, EPOLL_CTL_ADD, s, &ev) != 0) {
         close(s);
         return NA_PROTONOSUPPORT;
     }
@@ -72,7 +72,7 @@ na_tcp_conn_want_out(struct na_tcp_conn *c, bool out)
     if (c->want_out == out)
         return;
     c->want_out = out;
-    (void) epoll_ctl(c->cls->epfd, EPOLL_CTL_MOD, c->sock, &ev);
+    (void) epoll_ctl(c->cls->wait.epfd, EPOLL_CTL_MOD, c->sock, &ev);
 }
 
 static struct na_tcp_conn *
@@ -95,7 +95,7 @@ na_tcp_conn_new(struct na_tcp_class *cls, int sock, bool connecting)
     STAILQ_INIT(&c->txq);
     TAILQ_INIT(&c->rma);
     ev.data.ptr = c;
-    if (epoll_ctl(cls->epfd, EPOLL_CTL_ADD, sock, &ev) != 0) {
+    if (epoll_ctl(cls->wait.epfd, EPOLL_CTL_ADD, sock, &ev) != 0) {
         free(c->rx);
         free(c);
         return NULL;
@@ -308,7 +308,7 @@ na_tcp_conn_send(struct na_tcp_conn *c, struct na_tcp_tx *tx)
      * and the next pass writes them together (a burst of responses is one
      * sendmsg). A thread asleep on the wait fd, or a caller polling the fd
      * itself, would not run that pass: then every frame goes at once. */
-    if (c->wrote_early && atomic_load(&cls->sleepers) == 0 &&
+    if (c->wrote_early && atomic_load(&cls->wait.sleepers) == 0 &&
         !atomic_load(&cls->fd_exported))
         return;
     c->wrote_early = true;
@@ -477,7 +477,7 @@ na_tcp_conn_destroy(struct na_tcp_conn *c)
         if (tx->heap)
             free(tx);
     }
-    (void) epoll_ctl(cls->epfd, EPOLL_CTL_DEL, c->sock, NULL);
+    (void) epoll_ctl(cls->wait.epfd, EPOLL_CTL_DEL, c->sock, NULL);
     close(c->sock);
     LIST_REMOVE(c, entry);
     cls->conn_count--;

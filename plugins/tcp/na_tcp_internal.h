@@ -36,6 +36,7 @@
 #define NA_TCP_INTERNAL_H
 
 #include "na/na_plugin.h"
+#include "na/na_plugin_util.h"
 
 #include <netinet/in.h>
 #include <pthread.h>
@@ -227,25 +228,12 @@ struct na_op_id {
 _Static_assert(offsetof(struct na_op_id, base) == 0,
                "the core finds the op base at the start of the op id");
 
-/* A message that arrived before a matching receive was posted. */
-struct na_tcp_backlog_msg {
-    TAILQ_ENTRY(na_tcp_backlog_msg) entry;
-    struct na_addr *source; /* holds a reference */
-    na_tag_t tag;
-    uint8_t src_id;
-    size_t len;
-    uint8_t data[];
-};
-TAILQ_HEAD(na_tcp_backlog, na_tcp_backlog_msg);
-
+/* A context: the shared part first (the class's table holds it), then
+ * the posted receives, under the class lock. */
 struct na_tcp_context {
+    struct na_plugin_context base; /* must stay first */
     struct na_tcp_class *cls;
-    na_context_t *context;
-    uint8_t id;
-    atomic_uint pending;   /* operations posted and not yet completed */
-    atomic_uint completed; /* completions queued, ever */
     struct na_tcp_op_queue unexp_ops, exp_ops;
-    struct na_tcp_backlog unexp_backlog, exp_backlog;
 };
 
 /* One registered region of the class, found by its key's slot. */
@@ -260,35 +248,39 @@ LIST_HEAD(na_tcp_conn_list, na_tcp_conn);
 struct na_tcp_class {
     /* Immutable after initialize. */
     struct na_tcp_limits limits;
-    bool no_block;
     struct in_addr bind_ip; /* INADDR_ANY or the one asked for */
     size_t rx_size;         /* of each connection's read buffer */
     int listen_sock;
     uint16_t listen_port;
-    int epfd;    /* the wait fd: sockets and wake_fd */
-    int wake_fd; /* eventfd: completions queued outside progress */
+    /* The wait fd (epfd: sockets and the eventfd), the sleepers, the
+     * completion count and the spin window. */
+    struct na_plugin_wait wait;
     struct na_addr *self;
 
     pthread_mutex_t lock; /* guards everything below */
     struct na_tcp_addr_list addrs;
     struct na_tcp_conn_list conns;
     unsigned int conn_count;
-    unsigned int accepted; /* connections accepted, ever */
-    struct na_tcp_context *contexts[256];
-    struct na_tcp_region *regions; /* slot table, grows */
+    unsigned int accepted;                   /* connections accepted, ever */
+    struct na_plugin_context *contexts[256]; /* struct na_tcp_context */
+    struct na_tcp_region *regions;           /* slot table, grows */
     uint32_t region_count, region_cap;
     uint32_t region_gen;
     unsigned int poll_count;
-    atomic_uint sleepers;    /* threads about to sleep or asleep */
     atomic_bool fd_exported; /* NA_Poll_get_fd was called */
-    atomic_uint completed;   /* completions queued on any context, ever */
-    atomic_uint spin_ns;     /* how long poll_wait spins before sleeping */
 };
 
 static inline struct na_tcp_class *
 na_tcp_class(const na_class_t *na_class)
 {
     return (struct na_tcp_class *) na_class->plugin_class;
+}
+
+/* The context of id `id`, or NULL (lock held). */
+static inline struct na_tcp_context *
+na_tcp_ctx(const struct na_tcp_class *cls, uint8_t id)
+{
+    return (struct na_tcp_context *) (void *) cls->contexts[id];
 }
 
 /* na_tcp_wire.c: pure functions over untrusted bytes. */
@@ -320,7 +312,6 @@ void na_tcp_addr_free(na_class_t *na_class, na_addr_t addr);
 na_return_t na_tcp_addr_self(na_class_t *na_class, na_addr_t *addr);
 na_return_t na_tcp_addr_dup(na_class_t *na_class, na_addr_t addr,
                             na_addr_t *new_addr);
-bool na_tcp_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b);
 na_return_t na_tcp_addr_set_remove(na_class_t *na_class, na_addr_t addr);
 bool na_tcp_addr_is_self(na_class_t *na_class, na_addr_t addr);
 na_return_t na_tcp_addr_to_string(na_class_t *na_class, char *buf,
@@ -350,12 +341,8 @@ void na_tcp_conn_reap(struct na_tcp_conn *conn);
 void na_tcp_conn_destroy(struct na_tcp_conn *conn);
 
 /* na_tcp_msg.c */
-void *na_tcp_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
-                           unsigned long flags, void **plugin_data);
-void na_tcp_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
 void na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
                     const struct na_tcp_hdr *h, const void *data);
-void na_tcp_backlog_destroy(struct na_tcp_context *pc);
 na_return_t na_tcp_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
                             na_op_id_t *op_id);
 na_return_t na_tcp_msg_recv_unexpected(na_class_t *na_class,

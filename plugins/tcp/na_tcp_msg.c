@@ -19,49 +19,30 @@ static void
 na_tcp_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
                  const void *data, size_t len)
 {
-    na_return_t ret = NA_SUCCESS;
-    size_t n = len;
+    na_return_t ret =
+        na_plugin_recv_fill(&op->base, op->type, op->u.msg.buf, op->u.msg.size,
+                            source, tag, data, len);
 
-    if (len > op->u.msg.size) {
-        ret = NA_MSGSIZE;
-        n = op->u.msg.size;
-    }
-    if (n != 0)
-        memcpy(op->u.msg.buf, data, n);
-    if (op->type == NA_CB_RECV_UNEXPECTED) {
-        struct na_cb_info_recv_unexpected *ru =
-            &op->base.info.info.recv_unexpected;
-        ru->actual_buf_size = n;
-        ru->tag = tag;
-        ru->source = NULL;
-        if (ret == NA_SUCCESS) {
-            na_tcp_addr_ref(source);
-            ru->source = source;
-        }
-    } else {
-        op->base.info.info.recv_expected.actual_buf_size = n;
-    }
+    if (ret == NA_SUCCESS && op->type == NA_CB_RECV_UNEXPECTED)
+        na_tcp_addr_ref(source);
     na_tcp_op_complete(op, ret);
 }
 
 static void
-na_tcp_backlog_push(struct na_tcp_backlog *q, struct na_addr *source,
+na_tcp_backlog_push(struct na_plugin_backlog *q, struct na_addr *source,
                     uint8_t src_id, na_tag_t tag, const void *data, size_t len)
 {
-    struct na_tcp_backlog_msg *m = malloc(sizeof(*m) + len);
+    if (na_plugin_backlog_push(q, "tcp", source, src_id, tag, data, len))
+        na_tcp_addr_ref(source);
+}
 
-    if (m == NULL) {
-        na_plugin_log_error("tcp", "out of memory: a message was dropped");
-        return;
-    }
-    na_tcp_addr_ref(source);
-    m->source = source;
-    m->src_id = src_id;
-    m->tag = tag;
-    m->len = len;
-    if (len != 0)
-        memcpy(m->data, data, len);
-    TAILQ_INSERT_TAIL(q, m, entry);
+/* A receive takes a message from the backlog (lock held). */
+static void
+na_tcp_recv_backlogged(struct na_op_id *op, struct na_plugin_backlog_msg *m)
+{
+    na_tcp_recv_fill(op, m->source, m->tag, m->data, m->len);
+    na_tcp_addr_unref_locked(m->source);
+    free(m);
 }
 
 /* Hand a message to its receive or backlog (lock held). */
@@ -69,7 +50,7 @@ void
 na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
                const struct na_tcp_hdr *h, const void *data)
 {
-    struct na_tcp_context *pc = cls->contexts[h->dst_id];
+    struct na_tcp_context *pc = na_tcp_ctx(cls, h->dst_id);
     size_t len = (size_t) h->len;
     struct na_op_id *op;
 
@@ -78,8 +59,8 @@ na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
     if (h->type == NA_TCP_UNEXP) {
         op = TAILQ_FIRST(&pc->unexp_ops);
         if (op == NULL) {
-            na_tcp_backlog_push(&pc->unexp_backlog, source, h->src_id, h->tag,
-                                data, len);
+            na_tcp_backlog_push(&pc->base.unexp_backlog, source, h->src_id,
+                                h->tag, data, len);
             return;
         }
         TAILQ_REMOVE(&pc->unexp_ops, op, entry);
@@ -91,52 +72,14 @@ na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
                 break;
         }
         if (op == NULL) {
-            na_tcp_backlog_push(&pc->exp_backlog, source, h->src_id, h->tag,
-                                data, len);
+            na_tcp_backlog_push(&pc->base.exp_backlog, source, h->src_id,
+                                h->tag, data, len);
             return;
         }
         TAILQ_REMOVE(&pc->exp_ops, op, entry);
     }
     op->queue = NA_TCP_Q_NONE;
     na_tcp_recv_fill(op, source, h->tag, data, len);
-}
-
-void
-na_tcp_backlog_destroy(struct na_tcp_context *pc)
-{
-    struct na_tcp_backlog *qs[2] = {&pc->unexp_backlog, &pc->exp_backlog};
-
-    for (int i = 0; i < 2; i++) {
-        struct na_tcp_backlog_msg *m;
-        while ((m = TAILQ_FIRST(qs[i])) != NULL) {
-            TAILQ_REMOVE(qs[i], m, entry);
-            na_tcp_addr_unref_locked(m->source);
-            free(m);
-        }
-    }
-}
-
-void *
-na_tcp_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
-                     void **plugin_data)
-{
-    void *p = NULL;
-
-    (void) na_class;
-    (void) flags;
-    if (plugin_data != NULL)
-        *plugin_data = NULL;
-    if (posix_memalign(&p, 64, buf_size ? buf_size : 1) != 0)
-        return NULL;
-    return p;
-}
-
-void
-na_tcp_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
-{
-    (void) na_class;
-    (void) plugin_data;
-    free(buf);
 }
 
 /* The core checked the size against our limits and the tag. */
@@ -148,7 +91,7 @@ na_tcp_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
     struct na_tcp_context *pc = desc->context->plugin_context;
     struct na_tcp_hdr h = {
         .type = desc->type == NA_CB_SEND_EXPECTED ? NA_TCP_EXP : NA_TCP_UNEXP,
-        .src_id = pc->id,
+        .src_id = pc->base.id,
         .dst_id = desc->addr_id,
         .tag = desc->tag,
         .len = desc->buf_size};
@@ -187,18 +130,15 @@ na_tcp_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
     struct na_tcp_context *pc = desc->context->plugin_context;
-    struct na_tcp_backlog_msg *m;
+    struct na_plugin_backlog_msg *m;
 
     na_tcp_op_start(op_id, desc, NULL);
     op_id->u.msg.buf = desc->buf;
     op_id->u.msg.size = desc->buf_size;
     pthread_mutex_lock(&cls->lock);
-    m = TAILQ_FIRST(&pc->unexp_backlog);
+    m = na_plugin_backlog_take_first(&pc->base.unexp_backlog);
     if (m != NULL) {
-        TAILQ_REMOVE(&pc->unexp_backlog, m, entry);
-        na_tcp_recv_fill(op_id, m->source, m->tag, m->data, m->len);
-        na_tcp_addr_unref_locked(m->source);
-        free(m);
+        na_tcp_recv_backlogged(op_id, m);
     } else {
         op_id->queue = NA_TCP_Q_UNEXP;
         TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
@@ -216,7 +156,7 @@ na_tcp_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
     struct na_tcp_class *cls = na_tcp_class(na_class);
     struct na_tcp_context *pc = desc->context->plugin_context;
     struct na_addr *source = desc->addr;
-    struct na_tcp_backlog_msg *m;
+    struct na_plugin_backlog_msg *m;
     bool wake = false;
 
     na_tcp_op_start(op_id, desc, source);
@@ -225,17 +165,10 @@ na_tcp_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
     op_id->u.msg.tag = desc->tag;
     op_id->u.msg.peer_id = desc->addr_id;
     pthread_mutex_lock(&cls->lock);
-    TAILQ_FOREACH(m, &pc->exp_backlog, entry)
-    {
-        if (m->source == source && m->src_id == desc->addr_id &&
-            m->tag == desc->tag)
-            break;
-    }
+    m = na_plugin_backlog_take(&pc->base.exp_backlog, source, desc->addr_id,
+                               desc->tag);
     if (m != NULL) {
-        TAILQ_REMOVE(&pc->exp_backlog, m, entry);
-        na_tcp_recv_fill(op_id, m->source, m->tag, m->data, m->len);
-        na_tcp_addr_unref_locked(m->source);
-        free(m);
+        na_tcp_recv_backlogged(op_id, m);
         wake = true;
     } else if (source->failed && source->conn == NULL) {
         /* Its connection ended: nothing will come. */

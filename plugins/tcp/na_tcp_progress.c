@@ -17,14 +17,8 @@
  */
 #include "na_tcp_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
-#include <unistd.h>
-
-/* Bounds of the adaptive spin of poll_wait before it sleeps. */
-#define NA_TCP_SPIN_MIN_NS 2000u
-#define NA_TCP_SPIN_MAX_NS 100000u
 
 /* With this many connections or fewer, busy polling reads each directly. */
 #define NA_TCP_DIRECT_CONNS 4u
@@ -50,7 +44,7 @@ na_tcp_op_start(struct na_op_id *op, const struct na_op_desc *desc,
     op->addr = addr;
     if (addr != NULL)
         na_tcp_addr_ref(addr);
-    atomic_fetch_add(&na_tcp_pctx(desc->context)->pending, 1);
+    atomic_fetch_add(&na_tcp_pctx(desc->context)->base.pending, 1);
 }
 
 /* Lock held. The op may be reused by another thread as soon as the core
@@ -64,22 +58,14 @@ na_tcp_op_complete(struct na_op_id *op, na_return_t ret)
         na_tcp_addr_unref_locked(op->addr);
     op->addr = NULL;
     op->queue = NA_TCP_Q_NONE;
-    atomic_fetch_add(&pc->completed, 1);
-    atomic_fetch_add(&pc->cls->completed, 1);
-    na_op_complete(op, ret);
-    atomic_fetch_sub(&pc->pending, 1);
+    na_plugin_op_done(&pc->cls->wait, &pc->base, op, ret);
 }
 
 /* Wake a thread sleeping in poll_wait: only when there is one. */
 void
 na_tcp_wake_local(struct na_tcp_class *cls)
 {
-    uint64_t one = 1;
-
-    if (atomic_load(&cls->sleepers) == 0)
-        return;
-    if (write(cls->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-        na_plugin_log_error("tcp", "eventfd write failed");
+    na_plugin_wait_wake(&cls->wait, "tcp");
 }
 
 /*
@@ -125,7 +111,7 @@ na_tcp_conn_reap(struct na_tcp_conn *c)
     if (addr != NULL && addr->conn == NULL) {
         addr->failed = true;
         for (int i = 0; i < 256; i++) {
-            struct na_tcp_context *pc = cls->contexts[i];
+            struct na_tcp_context *pc = na_tcp_ctx(cls, (uint8_t) i);
             if (pc == NULL)
                 continue;
             for (op = TAILQ_FIRST(&pc->exp_ops); op != NULL; op = next) {
@@ -140,28 +126,19 @@ na_tcp_conn_reap(struct na_tcp_conn *c)
     na_tcp_conn_destroy(c);
 }
 
-static void
-na_tcp_drain_wake_fd(struct na_tcp_class *cls)
-{
-    uint64_t v;
-
-    while (read(cls->wake_fd, &v, sizeof(v)) > 0)
-        ;
-}
-
 /* Look at the epoll fd without blocking (lock held). */
 static void
 na_tcp_epoll(struct na_tcp_class *cls)
 {
     struct epoll_event ev[64];
-    int n = epoll_wait(cls->epfd, ev, 64, 0);
+    int n = epoll_wait(cls->wait.epfd, ev, 64, 0);
 
     for (int i = 0; i < n; i++) {
         void *p = ev[i].data.ptr;
         if (p == &cls->listen_sock) {
             na_tcp_accept_all(cls);
-        } else if (p == &cls->wake_fd) {
-            na_tcp_drain_wake_fd(cls);
+        } else if (p == &cls->wait.wake_fd) {
+            na_plugin_wait_drain(&cls->wait);
         } else {
             struct na_tcp_conn *c = p;
             if (ev[i].events & EPOLLOUT)
@@ -211,113 +188,50 @@ na_tcp_poll_get_fd(na_class_t *na_class, na_context_t *context)
 
     (void) context;
     atomic_store(&cls->fd_exported, true);
-    return cls->epfd;
+    return cls->wait.epfd;
 }
+
+static void
+na_tcp_progress_cb(void *cls, bool force)
+{
+    na_tcp_progress(cls, force);
+}
+
+static void
+na_tcp_sleep(void *arg, na_context_t *context, unsigned int timeout_ms)
+{
+    struct na_tcp_class *cls = arg;
+    struct epoll_event ev;
+
+    atomic_fetch_add(&cls->wait.sleepers, 1);
+    /* Look once more after announcing it: an op completed outside
+     * progress before we counted ourselves is found here. */
+    na_tcp_progress(cls, true);
+    if (NA_Context_get_completion_count(context) == 0)
+        (void) epoll_wait(cls->wait.epfd, &ev, 1, (int) timeout_ms);
+    atomic_fetch_sub(&cls->wait.sleepers, 1);
+    na_tcp_progress(cls, true);
+}
+
+static const struct na_plugin_wait_ops na_tcp_wait_ops = {
+    .progress = na_tcp_progress_cb, .sleep = na_tcp_sleep};
 
 na_return_t
 na_tcp_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 {
-    struct na_tcp_context *pc = na_tcp_pctx(context);
-    unsigned int before = atomic_load(&pc->completed);
-
-    na_tcp_progress(na_tcp_class(na_class), false);
-    if (count != NULL)
-        *count = atomic_load(&pc->completed) - before;
-    return NA_SUCCESS;
+    return na_plugin_poll(&na_tcp_pctx(context)->base, &na_tcp_wait_ops,
+                          na_tcp_class(na_class), count);
 }
 
-static bool
-na_tcp_has_completions(na_context_t *context)
-{
-    return NA_Context_get_completion_count(context) != 0;
-}
-
-static void
-na_tcp_sleep(struct na_tcp_class *cls, na_context_t *context,
-             unsigned int timeout_ms)
-{
-    struct epoll_event ev;
-
-    atomic_fetch_add(&cls->sleepers, 1);
-    /* Look once more after announcing it: an op completed outside
-     * progress before we counted ourselves is found here. */
-    na_tcp_progress(cls, true);
-    if (!na_tcp_has_completions(context))
-        (void) epoll_wait(cls->epfd, &ev, 1, (int) timeout_ms);
-    atomic_fetch_sub(&cls->sleepers, 1);
-    na_tcp_progress(cls, true);
-}
-
-/* Learn how long to spin from how long waits last (as the sm plugin
- * does): found while spinning grows the window a little, found soon
- * after falling asleep grows it to cover that wait, anything else
- * shrinks it. */
-static void
-na_tcp_spin_adapt(struct na_tcp_class *cls, bool found, bool while_spinning,
-                  uint64_t waited_ns)
-{
-    uint64_t s = atomic_load(&cls->spin_ns);
-
-    if (found && while_spinning)
-        s += s / 4;
-    else if (found && waited_ns <= NA_TCP_SPIN_MAX_NS)
-        s = waited_ns + waited_ns / 4 > s ? waited_ns + waited_ns / 4 : s;
-    else
-        s /= 2;
-    if (s > NA_TCP_SPIN_MAX_NS)
-        s = NA_TCP_SPIN_MAX_NS;
-    if (s < NA_TCP_SPIN_MIN_NS)
-        s = NA_TCP_SPIN_MIN_NS;
-    atomic_store(&cls->spin_ns, (unsigned int) s);
-}
-
+/* Spin, then sleep: the spin window is learned as the sm plugin's is. */
 na_return_t
 na_tcp_poll_wait(na_class_t *na_class, na_context_t *context,
                  unsigned int timeout_ms, unsigned int *count)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
-    struct na_tcp_context *pc = na_tcp_pctx(context);
-    unsigned int before = atomic_load(&pc->completed);
-    unsigned int cls_before = atomic_load(&cls->completed);
-    uint64_t start = na_plugin_clock_monotonic_ns();
-    uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
-    uint64_t spin_end =
-        cls->no_block ? deadline : start + atomic_load(&cls->spin_ns);
-    uint64_t now = start;
-    unsigned int n;
 
-    if (spin_end > deadline)
-        spin_end = deadline;
-    for (;;) {
-        na_tcp_progress(cls, false);
-        if (atomic_load(&pc->completed) != before ||
-            na_tcp_has_completions(context)) {
-            if (!cls->no_block)
-                na_tcp_spin_adapt(cls, true, true, 0);
-            goto done;
-        }
-        now = na_plugin_clock_monotonic_ns();
-        if (now >= spin_end)
-            break;
-    }
-    while (now < deadline) {
-        na_tcp_sleep(cls, context,
-                     (unsigned int) ((deadline - now + 999999u) / 1000000u));
-        if (atomic_load(&pc->completed) != before ||
-            na_tcp_has_completions(context) ||
-            atomic_load(&cls->completed) != cls_before)
-            break;
-        now = na_plugin_clock_monotonic_ns();
-    }
-    na_tcp_spin_adapt(cls,
-                      atomic_load(&pc->completed) != before ||
-                          na_tcp_has_completions(context),
-                      false, na_plugin_clock_monotonic_ns() - start);
-done:
-    n = atomic_load(&pc->completed) - before;
-    if (count != NULL)
-        *count = n;
-    return n != 0 || na_tcp_has_completions(context) ? NA_SUCCESS : NA_TIMEOUT;
+    return na_plugin_poll_wait(&cls->wait, &na_tcp_pctx(context)->base,
+                               &na_tcp_wait_ops, cls, timeout_ms, count);
 }
 
 /* Whether `op`, waiting on a connection, can still end with nothing

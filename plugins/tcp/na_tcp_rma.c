@@ -335,7 +335,7 @@ na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
     bool put = desc->type == NA_CB_PUT;
     size_t size = desc->data_size;
     struct na_tcp_hdr h = {.type = put ? NA_TCP_PUT : NA_TCP_GET_REQ,
-                           .src_id = pc->id,
+                           .src_id = pc->base.id,
                            .dst_id = desc->addr_id,
                            .key = rh->key,
                            .offset = desc->remote_offset,

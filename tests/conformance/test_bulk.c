@@ -1238,13 +1238,6 @@ test_bulk_bad_args(void **state)
 }
 
 static struct ct_opts no_eager_opts;
-/* test_64mib's server fills and checks 64 MiB inside its handler, on the
- * thread that drives its context: in an unoptimized (coverage) build that
- * thread answers no liveness probe for longer than two default intervals,
- * and the client would end the call with HG_HOSTUNREACH, as
- * docs/architecture.md ("Liveness") says of handlers that compute on the
- * progress thread. The client probes every 60 s instead. */
-static struct ct_opts long_handler_opts;
 
 int
 main(int argc, char **argv)
@@ -1252,9 +1245,6 @@ main(int argc, char **argv)
     no_eager_opts.client_init = HG_INIT_INFO_INITIALIZER;
     no_eager_opts.client_init.no_bulk_eager = HG_TRUE;
     no_eager_opts.has_client_init = 1;
-    long_handler_opts.client_init = HG_INIT_INFO_INITIALIZER;
-    long_handler_opts.client_init.probe_interval_ms = 60000;
-    long_handler_opts.has_client_init = 1;
 
     const struct CMUnitTest tests[] = {
         CT_TEST(test_sum),
@@ -1262,7 +1252,7 @@ main(int argc, char **argv)
         CT_TEST(test_segmented),
         CT_TEST(test_odd_offsets),
         CT_TEST(test_zero_bytes),
-        CT_TEST_OPTS(test_64mib, &long_handler_opts),
+        CT_TEST(test_64mib),
         CT_TEST(test_thallium_subrange),
         CT_TEST(test_many_transfers),
         CT_TEST(test_permission_violations),

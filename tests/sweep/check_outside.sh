@@ -54,7 +54,7 @@ grep -q "^$seeds passed, 0 failed$" sweep.txt || die "no summary"
 step "the planted missing deadline"
 "$cc" -std=c11 -g $extra -DKV_BUG_IGNORE_TIMEOUT -o kv_test_bug_timeout \
     kv_test.c kv_server.c kv_client.c $pcflags
-if qs-sweep --quiet --seeds 1:10 --swarm --timeout $((5 * ${QS_SLOW:-1})) -- ./kv_test_bug_timeout >bug.txt 2>&1; then
+if qs-sweep --quiet --seeds 1:10 --swarm --vtimeout 600 -- ./kv_test_bug_timeout >bug.txt 2>&1; then
     die "the sweep of kv_test_bug_timeout passed"
 fi
 grep -q "^HANG seed" bug.txt || die "no HANG line"

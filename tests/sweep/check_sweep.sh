@@ -52,6 +52,18 @@ hang)
     has "^3 passed, 1 failed$"
     # The killed run's trace was written as it went.
     grep -q "post:send_unexpected" files/seed-3.trace || fail "no trace of the hang"
+    # --vtimeout: the same hang ends itself as its virtual clock passes
+    # 100 s, long before the wall-clock limit, and says so in its trace.
+    rm -rf files
+    run --seeds 1:4 --jobs 2 --vtimeout 100 --timeout $((600 * slow)) -- "$prog" hang
+    [ "$(status)" = 1 ] || fail "exit status $(status), want 1"
+    has "^HANG seed 3: its virtual clock passed 100 s (--vtimeout)$"
+    has "replay: QS_SIM_HANG_S=100 QS_SIM_SEED=3 QS_NA_INFO=sim $prog hang$"
+    has "^3 passed, 1 failed$"
+    grep -q "^# hung: virtual time" files/seed-3.trace || fail "no hung line in the trace"
+    run --vtimeout 0 -- "$prog" pass
+    [ "$(status)" = 2 ] || fail "--vtimeout 0 accepted: status $(status)"
+    has "want virtual seconds"
     ;;
 determinism)
     run --determinism --seeds 1:4 --jobs 2 -- "$prog" pass

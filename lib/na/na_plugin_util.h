@@ -1,0 +1,198 @@
+/*
+ * Building blocks for plugins that run on one class lock, an epoll wait fd
+ * and per-context receive queues (plugins/sm and plugins/tcp use them):
+ *
+ *  - the wait state of a class (struct na_plugin_wait): its epoll fd, the
+ *    eventfd that wakes a sleeper when an op completes outside progress,
+ *    the count of sleepers, the completion count and the adaptive spin of
+ *    poll_wait, with the spin-then-sleep loop itself
+ *    (na_plugin_poll_wait);
+ *  - the plugin-independent part of a context (struct na_plugin_context):
+ *    its id, its pending and completed counts and the backlogs of messages
+ *    that arrived before a matching receive was posted, with the class's
+ *    table of contexts;
+ *  - receive completion (na_plugin_recv_fill) and op completion
+ *    (na_plugin_op_done);
+ *  - ops that are the same in every such plugin (message buffers, op id
+ *    destruction, address comparison, the clock).
+ *
+ * Nothing here takes the class lock unless its comment says so; "lock
+ * held" means the caller holds the plugin's class lock. docs/
+ * writing-a-plugin.md says when a plugin should use these.
+ */
+#ifndef NA_PLUGIN_UTIL_H
+#define NA_PLUGIN_UTIL_H
+
+#include "na/na_plugin.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bounds and start of the adaptive spin of poll_wait before it sleeps. */
+#define NA_PLUGIN_SPIN_MIN_NS 2000u
+#define NA_PLUGIN_SPIN_MAX_NS 100000u
+#define NA_PLUGIN_SPIN_START_NS 20000u
+
+/* The wait state of a class. `epfd` and `wake_fd` are immutable after
+ * na_plugin_wait_init; the rest are atomics, read without the lock. */
+struct na_plugin_wait {
+    int epfd;              /* the class's wait fd (NA_Poll_get_fd)        */
+    int wake_fd;           /* eventfd in epfd; its epoll data is &wake_fd */
+    bool no_block;         /* NA_NO_BLOCK: poll_wait never sleeps         */
+    atomic_uint sleepers;  /* threads about to sleep or asleep            */
+    atomic_uint completed; /* completions queued on any context, ever     */
+    atomic_uint spin_ns;   /* how long poll_wait spins before sleeping    */
+};
+
+/* Create the epoll fd and the eventfd (added to it with &w->wake_fd as
+ * its data). NA_NOMEM on failure; na_plugin_wait_fini undoes either way. */
+na_return_t na_plugin_wait_init(struct na_plugin_wait *w, bool no_block);
+void na_plugin_wait_fini(struct na_plugin_wait *w);
+
+/* Wake a thread sleeping on the wait fd, only when there is one (a
+ * completion queued outside progress). Errors are logged under subsys. */
+void na_plugin_wait_wake(struct na_plugin_wait *w, const char *subsys);
+
+/* Read the eventfd empty (when epoll reported it). */
+void na_plugin_wait_drain(struct na_plugin_wait *w);
+
+/* The plugin-independent part of a context, first in the plugin's. */
+struct na_plugin_backlog_msg;
+TAILQ_HEAD(na_plugin_backlog, na_plugin_backlog_msg);
+
+struct na_plugin_context {
+    na_context_t *context;
+    uint8_t id;
+    atomic_uint pending;   /* operations posted and not yet completed */
+    atomic_uint completed; /* completions queued, ever (poll counts)  */
+    /* Messages nobody asked for yet, oldest first (lock held). */
+    struct na_plugin_backlog unexp_backlog, exp_backlog;
+};
+
+/* What a plugin does in poll_wait: one progress pass (`force`: also look
+ * at what it looks at only now and then, as before sleeping), and one
+ * sleep on the wait fd of at most timeout_ms. */
+struct na_plugin_wait_ops {
+    void (*progress)(void *cls, bool force);
+    void (*sleep)(void *cls, na_context_t *context, unsigned int timeout_ms);
+};
+
+/*
+ * The poll_wait op: spin (progress passes) for the learned spin window,
+ * then sleep until something of this context completed or the deadline.
+ * A completion on another context of the class returns early (NA_TIMEOUT,
+ * so a thread driving several contexts moves on); a wake-up with no
+ * completion at all sleeps again. The spin window grows when the wait
+ * ended while spinning or soon after falling asleep (a wake-up costs more
+ * than the spin would have), and shrinks otherwise.
+ */
+na_return_t na_plugin_poll_wait(struct na_plugin_wait *w,
+                                struct na_plugin_context *pc,
+                                const struct na_plugin_wait_ops *ops, void *cls,
+                                unsigned int timeout_ms, unsigned int *count);
+
+/* The poll op: one progress pass, and how many ops of pc it completed. */
+na_return_t na_plugin_poll(struct na_plugin_context *pc,
+                           const struct na_plugin_wait_ops *ops, void *cls,
+                           unsigned int *count);
+
+/* The spin window's update, exposed for plugins with their own loop. */
+void na_plugin_spin_adapt(struct na_plugin_wait *w, bool found,
+                          bool while_spinning, uint64_t waited_ns);
+
+/*
+ * Contexts. A class keeps `struct na_plugin_context *table[256]`, indexed
+ * by context id, under its lock. na_plugin_context_add inserts pc (set up
+ * with na_plugin_context_init) and fails with NA_INVALID_ARG when the id
+ * is taken. na_plugin_context_remove refuses with NA_BUSY while ops are
+ * pending, else takes pc out of the table and drops its backlogs, calling
+ * unref_locked on each message's source; the caller frees pc. Both take
+ * `lock` (the class lock).
+ */
+void na_plugin_context_init(struct na_plugin_context *pc, na_context_t *context,
+                            uint8_t id);
+na_return_t na_plugin_context_add(pthread_mutex_t *lock,
+                                  struct na_plugin_context **table,
+                                  struct na_plugin_context *pc);
+na_return_t na_plugin_context_remove(pthread_mutex_t *lock,
+                                     struct na_plugin_context **table,
+                                     struct na_plugin_context *pc,
+                                     void (*unref_locked)(struct na_addr *));
+
+/* A message that arrived before a matching receive was posted. */
+struct na_plugin_backlog_msg {
+    TAILQ_ENTRY(na_plugin_backlog_msg) entry;
+    struct na_addr *source; /* the plugin holds a reference */
+    na_tag_t tag;
+    uint8_t src_id;
+    size_t len;
+    uint8_t data[];
+};
+
+/* Copy a message to the tail of q (lock held). true: queued, and the
+ * caller takes a reference on source for it; false: out of memory, the
+ * message is dropped and that is logged under subsys. */
+bool na_plugin_backlog_push(struct na_plugin_backlog *q, const char *subsys,
+                            struct na_addr *source, uint8_t src_id,
+                            na_tag_t tag, const void *data, size_t len);
+
+/* The oldest message of q from (source, src_id, tag), taken off q; NULL
+ * if none (lock held). The caller frees it and drops its reference. */
+struct na_plugin_backlog_msg *
+na_plugin_backlog_take(struct na_plugin_backlog *q,
+                       const struct na_addr *source, uint8_t src_id,
+                       na_tag_t tag);
+
+/* The oldest message of q, taken off q; NULL if none (lock held). */
+struct na_plugin_backlog_msg *
+na_plugin_backlog_take_first(struct na_plugin_backlog *q);
+
+/*
+ * Fill the results of a receive of kind `type` from a message of `len`
+ * bytes: copy what fits in (buf, size), set the actual size and, for an
+ * unexpected receive, the tag and source. Returns NA_MSGSIZE when the
+ * message was cut (the source is then NULL), else NA_SUCCESS, in which
+ * case an unexpected receive's info holds `source` and the caller takes a
+ * reference for it before completing the op.
+ */
+na_return_t na_plugin_recv_fill(struct na_op_base *base, na_cb_type_t type,
+                                void *buf, size_t size, struct na_addr *source,
+                                na_tag_t tag, const void *data, size_t len);
+
+/* Complete an op of context pc (lock held): count it on pc and on the
+ * class, hand it to the core, and count it no longer pending. The op may
+ * be reused by another thread as soon as the core has it. */
+static inline void
+na_plugin_op_done(struct na_plugin_wait *w, struct na_plugin_context *pc,
+                  na_op_id_t *op, na_return_t ret)
+{
+    atomic_fetch_add(&pc->completed, 1);
+    atomic_fetch_add(&w->completed, 1);
+    na_op_complete(op, ret);
+    atomic_fetch_sub(&pc->pending, 1);
+}
+
+/* Ops the same in every plugin whose addresses are interned (one object
+ * per peer), whose message buffers need no registration and whose clock
+ * is the real one. */
+void *na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
+                              unsigned long flags, void **plugin_data);
+void na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
+na_return_t na_plugin_op_free(na_class_t *na_class, na_op_id_t *op_id);
+bool na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a,
+                                 na_addr_t b);
+uint64_t na_plugin_clock_now_monotonic(na_class_t *na_class);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NA_PLUGIN_UTIL_H */
