@@ -10,9 +10,11 @@
  *
  * Seed corpus (corpus/tcp_addr/): serialized addresses are
  *   u16 0x5354 ("TS", little-endian) | u16 port (little-endian, not 0) |
- *   4 bytes IPv4 address (network order, not 0.0.0.0)
+ *   4 bytes IPv4 address (network order, not 0.0.0.0), or
+ *   u16 0x3654 ("T6") | u16 port | 16 bytes IPv6 address (not ::)
  * and the text files are lookup strings ("tcp://a.b.c.d:port",
- * "na+tcp://...", "ofi+tcp://...", "a.b.c.d:port", "localhost:port").
+ * "tcp://[v6]:port", "na+tcp://...", "ofi+tcp://...", "a.b.c.d:port",
+ * "localhost:port").
  *
  * If the plugin is not in this build (not Linux) the target says why once
  * and accepts every input.

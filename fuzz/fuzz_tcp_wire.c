@@ -13,7 +13,9 @@
  * Seed corpus (corpus/tcp_wire/): 40-byte frame headers (little-endian:
  * u8 type 1-6 | u8 src_id | u8 dst_id | u8 status | u32 tag | u64 len |
  * u64 token | u64 key | u64 offset), 12-byte hellos (u32 "QSTH" | u16
- * version 1 | u16 port | u32 0) and address strings.
+ * version 1 | u16 port | u32 0), address strings ("tcp://a.b.c.d:port",
+ * "tcp://[v6]:port") and serialized addresses (u16 "TS" | u16 port |
+ * IPv4, or u16 "T6" | u16 port | IPv6), which must also round-trip.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -62,8 +64,8 @@ check_hello(const uint8_t *data, size_t size)
 static void
 check_string(const uint8_t *data, size_t size)
 {
-    char str[128], printed[64], ip_str[INET_ADDRSTRLEN];
-    struct in_addr ip, ip2;
+    char str[128], printed[NA_TCP_ADDR_STR_MAX];
+    struct na_tcp_ip ip, ip2;
     uint16_t port, port2;
 
     if (size >= sizeof(str))
@@ -72,10 +74,28 @@ check_string(const uint8_t *data, size_t size)
     str[size] = '\0';
     if (na_tcp_addr_string_parse(str, &ip, &port) != NA_SUCCESS)
         return;
-    inet_ntop(AF_INET, &ip, ip_str, sizeof(ip_str));
-    snprintf(printed, sizeof(printed), "tcp://%s:%u", ip_str, (unsigned) port);
-    if (na_tcp_addr_string_parse(printed, &ip2, &port2) != NA_SUCCESS ||
-        ip2.s_addr != ip.s_addr || port2 != port)
+    if (na_tcp_addr_print(&ip, port, printed, sizeof(printed)) >=
+            sizeof(printed) ||
+        na_tcp_addr_string_parse(printed, &ip2, &port2) != NA_SUCCESS ||
+        !na_tcp_ip_eq(&ip, &ip2) || port2 != port)
+        abort();
+}
+
+static void
+check_addr_bytes(const uint8_t *data, size_t size)
+{
+    uint8_t again[NA_TCP_ADDR6_SIZE];
+    struct na_tcp_ip ip;
+    uint16_t port;
+    size_t n;
+
+    if (na_tcp_addr_decode(data, size, &ip, &port) != NA_SUCCESS)
+        return;
+    n = na_tcp_addr_size(&ip);
+    if (n > size || port == 0 || na_tcp_ip_is_any(&ip))
+        abort();
+    na_tcp_addr_encode(again, &ip, port);
+    if (memcmp(again, data, n) != 0)
         abort();
 }
 
@@ -85,5 +105,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_header(data, size);
     check_hello(data, size);
     check_string(data, size);
+    check_addr_bytes(data, size);
     return 0;
 }

@@ -64,24 +64,37 @@ na_tcp_iface_ip(const char *name, struct in_addr *ip)
 }
 
 /*
- * The host part of the info string: "", "<ip>", "<ip>:<port>",
- * "<name>[:<port>]" (a host or an interface name). An empty or 0.0.0.0
- * host listens on every interface and is named by the first interface
- * that is not loopback (127.0.0.1 if none).
+ * The host part of the info string: "", "<ip>", "<ip>:<port>", "[<v6>]",
+ * "[<v6>]:<port>", "<name>[:<port>]" (a host or an interface name, IPv4).
+ * An empty or 0.0.0.0 host listens on every IPv4 interface and is named
+ * by the first interface that is not loopback (127.0.0.1 if none); [::]
+ * listens on every IPv6 interface and is named [::1].
  */
 static na_return_t
-na_tcp_parse_host(const char *host_name, struct in_addr *bind_ip,
-                  struct in_addr *self_ip, uint16_t *port)
+na_tcp_parse_host(const char *host_name, struct na_tcp_ip *bind_ip,
+                  struct na_tcp_ip *self_ip, uint16_t *port)
 {
     char host[256];
     const char *colon = strrchr(host_name, ':');
-    size_t n = colon ? (size_t) (colon - host_name) : strlen(host_name);
+    const char *start = host_name;
+    size_t n;
     char *end = NULL;
     unsigned long p = 0;
 
+    if (host_name[0] == '[') {
+        /* IPv6: the port's colon, if any, follows the bracket. */
+        const char *close = strchr(host_name, ']');
+        if (close == NULL || (close[1] != '\0' && close[1] != ':'))
+            return NA_INVALID_ARG;
+        start = host_name + 1;
+        n = (size_t) (close - start);
+        colon = close[1] == ':' ? close + 1 : NULL;
+    } else {
+        n = colon ? (size_t) (colon - host_name) : strlen(host_name);
+    }
     if (n >= sizeof(host))
         return NA_INVALID_ARG;
-    memcpy(host, host_name, n);
+    memcpy(host, start, n);
     host[n] = '\0';
     if (colon != NULL) {
         p = strtoul(colon + 1, &end, 10);
@@ -89,18 +102,30 @@ na_tcp_parse_host(const char *host_name, struct in_addr *bind_ip,
             return NA_INVALID_ARG;
     }
     *port = (uint16_t) p;
-    bind_ip->s_addr = htonl(INADDR_ANY);
-    if (host[0] != '\0' && inet_pton(AF_INET, host, bind_ip) != 1 &&
-        !na_tcp_iface_ip(host, bind_ip)) {
+    memset(bind_ip, 0, sizeof(*bind_ip));
+    bind_ip->family = AF_INET;
+    bind_ip->u.v4.s_addr = htonl(INADDR_ANY);
+    if (host_name[0] == '[') {
+        bind_ip->family = AF_INET6;
+        if (inet_pton(AF_INET6, host, &bind_ip->u.v6) != 1)
+            return NA_INVALID_ARG;
+    } else if (host[0] != '\0' &&
+               inet_pton(AF_INET, host, &bind_ip->u.v4) != 1 &&
+               !na_tcp_iface_ip(host, &bind_ip->u.v4)) {
         struct addrinfo hints = {.ai_family = AF_INET}, *res = NULL;
         if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL)
             return NA_INVALID_ARG;
-        *bind_ip = ((struct sockaddr_in *) (void *) res->ai_addr)->sin_addr;
+        bind_ip->u.v4 =
+            ((struct sockaddr_in *) (void *) res->ai_addr)->sin_addr;
         freeaddrinfo(res);
     }
     *self_ip = *bind_ip;
-    if (bind_ip->s_addr == htonl(INADDR_ANY) && !na_tcp_iface_ip(NULL, self_ip))
-        self_ip->s_addr = htonl(INADDR_LOOPBACK);
+    if (na_tcp_ip_is_any(bind_ip)) {
+        if (bind_ip->family == AF_INET6)
+            self_ip->u.v6 = in6addr_loopback;
+        else if (!na_tcp_iface_ip(NULL, &self_ip->u.v4))
+            self_ip->u.v4.s_addr = htonl(INADDR_LOOPBACK);
+    }
     return NA_SUCCESS;
 }
 
@@ -129,7 +154,7 @@ static na_return_t
 na_tcp_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
 {
     const struct na_init_info *ii = &info->init_info;
-    struct in_addr self_ip;
+    struct na_tcp_ip self_ip;
     struct na_tcp_class *cls;
     uint16_t port;
     size_t max;
@@ -167,7 +192,7 @@ na_tcp_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     ret = na_tcp_listen(cls, port);
     if (ret != NA_SUCCESS)
         goto fail;
-    cls->self = na_tcp_addr_intern(cls, self_ip, cls->listen_port);
+    cls->self = na_tcp_addr_intern(cls, &self_ip, cls->listen_port);
     if (cls->self == NULL) {
         ret = NA_NOMEM;
         goto fail;

@@ -1,10 +1,10 @@
 /*
- * Addresses of the TCP plugin: an IPv4 address and the port its class
- * listens on, printed "tcp://a.b.c.d:port". Addresses are interned per
- * class, one object per (address, port), so comparing two is comparing
- * pointers; an object lives while users or a connection hold a reference.
- * Host names and interface names are resolved once, at lookup or
- * initialize; the object holds the number.
+ * Addresses of the TCP plugin: an IPv4 or IPv6 address and the port its
+ * class listens on, printed "tcp://a.b.c.d:port" or "tcp://[v6]:port".
+ * Addresses are interned per class, one object per (address, port), so
+ * comparing two is comparing pointers; an object lives while users or a
+ * connection hold a reference. Host names and interface names are resolved
+ * once, at lookup or initialize; the object holds the number.
  */
 #include "na_tcp_internal.h"
 
@@ -41,24 +41,26 @@ na_tcp_addr_unref(struct na_addr *addr)
 }
 
 /* Whether (ip, port) is this class: its own address, or, when it listens
- * on every interface, a loopback address with its port. */
+ * on every interface, a loopback address of that family with its port. */
 static bool
-na_tcp_is_self(const struct na_tcp_class *cls, struct in_addr ip, uint16_t port)
+na_tcp_is_self(const struct na_tcp_class *cls, const struct na_tcp_ip *ip,
+               uint16_t port)
 {
     if (cls->self == NULL)
         return false; /* interning the self address itself */
     if (port != cls->self->port)
         return false;
-    if (ip.s_addr == cls->self->ip.s_addr)
+    if (na_tcp_ip_eq(ip, &cls->self->ip))
         return true;
-    return cls->bind_ip.s_addr == htonl(INADDR_ANY) &&
-           (ntohl(ip.s_addr) >> 24) == 127;
+    return ip->family == cls->bind_ip.family &&
+           na_tcp_ip_is_any(&cls->bind_ip) && na_tcp_ip_is_loopback(ip);
 }
 
 /* Find or create the object for (ip, port); returns a new reference.
  * Called with the class lock held. */
 struct na_addr *
-na_tcp_addr_intern(struct na_tcp_class *cls, struct in_addr ip, uint16_t port)
+na_tcp_addr_intern(struct na_tcp_class *cls, const struct na_tcp_ip *ip,
+                   uint16_t port)
 {
     struct na_addr *a;
 
@@ -68,7 +70,7 @@ na_tcp_addr_intern(struct na_tcp_class *cls, struct in_addr ip, uint16_t port)
     }
     LIST_FOREACH(a, &cls->addrs, entry)
     {
-        if (a->ip.s_addr == ip.s_addr && a->port == port) {
+        if (a->port == port && na_tcp_ip_eq(&a->ip, ip)) {
             na_tcp_addr_ref(a);
             return a;
         }
@@ -78,7 +80,7 @@ na_tcp_addr_intern(struct na_tcp_class *cls, struct in_addr ip, uint16_t port)
         return NULL;
     atomic_init(&a->refcount, 1);
     a->cls = cls;
-    a->ip = ip;
+    a->ip = *ip;
     a->port = port;
     a->self = cls->self == NULL;
     LIST_INSERT_HEAD(&cls->addrs, a, entry);
@@ -87,8 +89,8 @@ na_tcp_addr_intern(struct na_tcp_class *cls, struct in_addr ip, uint16_t port)
 
 /* The address object of (ip, port) for a caller, who frees it. */
 static na_return_t
-na_tcp_addr_get(struct na_tcp_class *cls, struct in_addr ip, uint16_t port,
-                na_addr_t *addr)
+na_tcp_addr_get(struct na_tcp_class *cls, const struct na_tcp_ip *ip,
+                uint16_t port, na_addr_t *addr)
 {
     struct na_addr *a;
 
@@ -104,7 +106,7 @@ na_tcp_addr_get(struct na_tcp_class *cls, struct in_addr ip, uint16_t port,
 /* A name that is not a dotted address: a host name, resolved to its first
  * IPv4 address. */
 static na_return_t
-na_tcp_resolve(const char *str, struct in_addr *ip, uint16_t *port)
+na_tcp_resolve(const char *str, struct na_tcp_ip *ip, uint16_t *port)
 {
     static const char *const schemes[] = {"tcp://", "na+tcp://", "ofi+tcp://"};
     struct addrinfo hints = {.ai_family = AF_INET}, *res = NULL;
@@ -129,9 +131,10 @@ na_tcp_resolve(const char *str, struct in_addr *ip, uint16_t *port)
                      "0123456789.-") != strlen(host) ||
         getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL)
         return NA_INVALID_ARG;
-    *ip = ((struct sockaddr_in *) (void *) res->ai_addr)->sin_addr;
+    inet_ntop(AF_INET,
+              &((struct sockaddr_in *) (void *) res->ai_addr)->sin_addr, buf,
+              INET_ADDRSTRLEN);
     freeaddrinfo(res);
-    inet_ntop(AF_INET, ip, buf, INET_ADDRSTRLEN);
     n = strlen(buf);
     snprintf(buf + n, sizeof(buf) - n, "%.6s", colon);
     return na_tcp_addr_string_parse(buf, ip, port);
@@ -142,15 +145,15 @@ na_return_t
 na_tcp_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
-    struct in_addr ip;
+    struct na_tcp_ip ip;
     uint16_t port;
 
     if (na_tcp_addr_string_parse(name, &ip, &port) != NA_SUCCESS &&
         na_tcp_resolve(name, &ip, &port) != NA_SUCCESS)
         return NA_INVALID_ARG;
-    if (port == 0 || ip.s_addr == htonl(INADDR_ANY))
+    if (port == 0 || na_tcp_ip_is_any(&ip))
         return NA_INVALID_ARG;
-    return na_tcp_addr_get(cls, ip, port, addr);
+    return na_tcp_addr_get(cls, &ip, port, addr);
 }
 
 void
@@ -205,15 +208,13 @@ na_return_t
 na_tcp_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
                       na_addr_t addr)
 {
-    char ip[INET_ADDRSTRLEN], tmp[INET_ADDRSTRLEN + 16];
+    char tmp[NA_TCP_ADDR_STR_MAX];
     size_t need;
 
     (void) na_class;
     if (buf_size == NULL)
         return NA_INVALID_ARG;
-    inet_ntop(AF_INET, &addr->ip, ip, sizeof(ip));
-    snprintf(tmp, sizeof(tmp), "tcp://%s:%u", ip, (unsigned) addr->port);
-    need = strlen(tmp) + 1;
+    need = na_tcp_addr_print(&addr->ip, addr->port, tmp, sizeof(tmp)) + 1;
     if (buf == NULL) {
         *buf_size = need;
         return NA_SUCCESS;
@@ -231,8 +232,7 @@ size_t
 na_tcp_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
 {
     (void) na_class;
-    (void) addr;
-    return NA_TCP_ADDR_SIZE;
+    return na_tcp_addr_size(&addr->ip);
 }
 
 na_return_t
@@ -240,9 +240,9 @@ na_tcp_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
                       na_addr_t addr)
 {
     (void) na_class;
-    if (buf_size < NA_TCP_ADDR_SIZE)
+    if (buf_size < na_tcp_addr_size(&addr->ip))
         return NA_OVERFLOW;
-    na_tcp_addr_encode(buf, addr->ip, addr->port);
+    na_tcp_addr_encode(buf, &addr->ip, addr->port);
     return NA_SUCCESS;
 }
 
@@ -252,12 +252,12 @@ na_tcp_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
                         size_t buf_size)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
-    struct in_addr ip;
+    struct na_tcp_ip ip;
     uint16_t port;
     na_return_t ret;
 
     ret = na_tcp_addr_decode(buf, buf_size, &ip, &port);
     if (ret != NA_SUCCESS)
         return ret;
-    return na_tcp_addr_get(cls, ip, port, addr);
+    return na_tcp_addr_get(cls, &ip, port, addr);
 }

@@ -33,18 +33,21 @@ na_tcp_sock_setup(int s)
 na_return_t
 na_tcp_listen(struct na_tcp_class *cls, uint16_t port)
 {
-    struct sockaddr_in sin = {.sin_family = AF_INET,
-                              .sin_port = htons(port),
-                              .sin_addr = cls->bind_ip};
-    socklen_t len = sizeof(sin);
+    struct sockaddr_storage ss;
+    socklen_t len = na_tcp_ip_sockaddr(&cls->bind_ip, port, &ss);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &cls->listen_sock};
     int one = 1;
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int s = socket(cls->bind_ip.family,
+                   SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
     if (s < 0)
         return NA_PROTONOSUPPORT;
     (void) setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(s, (struct sockaddr *) &sin, sizeof(sin)) != 0) {
+    /* An IPv6 class serves IPv6 peers only: an IPv4 peer would be named
+     * by a mapped address that is not the one it serves. */
+    if (cls->bind_ip.family == AF_INET6)
+        (void) setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(s, (struct sockaddr *) &ss, len) != 0) {
         int e = errno;
         close(s);
         na_plugin_log_error("tcp", "cannot listen on port %u: %s",
@@ -52,13 +55,14 @@ na_tcp_listen(struct na_tcp_class *cls, uint16_t port)
         return e == EADDRINUSE ? NA_ADDRINUSE : NA_INVALID_ARG;
     }
     if (listen(s, 1024) != 0 ||
-        getsockname(s, (struct sockaddr *) &sin, &len) != 0 ||
+        getsockname(s, (struct sockaddr *) &ss, &len) != 0 ||
         epoll_ctl(cls->wait.epfd, EPOLL_CTL_ADD, s, &ev) != 0) {
         close(s);
         return NA_PROTONOSUPPORT;
     }
     cls->listen_sock = s;
-    cls->listen_port = ntohs(sin.sin_port);
+    /* sin_port and sin6_port lie at the same offset. */
+    cls->listen_port = ntohs(((struct sockaddr_in *) (void *) &ss)->sin_port);
     return NA_SUCCESS;
 }
 
@@ -109,24 +113,25 @@ na_tcp_conn_new(struct na_tcp_class *cls, int sock, bool connecting)
 static struct na_tcp_conn *
 na_tcp_connect(struct na_tcp_class *cls, struct na_addr *addr)
 {
-    struct sockaddr_in sin = {.sin_family = AF_INET,
-                              .sin_port = htons(addr->port),
-                              .sin_addr = addr->ip};
+    struct sockaddr_storage ss;
+    socklen_t len = na_tcp_ip_sockaddr(&addr->ip, addr->port, &ss);
     struct na_tcp_conn *c;
     struct na_tcp_tx *hello;
     bool connecting = false;
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int s =
+        socket(addr->ip.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
     if (s < 0)
         return NULL;
     na_tcp_sock_setup(s);
-    if (cls->bind_ip.s_addr != htonl(INADDR_ANY)) {
+    if (!na_tcp_ip_is_any(&cls->bind_ip) &&
+        cls->bind_ip.family == addr->ip.family) {
         /* Leave from the address we serve, which is how peers name us. */
-        struct sockaddr_in me = {.sin_family = AF_INET,
-                                 .sin_addr = cls->bind_ip};
-        (void) bind(s, (struct sockaddr *) &me, sizeof(me));
+        struct sockaddr_storage me;
+        socklen_t me_len = na_tcp_ip_sockaddr(&cls->bind_ip, 0, &me);
+        (void) bind(s, (struct sockaddr *) &me, me_len);
     }
-    if (connect(s, (struct sockaddr *) &sin, sizeof(sin)) != 0) {
+    if (connect(s, (struct sockaddr *) &ss, len) != 0) {
         if (errno != EINPROGRESS) {
             close(s);
             return NULL;
@@ -167,14 +172,19 @@ void
 na_tcp_accept_all(struct na_tcp_class *cls)
 {
     for (;;) {
-        struct sockaddr_in sin;
-        socklen_t len = sizeof(sin);
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+        struct na_tcp_ip ip;
         struct na_tcp_conn *c;
-        int s = accept4(cls->listen_sock, (struct sockaddr *) &sin, &len,
+        int s = accept4(cls->listen_sock, (struct sockaddr *) &ss, &len,
                         SOCK_NONBLOCK | SOCK_CLOEXEC);
 
         if (s < 0)
             return;
+        if (!na_tcp_ip_from_sockaddr(&ss, &ip)) {
+            close(s);
+            continue;
+        }
         na_tcp_sock_setup(s);
         c = na_tcp_conn_new(cls, s, false);
         if (c == NULL) {
@@ -182,7 +192,7 @@ na_tcp_accept_all(struct na_tcp_class *cls)
             continue;
         }
         c->accepted = true;
-        c->peer_ip = sin.sin_addr;
+        c->peer_ip = ip;
         cls->accepted++;
     }
 }
@@ -338,7 +348,7 @@ na_tcp_conn_hello(struct na_tcp_conn *c, const uint8_t *p, size_t n)
 
     if (na_tcp_hello_decode(p, n, &port) != NA_SUCCESS)
         return false;
-    a = na_tcp_addr_intern(c->cls, c->peer_ip, port);
+    a = na_tcp_addr_intern(c->cls, &c->peer_ip, port);
     if (a == NULL)
         return false;
     c->addr = a;

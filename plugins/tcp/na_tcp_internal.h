@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #define NA_TCP_CLASS_NAME "na"
@@ -64,8 +65,12 @@
 #define NA_TCP_HELLO_SIZE 12
 #define NA_TCP_HELLO_MAGIC 0x48545351u /* "QSTH" little-endian */
 #define NA_TCP_VERSION 1u
-#define NA_TCP_ADDR_SIZE 8
-#define NA_TCP_ADDR_MAGIC 0x5354u /* "TS" */
+#define NA_TCP_ADDR_SIZE 8         /* an IPv4 address */
+#define NA_TCP_ADDR_MAGIC 0x5354u  /* "TS" */
+#define NA_TCP_ADDR6_SIZE 20       /* an IPv6 address */
+#define NA_TCP_ADDR6_MAGIC 0x3654u /* "T6" */
+/* Longest printed address: "tcp://[" IPv6 "]:" port. */
+#define NA_TCP_ADDR_STR_MAX 64
 #define NA_TCP_MEM_HANDLE_SIZE 24
 #define NA_TCP_MEM_MAGIC 0x4d545351u /* "QSTM" */
 
@@ -113,13 +118,22 @@ struct na_tcp_limits {
     size_t max_exp;
 };
 
-/* A peer, or ourselves: one object per (IPv4 address, port), shared by
+/* An IPv4 or IPv6 address, network order. */
+struct na_tcp_ip {
+    sa_family_t family; /* AF_INET or AF_INET6 */
+    union {
+        struct in_addr v4;
+        struct in6_addr v6;
+    } u;
+};
+
+/* A peer, or ourselves: one object per (IP address, port), shared by
  * references; comparing two addresses is comparing pointers. */
 struct na_addr {
     atomic_uint refcount;
     struct na_tcp_class *cls;
     struct na_tcp_conn *conn; /* used to send; under the class lock */
-    struct in_addr ip;
+    struct na_tcp_ip ip;
     uint16_t port; /* host order */
     bool self;
     bool failed; /* its last connection ended: the peer is gone */
@@ -162,7 +176,7 @@ struct na_tcp_conn {
     bool want_out;    /* EPOLLOUT is armed                           */
     bool wrote_early; /* a frame went out at once since the last pass:
                          the next ones wait for the pass */
-    struct in_addr peer_ip;
+    struct na_tcp_ip peer_ip;
     struct na_tcp_tx_queue txq;    /* frames not yet fully written    */
     struct na_tcp_op_queue rma;    /* our RMA waiting for the answer  */
     uint64_t rma_seq;              /* the last token given            */
@@ -248,8 +262,8 @@ LIST_HEAD(na_tcp_conn_list, na_tcp_conn);
 struct na_tcp_class {
     /* Immutable after initialize. */
     struct na_tcp_limits limits;
-    struct in_addr bind_ip; /* INADDR_ANY or the one asked for */
-    size_t rx_size;         /* of each connection's read buffer */
+    struct na_tcp_ip bind_ip; /* the wildcard or the one asked for */
+    size_t rx_size;           /* of each connection's read buffer */
     int listen_sock;
     uint16_t listen_port;
     /* The wait fd (epfd: sockets and the eventfd), the sleepers, the
@@ -290,19 +304,35 @@ na_return_t na_tcp_hdr_decode(const uint8_t *in, size_t size,
                               struct na_tcp_hdr *h);
 void na_tcp_hello_encode(uint8_t *out, uint16_t port);
 na_return_t na_tcp_hello_decode(const uint8_t *in, size_t size, uint16_t *port);
-na_return_t na_tcp_addr_string_parse(const char *str, struct in_addr *ip,
+na_return_t na_tcp_addr_string_parse(const char *str, struct na_tcp_ip *ip,
                                      uint16_t *port);
-void na_tcp_addr_encode(uint8_t *out, struct in_addr ip, uint16_t port);
+/* "tcp://a.b.c.d:port" or "tcp://[v6]:port" into buf (at least
+ * NA_TCP_ADDR_STR_MAX bytes); its length. */
+size_t na_tcp_addr_print(const struct na_tcp_ip *ip, uint16_t port, char *buf,
+                         size_t size);
+/* Serialized size of an address of ip's family. */
+size_t na_tcp_addr_size(const struct na_tcp_ip *ip);
+void na_tcp_addr_encode(uint8_t *out, const struct na_tcp_ip *ip,
+                        uint16_t port);
 na_return_t na_tcp_addr_decode(const uint8_t *in, size_t size,
-                               struct in_addr *ip, uint16_t *port);
+                               struct na_tcp_ip *ip, uint16_t *port);
+bool na_tcp_ip_eq(const struct na_tcp_ip *a, const struct na_tcp_ip *b);
+bool na_tcp_ip_is_any(const struct na_tcp_ip *ip);
+bool na_tcp_ip_is_loopback(const struct na_tcp_ip *ip);
+/* The socket address of (ip, port) and its length. */
+socklen_t na_tcp_ip_sockaddr(const struct na_tcp_ip *ip, uint16_t port,
+                             struct sockaddr_storage *ss);
+/* The IP of a socket address of either family; false for another. */
+bool na_tcp_ip_from_sockaddr(const struct sockaddr_storage *ss,
+                             struct na_tcp_ip *ip);
 void na_tcp_mem_encode(uint8_t *out, uint32_t flags, uint64_t key,
                        uint64_t len);
 na_return_t na_tcp_mem_decode(const uint8_t *in, size_t size, uint32_t *flags,
                               uint64_t *key, uint64_t *len);
 
 /* na_tcp_addr.c */
-struct na_addr *na_tcp_addr_intern(struct na_tcp_class *cls, struct in_addr ip,
-                                   uint16_t port);
+struct na_addr *na_tcp_addr_intern(struct na_tcp_class *cls,
+                                   const struct na_tcp_ip *ip, uint16_t port);
 void na_tcp_addr_ref(struct na_addr *addr);
 void na_tcp_addr_unref_locked(struct na_addr *addr);
 void na_tcp_addr_unref(struct na_addr *addr);

@@ -9,8 +9,10 @@
  *   frame header (40 bytes): see struct na_tcp_hdr;
  *   hello (12 bytes): u32 magic "QSTH" | u16 version | u16 port |
  *     u32 zero;
- *   address (8 bytes): u16 magic "TS" | u16 port | 4 bytes IPv4, network
- *     order;
+ *   address, IPv4 (8 bytes): u16 magic "TS" | u16 port | 4 bytes IPv4,
+ *     network order;
+ *   address, IPv6 (20 bytes): u16 magic "T6" | u16 port | 16 bytes IPv6,
+ *     network order;
  *   memory handle (24 bytes): u32 magic "QSTM" | u32 flags | u64 key |
  *     u64 length.
  */
@@ -18,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <endian.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,18 +162,103 @@ na_tcp_hello_decode(const uint8_t *in, size_t size, uint16_t *port)
     return NA_SUCCESS;
 }
 
+bool
+na_tcp_ip_eq(const struct na_tcp_ip *a, const struct na_tcp_ip *b)
+{
+    if (a->family != b->family)
+        return false;
+    if (a->family == AF_INET)
+        return a->u.v4.s_addr == b->u.v4.s_addr;
+    return memcmp(&a->u.v6, &b->u.v6, sizeof(a->u.v6)) == 0;
+}
+
+bool
+na_tcp_ip_is_any(const struct na_tcp_ip *ip)
+{
+    if (ip->family == AF_INET)
+        return ip->u.v4.s_addr == htonl(INADDR_ANY);
+    return IN6_IS_ADDR_UNSPECIFIED(&ip->u.v6);
+}
+
+bool
+na_tcp_ip_is_loopback(const struct na_tcp_ip *ip)
+{
+    if (ip->family == AF_INET)
+        return (ntohl(ip->u.v4.s_addr) >> 24) == 127;
+    return IN6_IS_ADDR_LOOPBACK(&ip->u.v6);
+}
+
+socklen_t
+na_tcp_ip_sockaddr(const struct na_tcp_ip *ip, uint16_t port,
+                   struct sockaddr_storage *ss)
+{
+    memset(ss, 0, sizeof(*ss));
+    if (ip->family == AF_INET6) {
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *) (void *) ss;
+        sin6->sin6_family = AF_INET6;
+        sin6->sin6_port = htons(port);
+        sin6->sin6_addr = ip->u.v6;
+        return sizeof(*sin6);
+    } else {
+        struct sockaddr_in *sin = (struct sockaddr_in *) (void *) ss;
+        sin->sin_family = AF_INET;
+        sin->sin_port = htons(port);
+        sin->sin_addr = ip->u.v4;
+        return sizeof(*sin);
+    }
+}
+
+bool
+na_tcp_ip_from_sockaddr(const struct sockaddr_storage *ss, struct na_tcp_ip *ip)
+{
+    memset(ip, 0, sizeof(*ip));
+    if (ss->ss_family == AF_INET) {
+        ip->family = AF_INET;
+        ip->u.v4 = ((const struct sockaddr_in *) (const void *) ss)->sin_addr;
+        return true;
+    }
+    if (ss->ss_family == AF_INET6) {
+        ip->family = AF_INET6;
+        ip->u.v6 = ((const struct sockaddr_in6 *) (const void *) ss)->sin6_addr;
+        return true;
+    }
+    return false;
+}
+
+/* ":port", 1 to 65535 digits-wise up to 65535, into *port. */
+static na_return_t
+na_tcp_port_parse(const char *p, uint16_t *port)
+{
+    const char *start = p + 1;
+    unsigned long v = 0;
+
+    if (*p != ':' || *start == '\0')
+        return NA_INVALID_ARG;
+    for (p = start; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9' || p - start >= 5)
+            return NA_INVALID_ARG;
+        v = v * 10 + (unsigned long) (*p - '0');
+    }
+    if (v > 65535)
+        return NA_INVALID_ARG;
+    *port = (uint16_t) v;
+    return NA_SUCCESS;
+}
+
 /*
- * "tcp://a.b.c.d:port", "na+tcp://...", "ofi+tcp://..." (the same peers,
- * see docs/plugin-tcp.md) or a bare "a.b.c.d:port". The address is a
- * dotted IPv4 address; names are resolved by the caller first.
+ * "tcp://a.b.c.d:port", "tcp://[v6]:port", "na+tcp://...", "ofi+tcp://..."
+ * (the same peers, see docs/plugin-tcp.md) or a bare "a.b.c.d:port" or
+ * "[v6]:port". The address is numeric; names are resolved by the caller
+ * first. An IPv6 address is always in brackets.
  */
 na_return_t
-na_tcp_addr_string_parse(const char *str, struct in_addr *ip, uint16_t *port)
+na_tcp_addr_string_parse(const char *str, struct na_tcp_ip *ip, uint16_t *port)
 {
     static const char *const schemes[] = {"tcp://", "na+tcp://", "ofi+tcp://"};
-    char host[INET_ADDRSTRLEN];
-    const char *colon, *p;
-    unsigned long v = 0;
+    char host[INET6_ADDRSTRLEN];
+    const char *end;
+    struct na_tcp_ip d;
+    uint16_t v;
     size_t n;
 
     if (str == NULL)
@@ -182,44 +270,92 @@ na_tcp_addr_string_parse(const char *str, struct in_addr *ip, uint16_t *port)
             break;
         }
     }
-    colon = strchr(str, ':');
-    if (colon == NULL || colon == str ||
-        (size_t) (colon - str) >= sizeof(host) || colon[1] == '\0')
-        return NA_INVALID_ARG;
-    for (p = colon + 1; *p != '\0'; p++) {
-        if (*p < '0' || *p > '9' || p - colon > 5)
+    memset(&d, 0, sizeof(d));
+    if (str[0] == '[') {
+        str++;
+        end = strchr(str, ']');
+        if (end == NULL || end == str || (size_t) (end - str) >= sizeof(host))
             return NA_INVALID_ARG;
-        v = v * 10 + (unsigned long) (*p - '0');
+        memcpy(host, str, (size_t) (end - str));
+        host[end - str] = '\0';
+        d.family = AF_INET6;
+        if (na_tcp_port_parse(end + 1, &v) != NA_SUCCESS ||
+            inet_pton(AF_INET6, host, &d.u.v6) != 1)
+            return NA_INVALID_ARG;
+    } else {
+        end = strchr(str, ':');
+        if (end == NULL || end == str ||
+            (size_t) (end - str) >= INET_ADDRSTRLEN)
+            return NA_INVALID_ARG;
+        memcpy(host, str, (size_t) (end - str));
+        host[end - str] = '\0';
+        d.family = AF_INET;
+        if (na_tcp_port_parse(end, &v) != NA_SUCCESS ||
+            inet_pton(AF_INET, host, &d.u.v4) != 1)
+            return NA_INVALID_ARG;
     }
-    if (v > 65535)
-        return NA_INVALID_ARG;
-    memcpy(host, str, (size_t) (colon - str));
-    host[colon - str] = '\0';
-    if (inet_pton(AF_INET, host, ip) != 1)
-        return NA_INVALID_ARG;
-    *port = (uint16_t) v;
+    *ip = d;
+    *port = v;
     return NA_SUCCESS;
 }
 
-void
-na_tcp_addr_encode(uint8_t *out, struct in_addr ip, uint16_t port)
+size_t
+na_tcp_addr_print(const struct na_tcp_ip *ip, uint16_t port, char *buf,
+                  size_t size)
 {
+    char host[INET6_ADDRSTRLEN];
+    int n;
+
+    inet_ntop(ip->family, &ip->u, host, sizeof(host));
+    n = snprintf(buf, size,
+                 ip->family == AF_INET6 ? "tcp://[%s]:%u" : "tcp://%s:%u", host,
+                 (unsigned) port);
+    return n < 0 ? 0 : (size_t) n;
+}
+
+size_t
+na_tcp_addr_size(const struct na_tcp_ip *ip)
+{
+    return ip->family == AF_INET6 ? NA_TCP_ADDR6_SIZE : NA_TCP_ADDR_SIZE;
+}
+
+void
+na_tcp_addr_encode(uint8_t *out, const struct na_tcp_ip *ip, uint16_t port)
+{
+    if (ip->family == AF_INET6) {
+        put16(out, NA_TCP_ADDR6_MAGIC);
+        put16(out + 2, port);
+        memcpy(out + 4, &ip->u.v6, 16);
+        return;
+    }
     put16(out, NA_TCP_ADDR_MAGIC);
     put16(out + 2, port);
-    memcpy(out + 4, &ip.s_addr, 4);
+    memcpy(out + 4, &ip->u.v4.s_addr, 4);
 }
 
 na_return_t
-na_tcp_addr_decode(const uint8_t *in, size_t size, struct in_addr *ip,
+na_tcp_addr_decode(const uint8_t *in, size_t size, struct na_tcp_ip *ip,
                    uint16_t *port)
 {
+    struct na_tcp_ip d;
+
     if (in == NULL || size < NA_TCP_ADDR_SIZE)
         return NA_MSGSIZE;
-    if (get16(in) != NA_TCP_ADDR_MAGIC || get16(in + 2) == 0)
+    memset(&d, 0, sizeof(d));
+    if (get16(in) == NA_TCP_ADDR6_MAGIC) {
+        if (size < NA_TCP_ADDR6_SIZE)
+            return NA_MSGSIZE;
+        d.family = AF_INET6;
+        memcpy(&d.u.v6, in + 4, 16);
+    } else if (get16(in) == NA_TCP_ADDR_MAGIC) {
+        d.family = AF_INET;
+        memcpy(&d.u.v4.s_addr, in + 4, 4);
+    } else {
         return NA_PROTOCOL_ERROR;
-    memcpy(&ip->s_addr, in + 4, 4);
-    if (ip->s_addr == htonl(INADDR_ANY))
+    }
+    if (get16(in + 2) == 0 || na_tcp_ip_is_any(&d))
         return NA_PROTOCOL_ERROR;
+    *ip = d;
     *port = get16(in + 2);
     return NA_SUCCESS;
 }
