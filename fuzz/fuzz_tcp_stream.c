@@ -4,8 +4,10 @@
  * valid hello, read by a live class through its own progress. The class
  * has one 64 KiB region registered read-write (key 0x100000000: slot 0,
  * generation 1) inside a larger buffer whose guard bytes around it must
- * never change, whatever the frames say; a receive is posted for every
- * unexpected message. The input is written, the writing side shut down,
+ * never change, whatever the frames say, and one region of three
+ * segments of 100, 1 and 4000 bytes (key 0x200000001: slot 1, generation
+ * 2) with guard bytes between and around them; a receive is posted for
+ * every unexpected message. The input is written, the writing side shut down,
  * and the class progressed until it has closed the connection; whatever it
  * answered is read and dropped.
  *
@@ -27,6 +29,14 @@
 
 #define REGION (64u * 1024u)
 #define GUARD (4u * 1024u)
+#define SEG_GUARD 64u
+
+/* The segmented region: segment i at seg_at[i] of w.sbuf, seg_len[i]
+ * bytes; every other byte of w.sbuf is a guard. */
+static const size_t seg_len[3] = {100, 1, 4000};
+static const size_t seg_at[3] = {SEG_GUARD, 2 * SEG_GUARD + 100,
+                                 3 * SEG_GUARD + 101};
+#define SBUF_SIZE (4 * SEG_GUARD + 4101)
 
 static struct fuzz_world {
     na_class_t *cls;
@@ -36,6 +46,7 @@ static struct fuzz_world {
     bool posted;
     uint8_t msg[4096];
     uint8_t buf[GUARD + REGION + GUARD];
+    uint8_t sbuf[SBUF_SIZE];
 } w;
 
 static void
@@ -49,7 +60,8 @@ recv_cb(const struct na_cb_info *info)
 static void
 world_up(void)
 {
-    na_mem_handle_t h;
+    na_mem_handle_t h, sh;
+    struct na_segment segs[3];
     na_addr_t self;
     char name[64];
     size_t size = sizeof(name);
@@ -60,9 +72,17 @@ world_up(void)
     w.ctx = NA_Context_create(w.cls);
     w.op = NA_Op_create(w.cls, 0);
     memset(w.buf, 0xaa, sizeof(w.buf));
+    memset(w.sbuf, 0xaa, sizeof(w.sbuf));
+    for (int i = 0; i < 3; i++) {
+        segs[i].base = (uint64_t) (uintptr_t) (w.sbuf + seg_at[i]);
+        segs[i].len = seg_len[i];
+    }
     if (NA_Mem_handle_create(w.cls, w.buf + GUARD, REGION, NA_MEM_READWRITE,
                              &h) != NA_SUCCESS ||
         NA_Mem_register(w.cls, h, NA_MEM_TYPE_HOST, 0) != NA_SUCCESS ||
+        NA_Mem_handle_create_segments(w.cls, segs, 3, NA_MEM_READWRITE, &sh) !=
+            NA_SUCCESS ||
+        NA_Mem_register(w.cls, sh, NA_MEM_TYPE_HOST, 0) != NA_SUCCESS ||
         NA_Addr_self(w.cls, &self) != NA_SUCCESS ||
         NA_Addr_to_string(w.cls, name, &size, self) != NA_SUCCESS)
         abort();
@@ -130,5 +150,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t k = 0; k < GUARD; k++)
         if (w.buf[k] != 0xaa || w.buf[GUARD + REGION + k] != 0xaa)
             abort();
+    for (size_t k = 0, i = 0; k < SBUF_SIZE; k++) {
+        if (i < 3 && k == seg_at[i]) {
+            k += seg_len[i++] - 1;
+            continue;
+        }
+        if (w.sbuf[k] != 0xaa)
+            abort();
+    }
     return 0;
 }

@@ -460,6 +460,15 @@ QS_EXPORT int ABT_pool_create(ABT_pool_user_def def, ABT_pool_config config,
 QS_EXPORT int ABT_pool_pop(ABT_pool pool, ABT_unit *unit);
 /* Puts a unit popped from a pool of the same kind back into pool. */
 QS_EXPORT int ABT_pool_push(ABT_pool pool, ABT_unit unit);
+/* The same in ULTs, for pools of any kind (Argobots 1.1): pop gives
+ * ABT_THREAD_NULL (or *num 0) when nothing waits; push queues a ULT popped
+ * from any pool, and a worker of a stream serving the pool runs it. */
+QS_EXPORT int ABT_pool_pop_thread(ABT_pool pool, ABT_thread *thread);
+QS_EXPORT int ABT_pool_pop_threads(ABT_pool pool, ABT_thread *threads,
+                                   size_t len, size_t *num);
+QS_EXPORT int ABT_pool_push_thread(ABT_pool pool, ABT_thread thread);
+QS_EXPORT int ABT_pool_push_threads(ABT_pool pool, const ABT_thread *threads,
+                                    size_t num);
 /* Takes a waiting unit out of the pool (ABT_ERR_POOL if it is not there). */
 QS_EXPORT int ABT_pool_remove(ABT_pool pool, ABT_unit unit);
 /* Stacked schedulers are not provided: ABT_ERR_FEATURE_NA. */

@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 #define MARGO_CONFIG_PRETTY_JSON 0x1   /* human-readable output          */
-#define MARGO_CONFIG_HIDE_EXTERNAL 0x2 /* accepted; nothing is external */
+#define MARGO_CONFIG_HIDE_EXTERNAL 0x2 /* leave external pools/xstreams out */
 #define MARGO_CONFIG_USE_NAMES 0x4     /* pools by name, not index      */
 
 /* The instance's current configuration as a JSON string the caller frees
@@ -35,7 +35,8 @@ QS_EXPORT size_t margo_get_num_xstreams(margo_instance_id mid);
 /* A pool or execution stream of the instance, by handle, name or index:
  * HG_SUCCESS and *info filled (info may be NULL), HG_NOENTRY if there is no
  * such one, HG_INVALID_ARG for a null instance, name or handle. The name
- * lives as long as the instance. */
+ * lives until the entry is removed (or the instance finalized); indices
+ * change when an entry before the last is removed. */
 struct margo_pool_info {
     ABT_pool pool;
     const char *name;
@@ -78,6 +79,161 @@ QS_EXPORT hg_return_t margo_find_xstream_by_index(
         const char *: margo_find_xstream_by_name,                              \
         char *: margo_find_xstream_by_name,                                    \
         default: margo_find_xstream_by_index)(mid, args, info)
+#endif
+
+/*
+ * Pools and execution streams at run time (as in Margo 0.15+).
+ *
+ * margo_add_pool_from_json / margo_add_xstream_from_json take one object
+ * of the configuration's "argobots.pools[]" / "argobots.xstreams[]" form
+ * ("name" may be left out: __pool_<n>__ / __xstream_<n>__; an xstream's
+ * scheduler pools name existing pools by name or index); the new entry is
+ * appended (it shows in margo_get_config) and *info (may be NULL) filled.
+ * HG_INVALID_ARG for bad JSON, a taken name or an unknown pool. A new
+ * xstream starts at once and runs the work of its pools.
+ *
+ * margo_add_pool_external / margo_add_xstream_external register the
+ * program's own pool or xstream (kind / scheduler type "external"; name
+ * NULL: generated); with take_ownership ABT_TRUE Margo frees it on removal
+ * and at finalize, otherwise it stays the program's. An external xstream's
+ * pools that Margo does not know are added as external pools.
+ *
+ * Removal is refused and changes nothing while the entry is in use: a pool
+ * that is the progress or default handler pool (HG_OTHER_ERROR), that has
+ * references (margo_pool_ref_incr, or RPCs registered on it), is in an
+ * xstream's scheduler, or holds ULTs waiting or running (HG_PERMISSION); an
+ * xstream that is __primary__, has references, or is the caller's own
+ * (HG_PERMISSION). A pool or xstream not found is HG_INVALID_ARG (Margo's
+ * codes; an xstream index out of range is HG_OTHER_ERROR). Removing frees
+ * what Margo owns: an xstream is joined (the work left in its pools runs
+ * first); the last entry takes the removed one's index.
+ *
+ * Reference counts: ref_incr / release / ref_count by handle, name or
+ * index; HG_NOENTRY for a handle or name not found, HG_INVALID_ARG for an
+ * index out of range, HG_PERMISSION to release at zero.
+ */
+QS_EXPORT hg_return_t margo_add_pool_from_json(margo_instance_id mid,
+                                               const char *json,
+                                               struct margo_pool_info *info);
+QS_EXPORT hg_return_t margo_add_pool_external(margo_instance_id mid,
+                                              const char *name, ABT_pool pool,
+                                              ABT_bool take_ownership,
+                                              struct margo_pool_info *info);
+QS_EXPORT hg_return_t margo_remove_pool_by_index(margo_instance_id mid,
+                                                 uint32_t index);
+QS_EXPORT hg_return_t margo_remove_pool_by_name(margo_instance_id mid,
+                                                const char *name);
+QS_EXPORT hg_return_t margo_remove_pool_by_handle(margo_instance_id mid,
+                                                  ABT_pool handle);
+QS_EXPORT hg_return_t margo_pool_ref_incr_by_handle(margo_instance_id mid,
+                                                    ABT_pool handle);
+QS_EXPORT hg_return_t margo_pool_ref_incr_by_name(margo_instance_id mid,
+                                                  const char *name);
+QS_EXPORT hg_return_t margo_pool_ref_incr_by_index(margo_instance_id mid,
+                                                   uint32_t index);
+QS_EXPORT hg_return_t margo_pool_ref_count_by_handle(margo_instance_id mid,
+                                                     ABT_pool handle,
+                                                     unsigned *refcount);
+QS_EXPORT hg_return_t margo_pool_ref_count_by_name(margo_instance_id mid,
+                                                   const char *name,
+                                                   unsigned *refcount);
+QS_EXPORT hg_return_t margo_pool_ref_count_by_index(margo_instance_id mid,
+                                                    uint32_t index,
+                                                    unsigned *refcount);
+QS_EXPORT hg_return_t margo_pool_release_by_handle(margo_instance_id mid,
+                                                   ABT_pool handle);
+QS_EXPORT hg_return_t margo_pool_release_by_name(margo_instance_id mid,
+                                                 const char *name);
+QS_EXPORT hg_return_t margo_pool_release_by_index(margo_instance_id mid,
+                                                  uint32_t index);
+
+QS_EXPORT hg_return_t margo_add_xstream_from_json(
+    margo_instance_id mid, const char *json, struct margo_xstream_info *info);
+QS_EXPORT hg_return_t margo_add_xstream_external(
+    margo_instance_id mid, const char *name, ABT_xstream xstream,
+    ABT_bool take_ownership, struct margo_xstream_info *info);
+QS_EXPORT hg_return_t margo_remove_xstream_by_index(margo_instance_id mid,
+                                                    uint32_t index);
+QS_EXPORT hg_return_t margo_remove_xstream_by_name(margo_instance_id mid,
+                                                   const char *name);
+QS_EXPORT hg_return_t margo_remove_xstream_by_handle(margo_instance_id mid,
+                                                     ABT_xstream handle);
+QS_EXPORT hg_return_t margo_xstream_ref_incr_by_handle(margo_instance_id mid,
+                                                       ABT_xstream handle);
+QS_EXPORT hg_return_t margo_xstream_ref_incr_by_name(margo_instance_id mid,
+                                                     const char *name);
+QS_EXPORT hg_return_t margo_xstream_ref_incr_by_index(margo_instance_id mid,
+                                                      uint32_t index);
+QS_EXPORT hg_return_t margo_xstream_ref_count_by_handle(margo_instance_id mid,
+                                                        ABT_xstream handle,
+                                                        unsigned *refcount);
+QS_EXPORT hg_return_t margo_xstream_ref_count_by_name(margo_instance_id mid,
+                                                      const char *name,
+                                                      unsigned *refcount);
+QS_EXPORT hg_return_t margo_xstream_ref_count_by_index(margo_instance_id mid,
+                                                       uint32_t index,
+                                                       unsigned *refcount);
+QS_EXPORT hg_return_t margo_xstream_release_by_handle(margo_instance_id mid,
+                                                      ABT_xstream handle);
+QS_EXPORT hg_return_t margo_xstream_release_by_name(margo_instance_id mid,
+                                                    const char *name);
+QS_EXPORT hg_return_t margo_xstream_release_by_index(margo_instance_id mid,
+                                                     uint32_t index);
+
+/* Move the ULTs waiting in origin_pool to target_pool (running or blocked
+ * ones stay). HG_INVALID_ARG for a null pool. */
+QS_EXPORT hg_return_t margo_transfer_pool_content(ABT_pool origin_pool,
+                                                  ABT_pool target_pool);
+
+#ifndef __cplusplus
+#define margo_remove_pool(mid, args)                                           \
+    _Generic((args),                                                           \
+        ABT_pool: margo_remove_pool_by_handle,                                 \
+        const char *: margo_remove_pool_by_name,                               \
+        char *: margo_remove_pool_by_name,                                     \
+        default: margo_remove_pool_by_index)(mid, args)
+#define margo_pool_ref_incr(mid, args)                                         \
+    _Generic((args),                                                           \
+        ABT_pool: margo_pool_ref_incr_by_handle,                               \
+        const char *: margo_pool_ref_incr_by_name,                             \
+        char *: margo_pool_ref_incr_by_name,                                   \
+        default: margo_pool_ref_incr_by_index)(mid, args)
+#define margo_pool_ref_count(mid, args, refcount)                              \
+    _Generic((args),                                                           \
+        ABT_pool: margo_pool_ref_count_by_handle,                              \
+        const char *: margo_pool_ref_count_by_name,                            \
+        char *: margo_pool_ref_count_by_name,                                  \
+        default: margo_pool_ref_count_by_index)(mid, args, refcount)
+#define margo_pool_release(mid, args)                                          \
+    _Generic((args),                                                           \
+        ABT_pool: margo_pool_release_by_handle,                                \
+        const char *: margo_pool_release_by_name,                              \
+        char *: margo_pool_release_by_name,                                    \
+        default: margo_pool_release_by_index)(mid, args)
+#define margo_remove_xstream(mid, args)                                        \
+    _Generic((args),                                                           \
+        ABT_xstream: margo_remove_xstream_by_handle,                           \
+        const char *: margo_remove_xstream_by_name,                            \
+        char *: margo_remove_xstream_by_name,                                  \
+        default: margo_remove_xstream_by_index)(mid, args)
+#define margo_xstream_ref_incr(mid, args)                                      \
+    _Generic((args),                                                           \
+        ABT_xstream: margo_xstream_ref_incr_by_handle,                         \
+        const char *: margo_xstream_ref_incr_by_name,                          \
+        char *: margo_xstream_ref_incr_by_name,                                \
+        default: margo_xstream_ref_incr_by_index)(mid, args)
+#define margo_xstream_ref_count(mid, args, refcount)                           \
+    _Generic((args),                                                           \
+        ABT_xstream: margo_xstream_ref_count_by_handle,                        \
+        const char *: margo_xstream_ref_count_by_name,                         \
+        char *: margo_xstream_ref_count_by_name,                               \
+        default: margo_xstream_ref_count_by_index)(mid, args, refcount)
+#define margo_xstream_release(mid, args)                                       \
+    _Generic((args),                                                           \
+        ABT_xstream: margo_xstream_release_by_handle,                          \
+        const char *: margo_xstream_release_by_name,                           \
+        char *: margo_xstream_release_by_name,                                 \
+        default: margo_xstream_release_by_index)(mid, args)
 #endif
 
 #ifdef __cplusplus

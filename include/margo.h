@@ -603,6 +603,47 @@ QS_EXPORT hg_return_t margo_bulk_itransfer_timed(
     size_t local_offset, size_t size, double timeout_ms, margo_request *req);
 
 /*
+ * Callback forms: start the forward, respond or transfer like the i* forms,
+ * and instead of a request to wait for, call on_complete(uargs, result)
+ * exactly once when it completes (HG_TIMEOUT when the deadline of a timed
+ * form passed first, HG_CANCELED if finalize cancelled it). The callback
+ * runs inside the HG completion callback, on whichever thread makes
+ * progress on the instance: it must not block. If the start fails, the
+ * error is returned and on_complete is not called (HG_INVALID_ARG when it
+ * is NULL).
+ */
+QS_EXPORT hg_return_t margo_cforward(hg_handle_t handle, void *in_struct,
+                                     void (*on_complete)(void *, hg_return_t),
+                                     void *uargs);
+QS_EXPORT hg_return_t
+margo_cforward_timed(hg_handle_t handle, void *in_struct, double timeout_ms,
+                     void (*on_complete)(void *, hg_return_t), void *uargs);
+QS_EXPORT hg_return_t margo_provider_cforward(
+    uint16_t provider_id, hg_handle_t handle, void *in_struct,
+    void (*on_complete)(void *, hg_return_t), void *uargs);
+QS_EXPORT hg_return_t margo_provider_cforward_timed(
+    uint16_t provider_id, hg_handle_t handle, void *in_struct,
+    double timeout_ms, void (*on_complete)(void *, hg_return_t), void *uargs);
+QS_EXPORT hg_return_t margo_crespond(hg_handle_t handle, void *out_struct,
+                                     void (*on_complete)(void *, hg_return_t),
+                                     void *uargs);
+/* The deadline is a Margo timer of the handle's instance: it is noticed
+ * where the instance's handlers run. */
+QS_EXPORT hg_return_t
+margo_crespond_timed(hg_handle_t handle, void *out_struct, double timeout_ms,
+                     void (*on_complete)(void *, hg_return_t), void *uargs);
+QS_EXPORT hg_return_t margo_bulk_ctransfer(
+    margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
+    hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
+    size_t local_offset, size_t size, void (*on_complete)(void *, hg_return_t),
+    void *uargs);
+QS_EXPORT hg_return_t margo_bulk_ctransfer_timed(
+    margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
+    hg_bulk_t origin_handle, size_t origin_offset, hg_bulk_t local_handle,
+    size_t local_offset, size_t size, double timeout_ms,
+    void (*on_complete)(void *, hg_return_t), void *uargs);
+
+/*
  * Progress tuning. The upper bound is how long an idle progress loop (the
  * progress thread, or a thread driving instances without one) blocks in
  * HG_Progress(), in milliseconds of the NA clock; it starts as the
@@ -614,6 +655,46 @@ QS_EXPORT int margo_set_progress_timeout_ub_msec(margo_instance_id mid,
                                                  unsigned timeout);
 QS_EXPORT int margo_get_progress_timeout_ub_msec(margo_instance_id mid,
                                                  unsigned *timeout);
+/*
+ * With when_needed true the progress thread calls HG_Progress() only while
+ * the instance has something to progress (an operation in flight, a timer,
+ * a thread in margo_thread_sleep(), handlers queued for it); otherwise it
+ * waits, costing no progress calls. As in Margo this is for clients: a
+ * server's incoming requests are not received meanwhile. Instances without
+ * a progress thread are driven by their callers and are not affected.
+ * Returns 0, or -1 for MARGO_INSTANCE_NULL.
+ */
+QS_EXPORT int margo_set_progress_when_needed(margo_instance_id mid,
+                                             bool when_needed);
+/*
+ * Make the pool at pool_idx the instance's progress pool. The progress
+ * loop itself stays where it runs (its own thread, or the threads blocked
+ * in Margo calls; it is not an Argobots ULT here): what moves is what the
+ * progress pool is, for margo_get_progress_pool(), the configuration's
+ * "progress_pool", which pool may not be removed, and, with a progress
+ * thread, which pool's Margo work that thread runs. Returns 0 (also when it
+ * already is), or ABT_ERR_INV_ARG for a null instance or an index out of
+ * range.
+ */
+QS_EXPORT int margo_migrate_progress_loop(margo_instance_id mid,
+                                          unsigned pool_idx);
+/*
+ * Argobots profiling needs Argobots' tool interface, which abt.h does not
+ * have: start and stop log an error and return -1, as Margo does with an
+ * Argobots built without tools; dump returns -1 (nothing was recorded).
+ */
+QS_EXPORT int margo_start_abt_profiling(margo_instance_id mid, bool detailed);
+QS_EXPORT int margo_stop_abt_profiling(margo_instance_id mid);
+QS_EXPORT int margo_dump_abt_profiling(margo_instance_id mid, const char *file,
+                                       int uniquify, char **resolved_file_name);
+/*
+ * Answer a request with an error instead of output: the origin's forward
+ * returns `ret`. Nothing is sent for an RPC registered without a response.
+ * Margo declares it (for its DEFINE_MARGO_RPC_HANDLER) as private; it is
+ * provided for programs that call it anyway. The handle stays the
+ * caller's to destroy.
+ */
+QS_EXPORT void __margo_respond_with_error(hg_handle_t handle, hg_return_t ret);
 /*
  * Set a parameter by name at run time. Known key: "progress_timeout_ub_msecs"
  * (a decimal number of milliseconds, as margo_set_progress_timeout_ub_msec).

@@ -157,6 +157,10 @@ int abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
 /* Scheduler-lock helpers. */
 int abt_initialized(void);
 void abt_pool_push_locked(ABT_pool pool, ABT_thread t);
+/* A built-in pool's queue: take the first ULT (NULL if none), or take t
+ * out of it (1 if it was queued there); both count it out of `queued`. */
+ABT_thread abt_pool_shift_locked(ABT_pool pool);
+int abt_pool_unlink_locked(ABT_pool pool, ABT_thread t);
 int abt_xs_has_work_locked(ABT_xstream xs);
 void abt_xs_grow_if_stuck_locked(ABT_xstream xs);
 void abt_xs_reap_locked(ABT_xstream xs, struct abt_worker **out);

@@ -171,6 +171,40 @@ abt_pool_push_locked(ABT_pool pool, ABT_thread t)
     abt_pool_wake_locked(pool);
 }
 
+ABT_thread
+abt_pool_shift_locked(ABT_pool pool)
+{
+    ABT_thread t = pool->head;
+    if (!t)
+        return NULL;
+    pool->head = t->next;
+    if (!pool->head)
+        pool->tail = NULL;
+    t->next = NULL;
+    pool->queued--;
+    return t;
+}
+
+int
+abt_pool_unlink_locked(ABT_pool pool, ABT_thread t)
+{
+    ABT_thread prev = NULL;
+    for (ABT_thread c = pool ? pool->head : NULL; c; prev = c, c = c->next) {
+        if (c != t)
+            continue;
+        if (prev)
+            prev->next = c->next;
+        else
+            pool->head = c->next;
+        if (pool->tail == c)
+            pool->tail = prev;
+        c->next = NULL;
+        pool->queued--;
+        return 1;
+    }
+    return 0;
+}
+
 void
 abt_pool_wake_locked(ABT_pool pool)
 {

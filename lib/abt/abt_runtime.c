@@ -97,14 +97,9 @@ pop_locked(ABT_xstream xs, ABT_pool *user)
             }
             continue;
         }
-        ABT_thread t = p->head;
+        ABT_thread t = abt_pool_shift_locked(p);
         if (!t)
             continue;
-        p->head = t->next;
-        if (!p->head)
-            p->tail = NULL;
-        t->next = NULL;
-        p->queued--;
         p->active++;
         return t;
     }

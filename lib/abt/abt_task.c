@@ -13,34 +13,13 @@
 
 /* ---- cancellation -------------------------------------------------------- */
 
-static int
-dequeue_locked(ABT_thread t)
-{
-    ABT_pool p = t->pool;
-    ABT_thread prev = NULL;
-    for (ABT_thread c = p ? p->head : NULL; c; prev = c, c = c->next) {
-        if (c != t)
-            continue;
-        if (prev)
-            prev->next = c->next;
-        else
-            p->head = c->next;
-        if (p->tail == c)
-            p->tail = prev;
-        c->next = NULL;
-        p->queued--;
-        return 1;
-    }
-    return 0;
-}
-
 int
 ABT_thread_cancel(ABT_thread thread)
 {
     if (!thread || thread->primary || thread == abt_self.thread)
         return ABT_ERR_INV_THREAD;
     pthread_mutex_lock(&abt_g.lock);
-    int removed = dequeue_locked(thread);
+    int removed = abt_pool_unlink_locked(thread->pool, thread);
     if (!removed)
         __atomic_store_n(&thread->cancel, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&abt_g.lock);

@@ -153,14 +153,7 @@ ABT_pool_pop(ABT_pool pool, ABT_unit *unit)
     }
     /* A built-in pool's unit is the ULT itself. */
     pthread_mutex_lock(&abt_g.lock);
-    ABT_thread t = pool->head;
-    if (t) {
-        pool->head = t->next;
-        if (!pool->head)
-            pool->tail = NULL;
-        t->next = NULL;
-        pool->queued--;
-    }
+    ABT_thread t = abt_pool_shift_locked(pool);
     pthread_mutex_unlock(&abt_g.lock);
     *unit = (ABT_unit) t;
     return ABT_SUCCESS;
@@ -184,6 +177,70 @@ ABT_pool_push(ABT_pool pool, ABT_unit unit)
 }
 
 int
+ABT_pool_pop_thread(ABT_pool pool, ABT_thread *thread)
+{
+    if (!pool)
+        return ABT_ERR_INV_POOL;
+    if (!thread)
+        return ABT_ERR_INV_ARG;
+    if (pool->user) {
+        ABT_unit u = user_pop(pool);
+        *thread = u ? unit_to_thread(pool, u) : ABT_THREAD_NULL;
+        return ABT_SUCCESS;
+    }
+    pthread_mutex_lock(&abt_g.lock);
+    *thread = abt_pool_shift_locked(pool);
+    pthread_mutex_unlock(&abt_g.lock);
+    return ABT_SUCCESS;
+}
+
+int
+ABT_pool_pop_threads(ABT_pool pool, ABT_thread *threads, size_t len,
+                     size_t *num)
+{
+    if (!pool)
+        return ABT_ERR_INV_POOL;
+    if ((!threads && len > 0) || !num)
+        return ABT_ERR_INV_ARG;
+    *num = 0;
+    while (*num < len) {
+        ABT_thread t;
+        int ret = ABT_pool_pop_thread(pool, &t);
+        if (ret != ABT_SUCCESS)
+            return ret;
+        if (t == ABT_THREAD_NULL)
+            break;
+        threads[(*num)++] = t;
+    }
+    return ABT_SUCCESS;
+}
+
+int
+ABT_pool_push_thread(ABT_pool pool, ABT_thread thread)
+{
+    if (!pool)
+        return ABT_ERR_INV_POOL;
+    if (!thread)
+        return ABT_ERR_INV_THREAD;
+    return abt_pool_add_thread(pool, thread);
+}
+
+int
+ABT_pool_push_threads(ABT_pool pool, const ABT_thread *threads, size_t num)
+{
+    if (!pool)
+        return ABT_ERR_INV_POOL;
+    if (!threads && num > 0)
+        return ABT_ERR_INV_ARG;
+    for (size_t i = 0; i < num; i++) {
+        int ret = ABT_pool_push_thread(pool, threads[i]);
+        if (ret != ABT_SUCCESS)
+            return ret;
+    }
+    return ABT_SUCCESS;
+}
+
+int
 ABT_pool_remove(ABT_pool pool, ABT_unit unit)
 {
     if (!pool)
@@ -203,20 +260,8 @@ ABT_pool_remove(ABT_pool pool, ABT_unit unit)
         }
         return ret;
     }
-    int found = 0;
     pthread_mutex_lock(&abt_g.lock);
-    for (ABT_thread *pp = &pool->head, prev = NULL; *pp;
-         prev = *pp, pp = &(*pp)->next) {
-        if (*pp != (ABT_thread) unit)
-            continue;
-        *pp = (*pp)->next;
-        if (pool->tail == (ABT_thread) unit)
-            pool->tail = prev;
-        ((ABT_thread) unit)->next = NULL;
-        pool->queued--;
-        found = 1;
-        break;
-    }
+    int found = abt_pool_unlink_locked(pool, (ABT_thread) unit);
     pthread_mutex_unlock(&abt_g.lock);
     return found ? ABT_SUCCESS : ABT_ERR_POOL;
 }

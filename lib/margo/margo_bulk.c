@@ -22,12 +22,12 @@ margo_bulk_free(hg_bulk_t handle)
     return HG_Bulk_free(handle);
 }
 
-static hg_return_t
+hg_return_t
 margo_bulk_start(margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
                  hg_bulk_t origin_handle, size_t origin_offset,
                  hg_bulk_t local_handle, size_t local_offset, size_t size,
-                 double timeout_ms, struct margo_request_s *storage,
-                 struct margo_request_s **reqp)
+                 double timeout_ms, const struct margo_req_cb *cb,
+                 struct margo_request_s *storage, struct margo_request_s **reqp)
 {
     struct margo_request_s *req;
     unsigned int ms = margo_timeout_ms(timeout_ms);
@@ -39,6 +39,10 @@ margo_bulk_start(margo_instance_id mid, hg_bulk_op_t op, hg_addr_t origin_addr,
     req = margo_req_new(mid, MARGO_REQ_BULK, HG_HANDLE_NULL, storage);
     if (req == NULL)
         return HG_NOMEM;
+    if (cb) {
+        req->on_complete = cb->fn;
+        req->uargs = cb->uargs;
+    }
     ret = margo_req_track(req);
     if (ret == HG_SUCCESS) {
         ret =
@@ -69,7 +73,7 @@ margo_bulk_transfer_timed(margo_instance_id mid, hg_bulk_op_t op,
     hg_return_t ret;
 
     ret = margo_bulk_start(mid, op, origin_addr, origin_handle, origin_offset,
-                           local_handle, local_offset, size, timeout_ms,
+                           local_handle, local_offset, size, timeout_ms, NULL,
                            &storage, &req);
     if (ret != HG_SUCCESS)
         return ret;
@@ -98,7 +102,7 @@ margo_bulk_itransfer_timed(margo_instance_id mid, hg_bulk_op_t op,
         return HG_INVALID_ARG;
     return margo_bulk_start(mid, op, origin_addr, origin_handle, origin_offset,
                             local_handle, local_offset, size, timeout_ms, NULL,
-                            req);
+                            NULL, req);
 }
 
 hg_return_t

@@ -158,9 +158,11 @@ cfg_add_pool(struct margo_config *cfg, const char *name, const char *kind,
     if (p == NULL)
         return -1;
     cfg->pools = p;
-    p = &cfg->pools[cfg->npools++];
+    p = &cfg->pools[cfg->npools];
     memset(p, 0, sizeof(*p));
-    snprintf(p->name, sizeof(p->name), "%s", name);
+    if ((p->name = strdup(name)) == NULL)
+        return -1;
+    cfg->npools++;
     snprintf(p->kind, sizeof(p->kind), "%s", kind);
     snprintf(p->access, sizeof(p->access), "%s", access);
     return 0;
@@ -191,9 +193,11 @@ cfg_add_xstream(struct margo_config *cfg, const char *name, const char *sched,
     if (x == NULL)
         return -1;
     cfg->xstreams = x;
-    x = &cfg->xstreams[cfg->nxstreams++];
+    x = &cfg->xstreams[cfg->nxstreams];
     memset(x, 0, sizeof(*x));
-    snprintf(x->name, sizeof(x->name), "%s", name);
+    if ((x->name = strdup(name)) == NULL)
+        return -1;
+    cfg->nxstreams++;
     snprintf(x->sched, sizeof(x->sched), "%s", sched);
     x->cpubind = cpubind;
     x->npools = npools;
@@ -282,11 +286,98 @@ cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
 
 /* Pools and xstreams of the "argobots" section (npools/nxstreams already
  * hold "__primary__"). */
+/* One "argobots.pools[]" object. The name may be left out only when
+ * gen_name is given (a pool added at run time). */
+static int
+cfg_parse_pool(struct margo_config *cfg, json_object *p, size_t i,
+               const char *gen_name)
+{
+    const char *name = gen_name, *kind = "fifo_wait", *access = "mpmc";
+    json_object *v;
+    int rc;
+
+    if (!json_object_is_type(p, json_type_object) ||
+        (rc = cfg_get(p, "pool.", "name", json_type_string, &v)) < 0 ||
+        (rc == 0 && gen_name == NULL)) {
+        CFG_ERR("argobots.pools[%zu] must be an object with a \"name\"", i);
+        return -1;
+    }
+    if (rc > 0)
+        name = json_object_get_string(v);
+    if ((rc = cfg_get(p, "pool.", "kind", json_type_string, &v)) < 0)
+        return -1;
+    if (rc > 0)
+        kind = json_object_get_string(v);
+    if ((rc = cfg_get(p, "pool.", "access", json_type_string, &v)) < 0)
+        return -1;
+    if (rc > 0)
+        access = json_object_get_string(v);
+    if (!cfg_in(kind, cfg_kinds) || !cfg_in(access, cfg_accesses)) {
+        CFG_ERR("pool \"%s\": unknown kind \"%s\" or access \"%s\"", name, kind,
+                access);
+        return -1;
+    }
+    if (strcmp(name, "__primary__") == 0 && gen_name == NULL)
+        return 0; /* always there */
+    return cfg_add_pool(cfg, name, kind, access);
+}
+
+/* One "argobots.xstreams[]" object; gen_name as for cfg_parse_pool. */
+static int
+cfg_parse_xstream(struct margo_config *cfg, json_object *x, size_t i,
+                  const char *gen_name)
+{
+    json_object *sched = NULL, *plist = NULL, *v;
+    const char *name = gen_name, *type = "basic_wait";
+    unsigned idx[MARGO_XSTREAM_POOLS_MAX];
+    size_t n = 0;
+    int64_t cpubind = -1;
+    int rc;
+
+    if (!json_object_is_type(x, json_type_object) ||
+        (rc = cfg_get(x, "xstream.", "name", json_type_string, &v)) < 0 ||
+        (rc == 0 && gen_name == NULL)) {
+        CFG_ERR("argobots.xstreams[%zu] must be an object with a \"name\"", i);
+        return -1;
+    }
+    if (rc > 0)
+        name = json_object_get_string(v);
+    if (cfg_int(x, "xstream.", "cpubind", -1, 1 << 20, &cpubind) < 0 ||
+        cfg_get(x, "xstream.", "scheduler", json_type_object, &sched) < 0)
+        return -1;
+    if (sched) {
+        if ((rc = cfg_get(sched, "scheduler.", "type", json_type_string, &v)) <
+            0)
+            return -1;
+        if (rc > 0)
+            type = json_object_get_string(v);
+        if (cfg_get(sched, "scheduler.", "pools", json_type_array, &plist) < 0)
+            return -1;
+    }
+    if (!cfg_in(type, cfg_scheds)) {
+        CFG_ERR("xstream \"%s\": unknown scheduler type \"%s\"", name, type);
+        return -1;
+    }
+    if (plist == NULL || json_object_array_length(plist) == 0 ||
+        json_object_array_length(plist) > MARGO_XSTREAM_POOLS_MAX) {
+        CFG_ERR("xstream \"%s\": \"scheduler.pools\" must list 1 to %d "
+                "pools",
+                name, MARGO_XSTREAM_POOLS_MAX);
+        return -1;
+    }
+    for (n = 0; n < json_object_array_length(plist); n++)
+        if (cfg_pool_index(cfg, json_object_array_get_idx(plist, n),
+                           "xstream scheduler pool", &idx[n]))
+            return -1;
+    if (strcmp(name, "__primary__") == 0 && gen_name == NULL)
+        return 0; /* the calling thread; it serves the primary pool */
+    return cfg_add_xstream(cfg, name, type, (int) cpubind, idx, n);
+}
+
 static int
 cfg_parse_argobots(struct margo_config *cfg, json_object *abt)
 {
-    json_object *pools = NULL, *xstreams = NULL, *v;
-    int rc;
+    json_object *pools = NULL, *xstreams = NULL;
 
     json_object_object_foreach(abt, key, val)
     {
@@ -299,86 +390,13 @@ cfg_parse_argobots(struct margo_config *cfg, json_object *abt)
     if (cfg_get(abt, "argobots.", "pools", json_type_array, &pools) < 0 ||
         cfg_get(abt, "argobots.", "xstreams", json_type_array, &xstreams) < 0)
         return -1;
-    for (size_t i = 0; pools && i < json_object_array_length(pools); i++) {
-        json_object *p = json_object_array_get_idx(pools, i);
-        const char *name, *kind = "fifo_wait", *access = "mpmc";
-
-        if (!json_object_is_type(p, json_type_object) ||
-            cfg_get(p, "pool.", "name", json_type_string, &v) != 1) {
-            CFG_ERR("argobots.pools[%zu] must be an object with a \"name\"", i);
+    for (size_t i = 0; pools && i < json_object_array_length(pools); i++)
+        if (cfg_parse_pool(cfg, json_object_array_get_idx(pools, i), i, NULL))
             return -1;
-        }
-        name = json_object_get_string(v);
-        if ((rc = cfg_get(p, "pool.", "kind", json_type_string, &v)) < 0)
+    for (size_t i = 0; xstreams && i < json_object_array_length(xstreams); i++)
+        if (cfg_parse_xstream(cfg, json_object_array_get_idx(xstreams, i), i,
+                              NULL))
             return -1;
-        if (rc > 0)
-            kind = json_object_get_string(v);
-        if ((rc = cfg_get(p, "pool.", "access", json_type_string, &v)) < 0)
-            return -1;
-        if (rc > 0)
-            access = json_object_get_string(v);
-        if (!cfg_in(kind, cfg_kinds) || !cfg_in(access, cfg_accesses)) {
-            CFG_ERR("pool \"%s\": unknown kind \"%s\" or access \"%s\"", name,
-                    kind, access);
-            return -1;
-        }
-        if (strcmp(name, "__primary__") == 0)
-            continue; /* always there */
-        if (cfg_add_pool(cfg, name, kind, access))
-            return -1;
-    }
-    for (size_t i = 0; xstreams && i < json_object_array_length(xstreams);
-         i++) {
-        json_object *x = json_object_array_get_idx(xstreams, i), *sched = NULL,
-                    *plist = NULL;
-        const char *name, *type = "basic_wait";
-        unsigned idx[MARGO_XSTREAM_POOLS_MAX];
-        size_t n = 0;
-        int64_t cpubind = -1;
-
-        if (!json_object_is_type(x, json_type_object) ||
-            cfg_get(x, "xstream.", "name", json_type_string, &v) != 1) {
-            CFG_ERR("argobots.xstreams[%zu] must be an object with a \"name\"",
-                    i);
-            return -1;
-        }
-        name = json_object_get_string(v);
-        if (cfg_int(x, "xstream.", "cpubind", -1, 1 << 20, &cpubind) < 0 ||
-            cfg_get(x, "xstream.", "scheduler", json_type_object, &sched) < 0)
-            return -1;
-        if (sched) {
-            if ((rc = cfg_get(sched, "scheduler.", "type", json_type_string,
-                              &v)) < 0)
-                return -1;
-            if (rc > 0)
-                type = json_object_get_string(v);
-            if (cfg_get(sched, "scheduler.", "pools", json_type_array, &plist) <
-                0)
-                return -1;
-        }
-        if (!cfg_in(type, cfg_scheds)) {
-            CFG_ERR("xstream \"%s\": unknown scheduler type \"%s\"", name,
-                    type);
-            return -1;
-        }
-        if (plist == NULL || json_object_array_length(plist) == 0 ||
-            json_object_array_length(plist) > MARGO_XSTREAM_POOLS_MAX) {
-            CFG_ERR("xstream \"%s\": \"scheduler.pools\" must list 1 to %d "
-                    "pools",
-                    name, MARGO_XSTREAM_POOLS_MAX);
-            return -1;
-        }
-        for (n = 0; n < json_object_array_length(plist); n++)
-            if (cfg_pool_index(cfg, json_object_array_get_idx(plist, n),
-                               "xstream scheduler pool", &idx[n]))
-                return -1;
-        if (strcmp(name, "__primary__") == 0) {
-            /* The calling thread; it serves the primary pool. */
-            continue;
-        }
-        if (cfg_add_xstream(cfg, name, type, (int) cpubind, idx, n))
-            return -1;
-    }
     return 0;
 }
 
@@ -417,11 +435,40 @@ cfg_find_pool(const struct margo_config *cfg, const char *name)
     return -1;
 }
 
+/* The JSON object in text (the whole text), or NULL after logging why. */
+static json_object *
+cfg_parse_text(const char *json, const char *what)
+{
+    struct json_tokener *tok = json_tokener_new();
+    json_object *root;
+    enum json_tokener_error jerr;
+
+    if (tok == NULL)
+        return NULL;
+    root = json_tokener_parse_ex(tok, json, (int) strlen(json));
+    jerr = json_tokener_get_error(tok);
+    if (root == NULL || jerr != json_tokener_success ||
+        tok->char_offset < (int) strlen(json)) {
+        CFG_ERR("invalid JSON near offset %d: %s", tok->char_offset,
+                jerr == json_tokener_success ? "trailing characters"
+                : jerr == json_tokener_continue
+                    ? "unexpected end of input"
+                    : json_tokener_error_desc(jerr));
+        json_object_put(root);
+        root = NULL;
+    } else if (!json_object_is_type(root, json_type_object)) {
+        CFG_ERR("%s must be a JSON object", what);
+        json_object_put(root);
+        root = NULL;
+    }
+    json_tokener_free(tok);
+    return root;
+}
+
 int
 margo_config_build(struct margo_config *cfg, const char *json, int pt,
                    int rpc_threads, const struct hg_init_info *hg_base)
 {
-    struct json_tokener *tok = NULL;
     json_object *root = NULL, *v = NULL, *ppool = NULL, *rpool = NULL;
     bool use_pt = pt != 0, profiling = false;
     int64_t x;
@@ -443,26 +490,8 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
         goto error;
 
     if (json != NULL && json[0] != '\0') {
-        enum json_tokener_error jerr;
-
-        tok = json_tokener_new();
-        if (tok == NULL)
+        if ((root = cfg_parse_text(json, "the configuration")) == NULL)
             goto error;
-        root = json_tokener_parse_ex(tok, json, (int) strlen(json));
-        jerr = json_tokener_get_error(tok);
-        if (root == NULL || jerr != json_tokener_success ||
-            tok->char_offset < (int) strlen(json)) {
-            CFG_ERR("invalid JSON near offset %d: %s", tok->char_offset,
-                    jerr == json_tokener_success ? "trailing characters"
-                    : jerr == json_tokener_continue
-                        ? "unexpected end of input"
-                        : json_tokener_error_desc(jerr));
-            goto error;
-        }
-        if (!json_object_is_type(root, json_type_object)) {
-            CFG_ERR("the configuration must be a JSON object");
-            goto error;
-        }
         json_object_object_foreach(root, key, val)
         {
             (void) val;
@@ -543,15 +572,11 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
     }
     if (root)
         json_object_put(root);
-    if (tok)
-        json_tokener_free(tok);
     return 0;
 
 error:
     if (root)
         json_object_put(root);
-    if (tok)
-        json_tokener_free(tok);
     margo_config_free(cfg);
     return -1;
 }
@@ -559,6 +584,10 @@ error:
 void
 margo_config_free(struct margo_config *cfg)
 {
+    for (size_t i = 0; i < cfg->npools; i++)
+        free(cfg->pools[i].name);
+    for (size_t i = 0; i < cfg->nxstreams; i++)
+        free(cfg->xstreams[i].name);
     free(cfg->pools);
     free(cfg->xstreams);
     free(cfg->sm_info_string);
@@ -613,7 +642,12 @@ margo_config_to_json(const struct margo_config *cfg, const char *address,
     abt = json_object_new_object();
     pools = json_object_new_array();
     for (size_t i = 0; i < cfg->npools; i++) {
-        json_object *p = json_object_new_object();
+        json_object *p;
+
+        if ((options & MARGO_CONFIG_HIDE_EXTERNAL) &&
+            strcmp(cfg->pools[i].kind, "external") == 0)
+            continue;
+        p = json_object_new_object();
 
         json_object_object_add(p, "name",
                                json_object_new_string(cfg->pools[i].name));
@@ -626,9 +660,14 @@ margo_config_to_json(const struct margo_config *cfg, const char *address,
     xss = json_object_new_array();
     for (size_t i = 0; i < cfg->nxstreams; i++) {
         const struct margo_xstream_spec *x = &cfg->xstreams[i];
-        json_object *o = json_object_new_object(),
-                    *s = json_object_new_object(),
-                    *pl = json_object_new_array();
+        json_object *o, *s, *pl;
+
+        if ((options & MARGO_CONFIG_HIDE_EXTERNAL) &&
+            strcmp(x->sched, "external") == 0)
+            continue;
+        o = json_object_new_object();
+        s = json_object_new_object();
+        pl = json_object_new_array();
 
         json_object_object_add(o, "name", json_object_new_string(x->name));
         json_object_object_add(o, "cpubind", json_object_new_int(x->cpubind));
@@ -665,4 +704,119 @@ margo_config_to_json(const struct margo_config *cfg, const char *address,
     out = text ? strdup(text) : NULL;
     json_object_put(root);
     return out;
+}
+
+/* ---- Changes at run time (margo_elastic.c) ---------------------------- */
+
+/* A name "<prefix><n>__" that no entry has, n from count up. */
+static void
+cfg_gen_name(char *buf, size_t size, const char *prefix, size_t n,
+             bool (*taken)(const struct margo_config *, const char *),
+             const struct margo_config *cfg)
+{
+    do
+        snprintf(buf, size, "%s%zu__", prefix, n++);
+    while (taken(cfg, buf));
+}
+
+static bool
+cfg_pool_taken(const struct margo_config *cfg, const char *name)
+{
+    return cfg_find_pool(cfg, name) >= 0;
+}
+
+static bool
+cfg_xstream_taken(const struct margo_config *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->nxstreams; i++)
+        if (strcmp(cfg->xstreams[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+int
+margo_config_add_pool_json(struct margo_config *cfg, const char *json)
+{
+    char gen[MARGO_NAME_MAX];
+    json_object *root;
+    int rc;
+
+    cfg_gen_name(gen, sizeof(gen), "__pool_", cfg->npools, cfg_pool_taken, cfg);
+    root = cfg_parse_text(json && json[0] ? json : "{}", "a pool");
+    if (root == NULL)
+        return -1;
+    rc = cfg_parse_pool(cfg, root, 0, gen);
+    json_object_put(root);
+    return rc;
+}
+
+int
+margo_config_add_xstream_json(struct margo_config *cfg, const char *json)
+{
+    char gen[MARGO_NAME_MAX];
+    json_object *root;
+    int rc;
+
+    cfg_gen_name(gen, sizeof(gen), "__xstream_", cfg->nxstreams,
+                 cfg_xstream_taken, cfg);
+    root = cfg_parse_text(json && json[0] ? json : "{}", "an xstream");
+    if (root == NULL)
+        return -1;
+    rc = cfg_parse_xstream(cfg, root, 0, gen);
+    json_object_put(root);
+    return rc;
+}
+
+int
+margo_config_add_external_pool(struct margo_config *cfg, const char *name)
+{
+    char gen[MARGO_NAME_MAX];
+
+    if (name == NULL) {
+        cfg_gen_name(gen, sizeof(gen), "__pool_", cfg->npools, cfg_pool_taken,
+                     cfg);
+        name = gen;
+    }
+    return cfg_add_pool(cfg, name, "external", "mpmc");
+}
+
+int
+margo_config_add_external_xstream(struct margo_config *cfg, const char *name,
+                                  const unsigned *pools, size_t npools)
+{
+    char gen[MARGO_NAME_MAX];
+
+    if (name == NULL) {
+        cfg_gen_name(gen, sizeof(gen), "__xstream_", cfg->nxstreams,
+                     cfg_xstream_taken, cfg);
+        name = gen;
+    }
+    return cfg_add_xstream(cfg, name, "external", -1, pools, npools);
+}
+
+void
+margo_config_remove_pool(struct margo_config *cfg, size_t i)
+{
+    unsigned last = (unsigned) cfg->npools - 1;
+
+    free(cfg->pools[i].name);
+    cfg->pools[i] = cfg->pools[last];
+    cfg->npools--;
+    /* Whatever referred to the last pool now refers to slot i. */
+    for (size_t x = 0; x < cfg->nxstreams; x++)
+        for (size_t j = 0; j < cfg->xstreams[x].npools; j++)
+            if (cfg->xstreams[x].pools[j] == last)
+                cfg->xstreams[x].pools[j] = (unsigned) i;
+    if (cfg->progress_pool == last)
+        cfg->progress_pool = (unsigned) i;
+    if (cfg->rpc_pool == last)
+        cfg->rpc_pool = (unsigned) i;
+}
+
+void
+margo_config_remove_xstream(struct margo_config *cfg, size_t i)
+{
+    free(cfg->xstreams[i].name);
+    cfg->xstreams[i] = cfg->xstreams[cfg->nxstreams - 1];
+    cfg->nxstreams--;
 }

@@ -14,15 +14,22 @@
 #define MARGO_NAME_MAX 64
 #define MARGO_XSTREAM_POOLS_MAX 16
 
+/* A pool or xstream of the instance. Names are allocated on their own so
+ * that the pointers margo_find_* hand out stay valid while the arrays
+ * grow. */
 struct margo_pool_spec {
-    char name[MARGO_NAME_MAX];
-    char kind[24];   /* fifo, fifo_wait, prio_wait, earliest_first */
+    char *name;
+    char kind[24];   /* fifo, fifo_wait, prio_wait, earliest_first, external */
     char access[16]; /* private, spsc, mpsc, spmc, mpmc */
+    bool not_owned;  /* external, not Margo's to free */
+    unsigned refcount; /* margo_pool_ref_incr and RPCs registered on it */
 };
 
 struct margo_xstream_spec {
-    char name[MARGO_NAME_MAX];
-    char sched[24]; /* default, basic, prio, randws, basic_wait */
+    char *name;
+    char sched[24];    /* default, basic, prio, randws, basic_wait, external */
+    bool not_owned;    /* external, not Margo's to free */
+    unsigned refcount; /* margo_xstream_ref_incr */
     int cpubind;
     size_t npools;
     unsigned pools[MARGO_XSTREAM_POOLS_MAX]; /* indices into pools */
@@ -52,6 +59,24 @@ int margo_config_build(struct margo_config *cfg, const char *json,
                        int use_progress_thread, int rpc_thread_count,
                        const struct hg_init_info *hg_base);
 void margo_config_free(struct margo_config *cfg);
+
+/*
+ * Append one pool or xstream to a live configuration, from a JSON object
+ * of the "argobots.pools[]" / "argobots.xstreams[]" form (a missing name
+ * is generated: __pool_<n>__, __xstream_<n>__), or an external one by
+ * name (NULL: generated) for margo_add_*_external. Returns 0, or -1 after
+ * logging why; the configuration is unchanged on error.
+ */
+int margo_config_add_pool_json(struct margo_config *cfg, const char *json);
+int margo_config_add_xstream_json(struct margo_config *cfg, const char *json);
+int margo_config_add_external_pool(struct margo_config *cfg, const char *name);
+int margo_config_add_external_xstream(struct margo_config *cfg,
+                                      const char *name, const unsigned *pools,
+                                      size_t npools);
+/* Remove entry i, moving the last one into its place (pool references
+ * are renumbered). */
+void margo_config_remove_pool(struct margo_config *cfg, size_t i);
+void margo_config_remove_xstream(struct margo_config *cfg, size_t i);
 
 /* The configuration as JSON (malloc'd), with the instance's address and
  * listening flag; options are MARGO_CONFIG_* flags. NULL on error. */

@@ -223,7 +223,7 @@ margo_init_ext(const char *address, int mode,
 char *
 margo_get_config_opt(margo_instance_id mid, int options)
 {
-    char addr[256] = "";
+    char addr[256] = "", *json;
     hg_size_t size = sizeof(addr);
     hg_addr_t self;
 
@@ -234,7 +234,11 @@ margo_get_config_opt(margo_instance_id mid, int options)
             addr[0] = '\0';
         HG_Addr_free(mid->hg_class, self);
     }
-    return margo_config_to_json(&mid->config, addr, mid->listening, options);
+    /* Pools and xstreams may be added or removed meanwhile. */
+    pthread_mutex_lock(&margo_lock);
+    json = margo_config_to_json(&mid->config, addr, mid->listening, options);
+    pthread_mutex_unlock(&margo_lock);
+    return json;
 }
 
 char *

@@ -26,6 +26,7 @@
 #include "margo.h"
 #include "margo-config.h"
 #include "margo_config.h"
+#include "margo-timer.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -75,16 +76,22 @@ enum margo_req_kind { MARGO_REQ_FORWARD, MARGO_REQ_RESPOND, MARGO_REQ_BULK };
 struct margo_request_s {
     struct margo_instance *mid;
     enum margo_req_kind kind;
-    hg_handle_t handle;                  /* forward and respond               */
-    hg_op_id_t op_id;                    /* bulk: valid while posted (L)      */
-    bool heap;                           /* freed by margo_wait()             */
-    bool from_handler;                   /* posted by a running handler       */
-    bool done;                           /* (L) the HG callback has run       */
-    bool posted;                         /* (L) the HG call returned success  */
-    bool cancel_sent;                    /* (L) finalize cancelled it         */
-    hg_return_t ret;                     /* (L) result, valid once done       */
-    uint64_t deadline_ns;                /* respond: NA clock deadline or 0   */
-    bool timed_out;                      /* (L) the deadline cancelled it     */
+    hg_handle_t handle;   /* forward and respond               */
+    hg_op_id_t op_id;     /* bulk: valid while posted (L)      */
+    bool heap;            /* freed by margo_wait()             */
+    bool from_handler;    /* posted by a running handler       */
+    bool done;            /* (L) the HG callback has run       */
+    bool posted;          /* (L) the HG call returned success  */
+    bool cancel_sent;     /* (L) finalize cancelled it         */
+    hg_return_t ret;      /* (L) result, valid once done       */
+    uint64_t deadline_ns; /* respond: NA clock deadline or 0   */
+    bool timed_out;       /* (L) the deadline cancelled it     */
+    /* Callback forms (margo_cforward, ...): on_complete(uargs, result) runs
+     * once, after the HG callback, and the request is then freed; deadline
+     * is margo_crespond_timed()'s timer (margo_cforms.c). */
+    void (*on_complete)(void *uargs, hg_return_t ret);
+    void *uargs;
+    struct margo_deadline *deadline;     /* (L) */
     struct margo_request_s *prev, *next; /* (L) in-flight list */
 };
 
@@ -151,6 +158,9 @@ struct margo_instance {
     struct margo_sleep *sleepers;
     uint64_t sleep_deadline_min;
 
+    /* margo_set_progress_when_needed(): the progress thread makes progress
+     * only while the instance has something in flight (L). */
+    bool progress_when_needed;
     /* Progress tuning and counters (margo_params.c). */
     atomic_uint progress_timeout_ub_ms;
     _Atomic uint64_t num_progress_calls, num_trigger_calls;
@@ -254,6 +264,40 @@ hg_return_t margo_req_handoff(struct margo_request_s *req,
                               struct margo_request_s *storage, hg_return_t ret,
                               struct margo_request_s **reqp);
 hg_return_t margo_req_complete_cb(const struct hg_cb_info *info);
+/* The callback of a request: NULL for the blocking and i* forms. */
+struct margo_req_cb {
+    void (*fn)(void *uargs, hg_return_t ret);
+    void *uargs;
+};
+/* Start a forward, respond or transfer (blocking, i* and callback forms
+ * share them): storage as for margo_req_new; cb NULL but for the callback
+ * forms; on success *reqp is the request. */
+hg_return_t margo_forward_start(uint16_t provider_id, hg_handle_t handle,
+                                void *in_struct, double timeout_ms,
+                                const struct margo_req_cb *cb,
+                                struct margo_request_s *storage,
+                                struct margo_request_s **reqp);
+hg_return_t margo_respond_start(hg_handle_t handle, void *out_struct,
+                                double timeout_ms,
+                                const struct margo_req_cb *cb,
+                                struct margo_request_s *storage,
+                                struct margo_request_s **reqp);
+hg_return_t margo_bulk_start(margo_instance_id mid, hg_bulk_op_t op,
+                             hg_addr_t origin_addr, hg_bulk_t origin_handle,
+                             size_t origin_offset, hg_bulk_t local_handle,
+                             size_t local_offset, size_t size,
+                             double timeout_ms, const struct margo_req_cb *cb,
+                             struct margo_request_s *storage,
+                             struct margo_request_s **reqp);
+/* margo_cforms.c: arm a callback-form respond's deadline (before it is
+ * tracked; -1 if no timer could be made); at completion, with the lock
+ * held, detach the deadline; then, without the lock, run the callback
+ * and free the request. */
+int margo_creq_arm_deadline(struct margo_request_s *req, unsigned int ms);
+void margo_creq_detach_locked(struct margo_request_s *req);
+void margo_creq_finish(struct margo_request_s *req);
+/* A callback-form start failed: drop its deadline (no callback runs). */
+void margo_creq_abandon(struct margo_request_s *req);
 /* Wait for a tracked request and return its result (lock not held). */
 hg_return_t margo_req_wait(struct margo_request_s *req);
 bool margo_req_is_done(void *req);
@@ -282,6 +326,23 @@ void margo_rpcs_free(struct margo_instance *mid);
 int margo_pools_create(struct margo_instance *mid);
 void margo_pools_destroy(struct margo_instance *mid);
 void margo_pools_dump(struct margo_instance *mid, FILE *f);
+/* Start the ABT xstream of config.xstreams[i] into mid->xstreams[i]. */
+int margo_xstream_start(struct margo_instance *mid, size_t i);
+/* Index of the pool / xstream with this name (if name is not NULL) or
+ * handle, -1 if none (lock held). */
+long margo_pool_index_locked(const struct margo_instance *mid, ABT_pool handle,
+                             const char *name);
+long margo_xstream_index_locked(const struct margo_instance *mid,
+                                ABT_xstream handle, const char *name);
+/* Fill info (may be NULL) for entry i (lock held). */
+void margo_pool_info_at(const struct margo_instance *mid, size_t i,
+                        struct margo_pool_info *info);
+void margo_xstream_info_at(const struct margo_instance *mid, size_t i,
+                           struct margo_xstream_info *info);
+/* margo_elastic.c: an RPC's pool changes from old to new (either may be
+ * ABT_POOL_NULL): move one reference (lock held). */
+void margo_pool_ref_move_locked(struct margo_instance *mid, ABT_pool old_pool,
+                                ABT_pool new_pool);
 /* Run a queued entry on this thread (lock not held); as_ult: on a pool's
  * worker, counted in running_handlers here. */
 void margo_run_entry(struct margo_instance *mid, struct margo_handler_entry *e,
@@ -296,7 +357,10 @@ hg_id_t margo_shutdown_register(struct margo_instance *mid);
 /* Free the instance's memory (after the teardown, at refcount 0). */
 void margo_instance_free(struct margo_instance *mid);
 
-/* margo_timer.c: cancel and forget the timers left at finalize. */
+/* margo_timer.c: disarm a timer without waiting (lock held): true if its
+ * callback will not run from now on, false if it is running. */
+bool margo_timer_disarm_locked(margo_timer_t timer);
+/* Cancel and forget the timers left at finalize. */
 void margo_timers_release(struct margo_instance *mid);
 /* Queue the callbacks of expired timers (lock not held). */
 void margo_timers_check(struct margo_instance *mid);

@@ -69,21 +69,27 @@ margo_pools_create(struct margo_instance *mid)
             return -1;
         }
     }
-    for (size_t i = 1; i < cfg->nxstreams; i++) {
-        const struct margo_xstream_spec *x = &cfg->xstreams[i];
-        ABT_pool pools[MARGO_XSTREAM_POOLS_MAX];
-
-        for (size_t j = 0; j < x->npools; j++)
-            pools[j] = mid->pools[x->pools[j]];
-        rc = ABT_xstream_create_basic(ABT_SCHED_BASIC_WAIT, (int) x->npools,
-                                      pools, ABT_SCHED_CONFIG_NULL,
-                                      &mid->xstreams[i]);
-        if (rc != ABT_SUCCESS) {
-            margo_log(NULL, MARGO_LOG_ERROR,
-                      "margo_init: cannot create xstream \"%s\": %d", x->name,
-                      rc);
+    for (size_t i = 1; i < cfg->nxstreams; i++)
+        if (margo_xstream_start(mid, i) != 0)
             return -1;
-        }
+    return 0;
+}
+
+int
+margo_xstream_start(struct margo_instance *mid, size_t i)
+{
+    const struct margo_xstream_spec *x = &mid->config.xstreams[i];
+    ABT_pool pools[MARGO_XSTREAM_POOLS_MAX];
+    int rc;
+
+    for (size_t j = 0; j < x->npools; j++)
+        pools[j] = mid->pools[x->pools[j]];
+    rc = ABT_xstream_create_basic(ABT_SCHED_BASIC_WAIT, (int) x->npools, pools,
+                                  ABT_SCHED_CONFIG_NULL, &mid->xstreams[i]);
+    if (rc != ABT_SUCCESS) {
+        margo_log(mid, MARGO_LOG_ERROR,
+                  "margo: cannot create xstream \"%s\": %d", x->name, rc);
+        return -1;
     }
     return 0;
 }
@@ -93,11 +99,13 @@ margo_pools_destroy(struct margo_instance *mid)
 {
     /* Execution streams first (join drains their pools), then pools. */
     for (size_t i = 1; i < mid->nxstreams; i++)
-        if (mid->xstreams[i] != ABT_XSTREAM_NULL)
+        if (mid->xstreams[i] != ABT_XSTREAM_NULL &&
+            !mid->config.xstreams[i].not_owned)
             ABT_xstream_free(&mid->xstreams[i]);
     for (size_t i = 0; i < mid->npools; i++) {
         if (mid->pools[i] == ABT_POOL_NULL ||
-            (i == 0 && !mid->owned_primary_pool))
+            (i == 0 && !mid->owned_primary_pool) ||
+            mid->config.pools[i].not_owned)
             continue;
         if (ABT_pool_free(&mid->pools[i]) != ABT_SUCCESS)
             margo_log(mid, MARGO_LOG_WARNING,
@@ -176,41 +184,88 @@ margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
 
 /* ---- Public calls ---------------------------------------------------- */
 
+/* The pool the instance uses for handlers (progress: false) or progress,
+ * read under the lock since pools come and go at run time. */
 static int
-margo_pool_at(margo_instance_id mid, unsigned idx, ABT_pool *pool)
+margo_pool_of_role(margo_instance_id mid, bool progress, ABT_pool *pool)
 {
-    if (mid == MARGO_INSTANCE_NULL || pool == NULL || idx >= mid->npools)
+    unsigned idx;
+    int rc = -1;
+
+    if (mid == MARGO_INSTANCE_NULL || pool == NULL)
         return -1;
-    *pool = mid->pools[idx];
-    return 0;
+    pthread_mutex_lock(&margo_lock);
+    idx = progress ? mid->config.progress_pool : mid->config.rpc_pool;
+    if (idx < mid->npools) {
+        *pool = mid->pools[idx];
+        rc = 0;
+    }
+    pthread_mutex_unlock(&margo_lock);
+    return rc;
 }
 
 int
 margo_get_handler_pool(margo_instance_id mid, ABT_pool *pool)
 {
-    return mid ? margo_pool_at(mid, mid->config.rpc_pool, pool) : -1;
+    return margo_pool_of_role(mid, false, pool);
 }
 
 int
 margo_get_progress_pool(margo_instance_id mid, ABT_pool *pool)
 {
-    return mid ? margo_pool_at(mid, mid->config.progress_pool, pool) : -1;
+    return margo_pool_of_role(mid, true, pool);
 }
 
 size_t
 margo_get_num_pools(margo_instance_id mid)
 {
-    return mid ? mid->npools : 0;
+    size_t n;
+
+    if (mid == MARGO_INSTANCE_NULL)
+        return 0;
+    pthread_mutex_lock(&margo_lock);
+    n = mid->npools;
+    pthread_mutex_unlock(&margo_lock);
+    return n;
 }
 
 size_t
 margo_get_num_xstreams(margo_instance_id mid)
 {
-    return mid ? mid->nxstreams : 0;
+    size_t n;
+
+    if (mid == MARGO_INSTANCE_NULL)
+        return 0;
+    pthread_mutex_lock(&margo_lock);
+    n = mid->nxstreams;
+    pthread_mutex_unlock(&margo_lock);
+    return n;
 }
 
-static hg_return_t
-margo_pool_info_at(margo_instance_id mid, size_t i,
+long
+margo_pool_index_locked(const struct margo_instance *mid, ABT_pool handle,
+                        const char *name)
+{
+    for (size_t i = 0; i < mid->npools; i++)
+        if (name ? strcmp(mid->config.pools[i].name, name) == 0
+                 : mid->pools[i] == handle)
+            return (long) i;
+    return -1;
+}
+
+long
+margo_xstream_index_locked(const struct margo_instance *mid, ABT_xstream handle,
+                           const char *name)
+{
+    for (size_t i = 0; i < mid->nxstreams; i++)
+        if (name ? strcmp(mid->config.xstreams[i].name, name) == 0
+                 : mid->xstreams[i] == handle)
+            return (long) i;
+    return -1;
+}
+
+void
+margo_pool_info_at(const struct margo_instance *mid, size_t i,
                    struct margo_pool_info *info)
 {
     if (info) {
@@ -218,46 +273,58 @@ margo_pool_info_at(margo_instance_id mid, size_t i,
         info->name = mid->config.pools[i].name;
         info->index = (uint32_t) i;
     }
-    return HG_SUCCESS;
 }
 
 hg_return_t
 margo_find_pool_by_handle(margo_instance_id mid, ABT_pool handle,
                           struct margo_pool_info *info)
 {
+    long i;
+
     if (mid == MARGO_INSTANCE_NULL || handle == ABT_POOL_NULL)
         return HG_INVALID_ARG;
-    for (size_t i = 0; i < mid->npools; i++)
-        if (mid->pools[i] == handle)
-            return margo_pool_info_at(mid, i, info);
-    return HG_NOENTRY;
+    pthread_mutex_lock(&margo_lock);
+    i = margo_pool_index_locked(mid, handle, NULL);
+    if (i >= 0)
+        margo_pool_info_at(mid, (size_t) i, info);
+    pthread_mutex_unlock(&margo_lock);
+    return i >= 0 ? HG_SUCCESS : HG_NOENTRY;
 }
 
 hg_return_t
 margo_find_pool_by_name(margo_instance_id mid, const char *name,
                         struct margo_pool_info *info)
 {
+    long i;
+
     if (mid == MARGO_INSTANCE_NULL || name == NULL)
         return HG_INVALID_ARG;
-    for (size_t i = 0; i < mid->npools; i++)
-        if (strcmp(mid->config.pools[i].name, name) == 0)
-            return margo_pool_info_at(mid, i, info);
-    return HG_NOENTRY;
+    pthread_mutex_lock(&margo_lock);
+    i = margo_pool_index_locked(mid, ABT_POOL_NULL, name);
+    if (i >= 0)
+        margo_pool_info_at(mid, (size_t) i, info);
+    pthread_mutex_unlock(&margo_lock);
+    return i >= 0 ? HG_SUCCESS : HG_NOENTRY;
 }
 
 hg_return_t
 margo_find_pool_by_index(margo_instance_id mid, uint32_t index,
                          struct margo_pool_info *info)
 {
+    bool found;
+
     if (mid == MARGO_INSTANCE_NULL)
         return HG_INVALID_ARG;
-    if (index >= mid->npools)
-        return HG_NOENTRY;
-    return margo_pool_info_at(mid, index, info);
+    pthread_mutex_lock(&margo_lock);
+    found = index < mid->npools;
+    if (found)
+        margo_pool_info_at(mid, index, info);
+    pthread_mutex_unlock(&margo_lock);
+    return found ? HG_SUCCESS : HG_NOENTRY;
 }
 
-static hg_return_t
-margo_xstream_info_at(margo_instance_id mid, size_t i,
+void
+margo_xstream_info_at(const struct margo_instance *mid, size_t i,
                       struct margo_xstream_info *info)
 {
     if (info) {
@@ -265,42 +332,54 @@ margo_xstream_info_at(margo_instance_id mid, size_t i,
         info->name = mid->config.xstreams[i].name;
         info->index = (uint32_t) i;
     }
-    return HG_SUCCESS;
 }
 
 hg_return_t
 margo_find_xstream_by_handle(margo_instance_id mid, ABT_xstream handle,
                              struct margo_xstream_info *info)
 {
+    long i;
+
     if (mid == MARGO_INSTANCE_NULL || handle == ABT_XSTREAM_NULL)
         return HG_INVALID_ARG;
-    for (size_t i = 0; i < mid->nxstreams; i++)
-        if (mid->xstreams[i] == handle)
-            return margo_xstream_info_at(mid, i, info);
-    return HG_NOENTRY;
+    pthread_mutex_lock(&margo_lock);
+    i = margo_xstream_index_locked(mid, handle, NULL);
+    if (i >= 0)
+        margo_xstream_info_at(mid, (size_t) i, info);
+    pthread_mutex_unlock(&margo_lock);
+    return i >= 0 ? HG_SUCCESS : HG_NOENTRY;
 }
 
 hg_return_t
 margo_find_xstream_by_name(margo_instance_id mid, const char *name,
                            struct margo_xstream_info *info)
 {
+    long i;
+
     if (mid == MARGO_INSTANCE_NULL || name == NULL)
         return HG_INVALID_ARG;
-    for (size_t i = 0; i < mid->nxstreams; i++)
-        if (strcmp(mid->config.xstreams[i].name, name) == 0)
-            return margo_xstream_info_at(mid, i, info);
-    return HG_NOENTRY;
+    pthread_mutex_lock(&margo_lock);
+    i = margo_xstream_index_locked(mid, ABT_XSTREAM_NULL, name);
+    if (i >= 0)
+        margo_xstream_info_at(mid, (size_t) i, info);
+    pthread_mutex_unlock(&margo_lock);
+    return i >= 0 ? HG_SUCCESS : HG_NOENTRY;
 }
 
 hg_return_t
 margo_find_xstream_by_index(margo_instance_id mid, uint32_t index,
                             struct margo_xstream_info *info)
 {
+    bool found;
+
     if (mid == MARGO_INSTANCE_NULL)
         return HG_INVALID_ARG;
-    if (index >= mid->nxstreams)
-        return HG_NOENTRY;
-    return margo_xstream_info_at(mid, index, info);
+    pthread_mutex_lock(&margo_lock);
+    found = index < mid->nxstreams;
+    if (found)
+        margo_xstream_info_at(mid, index, info);
+    pthread_mutex_unlock(&margo_lock);
+    return found ? HG_SUCCESS : HG_NOENTRY;
 }
 
 hg_return_t
@@ -312,8 +391,10 @@ margo_rpc_set_pool(margo_instance_id mid, hg_id_t id, ABT_pool pool)
         return HG_INVALID_ARG;
     pthread_mutex_lock(&margo_lock);
     e = margo_rpc_find(mid, id);
-    if (e)
+    if (e) {
+        margo_pool_ref_move_locked(mid, e->pool, pool);
         e->pool = pool;
+    }
     pthread_mutex_unlock(&margo_lock);
     return e ? HG_SUCCESS : HG_NOENTRY;
 }
@@ -337,6 +418,7 @@ margo_rpc_get_pool(margo_instance_id mid, hg_id_t id, ABT_pool *pool)
 void
 margo_pools_dump(struct margo_instance *mid, FILE *f)
 {
+    pthread_mutex_lock(&margo_lock);
     fprintf(f, "# pools (index, name, waiting, total)\n");
     for (size_t i = 0; i < mid->npools; i++) {
         size_t size = 0, total = 0;
@@ -350,4 +432,5 @@ margo_pools_dump(struct margo_instance *mid, FILE *f)
     fprintf(f, "# xstreams (index, name)\n");
     for (size_t i = 0; i < mid->nxstreams; i++)
         fprintf(f, "xstream: %zu %s\n", i, mid->config.xstreams[i].name);
+    pthread_mutex_unlock(&margo_lock);
 }

@@ -675,6 +675,7 @@ margo_thread_sleep(margo_instance_id mid, double timeout_ms)
     s.next = mid->sleepers;
     mid->sleepers = &s;
     margo_sleepers_update(mid);
+    margo_wake(mid); /* a progress thread idle "when needed" now is needed */
     margo_block_until(mid, margo_sleep_done, &s, true);
     for (struct margo_sleep **p = &mid->sleepers; *p; p = &(*p)->next) {
         if (*p == &s) {
@@ -689,6 +690,18 @@ margo_thread_sleep(margo_instance_id mid, double timeout_ms)
 
 /* ---- Threads --------------------------------------------------------- */
 
+/* With progress_when_needed, whether the progress thread has a reason to
+ * make progress: an operation in flight, work queued for it, a timer or a
+ * sleeper, finalize (lock held). */
+static bool
+margo_progress_needed(const struct margo_instance *mid)
+{
+    return !mid->progress_when_needed || mid->inflight != NULL ||
+           (mid->rpc_thread_count < 0 && mid->queue_head != NULL) ||
+           mid->timers != NULL || mid->sleepers != NULL ||
+           mid->finalize_requested;
+}
+
 static void *
 margo_progress_main(void *arg)
 {
@@ -700,6 +713,12 @@ margo_progress_main(void *arg)
     while (!mid->stop_threads) {
         bool queued = mid->rpc_thread_count < 0 && mid->queue_head;
 
+        if (!margo_progress_needed(mid)) {
+            /* Idle and told to progress only when needed: no HG_Progress()
+             * until margo_wake() says something changed. */
+            pthread_cond_wait(&margo_driver_cond, &margo_lock);
+            continue;
+        }
         pthread_mutex_unlock(&margo_lock);
         (void) margo_progress_instance(mid, queued ? 0 : margo_idle_ms(mid));
         pthread_mutex_lock(&margo_lock);
@@ -736,10 +755,23 @@ margo_threads_stop(struct margo_instance *mid)
 {
     pthread_mutex_lock(&margo_lock);
     mid->stop_threads = true;
+    margo_wake(mid);
     pthread_mutex_unlock(&margo_lock);
 
     if (mid->progress_thread_started) {
         pthread_join(mid->progress_thread, NULL);
         mid->progress_thread_started = false;
     }
+}
+
+int
+margo_set_progress_when_needed(margo_instance_id mid, bool when_needed)
+{
+    if (mid == MARGO_INSTANCE_NULL)
+        return -1;
+    pthread_mutex_lock(&margo_lock);
+    mid->progress_when_needed = when_needed;
+    margo_wake(mid);
+    pthread_mutex_unlock(&margo_lock);
+    return 0;
 }

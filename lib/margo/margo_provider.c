@@ -81,6 +81,9 @@ margo_rpc_record(struct margo_instance *mid, hg_id_t id, const char *name,
     }
     e->in_proc = in_proc;
     e->out_proc = out_proc;
+    /* An RPC holds a reference on its pool, so the pool cannot be
+     * removed under it. */
+    margo_pool_ref_move_locked(mid, e->pool, pool);
     e->pool = pool;
     pthread_mutex_unlock(&margo_lock);
     return 0;
@@ -197,6 +200,7 @@ margo_deregister(margo_instance_id mid, hg_id_t id)
         if ((*p)->id == id) {
             e = *p;
             *p = e->next;
+            margo_pool_ref_move_locked(mid, e->pool, ABT_POOL_NULL);
             break;
         }
     }

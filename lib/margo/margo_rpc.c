@@ -44,6 +44,8 @@ margo_req_track(struct margo_request_s *req)
     if (mid->inflight)
         mid->inflight->prev = req;
     mid->inflight = req;
+    if (mid->progress_when_needed)
+        margo_wake(mid); /* the progress thread has a reason to run now */
     pthread_mutex_unlock(&margo_lock);
     return HG_SUCCESS;
 }
@@ -57,6 +59,11 @@ margo_req_posted(struct margo_request_s *req, hg_return_t ret)
         margo_req_unlink(req);
     } else if (!req->done) {
         req->posted = true;
+        /* A callback-form deadline that passed before the post. */
+        if (req->timed_out && !req->cancel_sent) {
+            req->cancel_sent = true;
+            (void) HG_Cancel(req->handle);
+        }
         /* A finalize may be sweeping for operations to cancel. */
         if (req->mid->teardown_started)
             margo_wake(req->mid);
@@ -68,14 +75,20 @@ hg_return_t
 margo_req_complete_cb(const struct hg_cb_info *info)
 {
     struct margo_request_s *req = info->arg;
+    bool has_cb;
 
     pthread_mutex_lock(&margo_lock);
     req->ret = info->ret;
     req->done = true;
     margo_req_unlink(req);
     margo_wake(req->mid);
+    has_cb = req->on_complete != NULL;
+    if (has_cb)
+        margo_creq_detach_locked(req);
     /* The waiter may free req as soon as the lock is released. */
     pthread_mutex_unlock(&margo_lock);
+    if (has_cb)
+        margo_creq_finish(req);
     return HG_SUCCESS;
 }
 
@@ -184,13 +197,15 @@ margo_req_handoff(struct margo_request_s *req, struct margo_request_s *storage,
         /* Nothing was posted, so no one else will free the request. The
          * test is on the pointer, not on req->heap, so that the compiler
          * sees a caller's stack storage is never freed. */
+        if (req->deadline != NULL)
+            margo_creq_abandon(req);
         if (req != storage)
             free(req);
         return ret;
     }
     /* A request handed to the program is its to wait for (the checker,
      * include/qs_check.h, reports one never waited for at exit). */
-    if (req->heap)
+    if (req->heap && req->on_complete == NULL)
         HG_CHECK(hg_check_margo_add(
             req->mid->hg_class, req, HG_CHECK_MARGO_REQUEST,
             req->kind == MARGO_REQ_FORWARD
@@ -279,9 +294,10 @@ margo_test(margo_request req, int *flag)
 
 /* ---- Forward and respond --------------------------------------------- */
 
-static hg_return_t
+hg_return_t
 margo_forward_start(uint16_t provider_id, hg_handle_t handle, void *in_struct,
-                    double timeout_ms, struct margo_request_s *storage,
+                    double timeout_ms, const struct margo_req_cb *cb,
+                    struct margo_request_s *storage,
                     struct margo_request_s **reqp)
 {
     struct margo_instance *mid = margo_hg_handle_get_instance(handle);
@@ -297,6 +313,10 @@ margo_forward_start(uint16_t provider_id, hg_handle_t handle, void *in_struct,
     req = margo_req_new(mid, MARGO_REQ_FORWARD, handle, storage);
     if (req == NULL)
         return HG_NOMEM;
+    if (cb) {
+        req->on_complete = cb->fn;
+        req->uargs = cb->uargs;
+    }
     ret = margo_req_track(req);
     if (ret == HG_SUCCESS) {
         ret = ms ? HG_Forward_timed(handle, margo_req_complete_cb, req,
@@ -314,7 +334,7 @@ margo_provider_forward_timed(uint16_t provider_id, hg_handle_t handle,
     struct margo_request_s storage, *req;
     hg_return_t ret;
 
-    ret = margo_forward_start(provider_id, handle, in_struct, timeout_ms,
+    ret = margo_forward_start(provider_id, handle, in_struct, timeout_ms, NULL,
                               &storage, &req);
     if (ret != HG_SUCCESS)
         return ret;
@@ -349,7 +369,7 @@ margo_provider_iforward_timed(uint16_t provider_id, hg_handle_t handle,
     if (req == NULL)
         return HG_INVALID_ARG;
     return margo_forward_start(provider_id, handle, in_struct, timeout_ms, NULL,
-                               req);
+                               NULL, req);
 }
 
 hg_return_t
@@ -374,8 +394,9 @@ margo_iforward(hg_handle_t handle, void *in_struct, margo_request *req)
     return margo_iforward_timed(handle, in_struct, 0, req);
 }
 
-static hg_return_t
+hg_return_t
 margo_respond_start(hg_handle_t handle, void *out_struct, double timeout_ms,
+                    const struct margo_req_cb *cb,
                     struct margo_request_s *storage,
                     struct margo_request_s **reqp)
 {
@@ -389,9 +410,18 @@ margo_respond_start(hg_handle_t handle, void *out_struct, double timeout_ms,
     req = margo_req_new(mid, MARGO_REQ_RESPOND, handle, storage);
     if (req == NULL)
         return HG_NOMEM;
-    if (ms)
+    if (cb) {
+        /* Nobody waits: a timer enforces the deadline. */
+        req->on_complete = cb->fn;
+        req->uargs = cb->uargs;
+        if (ms && margo_creq_arm_deadline(req, ms) != 0) {
+            free(req);
+            return HG_NOMEM;
+        }
+    } else if (ms) {
         req->deadline_ns =
             HG_Clock_now(mid->hg_class) + (uint64_t) ms * 1000000u;
+    }
     ret = margo_req_track(req);
     if (ret == HG_SUCCESS) {
         ret = HG_Respond(handle, margo_req_complete_cb, req, out_struct);
@@ -406,7 +436,8 @@ margo_respond_timed(hg_handle_t handle, void *out_struct, double timeout_ms)
     struct margo_request_s storage, *req;
     hg_return_t ret;
 
-    ret = margo_respond_start(handle, out_struct, timeout_ms, &storage, &req);
+    ret = margo_respond_start(handle, out_struct, timeout_ms, NULL, &storage,
+                              &req);
     if (ret != HG_SUCCESS)
         return ret;
     return margo_req_wait(req);
@@ -424,7 +455,7 @@ margo_irespond_timed(hg_handle_t handle, void *out_struct, double timeout_ms,
 {
     if (req == NULL)
         return HG_INVALID_ARG;
-    return margo_respond_start(handle, out_struct, timeout_ms, NULL, req);
+    return margo_respond_start(handle, out_struct, timeout_ms, NULL, NULL, req);
 }
 
 hg_return_t

@@ -211,6 +211,17 @@ margo_timer_cancel_locked(struct margo_timer *t)
     }
 }
 
+bool
+margo_timer_disarm_locked(margo_timer_t t)
+{
+    if (t->state == MT_RUNNING)
+        return false;
+    if (t->state == MT_QUEUED && t->mid)
+        margo_unqueue_work(t->mid, &t->entry);
+    t->state = MT_IDLE;
+    return true;
+}
+
 int
 margo_timer_cancel(margo_timer_t timer)
 {

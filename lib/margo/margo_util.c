@@ -118,3 +118,51 @@ margo_request_get_type(margo_request req)
         return MARGO_BULK_REQUEST;
     }
 }
+
+void
+__margo_respond_with_error(hg_handle_t handle, hg_return_t ret)
+{
+    const struct hg_info *info = HG_Get_info(handle);
+    hg_bool_t disabled = HG_FALSE;
+
+    if (info == NULL || ret == HG_SUCCESS ||
+        HG_Registered_disabled_response(info->hg_class, info->id, &disabled) !=
+            HG_SUCCESS ||
+        disabled)
+        return;
+    (void) HG_Respond_error(handle, NULL, NULL, ret);
+}
+
+int
+margo_start_abt_profiling(margo_instance_id mid, bool detailed)
+{
+    (void) detailed;
+    margo_log(mid, MARGO_LOG_ERROR,
+              "margo_start_abt_profiling: not supported: Argobots profiling "
+              "needs Argobots' tool interface, which this Argobots (abt.h on "
+              "POSIX threads) does not have");
+    return -1;
+}
+
+int
+margo_stop_abt_profiling(margo_instance_id mid)
+{
+    margo_log(mid, MARGO_LOG_ERROR,
+              "margo_stop_abt_profiling: not supported (no Argobots tool "
+              "interface); profiling was never started");
+    return -1;
+}
+
+int
+margo_dump_abt_profiling(margo_instance_id mid, const char *file, int uniquify,
+                         char **resolved_file_name)
+{
+    (void) file;
+    (void) uniquify;
+    if (resolved_file_name)
+        *resolved_file_name = NULL;
+    margo_log(mid, MARGO_LOG_ERROR,
+              "margo_dump_abt_profiling: not supported (no Argobots tool "
+              "interface): nothing to dump");
+    return -1;
+}

@@ -295,8 +295,7 @@ const struct na_class_ops na_tcp_class_ops = {
     .msg_send_expected = na_tcp_msg_send,
     .msg_recv_expected = na_tcp_msg_recv_expected,
     .mem_handle_create = na_tcp_mem_handle_create,
-    .mem_handle_create_segments =
-        na_plugin_mem_handle_create_segments_opnotsupported,
+    .mem_handle_create_segments = na_tcp_mem_handle_create_segments,
     .mem_handle_free = na_tcp_mem_handle_free,
     .mem_register = na_tcp_mem_register,
     .mem_deregister = na_tcp_mem_deregister,
@@ -310,4 +309,5 @@ const struct na_class_ops na_tcp_class_ops = {
     .poll_wait = na_tcp_poll_wait,
     .cancel = na_tcp_cancel,
     .clock_now = na_plugin_clock_now_monotonic,
+    .mem_handle_get_max_segments = na_tcp_mem_handle_get_max_segments,
 };

@@ -211,6 +211,26 @@ na_tcp_tx_init(struct na_tcp_tx *tx, const struct na_tcp_hdr *h,
     tx->done = 0;
 }
 
+void
+na_tcp_tx_init_iov(struct na_tcp_tx *tx, const struct na_tcp_hdr *h,
+                   const struct iovec *iov, int n)
+{
+    size_t len = 0;
+
+    na_tcp_hdr_encode(tx->hdr, h);
+    tx->iov[0].iov_base = tx->hdr;
+    tx->iov[0].iov_len = NA_TCP_HDR_SIZE;
+    tx->iovcnt = 1;
+    for (int i = 0; i < n; i++) {
+        if (iov[i].iov_len == 0)
+            continue;
+        tx->iov[tx->iovcnt++] = iov[i];
+        len += iov[i].iov_len;
+    }
+    tx->left = NA_TCP_HDR_SIZE + len;
+    tx->done = 0;
+}
+
 /* The part of `tx` not yet written, as iovecs; returns how many. */
 static int
 na_tcp_tx_iov(const struct na_tcp_tx *tx, struct iovec *iov)
@@ -269,8 +289,8 @@ na_tcp_conn_flush(struct na_tcp_conn *c)
         return;
     STAILQ_FOREACH(tx, &c->txq, entry)
     {
-        if (n + 2 > NA_TCP_IOV_MAX)
-            break;
+        if (n + tx->iovcnt > NA_TCP_IOV_MAX)
+            break; /* the first always fits: 1 + NA_TCP_SEG_MAX pieces */
         n += na_tcp_tx_iov(tx, iov + n);
     }
     /* sendmsg, not writev: MSG_NOSIGNAL, a dead peer is no SIGPIPE. */
@@ -327,13 +347,13 @@ na_tcp_conn_send(struct na_tcp_conn *c, struct na_tcp_tx *tx)
 
 bool
 na_tcp_conn_send_frame(struct na_tcp_conn *c, const struct na_tcp_hdr *h,
-                       const void *payload, size_t len)
+                       const struct iovec *iov, int n)
 {
     struct na_tcp_tx *tx = calloc(1, sizeof(*tx));
 
     if (tx == NULL)
         return false;
-    na_tcp_tx_init(tx, h, payload, len);
+    na_tcp_tx_init_iov(tx, h, iov, n);
     tx->heap = true;
     na_tcp_conn_send(c, tx);
     return true;
@@ -366,11 +386,20 @@ na_tcp_conn_rx_payload(struct na_tcp_conn *c)
     size_t have = c->rx_end - c->rx_start;
     size_t n = have < c->rx_left ? have : (size_t) c->rx_left;
 
-    if (c->rx_state == NA_TCP_RX_DIRECT && n != 0) {
-        memcpy(c->rx_dst, c->rx + c->rx_start, n);
-        c->rx_dst += n;
+    /* Segment by segment: the destination may be several. */
+    while (c->rx_state == NA_TCP_RX_DIRECT && n != 0) {
+        size_t k = n < c->rx_seg_left ? n : (size_t) c->rx_seg_left;
+
+        memcpy(c->rx_dst, c->rx + c->rx_start, k);
+        c->rx_dst += k;
+        c->rx_seg_left -= k;
+        c->rx_start += k;
+        c->rx_left -= k;
+        n -= k;
+        if (c->rx_seg_left == 0 && c->rx_left != 0)
+            na_tcp_rx_next_seg(c);
     }
-    c->rx_start += n;
+    c->rx_start += n; /* skipped */
     c->rx_left -= n;
     if (c->rx_left == 0)
         na_tcp_rma_data_done(c);
@@ -433,15 +462,20 @@ na_tcp_conn_readable(struct na_tcp_conn *c)
         ssize_t n;
 
         if (c->rx_state == NA_TCP_RX_DIRECT && c->rx_start == c->rx_end) {
-            size_t want = (size_t) c->rx_left;
+            /* Never past this frame: the next one follows at once. */
+            size_t want = (size_t) (c->rx_seg_left < c->rx_left ? c->rx_seg_left
+                                                                : c->rx_left);
 
             n = read(c->sock, c->rx_dst, want);
             if (n > 0) {
                 c->rx_dst += n;
+                c->rx_seg_left -= (uint64_t) n;
                 c->rx_left -= (uint64_t) n;
                 if (c->rx_left == 0) {
                     na_tcp_rma_data_done(c);
                     na_tcp_conn_parse(c);
+                } else if (c->rx_seg_left == 0) {
+                    na_tcp_rx_next_seg(c);
                 }
                 if ((size_t) n < want)
                     return; /* drained */

@@ -60,6 +60,11 @@
 /* Entries of one sendmsg (the kernel's IOV_MAX is 1024). */
 #define NA_TCP_IOV_MAX 64
 
+/* Segments of one memory handle (NA_Mem_handle_get_max_segments): a
+ * frame's payload is at most that many pieces, so a frame and its header
+ * fit one sendmsg. */
+#define NA_TCP_SEG_MAX 16
+
 /* Wire sizes and magics. */
 #define NA_TCP_HDR_SIZE 40
 #define NA_TCP_HELLO_SIZE 12
@@ -143,14 +148,15 @@ struct na_addr {
 struct na_op_id;
 TAILQ_HEAD(na_tcp_op_queue, na_op_id);
 
-/* A frame waiting to be written: header bytes, then up to two payload
- * pieces (a message, or RMA data straight from its region). */
+/* A frame waiting to be written: header bytes, then the payload in up to
+ * NA_TCP_SEG_MAX pieces (a message, or RMA data straight from the
+ * segments of its region). */
 struct na_tcp_tx {
     STAILQ_ENTRY(na_tcp_tx) entry;
     struct na_op_id *op; /* the op whose frame this is, or NULL */
     bool msg;            /* op is a send: it completes once written */
     uint8_t hdr[NA_TCP_HDR_SIZE];
-    struct iovec iov[2]; /* iov[0] the header, iov[1] the payload */
+    struct iovec iov[1 + NA_TCP_SEG_MAX]; /* the header, then the payload */
     int iovcnt;
     size_t left; /* bytes not yet written */
     size_t done; /* bytes written */
@@ -158,6 +164,12 @@ struct na_tcp_tx {
     bool heap;   /* freed once written (frames of no op: hello, answers) */
 };
 STAILQ_HEAD(na_tcp_tx_queue, na_tcp_tx);
+
+/* A position in a local region: its handle and the segment. */
+struct na_tcp_cursor {
+    const struct na_mem_handle *h;
+    uint32_t seg;
+};
 
 /* Where the payload of the frame being read goes. */
 enum na_tcp_rx_state {
@@ -185,6 +197,8 @@ struct na_tcp_conn {
     enum na_tcp_rx_state rx_state; /* for the frame being read        */
     uint8_t *rx_dst;               /* NA_TCP_RX_DIRECT: next byte     */
     uint64_t rx_left;              /* payload bytes still to come     */
+    uint64_t rx_seg_left;          /* of them, in rx_dst's segment    */
+    struct na_tcp_cursor rx_cur;   /* rx_dst's region and segment     */
     struct na_op_id *rx_op;        /* the op rx_dst belongs to         */
     struct na_tcp_hdr rx_hdr;      /* the frame being read            */
     uint8_t rx_status;             /* a put's verdict, sent when read */
@@ -193,13 +207,18 @@ struct na_tcp_conn {
     LIST_ENTRY(na_tcp_conn) entry;
 };
 
-/* A region: local (registered here) or described by a peer. */
+/* A region: local (registered here) or described by a peer. A local
+ * region is one segment (base, len) or, made by
+ * NA_Mem_handle_create_segments, `nseg` segments whose lengths add up to
+ * len; a peer sees only its key and total length (one wire form). */
 struct na_mem_handle {
-    uint8_t *base; /* local handles only */
-    uint64_t len;
-    uint32_t flags; /* NA_MEM_READ_ONLY / WRITE_ONLY / READWRITE */
-    uint64_t key;   /* 0: not registered */
-    bool remote;    /* deserialized from a peer's bytes */
+    uint8_t *base;           /* local handles only: the first segment */
+    uint64_t len;            /* all segments */
+    uint32_t flags;          /* NA_MEM_READ_ONLY / WRITE_ONLY / READWRITE */
+    uint64_t key;            /* 0: not registered */
+    bool remote;             /* deserialized from a peer's bytes */
+    uint32_t nseg;           /* local: 1, or the entries of segs */
+    struct na_segment *segs; /* nseg > 1 only */
 };
 
 /* Which list holds a posted op (under the class lock). */
@@ -231,7 +250,8 @@ struct na_op_id {
             uint8_t peer_id;
         } msg;
         struct {
-            uint8_t *local;
+            struct na_mem_handle *lh; /* local region and offset in it */
+            uint64_t loff;
             size_t size;
             uint64_t token;
             bool started; /* data began to move: cancel cannot undo it */
@@ -362,10 +382,13 @@ void na_tcp_conn_flush(struct na_tcp_conn *conn);
 void na_tcp_conn_send(struct na_tcp_conn *conn, struct na_tcp_tx *tx);
 void na_tcp_tx_init(struct na_tcp_tx *tx, const struct na_tcp_hdr *h,
                     const void *payload, size_t len);
+/* The same with the payload in `n` pieces (at most NA_TCP_SEG_MAX). */
+void na_tcp_tx_init_iov(struct na_tcp_tx *tx, const struct na_tcp_hdr *h,
+                        const struct iovec *iov, int n);
 /* Send a frame of no op (an RMA answer): false if out of memory. */
 bool na_tcp_conn_send_frame(struct na_tcp_conn *conn,
-                            const struct na_tcp_hdr *h, const void *payload,
-                            size_t len);
+                            const struct na_tcp_hdr *h, const struct iovec *iov,
+                            int n);
 /* Fail what waits on a dead connection and free it. */
 void na_tcp_conn_reap(struct na_tcp_conn *conn);
 void na_tcp_conn_destroy(struct na_tcp_conn *conn);
@@ -408,6 +431,14 @@ na_return_t na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc,
 void na_tcp_rma_frame(struct na_tcp_conn *conn, const struct na_tcp_hdr *h);
 /* The payload read for NA_TCP_RX_DIRECT is complete. */
 void na_tcp_rma_data_done(struct na_tcp_conn *conn);
+/* rx_dst's segment is full and rx_left is not 0: move to the next one. */
+void na_tcp_rx_next_seg(struct na_tcp_conn *conn);
+na_return_t na_tcp_mem_handle_create_segments(na_class_t *na_class,
+                                              struct na_segment *segments,
+                                              size_t segment_count,
+                                              unsigned long flags,
+                                              na_mem_handle_t *mem_handle);
+size_t na_tcp_mem_handle_get_max_segments(const na_class_t *na_class);
 void na_tcp_rma_conn_failed(struct na_tcp_conn *conn);
 
 /* na_tcp_progress.c */

@@ -16,6 +16,11 @@
  * it straight into the region (or skips it, refused) and answers with an
  * acknowledgement. The origin finds its op by the token; an answer whose op was
  * cancelled is skipped.
+ *
+ * A region made of several segments (NA_Mem_handle_create_segments, up to
+ * NA_TCP_SEG_MAX) is one key and one range to its peers: a frame's data
+ * is gathered from, or read into, the segments the range covers, so the
+ * wire forms are those of a single segment.
  */
 #include "na_tcp_internal.h"
 
@@ -43,8 +48,143 @@ na_tcp_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
     h->base = buf;
     h->len = buf_size;
     h->flags = (uint32_t) flags;
+    h->nseg = 1;
     *mem_handle = h;
     return NA_SUCCESS;
+}
+
+na_return_t
+na_tcp_mem_handle_create_segments(na_class_t *na_class,
+                                  struct na_segment *segments,
+                                  size_t segment_count, unsigned long flags,
+                                  na_mem_handle_t *mem_handle)
+{
+    struct na_mem_handle *h;
+    uint64_t total = 0;
+
+    if (segments == NULL || segment_count == 0 ||
+        segment_count > NA_TCP_SEG_MAX)
+        return NA_INVALID_ARG;
+    for (size_t i = 0; i < segment_count; i++) {
+        if (segments[i].len > UINT64_MAX - total)
+            return NA_INVALID_ARG;
+        total += segments[i].len;
+    }
+    if (segment_count == 1)
+        return na_tcp_mem_handle_create(na_class,
+                                        (void *) (uintptr_t) segments[0].base,
+                                        segments[0].len, flags, mem_handle);
+    h = calloc(1, sizeof(*h));
+    if (h == NULL)
+        return NA_NOMEM;
+    h->segs = malloc(segment_count * sizeof(*h->segs));
+    if (h->segs == NULL) {
+        free(h);
+        return NA_NOMEM;
+    }
+    memcpy(h->segs, segments, segment_count * sizeof(*h->segs));
+    h->nseg = (uint32_t) segment_count;
+    h->base = (uint8_t *) (uintptr_t) segments[0].base;
+    h->len = total;
+    h->flags = (uint32_t) flags;
+    *mem_handle = h;
+    return NA_SUCCESS;
+}
+
+size_t
+na_tcp_mem_handle_get_max_segments(const na_class_t *na_class)
+{
+    (void) na_class;
+    return NA_TCP_SEG_MAX;
+}
+
+/* Segment i of a local region. */
+static uint8_t *
+na_tcp_seg(const struct na_mem_handle *h, uint32_t i, uint64_t *len)
+{
+    if (h->segs == NULL) {
+        *len = h->len;
+        return h->base;
+    }
+    *len = h->segs[i].len;
+    return (uint8_t *) (uintptr_t) h->segs[i].base;
+}
+
+/* The pieces of [off, off + len) of a local region (inside it); how many
+ * (at most NA_TCP_SEG_MAX). */
+static int
+na_tcp_mem_iov(const struct na_mem_handle *h, uint64_t off, uint64_t len,
+               struct iovec *iov)
+{
+    int n = 0;
+
+    for (uint32_t i = 0; i < h->nseg && len != 0; i++) {
+        uint64_t slen;
+        uint8_t *p = na_tcp_seg(h, i, &slen);
+        uint64_t k;
+
+        if (off >= slen) {
+            off -= slen;
+            continue;
+        }
+        k = slen - off < len ? slen - off : len;
+        iov[n].iov_base = p + off;
+        iov[n].iov_len = (size_t) k;
+        n++;
+        len -= k;
+        off = 0;
+    }
+    return n;
+}
+
+/* Point conn's reading at byte `off` of local region h, `len` bytes
+ * (inside it, len not 0). */
+static void
+na_tcp_rx_seek(struct na_tcp_conn *c, const struct na_mem_handle *h,
+               uint64_t off)
+{
+    uint64_t slen = 0;
+    uint8_t *p = NULL;
+    uint32_t i;
+
+    for (i = 0; i < h->nseg; i++) {
+        p = na_tcp_seg(h, i, &slen);
+        if (off < slen)
+            break;
+        off -= slen;
+    }
+    c->rx_cur.h = h;
+    c->rx_cur.seg = i;
+    c->rx_dst = p + off;
+    c->rx_seg_left = slen - off;
+}
+
+/* The region a put writes into may be deregistered while its data
+ * arrives (the caller's race): its segments are looked up again through
+ * the class's table, and the rest is skipped when it is gone. */
+void
+na_tcp_rx_next_seg(struct na_tcp_conn *c)
+{
+    const struct na_mem_handle *h = c->rx_cur.h;
+    uint64_t slen = 0;
+    uint8_t *p;
+
+    if (c->rx_hdr.type == NA_TCP_PUT) {
+        uint32_t slot = (uint32_t) c->rx_hdr.key;
+        struct na_tcp_class *cls = c->cls;
+        if (slot >= cls->region_cap || cls->regions[slot].h != h ||
+            NA_TCP_KEY(slot, cls->regions[slot].gen) != c->rx_hdr.key) {
+            c->rx_state = NA_TCP_RX_DISCARD;
+            c->rx_status = NA_TCP_ST_KEY;
+            return;
+        }
+    }
+    do {
+        c->rx_cur.seg++;
+        p = na_tcp_seg(h, c->rx_cur.seg, &slen);
+    } while (slen == 0);
+    c->rx_dst = p;
+    c->rx_seg_left = slen;
 }
 
 static void
@@ -69,6 +209,7 @@ na_tcp_mem_handle_free(na_class_t *na_class, na_mem_handle_t h)
         na_tcp_region_release(cls, h);
         pthread_mutex_unlock(&cls->lock);
     }
+    free(h->segs);
     free(h);
 }
 
@@ -169,10 +310,10 @@ na_tcp_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
 }
 
 /* The target's check of (key, offset, len) for a read or a write (lock
- * held); *base is the first byte on success. */
+ * held); *region is the region on success. */
 static uint8_t
 na_tcp_region_check(struct na_tcp_class *cls, uint64_t key, uint64_t offset,
-                    uint64_t len, bool write, uint8_t **base)
+                    uint64_t len, bool write, struct na_mem_handle **region)
 {
     uint32_t slot = (uint32_t) key;
     struct na_mem_handle *h;
@@ -185,7 +326,7 @@ na_tcp_region_check(struct na_tcp_class *cls, uint64_t key, uint64_t offset,
         return NA_TCP_ST_RANGE;
     if (!(h->flags & (write ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
         return NA_TCP_ST_PERM;
-    *base = h->base + offset;
+    *region = h;
     return NA_TCP_ST_OK;
 }
 
@@ -230,8 +371,10 @@ na_tcp_rma_frame(struct na_tcp_conn *c, const struct na_tcp_hdr *h)
 {
     struct na_tcp_hdr a = {
         .src_id = h->dst_id, .dst_id = h->src_id, .token = h->token};
+    struct iovec iov[NA_TCP_SEG_MAX];
+    struct na_mem_handle *region = NULL;
     struct na_op_id *op;
-    uint8_t *base = NULL;
+    int n = 0;
 
     c->rx_hdr = *h;
     c->rx_op = NULL;
@@ -240,18 +383,21 @@ na_tcp_rma_frame(struct na_tcp_conn *c, const struct na_tcp_hdr *h)
     case NA_TCP_GET_REQ:
         a.type = NA_TCP_GET_RESP;
         a.status = na_tcp_region_check(c->cls, h->key, h->offset, h->len, false,
-                                       &base);
+                                       &region);
         a.len = a.status == NA_TCP_ST_OK ? h->len : 0;
-        if (!na_tcp_conn_send_frame(c, &a, base, (size_t) a.len))
+        if (a.len != 0)
+            n = na_tcp_mem_iov(region, h->offset, h->len, iov);
+        if (!na_tcp_conn_send_frame(c, &a, iov, n))
             c->dead = true;
         return;
     case NA_TCP_PUT:
-        c->rx_status =
-            na_tcp_region_check(c->cls, h->key, h->offset, h->len, true, &base);
+        c->rx_status = na_tcp_region_check(c->cls, h->key, h->offset, h->len,
+                                           true, &region);
         c->rx_state =
             c->rx_status == NA_TCP_ST_OK ? NA_TCP_RX_DIRECT : NA_TCP_RX_DISCARD;
-        c->rx_dst = base;
         c->rx_left = h->len;
+        if (c->rx_state == NA_TCP_RX_DIRECT && h->len != 0)
+            na_tcp_rx_seek(c, region, h->offset);
         break;
     case NA_TCP_GET_RESP:
         op = na_tcp_rma_find(c, h->token, NA_CB_GET);
@@ -265,11 +411,12 @@ na_tcp_rma_frame(struct na_tcp_conn *c, const struct na_tcp_hdr *h)
             return;
         }
         c->rx_state = op != NULL ? NA_TCP_RX_DIRECT : NA_TCP_RX_DISCARD;
-        c->rx_dst = op != NULL ? op->u.rma.local : NULL;
         c->rx_op = op;
         if (op != NULL)
             op->u.rma.started = true;
         c->rx_left = h->len;
+        if (op != NULL && h->len != 0)
+            na_tcp_rx_seek(c, op->u.rma.lh, op->u.rma.loff);
         break;
     case NA_TCP_PUT_ACK:
         op = na_tcp_rma_find(c, h->token, NA_CB_PUT);
@@ -303,23 +450,48 @@ na_tcp_rma_data_done(struct na_tcp_conn *c)
     c->rx_op = NULL;
 }
 
-/* RMA within the class: the same checks, then a copy. */
+/* RMA within the class: the same checks, then a copy, piece by piece
+ * (either side may be several segments). */
 static na_return_t
-na_tcp_rma_self(struct na_tcp_class *cls, const struct na_op_desc *desc,
-                uint8_t *local)
+na_tcp_rma_self(struct na_tcp_class *cls, const struct na_op_desc *desc)
 {
-    uint8_t *base = NULL;
+    struct na_mem_handle *region = NULL, *lh = desc->local_mem_handle;
+    struct iovec liov[NA_TCP_SEG_MAX], riov[NA_TCP_SEG_MAX];
+    bool put = desc->type == NA_CB_PUT;
     uint8_t st;
 
     pthread_mutex_lock(&cls->lock);
-    st = na_tcp_region_check(cls, desc->remote_mem_handle->key,
-                             desc->remote_offset, desc->data_size,
-                             desc->type == NA_CB_PUT, &base);
+    st =
+        na_tcp_region_check(cls, desc->remote_mem_handle->key,
+                            desc->remote_offset, desc->data_size, put, &region);
     if (st == NA_TCP_ST_OK && desc->data_size != 0) {
-        if (desc->type == NA_CB_PUT)
-            memmove(base, local, desc->data_size);
-        else
-            memmove(local, base, desc->data_size);
+        int ln = na_tcp_mem_iov(lh, desc->local_offset, desc->data_size, liov);
+        int rn =
+            na_tcp_mem_iov(region, desc->remote_offset, desc->data_size, riov);
+        int li = 0, ri = 0;
+        size_t lo = 0, ro = 0;
+
+        while (li < ln && ri < rn) {
+            size_t lk = liov[li].iov_len - lo, rk = riov[ri].iov_len - ro;
+            size_t k = lk < rk ? lk : rk;
+            uint8_t *l = (uint8_t *) liov[li].iov_base + lo;
+            uint8_t *r = (uint8_t *) riov[ri].iov_base + ro;
+
+            if (put)
+                memmove(r, l, k);
+            else
+                memmove(l, r, k);
+            lo += k;
+            ro += k;
+            if (lo == liov[li].iov_len) {
+                li++;
+                lo = 0;
+            }
+            if (ro == riov[ri].iov_len) {
+                ri++;
+                ro = 0;
+            }
+        }
     }
     pthread_mutex_unlock(&cls->lock);
     return na_tcp_status_ret(st);
@@ -340,8 +512,8 @@ na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
                            .key = rh->key,
                            .offset = desc->remote_offset,
                            .len = size};
+    struct iovec iov[NA_TCP_SEG_MAX];
     struct na_tcp_conn *conn;
-    uint8_t *local;
 
     if (lh->remote)
         return NA_INVALID_ARG;
@@ -350,10 +522,9 @@ na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
         return NA_INVALID_ARG;
     if (!(rh->flags & (put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
         return NA_PERMISSION;
-    local = lh->base + desc->local_offset;
     na_tcp_op_start(op, desc, desc->addr);
     if (desc->addr->self) {
-        na_return_t ret = na_tcp_rma_self(cls, desc, local);
+        na_return_t ret = na_tcp_rma_self(cls, desc);
         pthread_mutex_lock(&cls->lock);
         na_tcp_op_complete(op, ret);
         pthread_mutex_unlock(&cls->lock);
@@ -368,14 +539,18 @@ na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
         na_tcp_wake_local(cls);
         return NA_SUCCESS;
     }
-    op->u.rma.local = local;
+    op->u.rma.lh = lh;
+    op->u.rma.loff = desc->local_offset;
     op->u.rma.size = size;
     op->u.rma.token = h.token = ++conn->rma_seq;
     op->u.rma.started = false;
     op->conn = conn;
     op->queue = NA_TCP_Q_RMA;
     TAILQ_INSERT_TAIL(&conn->rma, op, entry);
-    na_tcp_tx_init(&op->tx, &h, put ? local : NULL, put ? size : 0);
+    na_tcp_tx_init_iov(&op->tx, &h, iov,
+                       put && size != 0
+                           ? na_tcp_mem_iov(lh, desc->local_offset, size, iov)
+                           : 0);
     op->tx.op = op;
     op->tx.msg = false;
     op->tx.heap = false;

@@ -65,6 +65,24 @@ drive(na_class_t *cls, na_context_t *ctx, const int *calls, int want)
     return true;
 }
 
+/* Drive two classes in turn until *calls is non-zero; false on timeout. */
+static bool
+drive_two(na_class_t *x, na_context_t *xctx, na_class_t *y, na_context_t *yctx,
+          const int *calls)
+{
+    uint64_t deadline = NA_Clock_now(x) + TEST_TIMEOUT_NS;
+
+    while (*calls == 0) {
+        if (NA_Clock_now(x) > deadline)
+            return false;
+        NA_Poll_wait(x, xctx, 1, NULL);
+        NA_Trigger(xctx, 64, NULL);
+        NA_Poll_wait(y, yctx, 1, NULL);
+        NA_Trigger(yctx, 64, NULL);
+    }
+    return true;
+}
+
 static uint16_t
 port_of(na_class_t *cls, na_addr_t addr)
 {
@@ -170,13 +188,7 @@ test_ipv6(void **state)
     assert_int_equal(NA_Msg_send_unexpected(b, bctx, record_cb, &sent_b, "v6",
                                             2, NULL, back, 0, 5, op_s),
                      NA_SUCCESS);
-    /* Both classes are driven here, in turn. */
-    for (int i = 0; i < 2000 && r.calls == 0; i++) {
-        NA_Poll_wait(b, bctx, 1, NULL);
-        NA_Trigger(bctx, 64, NULL);
-        NA_Poll_wait(a, actx, 1, NULL);
-        NA_Trigger(actx, 64, NULL);
-    }
+    assert_true(drive_two(b, bctx, a, actx, &r.calls));
     assert_int_equal(r.calls, 1);
     assert_int_equal(r.ret, NA_SUCCESS);
     assert_int_equal(r.tag, 5);
@@ -188,12 +200,7 @@ test_ipv6(void **state)
     assert_int_equal(NA_Msg_send_expected(a, actx, record_cb, &sent_a, "ok", 2,
                                           NULL, b_at_a, 0, 5, op_a),
                      NA_SUCCESS);
-    for (int i = 0; i < 2000 && s.calls == 0; i++) {
-        NA_Poll_wait(a, actx, 1, NULL);
-        NA_Trigger(actx, 64, NULL);
-        NA_Poll_wait(b, bctx, 1, NULL);
-        NA_Trigger(bctx, 64, NULL);
-    }
+    assert_true(drive_two(a, actx, b, bctx, &s.calls));
     assert_int_equal(s.calls, 1);
     assert_int_equal(s.ret, NA_SUCCESS);
     assert_memory_equal(buf_b, "ok", 2);
@@ -208,6 +215,159 @@ test_ipv6(void **state)
     NA_Op_destroy(a, op_a);
     NA_Op_destroy(b, op_b);
     NA_Op_destroy(b, op_s);
+    assert_int_equal(NA_Context_destroy(a, actx), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(b, bctx), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(a), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(b), NA_SUCCESS);
+}
+
+/* Post an RMA from `a` and drive both classes until it completes. */
+static na_return_t
+rma_two(na_class_t *a, na_context_t *actx, na_class_t *b, na_context_t *bctx,
+        bool put, na_mem_handle_t lh, na_offset_t loff, na_mem_handle_t rh,
+        na_offset_t roff, size_t len, na_addr_t peer)
+{
+    na_op_id_t *op = NA_Op_create(a, 0);
+    struct result r = {0};
+    na_return_t ret;
+
+    ret = (put ? NA_Put : NA_Get)(a, actx, record_cb, &r, lh, loff, rh, roff,
+                                  len, peer, 0, op);
+    if (ret == NA_SUCCESS) {
+        assert_true(drive_two(a, actx, b, bctx, &r.calls));
+        ret = r.ret;
+    }
+    NA_Op_destroy(a, op);
+    return ret;
+}
+
+/*
+ * Local memory handles of several segments: a put gathers from them, a
+ * get's answer is read into them (across a connection), and an RMA of a
+ * class to itself copies between two segmented regions. The segment
+ * count limit is the one NA_Mem_handle_get_max_segments reports.
+ */
+static void
+test_local_segments(void **state)
+{
+    na_class_t *a = NA_Initialize(INFO, true), *b = NA_Initialize(INFO, true);
+    na_context_t *actx = NA_Context_create(a), *bctx = NA_Context_create(b);
+    static unsigned char s0[10], s1[20], s2[34], region[64], t0[7], t1[57];
+    struct na_segment segs[3] = {{(uint64_t) (uintptr_t) s0, sizeof(s0)},
+                                 {(uint64_t) (uintptr_t) s1, sizeof(s1)},
+                                 {(uint64_t) (uintptr_t) s2, sizeof(s2)}};
+    struct na_segment tsegs[2] = {{(uint64_t) (uintptr_t) t0, sizeof(t0)},
+                                  {(uint64_t) (uintptr_t) t1, sizeof(t1)}};
+    struct na_segment many[17];
+    na_mem_handle_t lh, rh, rh_at_a, bl, bt, bt_self;
+    na_addr_t b_at_a, b_self;
+    uint8_t ser[64];
+    size_t n;
+
+    (void) state;
+    assert_int_equal(NA_Mem_handle_get_max_segments(a), 16);
+    for (int i = 0; i < 17; i++)
+        many[i] = segs[0];
+    assert_int_equal(
+        NA_Mem_handle_create_segments(a, many, 17, NA_MEM_READWRITE, &lh),
+        NA_INVALID_ARG);
+    assert_int_equal(
+        NA_Mem_handle_create_segments(a, segs, 3, NA_MEM_READWRITE, &lh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(a, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(b, region, sizeof(region), NA_MEM_READWRITE, &rh),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    n = NA_Mem_handle_get_serialize_size(b, rh);
+    assert_int_equal(NA_Mem_handle_serialize(b, ser, n, rh), NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_deserialize(a, &rh_at_a, ser, n),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Addr_self(b, &b_self), NA_SUCCESS);
+    n = sizeof(ser);
+    assert_int_equal(NA_Addr_serialize(b, ser, sizeof(ser), b_self),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Addr_deserialize(a, &b_at_a, ser,
+                                         NA_Addr_get_serialize_size(b, b_self)),
+                     NA_SUCCESS);
+
+    /* Put bytes 3..60 of the segments (all three) to region[2..59). */
+    for (int i = 0; i < 64; i++) {
+        unsigned char v = (unsigned char) (i + 1);
+        if (i < 10)
+            s0[i] = v;
+        else if (i < 30)
+            s1[i - 10] = v;
+        else
+            s2[i - 30] = v;
+    }
+    assert_int_equal(
+        rma_two(a, actx, b, bctx, true, lh, 3, rh_at_a, 2, 57, b_at_a),
+        NA_SUCCESS);
+    for (int i = 0; i < 64; i++)
+        assert_int_equal(region[i], i >= 2 && i < 59 ? i + 2 : 0);
+
+    /* Get the whole region back into the segments. */
+    for (int i = 0; i < 64; i++)
+        region[i] = (unsigned char) (200 - i);
+    memset(s0, 0, sizeof(s0));
+    memset(s1, 0, sizeof(s1));
+    memset(s2, 0, sizeof(s2));
+    assert_int_equal(
+        rma_two(a, actx, b, bctx, false, lh, 0, rh_at_a, 0, 64, b_at_a),
+        NA_SUCCESS);
+    assert_int_equal(s0[0], 200);
+    assert_int_equal(s0[9], 191);
+    assert_int_equal(s1[0], 190);
+    assert_int_equal(s1[19], 171);
+    assert_int_equal(s2[0], 170);
+    assert_int_equal(s2[33], 137);
+    /* Past the end of the segments: refused at post time. */
+    assert_int_equal(
+        rma_two(a, actx, b, bctx, false, lh, 1, rh_at_a, 0, 64, b_at_a),
+        NA_INVALID_ARG);
+
+    /* Within b: a segmented region to a segmented local handle. */
+    assert_int_equal(
+        NA_Mem_handle_create_segments(b, tsegs, 2, NA_MEM_READWRITE, &bt),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(b, bt, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    n = NA_Mem_handle_get_serialize_size(b, bt);
+    assert_int_equal(NA_Mem_handle_serialize(b, ser, n, bt), NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_deserialize(b, &bt_self, ser, n),
+                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create_segments(b, segs, 3, NA_MEM_READWRITE, &bl),
+        NA_SUCCESS);
+    for (int i = 0; i < 64; i++) {
+        if (i < 7)
+            t0[i] = (unsigned char) (50 + i);
+        else
+            t1[i - 7] = (unsigned char) (50 + i);
+    }
+    memset(s0, 0, sizeof(s0));
+    memset(s1, 0, sizeof(s1));
+    memset(s2, 0, sizeof(s2));
+    assert_int_equal(
+        rma_two(b, bctx, a, actx, false, bl, 5, bt_self, 4, 50, b_self),
+        NA_SUCCESS);
+    assert_int_equal(s0[4], 0);
+    assert_int_equal(s0[5], 54);
+    assert_int_equal(s1[0], 59);
+    assert_int_equal(s2[24], 103);
+    assert_int_equal(s2[25], 0);
+
+    NA_Mem_handle_free(b, bt_self);
+    NA_Mem_deregister(b, bt);
+    NA_Mem_handle_free(b, bt);
+    NA_Mem_handle_free(b, bl);
+    NA_Mem_handle_free(a, rh_at_a);
+    NA_Mem_deregister(b, rh);
+    NA_Mem_handle_free(b, rh);
+    NA_Mem_deregister(a, lh);
+    NA_Mem_handle_free(a, lh);
+    NA_Addr_free(a, b_at_a);
+    NA_Addr_free(b, b_self);
     assert_int_equal(NA_Context_destroy(a, actx), NA_SUCCESS);
     assert_int_equal(NA_Context_destroy(b, bctx), NA_SUCCESS);
     assert_int_equal(NA_Finalize(a), NA_SUCCESS);
@@ -490,6 +650,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_ipv6),
+        cmocka_unit_test(test_local_segments),
         cmocka_unit_test(test_ofi_tcp_switch),
         cmocka_unit_test(test_source_is_connection),
         cmocka_unit_test(test_refused),

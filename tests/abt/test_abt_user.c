@@ -522,6 +522,59 @@ test_pool_calls_builtin(void **state)
     assert_int_equal(ABT_pool_free(&pool), ABT_SUCCESS);
 }
 
+/* ABT_pool_pop_thread(s) / push_thread(s) move waiting ULTs between pools
+ * of either kind: from the LIFO user pool (2, 1, 0) into a built-in FIFO
+ * one, which then runs them in that order; and one back the other way. */
+static void
+test_pool_threads_across_kinds(void **state)
+{
+    (void) state;
+    ABT_pool_def def = lifo_def();
+    ABT_pool user, fifo;
+    ABT_thread threads[8], t;
+    ABT_unit u;
+    size_t num = 99, size = 99;
+
+    assert_int_equal(ABT_pool_create(&def, ABT_POOL_CONFIG_NULL, &user),
+                     ABT_SUCCESS);
+    assert_int_equal(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC,
+                                           ABT_FALSE, &fifo),
+                     ABT_SUCCESS);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ABT_thread_create(user, record, (void *) (intptr_t) i,
+                                           ABT_THREAD_ATTR_NULL, NULL),
+                         ABT_SUCCESS);
+    assert_int_equal(ABT_pool_pop_threads(user, threads, 8, &num), ABT_SUCCESS);
+    assert_int_equal(num, 3);
+    assert_int_equal(ABT_pool_get_size(user, &size), ABT_SUCCESS);
+    assert_int_equal(size, 0);
+    assert_int_equal(ABT_pool_pop_thread(user, &t), ABT_SUCCESS);
+    assert_null(t);
+    assert_int_equal(ABT_pool_push_threads(fifo, threads, num), ABT_SUCCESS);
+    assert_int_equal(ABT_pool_get_size(fifo, &size), ABT_SUCCESS);
+    assert_int_equal(size, 3);
+    /* One goes back to the user pool and runs from there. */
+    assert_int_equal(ABT_pool_pop_thread(fifo, &t), ABT_SUCCESS);
+    assert_non_null(t);
+    assert_int_equal(ABT_pool_push_thread(user, t), ABT_SUCCESS);
+    assert_int_equal(ABT_pool_pop(user, &u), ABT_SUCCESS);
+    assert_int_equal(ABT_xstream_run_unit(u, user), ABT_SUCCESS);
+    while (ABT_pool_pop(fifo, &u) == ABT_SUCCESS && u != ABT_UNIT_NULL)
+        assert_int_equal(ABT_xstream_run_unit(u, fifo), ABT_SUCCESS);
+    assert_int_equal(norder, 3);
+    assert_int_equal(order[0], 2);
+    assert_int_equal(order[1], 1);
+    assert_int_equal(order[2], 0);
+    assert_int_equal(ABT_pool_push_thread(fifo, ABT_THREAD_NULL),
+                     ABT_ERR_INV_THREAD);
+    assert_int_equal(ABT_pool_pop_thread(ABT_POOL_NULL, &t), ABT_ERR_INV_POOL);
+    assert_int_equal(ABT_pool_pop_threads(fifo, NULL, 1, &num),
+                     ABT_ERR_INV_ARG);
+    assert_int_equal(ABT_pool_free(&user), ABT_SUCCESS);
+    assert_int_equal(ABT_pool_free(&fifo), ABT_SUCCESS);
+    assert_int_equal(lifo_units_live, 0);
+}
+
 /* A ULT cancelled while it waits in a user pool never runs. */
 static void
 test_cancel_in_user_pool(void **state)
@@ -618,13 +671,10 @@ main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_user_pool_predefined_sched),
-        T(test_user_sched_runs_its_policy),
-        T(test_user_sched_blocked_ult),
-        T(test_sched_finish_and_exit),
-        T(test_pool_calls_builtin),
-        T(test_cancel_in_user_pool),
-        T(test_bad_input),
+        T(test_user_pool_predefined_sched), T(test_user_sched_runs_its_policy),
+        T(test_user_sched_blocked_ult),     T(test_sched_finish_and_exit),
+        T(test_pool_calls_builtin),         T(test_pool_threads_across_kinds),
+        T(test_cancel_in_user_pool),        T(test_bad_input),
     };
     return cmocka_run_group_tests_name("abt_user", tests, NULL, NULL);
 }

@@ -2,10 +2,12 @@
  * Run-time parameters and counters (margo.h, margo-util.h): the progress
  * timeout upper bound and margo_set_param(), the HG_Progress() and
  * HG_Trigger() counters, the Argobots environment set before ABT_init(),
- * and the current RPC id of a handler or ULT.
+ * the current RPC id of a handler or ULT, progress only when needed,
+ * migrating the progress pool, and Argobots profiling (not supported).
  */
 #include "tm.h"
 
+#include <margo-config.h>
 #include <margo-util.h>
 
 #include <stdlib.h>
@@ -255,6 +257,104 @@ test_current_rpc_id_is_per_ult(void **state)
     margo_finalize(mid);
 }
 
+static uint64_t
+busy_calls(margo_instance_id mid, uint64_t before)
+{
+    return margo_get_num_progress_calls(mid) - before;
+}
+
+/* A client's progress thread told to progress only when needed makes no
+ * HG_Progress() calls while idle, and still completes its forwards. */
+static void
+test_progress_when_needed(void **state)
+{
+    margo_instance_id server = tp_init(0, 0), client;
+    char caddr[64];
+    uint64_t before, idle, busy;
+    hg_addr_t addr;
+    hg_id_t id;
+
+    (void) state;
+    tm_addr_for(caddr, sizeof(caddr), "params-c");
+    client = margo_init(caddr, MARGO_CLIENT_MODE, 1, 0);
+    assert_non_null(client);
+    MARGO_REGISTER(server, "tp_wn", tm_add_in_t, tm_add_out_t, tm_add);
+    id = MARGO_REGISTER(client, "tp_wn", tm_add_in_t, tm_add_out_t, NULL);
+    addr = tm_lookup_self(client, server);
+    assert_int_equal(margo_set_progress_when_needed(MARGO_INSTANCE_NULL, true),
+                     -1);
+    assert_int_equal(margo_set_progress_when_needed(client, true), 0);
+    assert_int_equal(tm_call_add(client, addr, id, 20, 22), 42);
+    if (tm_is_sim()) {
+        /* The server's 1 s sleep moves the virtual clock. */
+        margo_thread_sleep(server, 10);
+        before = margo_get_num_progress_calls(client);
+        margo_thread_sleep(server, 1000);
+        idle = margo_get_num_progress_calls(client) - before;
+        /* Told to progress always, it does (how soon depends on thread
+         * scheduling: wait up to 60 s of virtual time for two calls). */
+        assert_int_equal(margo_set_progress_when_needed(client, false), 0);
+        before = margo_get_num_progress_calls(client);
+        for (int i = 0; i < 600 && busy_calls(client, before) < 2; i++)
+            margo_thread_sleep(server, 100);
+        busy = busy_calls(client, before);
+        fprintf(stderr,
+                "client progress calls in 1 s idle when needed: %llu; "
+                "always: %llu\n",
+                (unsigned long long) idle, (unsigned long long) busy);
+        assert_true(idle <= 1);
+        assert_true(busy >= 2);
+        assert_int_equal(margo_set_progress_when_needed(client, true), 0);
+    }
+    assert_int_equal(tm_call_add(client, addr, id, 1, 2), 3);
+    assert_hg_ok(margo_addr_free(client, addr));
+    margo_finalize(client);
+    margo_finalize(server);
+}
+
+/* The progress pool designation moves; the pool it names stays. */
+static void
+test_migrate_progress_loop(void **state)
+{
+    margo_instance_id mid = tp_init(1, 0);
+    struct margo_pool_info info, old;
+    ABT_pool pool;
+    char *json;
+
+    (void) state;
+    assert_int_equal(margo_get_progress_pool(mid, &pool), 0);
+    assert_hg_ok(margo_find_pool_by_handle(mid, pool, &old));
+    assert_hg_ok(margo_add_pool_from_json(mid, "{\"name\":\"moved\"}", &info));
+    assert_int_equal(margo_migrate_progress_loop(mid, info.index), 0);
+    assert_int_equal(margo_migrate_progress_loop(mid, info.index), 0);
+    assert_int_equal(margo_get_progress_pool(mid, &pool), 0);
+    assert_ptr_equal(pool, info.pool);
+    json = margo_get_config_opt(mid, MARGO_CONFIG_USE_NAMES);
+    assert_non_null(strstr(json, "\"progress_pool\":\"moved\""));
+    free(json);
+    assert_hg_ret(margo_remove_pool_by_name(mid, "moved"), HG_OTHER_ERROR);
+    assert_int_equal(margo_migrate_progress_loop(mid, 999), ABT_ERR_INV_ARG);
+    assert_int_equal(margo_migrate_progress_loop(NULL, 0), ABT_ERR_INV_ARG);
+    /* Back to where it was; "moved" is an ordinary pool again. */
+    assert_int_equal(margo_migrate_progress_loop(mid, old.index), 0);
+    assert_hg_ok(margo_remove_pool_by_name(mid, "moved"));
+    margo_finalize(mid);
+}
+
+static void
+test_abt_profiling_not_supported(void **state)
+{
+    margo_instance_id mid = tp_init(0, 0);
+    char *name = (char *) "unchanged";
+
+    (void) state;
+    assert_int_equal(margo_start_abt_profiling(mid, true), -1);
+    assert_int_equal(margo_stop_abt_profiling(mid), -1);
+    assert_int_equal(margo_dump_abt_profiling(mid, "-", 0, &name), -1);
+    assert_null(name);
+    margo_finalize(mid);
+}
+
 int
 main(void)
 {
@@ -262,6 +362,9 @@ main(void)
         cmocka_unit_test(test_environment),
         cmocka_unit_test(test_progress_timeout_ub),
         cmocka_unit_test(test_counters),
+        cmocka_unit_test(test_progress_when_needed),
+        cmocka_unit_test(test_migrate_progress_loop),
+        cmocka_unit_test(test_abt_profiling_not_supported),
         cmocka_unit_test(test_current_rpc_id_handler),
         cmocka_unit_test(test_current_rpc_id_is_per_ult),
     };

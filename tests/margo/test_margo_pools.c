@@ -22,25 +22,6 @@ static const char *tq_json =
     "                   \"basic_wait\", \"pools\": [\"pool_b\"]}} ] },"
     "  \"rpc_pool\": \"pool_b\" }";
 
-MERCURY_GEN_PROC(tq_where_out_t, ((int32_t) (pool_index)))
-
-/* Answers with the index of the pool this handler runs from. */
-static void
-tq_where(hg_handle_t h)
-{
-    margo_instance_id mid = margo_hg_handle_get_instance(h);
-    struct margo_pool_info info;
-    tq_where_out_t out = {-1};
-    ABT_pool pool;
-
-    if (ABT_self_get_last_pool(&pool) == ABT_SUCCESS &&
-        margo_find_pool_by_handle(mid, pool, &info) == HG_SUCCESS)
-        out.pool_index = (int32_t) info.index;
-    margo_respond(h, &out);
-    margo_destroy(h);
-}
-DEFINE_MARGO_RPC_HANDLER(tq_where)
-
 struct tq_env {
     margo_instance_id server, client;
     hg_addr_t addr;
@@ -61,7 +42,7 @@ tq_start(struct tq_env *env, const char *json)
     assert_non_null(env->server);
     assert_non_null(env->client);
     env->id =
-        MARGO_REGISTER(env->client, "tq_where", void, tq_where_out_t, NULL);
+        MARGO_REGISTER(env->client, "tm_where", void, tm_where_out_t, NULL);
     env->addr = tm_lookup_self(env->client, env->server);
 }
 
@@ -76,7 +57,7 @@ tq_stop(struct tq_env *env)
 static int32_t
 tq_call(struct tq_env *env, uint16_t provider)
 {
-    tq_where_out_t out;
+    tm_where_out_t out;
     hg_handle_t h;
     int32_t where;
 
@@ -132,10 +113,10 @@ test_handlers_run_on_their_pool(void **state)
     assert_string_equal(byidx.name, "__primary__");
 
     /* Provider 1 on pool_a, provider 2 on the handler pool (pool_b). */
-    id = MARGO_REGISTER_PROVIDER(env.server, "tq_where", void, tq_where_out_t,
-                                 tq_where, 1, a.pool);
-    MARGO_REGISTER_PROVIDER(env.server, "tq_where", void, tq_where_out_t,
-                            tq_where, 2, ABT_POOL_NULL);
+    id = MARGO_REGISTER_PROVIDER(env.server, "tm_where", void, tm_where_out_t,
+                                 tm_where, 1, a.pool);
+    MARGO_REGISTER_PROVIDER(env.server, "tm_where", void, tm_where_out_t,
+                            tm_where, 2, ABT_POOL_NULL);
     for (int i = 0; i < 4; i++) {
         assert_int_equal(tq_call(&env, 1), (int32_t) a.index);
         assert_int_equal(tq_call(&env, 2), (int32_t) b.index);
@@ -183,7 +164,7 @@ static atomic_int tq_order;
 static void
 tq_block(hg_handle_t h)
 {
-    tq_where_out_t out = {0};
+    tm_where_out_t out = {0};
 
     ABT_eventual_wait(tq_ev, NULL);
     out.pool_index = atomic_fetch_add(&tq_order, 1);
@@ -195,7 +176,7 @@ DEFINE_MARGO_RPC_HANDLER(tq_block)
 static void
 tq_release(hg_handle_t h)
 {
-    tq_where_out_t out = {0};
+    tm_where_out_t out = {0};
 
     out.pool_index = atomic_fetch_add(&tq_order, 1);
     ABT_eventual_set(tq_ev, NULL, 0);
@@ -212,7 +193,7 @@ test_blocked_handler_does_not_starve_pool(void **state)
     hg_id_t block_id, release_id;
     hg_handle_t h1, h2;
     margo_request r1, r2;
-    tq_where_out_t out;
+    tm_where_out_t out;
 
     (void) state;
     tq_start(&env, tq_json);
@@ -220,13 +201,13 @@ test_blocked_handler_does_not_starve_pool(void **state)
     assert_int_equal(ABT_eventual_create(0, &tq_ev), ABT_SUCCESS);
     atomic_store(&tq_order, 0);
     block_id = MARGO_REGISTER_PROVIDER(env.server, "tq_block", void,
-                                       tq_where_out_t, tq_block, 3, a.pool);
+                                       tm_where_out_t, tq_block, 3, a.pool);
     release_id = MARGO_REGISTER_PROVIDER(env.server, "tq_release", void,
-                                         tq_where_out_t, tq_release, 3, a.pool);
+                                         tm_where_out_t, tq_release, 3, a.pool);
     assert_int_not_equal(block_id, 0);
     assert_int_not_equal(release_id, 0);
-    MARGO_REGISTER(env.client, "tq_block", void, tq_where_out_t, NULL);
-    MARGO_REGISTER(env.client, "tq_release", void, tq_where_out_t, NULL);
+    MARGO_REGISTER(env.client, "tq_block", void, tm_where_out_t, NULL);
+    MARGO_REGISTER(env.client, "tq_release", void, tm_where_out_t, NULL);
     assert_hg_ok(
         margo_create(env.client, env.addr, (block_id & 0xffffffffu), &h1));
     assert_hg_ok(
@@ -254,7 +235,7 @@ static hg_id_t tq_inner_id;
 static void
 tq_inner(hg_handle_t h)
 {
-    tq_where_out_t out = {7};
+    tm_where_out_t out = {7};
 
     margo_respond(h, &out);
     margo_destroy(h);
@@ -265,7 +246,7 @@ static void
 tq_outer(hg_handle_t h)
 {
     margo_instance_id mid = margo_hg_handle_get_instance(h);
-    tq_where_out_t out = {-1}, inner = {-1};
+    tm_where_out_t out = {-1}, inner = {-1};
     hg_handle_t ih;
     hg_addr_t self;
 
@@ -292,21 +273,21 @@ test_blocking_margo_call_in_handler(void **state)
     struct margo_pool_info a;
     hg_id_t outer_id;
     hg_handle_t h;
-    tq_where_out_t out;
+    tm_where_out_t out;
 
     (void) state;
     tq_start(&env, tq_json);
     assert_hg_ok(margo_find_pool_by_name(env.server, "pool_a", &a));
     outer_id = MARGO_REGISTER_PROVIDER(env.server, "tq_outer", void,
-                                       tq_where_out_t, tq_outer, 3, a.pool);
+                                       tm_where_out_t, tq_outer, 3, a.pool);
     tq_inner_id = MARGO_REGISTER_PROVIDER(env.server, "tq_inner", void,
-                                          tq_where_out_t, tq_inner, 3, a.pool);
+                                          tm_where_out_t, tq_inner, 3, a.pool);
     assert_int_not_equal(outer_id, 0);
     assert_int_not_equal(tq_inner_id, 0);
     tq_inner_id &= 0xffffffffu;
     /* The server calls itself: it needs the origin's registration too. */
-    MARGO_REGISTER(env.server, "tq_inner", void, tq_where_out_t, NULL);
-    MARGO_REGISTER(env.client, "tq_outer", void, tq_where_out_t, NULL);
+    MARGO_REGISTER(env.server, "tq_inner", void, tm_where_out_t, NULL);
+    MARGO_REGISTER(env.client, "tq_outer", void, tm_where_out_t, NULL);
     assert_hg_ok(
         margo_create(env.client, env.addr, (outer_id & 0xffffffffu), &h));
     assert_hg_ok(margo_provider_forward(3, h, NULL));

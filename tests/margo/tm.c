@@ -98,6 +98,22 @@ tm_sum(hg_handle_t h)
 }
 DEFINE_MARGO_RPC_HANDLER(tm_sum)
 
+static void
+tm_where(hg_handle_t h)
+{
+    margo_instance_id mid = margo_hg_handle_get_instance(h);
+    struct margo_pool_info info;
+    tm_where_out_t out = {-1};
+    ABT_pool pool;
+
+    if (ABT_self_get_last_pool(&pool) == ABT_SUCCESS &&
+        margo_find_pool_by_handle(mid, pool, &info) == HG_SUCCESS)
+        out.pool_index = (int32_t) info.index;
+    margo_respond(h, &out);
+    margo_destroy(h);
+}
+DEFINE_MARGO_RPC_HANDLER(tm_where)
+
 int32_t
 tm_call_add(margo_instance_id client, hg_addr_t addr, hg_id_t id, int32_t a,
             int32_t b)

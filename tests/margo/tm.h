@@ -50,6 +50,11 @@ hg_addr_t tm_lookup_self(margo_instance_id from, margo_instance_id mid);
 DECLARE_MARGO_RPC_HANDLER(tm_add)
 DECLARE_MARGO_RPC_HANDLER(tm_sum)
 
+/* tm_where answers with the index (margo_find_pool_by_handle) of the pool
+ * its handler runs from, -1 if it is not one of the instance's. */
+MERCURY_GEN_PROC(tm_where_out_t, ((int32_t) (pool_index)))
+DECLARE_MARGO_RPC_HANDLER(tm_where)
+
 /* Forward tm_add / tm_sum through `id` and return the result. */
 int32_t tm_call_add(margo_instance_id client, hg_addr_t addr, hg_id_t id,
                     int32_t a, int32_t b);

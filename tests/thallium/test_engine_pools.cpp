@@ -125,7 +125,34 @@ configured_pools_and_xstreams()
     CHECK_EQ(e.xstreams().ref_count(1), 1u);
     e.xstreams().release(es);
     CHECK_EQ(e.xstreams().ref_count("my_es"), 0u);
-    CHECK_THROWS(tl::exception, e.xstreams().release(1), (void) e);
+    CHECK_THROWS(tl::exception, e.xstreams().release(1),
+                 CHECK(e.code() == HG_PERMISSION));
+
+    /* The counts are Margo's: a referenced pool cannot be removed, and
+     * neither can the progress pool or the primary xstream. */
+    margo_instance_id mid = e.get_margo_instance();
+    CHECK(margo_add_pool_from_json(mid, R"({"name":"extra"})", nullptr) ==
+          HG_SUCCESS);
+    CHECK(margo_add_xstream_from_json(
+              mid, R"({"name":"extra_es","scheduler":{"pools":["extra"]}})",
+              nullptr) == HG_SUCCESS);
+    std::size_t npools = e.pools().size();
+    e.pools().ref_incr("extra");
+    unsigned margo_refs = 0;
+    CHECK(margo_pool_ref_count_by_name(mid, "extra", &margo_refs) ==
+          HG_SUCCESS);
+    CHECK_EQ(margo_refs, 1u);
+    e.xstreams().remove("extra_es");
+    CHECK_THROWS(tl::exception, e.pools().remove("extra"),
+                 CHECK(e.code() == HG_PERMISSION));
+    CHECK_EQ(e.pools().size(), npools);
+    e.pools().release("extra");
+    e.pools().remove(e.pools()["extra"]);
+    CHECK_EQ(e.pools().size(), npools - 1);
+    CHECK_THROWS(tl::exception, e.pools().remove("my_pool"),
+                 CHECK(e.code() == HG_OTHER_ERROR));
+    CHECK_THROWS(tl::exception, e.xstreams().remove(0),
+                 CHECK(e.code() == HG_PERMISSION));
     e.finalize();
     CHECK_THROWS(tl::exception, e.pools(), CHECK(e.code() == HG_CANCELED));
 }

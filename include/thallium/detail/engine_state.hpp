@@ -38,11 +38,6 @@ struct engine_state {
      * handler pool when built with engine(addr, mode, pool, pool),
      * ABT_POOL_NULL for Margo's own choice. */
     ABT_pool default_pool = ABT_POOL_NULL;
-    /* Program-side reference counts of the configuration's pools and
-     * execution streams, by name (engine::pools(), engine::xstreams()). */
-    std::mutex objects_lock;
-    std::map<std::string, unsigned> pool_refs;
-    std::map<std::string, unsigned> xstream_refs;
 
     margo_instance_id checked_mid(const char *what) const
     {

@@ -1,18 +1,17 @@
 /*
  * engine::pools() and engine::xstreams(): the pools and execution streams
  * of the engine's Margo configuration, by name or index, each with its
- * name() and index(). ref_incr / release / ref_count keep a count per
- * object in the engine's shared state: they are the program's own
- * references (Margo itself keeps none), so a count starts at 0 and a
- * release below 0 throws.
+ * name() and index(). ref_incr / release / ref_count / remove are Margo's
+ * (margo_pool_ref_incr_by_name, margo_remove_pool_by_name, ...): a
+ * reference, or an RPC registered on a pool, keeps the object from being
+ * removed; a release at 0, or a removal Margo refuses, throws a
+ * tl::exception with Margo's code (HG_PERMISSION, HG_OTHER_ERROR).
  */
 #ifndef THALLIUM_DETAIL_NAMED_OBJECTS_HPP
 #define THALLIUM_DETAIL_NAMED_OBJECTS_HPP
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include <margo-config.h>
@@ -78,9 +77,22 @@ struct pool_traits {
     {
         return named_object<pool>(pool(i.pool), i.name, i.index);
     }
-    static std::map<std::string, unsigned> &refs(engine_state &s)
+    static hg_return_t ref_incr(margo_instance_id m, const char *n)
     {
-        return s.pool_refs;
+        return margo_pool_ref_incr_by_name(m, n);
+    }
+    static hg_return_t release(margo_instance_id m, const char *n)
+    {
+        return margo_pool_release_by_name(m, n);
+    }
+    static hg_return_t ref_count(margo_instance_id m, const char *n,
+                                 unsigned *c)
+    {
+        return margo_pool_ref_count_by_name(m, n, c);
+    }
+    static hg_return_t remove(margo_instance_id m, const char *n)
+    {
+        return margo_remove_pool_by_name(m, n);
     }
 };
 
@@ -112,9 +124,22 @@ struct xstream_traits {
     {
         return named_object<xstream>(xstream(i.xstream), i.name, i.index);
     }
-    static std::map<std::string, unsigned> &refs(engine_state &s)
+    static hg_return_t ref_incr(margo_instance_id m, const char *n)
     {
-        return s.xstream_refs;
+        return margo_xstream_ref_incr_by_name(m, n);
+    }
+    static hg_return_t release(margo_instance_id m, const char *n)
+    {
+        return margo_xstream_release_by_name(m, n);
+    }
+    static hg_return_t ref_count(margo_instance_id m, const char *n,
+                                 unsigned *c)
+    {
+        return margo_xstream_ref_count_by_name(m, n, c);
+    }
+    static hg_return_t remove(margo_instance_id m, const char *n)
+    {
+        return margo_remove_xstream_by_name(m, n);
     }
 };
 
@@ -152,29 +177,28 @@ template <typename Tr> class object_list
         return Tr::make(find(obj));
     }
 
+    /* By name, index or object, like operator[]. */
     template <typename K> void ref_incr(const K &key) const
     {
         std::string n = find(key).name;
-        std::lock_guard<std::mutex> g(m_state->objects_lock);
-        Tr::refs(*m_state)[n]++;
+        check_op(Tr::ref_incr(mid(), n.c_str()), "ref_incr", n);
     }
     template <typename K> void release(const K &key) const
     {
         std::string n = find(key).name;
-        std::lock_guard<std::mutex> g(m_state->objects_lock);
-        unsigned &c = Tr::refs(*m_state)[n];
-        if (c == 0)
-            throw exception(std::string(Tr::what()) + " \"" + n +
-                                "\": release without a reference",
-                            HG_PERMISSION);
-        c--;
+        check_op(Tr::release(mid(), n.c_str()), "release", n);
     }
     template <typename K> unsigned ref_count(const K &key) const
     {
         std::string n = find(key).name;
-        std::lock_guard<std::mutex> g(m_state->objects_lock);
-        auto it = Tr::refs(*m_state).find(n);
-        return it == Tr::refs(*m_state).end() ? 0 : it->second;
+        unsigned c = 0;
+        check_op(Tr::ref_count(mid(), n.c_str(), &c), "ref_count", n);
+        return c;
+    }
+    template <typename K> void remove(const K &key) const
+    {
+        std::string n = find(key).name;
+        check_op(Tr::remove(mid(), n.c_str()), "remove", n);
     }
 
   private:
@@ -183,6 +207,13 @@ template <typename Tr> class object_list
         if (!m_state)
             throw exception("null engine", HG_INVALID_ARG);
         return m_state->checked_mid(Tr::what());
+    }
+    void check_op(hg_return_t ret, const char *op, const std::string &n) const
+    {
+        if (ret != HG_SUCCESS)
+            throw exception(std::string(Tr::what()) + " \"" + n + "\": " + op +
+                                " refused",
+                            ret);
     }
     typename Tr::info check(hg_return_t ret, const typename Tr::info &i,
                             const std::string &key) const

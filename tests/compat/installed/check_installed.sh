@@ -28,4 +28,5 @@ cmake --build "$out" >>"$out.log" 2>&1 || { cat "$out.log"; exit 1; }
 "$out/margo_params_prog" "sim://params"
 "$out/abt_user_sched"
 "$out/tl_custom_pool" "sim://tlpool"
+"$out/elastic_prog" "sim://elastic"
 echo "compat_installed: OK"
