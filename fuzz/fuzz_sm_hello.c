@@ -12,7 +12,7 @@
  * are refused.
  *
  * Seed corpus (corpus/sm_hello/), native byte order:
- *   u32 magic 0x51534d48 ("QSMH") | u32 version (1) | u32 name length n |
+ *   u32 magic 0x51534d48 ("QSMH") | u32 version (2) | u32 name length n |
  *   64 name bytes, the first n from [A-Za-z0-9._:-]
  * (76 bytes in all; any other length is refused).
  *
