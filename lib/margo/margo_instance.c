@@ -134,6 +134,10 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
         goto error_unlist;
     if (margo_pools_create(mid) != 0 || margo_threads_start(mid) != 0)
         goto error_unlist;
+    if (mid->config.enable_abt_profiling)
+        margo_log(mid, MARGO_LOG_WARNING,
+                  "margo: \"enable_abt_profiling\" is not supported (no "
+                  "Argobots tool interface): no profile is recorded");
     margo_log(mid, MARGO_LOG_DEBUG,
               "margo: initialized \"%s\" (%s, progress thread %s, "
               "rpc_thread_count %d)",

@@ -68,43 +68,28 @@ tc_cadd(hg_handle_t h)
 }
 DEFINE_MARGO_RPC_HANDLER(tc_cadd)
 
-/* Pulls the client's ten values with margo_bulk_ctransfer and answers
- * their sum once the callback said they arrived. */
+/* Pulls the client's ten values with margo_bulk_ctransfer_timed and
+ * answers their sum once the callback said, once, that they arrived. */
+static hg_return_t
+tc_pull_ctransfer(margo_instance_id mid, hg_addr_t addr, hg_bulk_t remote,
+                  hg_bulk_t local, hg_size_t size)
+{
+    struct tc_result r = {0, HG_SUCCESS};
+    hg_return_t ret;
+
+    ret = margo_bulk_ctransfer_timed(mid, HG_BULK_PULL, addr, remote, 0, local,
+                                     0, size, 10000, tc_done, &r);
+    if (ret != HG_SUCCESS)
+        return ret;
+    while (atomic_load(&r.calls) == 0)
+        margo_thread_sleep(mid, 1);
+    return atomic_load(&r.calls) == 1 ? r.ret : HG_OTHER_ERROR;
+}
+
 static void
 tc_csum(hg_handle_t h)
 {
-    margo_instance_id mid = margo_hg_handle_get_instance(h);
-    const struct hg_info *info = margo_get_info(h);
-    struct tc_result r = {0, HG_SUCCESS};
-    tm_sum_in_t in;
-    tm_sum_out_t out = {-1};
-    int32_t values[10] = {0};
-    void *ptr = values;
-    hg_size_t size = sizeof(values);
-    hg_bulk_t local;
-
-    if (margo_get_input(h, &in) != HG_SUCCESS) {
-        margo_destroy(h);
-        return;
-    }
-    if (margo_bulk_create(mid, 1, &ptr, &size, HG_BULK_WRITE_ONLY, &local) ==
-        HG_SUCCESS) {
-        if (margo_bulk_ctransfer_timed(mid, HG_BULK_PULL, info->addr, in.bulk,
-                                       0, local, 0, size, 10000, tc_done,
-                                       &r) == HG_SUCCESS) {
-            while (atomic_load(&r.calls) == 0)
-                margo_thread_sleep(mid, 1);
-            if (r.ret == HG_SUCCESS && atomic_load(&r.calls) == 1) {
-                out.ret = 0;
-                for (int i = 0; i < 10; i++)
-                    out.ret += values[i];
-            }
-        }
-        margo_bulk_free(local);
-    }
-    margo_respond(h, &out);
-    margo_free_input(h, &in);
-    margo_destroy(h);
+    tm_sum_with(h, tc_pull_ctransfer);
 }
 DEFINE_MARGO_RPC_HANDLER(tc_csum)
 

@@ -341,17 +341,36 @@ test_migrate_progress_loop(void **state)
     margo_finalize(mid);
 }
 
+/* Counts the error lines that say "not supported". */
+static void
+tp_count_unsupported(void *uargs, const char *message)
+{
+    if (strstr(message, "not supported") != NULL)
+        (*(int *) uargs)++;
+}
+
 static void
 test_abt_profiling_not_supported(void **state)
 {
     margo_instance_id mid = tp_init(0, 0);
     char *name = (char *) "unchanged";
+    int said = 0;
+    struct margo_logger logger = {&said,
+                                  tp_count_unsupported,
+                                  tp_count_unsupported,
+                                  tp_count_unsupported,
+                                  tp_count_unsupported,
+                                  tp_count_unsupported,
+                                  tp_count_unsupported};
 
     (void) state;
+    assert_int_equal(margo_set_logger(mid, &logger), 0);
     assert_int_equal(margo_start_abt_profiling(mid, true), -1);
+    assert_int_equal(margo_start_abt_profiling(MARGO_INSTANCE_NULL, false), -1);
     assert_int_equal(margo_stop_abt_profiling(mid), -1);
     assert_int_equal(margo_dump_abt_profiling(mid, "-", 0, &name), -1);
     assert_null(name);
+    assert_int_equal(said, 3);
     margo_finalize(mid);
 }
 

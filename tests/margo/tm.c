@@ -66,14 +66,14 @@ tm_add(hg_handle_t h)
 }
 DEFINE_MARGO_RPC_HANDLER(tm_add)
 
-static void
-tm_sum(hg_handle_t h)
+void
+tm_sum_with(hg_handle_t h, tm_pull_fn pull)
 {
     margo_instance_id mid = margo_hg_handle_get_instance(h);
     const struct hg_info *info = margo_get_info(h);
     tm_sum_in_t in;
     tm_sum_out_t out = {-1};
-    int32_t values[10];
+    int32_t values[10] = {0};
     void *ptr = values;
     hg_size_t size = sizeof(values);
     hg_bulk_t local;
@@ -84,8 +84,7 @@ tm_sum(hg_handle_t h)
     }
     if (in.n == 10 && margo_bulk_create(mid, 1, &ptr, &size, HG_BULK_WRITE_ONLY,
                                         &local) == HG_SUCCESS) {
-        if (margo_bulk_transfer(mid, HG_BULK_PULL, info->addr, in.bulk, 0,
-                                local, 0, size) == HG_SUCCESS) {
+        if (pull(mid, info->addr, in.bulk, local, size) == HG_SUCCESS) {
             out.ret = 0;
             for (int i = 0; i < 10; i++)
                 out.ret += values[i];
@@ -95,6 +94,20 @@ tm_sum(hg_handle_t h)
     margo_respond(h, &out);
     margo_free_input(h, &in);
     margo_destroy(h);
+}
+
+static hg_return_t
+tm_pull_blocking(margo_instance_id mid, hg_addr_t addr, hg_bulk_t remote,
+                 hg_bulk_t local, hg_size_t size)
+{
+    return margo_bulk_transfer(mid, HG_BULK_PULL, addr, remote, 0, local, 0,
+                               size);
+}
+
+static void
+tm_sum(hg_handle_t h)
+{
+    tm_sum_with(h, tm_pull_blocking);
 }
 DEFINE_MARGO_RPC_HANDLER(tm_sum)
 

@@ -55,6 +55,13 @@ DECLARE_MARGO_RPC_HANDLER(tm_sum)
 MERCURY_GEN_PROC(tm_where_out_t, ((int32_t) (pool_index)))
 DECLARE_MARGO_RPC_HANDLER(tm_where)
 
+/* tm_sum's body with another way to pull the n values into local (which
+ * must return HG_SUCCESS once they are there). */
+typedef hg_return_t (*tm_pull_fn)(margo_instance_id mid, hg_addr_t addr,
+                                  hg_bulk_t remote, hg_bulk_t local,
+                                  hg_size_t size);
+void tm_sum_with(hg_handle_t h, tm_pull_fn pull);
+
 /* Forward tm_add / tm_sum through `id` and return the result. */
 int32_t tm_call_add(margo_instance_id client, hg_addr_t addr, hg_id_t id,
                     int32_t a, int32_t b);
