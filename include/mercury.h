@@ -79,6 +79,19 @@ QS_EXPORT void HG_Set_log_func(int (*log_func)(FILE *stream, const char *format,
  * "min_debug"/"info"/"debug"/"trace". The default is stderr for all. */
 QS_EXPORT void HG_Set_log_stream(const char *level, FILE *stream);
 
+/* NA_Get_protocol_info() / NA_Free_protocol_info() under their HG names
+ * (na.h: what the list holds and how info_string filters it). */
+QS_EXPORT hg_return_t HG_Get_na_protocol_info(
+    const char *info_string, struct na_protocol_info **na_protocol_info_p);
+QS_EXPORT void
+HG_Free_na_protocol_info(struct na_protocol_info *na_protocol_info);
+
+/* Write the counters of every live class (those of
+ * HG_Class_get_counters()) to the log at the "min_debug" level of the
+ * "hg" subsystem, then NA's (NA_Diag_dump_counters()): nothing appears at
+ * the default level, as in Mercury. */
+QS_EXPORT void HG_Diag_dump_counters(void);
+
 /*
  * Initialize an HG class over the NA plugin that `na_info_string` selects
  * ("[class+]protocol[://host]", e.g. "sim://server", "ofi+tcp://127.0.0.1:0",
@@ -321,6 +334,57 @@ QS_EXPORT hg_size_t HG_Get_input_payload_size(hg_handle_t handle);
 QS_EXPORT hg_size_t HG_Get_output_payload_size(hg_handle_t handle);
 
 /*
+ * Raw message buffers, for a layer that writes its own bytes beside the
+ * encoded arguments (Mercury 2.4's HG_Get_input_buf() family).
+ *
+ * HG_Get_input_buf() gives the request's bytes after HG's own header: on
+ * the origin, the buffer HG_Forward() will send (its whole eager capacity,
+ * HG_Class_get_input_eager_size()), to write the reserved bytes into
+ * before forwarding; on the target, the bytes received (reserved bytes,
+ * then the encoded input or, when it overflowed, its transfer
+ * descriptor). HG_Get_output_buf() is the same for the response (target:
+ * before HG_Respond(); origin: once it arrived). The size pointer may be
+ * NULL. HG_FAULT where nothing was received (yet) or the input was
+ * released.
+ *
+ * HG_Get_input_extra_buf() / HG_Get_output_extra_buf() give the encoded
+ * arguments that travelled through bulk because they did not fit the
+ * eager message (only the arguments: the reserved bytes stay in the
+ * message), or NULL and size 0 when they fitted.
+ *
+ * HG_Release_input_buf() lets go of a received request's input early: the
+ * overflowed copy is freed and HG_Get_input() / HG_Get_input_buf() give
+ * HG_FAULT afterwards (the handle's eager buffer is reused only with the
+ * handle). A no-op on an origin handle or a second time.
+ *
+ * HG_Class_set_input_offset() / _output_offset() reserve `offset` bytes at
+ * the start of every request / response payload of the class for the
+ * program: HG_Forward() / HG_Respond() encode the arguments after them and
+ * HG_Get_input() / HG_Get_output() decode from there, and the reserved
+ * bytes travel in the message as the program wrote them (not covered by
+ * the payload checksum). Origin and target must set the same offsets; a
+ * message shorter than its reserved bytes is refused (HG_PROTOCOL_ERROR).
+ * The eager size is unchanged, so larger offsets leave less room before
+ * arguments overflow into bulk. HG_INVALID_ARG when offset exceeds the
+ * eager size. Set them before traffic starts (read without a lock).
+ */
+QS_EXPORT hg_return_t HG_Get_input_buf(hg_handle_t handle, void **in_buf_p,
+                                       hg_size_t *in_buf_size_p);
+QS_EXPORT hg_return_t HG_Release_input_buf(hg_handle_t handle);
+QS_EXPORT hg_return_t HG_Get_output_buf(hg_handle_t handle, void **out_buf_p,
+                                        hg_size_t *out_buf_size_p);
+QS_EXPORT hg_return_t HG_Get_input_extra_buf(hg_handle_t handle,
+                                             void **in_buf_p,
+                                             hg_size_t *in_buf_size_p);
+QS_EXPORT hg_return_t HG_Get_output_extra_buf(hg_handle_t handle,
+                                              void **out_buf_p,
+                                              hg_size_t *out_buf_size_p);
+QS_EXPORT hg_return_t HG_Class_set_input_offset(hg_class_t *hg_class,
+                                                hg_size_t offset);
+QS_EXPORT hg_return_t HG_Class_set_output_offset(hg_class_t *hg_class,
+                                                 hg_size_t offset);
+
+/*
  * Forward an RPC. The input is encoded before this returns (in_struct may
  * be reused at once). The callback (type HG_CB_FORWARD) runs once: when the
  * response arrived (or, for one-way RPCs, when the request was sent), or
@@ -383,6 +447,45 @@ QS_EXPORT hg_return_t HG_Progress(hg_context_t *context,
 QS_EXPORT hg_return_t HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
                                  unsigned int max_count,
                                  unsigned int *actual_count);
+
+/*
+ * Event-driven progress, for a program that runs its own poll()/epoll
+ * loop (Mercury 2.4's HG_Event_* calls):
+ *
+ *     int fd = HG_Event_get_wait_fd(context);
+ *     for (;;) {
+ *         unsigned int count = 0, actual;
+ *         if (!HG_Event_ready(context))
+ *             poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, ms);
+ *         HG_Event_progress(context, &count);
+ *         HG_Event_trigger(context, count, &actual);
+ *     }
+ *
+ * HG_Event_get_wait_fd() returns a descriptor of the context that becomes
+ * readable when there is work for HG_Event_progress(): network activity
+ * of the NA plugin, a completion queued by another thread, or the
+ * nearest deadline of the context (HG_Forward_timed(), liveness probes)
+ * once HG_Event_ready() armed it. It belongs to the context (closed by
+ * HG_Context_destroy()). -1 where the plugin has no descriptor (sim, and
+ * a class with auto_sm): use HG_Progress() there, as with a Mercury plugin
+ * that cannot be waited on.
+ *
+ * HG_Event_ready() must be called before each wait: true when there is
+ * already work (completions to trigger, NA callbacks to run, a deadline
+ * passed), so the program must not block; false means blocking on the
+ * descriptor is safe. HG_Event_progress() makes one non-blocking pass
+ * (NA callbacks, network, deadlines) and sets *count_p (may be NULL) to
+ * the completions now queued; HG_Event_trigger() runs at most max_count
+ * of them without waiting. Both return HG_SUCCESS (HG_INVALID_ARG for a
+ * NULL context) whether or not anything happened, as in Mercury.
+ */
+QS_EXPORT int HG_Event_get_wait_fd(const hg_context_t *context);
+QS_EXPORT bool HG_Event_ready(hg_context_t *context);
+QS_EXPORT hg_return_t HG_Event_progress(hg_context_t *context,
+                                        unsigned int *count_p);
+QS_EXPORT hg_return_t HG_Event_trigger(hg_context_t *context,
+                                       unsigned int max_count,
+                                       unsigned int *actual_count_p);
 
 /* Whether completions are waiting for HG_Trigger(). */
 QS_EXPORT hg_bool_t HG_Context_has_completions(hg_context_t *context);

@@ -133,6 +133,36 @@ QS_EXPORT void *hg_proc_get_extra_buf(hg_proc_t proc);
 QS_EXPORT hg_size_t hg_proc_get_extra_size(hg_proc_t proc);
 
 /*
+ * Ensure room for `buf_size` bytes in all from the start of the encoding
+ * (Mercury's hg_proc_set_size()): encoding grows into the extra buffer, so
+ * that hg_proc_get_size_left() is at least buf_size minus the bytes used.
+ * Decoding cannot grow what was received: HG_SUCCESS when buf_size bytes
+ * are there, HG_OVERFLOW otherwise. HG_FREE: no-op. HG_INVALID_ARG for a
+ * NULL proc or a size below hg_proc_get_size_used().
+ */
+QS_EXPORT hg_return_t hg_proc_set_size(hg_proc_t proc, hg_size_t buf_size);
+
+/*
+ * The HG handle a proc works for. HG sets it on the procs of every handle,
+ * so a proc callback run by HG_Forward(), HG_Get_input(), HG_Respond() or
+ * HG_Get_output() finds its handle with hg_proc_get_handle() (e.g. to read
+ * HG_Get_info()); HG_HANDLE_NULL for a proc made by hg_proc_create().
+ */
+QS_EXPORT void hg_proc_set_handle(hg_proc_t proc, hg_handle_t handle);
+QS_EXPORT hg_handle_t hg_proc_get_handle(hg_proc_t proc);
+
+/*
+ * Flags of the current operation, cleared by every hg_proc_reset(), as in
+ * Mercury. HG_PROC_SM and HG_PROC_BULK_EAGER are Mercury's values; HG here
+ * sets neither (bulk descriptors decide eagerness from the class's
+ * no_bulk_eager), so the flags carry what the program's procs put there.
+ */
+#define HG_PROC_SM (1 << 0)
+#define HG_PROC_BULK_EAGER (1 << 1)
+QS_EXPORT void hg_proc_set_flags(hg_proc_t proc, uint8_t flags);
+QS_EXPORT uint8_t hg_proc_get_flags(hg_proc_t proc);
+
+/*
  * With HG_TRUE, the caller takes ownership of the extra buffer (present or
  * future, until the next reset): hg_proc_reset() and hg_proc_free() will no
  * longer free it, and the caller must free() it. The flag returns to HG_FALSE

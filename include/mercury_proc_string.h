@@ -18,6 +18,7 @@
 
 #include "qs_export.h"
 #include "mercury_proc.h"
+#include "mercury_string_object.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,6 +34,11 @@ QS_EXPORT hg_return_t hg_proc_hg_string_t(hg_proc_t proc, void *data);
  * allocates a copy (so the string outlives the receive buffer) and HG_FREE
  * frees it. */
 QS_EXPORT hg_return_t hg_proc_hg_const_string_t(hg_proc_t proc, void *data);
+
+/* `string` points to an hg_string_object_t. The string has the wire
+ * format above (the object's flags stay local); decode makes an owned,
+ * writable copy, and HG_FREE frees the data if the object owns it. */
+QS_EXPORT hg_return_t hg_proc_hg_string_object_t(hg_proc_t proc, void *string);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #define MERCURY_TYPES_H
 
 #include "na_types.h"
+/* As in Mercury, the configuration macros come with the types. */
+#include "mercury_config.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -142,6 +142,14 @@ QS_EXPORT na_return_t NA_Msg_send_unexpected(
 QS_EXPORT na_return_t NA_Msg_recv_unexpected(
     na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
     void *buf, size_t buf_size, void *plugin_data, na_op_id_t *op_id);
+/* Receive several unexpected messages into one buffer (Mercury 2.4): no
+ * plugin here exposes multi-receive buffers through NA, so after the
+ * argument checks (NA_INVALID_ARG) it returns NA_OPNOTSUPPORTED and no
+ * callback runs, as Mercury's plugins without the feature do; check
+ * NA_Has_opt_feature(NA_OPT_MULTI_RECV) first, as Mercury's HG does. */
+QS_EXPORT na_return_t NA_Msg_multi_recv_unexpected(
+    na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
+    void *buf, size_t buf_size, void *plugin_data, na_op_id_t *op_id);
 QS_EXPORT na_return_t NA_Msg_send_expected(
     na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
     const void *buf, size_t buf_size, void *plugin_data, na_addr_t dest_addr,
@@ -210,6 +218,18 @@ QS_EXPORT na_return_t NA_Poll_wait(na_class_t *na_class, na_context_t *context,
 /* A file descriptor that becomes readable when progress is needed, or -1. */
 QS_EXPORT int NA_Poll_get_fd(na_class_t *na_class, na_context_t *context);
 
+/*
+ * Whether it is safe to block on NA_Poll_get_fd() now: false while
+ * completions wait for NA_Trigger() (they are work to do at once). NULL
+ * or mismatched arguments: false.
+ */
+QS_EXPORT bool NA_Poll_try_wait(na_class_t *na_class, na_context_t *context);
+
+/* Deprecated in Mercury in favour of NA_Poll_wait(), which it calls:
+ * NA_SUCCESS once a completion is queued, NA_TIMEOUT otherwise. */
+QS_EXPORT na_return_t NA_Progress(na_class_t *na_class, na_context_t *context,
+                                  unsigned int timeout_ms);
+
 /* Run up to max_count queued callbacks; *actual_count (if not NULL) gets
  * the number run. Returns NA_TIMEOUT when nothing was queued. */
 QS_EXPORT na_return_t NA_Trigger(na_context_t *context, unsigned int max_count,
@@ -255,6 +275,27 @@ QS_EXPORT na_return_t NA_Msg_init_expected(na_class_t *na_class, void *buf,
 /* Most segments NA_Mem_handle_create_segments() takes on this class: 1 on
  * plugins without multi-segment handles (ofi, verbs, sm), more on sim. */
 QS_EXPORT size_t NA_Mem_handle_get_max_segments(const na_class_t *na_class);
+
+/*
+ * The protocols this build serves, as a list of class+protocol pairs
+ * (struct na_protocol_info) to free with NA_Free_protocol_info().
+ * info_string NULL lists them all; "<protocol>" ("tcp") or
+ * "<class+protocol>" ("ofi+tcp") keeps the matching ones (an address
+ * part is ignored). Each entry is a pair one of the built plugins accepts
+ * (sim+sim; na+sm and na+tcp; ofi+tcp, ofi+sockets and ofi+shm when built
+ * with libfabric; verbs+verbs when built with rdma-core); the fabric is
+ * not probed, so a listed pair may still fail to initialize where its
+ * provider or device is missing. No match: NA_SUCCESS and an empty (NULL)
+ * list, as in Mercury. A malformed string: NA_INVALID_ARG.
+ */
+QS_EXPORT na_return_t NA_Get_protocol_info(
+    const char *info_string, struct na_protocol_info **na_protocol_info_p);
+QS_EXPORT void NA_Free_protocol_info(struct na_protocol_info *na_protocol_info);
+
+/* Write NA's process-wide counts (live classes and contexts, callbacks
+ * triggered) to the log at the "min_debug" level of the "na" subsystem:
+ * nothing appears at the default level, as in Mercury. */
+QS_EXPORT void NA_Diag_dump_counters(void);
 
 /* Set the log level (same names as HG_Set_log_level()) and enable the "na"
  * subsystem, which covers the plugins, at it. Shares one sink with HG. */

@@ -16,6 +16,32 @@
 extern "C" {
 #endif
 
+/* The attribute and visibility macros Mercury's na_config.h gives every
+ * includer of na_types.h. (na_config.h itself is not installed; NA_HAS_SM
+ * and NA_HAS_OFI, which depend on the build, are not defined.) */
+#if defined(__GNUC__) || defined(__clang__)
+#define NA_PUBLIC __attribute__((visibility("default")))
+#define NA_PRIVATE __attribute__((visibility("hidden")))
+#define NA_UNUSED __attribute__((unused))
+#define NA_WARN_UNUSED_RESULT __attribute__((warn_unused_result))
+#define NA_PACKED(x) __attribute__((packed)) x
+#define NA_ALIGNED(x, a) x __attribute__((aligned(a)))
+#define NA_PRINTF(_fmt, _firstarg)                                             \
+    __attribute__((format(printf, _fmt, _firstarg)))
+#define NA_FALLTHROUGH __attribute__((fallthrough))
+#else
+#define NA_PUBLIC
+#define NA_PRIVATE
+#define NA_UNUSED
+#define NA_WARN_UNUSED_RESULT
+#define NA_PACKED(x) x
+#define NA_ALIGNED(x, a) x
+#define NA_PRINTF(_fmt, _firstarg)
+#define NA_FALLTHROUGH
+#endif
+#define NA_INLINE inline
+#define NA_BUILD_SHARED_LIBS
+
 /* Opaque objects. */
 typedef struct na_class na_class_t;     /* one per initialized plugin   */
 typedef struct na_context na_context_t; /* one completion queue         */
@@ -85,20 +111,64 @@ typedef enum na_return {
 } na_return_t;
 /* clang-format on */
 
-/* Completion types. */
-typedef enum na_cb_type {
-    NA_CB_SEND_UNEXPECTED,
-    NA_CB_RECV_UNEXPECTED,
-    NA_CB_SEND_EXPECTED,
-    NA_CB_RECV_EXPECTED,
-    NA_CB_PUT,
-    NA_CB_GET
-} na_cb_type_t;
+/* Preferred address format (struct na_init_info.addr_format), with
+ * Mercury's values. Plugins here pick their own format: only NA_ADDR_UNSPEC
+ * and NA_ADDR_IPV4 (what tcp, ofi and sm use) are accepted; NA_ADDR_IPV6
+ * and NA_ADDR_NATIVE are refused by NA_Initialize_opt*() with the reason
+ * logged. */
+enum na_addr_format {
+    NA_ADDR_UNSPEC, /* the plugin chooses */
+    NA_ADDR_IPV4,   /* IPv4 where the plugin has IP addresses */
+    NA_ADDR_IPV6,   /* IPv6 (refused) */
+    NA_ADDR_NATIVE  /* the fabric's native addressing (refused) */
+};
+
+/* Flags of NA_Addr_deserialize() in Mercury 2.4; none is honoured here
+ * (NA_Has_opt_feature(NA_OPT_FIREWALL_ADDR) is false). */
+enum na_addr_flags { NA_ADDR_FIREWALL = (1 << 0) };
+
+/* One entry of NA_Get_protocol_info()'s list, freed with
+ * NA_Free_protocol_info(). device_name is NULL: no plugin here chooses
+ * among devices. */
+struct na_protocol_info {
+    struct na_protocol_info *next; /* next entry, NULL at the end */
+    char *class_name;              /* "sim", "na", "ofi", "verbs" */
+    char *protocol_name;           /* "sim", "sm", "tcp", "sockets", ... */
+    char *device_name;             /* NULL */
+};
+
+/* Completion types, in Mercury's order, from the NA_CB_TYPES X-macro list
+ * (a program may expand it with its own X to name them). No plugin here
+ * produces NA_CB_MULTI_RECV_UNEXPECTED: NA_Msg_multi_recv_unexpected() is
+ * refused. NA_CB_MAX counts them. */
+#define NA_CB_TYPES                                                            \
+    X(NA_CB_SEND_UNEXPECTED)                                                   \
+    X(NA_CB_RECV_UNEXPECTED)                                                   \
+    X(NA_CB_MULTI_RECV_UNEXPECTED)                                             \
+    X(NA_CB_SEND_EXPECTED)                                                     \
+    X(NA_CB_RECV_EXPECTED)                                                     \
+    X(NA_CB_PUT)                                                               \
+    X(NA_CB_GET)                                                               \
+    X(NA_CB_MAX)
+
+#define X(a) a,
+typedef enum na_cb_type { NA_CB_TYPES } na_cb_type_t;
+#undef X
 
 struct na_cb_info_recv_unexpected {
     size_t actual_buf_size; /* bytes received                       */
     na_addr_t source;       /* owned by the callee: NA_Addr_free it */
     na_tag_t tag;
+};
+
+/* The fields of a multi-receive completion, as in Mercury (never
+ * produced here). */
+struct na_cb_info_multi_recv_unexpected {
+    size_t actual_buf_size; /* bytes received                       */
+    na_addr_t source;       /* owned by the callee: NA_Addr_free it */
+    na_tag_t tag;
+    void *actual_buf; /* where in the buffer the message is   */
+    bool last;        /* the last message of the buffer       */
 };
 
 struct na_cb_info_recv_expected {
@@ -108,6 +178,7 @@ struct na_cb_info_recv_expected {
 struct na_cb_info {
     union {
         struct na_cb_info_recv_unexpected recv_unexpected;
+        struct na_cb_info_multi_recv_unexpected multi_recv_unexpected;
         struct na_cb_info_recv_expected recv_expected;
     } info;
     void *arg; /* the argument given when the op was posted */
@@ -202,11 +273,12 @@ struct na_init_info {
     size_t max_unexpected_size; /* 0: plugin default                      */
     size_t max_expected_size;   /* 0: plugin default                      */
     uint32_t progress_mode;     /* 0 or NA_NO_BLOCK                       */
-    uint8_t max_contexts;       /* 0: 1                                    */
-    uint8_t thread_mode;        /* 0 or NA_THREAD_MODE_SINGLE             */
-    bool request_mem_device;    /* device memory (unsupported)             */
-    bool no_multi_recv;         /* plugins with multi-receive buffers do
-                                   not use them for unexpected messages    */
+    enum na_addr_format addr_format; /* NA_ADDR_UNSPEC or NA_ADDR_IPV4  */
+    uint8_t max_contexts;    /* 0: 1                                    */
+    uint8_t thread_mode;     /* 0 or NA_THREAD_MODE_SINGLE             */
+    bool request_mem_device; /* device memory (unsupported)             */
+    bool no_multi_recv;      /* plugins with multi-receive buffers do
+                                not use them for unexpected messages    */
     enum na_traffic_class traffic_class; /* NA_TC_UNSPEC by default        */
     unsigned int multi_recv_op_max;      /* multi-receive buffers to post; 0:
                                             the plugin's default (Quicksilver's
@@ -217,8 +289,9 @@ struct na_init_info {
     (struct na_init_info)                                                      \
     {                                                                          \
         .ip_subnet = NULL, .auth_key = NULL, .max_unexpected_size = 0,         \
-        .max_expected_size = 0, .progress_mode = 0, .max_contexts = 1,         \
-        .thread_mode = 0, .request_mem_device = false, .no_multi_recv = false, \
+        .max_expected_size = 0, .progress_mode = 0,                            \
+        .addr_format = NA_ADDR_UNSPEC, .max_contexts = 1, .thread_mode = 0,    \
+        .request_mem_device = false, .no_multi_recv = false,                   \
         .traffic_class = NA_TC_UNSPEC, .multi_recv_op_max = 0                  \
     }
 

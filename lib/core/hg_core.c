@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <time.h>
+#include <unistd.h>
 
 const struct hg_core_check_hooks *_Atomic hg_core_check_hooks;
 
@@ -31,6 +32,7 @@ hg_core_init(struct hg_core *core, hg_class_t *hg_class,
     pthread_condattr_destroy(&attr);
     STAILQ_INIT(&core->queue);
     atomic_init(&core->n_queued, 0);
+    atomic_init(&core->notify_fd, -1);
     core->bulk_pool = NULL;
 }
 
@@ -53,11 +55,21 @@ hg_core_now(const struct hg_core *core)
 void
 hg_core_complete(struct hg_core *core, struct hg_completion *comp)
 {
+    int notify_fd;
+
     qs_mutex_lock(&core->queue_lock);
     STAILQ_INSERT_TAIL(&core->queue, comp, entry);
     atomic_fetch_add_explicit(&core->n_queued, 1, memory_order_release);
     pthread_cond_signal(&core->queue_cond);
     pthread_mutex_unlock(&core->queue_lock);
+    /* A program blocked in poll() on HG_Event_get_wait_fd() wakes up. */
+    notify_fd = atomic_load_explicit(&core->notify_fd, memory_order_relaxed);
+    if (notify_fd >= 0) {
+        uint64_t one = 1;
+
+        if (write(notify_fd, &one, sizeof(one)) < 0)
+            (void) 0; /* a full counter is still readable */
+    }
 }
 
 bool

@@ -83,6 +83,9 @@ struct hg_core {
     pthread_cond_t queue_cond;
     STAILQ_HEAD(, hg_completion) queue;
     atomic_uint n_queued; /* entries on queue, read without the lock */
+    /* An eventfd written for each queued completion once a program waits
+     * on the context's descriptor (lib/hg/hg_event.c); -1 until then. */
+    atomic_int notify_fd;
 
     /* Owned by lib/bulk (its pool of transfers); NULL until its first
      * transfer, released by hg_bulk_pool_fini(). */

@@ -235,6 +235,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     pthread_rwlock_init(&hg_class->rpc_lock, NULL);
     pthread_mutex_init(&hg_class->lock, NULL);
     HG_CHECK(hg_check_obj_add(hg_class, hg_class, HG_CHECK_CLASS));
+    hg_diag_class_add(hg_class);
     return hg_class;
 
 error:
@@ -265,6 +266,7 @@ HG_Finalize(hg_class_t *hg_class)
         return HG_BUSY;
     }
     hg_watchdog_fini(hg_class);
+    hg_diag_class_del(hg_class);
     if (hg_class->info.stats)
         qs_log_emit(
             "hg", QS_LOG_INFO,

@@ -41,12 +41,17 @@ hg_rpc_encode(hg_proc_t proc, hg_proc_cb_t proc_cb, void *data, void *buf,
  */
 hg_return_t
 hg_rpc_pack(struct hg_handle *handle, struct hg_header *header, void *msg,
-            hg_size_t avail, hg_size_t len, void *extra, bool loopback,
-            size_t *msg_len)
+            hg_size_t avail, hg_size_t offset, hg_size_t len, void *extra,
+            bool loopback, size_t *msg_len)
 {
     hg_class_t *hg_class = handle->ctx->hg_class;
-    uint8_t *payload = (uint8_t *) msg + HG_HEADER_SIZE;
+    /* The first `offset` bytes after the header are the program's
+     * (HG_Class_set_input_offset()); they travel in the message as they
+     * are, and the encoded arguments or the overflow descriptor follow. */
+    uint8_t *payload = (uint8_t *) msg + HG_HEADER_SIZE + offset;
     hg_return_t ret;
+
+    avail -= offset;
 
     if (extra != NULL && hg_class->info.no_overflow) {
         qs_log("hg", QS_LOG_ERROR,
@@ -63,7 +68,7 @@ hg_rpc_pack(struct hg_handle *handle, struct hg_header *header, void *msg,
         header->flags |= HG_HEADER_CRC_PAYLOAD;
         header->payload_crc = qs_crc32c(0, extra ? extra : payload, len);
     }
-    *msg_len = HG_HEADER_SIZE + (extra ? 0 : len);
+    *msg_len = HG_HEADER_SIZE + offset + (extra ? 0 : len);
     if (extra != NULL && !loopback) {
         hg_size_t desc_size;
 
@@ -87,7 +92,7 @@ hg_rpc_pack(struct hg_handle *handle, struct hg_header *header, void *msg,
         if (ret != HG_SUCCESS)
             return ret;
         header->flags |= HG_HEADER_OVERFLOW;
-        *msg_len = HG_HEADER_SIZE + 4 + desc_size;
+        *msg_len = HG_HEADER_SIZE + offset + 4 + desc_size;
         atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
     }
     hg_header_encode(msg, header);

@@ -161,6 +161,7 @@ HG_Context_destroy(hg_context_t *context)
         context->free_data(context->data);
     atomic_fetch_sub(&hg_class->n_contexts, 1);
     HG_CHECK(hg_check_obj_del(context));
+    hg_event_fini(context);
     hg_core_fini(&context->core);
     pthread_mutex_destroy(&context->lock);
     free(context);

@@ -198,13 +198,9 @@ HG_Get_input(hg_handle_t handle, void *in_struct)
         return HG_INVALID_ARG;
     if (handle->rpc == NULL)
         return HG_NOENTRY;
-    if (handle->in_extra != NULL) {
-        buf = handle->in_extra;
-        size = handle->in_extra_size;
-    } else {
-        buf = (char *) handle->in_buf + HG_HEADER_SIZE;
-        size = handle->in_size - HG_HEADER_SIZE;
-    }
+    ret = hg_buf_input_args(handle, &buf, &size);
+    if (ret != HG_SUCCESS)
+        return ret;
     ret = hg_proc_run(handle->in_proc, handle->rpc->in_proc, HG_DECODE, buf,
                       size, in_struct);
     if (ret == HG_SUCCESS && handle->ctx->hg_class->info.release_input_early &&
@@ -237,15 +233,8 @@ HG_Get_output(hg_handle_t handle, void *out_struct)
         return HG_INVALID_ARG;
     if (handle->rpc == NULL)
         return HG_NOENTRY;
-    if (handle->out_size < HG_HEADER_SIZE && handle->out_extra == NULL)
+    if (hg_buf_output_args(handle, &buf, &size) != HG_SUCCESS)
         return HG_PROTOCOL_ERROR; /* no response was received */
-    if (handle->out_extra != NULL) {
-        buf = handle->out_extra;
-        size = handle->out_extra_size;
-    } else {
-        buf = (char *) handle->out_buf + HG_HEADER_SIZE;
-        size = handle->out_size - HG_HEADER_SIZE;
-    }
     return hg_proc_run(handle->out_proc, handle->rpc->out_proc, HG_DECODE, buf,
                        size, out_struct);
 }

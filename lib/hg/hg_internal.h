@@ -81,6 +81,9 @@ struct hg_class {
     struct hg_init_info info;
     hg_size_t in_eager_size;  /* payload bytes inside a request  */
     hg_size_t out_eager_size; /* payload bytes inside a response */
+    /* Bytes reserved for the program at the start of each request /
+     * response payload (HG_Class_set_input_offset(), hg_buf.c). */
+    hg_size_t in_offset, out_offset;
     size_t na_unexpected_size;
     size_t na_expected_size;
     na_tag_t tag_ack_bit; /* tags with this bit acknowledge overflow */
@@ -111,6 +114,7 @@ struct hg_class {
     /* The probe-answering thread (hg_watchdog.c); NULL until a context
      * of a class that wants one is attached. Set under lock. */
     struct hg_watchdog *watchdog;
+    LIST_ENTRY(hg_class) diag_entry; /* live classes (hg_names.c) */
 };
 
 struct hg_context {
@@ -131,6 +135,9 @@ struct hg_context {
     /* Handles whose put the watchdog left to HG_Progress (hg_watchdog.c). */
     LIST_HEAD(, hg_handle) deferred_puts;
     struct hg_watch watch; /* the watchdog's view of this context */
+
+    /* HG_Event_get_wait_fd()'s epoll set (hg_event.c), NULL until then. */
+    struct hg_event *event;
 };
 
 /* Handle states, for the origin's forward and the target's respond. */
@@ -203,6 +210,21 @@ hg_return_t hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback,
                                 void *arg, void *out_struct,
                                 hg_return_t ret_code);
 void hg_rpc_respond_error(struct hg_handle *handle, hg_return_t ret);
+
+/* lib/hg/hg_buf.c: where the encoded input / output of a handle starts
+ * (after the reserved offset, or the overflow buffer) and how long it is;
+ * HG_FAULT when there is none (released, or nothing received). */
+hg_return_t hg_buf_input_args(struct hg_handle *handle, void **buf,
+                              hg_size_t *size);
+hg_return_t hg_buf_output_args(struct hg_handle *handle, void **buf,
+                               hg_size_t *size);
+
+/* lib/hg/hg_names.c: the live classes HG_Diag_dump_counters() reports. */
+void hg_diag_class_add(hg_class_t *hg_class);
+void hg_diag_class_del(hg_class_t *hg_class);
+
+/* lib/hg/hg_event.c: close the context's event descriptors. */
+void hg_event_fini(hg_context_t *context);
 
 /* lib/hg/hg_class.c */
 const struct hg_rpc *hg_rpc_lookup(hg_class_t *hg_class, hg_id_t id);

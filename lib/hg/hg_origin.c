@@ -52,6 +52,7 @@ hg_forward_recv_cb(const struct na_cb_info *info)
     hg_class_t *hg_class = handle->ctx->hg_class;
     struct hg_header *header = &handle->resp_header;
     size_t size = info->info.recv_expected.actual_buf_size;
+    hg_size_t offset = hg_class->out_offset;
     const void *desc;
     size_t desc_len;
     hg_return_t ret;
@@ -77,19 +78,26 @@ hg_forward_recv_cb(const struct na_cb_info *info)
         hg_rpc_op_done(handle, (hg_return_t) header->ret);
         return;
     }
+    /* The reserved bytes of HG_Class_set_output_offset() come first. */
+    if (size < HG_HEADER_SIZE + offset) {
+        atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
+        hg_rpc_op_done(handle, HG_PROTOCOL_ERROR);
+        return;
+    }
     if (!(header->flags & HG_HEADER_OVERFLOW)) {
-        if (header->payload_size != size - HG_HEADER_SIZE)
+        if (header->payload_size != size - HG_HEADER_SIZE - offset)
             ret = HG_PROTOCOL_ERROR;
         else
-            ret = hg_rpc_check_crc(header,
-                                   (char *) handle->out_buf + HG_HEADER_SIZE,
-                                   header->payload_size);
+            ret = hg_rpc_check_crc(
+                header, (char *) handle->out_buf + HG_HEADER_SIZE + offset,
+                header->payload_size);
         hg_rpc_op_done(handle, ret);
         return;
     }
     /* The output overflowed: pull it from the target. */
-    ret = hg_header_overflow_desc((char *) handle->out_buf + HG_HEADER_SIZE,
-                                  size - HG_HEADER_SIZE, &desc, &desc_len);
+    ret = hg_header_overflow_desc(
+        (char *) handle->out_buf + HG_HEADER_SIZE + offset,
+        size - HG_HEADER_SIZE - offset, &desc, &desc_len);
     if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
         ret = HG_MSGSIZE;
     if (ret == HG_SUCCESS) {
@@ -246,9 +254,10 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
 
     loopback = !hg_class->info.no_loopback &&
                HG_Addr_is_self(hg_class, handle->info.addr);
-    ret = hg_rpc_encode(handle->in_proc, handle->rpc->in_proc, in_struct,
-                        (char *) handle->in_buf + HG_HEADER_SIZE,
-                        hg_class->in_eager_size, &len, &extra);
+    ret = hg_rpc_encode(
+        handle->in_proc, handle->rpc->in_proc, in_struct,
+        (char *) handle->in_buf + HG_HEADER_SIZE + hg_class->in_offset,
+        hg_class->in_eager_size - hg_class->in_offset, &len, &extra);
     if (ret != HG_SUCCESS)
         goto error;
     handle->in_extra = extra; /* freed with the handle or next forward */
@@ -260,7 +269,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     header->rpc_id = handle->info.id;
     header->context_id = handle->ctx->core.id;
     ret = hg_rpc_pack(handle, header, handle->in_buf, hg_class->in_eager_size,
-                      len, extra, loopback, &msg_len);
+                      hg_class->in_offset, len, extra, loopback, &msg_len);
     if (ret != HG_SUCCESS)
         goto error;
 

@@ -31,9 +31,11 @@ void hg_rpc_complete(struct hg_completion *comp);
 hg_return_t hg_rpc_encode(hg_proc_t proc, hg_proc_cb_t proc_cb, void *data,
                           void *buf, hg_size_t avail, hg_size_t *len,
                           void **extra);
+/* `avail` is the eager size, `offset` the reserved bytes at its start. */
 hg_return_t hg_rpc_pack(struct hg_handle *handle, struct hg_header *header,
-                        void *msg, hg_size_t avail, hg_size_t len, void *extra,
-                        bool loopback, size_t *msg_len);
+                        void *msg, hg_size_t avail, hg_size_t offset,
+                        hg_size_t len, void *extra, bool loopback,
+                        size_t *msg_len);
 hg_return_t hg_rpc_check_crc_flags(const hg_class_t *hg_class,
                                    const struct hg_header *header);
 hg_return_t hg_rpc_check_crc(const struct hg_header *header,

@@ -84,9 +84,10 @@ hg_request_ready(struct hg_handle *handle)
         ret = hg_rpc_check_crc(&handle->req_header, handle->in_extra,
                                handle->in_extra_size);
     else
-        ret = hg_rpc_check_crc(&handle->req_header,
-                               (char *) handle->in_buf + HG_HEADER_SIZE,
-                               handle->in_size - HG_HEADER_SIZE);
+        ret = hg_rpc_check_crc(
+            &handle->req_header,
+            (char *) handle->in_buf + HG_HEADER_SIZE + hg_class->in_offset,
+            handle->in_size - HG_HEADER_SIZE - hg_class->in_offset);
     if (ret != HG_SUCCESS) {
         qs_log("hg", QS_LOG_DEBUG, "request for RPC %llu failed its checksum",
                (unsigned long long) handle->info.id);
@@ -121,6 +122,7 @@ hg_request_recv_cb(const struct na_cb_info *info)
     hg_context_t *context = handle->ctx;
     hg_class_t *hg_class = context->hg_class;
     struct hg_header *header = &handle->req_header;
+    hg_size_t offset = hg_class->in_offset;
     const void *desc;
     size_t desc_len, size;
     hg_return_t ret;
@@ -198,8 +200,14 @@ hg_request_recv_cb(const struct na_cb_info *info)
         hg_rpc_respond_error(handle, HG_NOENTRY);
         return;
     }
+    /* The reserved bytes of HG_Class_set_input_offset() come first. */
+    if (size < HG_HEADER_SIZE + offset) {
+        atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
+        hg_rpc_respond_error(handle, HG_PROTOCOL_ERROR);
+        return;
+    }
     if (!(header->flags & HG_HEADER_OVERFLOW)) {
-        if (header->payload_size != size - HG_HEADER_SIZE) {
+        if (header->payload_size != size - HG_HEADER_SIZE - offset) {
             atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
             hg_rpc_respond_error(handle, HG_PROTOCOL_ERROR);
             return;
@@ -208,8 +216,9 @@ hg_request_recv_cb(const struct na_cb_info *info)
         return;
     }
     /* The input overflowed: pull it from the origin first. */
-    ret = hg_header_overflow_desc((char *) handle->in_buf + HG_HEADER_SIZE,
-                                  size - HG_HEADER_SIZE, &desc, &desc_len);
+    ret = hg_header_overflow_desc(
+        (char *) handle->in_buf + HG_HEADER_SIZE + offset,
+        size - HG_HEADER_SIZE - offset, &desc, &desc_len);
     if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
         ret = HG_MSGSIZE;
     if (ret == HG_SUCCESS) {
@@ -322,9 +331,10 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     pthread_mutex_unlock(&handle->lock);
 
     if (ret_code == HG_SUCCESS && handle->rpc != NULL)
-        ret = hg_rpc_encode(handle->out_proc, handle->rpc->out_proc, out_struct,
-                            (char *) handle->out_buf + HG_HEADER_SIZE,
-                            hg_class->out_eager_size, &len, &extra);
+        ret = hg_rpc_encode(
+            handle->out_proc, handle->rpc->out_proc, out_struct,
+            (char *) handle->out_buf + HG_HEADER_SIZE + hg_class->out_offset,
+            hg_class->out_eager_size - hg_class->out_offset, &len, &extra);
     if (ret != HG_SUCCESS) {
         /* Tell the origin its RPC failed rather than leave it waiting. */
         ret_code = ret;
@@ -337,9 +347,9 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     header.rpc_id = handle->req_header.rpc_id;
     header.ret = (uint8_t) ret_code;
     handle->out_extra = extra;
-    ret =
-        hg_rpc_pack(handle, &header, handle->out_buf, hg_class->out_eager_size,
-                    len, extra, handle->lb_origin != NULL, &msg_len);
+    ret = hg_rpc_pack(handle, &header, handle->out_buf,
+                      hg_class->out_eager_size, hg_class->out_offset, len,
+                      extra, handle->lb_origin != NULL, &msg_len);
     /* The target's own record of what it sent, for
      * HG_Get_output_payload_size(). */
     handle->resp_header.payload_size = ret == HG_SUCCESS ? len : 0;
@@ -348,7 +358,8 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
         header.flags = HG_HEADER_RESPONSE;
         header.ret = (uint8_t) ret;
         hg_rpc_pack(handle, &header, handle->out_buf, hg_class->out_eager_size,
-                    0, NULL, handle->lb_origin != NULL, &msg_len);
+                    hg_class->out_offset, 0, NULL, handle->lb_origin != NULL,
+                    &msg_len);
     }
 
     if (callback != NULL)

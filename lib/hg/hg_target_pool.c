@@ -39,6 +39,8 @@ hg_handle_alloc(hg_context_t *context)
         hg_handle_free(handle);
         return NULL;
     }
+    hg_proc_set_handle(handle->in_proc, handle);
+    hg_proc_set_handle(handle->out_proc, handle);
     atomic_fetch_add(&hg_class->stats.handles_allocated, 1);
     return handle;
 }

@@ -121,6 +121,16 @@ na_init_info_from_version(struct na_init_info *out, unsigned int version,
         out->traffic_class = NA_TC_UNSPEC;
         out->multi_recv_op_max = 0;
     }
+    /* Every plugin here picks its own address format: IPv4 where it has
+     * IP addresses. */
+    if (out->addr_format != NA_ADDR_UNSPEC &&
+        out->addr_format != NA_ADDR_IPV4) {
+        qs_log("na", QS_LOG_ERROR,
+               "na_init_info.addr_format %d is not supported (only "
+               "NA_ADDR_UNSPEC and NA_ADDR_IPV4)",
+               (int) out->addr_format);
+        return false;
+    }
     if ((unsigned) out->traffic_class > NA_TC_NETWORK_CTRL) {
         qs_log("na", QS_LOG_ERROR,
                "na_init_info.traffic_class %d is not an enum "
@@ -194,6 +204,7 @@ NA_Initialize_opt2(const char *info_string, bool listen, unsigned int version,
         goto error;
     }
     free(info);
+    na_diag_count(&na_diag.classes, 1);
     return na_class;
 
 error:
@@ -224,6 +235,7 @@ NA_Finalize(na_class_t *na_class)
         return ret;
     pthread_mutex_destroy(&na_class->lock);
     free(na_class->protocol_name);
+    na_diag_count(&na_diag.classes, -1);
     free(na_class);
     return NA_SUCCESS;
 }
@@ -279,6 +291,7 @@ NA_Context_create_id(na_class_t *na_class, uint8_t id)
     pthread_mutex_lock(&na_class->lock);
     na_class->context_count++;
     pthread_mutex_unlock(&na_class->lock);
+    na_diag_count(&na_diag.contexts, 1);
     return context;
 }
 
@@ -302,6 +315,7 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
     na_class->context_count--;
     pthread_mutex_unlock(&na_class->lock);
     pthread_mutex_destroy(&context->lock);
+    na_diag_count(&na_diag.contexts, -1);
     free(context);
     return NA_SUCCESS;
 }
@@ -896,6 +910,8 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
         if (n == 0)
             break;
     }
+    if (done > 0)
+        na_diag_count(&na_diag.triggered, done);
     if (actual_count != NULL)
         *actual_count = done;
     return done > 0 ? NA_SUCCESS : NA_TIMEOUT;

@@ -310,6 +310,13 @@ struct na_class_ops {
 
     /* A file descriptor to sleep on, or -1 if the plugin has none. */
     int (*poll_get_fd)(na_class_t *na_class, na_context_t *context);
+    /* The one optional op (may be NULL): whether blocking on poll_get_fd's
+     * descriptor is safe now, for a plugin whose descriptor alone does not
+     * tell (ofi: fi_trywait() must be asked first, and work it holds on
+     * its own queues needs a poll). Called by NA_Poll_try_wait() once no
+     * completion waits for NA_Trigger(). Non-blocking. NULL: the
+     * descriptor tells. */
+    bool (*poll_try_wait)(na_class_t *na_class, na_context_t *context);
     /* Non-blocking progress; *count = completions queued on `context`. */
     na_return_t (*poll)(na_class_t *na_class, na_context_t *context,
                         unsigned int *count);

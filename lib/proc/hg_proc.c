@@ -48,6 +48,9 @@ struct hg_proc {
 
     bool flushed;    /* checksum computed since the reset          */
     uint32_t crc32c; /* valid when flushed and hash == HG_CRC32    */
+
+    uint8_t flags;      /* hg_proc_set_flags(), cleared at each reset */
+    hg_handle_t handle; /* hg_proc_set_handle(), kept across resets   */
 };
 
 static bool
@@ -174,6 +177,7 @@ hg_proc_reset(hg_proc_t proc, void *buf, hg_size_t buf_size, hg_proc_op_t op)
     proc->pos = 0;
     proc->flushed = false;
     proc->crc32c = 0;
+    proc->flags = 0;
     return HG_SUCCESS;
 }
 
@@ -248,6 +252,32 @@ hg_proc_get_extra_size(hg_proc_t proc)
     return proc == HG_PROC_NULL ? 0 : proc->extra_size;
 }
 
+void
+hg_proc_set_handle(hg_proc_t proc, hg_handle_t handle)
+{
+    if (proc != HG_PROC_NULL)
+        proc->handle = handle;
+}
+
+hg_handle_t
+hg_proc_get_handle(hg_proc_t proc)
+{
+    return proc == HG_PROC_NULL ? HG_HANDLE_NULL : proc->handle;
+}
+
+void
+hg_proc_set_flags(hg_proc_t proc, uint8_t flags)
+{
+    if (proc != HG_PROC_NULL)
+        proc->flags = flags;
+}
+
+uint8_t
+hg_proc_get_flags(hg_proc_t proc)
+{
+    return proc == HG_PROC_NULL ? 0 : proc->flags;
+}
+
 hg_return_t
 hg_proc_set_extra_buf_is_mine(hg_proc_t proc, hg_bool_t mine)
 {
@@ -297,6 +327,23 @@ proc_encode_reserve(struct hg_proc *proc, hg_size_t size)
         proc->cur_size = cap;
     }
     return HG_SUCCESS;
+}
+
+hg_return_t
+hg_proc_set_size(hg_proc_t proc, hg_size_t buf_size)
+{
+    if (proc == HG_PROC_NULL || buf_size < proc->pos)
+        return HG_INVALID_ARG;
+    switch (proc->op) {
+    case HG_ENCODE:
+        return proc_encode_reserve(proc, buf_size - proc->pos);
+    case HG_DECODE:
+        /* Received bytes cannot grow: a decoder asking for more than
+         * arrived is reading past the message. */
+        return buf_size <= proc->cur_size ? HG_SUCCESS : HG_OVERFLOW;
+    default:
+        return HG_SUCCESS;
+    }
 }
 
 void *

@@ -102,3 +102,27 @@ hg_proc_hg_const_string_t(hg_proc_t proc, void *data)
 {
     return proc_string(proc, data);
 }
+
+/* The string travels as an hg_string_t does; the flags are this side's
+ * business and stay off the wire. A decoded object owns its copy. */
+hg_return_t
+hg_proc_hg_string_object_t(hg_proc_t proc, void *string)
+{
+    hg_string_object_t *obj = string;
+    char *s = NULL;
+    hg_return_t ret;
+
+    if (proc == HG_PROC_NULL || obj == NULL)
+        return HG_INVALID_ARG;
+    switch (hg_proc_get_op(proc)) {
+    case HG_ENCODE:
+        return proc_string_encode(proc, obj->data);
+    case HG_DECODE:
+        ret = proc_string_decode(proc, &s);
+        hg_string_object_init_char(obj, ret == HG_SUCCESS ? s : NULL, 1);
+        return ret;
+    case HG_FREE:
+    default:
+        return hg_string_object_free(obj);
+    }
+}

@@ -278,6 +278,8 @@ na_ofi_class_free(struct na_ofi_class *cls)
         fi_freeinfo(cls->info);
     if (cls->wake_fd >= 0)
         close(cls->wake_fd);
+    if (cls->poll_epfd >= 0)
+        close(cls->poll_epfd);
     pthread_mutex_destroy(&cls->addr_lock);
     pthread_mutex_destroy(&cls->rx_lock);
     pthread_mutex_destroy(&cls->retry_lock);
@@ -314,6 +316,7 @@ na_ofi_class_alloc(const struct na_info *info)
     TAILQ_INIT(&cls->retry_ops);
     cls->cq_fd = -1;
     cls->wake_fd = -1;
+    cls->poll_epfd = -1;
     atomic_init(&cls->next_mr_key, na_ofi_random_key());
     atomic_init(&cls->spin_ns, 20000);
     if (strcmp(info->protocol_name, "sockets") == 0) {
@@ -545,6 +548,7 @@ const struct na_class_ops na_ofi_class_ops = {
     .put = na_ofi_rma,
     .get = na_ofi_rma,
     .poll_get_fd = na_ofi_poll_get_fd,
+    .poll_try_wait = na_ofi_poll_try_wait,
     .poll = na_ofi_poll,
     .poll_wait = na_ofi_poll_wait,
     .cancel = na_ofi_cancel,

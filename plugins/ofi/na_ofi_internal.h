@@ -291,6 +291,9 @@ struct na_ofi_class {
     enum na_ofi_wait_mode wait_mode;
     int cq_fd;   /* FI_WAIT_FD descriptor, or -1           */
     int wake_fd; /* eventfd that interrupts poll_wait      */
+    /* poll_get_fd's epoll set of cq_fd and wake_fd, made at its first
+     * call (under retry_lock), or -1. */
+    int poll_epfd;
 
     /* Unexpected receive buffers, posted for the class's lifetime. */
     struct na_ofi_rx_buf *rx_bufs;
@@ -475,6 +478,7 @@ void na_ofi_op_complete(struct na_op_id *op, na_return_t ret);
 void na_ofi_wake(struct na_ofi_class *cls);
 na_return_t na_ofi_error_to_na(int fi_err);
 int na_ofi_poll_get_fd(na_class_t *na_class, na_context_t *context);
+bool na_ofi_poll_try_wait(na_class_t *na_class, na_context_t *context);
 na_return_t na_ofi_poll(na_class_t *na_class, na_context_t *context,
                         unsigned int *count);
 na_return_t na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,

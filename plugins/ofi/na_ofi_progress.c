@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -454,11 +455,68 @@ na_ofi_progress(struct na_ofi_class *cls, na_context_t *context)
     return mine;
 }
 
+static bool na_ofi_context_has_completions(na_context_t *context);
+static void na_ofi_drain_wake_fd(struct na_ofi_class *cls);
+
+/*
+ * An epoll set of the CQ's descriptor and the wake eventfd, so a program
+ * that waits on it also wakes for completions queued outside the CQ (an
+ * injected send, a cancel). From the first call on the class counts as
+ * one more sleeper for good: na_ofi_wake() writes the eventfd every
+ * time. -1 where the provider has no descriptor (NA_OFI_WAIT_SREAD,
+ * NA_OFI_WAIT_NONE). Blocking on it is safe only after
+ * na_ofi_poll_try_wait() said so.
+ */
 int
 na_ofi_poll_get_fd(na_class_t *na_class, na_context_t *context)
 {
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    int fd;
+
     (void) context;
-    return na_ofi_class(na_class)->cq_fd;
+    if (cls->wait_mode != NA_OFI_WAIT_FD)
+        return -1;
+    pthread_mutex_lock(&cls->retry_lock);
+    if (cls->poll_epfd < 0) {
+        struct epoll_event cq = {.events = EPOLLIN, .data.fd = cls->cq_fd};
+        struct epoll_event wake = {.events = EPOLLIN, .data.fd = cls->wake_fd};
+        int epfd = epoll_create1(EPOLL_CLOEXEC);
+
+        if (epfd >= 0 &&
+            (epoll_ctl(epfd, EPOLL_CTL_ADD, cls->cq_fd, &cq) != 0 ||
+             epoll_ctl(epfd, EPOLL_CTL_ADD, cls->wake_fd, &wake) != 0)) {
+            close(epfd);
+            epfd = -1;
+        }
+        if (epfd >= 0) {
+            cls->poll_epfd = epfd;
+            atomic_fetch_add(&cls->sleepers, 1);
+        }
+    }
+    fd = cls->poll_epfd;
+    pthread_mutex_unlock(&cls->retry_lock);
+    return fd;
+}
+
+/* Safe to block on the descriptor: nothing waits on our retry queue (its
+ * posts are retried by polls, not announced by the CQ), the wake eventfd
+ * is emptied before the last look at the context's queue, and
+ * fi_trywait() agrees (it refuses while CQ entries are pending, and
+ * re-arms the CQ's descriptor otherwise). */
+bool
+na_ofi_poll_try_wait(na_class_t *na_class, na_context_t *context)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    struct fid *fids[1] = {&cls->cq->fid};
+    int rc;
+
+    if (cls->wait_mode != NA_OFI_WAIT_FD || atomic_load(&cls->retry_count) != 0)
+        return false;
+    na_ofi_drain_wake_fd(cls);
+    if (na_ofi_context_has_completions(context))
+        return false;
+    rc = fi_trywait(cls->fabric, fids, 1);
+    return rc == FI_SUCCESS || rc == -FI_ENOSYS;
 }
 
 na_return_t

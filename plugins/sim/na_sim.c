@@ -37,6 +37,9 @@ na_sim_op_kind(na_cb_type_t type)
         return "put";
     case NA_CB_GET:
         return "get";
+    case NA_CB_MULTI_RECV_UNEXPECTED: /* never posted on sim */
+    case NA_CB_MAX:
+        break;
     }
     return "unknown";
 }
