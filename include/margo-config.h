@@ -96,7 +96,8 @@ QS_EXPORT hg_return_t margo_find_xstream_by_index(
  * program's own pool or xstream (kind / scheduler type "external"; name
  * NULL: generated); with take_ownership ABT_TRUE Margo frees it on removal
  * and at finalize, otherwise it stays the program's. An external xstream's
- * pools that Margo does not know are added as external pools.
+ * pools must be the instance's already (HG_INVALID_ARG otherwise, as in
+ * Margo's implementation, whose header comment says they would be added).
  *
  * Removal is refused and changes nothing while the entry is in use: a pool
  * that is the progress or default handler pool (HG_OTHER_ERROR), that has

@@ -370,9 +370,9 @@ margo_add_xstream_from_json(margo_instance_id mid, const char *json,
     return ret;
 }
 
-/* The pools of xstream's scheduler as indices into mid's pools, adding
- * those Margo does not know as external pools it does not own (lock
- * held). Returns the count, or -1. */
+/* The pools of xstream's scheduler as indices into mid's pools (lock
+ * held). Returns the count, or -1 if one of them is not the instance's
+ * (Margo refuses such an xstream). */
 static int
 margo_xstream_pools_locked(struct margo_instance *mid, ABT_xstream xstream,
                            unsigned *idx)
@@ -390,13 +390,10 @@ margo_xstream_pools_locked(struct margo_instance *mid, ABT_xstream xstream,
         long i = margo_pool_index_locked(mid, pools[j], NULL);
 
         if (i < 0) {
-            i = (long) mid->npools;
-            if (!margo_pools_grow_locked(mid) ||
-                margo_config_add_external_pool(&mid->config, NULL) != 0)
-                return -1;
-            mid->pools[i] = pools[j];
-            mid->config.pools[i].not_owned = true;
-            mid->npools++;
+            margo_log(mid, MARGO_LOG_ERROR,
+                      "margo_add_xstream_external: a pool of this xstream is "
+                      "not registered (margo_add_pool_external first)");
+            return -1;
         }
         idx[j] = (unsigned) i;
     }

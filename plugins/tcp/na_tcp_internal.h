@@ -9,7 +9,9 @@
  *   na_tcp_conn.c      sockets: listen, connect, accept, hello, reading
  *                      frames, writing the send queue, peer death
  *   na_tcp_msg.c       messages: sends, receives, matching, backlogs
- *   na_tcp_rma.c       memory handles, the region table, put and get
+ *   na_tcp_mem.c       memory handles (one or several segments), the
+ *                      region table
+ *   na_tcp_rma.c       put and get
  *   na_tcp_progress.c  polling, waiting, cancel, completion
  *
  * Every class listens on a TCP socket (port 0: the kernel picks one). One
@@ -270,6 +272,10 @@ struct na_tcp_context {
     struct na_tcp_op_queue unexp_ops, exp_ops;
 };
 
+/* A region's key: its slot in the class's table and that slot's
+ * generation. */
+#define NA_TCP_KEY(slot, gen) (((uint64_t) (gen) << 32) | (uint64_t) (slot))
+
 /* One registered region of the class, found by its key's slot. */
 struct na_tcp_region {
     struct na_mem_handle *h; /* NULL: free slot */
@@ -405,8 +411,14 @@ na_return_t na_tcp_msg_recv_expected(na_class_t *na_class,
                                      const struct na_op_desc *desc,
                                      na_op_id_t *op_id);
 
-/* na_tcp_rma.c */
+/* na_tcp_mem.c */
 void na_tcp_regions_destroy(struct na_tcp_class *cls);
+/* Segment i of a local region, and its length. */
+uint8_t *na_tcp_seg(const struct na_mem_handle *h, uint32_t i, uint64_t *len);
+/* The pieces of [off, off + len) of a local region (inside it): how many
+ * (at most NA_TCP_SEG_MAX). */
+int na_tcp_mem_iov(const struct na_mem_handle *h, uint64_t off, uint64_t len,
+                   struct iovec *iov);
 na_return_t na_tcp_mem_handle_create(na_class_t *na_class, void *buf,
                                      size_t buf_size, unsigned long flags,
                                      na_mem_handle_t *mem_handle);
@@ -424,6 +436,14 @@ na_return_t na_tcp_mem_handle_serialize(na_class_t *na_class, void *buf,
 na_return_t na_tcp_mem_handle_deserialize(na_class_t *na_class,
                                           na_mem_handle_t *mem_handle,
                                           const void *buf, size_t buf_size);
+na_return_t na_tcp_mem_handle_create_segments(na_class_t *na_class,
+                                              struct na_segment *segments,
+                                              size_t segment_count,
+                                              unsigned long flags,
+                                              na_mem_handle_t *mem_handle);
+size_t na_tcp_mem_handle_get_max_segments(const na_class_t *na_class);
+
+/* na_tcp_rma.c */
 na_return_t na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc,
                        na_op_id_t *op_id);
 /* A frame of an RMA type arrived on `conn` (header only; the payload, if
@@ -433,12 +453,6 @@ void na_tcp_rma_frame(struct na_tcp_conn *conn, const struct na_tcp_hdr *h);
 void na_tcp_rma_data_done(struct na_tcp_conn *conn);
 /* rx_dst's segment is full and rx_left is not 0: move to the next one. */
 void na_tcp_rx_next_seg(struct na_tcp_conn *conn);
-na_return_t na_tcp_mem_handle_create_segments(na_class_t *na_class,
-                                              struct na_segment *segments,
-                                              size_t segment_count,
-                                              unsigned long flags,
-                                              na_mem_handle_t *mem_handle);
-size_t na_tcp_mem_handle_get_max_segments(const na_class_t *na_class);
 void na_tcp_rma_conn_failed(struct na_tcp_conn *conn);
 
 /* na_tcp_progress.c */

@@ -312,8 +312,8 @@ test_external_pool_and_xstream(void **state)
     assert_false(te_config_has(mid, MARGO_CONFIG_HIDE_EXTERNAL, "\"mine\""));
     assert_true(te_config_has(mid, MARGO_CONFIG_USE_NAMES, "\"mine\""));
 
-    /* An xstream of the program's over a pool of its own: the pool comes
-     * along as an external one. */
+    /* An xstream of the program's over a pool of its own: refused until
+     * the pool is registered, and nothing is added meanwhile. */
     assert_int_equal(ABT_pool_create_basic(ABT_POOL_FIFO_WAIT,
                                            ABT_POOL_ACCESS_MPMC, ABT_FALSE,
                                            &xpool),
@@ -321,6 +321,10 @@ test_external_pool_and_xstream(void **state)
     assert_int_equal(ABT_xstream_create_basic(ABT_SCHED_BASIC_WAIT, 1, &xpool,
                                               ABT_SCHED_CONFIG_NULL, &xs),
                      ABT_SUCCESS);
+    assert_hg_ret(margo_add_xstream_external(mid, "x", xs, ABT_FALSE, NULL),
+                  HG_INVALID_ARG);
+    assert_int_equal(margo_get_num_pools(mid), npools + 1);
+    assert_hg_ok(margo_add_pool_external(mid, NULL, xpool, ABT_FALSE, NULL));
     assert_hg_ok(margo_add_xstream_external(mid, NULL, xs, ABT_FALSE, &xi));
     assert_true(strncmp(xi.name, "__xstream_", 10) == 0);
     assert_int_equal(margo_get_num_pools(mid), npools + 2);
