@@ -7,11 +7,12 @@
  *
  * Besides "no crash, no read out of bounds", an accepted hello must name
  * a valid peer and round-trip: the hello na_sm_hello_encode() writes for
- * that name parses back to the same name; and the same bytes with one
- * descriptor are refused.
+ * that name parses back to the same name and has the input's length,
+ * magic, version and name bytes; and the same bytes with one descriptor
+ * are refused.
  *
  * Seed corpus (corpus/sm_hello/), native byte order:
- *   u32 magic 0x51534d48 ("QSMH") | u32 version (1) | u32 name length n |
+ *   u32 magic 0x51534d48 ("QSMH") | u32 version (2) | u32 name length n |
  *   64 name bytes, the first n from [A-Za-z0-9._:-]
  * (76 bytes in all; any other length is refused).
  *
@@ -43,6 +44,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n = na_sm_hello_encode(name, msg, sizeof(msg));
     if (n == 0 || !na_sm_hello_parse(msg, n, 2, again) ||
         strcmp(name, again) != 0)
+        abort();
+    /* What was accepted is what a peer of ours writes: its length, magic,
+     * version, name length and name (the bytes after the name are not
+     * read). */
+    if (n != size || memcmp(msg, data, 12) != 0 ||
+        memcmp(msg + 12, data + 12, strlen(name)) != 0)
         abort();
     return 0;
 }

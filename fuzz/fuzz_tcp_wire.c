@@ -7,7 +7,8 @@
  * round-trip: an accepted header or hello encodes back to the bytes it was
  * read from, and a parsed address string prints as one that parses to the
  * same address. An accepted message header never announces more payload
- * than the limits it was checked against (4096 unexpected, 8192 expected).
+ * than the limits it was checked against (4096 unexpected, 8192 expected),
+ * and an accepted acknowledgement or failed read answer announces none.
  *
  * Seed corpus (corpus/tcp_wire/): 40-byte frame headers (little-endian:
  * u8 type 1-6 | u8 src_id | u8 dst_id | u8 status | u32 tag | u64 len |
@@ -35,6 +36,12 @@ check_header(const uint8_t *data, size_t size)
         return;
     if ((h.type == NA_TCP_UNEXP && h.len > lim.max_unexp) ||
         (h.type == NA_TCP_EXP && h.len > lim.max_exp))
+        abort();
+    /* An acknowledgement, and a read answer that reports a failure, carry
+     * no payload: a length there would be read as the next frame. */
+    if ((h.type == NA_TCP_PUT_ACK ||
+         (h.type == NA_TCP_GET_RESP && h.status != NA_TCP_ST_OK)) &&
+        h.len != 0)
         abort();
     na_tcp_hdr_encode(again, &h);
     if (memcmp(again, data, NA_TCP_HDR_SIZE) != 0)

@@ -2,7 +2,7 @@
 """Run ctest cases many times under load and count their failures.
 
     scripts/flaky-check.py [-n RUNS] [-j PAR] [--load K] [--build DIR]
-                           [--timeout S] [--logs DIR] REGEX...
+                           [--timeout S] [--logs DIR] [--note REGEX] REGEX...
 
 Each REGEX selects ctest cases of the build (as `ctest -R`). Every selected
 case runs RUNS times (default 200), PAR instances at once (default 2), with
@@ -14,6 +14,9 @@ PASS_REGULAR_EXPRESSION, or its time limit (--timeout, default three times
 the case's ctest TIMEOUT capped at 600 s). The output of the first failing
 runs is kept in --logs (default /tmp/flaky-check-<pid>). Prints one line per
 case: failures/runs, median and max duration; exits 1 if any case failed.
+--note REGEX also counts the runs, passing or failing, whose output matches
+REGEX and keeps the first of them (e.g. the conformance server's "no progress
+round for" report of a process the machine did not run for a second).
 """
 import argparse
 import json
@@ -96,6 +99,8 @@ def main():
     ap.add_argument("--logs", default=None)
     ap.add_argument("--keep", type=int, default=3,
                     help="failing runs' outputs kept per case")
+    ap.add_argument("--note", default=None,
+                    help="count (and keep) the runs whose output matches")
     a = ap.parse_args()
     cases = ctest_cases(a.build, a.regex)
     if not cases:
@@ -119,10 +124,18 @@ def main():
                 path = os.path.join(logs, f"{case['name']}.{i}.log")
                 with open(path, "w") as f:
                     f.write(text)
+            noted = ""
+            if a.note:
+                hits = [r for r in results if re.search(a.note, r[2])]
+                for i, (_, _, text) in enumerate(hits[:a.keep]):
+                    path = os.path.join(logs, f"{case['name']}.note{i}.log")
+                    with open(path, "w") as f:
+                        f.write(text)
+                noted = f", {len(hits)} matched --note"
             times = sorted(r[1] for r in results)
             print(f"{case['name']}: {len(failed)}/{a.runs} failed "
                   f"(median {statistics.median(times):.2f} s, "
-                  f"max {times[-1]:.2f} s)", flush=True)
+                  f"max {times[-1]:.2f} s{noted})", flush=True)
             total_failed += bool(failed)
     finally:
         for p in load:

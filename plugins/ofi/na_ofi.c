@@ -396,6 +396,8 @@ na_ofi_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
         goto free_class;
     na_ofi_read_info(cls, want_multi_recv);
 
+    if (cls->shm)
+        na_ofi_shm_own_stale_sweep();
     rc = na_ofi_endpoint_open(cls);
     if (rc != 0) {
         qs_log(NA_OFI_CLASS_NAME, QS_LOG_ERROR,

@@ -368,6 +368,10 @@ void na_ofi_shm_set_live(const struct na_addr *self, bool live);
 bool na_ofi_shm_closed_here(const struct na_addr *addr);
 void na_ofi_addr_cache_destroy(struct na_ofi_class *cls);
 
+/* Before this process's first shm endpoint: remove the provider's regions
+ * named after our pid, left by a killed process that had it before us
+ * (na_ofi_shm_keys.c). */
+void na_ofi_shm_own_stale_sweep(void);
 /* na_ofi_shm_keys.c: libfabric 1.17's shm provider never completes an RMA
  * with a key its target does not have, so ofi+shm classes publish their
  * keys and origins check them before posting. */

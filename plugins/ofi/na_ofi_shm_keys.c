@@ -126,6 +126,48 @@ na_ofi_shm_keys_sweep(void)
     closedir(d);
 }
 
+/*
+ * libfabric's shm provider keeps each endpoint's region in /dev/shm under
+ * "<pid>:<d>:<e>" and, finding that name taken, reuses it only when the
+ * pid the region records is dead; otherwise opening the endpoint fails
+ * with FI_EBUSY. A process killed without closing its endpoints leaves its
+ * regions behind, and once its pid is recycled the new owner of that pid
+ * finds its own names taken by a "live" process, itself (1 run in 200 of a
+ * two-process ofi+shm case failed so, at init). No other process can make
+ * names with our pid while we live, so every such name that exists before
+ * this process opens its first shm endpoint is stale: removed once, before
+ * that first endpoint.
+ */
+static void
+na_ofi_shm_own_stale_sweep_once(void)
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *de;
+    char prefix[32];
+    size_t len;
+
+    if (d == NULL)
+        return;
+    len = (size_t) snprintf(prefix, sizeof(prefix), "%ld:", (long) getpid());
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, prefix, len) == 0) {
+            char name[300];
+
+            snprintf(name, sizeof(name), "/%s", de->d_name);
+            shm_unlink(name);
+        }
+    }
+    closedir(d);
+}
+
+void
+na_ofi_shm_own_stale_sweep(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    pthread_once(&once, na_ofi_shm_own_stale_sweep_once);
+}
+
 na_return_t
 na_ofi_shm_keys_create(struct na_ofi_class *cls)
 {

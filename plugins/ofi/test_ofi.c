@@ -548,6 +548,56 @@ test_shm_addresses(void **state)
     assert_null(NA_Initialize("ofi+shm://myname", true));
 }
 
+/*
+ * A killed process leaves its shm regions in /dev/shm ("<pid>:<d>:<e>");
+ * when its pid is recycled, the new owner finds its own endpoint names
+ * taken by a region whose pid (its own) is alive, and libfabric refuses to
+ * open the endpoint (FI_EBUSY). The child plants such leftovers under its
+ * own pid before its first ofi+shm class, which must open all the same.
+ */
+static int
+child_stale_shm(void)
+{
+    char path[64];
+    na_class_t *c;
+    int rc;
+
+    for (int e = 0; e < 4; e++) {
+        static const char zeros[4096];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/dev/shm/%d:0:%d", (int) getpid(), e);
+        f = fopen(path, "w");
+        if (f == NULL || fwrite(zeros, sizeof(zeros), 1, f) != 1)
+            return 3;
+        fclose(f);
+    }
+    c = NA_Initialize("ofi+shm", true);
+    rc = c != NULL && NA_Finalize(c) == NA_SUCCESS ? 0 : 1;
+    for (int e = 0; e < 4; e++) { /* what is left of the plant */
+        snprintf(path, sizeof(path), "/dev/shm/%d:0:%d", (int) getpid(), e);
+        unlink(path);
+    }
+    return rc;
+}
+
+static void
+test_shm_stale_region(void **state)
+{
+    char *envp[] = {NULL};
+    char out[4096];
+    na_class_t *c;
+    int rc;
+
+    (void) state;
+    c = NA_Initialize("ofi+shm", true);
+    if (c == NULL)
+        skip(); /* no shm provider in this libfabric */
+    assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+    rc = run_child("--stale-shm", envp, out, sizeof(out));
+    assert_int_equal(rc, 0);
+}
+
 #define OFI_TESTS                                                              \
     cmocka_unit_test_setup_teardown(test_addr_roundtrip, setup, teardown),     \
         cmocka_unit_test_setup_teardown(test_addr_cache_bound, setup,          \
@@ -668,11 +718,14 @@ main(int argc, char **argv)
     const struct CMUnitTest common[] = {
         cmocka_unit_test(test_missing_provider),
         cmocka_unit_test(test_shm_addresses),
+        cmocka_unit_test(test_shm_stale_region),
     };
     int failed = 0;
 
     if (argc > 1 && strcmp(argv[1], "--missing-provider") == 0)
         return child_missing_provider();
+    if (argc > 1 && strcmp(argv[1], "--stale-shm") == 0)
+        return child_stale_shm();
     setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
     /* The cases every plugin must pass (also with no_multi_recv and with
      * one multi-receive buffer) are the NA conformance suite. */

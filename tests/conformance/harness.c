@@ -67,6 +67,56 @@ real_now_ns(void)
     return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
+/*
+ * The longest real-time pause between two progress rounds since the last
+ * reset: a process that the machine did not run for a while (a loaded
+ * machine, a stopped process) shows it here. A peer's liveness probes go
+ * unanswered during such a pause (docs/architecture.md, "Liveness"), so
+ * a failure report prints it.
+ */
+static uint64_t ct_last_round_ns, ct_max_pause_ns;
+
+/* The serving loop reports a pause this long at once: the default liveness
+ * probe interval. */
+#define CT_PAUSE_REPORT_NS 1000000000ULL
+
+static void
+note_round(void)
+{
+    uint64_t now = real_now_ns();
+
+    if (ct_last_round_ns != 0 && now - ct_last_round_ns > ct_max_pause_ns)
+        ct_max_pause_ns = now - ct_last_round_ns;
+    ct_last_round_ns = now;
+}
+
+static void
+reset_pauses(void)
+{
+    ct_last_round_ns = 0;
+    ct_max_pause_ns = 0;
+}
+
+/* The load average, for a report: "1-min 5-min 15-min" or "unknown". */
+static void
+load_average(char *buf, size_t size)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+
+    snprintf(buf, size, "unknown");
+    if (f != NULL) {
+        if (fgets(buf, (int) size, f) != NULL) {
+            char *p = buf;
+
+            for (int fields = 0; *p != '\0'; p++)
+                if (*p == ' ' && ++fields == 3)
+                    break;
+            *p = '\0';
+        }
+        fclose(f);
+    }
+}
+
 static void
 print_replay(FILE *f)
 {
@@ -142,6 +192,7 @@ drive_round(struct ct_env *env, unsigned wait_ms, unsigned *ran, char *err,
     unsigned i;
 
     *ran = 0;
+    note_round();
     for (i = 0; i < env->nctx; i++) {
         unsigned n = 0;
         hg_return_t ret;
@@ -532,6 +583,7 @@ env_destroy(struct ct_env *env, char *err, size_t err_size)
 struct ct_env_box {
     struct ct_env env;
     int finished;
+    uint64_t real_start_ns; /* when setup began, on the real clock */
     struct ct_env_box *next_abandoned;
 };
 
@@ -547,6 +599,8 @@ harness_setup(void **state)
     char err[256];
 
     assert_non_null(box);
+    box->real_start_ns = real_now_ns();
+    reset_pauses();
     if (env_create(&box->env, opts, err, sizeof(err)) != 0) {
         print_replay(stderr);
         fail_msg("harness setup (info \"%s\"): %s", ct_info(), err);
@@ -579,8 +633,15 @@ harness_teardown(void **state)
      * flight whose callbacks point into its stack frame, which no longer
      * exists: its env is abandoned, never progressed again. */
     if (!box->finished) {
-        fprintf(stderr, "note: test ended early; its HG classes are "
-                        "abandoned without the leak check\n");
+        char load[64];
+
+        load_average(load, sizeof(load));
+        fprintf(stderr,
+                "note: test ended early after %.3f s of real time (longest "
+                "pause between progress rounds %.3f s, load average %s); "
+                "its HG classes are abandoned without the leak check\n",
+                (double) (real_now_ns() - box->real_start_ns) / 1e9,
+                (double) ct_max_pause_ns / 1e9, load);
         box->next_abandoned = ct_abandoned;
         ct_abandoned = box;
     } else {
@@ -865,6 +926,7 @@ serve(void)
     hg_addr_t self = HG_ADDR_NULL;
     hg_return_t ret;
     unsigned idle = 0;
+    uint64_t reported_pause = 0;
     const char *linger;
     uint64_t waited;
 
@@ -917,10 +979,21 @@ serve(void)
             return 1;
         }
         idle = ran == 0 ? idle + 1 : 0;
+        if (ct_max_pause_ns >= CT_PAUSE_REPORT_NS &&
+            ct_max_pause_ns > reported_pause) {
+            reported_pause = ct_max_pause_ns;
+            fprintf(stderr,
+                    "server: no progress round for %.3f s (its clients' "
+                    "liveness probes went unanswered meanwhile)\n",
+                    (double) reported_pause / 1e9);
+        }
         if (ct_describe_requested) {
             ct_describe_requested = 0;
             ct_server_describe(env.server, err, sizeof(err));
-            fprintf(stderr, "server: %s\n", err);
+            fprintf(stderr,
+                    "server: %s; longest pause between progress rounds "
+                    "%.3f s\n",
+                    err, (double) ct_max_pause_ns / 1e9);
         }
     }
     /*
@@ -959,13 +1032,49 @@ serve(void)
                 HG_Error_to_string(ret));
         return 1;
     }
-    fprintf(stderr, "server: clean shutdown\n");
+    fprintf(stderr,
+            "server: clean shutdown (longest pause between progress rounds "
+            "%.3f s)\n",
+            (double) ct_max_pause_ns / 1e9);
     return 0;
+}
+
+/* After a failed case: print the server's counters, so a report shows
+ * what the other process saw (held requests, failed responds). */
+static void
+print_server_stats(struct ct_env *env)
+{
+    struct ct_op op = {0};
+    ct_stats_out_t st;
+    hg_handle_t h;
+    char err[256];
+    uint64_t waited;
+
+    op.out = &st;
+    if (HG_Create(env->client_ctx, env->server_addr, env->ids.stats, &h) !=
+        HG_SUCCESS)
+        return;
+    if (HG_Forward(h, ct_op_cb, &op, NULL) == HG_SUCCESS &&
+        drive_until(env, &op.calls, 1, CT_WAIT_MS, &waited, err, sizeof(err)) ==
+            0 &&
+        op.ret == HG_SUCCESS && op.out_ret == HG_SUCCESS) {
+        fprintf(stderr,
+                "server after the failure: %" PRIu64 " request(s) handled, %u "
+                "held, %u failed respond(s)\n",
+                st.handled, st.held, st.respond_errors);
+        HG_Free_output(h, &st);
+    } else {
+        fprintf(stderr,
+                "server after the failure: no answer to a stats "
+                "request (%s)\n",
+                op.calls != 0 ? HG_Error_to_string(op.ret) : "no callback");
+    }
+    HG_Destroy(h);
 }
 
 /* Ask the server process to stop, from a fresh client class. */
 static int
-send_shutdown(void)
+send_shutdown(int failed)
 {
     struct ct_env env;
     struct ct_op op = {0};
@@ -976,6 +1085,8 @@ send_shutdown(void)
 
     if (env_create(&env, NULL, err, sizeof(err)) != 0)
         goto out;
+    if (failed)
+        print_server_stats(&env);
     if (HG_Create(env.client_ctx, env.server_addr, env.ids.shutdown, &h) !=
             HG_SUCCESS ||
         HG_Forward(h, ct_op_cb, &op, NULL) != HG_SUCCESS) {
@@ -1023,7 +1134,7 @@ harness_main(int argc, char **argv, const char *group,
 
     failed = ct_suite_run_group(group, tests, count);
     if (remote != NULL && remote[0] != '\0' &&
-        getenv("QS_TEST_NO_SHUTDOWN") == NULL && send_shutdown() != 0)
+        getenv("QS_TEST_NO_SHUTDOWN") == NULL && send_shutdown(failed) != 0)
         failed++;
     if (failed != 0) {
         fprintf(stderr, "%d conformance case(s) failed in group %s\n", failed,

@@ -5,8 +5,9 @@
  * multi-segment copies at every offset, a transfer past a remote region,
  * a request without the configured payload checksum, an overflowed request
  * whose pulled bytes fail their checksum, a forged overflowed response
- * that announces too much or more than it exposes, and expected messages
- * matched by the sender's context id.
+ * that announces too much or more than it exposes, expected messages
+ * matched by the sender's context id, and liveness probes and answers
+ * that are malformed or carry another cookie.
  *
  * The peers that misbehave are raw NA classes speaking the wire format
  * (docs/wire.md) by hand.
@@ -83,13 +84,14 @@ gd_cb(const struct na_cb_info *info)
 }
 
 static void
-gd_open(struct gd_env *e, hg_checksum_level_t level)
+gd_open_probe(struct gd_env *e, hg_checksum_level_t level, unsigned probe_ms)
 {
     struct hg_init_info info = HG_INIT_INFO_INITIALIZER;
 
     memset(e, 0, sizeof(*e));
     assert_int_equal(na_sim_set_seed(17), NA_SUCCESS);
     info.checksum_level = level;
+    info.probe_interval_ms = probe_ms;
     e->hg = HG_Init_opt("sim://gd-hg", HG_TRUE, &info);
     assert_non_null(e->hg);
     e->ctx = HG_Context_create(e->hg);
@@ -104,6 +106,12 @@ gd_open(struct gd_env *e, hg_checksum_level_t level)
     e->op[0] = NA_Op_create(e->na, 0);
     e->op[1] = NA_Op_create(e->na, 0);
     gd_handled = 0;
+}
+
+static void
+gd_open(struct gd_env *e, hg_checksum_level_t level)
+{
+    gd_open_probe(e, level, 0);
 }
 
 static void
@@ -663,6 +671,153 @@ test_forged_overflow_response(void **state)
     gd_close(&e);
 }
 
+/* ---- liveness probes to and from a raw peer --------------------------- */
+
+/* The target answers a probe below its handlers: a well-formed probe gets
+ * a header-only answer echoing its cookie; a probe with bytes after the
+ * header, or one flagged as an answer, gets none, and no handler runs. */
+static void
+test_probe_target(void **state)
+{
+    static uint8_t msg[HG_HEADER_SIZE + 8], ans[256];
+    struct gd_env e;
+    struct hg_header h, r;
+
+    (void) state;
+    gd_open(&e, HG_CHECKSUM_NONE);
+    for (int k = 0; k < 3; k++) {
+        size_t len = k == 1 ? HG_HEADER_SIZE + 8 : HG_HEADER_SIZE;
+
+        memset(&h, 0, sizeof(h));
+        h.flags = HG_HEADER_PROBE | (k == 2 ? HG_HEADER_RESPONSE : 0u);
+        h.cookie = 40u + (uint32_t) k;
+        memset(msg, 0, sizeof(msg));
+        hg_header_encode(msg, &h);
+        e.done[0] = e.done[1] = 0;
+        assert_int_equal(NA_Msg_recv_expected(e.na, e.nctx, gd_cb, &e, ans,
+                                              sizeof(ans), NULL, e.peer, 0,
+                                              h.cookie, e.op[1]),
+                         NA_SUCCESS);
+        assert_int_equal(NA_Msg_send_unexpected(e.na, e.nctx, gd_cb, &e, msg,
+                                                len, NULL, e.peer, 0, h.cookie,
+                                                e.op[0]),
+                         NA_SUCCESS);
+        gd_run(&e, &e.done[0], 1);
+        if (k == 0) {
+            gd_run(&e, &e.done[1], 1);
+            assert_int_equal(e.ret[1], NA_SUCCESS);
+            assert_int_equal(e.got, HG_HEADER_SIZE);
+            assert_int_equal(hg_header_decode(ans, e.got, &r), HG_SUCCESS);
+            assert_int_equal(r.flags, HG_HEADER_PROBE | HG_HEADER_RESPONSE);
+            assert_int_equal(r.cookie, h.cookie);
+            continue;
+        }
+        /* Give a wrong answer every chance to arrive, then take the
+         * receive back. */
+        for (int i = 0; i < 200; i++) {
+            NA_Poll(e.na, e.nctx, NULL);
+            NA_Trigger(e.nctx, 16, NULL);
+            HG_Progress(e.ctx, 1);
+            HG_Trigger(e.ctx, 0, 16, NULL);
+        }
+        if (e.done[1] != 0)
+            fail_msg("malformed probe %d was answered", k);
+        assert_int_equal(NA_Cancel(e.na, e.nctx, e.op[1]), NA_SUCCESS);
+        gd_run(&e, &e.done[1], 1);
+        assert_int_equal(e.ret[1], NA_CANCELED);
+    }
+    assert_int_equal(gd_handled, 0);
+    gd_close(&e);
+}
+
+/* Progress both classes until *a or *b is non-zero (bounded). */
+static void
+gd_run_either(struct gd_env *e, const int *a, const int *b)
+{
+    for (int i = 0; i < 2000 && *a == 0 && *b == 0; i++) {
+        NA_Poll(e->na, e->nctx, NULL);
+        NA_Trigger(e->nctx, 16, NULL);
+        HG_Progress(e->ctx, 1);
+        HG_Trigger(e->ctx, 0, 16, NULL);
+    }
+    if (*a == 0 && *b == 0)
+        fail_msg("no completion after 2000 rounds");
+}
+
+/* The origin takes as the answer to its probe only a header-only answer
+ * flagged as one and echoing the probe's cookie. A raw target holds the
+ * request and answers every probe with another cookie (bad 0) or without
+ * the answer flag (bad 1): it is silent, and the forward ends with
+ * HG_HOSTUNREACH at the second probe interval (100 ms here, virtual). */
+static void
+test_probe_origin_answers(void **state)
+{
+    static uint8_t req[4096], probe[256], msg[HG_HEADER_SIZE];
+
+    (void) state;
+    for (int bad = 0; bad < 2; bad++) {
+        struct gd_env e;
+        struct hg_header ph, h;
+        gd_val_t in = {.value = 3};
+        hg_addr_t raw;
+        hg_handle_t handle;
+        int probes = 0;
+
+        gd_open_probe(&e, HG_CHECKSUM_NONE, 100);
+        assert_int_equal(na_sim_set_single_driver(true), NA_SUCCESS);
+        assert_int_equal(HG_Addr_lookup2(e.hg, "sim://gd-raw", &raw),
+                         HG_SUCCESS);
+        assert_int_equal(HG_Create(e.ctx, raw, e.id, &handle), HG_SUCCESS);
+        e.done[1] = 0;
+        assert_int_equal(NA_Msg_recv_unexpected(e.na, e.nctx, gd_cb, &e, req,
+                                                sizeof(req), NULL, e.op[1]),
+                         NA_SUCCESS);
+        gd_fwd_done = 0;
+        assert_int_equal(HG_Forward(handle, gd_fwd_cb, NULL, &in), HG_SUCCESS);
+        gd_run(&e, &e.done[1], 1); /* the request, never answered */
+        NA_Addr_free(e.na, e.source);
+        e.source = NA_ADDR_NULL;
+        while (gd_fwd_done == 0 && probes < 5) {
+            e.done[1] = 0;
+            assert_int_equal(NA_Msg_recv_unexpected(e.na, e.nctx, gd_cb, &e,
+                                                    probe, sizeof(probe), NULL,
+                                                    e.op[1]),
+                             NA_SUCCESS);
+            gd_run_either(&e, &e.done[1], &gd_fwd_done);
+            if (e.done[1] == 0) { /* the forward ended: take it back */
+                assert_int_equal(NA_Cancel(e.na, e.nctx, e.op[1]), NA_SUCCESS);
+                gd_run(&e, &e.done[1], 1);
+                break;
+            }
+            probes++;
+            assert_int_equal(hg_header_decode(probe, e.got, &ph), HG_SUCCESS);
+            assert_true(ph.flags & HG_HEADER_PROBE);
+            memset(&h, 0, sizeof(h));
+            h.flags = HG_HEADER_PROBE | (bad == 1 ? 0u : HG_HEADER_RESPONSE);
+            h.cookie = bad == 0 ? ph.cookie + 1 : ph.cookie;
+            hg_header_encode(msg, &h);
+            e.done[0] = 0;
+            assert_int_equal(NA_Msg_send_expected(
+                                 e.na, e.nctx, gd_cb, &e, msg, HG_HEADER_SIZE,
+                                 NULL, e.source, ph.context_id, e.tag, e.op[0]),
+                             NA_SUCCESS);
+            gd_run(&e, &e.done[0], 1);
+            NA_Addr_free(e.na, e.source);
+            e.source = NA_ADDR_NULL;
+        }
+        if (gd_fwd_done != 1)
+            fail_msg("answers %s: the forward still waits after %d probes",
+                     bad == 0 ? "with another cookie" : "without the flag",
+                     probes);
+        assert_int_equal(gd_fwd_ret, HG_HOSTUNREACH);
+        assert_int_equal(probes, 1);
+        assert_int_equal(HG_Destroy(handle), HG_SUCCESS);
+        assert_int_equal(HG_Addr_free(e.hg, raw), HG_SUCCESS);
+        assert_int_equal(na_sim_set_single_driver(false), NA_SUCCESS);
+        gd_close(&e);
+    }
+}
+
 /* The overflow framing: a u32 length, then that many descriptor bytes,
  * which must fit the payload exactly or less. */
 static void
@@ -771,6 +926,8 @@ main(int argc, char **argv)
         cmocka_unit_test(test_forged_overflow_response),
         cmocka_unit_test(test_overflow_framing),
         cmocka_unit_test(test_expected_source_context),
+        cmocka_unit_test(test_probe_target),
+        cmocka_unit_test(test_probe_origin_answers),
     };
     struct CMUnitTest pick[sizeof(all) / sizeof(all[0])];
     size_t n = 0;
