@@ -148,36 +148,57 @@ QS_EXPORT hg_return_t margo_pool_release_by_name(margo_instance_id mid,
 QS_EXPORT hg_return_t margo_pool_release_by_index(margo_instance_id mid,
                                                   uint32_t index);
 
+/* Add and start an xstream described by a JSON object (the form of an
+ * "argobots.xstreams" entry); *info (may be NULL) receives its name,
+ * handle and index. HG_INVALID_ARG for a NULL instance or a description
+ * the configuration refuses, HG_NOMEM, HG_CANCELED once finalize began,
+ * HG_OTHER_ERROR when the xstream cannot start (nothing is added). */
 QS_EXPORT hg_return_t margo_add_xstream_from_json(
     margo_instance_id mid, const char *json, struct margo_xstream_info *info);
+/* Register an xstream the program made; with take_ownership Margo joins
+ * and frees it on removal or finalize. Its pools must be registered
+ * (HG_INVALID_ARG otherwise). *info as for margo_add_xstream_from_json. */
 QS_EXPORT hg_return_t margo_add_xstream_external(
     margo_instance_id mid, const char *name, ABT_xstream xstream,
     ABT_bool take_ownership, struct margo_xstream_info *info);
+/* Remove the xstream at `index`: refused while in use (see above). */
 QS_EXPORT hg_return_t margo_remove_xstream_by_index(margo_instance_id mid,
                                                     uint32_t index);
+/* Remove the xstream named `name`: refused while in use (see above). */
 QS_EXPORT hg_return_t margo_remove_xstream_by_name(margo_instance_id mid,
                                                    const char *name);
+/* Remove the xstream `handle`: refused while in use (see above). */
 QS_EXPORT hg_return_t margo_remove_xstream_by_handle(margo_instance_id mid,
                                                      ABT_xstream handle);
+/* Take a reference on the xstream `handle`: removal is refused until it
+ * is released. */
 QS_EXPORT hg_return_t margo_xstream_ref_incr_by_handle(margo_instance_id mid,
                                                        ABT_xstream handle);
+/* Take a reference on the xstream named `name`. */
 QS_EXPORT hg_return_t margo_xstream_ref_incr_by_name(margo_instance_id mid,
                                                      const char *name);
+/* Take a reference on the xstream at `index`. */
 QS_EXPORT hg_return_t margo_xstream_ref_incr_by_index(margo_instance_id mid,
                                                       uint32_t index);
+/* *refcount receives the references held on the xstream `handle`. */
 QS_EXPORT hg_return_t margo_xstream_ref_count_by_handle(margo_instance_id mid,
                                                         ABT_xstream handle,
                                                         unsigned *refcount);
+/* *refcount receives the references held on the xstream named `name`. */
 QS_EXPORT hg_return_t margo_xstream_ref_count_by_name(margo_instance_id mid,
                                                       const char *name,
                                                       unsigned *refcount);
+/* *refcount receives the references held on the xstream at `index`. */
 QS_EXPORT hg_return_t margo_xstream_ref_count_by_index(margo_instance_id mid,
                                                        uint32_t index,
                                                        unsigned *refcount);
+/* Drop a reference on the xstream `handle` (HG_PERMISSION at zero). */
 QS_EXPORT hg_return_t margo_xstream_release_by_handle(margo_instance_id mid,
                                                       ABT_xstream handle);
+/* Drop a reference on the xstream named `name` (HG_PERMISSION at zero). */
 QS_EXPORT hg_return_t margo_xstream_release_by_name(margo_instance_id mid,
                                                     const char *name);
+/* Drop a reference on the xstream at `index` (HG_PERMISSION at zero). */
 QS_EXPORT hg_return_t margo_xstream_release_by_index(margo_instance_id mid,
                                                      uint32_t index);
 

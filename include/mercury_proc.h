@@ -159,7 +159,9 @@ QS_EXPORT hg_handle_t hg_proc_get_handle(hg_proc_t proc);
  */
 #define HG_PROC_SM (1 << 0)
 #define HG_PROC_BULK_EAGER (1 << 1)
+/* Set the flags of the current operation (a NULL proc is ignored). */
 QS_EXPORT void hg_proc_set_flags(hg_proc_t proc, uint8_t flags);
+/* The flags of the current operation; 0 for a NULL proc. */
 QS_EXPORT uint8_t hg_proc_get_flags(hg_proc_t proc);
 
 /*
