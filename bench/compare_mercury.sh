@@ -102,6 +102,9 @@ run_pair() {
     local tool=$1 which=$2 info=$3 fabric=$4
     shift 4
     local bin=$out/bin/$tool.$which addr=$out/addr.$$ spid rc
+    # Our ofi+tcp rows are libfabric's tcp provider (the opt-in of
+    # docs/architecture.md, "Transport names"); the native rows are not.
+    if [ "$which" = native ]; then unset QS_OFI_TCP; else export QS_OFI_TCP=libfabric; fi
     # The native plugin runs our binaries.
     [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"

@@ -19,6 +19,9 @@
 # Only 127.0.0.1 is used. Every command runs under timeout(1), and every
 # tool bounds its own loops by count and by time.
 set -u
+# ofi+tcp here is libfabric's tcp provider: every TCP spelling is the
+# native plugin unless QS_OFI_TCP=libfabric (docs/architecture.md).
+export QS_OFI_TCP=libfabric
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=${QS_BENCH_BUILD:-$here/../build-bench}

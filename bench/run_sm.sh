@@ -14,6 +14,9 @@
 # ofi+tcp://127.0.0.1:0. JSON records go to OUT_DIR/run<N>.jsonl; the
 # table is printed by bench/summarize_sm.py.
 set -u
+# ofi+tcp here is libfabric's tcp provider: every TCP spelling is the
+# native plugin unless QS_OFI_TCP=libfabric (docs/architecture.md).
+export QS_OFI_TCP=libfabric
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=${QS_BENCH_BUILD:-$here/../build-bench}

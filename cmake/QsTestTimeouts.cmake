@@ -30,6 +30,8 @@ else()
   set(QS_TIMEOUT_SCALE ${QS_TEST_TIMEOUT_SCALE})
 endif()
 
+include(${CMAKE_CURRENT_LIST_DIR}/QsTestEnv.cmake)
+
 set(QS_TIMEOUT_FILE ${PROJECT_SOURCE_DIR}/tests/timeouts.txt)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
   ${QS_TIMEOUT_FILE})
@@ -59,5 +61,6 @@ function(add_test)
   # A deferred call's arguments are expanded when it runs: pass the name
   # as a literal.
   cmake_language(EVAL CODE
-    "cmake_language(DEFER CALL qs_apply_test_timeout [[${name}]])")
+    "cmake_language(DEFER CALL qs_apply_test_timeout [[${name}]])
+     cmake_language(DEFER CALL qs_apply_test_env [[${name}]])")
 endfunction()

@@ -87,6 +87,14 @@ HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
     op->callback = callback;
     op->arg = arg;
     op->ret = HG_Addr_lookup2(hg_core_of(context)->hg_class, name, &op->addr);
+    /* As in Mercury, a name the class cannot look up (malformed, another
+     * protocol) fails here, and the callback never runs. */
+    if (op->ret != HG_SUCCESS) {
+        hg_return_t ret = op->ret;
+
+        free(op);
+        return ret;
+    }
     op->comp.run = hg_addr_lookup_trigger;
     op->comp.object = op;
     HG_CORE_CHECK(op_begin, hg_core_of(context)->hg_class, op, HG_CHECK_LOOKUP);

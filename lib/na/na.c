@@ -11,35 +11,118 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* QS_OFI_TCP=native: an unchanged program's "ofi+tcp" is served by the
- * native TCP plugin, the first in the table that accepts "tcp"
- * (docs/plugin-tcp.md). Unset, or any other value: libfabric. */
+/*
+ * One transport, one meaning (docs/architecture.md, "Transport names").
+ * "tcp", "na+tcp", "ofi+tcp" and "ofi+tcp;ofi_rxm" all name TCP, and one
+ * plugin serves all of them in a process: the native plugin, or, when the
+ * environment says QS_OFI_TCP=libfabric, libfabric's tcp provider through
+ * the ofi plugin. A build without the native plugin falls back to
+ * libfabric. Class "na" names no plugin of its own ("na+sm" is the
+ * shared-memory plugin), so it is treated as no class.
+ */
 static bool
-na_ofi_tcp_native(const struct na_info *info)
+na_protocol_is_tcp(const char *protocol_name)
+{
+    return strcmp(protocol_name, "tcp") == 0 ||
+           strcmp(protocol_name, "tcp;ofi_rxm") == 0;
+}
+
+static bool
+na_tcp_by_libfabric(void)
 {
     const char *env = getenv("QS_OFI_TCP");
 
-    return env != NULL && strcmp(env, "native") == 0 &&
-           strcmp(info->class_name, "ofi") == 0 &&
-           strcmp(info->protocol_name, "tcp") == 0;
+    return env != NULL && strcmp(env, "libfabric") == 0;
 }
 
-/* Pick the plugin: by class name when given, else the first one that
- * accepts the protocol. */
+/* The first plugin of the table in class `want` ("" for any) that accepts
+ * the protocol. */
 static const struct na_class_ops *
-na_plugin_select(const struct na_info *info)
+na_plugin_find(const char *want, const char *protocol_name)
 {
-    bool any_class = info->class_name[0] == '\0' || na_ofi_tcp_native(info);
-
     for (size_t i = 0; na_plugin_table[i] != NULL; i++) {
         const struct na_class_ops *ops = na_plugin_table[i];
 
-        if (!any_class && strcmp(info->class_name, ops->class_name) != 0)
+        if (want[0] != '\0' && strcmp(want, ops->class_name) != 0)
             continue;
-        if (ops->check_protocol(info->protocol_name))
+        if (ops->check_protocol(protocol_name))
             return ops;
     }
     return NULL;
+}
+
+/* Pick the plugin: TCP by the rule above; otherwise by class name when
+ * given, else the first one that accepts the protocol. */
+static const struct na_class_ops *
+na_plugin_select(const struct na_info *info)
+{
+    const char *want = info->class_name;
+    const struct na_class_ops *ops;
+
+    if (na_protocol_is_tcp(info->protocol_name)) {
+        ops = na_plugin_find(na_tcp_by_libfabric() ? "ofi" : "na", "tcp");
+        return ops != NULL ? ops : na_plugin_find("", "tcp");
+    }
+    if (strcmp(want, "na") == 0)
+        want = "";
+    return na_plugin_find(want, info->protocol_name);
+}
+
+/* Whether two protocol names are one wire protocol. */
+static bool
+na_protocol_same(const char *a, const char *b)
+{
+    if (na_protocol_is_tcp(a) && na_protocol_is_tcp(b))
+        return true;
+    return strcmp(a, b) == 0;
+}
+
+static bool
+na_plugin_in_table(const struct na_class_ops *ops)
+{
+    for (size_t i = 0; na_plugin_table[i] != NULL; i++)
+        if (na_plugin_table[i] == ops)
+            return true;
+    return false;
+}
+
+/*
+ * An address string that names its protocol ("[class+]protocol://...")
+ * must name this class's: the same plugin and the same wire protocol.
+ * Anything else is refused here, before any plugin parses it, so a
+ * mismatch shows at lookup as NA_PROTONOSUPPORT rather than later as an
+ * unreachable host. Bare addresses, and classes built outside the table
+ * (auto_sm, whose inner classes judge), are the plugin's to parse.
+ */
+static na_return_t
+na_addr_lookup_check(na_class_t *na_class, const char *name)
+{
+    const char *sep = strstr(name, "://"), *proto = name, *plus;
+    struct na_info li;
+    size_t n;
+
+    if (sep == NULL || !na_plugin_in_table(na_class->ops))
+        return NA_SUCCESS;
+    memset(&li, 0, sizeof(li));
+    plus = memchr(name, '+', (size_t) (sep - name));
+    if (plus != NULL) {
+        n = (size_t) (plus - name);
+        memcpy(li.class_name, name,
+               n < sizeof(li.class_name) ? n : sizeof(li.class_name) - 1);
+        proto = plus + 1;
+    }
+    n = (size_t) (sep - proto);
+    memcpy(li.protocol_name, proto,
+           n < sizeof(li.protocol_name) ? n : sizeof(li.protocol_name) - 1);
+    if (li.protocol_name[0] != '\0' && na_plugin_select(&li) == na_class->ops &&
+        na_protocol_same(li.protocol_name, na_class->protocol_name))
+        return NA_SUCCESS;
+    qs_log("na", QS_LOG_ERROR,
+           "NA_Addr_lookup(\"%s\"): protocol \"%.*s\" is not this class's "
+           "\"%s+%s\"; they are different wire protocols",
+           name, (int) (sep - name), name, na_class->ops->class_name,
+           na_class->protocol_name);
+    return NA_PROTONOSUPPORT;
 }
 
 /* QS_NA_INFO runs an unchanged program on another fabric (qs-sweep sets
@@ -185,6 +268,11 @@ NA_Initialize_opt2(const char *info_string, bool listen, unsigned int version,
                    info->protocol_name, info_string);
         goto error;
     }
+
+    /* The native plugin knows one TCP protocol by one name. */
+    if (na_protocol_is_tcp(info->protocol_name) &&
+        ops->check_protocol("tcp;ofi_rxm") == false)
+        strcpy(info->protocol_name, "tcp");
 
     na_class = calloc(1, sizeof(*na_class));
     if (na_class == NULL)
@@ -360,6 +448,8 @@ NA_Addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
 {
     if (na_class == NULL || name == NULL || addr == NULL)
         return NA_INVALID_ARG;
+    if (na_addr_lookup_check(na_class, name) != NA_SUCCESS)
+        return NA_PROTONOSUPPORT;
     return na_class->ops->addr_lookup(na_class, name, addr);
 }
 

@@ -4,7 +4,9 @@
  */
 #include "na/na_plugin_util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -319,4 +321,28 @@ na_plugin_clock_now_monotonic(na_class_t *na_class)
 {
     (void) na_class;
     return na_plugin_clock_monotonic_ns();
+}
+
+bool
+na_plugin_iface_ipv4(const char *name, struct in_addr *ip)
+{
+    struct ifaddrs *ifs, *i;
+    bool found = false;
+
+    if (getifaddrs(&ifs) != 0)
+        return false;
+    for (i = ifs; i != NULL && !found; i = i->ifa_next) {
+        struct in_addr a;
+
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        a = ((struct sockaddr_in *) (void *) i->ifa_addr)->sin_addr;
+        if (name != NULL ? strcmp(i->ifa_name, name) != 0
+                         : (ntohl(a.s_addr) >> 24) == 127)
+            continue;
+        *ip = a;
+        found = true;
+    }
+    freeifaddrs(ifs);
+    return found;
 }

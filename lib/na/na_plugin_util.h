@@ -25,6 +25,7 @@
 
 #include "na/na_plugin.h"
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -190,6 +191,12 @@ na_return_t na_plugin_op_free(na_class_t *na_class, na_op_id_t *op_id);
 bool na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a,
                                  na_addr_t b);
 uint64_t na_plugin_clock_now_monotonic(na_class_t *na_class);
+
+/* The IPv4 address of interface `name`, or of the first interface that is
+ * not loopback when name is NULL; false when there is none. Host names and
+ * interface names in info strings ("tcp://lo") and FI_TCP_IFACE go
+ * through it. */
+bool na_plugin_iface_ipv4(const char *name, struct in_addr *ip);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
  */
 #include "na_ofi_internal.h"
 
+#include "na/na_plugin_util.h"
+
 #include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
@@ -44,7 +46,9 @@ na_ofi_parse_port(const char *s, uint16_t *port)
 
 /*
  * Parse "host", "host:port", ":port" or "" into an IPv4 socket address.
- * The host is a dotted quad or "localhost"; an absent host is 127.0.0.1.
+ * The host is a dotted quad or "localhost"; at initialize (no port
+ * required) also an interface name ("ofi+tcp://lo"), and an absent host is
+ * the interface FI_TCP_IFACE names, as libfabric reads it, else 127.0.0.1.
  * Names are not resolved, because a lookup must never block on DNS.
  */
 na_return_t
@@ -69,11 +73,17 @@ na_ofi_addr_parse_host(const char *host, struct sockaddr_in *sin,
     memset(sin, 0, sizeof(*sin));
     sin->sin_family = AF_INET;
     sin->sin_port = htons(port);
+    if (name_len == 0 && !require_port && getenv("FI_TCP_IFACE") != NULL)
+        return na_plugin_iface_ipv4(getenv("FI_TCP_IFACE"), &sin->sin_addr)
+                   ? NA_SUCCESS
+                   : NA_INVALID_ARG;
     if (name_len == 0 || strcmp(name, "localhost") == 0)
         strcpy(name, "127.0.0.1");
-    if (inet_pton(AF_INET, name, &sin->sin_addr) != 1)
-        return NA_INVALID_ARG;
-    return NA_SUCCESS;
+    if (inet_pton(AF_INET, name, &sin->sin_addr) == 1)
+        return NA_SUCCESS;
+    if (!require_port && na_plugin_iface_ipv4(name, &sin->sin_addr))
+        return NA_SUCCESS;
+    return NA_INVALID_ARG;
 }
 
 /* A number of at most `max`, digits only, up to `end` (or '\0'). */
@@ -165,17 +175,19 @@ na_ofi_shm_closed_here(const struct na_addr *addr)
     return !found;
 }
 
-/* Accept "[ofi+]<protocol>://" in front of a name, for our protocol only. */
+/* Accept "[<class>+]<protocol>://" in front of a name, for our protocol
+ * only (any TCP spelling for tcp, see lib/na/na.c). */
 static const char *
 na_ofi_strip_scheme(const struct na_ofi_class *cls, const char *name)
 {
-    const char *sep = strstr(name, "://");
+    const char *sep = strstr(name, "://"), *plus;
     size_t len;
 
     if (sep == NULL)
         return name; /* a bare "host:port" */
-    if (strncmp(name, "ofi+", 4) == 0)
-        name += 4;
+    plus = memchr(name, '+', (size_t) (sep - name));
+    if (plus != NULL)
+        name = plus + 1;
     len = (size_t) (sep - name);
     if (len == strlen(cls->protocol) && strncmp(name, cls->protocol, len) == 0)
         return sep + 3;

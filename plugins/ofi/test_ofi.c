@@ -491,7 +491,7 @@ run_child(const char *arg, char *const envp[], char *out, size_t size)
 static void
 test_missing_provider(void **state)
 {
-    char *envp[] = {"FI_PROVIDER=shm", NULL};
+    char *envp[] = {"FI_PROVIDER=shm", "QS_OFI_TCP=libfabric", NULL};
     char out[4096];
 
     (void) state;

@@ -574,11 +574,14 @@ test_names_and_info_strings(void **state)
     assert_null(NA_Initialize(longname, true));
 
     /* Malformed lookups. */
-    const char *bad[] = {"",          "sim://",    "tcp://x",     "node0",
-                         "sim://a b", "sim://a/b", "ofi+sim://x", "sim:/x",
-                         longname};
+    const char *bad[] = {"",          "sim://", "node0", "sim://a b",
+                         "sim://a/b", "sim:/x", longname};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(NA_Addr_lookup(c1, bad[i], &addr), NA_INVALID_ARG);
+    /* Another protocol's address is refused as such. */
+    assert_int_equal(NA_Addr_lookup(c1, "tcp://x", &addr), NA_PROTONOSUPPORT);
+    assert_int_equal(NA_Addr_lookup(c1, "ofi+sim://x", &addr),
+                     NA_PROTONOSUPPORT);
     assert_int_equal(NA_Addr_lookup(c1, "sim+sim://x", &addr), NA_SUCCESS);
     NA_Addr_free(c1, addr);
 

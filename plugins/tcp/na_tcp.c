@@ -6,7 +6,6 @@
 #include "na_tcp_internal.h"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,37 +37,15 @@ na_tcp_check_init_info(const struct na_init_info *ii)
     return NA_OPNOTSUPPORTED;
 }
 
-/* The IPv4 address of interface `name`, or of the first interface that is
- * up and not loopback when name is NULL. */
-static bool
-na_tcp_iface_ip(const char *name, struct in_addr *ip)
-{
-    struct ifaddrs *ifs, *i;
-    bool found = false;
-
-    if (getifaddrs(&ifs) != 0)
-        return false;
-    for (i = ifs; i != NULL && !found; i = i->ifa_next) {
-        struct in_addr a;
-        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
-            continue;
-        a = ((struct sockaddr_in *) (void *) i->ifa_addr)->sin_addr;
-        if (name != NULL ? strcmp(i->ifa_name, name) != 0
-                         : (ntohl(a.s_addr) >> 24) == 127)
-            continue;
-        *ip = a;
-        found = true;
-    }
-    freeifaddrs(ifs);
-    return found;
-}
-
 /*
  * The host part of the info string: "", "<ip>", "<ip>:<port>", "[<v6>]",
  * "[<v6>]:<port>", "<name>[:<port>]" (a host or an interface name, IPv4).
- * An empty or 0.0.0.0 host listens on every IPv4 interface and is named
- * by the first interface that is not loopback (127.0.0.1 if none); [::]
- * listens on every IPv6 interface and is named [::1].
+ * An empty host with FI_TCP_IFACE set in the environment is that
+ * interface, as libfabric's tcp provider reads it (FI_TCP_IFACE=lo keeps
+ * a plain "tcp" on loopback). Otherwise an empty or 0.0.0.0 host listens
+ * on every IPv4 interface and is named by the first interface that is not
+ * loopback (127.0.0.1 if none); [::] listens on every IPv6 interface and
+ * is named [::1].
  */
 static na_return_t
 na_tcp_parse_host(const char *host_name, struct na_tcp_ip *bind_ip,
@@ -96,6 +73,15 @@ na_tcp_parse_host(const char *host_name, struct na_tcp_ip *bind_ip,
         return NA_INVALID_ARG;
     memcpy(host, start, n);
     host[n] = '\0';
+    if (n == 0 && host_name[0] != '[' && getenv("FI_TCP_IFACE") != NULL) {
+        const char *iface = getenv("FI_TCP_IFACE");
+
+        if (strlen(iface) >= sizeof(host)) {
+            na_plugin_log_error("tcp", "FI_TCP_IFACE is too long");
+            return NA_INVALID_ARG;
+        }
+        strcpy(host, iface);
+    }
     if (colon != NULL) {
         p = strtoul(colon + 1, &end, 10);
         if (colon[1] == '\0' || *end != '\0' || p > 65535)
@@ -111,10 +97,15 @@ na_tcp_parse_host(const char *host_name, struct na_tcp_ip *bind_ip,
             return NA_INVALID_ARG;
     } else if (host[0] != '\0' &&
                inet_pton(AF_INET, host, &bind_ip->u.v4) != 1 &&
-               !na_tcp_iface_ip(host, &bind_ip->u.v4)) {
+               !na_plugin_iface_ipv4(host, &bind_ip->u.v4)) {
         struct addrinfo hints = {.ai_family = AF_INET}, *res = NULL;
-        if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL)
+        if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL) {
+            na_plugin_log_error("tcp",
+                                "\"%s\" is neither an IPv4 address, an "
+                                "interface with one, nor a host name",
+                                host);
             return NA_INVALID_ARG;
+        }
         bind_ip->u.v4 =
             ((struct sockaddr_in *) (void *) res->ai_addr)->sin_addr;
         freeaddrinfo(res);
@@ -123,7 +114,7 @@ na_tcp_parse_host(const char *host_name, struct na_tcp_ip *bind_ip,
     if (na_tcp_ip_is_any(bind_ip)) {
         if (bind_ip->family == AF_INET6)
             self_ip->u.v6 = in6addr_loopback;
-        else if (!na_tcp_iface_ip(NULL, &self_ip->u.v4))
+        else if (!na_plugin_iface_ipv4(NULL, &self_ip->u.v4))
             self_ip->u.v4.s_addr = htonl(INADDR_LOOPBACK);
     }
     return NA_SUCCESS;

@@ -108,19 +108,12 @@ na_tcp_addr_get(struct na_tcp_class *cls, const struct na_tcp_ip *ip,
 static na_return_t
 na_tcp_resolve(const char *str, struct na_tcp_ip *ip, uint16_t *port)
 {
-    static const char *const schemes[] = {"tcp://", "na+tcp://", "ofi+tcp://"};
     struct addrinfo hints = {.ai_family = AF_INET}, *res = NULL;
     char host[256], buf[INET_ADDRSTRLEN + 8];
     const char *colon;
     size_t n;
 
-    for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
-        n = strlen(schemes[i]);
-        if (strncmp(str, schemes[i], n) == 0) {
-            str += n;
-            break;
-        }
-    }
+    str = na_tcp_strip_scheme(str);
     colon = strrchr(str, ':');
     if (colon == NULL || colon == str || (size_t) (colon - str) >= sizeof(host))
         return NA_INVALID_ARG;

@@ -323,6 +323,9 @@ na_tcp_ctx(const struct na_tcp_class *cls, uint8_t id)
     return (struct na_tcp_context *) (void *) cls->contexts[id];
 }
 
+/* str past any TCP spelling's "<scheme>://" prefix. */
+const char *na_tcp_strip_scheme(const char *str);
+
 /* na_tcp_wire.c: pure functions over untrusted bytes. */
 void na_tcp_hdr_encode(uint8_t *out, const struct na_tcp_hdr *h);
 na_return_t na_tcp_hdr_decode(const uint8_t *in, size_t size,

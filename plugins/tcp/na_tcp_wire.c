@@ -245,6 +245,25 @@ na_tcp_port_parse(const char *p, uint16_t *port)
     return NA_SUCCESS;
 }
 
+/* Every spelling of TCP names this plugin's addresses (the core refuses
+ * other protocols before a lookup gets here): skip it. */
+const char *
+na_tcp_strip_scheme(const char *str)
+{
+    static const char *const schemes[] = {
+        "tcp://",         "na+tcp://",          "ofi+tcp://",
+        "tcp;ofi_rxm://", "ofi+tcp;ofi_rxm://", "na+tcp;ofi_rxm://",
+    };
+
+    for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+        size_t n = strlen(schemes[i]);
+
+        if (strncmp(str, schemes[i], n) == 0)
+            return str + n;
+    }
+    return str;
+}
+
 /*
  * "tcp://a.b.c.d:port", "tcp://[v6]:port", "na+tcp://...", "ofi+tcp://..."
  * (the same peers, see docs/plugin-tcp.md) or a bare "a.b.c.d:port" or
@@ -254,22 +273,14 @@ na_tcp_port_parse(const char *p, uint16_t *port)
 na_return_t
 na_tcp_addr_string_parse(const char *str, struct na_tcp_ip *ip, uint16_t *port)
 {
-    static const char *const schemes[] = {"tcp://", "na+tcp://", "ofi+tcp://"};
     char host[INET6_ADDRSTRLEN];
     const char *end;
     struct na_tcp_ip d;
     uint16_t v;
-    size_t n;
 
     if (str == NULL)
         return NA_INVALID_ARG;
-    for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
-        n = strlen(schemes[i]);
-        if (strncmp(str, schemes[i], n) == 0) {
-            str += n;
-            break;
-        }
-    }
+    str = na_tcp_strip_scheme(str);
     memset(&d, 0, sizeof(d));
     if (str[0] == '[') {
         str++;

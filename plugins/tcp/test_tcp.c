@@ -374,31 +374,121 @@ test_local_segments(void **state)
     assert_int_equal(NA_Finalize(b), NA_SUCCESS);
 }
 
-/* QS_OFI_TCP=native serves "ofi+tcp" here; unset, it stays libfabric's. */
+/* The class an info string gets, finalized; NULL-safe for a build that
+ * lacks the plugin. */
 static void
-test_ofi_tcp_switch(void **state)
+expect_class(const char *info, const char *class_name)
 {
-    na_class_t *c;
+    na_class_t *c = NA_Initialize(info, true);
+
+    assert_non_null(c);
+    assert_string_equal(NA_Get_class_name(c), class_name);
+    assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+}
+
+/*
+ * One transport, one meaning: every TCP spelling is this plugin, and a
+ * class of any spelling reaches an address printed by a class of any
+ * other; QS_OFI_TCP=libfabric moves every spelling to libfabric together.
+ * Addresses of other protocols are refused at lookup with
+ * NA_PROTONOSUPPORT.
+ */
+static void
+test_tcp_spellings(void **state)
+{
+    static const char *spellings[] = {
+        "tcp://127.0.0.1:0",         "na+tcp://127.0.0.1:0",
+        "ofi+tcp://127.0.0.1:0",     "ofi+tcp;ofi_rxm://127.0.0.1:0",
+        "tcp;ofi_rxm://127.0.0.1:0",
+    };
+    static const char *foreign[] = {
+        "ofi+sockets://127.0.0.1:5000", "na+sm://node",    "sim://node",
+        "verbs://127.0.0.1:5000",       "ofi+shm://1:0:0", "bogus://x:1",
+    };
+    size_t n = sizeof(spellings) / sizeof(spellings[0]);
 
     (void) state;
-    setenv("QS_OFI_TCP", "native", 1);
-    c = NA_Initialize("ofi+tcp://127.0.0.1:0", true);
-    assert_non_null(c);
-    assert_string_equal(NA_Get_class_name(c), "na");
-    assert_true(self_port(c) != 0);
-    assert_int_equal(NA_Finalize(c), NA_SUCCESS);
-    /* Another protocol of ofi is not switched. */
-    c = NA_Initialize("ofi+sockets://127.0.0.1:0", true);
-    if (c != NULL) {
-        assert_string_equal(NA_Get_class_name(c), "ofi");
-        assert_int_equal(NA_Finalize(c), NA_SUCCESS);
-    }
     unsetenv("QS_OFI_TCP");
-    c = NA_Initialize("ofi+tcp://127.0.0.1:0", true);
-    if (c != NULL) { /* NULL: this build has no ofi plugin */
-        assert_string_equal(NA_Get_class_name(c), "ofi");
+    for (size_t i = 0; i < n; i++) {
+        na_class_t *c = NA_Initialize(spellings[i], true);
+        char self[64], alias[96];
+        size_t size = sizeof(self);
+        na_addr_t self_addr, a;
+
+        assert_non_null(c);
+        assert_string_equal(NA_Get_class_name(c), "na");
+        assert_string_equal(NA_Get_class_protocol(c), "tcp");
+        assert_int_equal(NA_Addr_self(c, &self_addr), NA_SUCCESS);
+        assert_int_equal(NA_Addr_to_string(c, self, &size, self_addr),
+                         NA_SUCCESS);
+        /* The same peer under every other spelling is the same address. */
+        for (size_t j = 0; j < n; j++) {
+            const char *scheme_end = strstr(spellings[j], "://");
+
+            snprintf(alias, sizeof(alias), "%.*s%s",
+                     (int) (scheme_end - spellings[j]), spellings[j],
+                     strstr(self, "://"));
+            assert_int_equal(NA_Addr_lookup(c, alias, &a), NA_SUCCESS);
+            assert_true(NA_Addr_cmp(c, a, self_addr));
+            NA_Addr_free(c, a);
+        }
+        for (size_t j = 0; j < sizeof(foreign) / sizeof(foreign[0]); j++) {
+            a = NA_ADDR_NULL;
+            assert_int_equal(NA_Addr_lookup(c, foreign[j], &a),
+                             NA_PROTONOSUPPORT);
+            assert_true(a == NA_ADDR_NULL);
+        }
+        NA_Addr_free(c, self_addr);
         assert_int_equal(NA_Finalize(c), NA_SUCCESS);
     }
+    /* Another protocol of ofi is not TCP. */
+    {
+        na_class_t *c = NA_Initialize("ofi+sockets://127.0.0.1:0", true);
+        if (c != NULL) {
+            na_addr_t a = NA_ADDR_NULL;
+
+            assert_string_equal(NA_Get_class_name(c), "ofi");
+            assert_int_equal(NA_Addr_lookup(c, "tcp://127.0.0.1:5000", &a),
+                             NA_PROTONOSUPPORT);
+            assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+        }
+    }
+#if QS_TEST_HAVE_OFI
+    setenv("QS_OFI_TCP", "libfabric", 1);
+    for (size_t i = 0; i < n; i++)
+        expect_class(spellings[i], "ofi");
+    unsetenv("QS_OFI_TCP");
+#endif
+    setenv("QS_OFI_TCP", "native", 1);
+    expect_class("ofi+tcp://127.0.0.1:0", "na");
+    unsetenv("QS_OFI_TCP");
+}
+
+/* Where a class listens: "tcp://lo" is the loopback interface, and so is a
+ * plain "tcp" when FI_TCP_IFACE=lo, as with libfabric's tcp provider. */
+static void
+test_iface_choice(void **state)
+{
+    static const char *infos[] = {"tcp://lo", "tcp://lo:0", "tcp"};
+    char buf[64];
+
+    (void) state;
+    setenv("FI_TCP_IFACE", "lo", 1);
+    for (size_t i = 0; i < sizeof(infos) / sizeof(infos[0]); i++) {
+        na_class_t *c = NA_Initialize(infos[i], true);
+        size_t size = sizeof(buf);
+        na_addr_t self;
+
+        assert_non_null(c);
+        assert_int_equal(NA_Addr_self(c, &self), NA_SUCCESS);
+        assert_int_equal(NA_Addr_to_string(c, buf, &size, self), NA_SUCCESS);
+        assert_true(strncmp(buf, "tcp://127.0.0.1:", 16) == 0);
+        NA_Addr_free(c, self);
+        assert_int_equal(NA_Finalize(c), NA_SUCCESS);
+    }
+    setenv("FI_TCP_IFACE", "no-such-iface0", 1);
+    assert_null(NA_Initialize("tcp", true));
+    unsetenv("FI_TCP_IFACE");
 }
 
 /* A raw client: connect to `port` on loopback, write a hello naming
@@ -651,7 +741,8 @@ main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_local_segments),
-        cmocka_unit_test(test_ofi_tcp_switch),
+        cmocka_unit_test(test_tcp_spellings),
+        cmocka_unit_test(test_iface_choice),
         cmocka_unit_test(test_source_is_connection),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_peer_killed),
