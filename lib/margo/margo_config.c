@@ -4,12 +4,15 @@
  * Accepted, as Margo documents it: top-level use_progress_thread (bool),
  * rpc_thread_count (int >= -1), progress_timeout_ub_msec,
  * handle_cache_size (unsigned), enable_abt_profiling (bool), progress_pool
- * and rpc_pool (a pool's name or index), "mercury" (hg_init_info's fields)
- * and "argobots" ("pools": [{name, kind, access}], "xstreams": [{name,
- * cpubind, affinity, scheduler: {type, pools: [name or index]}}], plus
- * Argobots tuning keys, accepted and ignored). A known field of the wrong
- * type or value, a duplicate name or a reference to an unknown pool is an
- * error; unknown keys are reported and ignored, as Margo does.
+ * and rpc_pool (a pool's name or index), "mercury" (every key Margo maps
+ * onto hg_init_info, mapped the same way) and "argobots" ("pools": [{name,
+ * kind, access}], "xstreams": [{name, cpubind, affinity, scheduler: {type,
+ * pools: [name or index]}}], abt_thread_stacksize). A known field of the
+ * wrong type or value, a duplicate name or a reference to an unknown pool
+ * is an error. Every key without effect here (unknown, Margo's diagnostics
+ * and monitoring, Argobots tuning abt.h has no use for, a pool kind or
+ * scheduler type that runs as FIFO) is warned by name, one line each; the
+ * checks that need the instance are in margo_config_report().
  */
 #include "margo_config.h"
 #include "margo_internal.h"

@@ -270,9 +270,9 @@ test_refused_by_na(void **state)
         "{\"mercury\": {\"na_addr_format\": \"ipv5\"}}",
         "{\"mercury\": {\"max_contexts\": 256}}",
     };
-    static const char *needle[] = {"addr_format", "addr_format", "auth_key",
-                                   "request_mem_device", "na_addr_format",
-                                   "max_contexts"};
+    static const char *needle[] = {"addr_format",    "addr_format",
+                                   "auth_key",       "request_mem_device",
+                                   "na_addr_format", "max_contexts"};
     margo_instance_id mid;
 
     (void) state;
@@ -455,9 +455,9 @@ tk_ult_cpus(margo_instance_id mid, const char *pool_name, cpu_set_t *set)
 
     atomic_init(&w.done, 0);
     assert_hg_ok(margo_find_pool_by_name(mid, pool_name, &pool));
-    assert_int_equal(
-        ABT_thread_create(pool.pool, tk_where_ult, &w, ABT_THREAD_ATTR_NULL, &t),
-        ABT_SUCCESS);
+    assert_int_equal(ABT_thread_create(pool.pool, tk_where_ult, &w,
+                                       ABT_THREAD_ATTR_NULL, &t),
+                     ABT_SUCCESS);
     tm_wait_flag(&w.done);
     assert_int_equal(ABT_thread_free(&t), ABT_SUCCESS);
     *set = w.set;
