@@ -4,17 +4,22 @@
  * Accepted, as Margo documents it: top-level use_progress_thread (bool),
  * rpc_thread_count (int >= -1), progress_timeout_ub_msec,
  * handle_cache_size (unsigned), enable_abt_profiling (bool), progress_pool
- * and rpc_pool (a pool's name or index), "mercury" (hg_init_info's fields)
- * and "argobots" ("pools": [{name, kind, access}], "xstreams": [{name,
- * cpubind, affinity, scheduler: {type, pools: [name or index]}}], plus
- * Argobots tuning keys, accepted and ignored). A known field of the wrong
- * type or value, a duplicate name or a reference to an unknown pool is an
- * error; unknown keys are reported and ignored, as Margo does.
+ * and rpc_pool (a pool's name or index), "mercury" (every key Margo maps
+ * onto hg_init_info, mapped the same way) and "argobots" ("pools": [{name,
+ * kind, access}], "xstreams": [{name, cpubind, affinity, scheduler: {type,
+ * pools: [name or index]}}], abt_thread_stacksize). A known field of the
+ * wrong type or value, a duplicate name or a reference to an unknown pool
+ * is an error. Every key without effect here (unknown, Margo's diagnostics
+ * and monitoring, Argobots tuning abt.h has no use for, a pool kind or
+ * scheduler type that runs as FIFO) is warned by name, one line each; the
+ * checks that need the instance are in margo_config_report().
  */
 #include "margo_config.h"
 #include "margo_internal.h"
 
 #include <json-c/json.h>
+
+#include <sched.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +42,27 @@ static const char *const cfg_top_keys[] = {"use_progress_thread",
                                            "enable_profiling",
                                            "enable_diagnostics",
                                            "monitoring",
+                                           "plumber",
                                            NULL};
-static const char *const cfg_abt_ignored[] = {
-    "abt_mem_max_num_stacks", "abt_thread_stacksize", "version",
-    "profiling_dir",          "lazy_stack_alloc",     NULL};
+/* Known top-level keys this layer does not honour (warned when present,
+ * unless false). */
+static const char *const cfg_top_unsupported[] = {
+    "profile_sparkline_timeslice_msec",
+    "progress_spindown_msec",
+    "output_dir",
+    "enable_profiling",
+    "enable_diagnostics",
+    "monitoring",
+    "plumber",
+    NULL};
+static const char *const cfg_abt_keys[] = {"pools",
+                                           "xstreams",
+                                           "abt_mem_max_num_stacks",
+                                           "abt_thread_stacksize",
+                                           "version",
+                                           "profiling_dir",
+                                           "lazy_stack_alloc",
+                                           NULL};
 static const char *const cfg_kinds[] = {"fifo", "fifo_wait", "prio_wait",
                                         "earliest_first", NULL};
 static const char *const cfg_accesses[] = {"private", "spsc", "mpsc",
@@ -205,44 +227,124 @@ cfg_add_xstream(struct margo_config *cfg, const char *name, const char *sched,
     return 0;
 }
 
+/* A string field into an owned copy (*dst replaced). */
 static int
-cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
+cfg_string(json_object *obj, const char *ctx, const char *key, char **dst)
 {
-    static const char *const ignored[] = {"address",
+    json_object *v;
+    int rc = cfg_get(obj, ctx, key, json_type_string, &v);
+    char *copy;
+
+    if (rc <= 0)
+        return rc;
+    if ((copy = strdup(json_object_get_string(v))) == NULL)
+        return -1;
+    free(*dst);
+    *dst = copy;
+    return 1;
+}
+
+/* A string field that must be one of names[]: its index, or -1 absent,
+ * -2 wrong (logged). */
+static int
+cfg_enum(json_object *obj, const char *key, const char *const *names)
+{
+    json_object *v;
+    int rc = cfg_get(obj, "mercury.", key, json_type_string, &v);
+
+    if (rc <= 0)
+        return rc < 0 ? -2 : -1;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(json_object_get_string(v), names[i]) == 0)
+            return i;
+    CFG_ERR("\"mercury.%s\" is \"%s\", not one of Margo's values", key,
+            json_object_get_string(v));
+    return -2;
+}
+
+static const char *const cfg_checksum_levels[] = {"none", "rpc_headers",
+                                                  "rpc_payload", NULL};
+static const char *const cfg_addr_formats[] = {"unspec", "ipv4", "ipv6",
+                                               "native", NULL};
+
+/* Keys of the "mercury" section, all mapped onto hg_init_info (or HG's
+ * log settings) as Margo maps them, or, for the five that describe an
+ * instance, checked against it by margo_config_report(). */
+static const char *const cfg_hg_keys[] = {"address",
                                           "listening",
                                           "version",
-                                          "max_contexts",
-                                          "na_no_block",
-                                          "na_no_retry",
                                           "input_eager_size",
                                           "output_eager_size",
+                                          "auto_sm",
+                                          "sm_info_string",
+                                          "no_bulk_eager",
+                                          "no_loopback",
+                                          "stats",
+                                          "release_input_early",
+                                          "no_multi_recv",
+                                          "request_post_init",
+                                          "request_post_incr",
+                                          "probe_interval_ms",
+                                          "no_probe",
+                                          "na_no_block",
+                                          "na_no_retry",
+                                          "max_contexts",
+                                          "ip_subnet",
+                                          "auth_key",
                                           "na_max_expected_size",
                                           "na_max_unexpected_size",
                                           "na_request_mem_device",
-                                          "na_addr_format",
-                                          "na_traffic_class",
                                           "checksum_level",
+                                          "na_addr_format",
+                                          "log_level",
+                                          "log_subsys",
                                           NULL};
-    bool b;
-    json_object *sm = NULL;
+
+static int
+cfg_parse_mercury_given(struct margo_config *cfg, json_object *hg)
+{
+    bool b = false;
     int64_t v;
-    int rc = 0, got;
+    int rc;
+
+    if (cfg_string(hg, "mercury.", "address", &cfg->given.address) < 0 ||
+        cfg_string(hg, "mercury.", "version", &cfg->given.version) < 0)
+        return -1;
+    if ((rc = cfg_bool(hg, "mercury.", "listening", &b)) < 0)
+        return -1;
+    if (json_object_object_get_ex(hg, "listening", NULL))
+        cfg->given.listening = b;
+    v = -1;
+    if (cfg_int(hg, "mercury.", "input_eager_size", 0, INT64_MAX, &v) < 0)
+        return -1;
+    cfg->given.input_eager_size = v;
+    v = -1;
+    if (cfg_int(hg, "mercury.", "output_eager_size", 0, INT64_MAX, &v) < 0)
+        return -1;
+    cfg->given.output_eager_size = v;
+    return 0;
+}
+
+static int
+cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
+{
+    struct na_init_info *na = &cfg->hg.na_init_info;
+    bool b;
+    int64_t v;
+    int rc = 0, e;
 
     json_object_object_foreach(hg, key, val)
     {
         (void) val;
-        if (!cfg_in(key, ignored) && strcmp(key, "auto_sm") != 0 &&
-            strcmp(key, "no_bulk_eager") != 0 &&
-            strcmp(key, "no_loopback") != 0 && strcmp(key, "stats") != 0 &&
-            strcmp(key, "request_post_init") != 0 &&
-            strcmp(key, "request_post_incr") != 0 &&
-            strcmp(key, "release_input_early") != 0 &&
-            strcmp(key, "no_multi_recv") != 0 &&
-            strcmp(key, "probe_interval_ms") != 0 &&
-            strcmp(key, "no_probe") != 0 && strcmp(key, "sm_info_string") != 0)
+        if (!cfg_in(key, cfg_hg_keys))
             margo_log(NULL, MARGO_LOG_WARNING,
                       "margo config: unknown key \"mercury.%s\" ignored", key);
+        for (int i = 0; cfg_hg_keys[i]; i++)
+            if (strcmp(key, cfg_hg_keys[i]) == 0)
+                cfg->hg_given |= UINT32_C(1) << i;
     }
+    if (cfg_parse_mercury_given(cfg, hg))
+        return -1;
 #define CFG_HG_BOOL(name)                                                      \
     b = cfg->hg.name;                                                          \
     rc |= cfg_bool(hg, "mercury.", #name, &b);                                 \
@@ -255,32 +357,57 @@ cfg_parse_mercury(struct margo_config *cfg, json_object *hg)
     CFG_HG_BOOL(no_multi_recv)
     CFG_HG_BOOL(no_probe)
 #undef CFG_HG_BOOL
-    v = cfg->hg.request_post_init;
-    if (cfg_int(hg, "mercury.", "request_post_init", 0, UINT32_MAX, &v) < 0)
-        rc = -1;
-    cfg->hg.request_post_init = (hg_uint32_t) v;
-    v = cfg->hg.request_post_incr;
-    if (cfg_int(hg, "mercury.", "request_post_incr", 0, UINT32_MAX, &v) < 0)
-        rc = -1;
-    cfg->hg.request_post_incr = (hg_uint32_t) v;
+    /* Margo's na_no_block and na_no_retry are the two progress_mode
+     * flags. */
+#define CFG_NA_FLAG(key, flag)                                                 \
+    b = (na->progress_mode & (flag)) != 0;                                     \
+    rc |= cfg_bool(hg, "mercury.", key, &b);                                   \
+    na->progress_mode = b ? (na->progress_mode | (flag))                       \
+                          : (na->progress_mode & ~(uint32_t) (flag));
+    CFG_NA_FLAG("na_no_block", NA_NO_BLOCK)
+    CFG_NA_FLAG("na_no_retry", NA_NO_RETRY)
+#undef CFG_NA_FLAG
+    b = na->request_mem_device;
+    rc |= cfg_bool(hg, "mercury.", "na_request_mem_device", &b);
+    na->request_mem_device = b;
+#define CFG_HG_INT(field, key, max)                                            \
+    v = (int64_t) (field);                                                     \
+    if (cfg_int(hg, "mercury.", key, 0, max, &v) < 0)                          \
+        rc = -1;                                                               \
+    else                                                                       \
+        (field) = v;
+    CFG_HG_INT(cfg->hg.request_post_init, "request_post_init", UINT32_MAX)
+    CFG_HG_INT(cfg->hg.request_post_incr, "request_post_incr", UINT32_MAX)
     /* The liveness probe (docs/architecture.md, "Liveness"): 0 is HG's
      * default interval. */
-    v = cfg->hg.probe_interval_ms;
-    if (cfg_int(hg, "mercury.", "probe_interval_ms", 0, 3600000, &v) < 0)
+    CFG_HG_INT(cfg->hg.probe_interval_ms, "probe_interval_ms", 3600000)
+    CFG_HG_INT(na->max_contexts, "max_contexts", UINT8_MAX)
+    /* 0 is the plugin's default; the plugin refuses what it cannot do. */
+    CFG_HG_INT(na->max_unexpected_size, "na_max_unexpected_size", INT64_MAX)
+    CFG_HG_INT(na->max_expected_size, "na_max_expected_size", INT64_MAX)
+#undef CFG_HG_INT
+    if ((e = cfg_enum(hg, "checksum_level", cfg_checksum_levels)) < -1)
         rc = -1;
-    cfg->hg.probe_interval_ms = (hg_uint32_t) v;
-    /* auto_sm and sm_info_string go to HG as they are; HG refuses what
-     * this build cannot do (no shared-memory plugin). */
-    got = cfg_get(hg, "mercury.", "sm_info_string", json_type_string, &sm);
-    if (got < 0) {
+    else if (e >= 0)
+        cfg->hg.checksum_level = (hg_checksum_level_t) e;
+    /* NA refuses the formats no plugin here produces (ipv6, native). */
+    if ((e = cfg_enum(hg, "na_addr_format", cfg_addr_formats)) < -1)
         rc = -1;
-    } else if (got > 0) {
-        free(cfg->sm_info_string);
-        cfg->sm_info_string = strdup(json_object_get_string(sm));
-        if (cfg->sm_info_string == NULL)
-            return -1;
-        cfg->hg.sm_info_string = cfg->sm_info_string;
-    }
+    else if (e >= 0)
+        na->addr_format = (enum na_addr_format) e;
+    /* Strings go to HG and NA as they are: HG refuses sm_info_string
+     * without auto_sm, the plugins refuse auth_key (and ofi, sm and verbs
+     * ip_subnet). */
+    if (cfg_string(hg, "mercury.", "sm_info_string", &cfg->sm_info_string) <
+            0 ||
+        cfg_string(hg, "mercury.", "ip_subnet", &cfg->ip_subnet) < 0 ||
+        cfg_string(hg, "mercury.", "auth_key", &cfg->auth_key) < 0 ||
+        cfg_string(hg, "mercury.", "log_level", &cfg->log_level) < 0 ||
+        cfg_string(hg, "mercury.", "log_subsys", &cfg->log_subsys) < 0)
+        return -1;
+    cfg->hg.sm_info_string = cfg->sm_info_string;
+    na->ip_subnet = cfg->ip_subnet;
+    na->auth_key = cfg->auth_key;
     return rc ? -1 : 0;
 }
 
@@ -319,7 +446,35 @@ cfg_parse_pool(struct margo_config *cfg, json_object *p, size_t i,
     }
     if (strcmp(name, "__primary__") == 0 && gen_name == NULL)
         return 0; /* always there */
+    if (strcmp(kind, "prio_wait") == 0 || strcmp(kind, "earliest_first") == 0)
+        margo_log(NULL, MARGO_LOG_WARNING,
+                  "margo config: pool \"%s\": kind \"%s\" runs as "
+                  "fifo_wait here",
+                  name, kind);
     return cfg_add_pool(cfg, name, kind, access);
+}
+
+/* Whether an "affinity" list names every CPU the process started with
+ * (what margo_get_config() writes for an unbound stream), so that binding
+ * to it is no binding at all. */
+static bool
+cfg_affinity_is_all(json_object *aff)
+{
+    cpu_set_t set;
+    size_t n = json_object_array_length(aff);
+    bool seen[CPU_SETSIZE] = {false};
+
+    if (sched_getaffinity(0, sizeof(set), &set) != 0 ||
+        n != (size_t) CPU_COUNT(&set))
+        return false;
+    for (size_t k = 0; k < n; k++) {
+        int64_t c = json_object_get_int64(json_object_array_get_idx(aff, k));
+
+        if (c < 0 || c >= (int64_t) n || seen[c])
+            return false;
+        seen[c] = true;
+    }
+    return true;
 }
 
 /* One "argobots.xstreams[]" object; gen_name as for cfg_parse_pool. */
@@ -327,8 +482,9 @@ static int
 cfg_parse_xstream(struct margo_config *cfg, json_object *x, size_t i,
                   const char *gen_name)
 {
-    json_object *sched = NULL, *plist = NULL, *v;
+    json_object *sched = NULL, *plist = NULL, *aff = NULL, *v;
     const char *name = gen_name, *type = "basic_wait";
+    size_t naff;
     unsigned idx[MARGO_XSTREAM_POOLS_MAX];
     size_t n = 0;
     int64_t cpubind = -1;
@@ -343,8 +499,19 @@ cfg_parse_xstream(struct margo_config *cfg, json_object *x, size_t i,
     if (rc > 0)
         name = json_object_get_string(v);
     if (cfg_int(x, "xstream.", "cpubind", -1, 1 << 20, &cpubind) < 0 ||
+        cfg_get(x, "xstream.", "affinity", json_type_array, &aff) < 0 ||
         cfg_get(x, "xstream.", "scheduler", json_type_object, &sched) < 0)
         return -1;
+    for (size_t k = 0; aff && k < json_object_array_length(aff); k++) {
+        json_object *c = json_object_array_get_idx(aff, k);
+
+        if (!json_object_is_type(c, json_type_int) ||
+            json_object_get_int64(c) < 0 ||
+            json_object_get_int64(c) > (1 << 20)) {
+            CFG_ERR("xstream \"%s\": \"affinity\" must list CPU ids", name);
+            return -1;
+        }
+    }
     if (sched) {
         if ((rc = cfg_get(sched, "scheduler.", "type", json_type_string, &v)) <
             0)
@@ -369,9 +536,37 @@ cfg_parse_xstream(struct margo_config *cfg, json_object *x, size_t i,
         if (cfg_pool_index(cfg, json_object_array_get_idx(plist, n),
                            "xstream scheduler pool", &idx[n]))
             return -1;
-    if (strcmp(name, "__primary__") == 0 && gen_name == NULL)
-        return 0; /* the calling thread; it serves the primary pool */
-    return cfg_add_xstream(cfg, name, type, (int) cpubind, idx, n);
+    if (strcmp(name, "__primary__") == 0 && gen_name == NULL) {
+        /* The calling thread; it serves the primary pool. Margo would bind
+         * it; here the program's own thread is left where it is. */
+        if (cpubind >= 0 || (aff != NULL && !cfg_affinity_is_all(aff)))
+            margo_log(NULL, MARGO_LOG_WARNING,
+                      "margo config: \"%s\" of xstream \"__primary__\" "
+                      "ignored: the calling thread is not bound",
+                      cpubind >= 0 ? "cpubind" : "affinity");
+        return 0;
+    }
+    if (strcmp(type, "prio") == 0 || strcmp(type, "randws") == 0)
+        margo_log(NULL, MARGO_LOG_WARNING,
+                  "margo config: xstream \"%s\": scheduler type \"%s\" "
+                  "runs as basic_wait here (pools in order, FIFO)",
+                  name, type);
+    if (cfg_add_xstream(cfg, name, type, (int) cpubind, idx, n))
+        return -1;
+    naff = aff ? json_object_array_length(aff) : 0;
+    if (naff > 0) {
+        struct margo_xstream_spec *xs = &cfg->xstreams[cfg->nxstreams - 1];
+
+        if ((xs->affinity = malloc(naff * sizeof(int))) == NULL) {
+            margo_config_remove_xstream(cfg, cfg->nxstreams - 1);
+            return -1;
+        }
+        for (size_t k = 0; k < naff; k++)
+            xs->affinity[k] =
+                (int) json_object_get_int64(json_object_array_get_idx(aff, k));
+        xs->naffinity = (int) naff;
+    }
+    return 0;
 }
 
 static int
@@ -379,14 +574,40 @@ cfg_parse_argobots(struct margo_config *cfg, json_object *abt)
 {
     json_object *pools = NULL, *xstreams = NULL;
 
+    int64_t v = 0;
+    bool lazy = false;
+
     json_object_object_foreach(abt, key, val)
     {
         (void) val;
-        if (!cfg_in(key, cfg_abt_ignored) && strcmp(key, "pools") != 0 &&
-            strcmp(key, "xstreams") != 0)
+        if (!cfg_in(key, cfg_abt_keys))
             margo_log(NULL, MARGO_LOG_WARNING,
                       "margo config: unknown key \"argobots.%s\" ignored", key);
     }
+    if (cfg_int(abt, "argobots.", "abt_thread_stacksize", 1, UINT32_MAX, &v) <
+        0)
+        return -1;
+    cfg->abt_thread_stacksize = (unsigned) v;
+    if (cfg_bool(abt, "argobots.", "lazy_stack_alloc", &lazy) < 0)
+        return -1;
+    /* abt.h keeps no cache of stacks, always allocates them when a ULT
+     * is created, and has no profiler to write files. */
+    if (json_object_object_get_ex(abt, "abt_mem_max_num_stacks", NULL))
+        margo_log(NULL, MARGO_LOG_WARNING,
+                  "margo config: \"argobots.abt_mem_max_num_stacks\" "
+                  "ignored: abt.h keeps no stack cache");
+    if (lazy)
+        margo_log(NULL, MARGO_LOG_WARNING,
+                  "margo config: \"argobots.lazy_stack_alloc\" ignored: "
+                  "stacks are allocated when a ULT is created");
+    if (json_object_object_get_ex(abt, "profiling_dir", NULL))
+        margo_log(NULL, MARGO_LOG_WARNING,
+                  "margo config: \"argobots.profiling_dir\" ignored: "
+                  "Argobots profiling is not supported");
+    if (json_object_object_get_ex(abt, "version", NULL))
+        margo_log(NULL, MARGO_LOG_WARNING,
+                  "margo config: \"argobots.version\" ignored: it "
+                  "describes a library, it does not configure one");
     if (cfg_get(abt, "argobots.", "pools", json_type_array, &pools) < 0 ||
         cfg_get(abt, "argobots.", "xstreams", json_type_array, &xstreams) < 0)
         return -1;
@@ -477,12 +698,19 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
 
     memset(cfg, 0, sizeof(*cfg));
     cfg->hg = hg_base ? *hg_base : HG_INIT_INFO_INITIALIZER;
-    if (cfg->hg.sm_info_string != NULL) { /* the caller's: keep a copy */
-        cfg->sm_info_string = strdup(cfg->hg.sm_info_string);
-        if (cfg->sm_info_string == NULL)
-            goto error;
-        cfg->hg.sm_info_string = cfg->sm_info_string;
-    }
+    cfg->given.listening = -1;
+    cfg->given.input_eager_size = cfg->given.output_eager_size = -1;
+    /* The caller's strings: keep copies for the instance's lifetime. */
+    if ((cfg->hg.sm_info_string != NULL &&
+         (cfg->sm_info_string = strdup(cfg->hg.sm_info_string)) == NULL) ||
+        (cfg->hg.na_init_info.ip_subnet != NULL &&
+         (cfg->ip_subnet = strdup(cfg->hg.na_init_info.ip_subnet)) == NULL) ||
+        (cfg->hg.na_init_info.auth_key != NULL &&
+         (cfg->auth_key = strdup(cfg->hg.na_init_info.auth_key)) == NULL))
+        goto error;
+    cfg->hg.sm_info_string = cfg->sm_info_string;
+    cfg->hg.na_init_info.ip_subnet = cfg->ip_subnet;
+    cfg->hg.na_init_info.auth_key = cfg->auth_key;
     cfg->progress_timeout_ub_msec = 100;
     cfg->handle_cache_size = 32;
     if (cfg_add_pool(cfg, "__primary__", "fifo_wait", "mpmc") ||
@@ -494,10 +722,17 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
             goto error;
         json_object_object_foreach(root, key, val)
         {
-            (void) val;
             if (!cfg_in(key, cfg_top_keys))
                 margo_log(NULL, MARGO_LOG_WARNING,
                           "margo config: unknown key \"%s\" ignored", key);
+            else if (cfg_in(key, cfg_top_unsupported) &&
+                     !(json_object_is_type(val, json_type_boolean) &&
+                       !json_object_get_boolean(val)))
+                margo_log(NULL, MARGO_LOG_WARNING,
+                          "margo config: \"%s\" ignored: Margo's "
+                          "diagnostics, monitoring and spin-down are not "
+                          "provided",
+                          key);
         }
         if (cfg_bool(root, "", "use_progress_thread", &use_pt) ||
             cfg_bool(root, "", "enable_abt_profiling", &profiling))
@@ -513,6 +748,12 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
         x = cfg->handle_cache_size;
         if (cfg_int(root, "", "handle_cache_size", 0, 1 << 20, &x) < 0)
             goto error;
+        if ((unsigned) x != cfg->handle_cache_size)
+            margo_log(NULL, MARGO_LOG_WARNING,
+                      "margo config: \"handle_cache_size\" %lld recorded "
+                      "only: there is no handle cache to size (HG reuses "
+                      "its handles itself)",
+                      (long long) x);
         cfg->handle_cache_size = (unsigned) x;
         if (cfg_get(root, "", "mercury", json_type_object, &v) < 0)
             goto error;
@@ -586,12 +827,22 @@ margo_config_free(struct margo_config *cfg)
 {
     for (size_t i = 0; i < cfg->npools; i++)
         free(cfg->pools[i].name);
-    for (size_t i = 0; i < cfg->nxstreams; i++)
+    for (size_t i = 0; i < cfg->nxstreams; i++) {
         free(cfg->xstreams[i].name);
+        free(cfg->xstreams[i].affinity);
+    }
     free(cfg->pools);
     free(cfg->xstreams);
     free(cfg->sm_info_string);
-    cfg->sm_info_string = NULL;
+    free(cfg->ip_subnet);
+    free(cfg->auth_key);
+    free(cfg->log_level);
+    free(cfg->log_subsys);
+    free(cfg->given.address);
+    free(cfg->given.version);
+    cfg->sm_info_string = cfg->ip_subnet = cfg->auth_key = NULL;
+    cfg->log_level = cfg->log_subsys = NULL;
+    cfg->given.address = cfg->given.version = NULL;
     cfg->pools = NULL;
     cfg->xstreams = NULL;
     cfg->npools = cfg->nxstreams = 0;
@@ -605,9 +856,105 @@ cfg_pool_ref(const struct margo_config *cfg, unsigned idx, int options)
     return json_object_new_int((int32_t) idx);
 }
 
+/* The "mercury" section as Margo writes it: the instance's address,
+ * listening flag and eager sizes, then hg_init_info's fields. */
+static json_object *
+cfg_hg_to_json(const struct margo_config *cfg,
+               const struct margo_config_live *live)
+{
+    const struct na_init_info *na = &cfg->hg.na_init_info;
+    json_object *hg = json_object_new_object();
+
+#define ADD(key, val) json_object_object_add(hg, key, val)
+#define ADD_STR(key, str)                                                      \
+    if ((str) != NULL)                                                         \
+        ADD(key, json_object_new_string(str));
+    ADD("version", json_object_new_string("2.4.0"));
+    ADD("address", json_object_new_string(live->address));
+    ADD("listening", json_object_new_boolean(live->listening));
+    ADD("input_eager_size", json_object_new_int64(live->input_eager_size));
+    ADD("output_eager_size", json_object_new_int64(live->output_eager_size));
+    ADD("request_post_init", json_object_new_int64(cfg->hg.request_post_init));
+    ADD("request_post_incr", json_object_new_int64(cfg->hg.request_post_incr));
+    ADD("auto_sm", json_object_new_boolean(cfg->hg.auto_sm));
+    ADD("no_bulk_eager", json_object_new_boolean(cfg->hg.no_bulk_eager));
+    ADD("no_loopback", json_object_new_boolean(cfg->hg.no_loopback));
+    ADD("stats", json_object_new_boolean(cfg->hg.stats));
+    ADD("na_no_block",
+        json_object_new_boolean((na->progress_mode & NA_NO_BLOCK) != 0));
+    ADD("na_no_retry",
+        json_object_new_boolean((na->progress_mode & NA_NO_RETRY) != 0));
+    ADD("max_contexts", json_object_new_int64(na->max_contexts));
+    ADD_STR("ip_subnet", na->ip_subnet)
+    ADD_STR("auth_key", na->auth_key)
+    ADD_STR("log_level", cfg->log_level)
+    ADD_STR("log_subsys", cfg->log_subsys)
+    ADD("na_max_unexpected_size",
+        json_object_new_int64((int64_t) na->max_unexpected_size));
+    ADD("na_max_expected_size",
+        json_object_new_int64((int64_t) na->max_expected_size));
+    ADD_STR("sm_info_string", cfg->hg.sm_info_string)
+    ADD("na_request_mem_device",
+        json_object_new_boolean(na->request_mem_device));
+    ADD("checksum_level",
+        json_object_new_string(
+            cfg_checksum_levels[cfg->hg.checksum_level <=
+                                        HG_CHECKSUM_RPC_PAYLOAD
+                                    ? cfg->hg.checksum_level
+                                    : 0]));
+    ADD("na_addr_format",
+        json_object_new_string(
+            cfg_addr_formats[na->addr_format <= NA_ADDR_NATIVE ? na->addr_format
+                                                               : 0]));
+    /* Quicksilver's own. */
+    ADD("release_input_early",
+        json_object_new_boolean(cfg->hg.release_input_early));
+    ADD("no_multi_recv", json_object_new_boolean(cfg->hg.no_multi_recv));
+    ADD("probe_interval_ms", json_object_new_int64(cfg->hg.probe_interval_ms));
+    ADD("no_probe", json_object_new_boolean(cfg->hg.no_probe));
+#undef ADD_STR
+#undef ADD
+    return hg;
+}
+
+/* "cpubind" and "affinity" read back from the live stream, as Margo
+ * does: cpubind only when the stream is bound; affinity the bound CPUs,
+ * or every CPU's index when it is not. Without a live handle, what the
+ * configuration asked for. */
+static void
+cfg_xstream_binding_to_json(json_object *o, const struct margo_xstream_spec *x,
+                            ABT_xstream xs)
+{
+    json_object *aff = json_object_new_array();
+    int cpu, n = 0;
+
+    if (xs != ABT_XSTREAM_NULL && xs != NULL) {
+        /* cpubind only for a stream on one CPU: a stream bound to
+         * several, given back its cpubind, would end up on the first. */
+        if (ABT_xstream_get_affinity(xs, 0, NULL, &n) == ABT_SUCCESS &&
+            n == 1 && ABT_xstream_get_cpubind(xs, &cpu) == ABT_SUCCESS)
+            json_object_object_add(o, "cpubind", json_object_new_int(cpu));
+        if (ABT_xstream_get_affinity(xs, 0, NULL, &n) == ABT_SUCCESS && n > 0) {
+            int *ids = malloc((size_t) n * sizeof(*ids));
+
+            if (ids && ABT_xstream_get_affinity(xs, n, ids, &n) == ABT_SUCCESS)
+                for (int i = 0; i < n; i++)
+                    json_object_array_add(aff, json_object_new_int(ids[i]));
+            free(ids);
+        }
+    } else {
+        if (x->cpubind >= 0)
+            json_object_object_add(o, "cpubind",
+                                   json_object_new_int(x->cpubind));
+        for (int i = 0; i < x->naffinity; i++)
+            json_object_array_add(aff, json_object_new_int(x->affinity[i]));
+    }
+    json_object_object_add(o, "affinity", aff);
+}
+
 char *
-margo_config_to_json(const struct margo_config *cfg, const char *address,
-                     bool listening, int options)
+margo_config_to_json(const struct margo_config *cfg,
+                     const struct margo_config_live *live, int options)
 {
     json_object *root = json_object_new_object(), *hg, *abt, *pools, *xss;
     const char *text;
@@ -615,28 +962,7 @@ margo_config_to_json(const struct margo_config *cfg, const char *address,
 
     if (root == NULL)
         return NULL;
-    hg = json_object_new_object();
-    json_object_object_add(hg, "address", json_object_new_string(address));
-    json_object_object_add(hg, "listening", json_object_new_boolean(listening));
-    json_object_object_add(hg, "auto_sm",
-                           json_object_new_boolean(cfg->hg.auto_sm));
-    if (cfg->hg.sm_info_string != NULL)
-        json_object_object_add(hg, "sm_info_string",
-                               json_object_new_string(cfg->hg.sm_info_string));
-    json_object_object_add(hg, "no_bulk_eager",
-                           json_object_new_boolean(cfg->hg.no_bulk_eager));
-    json_object_object_add(hg, "no_loopback",
-                           json_object_new_boolean(cfg->hg.no_loopback));
-    json_object_object_add(hg, "stats", json_object_new_boolean(cfg->hg.stats));
-    json_object_object_add(hg, "request_post_init",
-                           json_object_new_int64(cfg->hg.request_post_init));
-    json_object_object_add(hg, "request_post_incr",
-                           json_object_new_int64(cfg->hg.request_post_incr));
-    json_object_object_add(hg, "probe_interval_ms",
-                           json_object_new_int64(cfg->hg.probe_interval_ms));
-    json_object_object_add(hg, "no_probe",
-                           json_object_new_boolean(cfg->hg.no_probe));
-    json_object_object_add(hg, "version", json_object_new_string("2.4.0"));
+    hg = cfg_hg_to_json(cfg, live);
     json_object_object_add(root, "mercury", hg);
 
     abt = json_object_new_object();
@@ -670,8 +996,10 @@ margo_config_to_json(const struct margo_config *cfg, const char *address,
         pl = json_object_new_array();
 
         json_object_object_add(o, "name", json_object_new_string(x->name));
-        json_object_object_add(o, "cpubind", json_object_new_int(x->cpubind));
-        json_object_object_add(o, "affinity", json_object_new_array());
+        cfg_xstream_binding_to_json(o, x,
+                                    live->xstreams && i < live->nxstreams
+                                        ? live->xstreams[i]
+                                        : ABT_XSTREAM_NULL);
         json_object_object_add(s, "type", json_object_new_string(x->sched));
         for (size_t j = 0; j < x->npools; j++)
             json_object_array_add(pl, cfg_pool_ref(cfg, x->pools[j], options));
@@ -817,6 +1145,76 @@ void
 margo_config_remove_xstream(struct margo_config *cfg, size_t i)
 {
     free(cfg->xstreams[i].name);
+    free(cfg->xstreams[i].affinity);
     cfg->xstreams[i] = cfg->xstreams[cfg->nxstreams - 1];
     cfg->nxstreams--;
+}
+
+/* ---- What the instance does not honour -------------------------------- */
+
+#define CFG_WARN(...)                                                          \
+    margo_log(NULL, MARGO_LOG_WARNING, "margo config: " __VA_ARGS__)
+
+void
+margo_config_report(const struct margo_config *cfg, hg_class_t *hg_class,
+                    const char *addr_arg, bool external_hg)
+{
+    const struct na_init_info *na = &cfg->hg.na_init_info;
+    char self[256] = "";
+    hg_size_t size = sizeof(self), eager;
+    hg_addr_t addr;
+
+    if (external_hg) {
+        /* The first five describe the instance and are checked below;
+         * the log settings are HG's, applied whatever the class. */
+        for (int i = 5; cfg_hg_keys[i]; i++)
+            if (((cfg->hg_given >> i) & 1) &&
+                strcmp(cfg_hg_keys[i], "log_level") != 0 &&
+                strcmp(cfg_hg_keys[i], "log_subsys") != 0)
+                CFG_WARN("\"mercury.%s\" ignored: the instance runs over "
+                         "the caller's HG class",
+                         cfg_hg_keys[i]);
+    } else {
+        if (na->ip_subnet != NULL) /* ofi, sm and verbs refuse it */
+            CFG_WARN("\"mercury.ip_subnet\" ignored: the %s plugin does not "
+                     "choose interfaces by subnet",
+                     HG_Class_get_name(hg_class));
+        if (na->max_contexts > 1)
+            CFG_WARN("\"mercury.max_contexts\" %u has no effect: every "
+                     "plugin here serves any number of contexts over one "
+                     "endpoint",
+                     (unsigned) na->max_contexts);
+    }
+    if (cfg->given.address != NULL &&
+        (addr_arg == NULL || strcmp(cfg->given.address, addr_arg) != 0)) {
+        if (HG_Addr_self(hg_class, &addr) == HG_SUCCESS) {
+            if (HG_Addr_to_string(hg_class, self, &size, addr) != HG_SUCCESS)
+                self[0] = '\0';
+            HG_Addr_free(hg_class, addr);
+        }
+        if (strcmp(cfg->given.address, self) != 0)
+            CFG_WARN("\"mercury.address\" \"%s\" ignored: the instance's "
+                     "address is \"%s\" (margo_init_ext's argument)",
+                     cfg->given.address, self);
+    }
+    if (cfg->given.listening >= 0 &&
+        (cfg->given.listening != 0) != (HG_Class_is_listening(hg_class) != 0))
+        CFG_WARN("\"mercury.listening\" ignored: the mode argument decides");
+    if (cfg->given.version != NULL && strcmp(cfg->given.version, "2.4.0") != 0)
+        CFG_WARN("\"mercury.version\" \"%s\" ignored: this is 2.4.0",
+                 cfg->given.version);
+    eager = HG_Class_get_input_eager_size(hg_class);
+    if (cfg->given.input_eager_size >= 0 &&
+        (hg_size_t) cfg->given.input_eager_size != eager)
+        CFG_WARN("\"mercury.input_eager_size\" %lld ignored: it follows "
+                 "from na_max_unexpected_size (%llu here)",
+                 (long long) cfg->given.input_eager_size,
+                 (unsigned long long) eager);
+    eager = HG_Class_get_output_eager_size(hg_class);
+    if (cfg->given.output_eager_size >= 0 &&
+        (hg_size_t) cfg->given.output_eager_size != eager)
+        CFG_WARN("\"mercury.output_eager_size\" %lld ignored: it follows "
+                 "from na_max_expected_size (%llu here)",
+                 (long long) cfg->given.output_eager_size,
+                 (unsigned long long) eager);
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define MARGO_NAME_MAX 64
 #define MARGO_XSTREAM_POOLS_MAX 16
@@ -30,7 +31,9 @@ struct margo_xstream_spec {
     char sched[24];    /* default, basic, prio, randws, basic_wait, external */
     bool not_owned;    /* external, not Margo's to free */
     unsigned refcount; /* margo_xstream_ref_incr */
-    int cpubind;
+    int cpubind;       /* -1: none; applied after affinity, as Margo does */
+    int *affinity;     /* CPU ids (ABT_xstream_set_affinity), owned */
+    int naffinity;     /* 0: no "affinity" given */
     size_t npools;
     unsigned pools[MARGO_XSTREAM_POOLS_MAX]; /* indices into pools */
 };
@@ -43,6 +46,21 @@ struct margo_config {
     bool enable_abt_profiling;
     struct hg_init_info hg; /* the "mercury" section          */
     char *sm_info_string;   /* owned copy of hg.sm_info_string */
+    char *ip_subnet;        /* owned copy of hg.na_init_info.ip_subnet */
+    char *auth_key;         /* owned copy of hg.na_init_info.auth_key  */
+    char *log_level;        /* "mercury.log_level": HG_Set_log_level()  */
+    char *log_subsys;       /* "mercury.log_subsys": HG_Set_log_subsys() */
+    unsigned
+        abt_thread_stacksize; /* "argobots.abt_thread_stacksize", 0: none */
+    /* Keys of the "mercury" section that describe an instance rather
+     * than configure it (margo_get_config() writes them): checked against
+     * the instance once HG is up, a mismatch warned. -1 / NULL: absent. */
+    uint32_t hg_given; /* bit i: cfg_hg_keys[i] was in the JSON */
+    struct {
+        char *address, *version;
+        int listening;
+        int64_t input_eager_size, output_eager_size;
+    } given;
     size_t npools, nxstreams;
     struct margo_pool_spec *pools;       /* [0] is "__primary__"    */
     struct margo_xstream_spec *xstreams; /* [0] is "__primary__"    */
@@ -78,9 +96,31 @@ int margo_config_add_external_xstream(struct margo_config *cfg,
 void margo_config_remove_pool(struct margo_config *cfg, size_t i);
 void margo_config_remove_xstream(struct margo_config *cfg, size_t i);
 
-/* The configuration as JSON (malloc'd), with the instance's address and
- * listening flag; options are MARGO_CONFIG_* flags. NULL on error. */
-char *margo_config_to_json(const struct margo_config *cfg, const char *address,
-                           bool listening, int options);
+/* What the instance reports of itself in margo_get_config(), beside its
+ * configuration. xstreams (may be NULL) are the live handles, indexed as
+ * cfg->xstreams, read for "cpubind" and "affinity" as Margo does. */
+struct margo_config_live {
+    const char *address;
+    bool listening;
+    hg_size_t input_eager_size, output_eager_size;
+    const ABT_xstream *xstreams;
+    size_t nxstreams;
+};
+
+/* The configuration as JSON (malloc'd); options are MARGO_CONFIG_* flags.
+ * NULL on error. */
+char *margo_config_to_json(const struct margo_config *cfg,
+                           const struct margo_config_live *live, int options);
+
+/*
+ * Once HG is up (hg_class the instance's, addr_arg the address it was
+ * given): warn, one line per key, about the configuration keys this
+ * instance does not honour, and apply the HG log settings. Keys whose
+ * value only describes the instance (mercury.address, listening, version,
+ * input_eager_size, output_eager_size) are warned when they disagree with
+ * it.
+ */
+void margo_config_report(const struct margo_config *cfg, hg_class_t *hg_class,
+                         const char *addr_arg, bool external_hg);
 
 #endif /* MARGO_CONFIG_H */

@@ -87,6 +87,11 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
     else
         mid->rpc_thread_count = margo_pool_xstream_count(cfg, cfg->rpc_pool);
 
+    /* HG's log settings are process-wide, as in Margo. */
+    if (cfg->log_level != NULL)
+        HG_Set_log_level(cfg->log_level);
+    if (cfg->log_subsys != NULL)
+        HG_Set_log_subsys(cfg->log_subsys);
     if (hg_class) {
         mid->hg_class = hg_class;
         mid->hg_context = hg_context;
@@ -121,6 +126,9 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
                   HG_Error_to_string(ret));
         goto error_context;
     }
+
+    margo_config_report(&mid->config, mid->hg_class, addr_str,
+                        mid->external_hg);
 
     pthread_mutex_lock(&margo_lock);
     margo_all_add(mid);
@@ -230,6 +238,7 @@ margo_get_config_opt(margo_instance_id mid, int options)
     char addr[256] = "", *json;
     hg_size_t size = sizeof(addr);
     hg_addr_t self;
+    struct margo_config_live live;
 
     if (mid == MARGO_INSTANCE_NULL || mid->hg_class == NULL)
         return NULL;
@@ -239,8 +248,14 @@ margo_get_config_opt(margo_instance_id mid, int options)
         HG_Addr_free(mid->hg_class, self);
     }
     /* Pools and xstreams may be added or removed meanwhile. */
+    live.address = addr;
+    live.listening = mid->listening;
+    live.input_eager_size = HG_Class_get_input_eager_size(mid->hg_class);
+    live.output_eager_size = HG_Class_get_output_eager_size(mid->hg_class);
     pthread_mutex_lock(&margo_lock);
-    json = margo_config_to_json(&mid->config, addr, mid->listening, options);
+    live.xstreams = mid->xstreams;
+    live.nxstreams = mid->nxstreams;
+    json = margo_config_to_json(&mid->config, &live, options);
     pthread_mutex_unlock(&margo_lock);
     return json;
 }

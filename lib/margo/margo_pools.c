@@ -23,6 +23,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "argobots.abt_thread_stacksize" becomes ABT_THREAD_STACKSIZE, which
+ * ABT_init() reads, unless the environment already says otherwise (the
+ * environment wins, as in Margo, and the difference is warned). */
+static void
+margo_stacksize_apply(const struct margo_config *cfg)
+{
+    const char *env = getenv("ABT_THREAD_STACKSIZE");
+    char buf[16];
+
+    if (cfg->abt_thread_stacksize == 0)
+        return;
+    snprintf(buf, sizeof(buf), "%u", cfg->abt_thread_stacksize);
+    if (env == NULL)
+        setenv("ABT_THREAD_STACKSIZE", buf, 1);
+    else if (strcmp(env, buf) != 0)
+        margo_log(NULL, MARGO_LOG_WARNING,
+                  "margo config: \"argobots.abt_thread_stacksize\" %s "
+                  "ignored: ABT_THREAD_STACKSIZE=%s is set",
+                  buf, env);
+}
+
 int
 margo_pools_create(struct margo_instance *mid)
 {
@@ -31,6 +52,7 @@ margo_pools_create(struct margo_instance *mid)
     int rc;
 
     if (ABT_initialized() != ABT_SUCCESS) {
+        margo_stacksize_apply(cfg);
         rc = ABT_init(0, NULL);
         if (rc != ABT_SUCCESS) {
             margo_log(NULL, MARGO_LOG_ERROR, "margo_init: ABT_init: %d", rc);
@@ -38,6 +60,10 @@ margo_pools_create(struct margo_instance *mid)
         }
         mid->abt_inited = true;
         mid->abt_init_thread = pthread_self();
+    } else if (cfg->abt_thread_stacksize != 0) {
+        margo_log(NULL, MARGO_LOG_WARNING,
+                  "margo config: \"argobots.abt_thread_stacksize\" ignored: "
+                  "Argobots is already initialized");
     }
     margo_rpc_id_init(mid);
     mid->pools = calloc(cfg->npools, sizeof(*mid->pools));
@@ -91,6 +117,18 @@ margo_xstream_start(struct margo_instance *mid, size_t i)
                   "margo: cannot create xstream \"%s\": %d", x->name, rc);
         return -1;
     }
+    /* As Margo does: the affinity, then cpubind (which replaces it). A
+     * binding the system refuses leaves the stream running unbound. */
+    rc = ABT_SUCCESS;
+    if (x->naffinity > 0)
+        rc = ABT_xstream_set_affinity(mid->xstreams[i], x->naffinity,
+                                      x->affinity);
+    if (rc == ABT_SUCCESS && x->cpubind >= 0)
+        rc = ABT_xstream_set_cpubind(mid->xstreams[i], x->cpubind);
+    if (rc != ABT_SUCCESS)
+        margo_log(mid, MARGO_LOG_WARNING,
+                  "margo: xstream \"%s\" not bound to its CPUs: %d", x->name,
+                  rc);
     return 0;
 }
 
