@@ -215,12 +215,23 @@ test_checksum_level_reaches_hg(void **state)
 static int
 tk_ofi_fd(const char *json, bool *made)
 {
-    margo_instance_id mid =
-        tk_init_at("ofi+tcp://127.0.0.1:0", MARGO_CLIENT_MODE, json);
+    margo_instance_id mid;
     na_class_t *na;
     na_context_t *ctx;
     int fd;
 
+    /* libfabric's tcp provider, not the native plugin every TCP spelling
+     * means by default (docs/architecture.md, "Transport names"). */
+    const char *was = getenv("QS_OFI_TCP");
+    char *saved = was != NULL ? strdup(was) : NULL;
+
+    setenv("QS_OFI_TCP", "libfabric", 1);
+    mid = tk_init_at("ofi+tcp://127.0.0.1:0", MARGO_CLIENT_MODE, json);
+    if (saved != NULL)
+        setenv("QS_OFI_TCP", saved, 1);
+    else
+        unsetenv("QS_OFI_TCP");
+    free(saved);
     *made = mid != MARGO_INSTANCE_NULL;
     if (!*made)
         return -1;
