@@ -293,14 +293,21 @@ qs_finish(const struct qs_opts *o, struct qs_seed *s, struct qs_slot *slot,
 {
     double t = qs_now() - slot->start;
 
+    char log[PATH_MAX], line[256];
+
     s->status[slot->run] = status;
+    qs_path(log, sizeof(log), o, s, "log", slot->run);
+    s->sanitized[slot->run] =
+        !slot->killed && qs_log_has_sanitizer_report(log, line, sizeof(line));
     if (slot->killed)
         s->run[slot->run] = QS_HANG;
     else if (o->vtimeout != NULL && WIFEXITED(status) &&
              WEXITSTATUS(status) == NA_SIM_HANG_EXIT) {
         s->run[slot->run] = QS_HANG;
         s->vhung[slot->run] = true;
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    } else if (s->sanitized[slot->run])
+        s->run[slot->run] = QS_FAIL; /* even when it exited 0 */
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         s->run[slot->run] = QS_PASS;
     else if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         s->run[slot->run] = QS_NOSTART;

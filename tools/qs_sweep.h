@@ -14,7 +14,8 @@
 enum qs_outcome {
     QS_PENDING = 0,
     QS_PASS,
-    QS_FAIL,    /* non-zero exit status or a signal */
+    QS_FAIL,    /* non-zero exit status, a signal, or a sanitizer report
+                   in the log whatever the exit status */
     QS_HANG,    /* still running at the timeout: process group killed, or
                    past --vtimeout (exit status NA_SIM_HANG_EXIT) */
     QS_NONDET,  /* determinism mode: two runs, two different traces */
@@ -28,6 +29,7 @@ struct qs_seed {
     enum qs_outcome outcome; /* of the seed as a whole */
     int status[2];           /* wait status of each run */
     bool vhung[2];           /* the run ended past --vtimeout */
+    bool sanitized[2];       /* a sanitizer report is in the run's log */
     enum qs_outcome run[2];  /* each run's own outcome */
     double seconds;          /* wall time of the (first) run */
     int runs_done;
@@ -62,5 +64,6 @@ void qs_report_seed(const struct qs_opts *o, struct qs_seed *s);
 int qs_write_junit(const struct qs_opts *o, const struct qs_seed *seeds,
                    size_t n, double total_s);
 uint64_t qs_file_hash(const char *path, bool *ok);
+bool qs_log_has_sanitizer_report(const char *path, char *line, size_t size);
 
 #endif

@@ -129,6 +129,44 @@ qs_draw(const struct qs_opts *o, const char *trace, const char *svg)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* The sanitizer runtimes' report headers. A run that printed one failed
+ * even if its exit status says otherwise (a sanitizer set not to halt, a
+ * report from a child that the run ignored). */
+static const char *const qs_sanitizer_marks[] = {
+    "ERROR: AddressSanitizer",
+    "ERROR: LeakSanitizer",
+    "WARNING: ThreadSanitizer",
+    "ERROR: ThreadSanitizer",
+    "runtime error: ",
+    "ERROR: MemorySanitizer",
+    "ERROR: UndefinedBehaviorSanitizer",
+};
+
+bool
+qs_log_has_sanitizer_report(const char *path, char *line, size_t size)
+{
+    char buf[512];
+    FILE *in = fopen(path, "r");
+    bool found = false;
+
+    if (in == NULL)
+        return false;
+    while (!found && fgets(buf, sizeof(buf), in) != NULL) {
+        for (size_t i = 0;
+             i < sizeof(qs_sanitizer_marks) / sizeof(qs_sanitizer_marks[0]);
+             i++) {
+            if (strstr(buf, qs_sanitizer_marks[i]) != NULL) {
+                buf[strcspn(buf, "\n")] = '\0';
+                snprintf(line, size, "%s", buf);
+                found = true;
+                break;
+            }
+        }
+    }
+    fclose(in);
+    return found;
+}
+
 static void
 qs_print_status(FILE *out, int status)
 {
@@ -242,6 +280,12 @@ qs_report_seed(const struct qs_opts *o, struct qs_seed *s)
     default:
         printf("FAIL seed %llu: ", (unsigned long long) s->seed);
         qs_print_status(stdout, s->status[bad]);
+        if (s->sanitized[bad]) {
+            char line[256];
+
+            qs_log_has_sanitizer_report(log, line, sizeof(line));
+            printf(", sanitizer report: %s", line);
+        }
         if (o->check && WIFEXITED(s->status[bad]) &&
             WEXITSTATUS(s->status[bad]) == QS_CHECK_EXIT_STATUS)
             printf(": the invariant checker found a violation (qs-check "

@@ -44,6 +44,37 @@ fail)
     grep -q "planted failure: seed 7" replay.txt || fail "replay did not reproduce"
     QS_SIM_SEED=8 QS_NA_INFO=sim "$prog" fail || fail "seed 8 fails by hand"
     ;;
+crash)
+    # A seed killed by a signal is a failure, named as such.
+    run --seeds 1:10 --jobs 2 -- "$prog" crash
+    [ "$(status)" = 1 ] || fail "exit status $(status), want 1"
+    has "^8 passed, 2 failed$"
+    for s in 3 8; do
+        has "^FAIL seed $s: killed by signal 6 "
+        has "replay: QS_SIM_SEED=$s QS_NA_INFO=sim $prog crash$"
+    done
+    ;;
+leak)
+    # A leak the invariant checker reports fails its seed, though the
+    # program exits 0 without the checker.
+    run --seeds 1:5 --jobs 2 -- "$prog" leak
+    [ "$(status)" = 0 ] || fail "without --check: exit status $(status), want 0"
+    has "^5 passed, 0 failed$"
+    run --seeds 1:5 --jobs 2 --check -- "$prog" leak
+    [ "$(status)" = 1 ] || fail "with --check: exit status $(status), want 1"
+    has "^4 passed, 1 failed$"
+    has "^FAIL seed 4: .*the invariant checker found a violation"
+    ;;
+sanreport)
+    # A sanitizer report in a run's output fails the seed even when the run
+    # exits 0.
+    run --seeds 1:10 --jobs 2 -- "$prog" sanreport
+    [ "$(status)" = 1 ] || fail "exit status $(status), want 1"
+    has "^8 passed, 2 failed$"
+    for s in 1 6; do
+        has "^FAIL seed $s: exit status 0, sanitizer report: ==[0-9]*==ERROR: AddressSanitizer"
+    done
+    ;;
 hang)
     run --seeds 1:4 --jobs 2 --timeout $((2 * slow)) -- "$prog" hang
     [ "$(status)" = 1 ] || fail "exit status $(status), want 1"

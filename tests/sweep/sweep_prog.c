@@ -13,11 +13,19 @@
  *             so two runs of one seed give different traces
  *   busy      as pass with 200,000 echoes: a run that keeps a core busy,
  *             for measuring qs-sweep's throughput (bench/sweep_busy.sh)
+ *   crash     as pass, then seeds that are 3 modulo 5 die by SIGABRT
+ *   leak      as pass, but seeds that are 4 modulo 5 never destroy their
+ *             last handle (the invariant checker reports it under
+ *             --check; the exit status alone is 0)
+ *   sanreport as pass, then seeds that are 1 modulo 5 print a sanitizer
+ *             report's first line and still exit 0 (a sanitizer told not
+ *             to halt)
  */
 #include <mercury.h>
 #include <mercury_macros.h>
 #include <na_sim.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +142,8 @@ main(int argc, char **argv)
             call = (struct sp_call){.done = 1, .ret = ret};
         while (call.done == 0)
             sp_progress();
-        HG_Destroy(h);
+        if (!(strcmp(mode, "leak") == 0 && seed % 5 == 4 && i == calls - 1))
+            HG_Destroy(h);
         if (call.done != 1 ||
             (call.ret == HG_SUCCESS && call.value != in.value)) {
             fprintf(stderr, "echo %d: %d callbacks, value %llu\n", i, call.done,
@@ -149,6 +158,16 @@ main(int argc, char **argv)
         HG_Context_destroy(sp_ctx[i]);
         HG_Finalize(cls[i]);
     }
+    if (strcmp(mode, "crash") == 0 && seed % 5 == 3) {
+        fflush(NULL);
+        signal(SIGABRT, SIG_DFL);
+        raise(SIGABRT);
+    }
+    if (strcmp(mode, "sanreport") == 0 && seed % 5 == 1)
+        fprintf(stderr,
+                "==%d==ERROR: AddressSanitizer: heap-use-after-free "
+                "(planted by sweep_prog)\n",
+                (int) getpid());
     if (strcmp(mode, "fail") == 0 && seed % 5 == 2) {
         fprintf(stderr, "planted failure: seed %llu\n",
                 (unsigned long long) seed);
