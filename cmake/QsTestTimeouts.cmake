@@ -60,4 +60,7 @@ function(add_test)
   # as a literal.
   cmake_language(EVAL CODE
     "cmake_language(DEFER CALL qs_apply_test_timeout [[${name}]])")
+  # And its verdict rules (cmake/QsTestVerdict.cmake).
+  cmake_language(EVAL CODE
+    "cmake_language(DEFER CALL qs_apply_test_verdict [[${name}]])")
 endfunction()
