@@ -25,7 +25,9 @@
 set(QS_SANITIZER_ENV
   "ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1"
   "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1"
-  "TSAN_OPTIONS=halt_on_error=1:exitcode=66")
+  "TSAN_OPTIONS=halt_on_error=1:exitcode=66"
+  # libfabric's own leaks (tests/lsan.supp says which).
+  "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp")
 
 # Output that fails a case whatever its exit status (a report printed by
 # a child process a script did not check, for one).
