@@ -28,7 +28,9 @@ if grep -qE "$sanitizer" "$out"; then
     exit 1
 fi
 if [ "$rc" -eq 77 ]; then
-    echo "expect: SKIP: the command exited 77 (its reason is above)"
+    # The command's last line is its reason: repeat it last, where
+    # scripts/ci-skips.py reads it.
+    echo "expect: SKIP: $(grep -v '^[[:space:]]*$' "$out" | tail -n 1)"
     exit 77
 fi
 if [ "$rc" -ne 0 ]; then
