@@ -11,8 +11,8 @@
 #               find_package(margo)   -> target margo
 # Turn it OFF on systems that also have the real Mercury or Margo installed
 # in the same prefix.
-option(QS_INSTALL_MERCURY_NAMES
-  "Install mercury/na/mercury_util/margo pkg-config and CMake package files" ON)
+# (The option itself is declared in the top-level CMakeLists.txt, before
+# the test directories, whose install checks depend on it.)
 
 include(CMakePackageConfigHelpers)
 

@@ -63,4 +63,7 @@ function(add_test)
   cmake_language(EVAL CODE
     "cmake_language(DEFER CALL qs_apply_test_timeout [[${name}]])
      cmake_language(DEFER CALL qs_apply_test_env [[${name}]])")
+  # And its verdict rules (cmake/QsTestVerdict.cmake).
+  cmake_language(EVAL CODE
+    "cmake_language(DEFER CALL qs_apply_test_verdict [[${name}]])")
 endfunction()

@@ -9,8 +9,9 @@ case runs RUNS times (default 200), PAR instances at once (default 2), with
 its own ctest command, environment and working directory, while K busy
 processes (default: the number of CPUs) compete for the CPUs at the same
 niceness, so a race that needs a descheduled thread gets its chance. A run
-fails on a non-zero exit (other than a SKIP_RETURN_CODE), a missing
-PASS_REGULAR_EXPRESSION, or its time limit (--timeout, default three times
+fails on a non-zero exit (other than a SKIP_RETURN_CODE), a match of
+FAIL_REGULAR_EXPRESSION (the sanitizer report patterns every case carries,
+cmake/QsTestVerdict.cmake), or its time limit (--timeout, default three times
 the case's ctest TIMEOUT capped at 600 s). The output of the first failing
 runs is kept in --logs (default /tmp/flaky-check-<pid>). Prints one line per
 case: failures/runs, median and max duration; exits 1 if any case failed.

@@ -18,11 +18,19 @@ tp_dir=
 tp_pid=
 tp_addr=
 tp_rc=
+tp_sanitizer_re='(ERROR|WARNING|FATAL): (Address|Leak|Thread|UndefinedBehavior)Sanitizer|: runtime error: '
 
 tp_cleanup() {
   if [ -n "$tp_pid" ] && kill -0 "$tp_pid" 2>/dev/null; then
     kill "$tp_pid" 2>/dev/null
     wait "$tp_pid" 2>/dev/null
+  fi
+  # A sanitizer report of the server goes into the case's output, where
+  # ctest's FAIL_REGULAR_EXPRESSION (cmake/QsTestVerdict.cmake) sees it
+  # whatever the script's exit status.
+  if [ -n "$tp_dir" ] && grep -qE "$tp_sanitizer_re" "$tp_dir/server.log" 2>/dev/null; then
+    echo "--- $tp_name: the server's output has a sanitizer report ---" >&2
+    cat "$tp_dir/server.log" >&2
   fi
   [ -n "$tp_dir" ] && rm -rf "$tp_dir"
 }

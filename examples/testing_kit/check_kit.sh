@@ -91,7 +91,7 @@ sweep_check)
     # fails): invisible without the checker, caught with it.
     # (Under AddressSanitizer, LeakSanitizer would see the instance Margo
     # gives up on; this step is about the library's own checks.)
-    ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
         "$sweep" --quiet --seeds 1:20 --swarm --timeout $((60 * slow)) \
         -- "$bin/kv_test_bug_leak" \
         >report.txt 2>&1 || fail "the leak shows without the checker"

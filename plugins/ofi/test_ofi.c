@@ -4,8 +4,12 @@
  * class and a client class in this process and drives both of them: the
  * providers progress only when their completion queue is read.
  *
- * A provider missing at run time skips its cases with the reason; nothing
- * sleeps on the wall clock: waiting is NA_Poll_wait with a bound.
+ * A provider missing at run time skips its cases with the reason, and a
+ * run in which a case skipped and none failed exits 77, ctest's skip
+ * code, so a case that could not run is never counted as passed. The
+ * arguments pick the groups (tcp, sockets, common; all without one), so
+ * ctest runs each provider as its own case. Nothing sleeps on the wall
+ * clock: waiting is NA_Poll_wait with a bound.
  *
  * Only what is particular to ofi is here: its address strings and
  * schemes, the peer cache bound, the strings it refuses, a missing
@@ -172,18 +176,29 @@ teardown(void **state)
     return rc;
 }
 
+/* Cases that skipped, and the first one's reason: with no failure, the
+ * process exits 77 and says why on its last line. */
+static int skipped;
+static char skip_reason[160];
+
+#define skip_because(...)                                                      \
+    do {                                                                       \
+        print_message(__VA_ARGS__);                                            \
+        if (skipped++ == 0)                                                    \
+            snprintf(skip_reason, sizeof(skip_reason), __VA_ARGS__);           \
+        skip();                                                                \
+    } while (0)
+
 /* Every case starts here: a provider that did not come up is a skip. */
 static struct fixture *
 fixture_or_skip(void **state)
 {
     struct fixture *fx = *state;
 
-    if (fx->srv == NULL) {
-        print_message("ofi+%s is not available here (see the message above); "
-                      "skipping\n",
-                      fx->protocol);
-        skip();
-    }
+    if (fx->srv == NULL)
+        skip_because("ofi+%s is not available here (see the message above); "
+                     "skipping\n",
+                     fx->protocol);
     return fx;
 }
 
@@ -526,7 +541,7 @@ test_shm_addresses(void **state)
 
     (void) state;
     if (c == NULL)
-        skip(); /* no shm provider in this libfabric */
+        skip_because("ofi+shm is not available here; skipping\n");
     assert_ok(NA_Addr_self(c, &self));
     assert_ok(NA_Addr_to_string(c, str, &size, self));
     snprintf(want, sizeof(want), "ofi+shm://%d:", (int) getpid());
@@ -592,7 +607,7 @@ test_shm_stale_region(void **state)
     (void) state;
     c = NA_Initialize("ofi+shm", true);
     if (c == NULL)
-        skip(); /* no shm provider in this libfabric */
+        skip_because("ofi+shm is not available here; skipping\n");
     assert_int_equal(NA_Finalize(c), NA_SUCCESS);
     rc = run_child("--stale-shm", envp, out, sizeof(out));
     assert_int_equal(rc, 0);
@@ -650,12 +665,11 @@ test_forged_source(void **state)
     na_class_t *other;
 
     if (!scls->fi_source) {
-        print_message("ofi+%s does not report message sources "
-                      "(FI_SOURCE); skipping\n",
-                      fx->protocol);
         NA_Op_destroy(fx->srv, rop);
         NA_Msg_buf_free(fx->srv, rbuf, rdata);
-        skip();
+        skip_because("ofi+%s does not report message sources "
+                     "(FI_SOURCE); skipping\n",
+                     fx->protocol);
     }
     /* The peer to impersonate: another class of this process. */
     info_string(info, sizeof(info), fx->protocol);
@@ -697,6 +711,16 @@ test_forged_source(void **state)
     assert_int_equal(NA_Finalize(other), NA_SUCCESS);
 }
 
+/* Whether the command line names group `name`. */
+static bool
+wanted(int argc, char **argv, const char *name)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return true;
+    return false;
+}
+
 static int
 run_provider(const struct config *config)
 {
@@ -720,7 +744,8 @@ main(int argc, char **argv)
         cmocka_unit_test(test_shm_addresses),
         cmocka_unit_test(test_shm_stale_region),
     };
-    int failed = 0;
+    int failed = 0, groups = 0;
+    bool all = argc < 2;
 
     if (argc > 1 && strcmp(argv[1], "--missing-provider") == 0)
         return child_missing_provider();
@@ -731,8 +756,25 @@ main(int argc, char **argv)
      * one multi-receive buffer) are the NA conformance suite. */
     static const struct config configs[] = {{"tcp", false, 0},
                                             {"sockets", false, 0}};
-    for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
-        failed += run_provider(&configs[i]);
-    failed += cmocka_run_group_tests_name("ofi", common, NULL, NULL);
+    for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+        if (all || wanted(argc, argv, configs[i].protocol)) {
+            failed += run_provider(&configs[i]);
+            groups++;
+        }
+    }
+    if (all || wanted(argc, argv, "common")) {
+        failed += cmocka_run_group_tests_name("ofi", common, NULL, NULL);
+        groups++;
+    }
+    if (groups == 0) {
+        fprintf(stderr, "test_ofi: no group named (tcp, sockets, common)\n");
+        return 2;
+    }
+    if (failed == 0 && skipped > 0) {
+        skip_reason[strcspn(skip_reason, "\n")] = '\0';
+        fprintf(stderr, "test_ofi: %d case(s) skipped, the first because: %s\n",
+                skipped, skip_reason);
+        return 77;
+    }
     return failed;
 }

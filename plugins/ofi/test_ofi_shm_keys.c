@@ -95,6 +95,9 @@ get64(struct env *e)
     return ret;
 }
 
+/* Set when ofi+shm did not come up: the case skipped. */
+static bool no_shm;
+
 static void
 test_corrupt_table(void **state)
 {
@@ -112,7 +115,8 @@ test_corrupt_table(void **state)
     e->tgt = NA_Initialize("ofi+shm", true);
     if (e->tgt == NULL) {
         free(e);
-        skip(); /* no shm provider in this libfabric */
+        no_shm = true;
+        skip();
     }
     e->org = NA_Initialize("ofi+shm", false);
     assert_non_null(e->org);
@@ -198,5 +202,14 @@ main(void)
         cmocka_unit_test(test_corrupt_table),
     };
 
-    return cmocka_run_group_tests_name("ofi+shm key table", tests, NULL, NULL);
+    int failed =
+        cmocka_run_group_tests_name("ofi+shm key table", tests, NULL, NULL);
+
+    /* Its only case did not run: a skip for ctest, not a pass. */
+    if (failed == 0 && no_shm) {
+        fprintf(stderr, "test_ofi_shm_keys: skipped: no ofi+shm provider "
+                        "in this libfabric\n");
+        return 77;
+    }
+    return failed;
 }

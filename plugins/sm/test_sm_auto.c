@@ -83,10 +83,14 @@ setup(void **state)
     char net[512];
     na_addr_t self;
 
+    /* This test is built only with the ofi plugin: a server that does not
+     * start is the code under test failing, not a missing capability. */
     fx->srv.cls = na_sm_auto_initialize(TCP, NULL, true, NULL);
     if (fx->srv.cls == NULL) {
         free(fx);
-        skip(); /* no ofi+tcp here */
+        fail_msg("na_sm_auto_initialize(\"%s\") failed (see the message "
+                 "above)",
+                 TCP);
     }
     fx->autoc.cls = na_sm_auto_initialize(TCP, "na+sm", false, NULL);
     fx->plain.cls = NA_Initialize(TCP, false);

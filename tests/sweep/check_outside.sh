@@ -97,7 +97,7 @@ step "the planted leak and the invariant checker"
     kv_test.c kv_server.c kv_client.c $pcflags
 # (Under AddressSanitizer, LeakSanitizer would see the instance Margo
 # gives up on; this step is about the library's own checks.)
-ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
     qs-sweep --quiet --seeds 1:20 --swarm -- ./kv_test_bug_leak >leak.txt 2>&1 ||
     die "the leak shows without the checker"
 if qs-sweep --quiet --check --seeds 1:20 --swarm -- ./kv_test_bug_leak >leak.txt 2>&1; then

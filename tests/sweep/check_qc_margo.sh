@@ -10,7 +10,7 @@ rm -rf "$out" && mkdir -p "$out" && cd "$out" || exit 1
 fail() { echo "check_qc_margo: $*"; cat err.txt 2>/dev/null; exit 1; }
 # LeakSanitizer would see some of these leaks itself; the library's own
 # check is what is tested here.
-export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 QS_CHECK=1 QS_SIM_SEED=5 "$prog" clean >out.txt 2>err.txt ||
     fail "the clean program failed under QS_CHECK=1 (status $?)"
