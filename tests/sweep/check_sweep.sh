@@ -56,7 +56,9 @@ crash)
     ;;
 leak)
     # A leak the invariant checker reports fails its seed, though the
-    # program exits 0 without the checker.
+    # program exits 0 without the checker. (LeakSanitizer would see the
+    # leak too, in a sanitizer build: this case is about the checker.)
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
     run --seeds 1:5 --jobs 2 -- "$prog" leak
     [ "$(status)" = 0 ] || fail "without --check: exit status $(status), want 0"
     has "^5 passed, 0 failed$"
@@ -67,8 +69,11 @@ leak)
     ;;
 sanreport)
     # A sanitizer report in a run's output fails the seed even when the run
-    # exits 0.
-    run --seeds 1:10 --jobs 2 -- "$prog" sanreport
+    # exits 0. The report is not echoed: its planted line would fail this
+    # case itself (cmake/QsTestVerdict.cmake).
+    "$sweep" --quiet --out files --seeds 1:10 --jobs 2 -- "$prog" sanreport \
+        >report.txt 2>&1
+    echo $? >status
     [ "$(status)" = 1 ] || fail "exit status $(status), want 1"
     has "^8 passed, 2 failed$"
     for s in 1 6; do
