@@ -82,46 +82,45 @@ typedef struct hg_op_id *hg_op_id_t;
 #define HG_OP_ID_IGNORE ((hg_op_id_t *) 1)
 
 /*
- * Return codes: one table generates the enum and HG_Error_to_string()'s
- * strings. The first 24 entries match na_return_t one to one.
+ * Return codes, as in Mercury 2.4: a one-argument X-macro table that
+ * generates the enum (HG_RETURN_MAX last) and HG_Error_to_string()'s names
+ * ("HG_TIMEOUT"). A program may expand it with its own one-argument X
+ * (Bedrock's to_string does). The first 24 entries match na_return_t one
+ * to one.
  */
 #define HG_RETURN_VALUES                                                       \
-    X(HG_SUCCESS, "success")                                                   \
-    X(HG_PERMISSION, "operation not permitted")                                \
-    X(HG_NOENTRY, "no such file or directory")                                 \
-    X(HG_INTERRUPT, "operation interrupted")                                   \
-    X(HG_AGAIN, "operation must be retried")                                   \
-    X(HG_NOMEM, "out of memory")                                               \
-    X(HG_ACCESS, "permission denied")                                          \
-    X(HG_FAULT, "bad address")                                                 \
-    X(HG_BUSY, "device or resource busy")                                      \
-    X(HG_EXIST, "entry already exists")                                        \
-    X(HG_NODEV, "no such device")                                              \
-    X(HG_INVALID_ARG, "invalid argument")                                      \
-    X(HG_PROTOCOL_ERROR, "protocol error")                                     \
-    X(HG_OVERFLOW, "value too large")                                          \
-    X(HG_MSGSIZE, "message size too long")                                     \
-    X(HG_PROTONOSUPPORT, "protocol not supported")                             \
-    X(HG_OPNOTSUPPORTED, "operation not supported on endpoint")                \
-    X(HG_ADDRINUSE, "address already in use")                                  \
-    X(HG_ADDRNOTAVAIL, "cannot assign requested address")                      \
-    X(HG_HOSTUNREACH, "cannot reach host during operation")                    \
-    X(HG_TIMEOUT, "operation reached timeout")                                 \
-    X(HG_CANCELED, "operation canceled")                                       \
-    X(HG_IO_ERROR, "input/output error")                                       \
-    X(HG_HOSTFIREWALL, "host firewall refused the operation")                  \
-    X(HG_CHECKSUM_ERROR, "checksum error")                                     \
-    X(HG_NA_ERROR, "generic NA error")                                         \
-    X(HG_OTHER_ERROR, "generic HG error")
+    X(HG_SUCCESS)        /* success */                                         \
+    X(HG_PERMISSION)     /* operation not permitted */                         \
+    X(HG_NOENTRY)        /* no such file or directory */                       \
+    X(HG_INTERRUPT)      /* operation interrupted */                           \
+    X(HG_AGAIN)          /* operation must be retried */                       \
+    X(HG_NOMEM)          /* out of memory */                                   \
+    X(HG_ACCESS)         /* permission denied */                               \
+    X(HG_FAULT)          /* bad address */                                     \
+    X(HG_BUSY)           /* device or resource busy */                         \
+    X(HG_EXIST)          /* entry already exists */                            \
+    X(HG_NODEV)          /* no such device */                                  \
+    X(HG_INVALID_ARG)    /* invalid argument */                                \
+    X(HG_PROTOCOL_ERROR) /* protocol error */                                  \
+    X(HG_OVERFLOW)       /* value too large */                                 \
+    X(HG_MSGSIZE)        /* message size too long */                           \
+    X(HG_PROTONOSUPPORT) /* protocol not supported */                          \
+    X(HG_OPNOTSUPPORTED) /* operation not supported on endpoint */             \
+    X(HG_ADDRINUSE)      /* address already in use */                          \
+    X(HG_ADDRNOTAVAIL)   /* cannot assign requested address */                 \
+    X(HG_HOSTUNREACH)    /* cannot reach host during operation */              \
+    X(HG_TIMEOUT)        /* operation reached timeout */                       \
+    X(HG_CANCELED)       /* operation canceled */                              \
+    X(HG_IO_ERROR)       /* input/output error */                              \
+    X(HG_HOSTFIREWALL)   /* host firewall refused the operation */             \
+    X(HG_CHECKSUM_ERROR) /* checksum error */                                  \
+    X(HG_NA_ERROR)       /* generic NA error */                                \
+    X(HG_OTHER_ERROR)    /* generic HG error */                                \
+    X(HG_RETURN_MAX)
 
-/* clang-format off */
-typedef enum hg_return {
-#define X(name, str) name,
-    HG_RETURN_VALUES
+#define X(a) a,
+typedef enum hg_return { HG_RETURN_VALUES } hg_return_t;
 #undef X
-    HG_RETURN_MAX
-} hg_return_t;
-/* clang-format on */
 
 /* Older spellings still found in user programs. */
 #define HG_INVALID_PARAM HG_INVALID_ARG

@@ -72,44 +72,42 @@ typedef bool na_bool_t;
 #define NA_OP_ID_NULL ((na_op_id_t *) NULL)
 
 /*
- * Return codes. One table generates the enum and the strings returned by
- * NA_Error_to_string(), so the two can never drift apart. The order is the
- * documented one; HG's codes share the first 24 entries.
+ * Return codes, as in Mercury 2.4: a one-argument X-macro table that
+ * generates the enum (NA_RETURN_MAX last) and NA_Error_to_string()'s names
+ * ("NA_TIMEOUT"), so the two can never drift apart. A program may expand
+ * it with its own one-argument X. The order is Mercury's; HG's codes share
+ * the first 24 entries.
  */
 #define NA_RETURN_VALUES                                                       \
-    X(NA_SUCCESS, "success")                                                   \
-    X(NA_PERMISSION, "operation not permitted")                                \
-    X(NA_NOENTRY, "no such file or directory")                                 \
-    X(NA_INTERRUPT, "operation interrupted")                                   \
-    X(NA_AGAIN, "operation must be retried")                                   \
-    X(NA_NOMEM, "out of memory")                                               \
-    X(NA_ACCESS, "permission denied")                                          \
-    X(NA_FAULT, "bad address")                                                 \
-    X(NA_BUSY, "device or resource busy")                                      \
-    X(NA_EXIST, "entry already exists")                                        \
-    X(NA_NODEV, "no such device")                                              \
-    X(NA_INVALID_ARG, "invalid argument")                                      \
-    X(NA_PROTOCOL_ERROR, "protocol error")                                     \
-    X(NA_OVERFLOW, "value too large")                                          \
-    X(NA_MSGSIZE, "message size too long")                                     \
-    X(NA_PROTONOSUPPORT, "protocol not supported")                             \
-    X(NA_OPNOTSUPPORTED, "operation not supported on endpoint")                \
-    X(NA_ADDRINUSE, "address already in use")                                  \
-    X(NA_ADDRNOTAVAIL, "cannot assign requested address")                      \
-    X(NA_HOSTUNREACH, "cannot reach host during operation")                    \
-    X(NA_TIMEOUT, "operation reached timeout")                                 \
-    X(NA_CANCELED, "operation canceled")                                       \
-    X(NA_IO_ERROR, "input/output error")                                       \
-    X(NA_HOSTFIREWALL, "host firewall refused the operation")
+    X(NA_SUCCESS)        /* success */                                         \
+    X(NA_PERMISSION)     /* operation not permitted */                         \
+    X(NA_NOENTRY)        /* no such file or directory */                       \
+    X(NA_INTERRUPT)      /* operation interrupted */                           \
+    X(NA_AGAIN)          /* operation must be retried */                       \
+    X(NA_NOMEM)          /* out of memory */                                   \
+    X(NA_ACCESS)         /* permission denied */                               \
+    X(NA_FAULT)          /* bad address */                                     \
+    X(NA_BUSY)           /* device or resource busy */                         \
+    X(NA_EXIST)          /* entry already exists */                            \
+    X(NA_NODEV)          /* no such device */                                  \
+    X(NA_INVALID_ARG)    /* invalid argument */                                \
+    X(NA_PROTOCOL_ERROR) /* protocol error */                                  \
+    X(NA_OVERFLOW)       /* value too large */                                 \
+    X(NA_MSGSIZE)        /* message size too long */                           \
+    X(NA_PROTONOSUPPORT) /* protocol not supported */                          \
+    X(NA_OPNOTSUPPORTED) /* operation not supported on endpoint */             \
+    X(NA_ADDRINUSE)      /* address already in use */                          \
+    X(NA_ADDRNOTAVAIL)   /* cannot assign requested address */                 \
+    X(NA_HOSTUNREACH)    /* cannot reach host during operation */              \
+    X(NA_TIMEOUT)        /* operation reached timeout */                       \
+    X(NA_CANCELED)       /* operation canceled */                              \
+    X(NA_IO_ERROR)       /* input/output error */                              \
+    X(NA_HOSTFIREWALL)   /* host firewall refused the operation */             \
+    X(NA_RETURN_MAX)
 
-/* clang-format off */
-typedef enum na_return {
-#define X(name, str) name,
-    NA_RETURN_VALUES
+#define X(a) a,
+typedef enum na_return { NA_RETURN_VALUES } na_return_t;
 #undef X
-    NA_RETURN_MAX
-} na_return_t;
-/* clang-format on */
 
 /* Preferred address format (struct na_init_info.addr_format), with
  * Mercury's values. Plugins here pick their own format: only NA_ADDR_UNSPEC

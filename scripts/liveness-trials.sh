@@ -43,10 +43,6 @@ if [ ${#fabrics[@]} -eq 0 ]; then
   [ -x "$sim" ] && fabrics+=(sim)
 fi
 table=()
-# HG_Error_to_string's messages back to the enum's names, from the header
-# that defines both.
-names=$(sed -nE 's/^ *X\((HG_[A-Z_]+), "([^"]*)"\).*/s|^\2$|\1|/p' \
-  "$(dirname "$0")/../include/mercury_types.h")
 
 # trials LABEL UNIT SEEDED CMD...: run CMD n times (QS_SIM_SEED=i when
 # SEEDED), collect "<what>: <code> <t> <unit> after the kill" lines.
@@ -65,8 +61,7 @@ trials() {
     code=""
     if [ -n "$line" ]; then
       times+=("$(sed -E "s/.* ([0-9]+) $unit after the kill.*/\1/" <<<"$line")")
-      code=$(sed -E "s/^[^:]*: (.*) [0-9]+ $unit after the kill.*/\1/" <<<"$line" |
-        sed "$names")
+      code=$(sed -E "s/^[^:]*: (.*) [0-9]+ $unit after the kill.*/\1/" <<<"$line")
     fi
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
       code="hung"

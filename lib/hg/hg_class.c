@@ -11,18 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const hg_return_strings[] = {
-#define X(name, str) [name] = str,
-    HG_RETURN_VALUES
+/* Mercury's names: the table's own spelling of each code. */
+#define X(a) [a] = #a,
+static const char *const hg_return_names[] = {HG_RETURN_VALUES};
 #undef X
-};
 
 const char *
 HG_Error_to_string(hg_return_t errnum)
 {
+    /* Mercury returns NULL here; a string keeps printf("%s") defined for
+     * a code that came from a corrupted or foreign source. */
     if ((unsigned) errnum >= HG_RETURN_MAX)
         return "unknown error";
-    return hg_return_strings[errnum];
+    return hg_return_names[errnum];
 }
 
 hg_return_t

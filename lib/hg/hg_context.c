@@ -6,6 +6,7 @@
 #include "hg/hg_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -89,13 +90,94 @@ error:
     return NULL;
 }
 
+/* Cancel the posted request receives and wait for their completions
+ * (they complete silently and return their handles to the pool). */
+static bool
+hg_context_cancel_posted(hg_context_t *context)
+{
+    hg_class_t *hg_class = context->hg_class;
+    struct hg_handle *handle;
+    bool empty = false;
+
+    qs_mutex_lock(&context->lock);
+    LIST_FOREACH(handle, &context->posted, entry)
+    NA_Cancel(hg_class->core.na_class, context->core.na_context,
+              handle->recv_op);
+    pthread_mutex_unlock(&context->lock);
+    for (int spins = 0; spins < 100000 && !empty; spins++) {
+        NA_Poll(hg_class->core.na_class, context->core.na_context, NULL);
+        NA_Trigger(context->core.na_context, UINT32_MAX, NULL);
+        qs_mutex_lock(&context->lock);
+        empty = LIST_EMPTY(&context->posted);
+        pthread_mutex_unlock(&context->lock);
+    }
+    return empty;
+}
+
+/* How long HG_Context_destroy() progresses what is still in flight, on the
+ * NA clock (virtual on sim): Mercury's cleanup timeout. A peer that never
+ * answers costs this much, and the context stays. */
+#define HG_CONTEXT_CLEANUP_MS 5000u
+
+/* Rounds in a row in which neither the NA clock moved nor a callback ran
+ * before the drain gives up: a simulated world whose clock waits for a
+ * context this thread would have to drive (a server in the same thread)
+ * never reaches the deadline. Real clocks always move. */
+#define HG_CONTEXT_STALL_ROUNDS 100000u
+
+/* Progress and trigger, as Mercury's context destroy does, until every
+ * handle is back in the pool and nothing is queued: forwards and responds
+ * whose handles the program already destroyed run to their end, queued
+ * callbacks run. Stops early when what is left can only be handles the
+ * program still holds (nothing in flight, nothing queued), and at the
+ * deadline. True when nothing is left; otherwise *held and *ops say what
+ * was.
+ *
+ * Each round progresses at most 1 ms: on a simulated world driven by
+ * several threads the clock moves only after a real wait of about that
+ * long saw nothing new, so the 5 s deadline also lasts about 5 s of real
+ * time there, however late the thread of a peer in the same process
+ * runs. */
+static bool
+hg_context_drain(hg_context_t *context, unsigned int *held, unsigned int *ops)
+{
+    uint64_t last = hg_core_now(&context->core);
+    uint64_t deadline = last + HG_CONTEXT_CLEANUP_MS * 1000000ull;
+    unsigned int stalled = 0;
+
+    for (;;) {
+        unsigned int ran = 0;
+        uint64_t now;
+        bool queued;
+
+        hg_watchdog_run_deferred(context);
+        HG_Trigger(context, 0, UINT_MAX, &ran);
+        queued = HG_Context_has_completions(context);
+        *ops = atomic_load(&context->n_ops) + hg_bulk_pool_live(&context->core);
+        qs_mutex_lock(&context->lock);
+        *held = context->n_live_handles - context->n_posted;
+        pthread_mutex_unlock(&context->lock);
+        if (*held == 0 && *ops == 0 && !queued)
+            return true;
+        if (*ops == 0 && !queued)
+            return false;
+        now = hg_core_now(&context->core);
+        if (now >= deadline)
+            return false;
+        stalled = (now != last || ran > 0) ? 0 : stalled + 1;
+        if (stalled >= HG_CONTEXT_STALL_ROUNDS)
+            return false;
+        last = now;
+        HG_Progress(context, 1);
+    }
+}
+
 hg_return_t
 HG_Context_destroy(hg_context_t *context)
 {
     hg_class_t *hg_class;
     struct hg_handle *handle;
-    unsigned int live;
-    hg_bool_t queued;
+    unsigned int held, ops;
 
     if (context == NULL)
         return HG_INVALID_ARG;
@@ -104,42 +186,25 @@ HG_Context_destroy(hg_context_t *context)
      * program's progress is done now. */
     hg_watchdog_detach(context);
     hg_watchdog_run_deferred(context);
-    queued = HG_Context_has_completions(context);
-    live = hg_bulk_pool_live(&context->core);
+    /* No new requests, as in Mercury: the posted receives go first. */
     qs_mutex_lock(&context->lock);
-    live += context->n_live_handles - context->n_posted;
-    if (live > 0 || queued) {
-        pthread_mutex_unlock(&context->lock);
-        qs_log("hg", QS_LOG_ERROR,
-               "HG_Context_destroy: %u handle(s)/transfer(s) alive%s", live,
-               queued ? ", completions not triggered" : "");
-        hg_watchdog_attach(context);
-        return HG_BUSY;
-    }
     context->destroying = true;
-    /* Cancel the posted request receives and let their completions drain
-     * through NA before NA's context goes. */
-    LIST_FOREACH(handle, &context->posted, entry)
-    NA_Cancel(hg_class->core.na_class, context->core.na_context,
-              handle->recv_op);
     pthread_mutex_unlock(&context->lock);
-    for (int spins = 0; spins < 100000; spins++) {
-        bool empty;
-
-        NA_Poll(hg_class->core.na_class, context->core.na_context, NULL);
-        NA_Trigger(context->core.na_context, UINT32_MAX, NULL);
-        qs_mutex_lock(&context->lock);
-        empty = LIST_EMPTY(&context->posted);
-        pthread_mutex_unlock(&context->lock);
-        if (empty)
-            break;
-    }
-    if (!LIST_EMPTY(&context->posted)) {
+    if (!hg_context_cancel_posted(context)) {
         qs_log("hg", QS_LOG_ERROR,
                "HG_Context_destroy: posted receives did not cancel");
-        context->destroying = false;
-        hg_watchdog_attach(context);
-        return HG_BUSY;
+        goto busy;
+    }
+    if (!hg_context_drain(context, &held, &ops)) {
+        if (ops > 0)
+            qs_log("hg", QS_LOG_ERROR,
+                   "HG_Context_destroy: %u operation(s) still in flight "
+                   "(%u ms on the NA clock, or no progress possible)",
+                   ops, HG_CONTEXT_CLEANUP_MS);
+        else
+            qs_log("hg", QS_LOG_ERROR,
+                   "HG_Context_destroy: %u handle(s) not destroyed", held);
+        goto busy;
     }
     /* Cancelled receives complete silently but may leave nothing queued. */
     while ((handle = LIST_FIRST(&context->pool)) != NULL) {
@@ -166,30 +231,15 @@ HG_Context_destroy(hg_context_t *context)
     pthread_mutex_destroy(&context->lock);
     free(context);
     return HG_SUCCESS;
-}
 
-/* Cancel the posted request receives and wait for their completions
- * (they complete silently and return their handles to the pool). */
-static bool
-hg_context_cancel_posted(hg_context_t *context)
-{
-    hg_class_t *hg_class = context->hg_class;
-    struct hg_handle *handle;
-    bool empty = false;
-
+busy:
+    /* The context stays usable: its receives are posted again. */
     qs_mutex_lock(&context->lock);
-    LIST_FOREACH(handle, &context->posted, entry)
-    NA_Cancel(hg_class->core.na_class, context->core.na_context,
-              handle->recv_op);
+    context->destroying = false;
     pthread_mutex_unlock(&context->lock);
-    for (int spins = 0; spins < 100000 && !empty; spins++) {
-        NA_Poll(hg_class->core.na_class, context->core.na_context, NULL);
-        NA_Trigger(context->core.na_context, UINT32_MAX, NULL);
-        qs_mutex_lock(&context->lock);
-        empty = LIST_EMPTY(&context->posted);
-        pthread_mutex_unlock(&context->lock);
-    }
-    return empty;
+    hg_context_post_recvs(context);
+    hg_watchdog_attach(context);
+    return HG_BUSY;
 }
 
 hg_return_t

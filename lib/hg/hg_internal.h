@@ -132,6 +132,10 @@ struct hg_context {
     unsigned int n_posted;         /* how many are posted now          */
     unsigned int n_live_handles;   /* created and not yet back in pool */
     bool destroying;
+    /* Forwards and responds holding their handle's reference, from their
+     * start until their callback ran (or they ended silently): what
+     * HG_Context_destroy() still progresses. Atomic, not under lock. */
+    atomic_uint n_ops;
     /* Handles whose put the watchdog left to HG_Progress (hg_watchdog.c). */
     LIST_HEAD(, hg_handle) deferred_puts;
     struct hg_watch watch; /* the watchdog's view of this context */
@@ -189,6 +193,24 @@ struct hg_handle {
 
     LIST_ENTRY(hg_handle) entry; /* pool or posted list */
 };
+
+/* A reference an operation in flight holds on its handle (a forward or
+ * respond until its callback has run, a liveness probe's send or answer
+ * until its NA completion), counted on the context for
+ * HG_Context_destroy(). */
+static inline void
+hg_rpc_op_ref(struct hg_handle *handle)
+{
+    atomic_fetch_add(&handle->ctx->n_ops, 1);
+    HG_Ref_incr(handle);
+}
+
+static inline void
+hg_rpc_op_unref(struct hg_handle *handle)
+{
+    atomic_fetch_sub(&handle->ctx->n_ops, 1);
+    HG_Destroy(handle);
+}
 
 /* lib/hg/hg_context.c */
 hg_return_t hg_context_post_recvs(hg_context_t *context);

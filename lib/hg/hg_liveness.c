@@ -83,7 +83,7 @@ hg_probe_send_cb(const struct na_cb_info *info)
      * decide. */
     if (info->ret == NA_HOSTUNREACH)
         hg_probe_fail(handle, gen, "the fabric refused the probe");
-    HG_Destroy(handle); /* the send's reference */
+    hg_rpc_op_unref(handle); /* the send's reference */
 }
 
 static void
@@ -116,7 +116,7 @@ hg_probe_answer_cb(const struct na_cb_info *info)
     pthread_mutex_unlock(&handle->lock);
     if (info->ret == NA_HOSTUNREACH)
         hg_probe_fail(handle, gen, "the fabric failed the probe's answer");
-    HG_Destroy(handle); /* the receive's reference */
+    hg_rpc_op_unref(handle); /* the receive's reference */
 }
 
 /* Post the answer's receive, then the probe: the answer cannot outrun
@@ -134,7 +134,7 @@ hg_probe_post(struct hg_handle *handle, uint32_t cookie)
     struct hg_header header;
     na_return_t ret;
 
-    HG_Ref_incr(handle);
+    hg_rpc_op_ref(handle);
     ret = NA_Msg_recv_expected(na_class, na_context, hg_probe_answer_cb, handle,
                                (char *) probe->buf + HG_HEADER_SIZE,
                                HG_HEADER_SIZE, probe->buf_data, addr,
@@ -143,7 +143,7 @@ hg_probe_post(struct hg_handle *handle, uint32_t cookie)
         qs_mutex_lock(&handle->lock);
         probe->in_flight = probe->ans_posted = probe->waiting = false;
         pthread_mutex_unlock(&handle->lock);
-        HG_Destroy(handle);
+        hg_rpc_op_unref(handle);
         return ret;
     }
     memset(&header, 0, sizeof(header));
@@ -151,7 +151,7 @@ hg_probe_post(struct hg_handle *handle, uint32_t cookie)
     header.cookie = cookie;
     header.context_id = handle->ctx->core.id;
     hg_header_encode(probe->buf, &header);
-    HG_Ref_incr(handle);
+    hg_rpc_op_ref(handle);
     ret = NA_Msg_send_unexpected(na_class, na_context, hg_probe_send_cb, handle,
                                  probe->buf, HG_HEADER_SIZE, probe->buf_data,
                                  addr, handle->target_id, cookie, probe->op);
@@ -159,7 +159,7 @@ hg_probe_post(struct hg_handle *handle, uint32_t cookie)
         qs_mutex_lock(&handle->lock);
         probe->in_flight = probe->waiting = false;
         pthread_mutex_unlock(&handle->lock);
-        HG_Destroy(handle);
+        hg_rpc_op_unref(handle);
         NA_Cancel(na_class, na_context, probe->ans_op);
     }
     return ret;
@@ -270,7 +270,10 @@ hg_probe_stop(struct hg_handle *handle, bool in_flight)
 static void
 hg_probe_answer_sent(const struct na_cb_info *info)
 {
-    hg_handle_put(info->arg);
+    struct hg_handle *handle = info->arg;
+
+    atomic_fetch_sub(&handle->ctx->n_ops, 1);
+    hg_handle_put(handle);
 }
 
 /* Target side. The answer goes from the receive callback, so it needs
@@ -295,6 +298,8 @@ hg_probe_answer(struct hg_handle *handle, size_t msg_len)
     header.flags = HG_HEADER_PROBE | HG_HEADER_RESPONSE;
     header.cookie = probe->cookie;
     hg_header_encode(handle->out_buf, &header);
+    /* In flight until sent: HG_Context_destroy() waits for it. */
+    atomic_fetch_add(&handle->ctx->n_ops, 1);
     ret = NA_Msg_send_expected(
         hg_class->core.na_class, handle->ctx->core.na_context,
         hg_probe_answer_sent, handle, handle->out_buf, HG_HEADER_SIZE,
@@ -303,6 +308,7 @@ hg_probe_answer(struct hg_handle *handle, size_t msg_len)
     if (ret != NA_SUCCESS) {
         qs_log("hg", QS_LOG_DEBUG, "answering a probe failed: %s",
                NA_Error_to_string(ret));
+        atomic_fetch_sub(&handle->ctx->n_ops, 1);
         hg_handle_put(handle);
         return;
     }

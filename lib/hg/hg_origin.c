@@ -276,7 +276,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     handle->callback = callback;
     handle->arg = arg;
     HG_CHECK(hg_check_op_begin(hg_class, handle, HG_CHECK_FORWARD));
-    HG_Ref_incr(handle); /* held until the callback has run */
+    hg_rpc_op_ref(handle); /* held until the callback has run */
     atomic_fetch_add(&hg_class->stats.forwards_sent, 1);
     if (timeout_ms > 0)
         hg_core_timer_arm(&handle->ctx->core, &handle->timer, timeout_ms,
@@ -285,7 +285,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
         ret = hg_forward_loopback(handle, msg_len, extra, len);
         if (ret != HG_SUCCESS) {
             hg_core_timer_disarm(&handle->timer);
-            HG_Destroy(handle);
+            hg_rpc_op_unref(handle);
             goto error;
         }
         return HG_SUCCESS;
@@ -301,7 +301,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
         if (na_ret != NA_SUCCESS) {
             ret = hg_from_na(na_ret);
             hg_core_timer_disarm(&handle->timer);
-            HG_Destroy(handle);
+            hg_rpc_op_unref(handle);
             goto error;
         }
     }
@@ -316,7 +316,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
                HG_Error_to_string(ret));
         if (no_response) {
             hg_core_timer_disarm(&handle->timer);
-            HG_Destroy(handle);
+            hg_rpc_op_unref(handle);
             goto error;
         }
         /* The receive is posted: cancel it and let its completion clean

@@ -58,7 +58,7 @@ hg_rpc_finish(struct hg_handle *handle, bool silent, bool probing)
     hg_probe_stop(handle, probing);
     if (silent) {
         HG_CHECK(hg_check_op_end(handle));
-        HG_Destroy(handle);
+        hg_rpc_op_unref(handle);
         return;
     }
     handle->comp.run = hg_rpc_complete;
@@ -113,7 +113,7 @@ hg_rpc_complete(struct hg_completion *comp)
     if (handle->callback != NULL)
         handle->callback(&info);
     /* The reference taken when the operation started. */
-    HG_Destroy(handle);
+    hg_rpc_op_unref(handle);
 }
 
 hg_return_t

@@ -364,7 +364,7 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
 
     if (callback != NULL)
         HG_CHECK(hg_check_op_begin(hg_class, handle, HG_CHECK_RESPOND));
-    HG_Ref_incr(handle); /* held until the respond completes */
+    hg_rpc_op_ref(handle); /* held until the respond completes */
     atomic_fetch_add(&hg_class->stats.responses_sent, 1);
 
     if (handle->lb_origin != NULL) {

@@ -10,18 +10,19 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const na_return_strings[] = {
-#define X(name, str) [name] = str,
-    NA_RETURN_VALUES
+/* Mercury's names: the table's own spelling of each code. */
+#define X(a) [a] = #a,
+static const char *const na_return_names[] = {NA_RETURN_VALUES};
 #undef X
-};
 
 const char *
 NA_Error_to_string(na_return_t errnum)
 {
+    /* Mercury returns NULL here; a string keeps printf("%s") defined for
+     * a code that came from a corrupted or foreign source. */
     if ((unsigned) errnum >= NA_RETURN_MAX)
         return "unknown error";
-    return na_return_strings[errnum];
+    return na_return_names[errnum];
 }
 
 /* Copy [begin, end) into out; NA_OVERFLOW when it does not fit. */

@@ -15,11 +15,9 @@ _Static_assert(offsetof(struct na_op_id, base) == 0,
                "the core finds the op base at the start of the op id");
 
 /* Short names of return codes for trace lines: one token, no spaces. */
-static const char *const na_sim_ret_names[] = {
-#define X(name, str) [name] = #name,
-    NA_RETURN_VALUES
+#define X(a) [a] = #a,
+static const char *const na_sim_ret_names[] = {NA_RETURN_VALUES};
 #undef X
-};
 
 const char *
 na_sim_op_kind(na_cb_type_t type)

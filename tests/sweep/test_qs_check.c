@@ -352,7 +352,7 @@ test_double_completion(void **state)
     env_init(&e);
     h = qc_forward(&e);
     before = qc_forwarded;
-    HG_Ref_incr(h);
+    hg_rpc_op_ref(h);
     h->arg = NULL; /* the first run's flag is gone with its frame */
     h->comp.run = hg_rpc_complete;
     h->comp.object = h;

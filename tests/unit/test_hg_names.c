@@ -5,7 +5,10 @@
  * NA_Diag_dump_counters() (through the log function), the proc calls
  * hg_proc_set_size(), hg_proc_set_flags() / _get_flags() and
  * hg_proc_set_handle() / _get_handle(), na_init_info.addr_format, and the
- * event descriptor's absence on the simulated fabric.
+ * event descriptor's absence on the simulated fabric, and the return
+ * codes' names: HG_Error_to_string() / NA_Error_to_string() and the
+ * one-argument HG_RETURN_VALUES / NA_RETURN_VALUES tables a program
+ * expands with its own X.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -448,6 +451,75 @@ test_cb_types(void **state)
     assert_null(info.info.multi_recv_unexpected.actual_buf);
 }
 
+/* A program's own expansion of the table, as Bedrock's to_string writes
+ * it: one argument per entry, a case per code. */
+static const char *
+user_hg_name(hg_return_t ret)
+{
+#define X(a)                                                                   \
+    case a:                                                                    \
+        return #a;
+    switch (ret) {
+        HG_RETURN_VALUES
+    default:
+        return "<unknown>";
+    }
+#undef X
+}
+
+/* Counted with an array, as a program sizing a table would. */
+#define X(a) #a,
+static const char *const user_na_names[] = {NA_RETURN_VALUES};
+#undef X
+
+/* Mercury's names, never prose, and a string for any value. */
+static void
+test_error_names(void **state)
+{
+    (void) state;
+    assert_string_equal(HG_Error_to_string(HG_SUCCESS), "HG_SUCCESS");
+    assert_string_equal(HG_Error_to_string(HG_TIMEOUT), "HG_TIMEOUT");
+    assert_string_equal(HG_Error_to_string(HG_CANCELED), "HG_CANCELED");
+    assert_string_equal(HG_Error_to_string(HG_BUSY), "HG_BUSY");
+    assert_string_equal(HG_Error_to_string(HG_OTHER_ERROR), "HG_OTHER_ERROR");
+    assert_string_equal(NA_Error_to_string(NA_TIMEOUT), "NA_TIMEOUT");
+    assert_string_equal(NA_Error_to_string(NA_SUCCESS), "NA_SUCCESS");
+    assert_string_equal(NA_Error_to_string(NA_HOSTFIREWALL), "NA_HOSTFIREWALL");
+    /* Out of range: Mercury returns NULL, Quicksilver a fixed string. */
+    assert_string_equal(HG_Error_to_string(HG_RETURN_MAX), "unknown error");
+    assert_string_equal(HG_Error_to_string((hg_return_t) 1000),
+                        "unknown error");
+    assert_string_equal(HG_Error_to_string((hg_return_t) -1), "unknown error");
+    assert_string_equal(NA_Error_to_string(NA_RETURN_MAX), "unknown error");
+    assert_string_equal(NA_Error_to_string((na_return_t) -1), "unknown error");
+    /* Every code in range is named by the table's own spelling. */
+    for (int i = 0; i < HG_RETURN_MAX; i++)
+        assert_string_equal(HG_Error_to_string((hg_return_t) i),
+                            user_hg_name((hg_return_t) i));
+    for (int i = 0; i < NA_RETURN_MAX; i++)
+        assert_string_equal(NA_Error_to_string((na_return_t) i),
+                            user_na_names[i]);
+}
+
+/* The tables have Mercury's shape: one argument per entry, the MAX code
+ * last, and Mercury's values. */
+static void
+test_return_tables(void **state)
+{
+    (void) state;
+    assert_string_equal(user_hg_name(HG_TIMEOUT), "HG_TIMEOUT");
+    assert_string_equal(user_hg_name(HG_RETURN_MAX), "HG_RETURN_MAX");
+    assert_string_equal(user_hg_name((hg_return_t) 1000), "<unknown>");
+    assert_int_equal(sizeof(user_na_names) / sizeof(user_na_names[0]),
+                     NA_RETURN_MAX + 1);
+    assert_string_equal(user_na_names[NA_RETURN_MAX], "NA_RETURN_MAX");
+    assert_int_equal(HG_TIMEOUT, 20);
+    assert_int_equal(HG_CANCELED, 21);
+    assert_int_equal(HG_RETURN_MAX, 27);
+    assert_int_equal(NA_TIMEOUT, 20);
+    assert_int_equal(NA_RETURN_MAX, 24);
+}
+
 int
 main(void)
 {
@@ -463,6 +535,8 @@ main(void)
         cmocka_unit_test(test_string_object),
         cmocka_unit_test(test_string_object_proc),
         cmocka_unit_test(test_cb_types),
+        cmocka_unit_test(test_error_names),
+        cmocka_unit_test(test_return_tables),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
