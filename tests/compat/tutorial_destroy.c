@@ -212,8 +212,8 @@ client_main(const char *info, const char *server, int twoway)
         !check("HG_Create",
                HG_Create(ctx, addr, twoway ? twice : hello, &handle)))
         return 1;
-    if (!check("HG_Forward", HG_Forward(handle, twoway ? twice_done : NULL,
-                                        NULL, &in)))
+    if (!check("HG_Forward",
+               HG_Forward(handle, twoway ? twice_done : NULL, NULL, &in)))
         return 1;
     /* The tutorials' order: nothing waits for the forward. */
     if (!check("HG_Destroy", HG_Destroy(handle)) ||
