@@ -347,7 +347,9 @@ test_rma_violations(void **state)
  * one with one byte changed, at every position) is refused when it is
  * deserialized, or the transfer fails, or the byte did not matter and the
  * transfer moves exactly the right bytes: it never reads or writes
- * anything else.
+ * anything else. A put through any forgery of a read-only region's handle
+ * (one bit flipped, at every bit) never lands: the target refuses what
+ * the origin's checks let through.
  */
 static void
 test_stale_and_forged(void **state)
@@ -422,6 +424,45 @@ test_stale_and_forged(void **state)
     assert_true(refused_decode + refused_rma > 0);
     for (int i = 0; i < 64; i++)
         assert_int_equal(remote[i], i + 1);
+
+    /* Puts through forged handles of the read-only region: every bit of
+     * the serialized form flipped in turn, so some forgeries claim write
+     * access and the origin's own check lets them through. The target
+     * holds the truth: no put may land, whatever the handle says. */
+    refused_decode = refused_rma = 0;
+    memset(local, 0xee, 64);
+    for (size_t at = 0; at < size * 8; at++) {
+        ser[at / 8] ^= (unsigned char) (1u << (at % 8));
+        ret = NA_Mem_handle_deserialize(env->cli, &forged, ser, size);
+        ser[at / 8] ^= (unsigned char) (1u << (at % 8));
+        if (ret != NA_SUCCESS) {
+            refused_decode++;
+            continue;
+        }
+        ret = C2S(env, true, lh, 0, forged, 0, 64);
+        NA_Mem_handle_free(env->cli, forged);
+        if (ret == NA_SUCCESS)
+            fail_msg("a put through a handle forged at bit %zu landed in a "
+                     "read-only region",
+                     at);
+        refused_rma++;
+        for (int i = 0; i < 64; i++)
+            assert_int_equal(remote[i], i + 1);
+    }
+    print_message("forged puts to a read-only region (%zu bits): %d refused "
+                  "when deserialized, %d refused by the transfer\n",
+                  size * 8, refused_decode, refused_rma);
+    /* The target survived: a get through the genuine handle still works. */
+    {
+        na_mem_handle_t good;
+
+        assert_na_ok(NA_Mem_handle_deserialize(env->cli, &good, ser, size));
+        memset(local, 0, 64);
+        assert_na_ok(C2S(env, false, lh, 0, good, 0, 64));
+        NA_Mem_handle_free(env->cli, good);
+        for (int i = 0; i < 64; i++)
+            assert_int_equal(local[i], i + 1);
+    }
 
     free_local(env->srv, rh);
     free_local(env->cli, lh);
