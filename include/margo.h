@@ -40,6 +40,7 @@
 /* As in real Margo, margo.h brings the Mercury headers a service needs:
  * MERCURY_GEN_PROC and the string and bulk proc routines. */
 #include "qs_export.h"
+#include "margo-version.h"
 #include "mercury.h"
 #include "mercury_bulk.h"
 #include "mercury_macros.h"
