@@ -97,8 +97,7 @@ template <typename T> class future
     void init(std::uint32_t compartments)
     {
         detail::abt_ok<future_exception>(
-            ABT_future_create(compartments + 1, &future::call_ready,
-                              &m_future),
+            ABT_future_create(compartments + 1, &future::call_ready, &m_future),
             "ABT_future_create");
         /* The first compartment carries the callback (or nothing). */
         ABT_future_set(m_future, m_ready.get());
