@@ -121,7 +121,7 @@ struct margo_init_info {
     struct hg_init_info *hg_init_info; /* HG options, or NULL          */
     struct margo_logger *logger;       /* logger, or NULL              */
     struct margo_monitor *monitor;     /* ignored                      */
-    margo_instance_id parent_mid;      /* ignored                      */
+    margo_instance_id parent_mid;      /* must be MARGO_INSTANCE_NULL  */
 };
 /* Every field spelled out, so that neither C nor C++ warns about missing
  * field initializers (-Wextra); usable as `struct margo_init_info info =

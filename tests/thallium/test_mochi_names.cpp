@@ -65,9 +65,9 @@
 #include <type_traits>
 #include <vector>
 
-static_assert(THALLIUM_VERSION_NUM ==
-                  THALLIUM_VERSION_MAJOR * 1000000 +
-                      THALLIUM_VERSION_MINOR * 1000 + THALLIUM_VERSION_PATCH,
+static_assert(THALLIUM_VERSION_NUM == THALLIUM_VERSION_MAJOR * 1000000 +
+                                          THALLIUM_VERSION_MINOR * 1000 +
+                                          THALLIUM_VERSION_PATCH,
               "THALLIUM_VERSION_NUM");
 static_assert(MARGO_VERSION_NUM == MARGO_VERSION_MAJOR * 100000 +
                                        MARGO_VERSION_MINOR * 100 +
@@ -75,9 +75,9 @@ static_assert(MARGO_VERSION_NUM == MARGO_VERSION_MAJOR * 100000 +
               "MARGO_VERSION_NUM");
 static_assert(HG_VERSION_MAJOR == 2 && HG_VERSION_MINOR == 4,
               "Mercury 2.4's version macros");
-static_assert(std::is_same<tl::unwrap_decay_t<std::reference_wrapper<int>>,
-                           int &>::value,
-              "unwrap_decay_t");
+static_assert(
+    std::is_same<tl::unwrap_decay_t<std::reference_wrapper<int>>, int &>::value,
+    "unwrap_decay_t");
 
 /* Warabi's shape: the engine is asked for from outside the provider. */
 class blobs : public tl::provider<blobs>
@@ -180,7 +180,8 @@ last_pools_and_finalize()
     {
         tl::engine client("sim", THALLIUM_CLIENT_MODE);
         tl::endpoint ep = client.lookup("sim://mochi-names");
-        int ok = client.define("blobs_last_pool").on(tl::provider_handle(ep, 3))();
+        int ok =
+            client.define("blobs_last_pool").on(tl::provider_handle(ep, 3))();
         CHECK_EQ(ok, 1);
         tl::margo_instance_ref ref(client.get_margo_instance());
         CHECK(static_cast<bool>(ref));
