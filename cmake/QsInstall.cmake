@@ -20,7 +20,10 @@ include(CMakePackageConfigHelpers)
 set(QS_MERCURY_VERSION 2.4.1)
 set(QS_NA_VERSION 6.0.0)
 set(QS_MERCURY_UTIL_VERSION 4.0.0)
-set(QS_MARGO_VERSION 0.22.0)
+# Margo's version is the one include/margo-version.h states.
+file(STRINGS ${PROJECT_SOURCE_DIR}/include/margo-version.h qs_margo_version_line
+  REGEX "^#define MARGO_VERSION \"")
+string(REGEX REPLACE ".*\"(.*)\".*" "\\1" QS_MARGO_VERSION "${qs_margo_version_line}")
 set(QS_ARGOBOTS_VERSION 1.2)
 
 # The .pc files find their prefix from where they are installed, so an

@@ -657,6 +657,10 @@ QS_EXPORT int ABT_thread_self(ABT_thread *thread);
 QS_EXPORT int ABT_thread_self_id(ABT_unit_id *id);
 QS_EXPORT int ABT_thread_get_id(ABT_thread thread, ABT_unit_id *thread_id);
 QS_EXPORT int ABT_thread_get_state(ABT_thread thread, ABT_thread_state *state);
+/* The pool the ULT was last pushed to (a handler: the pool its RPC was
+ * dispatched to); for the primary ULT, which is never queued, the first pool
+ * of the primary stream's current main scheduler. Never ABT_POOL_NULL:
+ * ABT_ERR_INV_POOL if there is none. _id gives that pool's ABT_pool_get_id. */
 QS_EXPORT int ABT_thread_get_last_pool(ABT_thread thread, ABT_pool *pool);
 QS_EXPORT int ABT_thread_get_last_pool_id(ABT_thread thread, int *id);
 QS_EXPORT int ABT_thread_get_last_xstream(ABT_thread thread,
@@ -733,6 +737,8 @@ QS_EXPORT int ABT_self_get_thread(ABT_thread *thread);
 QS_EXPORT int ABT_self_get_thread_id(ABT_unit_id *id);
 QS_EXPORT int ABT_self_is_primary(ABT_bool *is_primary);
 QS_EXPORT int ABT_self_on_primary_xstream(ABT_bool *on_primary);
+/* ABT_thread_get_last_pool() of the caller (the main thread: the primary
+ * stream's first main pool); ABT_ERR_INV_XSTREAM from a plain pthread. */
 QS_EXPORT int ABT_self_get_last_pool(ABT_pool *pool);
 QS_EXPORT int ABT_self_get_last_pool_id(int *pool_id);
 QS_EXPORT int ABT_self_set_specific(ABT_key key, void *value);

@@ -40,6 +40,7 @@
 /* As in real Margo, margo.h brings the Mercury headers a service needs:
  * MERCURY_GEN_PROC and the string and bulk proc routines. */
 #include "qs_export.h"
+#include "margo-version.h"
 #include "mercury.h"
 #include "mercury_bulk.h"
 #include "mercury_macros.h"
@@ -120,7 +121,7 @@ struct margo_init_info {
     struct hg_init_info *hg_init_info; /* HG options, or NULL          */
     struct margo_logger *logger;       /* logger, or NULL              */
     struct margo_monitor *monitor;     /* ignored                      */
-    margo_instance_id parent_mid;      /* ignored                      */
+    margo_instance_id parent_mid;      /* must be MARGO_INSTANCE_NULL  */
 };
 /* Every field spelled out, so that neither C nor C++ warns about missing
  * field initializers (-Wextra); usable as `struct margo_init_info info =

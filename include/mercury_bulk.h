@@ -51,7 +51,9 @@ QS_EXPORT hg_return_t HG_Bulk_ref_incr(hg_bulk_t handle);
 /*
  * Segments covering [offset, offset+size) of a local handle: up to
  * max_count pointers and sizes; *actual_count gets how many. flags must be
- * allowed by the handle's own flags.
+ * allowed by the handle's own flags. With size 0 or max_count 0 it returns
+ * HG_SUCCESS at once and writes no output, as Mercury does (so
+ * *actual_count is not set to 0).
  */
 QS_EXPORT hg_return_t HG_Bulk_access(hg_bulk_t handle, hg_size_t offset,
                                      hg_size_t size, hg_uint8_t flags,

@@ -7,6 +7,7 @@
 #ifndef THALLIUM_HPP
 #define THALLIUM_HPP
 
+#include <thallium/config.hpp>
 #include <thallium/exception.hpp>
 #include <thallium/serialization/serialize.hpp>
 #include <thallium/endpoint.hpp>
@@ -23,5 +24,12 @@
 #include <thallium/logger.hpp>
 #include <thallium/timed_callback.hpp>
 #include <thallium/abt.hpp>
+#include <thallium/future.hpp>
+#include <thallium/margo_instance_ref.hpp>
+#include <thallium/reference_util.hpp>
+#include <thallium/self.hpp>
+#include <thallium/timer.hpp>
+#include <thallium/tuple_util.hpp>
+#include <thallium/xstream_barrier.hpp>
 
 #endif

@@ -54,6 +54,9 @@ THALLIUM_ABT_EXCEPTION(xstream_exception)
 THALLIUM_ABT_EXCEPTION(thread_exception)
 THALLIUM_ABT_EXCEPTION(task_exception)
 THALLIUM_ABT_EXCEPTION(self_exception)
+THALLIUM_ABT_EXCEPTION(timer_exception)
+THALLIUM_ABT_EXCEPTION(future_exception)
+THALLIUM_ABT_EXCEPTION(xstream_barrier_exception)
 #undef THALLIUM_ABT_EXCEPTION
 
 namespace detail

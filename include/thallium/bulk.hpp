@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include <cereal/cereal.hpp>
 #include <margo.h>
 #include <mercury_bulk.h>
 

@@ -107,17 +107,15 @@ template <typename T> class provider
             m_engine.get_margo_instance(), m_provider_id);
         return id ? id : "";
     }
-    const engine &get_engine() const noexcept
+    /* The engine this provider is registered with, by value (an engine
+     * is a reference to shared state), public as in Thallium: services
+     * call provider->get_engine().push_finalize_callback(...). */
+    engine get_engine() const noexcept
     {
         return m_engine;
     }
 
   protected:
-    engine &get_engine() noexcept
-    {
-        return m_engine;
-    }
-
     /* define(name, &T::method[, pool][, tl::ignore_return_value()]): the
      * handler runs on pool p (default: the engine's handler pool). */
     template <typename R, typename... A>

@@ -190,14 +190,8 @@ task::get_last_pool() const
                                    "ABT_task_get_last_pool");
     return pool(p);
 }
-inline xstream
-task::get_xstream() const
-{
-    ABT_xstream x = ABT_XSTREAM_NULL;
-    detail::abt_ok<task_exception>(ABT_task_get_xstream(m_task, &x),
-                                   "ABT_task_get_xstream");
-    return xstream(x);
-}
+/* task::get_xstream() is defined in xstream.hpp, which includes this
+ * header after class xstream is complete, whichever is included first. */
 
 } // namespace thallium
 

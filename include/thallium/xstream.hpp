@@ -281,6 +281,15 @@ class xstream
 namespace thallium
 {
 
+inline xstream
+task::get_xstream() const
+{
+    ABT_xstream x = ABT_XSTREAM_NULL;
+    detail::abt_ok<task_exception>(ABT_task_get_xstream(m_task, &x),
+                                   "ABT_task_get_xstream");
+    return xstream(x);
+}
+
 inline managed<xstream>
 xstream::create(scheduler::predef spd, const pool &p)
 {

@@ -196,10 +196,6 @@ ABT_self_get_last_pool(ABT_pool *pool)
         return ABT_ERR_INV_ARG;
     if (!abt_self.xs || !abt_self.thread)
         return ABT_ERR_INV_XSTREAM;
-    if (abt_self.thread->primary) {
-        /* The primary ULT belongs to the primary stream's first pool. */
-        return ABT_xstream_get_main_pools(abt_self.xs, 1, pool);
-    }
     return ABT_thread_get_last_pool(abt_self.thread, pool);
 }
 

@@ -339,8 +339,17 @@ ABT_thread_get_last_pool(ABT_thread thread, ABT_pool *pool)
     if (!pool)
         return ABT_ERR_INV_ARG;
     pthread_mutex_lock(&abt_g.lock);
-    *pool = thread->pool;
+    ABT_pool p = thread->pool;
+    /* The primary ULT is never queued; as in Argobots, it belongs to the
+     * first pool of its stream's current main scheduler (which follows
+     * ABT_xstream_set_main_sched, as Margo's init uses it). */
+    if (thread->primary && thread->xs && thread->xs->sched &&
+        thread->xs->sched->num_pools > 0)
+        p = thread->xs->sched->pools[0];
     pthread_mutex_unlock(&abt_g.lock);
+    if (!p)
+        return ABT_ERR_INV_POOL;
+    *pool = p;
     return ABT_SUCCESS;
 }
 
@@ -353,8 +362,6 @@ ABT_thread_get_last_pool_id(ABT_thread thread, int *id)
     int ret = ABT_thread_get_last_pool(thread, &pool);
     if (ret != ABT_SUCCESS)
         return ret;
-    if (!pool)
-        return ABT_ERR_INV_POOL;
     *id = pool->id;
     return ABT_SUCCESS;
 }

@@ -174,8 +174,13 @@ HG_Bulk_access(hg_bulk_t handle, hg_size_t offset, hg_size_t size,
     hg_size_t seg_off;
     uint32_t i;
 
-    if (handle == HG_BULK_NULL || handle->remote ||
-        (flags & ~handle->flags & HG_BULK_READWRITE) != 0 ||
+    if (handle == HG_BULK_NULL)
+        return HG_INVALID_ARG;
+    /* Nothing asked for: Mercury returns here, before writing any output
+     * (buf_ptrs, buf_sizes and *actual_count keep what they held). */
+    if (size == 0 || max_count == 0)
+        return HG_SUCCESS;
+    if (handle->remote || (flags & ~handle->flags & HG_BULK_READWRITE) != 0 ||
         offset > handle->size || size > handle->size - offset)
         return HG_INVALID_ARG;
     i = hg_bulk_seek(handle, offset, &seg_off);

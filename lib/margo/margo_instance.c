@@ -225,6 +225,18 @@ margo_init_ext(const char *address, int mode,
                   "supported; name the pools in the JSON configuration");
         return MARGO_INSTANCE_NULL;
     }
+    /* Margo 0.23's child instances share the parent's pools and execution
+     * streams (and hold a reference to it); here every instance owns its
+     * Argobots environment and tears it down at finalize, so a child would
+     * silently get pools of its own under the parent's names. Refused,
+     * as the external pool handles are; MARGO_VERSION_NUM (0.22) tells
+     * programs such as Bedrock not to ask. */
+    if (info && info->parent_mid != MARGO_INSTANCE_NULL) {
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init_ext: parent_mid is not supported (an instance "
+                  "cannot share another's Argobots pools and xstreams here)");
+        return MARGO_INSTANCE_NULL;
+    }
     if (margo_config_build(&cfg, json, 0, 0, info ? info->hg_init_info : NULL))
         return MARGO_INSTANCE_NULL;
     return margo_init_cfg(address, mode, &cfg, info ? info->hg_class : NULL,

@@ -100,6 +100,16 @@ test_primary(void **state)
     ABT_pool last;
     assert_int_equal(ABT_self_get_last_pool(&last), ABT_SUCCESS);
     assert_ptr_equal(last, pools[0]);
+    /* The primary ULT asked by handle, as tl::thread::self() does. */
+    last = ABT_POOL_NULL;
+    assert_int_equal(ABT_thread_get_last_pool(self, &last), ABT_SUCCESS);
+    assert_ptr_equal(last, pools[0]);
+    int last_id = -1, main_id = -2;
+    assert_int_equal(ABT_thread_get_last_pool_id(self, &last_id), ABT_SUCCESS);
+    assert_int_equal(ABT_pool_get_id(pools[0], &main_id), ABT_SUCCESS);
+    assert_int_equal(last_id, main_id);
+    assert_int_equal(ABT_self_get_last_pool_id(&last_id), ABT_SUCCESS);
+    assert_int_equal(last_id, main_id);
     assert_int_equal(ABT_thread_join(self), ABT_ERR_INV_THREAD);
     assert_int_equal(ABT_thread_exit(), ABT_ERR_INV_THREAD);
     assert_int_equal(ABT_xstream_join(xs), ABT_ERR_INV_XSTREAM);

@@ -957,6 +957,21 @@ test_bulk_access(void **state)
         HG_Bulk_access(bulk, 0, 1000, HG_BULK_READ_ONLY, 1, ptrs, sizes, &n));
     assert_int_equal(n, 1);
     assert_ptr_equal(ptrs[0], b.ptrs[0]);
+    /* Size 0 or no slot: success, as in Mercury, with every output left
+     * as it was (Mercury returns before writing any). */
+    n = 77;
+    ptrs[0] = &n;
+    sizes[0] = 12345;
+    assert_hg_ok(
+        HG_Bulk_access(bulk, 0, 0, HG_BULK_READ_ONLY, 8, ptrs, sizes, &n));
+    assert_int_equal(n, 77);
+    assert_ptr_equal(ptrs[0], &n);
+    assert_true(sizes[0] == 12345);
+    assert_hg_ok(
+        HG_Bulk_access(bulk, 0, 10, HG_BULK_READ_ONLY, 0, ptrs, sizes, &n));
+    assert_int_equal(n, 77);
+    assert_ptr_equal(ptrs[0], &n);
+    assert_true(sizes[0] == 12345);
     /* Past the end. */
     assert_true(HG_Bulk_access(bulk, 990, 11, HG_BULK_READ_ONLY, 8, ptrs, sizes,
                                &n) != HG_SUCCESS);

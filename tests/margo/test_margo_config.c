@@ -216,6 +216,17 @@ test_existing_class_and_logger(void **state)
     info = (struct margo_init_info) MARGO_INIT_INFO_INITIALIZER;
     info.hg_context = ctx; /* a context without its class */
     assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
+
+    /* A child instance sharing its parent's Argobots environment
+     * (parent_mid) is refused, with the parent left working. */
+    margo_instance_id parent = margo_init(addr, MARGO_SERVER_MODE, 0, 0);
+    assert_non_null(parent);
+    info = (struct margo_init_info) MARGO_INIT_INFO_INITIALIZER;
+    info.parent_mid = parent;
+    tm_addr_for(addr, sizeof(addr), "cfg-child");
+    assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
+    tc_check_serves(parent);
+    margo_finalize(parent);
 }
 
 int

@@ -111,6 +111,16 @@ test_handlers_run_on_their_pool(void **state)
     assert_int_equal(margo_get_progress_pool(env.server, &progress_pool), 0);
     assert_hg_ok(margo_find_pool_by_handle(env.server, progress_pool, &byidx));
     assert_string_equal(byidx.name, "__primary__");
+    /* The main thread runs from the primary stream's first pool, which
+     * Margo's init made __primary__, asked either way. */
+    ABT_thread self;
+    got = ABT_POOL_NULL;
+    assert_int_equal(ABT_self_get_last_pool(&got), ABT_SUCCESS);
+    assert_ptr_equal(got, progress_pool);
+    got = ABT_POOL_NULL;
+    assert_int_equal(ABT_thread_self(&self), ABT_SUCCESS);
+    assert_int_equal(ABT_thread_get_last_pool(self, &got), ABT_SUCCESS);
+    assert_ptr_equal(got, progress_pool);
 
     /* Provider 1 on pool_a, provider 2 on the handler pool (pool_b). */
     id = MARGO_REGISTER_PROVIDER(env.server, "tm_where", void, tm_where_out_t,

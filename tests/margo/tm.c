@@ -117,11 +117,18 @@ tm_where(hg_handle_t h)
     margo_instance_id mid = margo_hg_handle_get_instance(h);
     struct margo_pool_info info;
     tm_where_out_t out = {-1};
-    ABT_pool pool;
+    ABT_pool pool, by_handle = ABT_POOL_NULL;
+    ABT_thread self;
 
     if (ABT_self_get_last_pool(&pool) == ABT_SUCCESS &&
         margo_find_pool_by_handle(mid, pool, &info) == HG_SUCCESS)
         out.pool_index = (int32_t) info.index;
+    /* Asked through the ULT's handle (tl::thread::self().get_last_pool()),
+     * the answer must be the same pool. */
+    if (ABT_thread_self(&self) != ABT_SUCCESS ||
+        ABT_thread_get_last_pool(self, &by_handle) != ABT_SUCCESS ||
+        by_handle != pool)
+        out.pool_index = -2;
     margo_respond(h, &out);
     margo_destroy(h);
 }

@@ -154,7 +154,9 @@ configured_pools_and_xstreams()
     CHECK_THROWS(tl::exception, e.xstreams().remove(0),
                  CHECK(e.code() == HG_PERMISSION));
     e.finalize();
-    CHECK_THROWS(tl::exception, e.pools(), CHECK(e.code() == HG_CANCELED));
+    /* As in Thallium, the lists still answer after finalize (from what the
+     * engine kept then; test_mochi_names checks them further). */
+    CHECK_EQ(e.pools().size(), npools - 1);
 }
 
 int

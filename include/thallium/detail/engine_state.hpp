@@ -9,6 +9,8 @@
 #define THALLIUM_DETAIL_ENGINE_STATE_HPP
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <margo-config.h>
 #include <margo.h>
 
 #include <thallium/exception.hpp>
@@ -38,6 +41,52 @@ struct engine_state {
      * handler pool when built with engine(addr, mode, pool, pool),
      * ABT_POOL_NULL for Margo's own choice. */
     ABT_pool default_pool = ABT_POOL_NULL;
+    /* What engine::pools() and engine::xstreams() answer once the engine
+     * is finalized (named_objects.hpp): each configured pool and stream
+     * with its name, handle and reference count as they were when Margo
+     * ran the layer's finalize callback, before it freed them. Thallium's
+     * lists keep working after finalize (Margo keeps the instance while
+     * Thallium holds a reference), and services such as Bedrock release
+     * their pool references from destructors that run after it. */
+    struct finalized_object {
+        std::string name;
+        void *handle;
+        unsigned refcount;
+    };
+    std::mutex after_lock;
+    std::vector<finalized_object> after_pools;    /* after_lock */
+    std::vector<finalized_object> after_xstreams; /* after_lock */
+
+    /* Called from the layer's finalize callback, while Margo's pools and
+     * streams still exist. */
+    void snapshot_objects()
+    {
+        std::lock_guard<std::mutex> g(after_lock);
+        after_pools.clear();
+        after_xstreams.clear();
+        for (std::size_t i = 0; i < margo_get_num_pools(mid); i++) {
+            struct margo_pool_info info {
+            };
+            unsigned c = 0;
+            if (margo_find_pool_by_index(mid, (std::uint32_t) i, &info) !=
+                HG_SUCCESS)
+                continue;
+            margo_pool_ref_count_by_index(mid, (std::uint32_t) i, &c);
+            after_pools.push_back(
+                {info.name ? info.name : "", (void *) info.pool, c});
+        }
+        for (std::size_t i = 0; i < margo_get_num_xstreams(mid); i++) {
+            struct margo_xstream_info info {
+            };
+            unsigned c = 0;
+            if (margo_find_xstream_by_index(mid, (std::uint32_t) i, &info) !=
+                HG_SUCCESS)
+                continue;
+            margo_xstream_ref_count_by_index(mid, (std::uint32_t) i, &c);
+            after_xstreams.push_back(
+                {info.name ? info.name : "", (void *) info.xstream, c});
+        }
+    }
 
     margo_instance_id checked_mid(const char *what) const
     {

@@ -6,6 +6,15 @@
  * reference, or an RPC registered on a pool, keeps the object from being
  * removed; a release at 0, or a removal Margo refuses, throws a
  * tl::exception with Margo's code (HG_PERMISSION, HG_OTHER_ERROR).
+ *
+ * After the engine finalized, the lists answer from what the engine kept
+ * at finalize (engine_state::after_pools / after_xstreams): the same
+ * names, indices and handles, and reference counts that ref_incr and
+ * release keep counting, so a destructor that releases its reference
+ * after finalize works, as with Thallium. Unlike Margo, which frees its
+ * pools and streams only when the last reference to the instance goes,
+ * Quicksilver's Margo frees them at finalize: a handle read after
+ * finalize names a pool that no longer exists and must not be used.
  */
 #ifndef THALLIUM_DETAIL_NAMED_OBJECTS_HPP
 #define THALLIUM_DETAIL_NAMED_OBJECTS_HPP
@@ -13,6 +22,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <margo-config.h>
 
@@ -56,6 +67,10 @@ struct pool_traits {
     static const char *what()
     {
         return "pool";
+    }
+    static std::vector<engine_state::finalized_object> &after(engine_state &s)
+    {
+        return s.after_pools;
     }
     static hg_return_t by_name(margo_instance_id m, const char *n, info *i)
     {
@@ -104,6 +119,10 @@ struct xstream_traits {
     {
         return "xstream";
     }
+    static std::vector<engine_state::finalized_object> &after(engine_state &s)
+    {
+        return s.after_xstreams;
+    }
     static hg_return_t by_name(margo_instance_id m, const char *n, info *i)
     {
         return margo_find_xstream_by_name(m, n, i);
@@ -151,62 +170,112 @@ template <typename Tr> class object_list
     explicit object_list(std::shared_ptr<engine_state> s)
         : m_state(std::move(s))
     {
+        if (!m_state)
+            throw exception("null engine", HG_INVALID_ARG);
     }
 
     std::size_t size() const
     {
+        if (finalized()) {
+            std::lock_guard<std::mutex> g(m_state->after_lock);
+            return Tr::after(*m_state).size();
+        }
         return Tr::count(mid());
     }
     /* Throws tl::exception (HG_NOENTRY) for an unknown name or index. */
     value_type operator[](const char *name) const
     {
-        return Tr::make(find(name));
+        return get(name);
     }
     value_type operator[](const std::string &name) const
     {
-        return (*this)[name.c_str()];
+        return get(name.c_str());
     }
     template <typename I, typename = typename std::enable_if<
                               std::is_integral<I>::value>::type>
     value_type operator[](I index) const
     {
-        return Tr::make(find(index));
+        return get(index);
     }
     value_type operator[](const typename Tr::object &obj) const
     {
-        return Tr::make(find(obj));
+        return get(obj);
     }
-
     /* By name, index or object, like operator[]. */
     template <typename K> void ref_incr(const K &key) const
     {
-        std::string n = find(key).name;
-        check_op(Tr::ref_incr(mid(), n.c_str()), "ref_incr", n);
+        refop(key, "ref_incr", Tr::ref_incr,
+              [](unsigned &c) { return c++, HG_SUCCESS; });
     }
     template <typename K> void release(const K &key) const
     {
-        std::string n = find(key).name;
-        check_op(Tr::release(mid(), n.c_str()), "release", n);
+        refop(key, "release", Tr::release, [](unsigned &c) {
+            return c == 0 ? HG_PERMISSION : (c--, HG_SUCCESS);
+        });
     }
     template <typename K> unsigned ref_count(const K &key) const
     {
+        if (finalized()) {
+            std::lock_guard<std::mutex> g(m_state->after_lock);
+            return Tr::after(*m_state)[after_find(key)].refcount;
+        }
         std::string n = find(key).name;
         unsigned c = 0;
         check_op(Tr::ref_count(mid(), n.c_str(), &c), "ref_count", n);
         return c;
     }
+    /* After finalize the object is already gone: a removal only takes it
+     * off the list, and is refused (HG_PERMISSION) while it is referenced,
+     * as Margo refuses it. */
     template <typename K> void remove(const K &key) const
     {
+        if (finalized()) {
+            std::lock_guard<std::mutex> g(m_state->after_lock);
+            auto &v = Tr::after(*m_state);
+            std::size_t i = after_find(key);
+            check_op(v[i].refcount ? HG_PERMISSION : HG_SUCCESS, "remove",
+                     v[i].name);
+            v.erase(v.begin() + (std::ptrdiff_t) i);
+            return;
+        }
         std::string n = find(key).name;
         check_op(Tr::remove(mid(), n.c_str()), "remove", n);
     }
 
   private:
+    using after_object = engine_state::finalized_object;
+
+    bool finalized() const
+    {
+        return m_state->finalized.load();
+    }
     margo_instance_id mid() const
     {
-        if (!m_state)
-            throw exception("null engine", HG_INVALID_ARG);
         return m_state->checked_mid(Tr::what());
+    }
+    template <typename K> value_type get(const K &key) const
+    {
+        if (finalized()) {
+            std::lock_guard<std::mutex> g(m_state->after_lock);
+            std::size_t i = after_find(key);
+            const after_object &o = Tr::after(*m_state)[i];
+            return value_type(
+                typename Tr::object(static_cast<typename Tr::handle>(o.handle)),
+                o.name, (std::uint32_t) i);
+        }
+        return Tr::make(find(key));
+    }
+    template <typename K, typename LiveOp, typename AfterOp>
+    void refop(const K &key, const char *op, LiveOp live, AfterOp after) const
+    {
+        if (finalized()) {
+            std::lock_guard<std::mutex> g(m_state->after_lock);
+            after_object &o = Tr::after(*m_state)[after_find(key)];
+            check_op(after(o.refcount), op, o.name);
+            return;
+        }
+        std::string n = find(key).name;
+        check_op(live(mid(), n.c_str()), op, n);
     }
     void check_op(hg_return_t ret, const char *op, const std::string &n) const
     {
@@ -214,6 +283,11 @@ template <typename Tr> class object_list
             throw exception(std::string(Tr::what()) + " \"" + n + "\": " + op +
                                 " refused",
                             ret);
+    }
+    [[noreturn]] void not_found(const std::string &key) const
+    {
+        throw exception(std::string("no ") + Tr::what() + " " + key,
+                        HG_NOENTRY);
     }
     typename Tr::info check(hg_return_t ret, const typename Tr::info &i,
                             const std::string &key) const
@@ -238,9 +312,7 @@ template <typename Tr> class object_list
     {
         typename Tr::info i{};
         if (index < 0)
-            throw exception(std::string("no ") + Tr::what() +
-                                " at a negative index",
-                            HG_NOENTRY);
+            not_found("at a negative index");
         return check(Tr::by_index(mid(), (std::uint32_t) index, &i), i,
                      "at index " + std::to_string(index));
     }
@@ -249,6 +321,36 @@ template <typename Tr> class object_list
         typename Tr::info i{};
         return check(Tr::by_handle(mid(), obj.native_handle(), &i), i,
                      "with that handle");
+    }
+
+    /* The same look-ups on the list kept at finalize (after_lock held). */
+    std::size_t after_find(const char *name) const
+    {
+        const auto &v = Tr::after(*m_state);
+        for (std::size_t i = 0; name && i < v.size(); i++)
+            if (v[i].name == name)
+                return i;
+        not_found("\"" + std::string(name ? name : "") + "\"");
+    }
+    std::size_t after_find(const std::string &name) const
+    {
+        return after_find(name.c_str());
+    }
+    template <typename I>
+    typename std::enable_if<std::is_integral<I>::value, std::size_t>::type
+    after_find(I index) const
+    {
+        if (index < 0 || (std::size_t) index >= Tr::after(*m_state).size())
+            not_found("at index " + std::to_string(index));
+        return (std::size_t) index;
+    }
+    std::size_t after_find(const typename Tr::object &obj) const
+    {
+        const auto &v = Tr::after(*m_state);
+        for (std::size_t i = 0; i < v.size(); i++)
+            if (v[i].handle == (void *) obj.native_handle())
+                return i;
+        not_found("with that handle");
     }
 
     std::shared_ptr<engine_state> m_state;

@@ -52,8 +52,11 @@ inline void
 on_margo_finalize(void *arg)
 {
     auto *w = static_cast<std::weak_ptr<engine_state> *>(arg);
-    if (auto s = w->lock())
+    if (auto s = w->lock()) {
+        if (!s->finalized.load())
+            s->snapshot_objects();
         mark_finalized(*s);
+    }
     delete w;
 }
 
