@@ -468,14 +468,16 @@ ABT_barrier_wait(ABT_barrier barrier)
         barrier->arrived = 0;
         barrier->generation++;
         pthread_cond_broadcast(&barrier->cv);
-    } else {
-        uint64_t gen = barrier->generation;
-        abt_block_begin();
-        while (gen == barrier->generation)
-            pthread_cond_wait(&barrier->cv, &barrier->m);
-        abt_block_end();
+        pthread_mutex_unlock(&barrier->m);
+        return ABT_SUCCESS;
     }
+    uint64_t gen = barrier->generation;
+    abt_block_begin();
+    while (gen == barrier->generation)
+        pthread_cond_wait(&barrier->cv, &barrier->m);
+    /* Not held while waiting for the token: its holder may arrive. */
     pthread_mutex_unlock(&barrier->m);
+    abt_block_end();
     return ABT_SUCCESS;
 }
 
