@@ -182,9 +182,9 @@ struct abt_park *abt_park_of(const void *addr);
 int abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
                   const struct timespec *abstime);
 
-/* abt_block_begin / abt_block_end (abt_block.h): on a worker (or the
- * primary thread) they keep the stream's count of blocked workers and
- * start a spare worker when the stream would otherwise be stuck. */
+/* abt_block_begin / abt_block_end (abt_block.h, abt_token.c): on the
+ * pthread holding its stream's token they hand the token on and get it
+ * back in pool order; elsewhere they do nothing. */
 
 /* Scheduler-lock helpers. */
 int abt_initialized(void);

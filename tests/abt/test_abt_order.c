@@ -39,17 +39,23 @@ static int order[4 * N];
 static int norder;
 
 static void
-critical_section(void)
+long_critical_section(int rounds)
 {
     if (in_cs)
         overlaps++;
     in_cs = 1;
-    for (int r = 0; r < ROUNDS; r++) {
+    for (int r = 0; r < rounds; r++) {
         long v = counter;
         sched_yield(); /* an OS yield, not an Argobots yield point */
         counter = v + 1;
     }
     in_cs = 0;
+}
+
+static void
+critical_section(void)
+{
+    long_critical_section(ROUNDS);
 }
 
 static void
@@ -149,7 +155,8 @@ test_creation_order(void **state)
         assert_int_equal(order[i], i);
 }
 
-/* ---- blocking on an eventual in the middle -------------------------------- */
+/* ---- blocking on an eventual in the middle --------------------------------
+ */
 
 static ABT_eventual evs[N];
 
@@ -166,7 +173,9 @@ eventual_item(void *arg)
     critical_section();
     if (i > 0)
         assert_int_equal(ABT_eventual_set(evs[i - 1], NULL, 0), ABT_SUCCESS);
-    critical_section();
+    /* Long enough for item i - 1's pthread to wake up meanwhile: it must
+     * not run before this ULT ends. */
+    long_critical_section(10 * ROUNDS);
 }
 
 static void
@@ -177,14 +186,15 @@ test_eventual_no_overlap(void **state)
         assert_int_equal(ABT_eventual_create(0, &evs[i]), ABT_SUCCESS);
     run_fan(eventual_item);
     assert_int_equal(overlaps, 0);
-    assert_int_equal(counter, 3L * N * ROUNDS);
+    assert_int_equal(counter, 12L * N * ROUNDS);
     for (int i = 0; i < N; i++) {
         assert_int_equal(order[i], i);
         assert_int_equal(ABT_eventual_free(&evs[i]), ABT_SUCCESS);
     }
 }
 
-/* ---- yield: back to the pool's tail --------------------------------------- */
+/* ---- yield: back to the pool's tail ---------------------------------------
+ */
 
 static void
 yield_item(void *arg)
@@ -211,7 +221,8 @@ test_yield_round_robin(void **state)
         assert_int_equal(order[i], i);
 }
 
-/* ---- a contended mutex is a yield point ----------------------------------- */
+/* ---- a contended mutex is a yield point -----------------------------------
+ */
 
 static ABT_mutex mtx;
 
@@ -243,7 +254,8 @@ test_mutex_no_overlap(void **state)
     assert_int_equal(ABT_mutex_free(&mtx), ABT_SUCCESS);
 }
 
-/* ---- pools in priority order ---------------------------------------------- */
+/* ---- pools in priority order ----------------------------------------------
+ */
 
 static ABT_pool hi, lo;
 
@@ -266,8 +278,7 @@ prio_creator(void *arg)
                                            ABT_THREAD_ATTR_NULL, &t[i]),
                          ABT_SUCCESS);
     for (int i = 0; i < 4; i++)
-        assert_int_equal(ABT_thread_create(hi, prio_item,
-                                           (void *) (intptr_t) i,
+        assert_int_equal(ABT_thread_create(hi, prio_item, (void *) (intptr_t) i,
                                            ABT_THREAD_ATTR_NULL, &t[4 + i]),
                          ABT_SUCCESS);
     for (int i = 0; i < 8; i++)
@@ -306,7 +317,8 @@ test_pool_priority(void **state)
     assert_int_equal(ABT_pool_free(&lo), ABT_SUCCESS);
 }
 
-/* ---- the primary stream --------------------------------------------------- */
+/* ---- the primary stream ---------------------------------------------------
+ */
 
 static void
 primary_item(void *arg)
