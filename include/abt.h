@@ -7,20 +7,24 @@
  * header as long as they use the names declared here. docs/abt.md lists
  * every name, the semantic differences and what is absent.
  *
- * The model, in one paragraph. An execution stream (ABT_xstream) owns one
- * worker pthread that runs the work units (ULTs, ABT_thread) pushed to the
- * pools of its scheduler, in pool order, first in first out. A ULT runs to
- * completion on the worker that popped it: there is no stack switching, so
- * a ULT that blocks (ABT_eventual_wait, ABT_cond_wait, ABT_mutex_lock,
- * ABT_thread_join, ABT_barrier_wait, ...) blocks its worker pthread. To keep
- * Argobots' guarantee that blocking never starves the pool, an execution
- * stream whose workers are all blocked while one of its pools holds
- * runnable work starts a spare worker pthread; a spare worker exits again
- * after 20 ms without work while another worker of the stream is running.
- * The thread that calls ABT_init becomes the primary execution stream
- * (rank 0). Work pushed to its main pool runs whenever the primary thread
- * blocks in one of the calls above or calls ABT_thread_yield (a spare
- * worker of the primary stream runs it), and at the latest in ABT_finalize.
+ * The model, in one paragraph. As in Argobots, the ULTs (ABT_thread) of
+ * one execution stream (ABT_xstream) run one at a time, taken from the
+ * pools of its scheduler in pool order, first in first out, and switch
+ * only at yield points: ABT_thread_yield, the waits of eventuals, futures,
+ * condition variables, contended mutexes and rwlocks, barriers, joins of
+ * unfinished ULTs, suspension, and Margo's blocking calls. Underneath,
+ * each stream has a run token that exactly one worker pthread holds while
+ * it runs the stream's ULT code. A ULT runs on the pthread that popped it
+ * (there is no stack switching): at a yield point it hands the token on
+ * and sleeps on that pthread, and the next ULT runs on an idle worker of
+ * the stream or on a spare worker pthread started for it; when its wait
+ * is over it goes back to its pool's tail and continues once a worker of
+ * its stream pops it. A spare worker exits again after 20 ms without work
+ * while another worker of the stream is not blocked. The thread that
+ * calls ABT_init becomes the primary execution stream (rank 0) and holds
+ * its token: work pushed to its main pool runs whenever the primary
+ * thread reaches a yield point (a spare worker of the primary stream runs
+ * it), and at the latest in ABT_finalize.
  *
  * Named pools and execution streams for a library (how Margo builds its
  * configured pools and xstreams on this header):
@@ -647,8 +651,8 @@ QS_EXPORT int ABT_thread_free_many(int num_threads, ABT_thread *thread_list);
 /* Ends the calling ULT now (its stack is not unwound: C++ destructors of
  * the frames it leaves do not run, as in Argobots). */
 QS_EXPORT int ABT_thread_exit(void);
-/* Lets other work of the caller's pools run: if some waits and no worker of
- * the caller's stream is idle, a spare worker starts to run it. */
+/* Pushes the calling ULT to its pool's tail and lets the stream run the
+ * work that waits before it (returns at once when none waits). */
 QS_EXPORT int ABT_thread_yield(void);
 QS_EXPORT int ABT_thread_yield_to(ABT_thread thread);
 /* The calling ULT (on the primary thread: the primary ULT);

@@ -80,9 +80,10 @@ ABT_info_print_config(FILE *fp)
             "Argobots configuration (Quicksilver abt.h, on POSIX threads)\n"
             "  version: %s\n"
             "  initialized: %s\n"
-            "  user-level threads: no (each ULT runs on a worker pthread)\n"
+            "  user-level threads: no (each ULT runs on a worker pthread; "
+            "one runs per stream at a time)\n"
             "  default ULT stack size: %zu bytes (reported only)\n"
-            "  blocked workers: a spare worker serves a stream whose "
+            "  blocked ULTs: a spare worker serves a stream whose "
             "workers are all blocked\n",
             ABT_VERSION, ABT_initialized() == ABT_SUCCESS ? "yes" : "no",
             abt_g.stacksize);

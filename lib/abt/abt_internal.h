@@ -2,6 +2,19 @@
  * Argobots' names on pthreads: the objects behind the handles and the
  * scheduler state they share.
  *
+ * Argobots' execution model on pthreads: each execution stream has one
+ * run token (xs->token), and only the pthread holding it runs the
+ * stream's ULT code, so the ULTs of a stream run one at a time. A worker
+ * takes the token to pop the next ULT of the stream's pools (in the
+ * pools' order) and keeps it until the ULT ends or reaches a yield point
+ * (abt_token.c): ABT_thread_yield and every blocking abt.h call hand the
+ * token on. A ULT whose wait is over is pushed back to its pool's tail as
+ * a resume marker (t->waiter) and gets the token back when a worker of
+ * its stream pops it, as Argobots re-adds a woken ULT to its pool; its
+ * own pthread, which kept its stack, then continues. Spare workers hold
+ * no ULT of their own: they start when the token is free, work waits and
+ * every worker of the stream is blocked.
+ *
  * One process-wide scheduler lock (abt_g.lock) guards every field marked
  * (S): the pool queues and counters, the execution-stream worker counts,
  * the scheduler's pool lists and the list of execution streams. It is held
@@ -23,6 +36,16 @@
 #include <stdint.h>
 
 struct abt_worker;
+
+/* A pthread waiting for its stream's token (abt_token.c): a blocked ULT
+ * resuming, or a user scheduler's ABT_xstream_run_unit. Lives on the
+ * waiter's stack. */
+struct abt_waiter {
+    pthread_cond_t cv;       /* signalled when granted (scheduler lock) */
+    int granted;             /* (S) the token is the waiter's now       */
+    ABT_xstream xs;          /* the stream whose token it waits for    */
+    struct abt_waiter *next; /* (S) xs->token_q                          */
+};
 
 struct ABT_pool_opaque {
     ABT_thread head, tail; /* (S) FIFO of waiting ULTs, linked by next */
@@ -58,22 +81,27 @@ struct ABT_sched_opaque {
 struct ABT_xstream_opaque {
     int rank;
     int primary;
-    ABT_sched sched;         /* (S) */
-    int join_req;            /* (S) drain, then let workers exit */
-    int terminated;          /* (S) joined: no worker left */
-    int workers;             /* (S) live workers (the primary thread counts) */
-    int blocked;             /* (S) workers blocked in a sync call */
-    int idle;                /* (S) workers sleeping on wake */
-    int spares_started;      /* (S) statistic: spare workers ever started */
-    pthread_cond_t wake;     /* idle workers sleep here (scheduler lock) */
-    pthread_cond_t done;     /* broadcast when a worker exits */
-    struct abt_worker *base; /* the stream's own worker (NULL: primary) */
-    struct abt_worker *dead; /* (S) exited spares not yet joined */
-    ABT_xstream next;        /* (S) list of all streams */
-    pthread_t tid;           /* the base worker (primary: the primary thread) */
-    int bound;               /* (S) cpuids holds a binding */
-    int num_cpuids;          /* (S) */
-    int *cpuids;             /* (S) as the user gave them */
+    ABT_sched sched; /* (S) */
+    int join_req;    /* (S) drain, then let workers exit */
+    int terminated;  /* (S) joined: no worker left */
+    int workers;     /* (S) live workers (the primary thread counts) */
+    int blocked;     /* (S) workers blocked in a sync call or
+                        waiting for the token back */
+    int idle;        /* (S) workers sleeping on wake */
+    int token;       /* (S) a pthread runs the stream's ULTs */
+    struct abt_waiter *token_q; /* (S) FIFO of direct token waiters */
+    ABT_thread ready;           /* (S) resume markers of this stream that
+                                   another stream popped (FIFO by next) */
+    int spares_started;         /* (S) statistic: spare workers ever started */
+    pthread_cond_t wake;        /* idle workers sleep here (scheduler lock) */
+    pthread_cond_t done;        /* broadcast when a worker exits */
+    struct abt_worker *base;    /* the stream's own worker (NULL: primary) */
+    struct abt_worker *dead;    /* (S) exited spares not yet joined */
+    ABT_xstream next;           /* (S) list of all streams */
+    pthread_t tid;  /* the base worker (primary: the primary thread) */
+    int bound;      /* (S) cpuids holds a binding */
+    int num_cpuids; /* (S) */
+    int *cpuids;    /* (S) as the user gave them */
 };
 
 struct abt_worker {
@@ -95,6 +123,7 @@ struct ABT_thread_opaque {
     ABT_pool pool;  /* (S) pool it was pushed to */
     ABT_xstream xs; /* atomic: last stream that ran it */
     ABT_unit_id id;
+    struct abt_waiter *waiter; /* (S) queued as a resume marker */
     int state; /* atomic ABT_thread_state; TERMINATED set under its park */
     int named; /* the user holds the handle and frees it */
     int primary;
@@ -123,6 +152,9 @@ struct abt_self {
     ABT_xstream xs;
     ABT_thread thread;
     struct abt_worker *worker;
+    int token;       /* this pthread holds xs's token */
+    int block_depth; /* nesting of abt_block_begin */
+    int released;    /* the outermost abt_block_begin gave the token up */
 };
 extern _Thread_local struct abt_self abt_self;
 
@@ -150,9 +182,9 @@ struct abt_park *abt_park_of(const void *addr);
 int abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
                   const struct timespec *abstime);
 
-/* abt_block_begin / abt_block_end (abt_block.h): on a worker (or the
- * primary thread) they keep the stream's count of blocked workers and
- * start a spare worker when the stream would otherwise be stuck. */
+/* abt_block_begin / abt_block_end (abt_block.h, abt_token.c): on the
+ * pthread holding its stream's token they hand the token on and get it
+ * back in pool order; elsewhere they do nothing. */
 
 /* Scheduler-lock helpers. */
 int abt_initialized(void);
@@ -162,7 +194,22 @@ void abt_pool_push_locked(ABT_pool pool, ABT_thread t);
 ABT_thread abt_pool_shift_locked(ABT_pool pool);
 int abt_pool_unlink_locked(ABT_pool pool, ABT_thread t);
 int abt_xs_has_work_locked(ABT_xstream xs);
-void abt_xs_grow_if_stuck_locked(ABT_xstream xs);
+/* If xs's token is free while its pools hold work and no worker of xs is
+ * awake to see it: wake an idle worker, else start a spare. */
+void abt_xs_kick_locked(ABT_xstream xs);
+int abt_xs_start_spare_locked(ABT_xstream xs);
+
+/* abt_token.c. The caller holds xs's token and gives it up: to the first
+ * direct waiter, else it is freed and xs kicked. */
+void abt_token_release_locked(ABT_xstream xs);
+/* Waits for xs's token as a direct waiter (lock held). */
+void abt_token_acquire_locked(ABT_xstream xs);
+/* t was popped by a pthread holding xs's token. 0: an ordinary ULT, run
+ * it. 1: t was a resume marker; the token went to its pthread (or, if it
+ * belongs to another stream, t was handed there and xs's token released). */
+int abt_token_dispatch_locked(ABT_xstream xs, ABT_thread t);
+/* ABT_thread_yield for a token holder: back to the pool's tail. */
+void abt_token_yield(void);
 void abt_xs_reap_locked(ABT_xstream xs, struct abt_worker **out);
 void abt_reap_join(struct abt_worker *list);
 int abt_sched_uses_pool_locked(ABT_sched s, ABT_pool pool);

@@ -154,9 +154,7 @@ abt_sched_uses_pool_locked(ABT_sched s, ABT_pool pool)
     return 0;
 }
 
-/* Queues t and makes sure a worker will see it: wake an idle worker of a
- * stream that serves the pool, else rely on a running one, else (every
- * worker blocked) start a spare. */
+/* Queues t and makes sure a worker will see it (abt_pool_wake_locked). */
 void
 abt_pool_push_locked(ABT_pool pool, ABT_thread t)
 {
@@ -205,24 +203,29 @@ abt_pool_unlink_locked(ABT_pool pool, ABT_thread t)
     return 0;
 }
 
+/* Makes sure a stream serving the pool will see its new work: an idle
+ * worker of a stream whose token is free is woken; else, if a stream has
+ * an awake worker (the token holder, or one about to look), it will see
+ * it; else the first serving stream is kicked (a spare starts). */
 void
 abt_pool_wake_locked(ABT_pool pool)
 {
-    ABT_xstream stuck = NULL;
+    ABT_xstream candidate = NULL;
+    int awake = 0;
     for (ABT_xstream xs = abt_g.xstreams; xs; xs = xs->next) {
         if (xs->terminated || !abt_sched_uses_pool_locked(xs->sched, pool))
             continue;
-        if (xs->idle > 0) {
+        if (!xs->token && xs->idle > 0) {
             pthread_cond_signal(&xs->wake);
             return;
         }
-        if (xs->workers - xs->blocked > 0)
-            return;
-        if (!stuck)
-            stuck = xs;
+        if (xs->workers - xs->blocked - xs->idle > 0)
+            awake = 1;
+        else if (!candidate)
+            candidate = xs;
     }
-    if (stuck)
-        abt_xs_grow_if_stuck_locked(stuck);
+    if (!awake && candidate)
+        abt_xs_kick_locked(candidate);
 }
 
 /* Drops the scheduler's references to its pools; the automatic pools no

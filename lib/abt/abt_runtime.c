@@ -2,15 +2,14 @@
  * Argobots' runtime on pthreads: initialization, the worker loop of an
  * execution stream, and the rule that keeps a stream from getting stuck.
  *
- * A stream is stuck when every one of its workers is blocked inside a
- * synchronization call (workers == blocked) while one of its pools holds a
- * waiting ULT: with Argobots' user-level context switches the blocked ULTs
- * would have been set aside and the waiting one run. Here the stream
- * starts a spare worker pthread instead. The check runs where the
- * condition can become true: when a worker starts blocking, and when work
- * is pushed to a pool. A spare worker exits once it has found no work for
- * a linger period while another worker of its stream is not blocked, so
- * the number of workers falls back to one shortly after the blocking ends.
+ * A worker runs ULTs only while it holds its stream's run token
+ * (abt_token.c), so the stream's ULTs run one at a time. A ULT that blocks
+ * keeps its worker pthread (its stack) and gives the token up; the next
+ * ULT then runs on an idle worker of the stream or, when every worker is
+ * blocked, on a spare worker started for it (abt_xs_kick_locked). A spare
+ * exits once it has found no work for a linger period while another
+ * worker of its stream is not blocked, so the number of workers falls
+ * back to one shortly after the blocking ends.
  */
 #include "abt/abt_internal.h"
 
@@ -75,7 +74,11 @@ abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
             rc = pthread_cond_wait(&pk->cv, &pk->m);
     }
     int ok = done(ctx);
+    /* The token holder may need this bucket: never wait for the token
+     * holding it. */
+    pthread_mutex_unlock(&pk->m);
     abt_block_end();
+    pthread_mutex_lock(&pk->m);
     return ok ? 0 : ETIMEDOUT;
 }
 
@@ -88,6 +91,14 @@ pop_locked(ABT_xstream xs, ABT_pool *user)
 {
     ABT_sched s = xs->sched;
     *user = ABT_POOL_NULL;
+    ABT_thread r = xs->ready;
+    if (r) {
+        /* Resume markers another stream popped: their turn has come. */
+        xs->ready = r->next;
+        r->next = NULL;
+        r->pool->active++;
+        return r;
+    }
     for (int i = 0; s && i < s->num_pools; i++) {
         ABT_pool p = s->pools[i];
         if (p->user) {
@@ -110,6 +121,8 @@ int
 abt_xs_has_work_locked(ABT_xstream xs)
 {
     ABT_sched s = xs->sched;
+    if (xs->ready)
+        return 1;
     for (int i = 0; s && i < s->num_pools; i++)
         if (s->pools[i]->queued)
             return 1;
@@ -138,21 +151,36 @@ worker_main(void *arg)
         pthread_mutex_lock(&abt_g.lock);
     }
     for (;;) {
-        ABT_pool user = ABT_POOL_NULL;
-        ABT_thread t = pop_locked(xs, &user);
-        if (!t && user) {
-            pthread_mutex_unlock(&abt_g.lock);
-            t = abt_user_pool_take(user);
-            if (!t) /* another worker got there first */
+        if (!xs->token && abt_xs_has_work_locked(xs)) {
+            xs->token = 1;
+            ABT_pool user = ABT_POOL_NULL;
+            ABT_thread t = pop_locked(xs, &user);
+            if (!t && user) {
+                pthread_mutex_unlock(&abt_g.lock);
+                t = abt_user_pool_take(user);
+                pthread_mutex_lock(&abt_g.lock);
+            }
+            if (!t) {
+                /* Another stream's worker got there first. */
+                abt_token_release_locked(xs);
+                pthread_mutex_unlock(&abt_g.lock);
                 sched_yield();
-            pthread_mutex_lock(&abt_g.lock);
-            if (!t)
+                pthread_mutex_lock(&abt_g.lock);
                 continue;
-        }
-        if (t) {
+            }
+            if (abt_token_dispatch_locked(xs, t))
+                continue;
+            abt_self.token = 1;
             pthread_mutex_unlock(&abt_g.lock);
             abt_run(t);
             pthread_mutex_lock(&abt_g.lock);
+            abt_self.token = 0;
+            /* This worker looks at the pools next, unless a direct
+             * waiter is owed the token. */
+            if (xs->token_q)
+                abt_token_release_locked(xs);
+            else
+                xs->token = 0;
             idle_timeouts = 0;
             continue;
         }
@@ -186,6 +214,7 @@ worker_main(void *arg)
         w->next = xs->dead;
         xs->dead = w;
     }
+    abt_xs_kick_locked(xs);
     pthread_cond_broadcast(&xs->done);
     pthread_mutex_unlock(&abt_g.lock);
     return NULL;
@@ -223,12 +252,23 @@ abt_xs_start(ABT_xstream xs)
     return ret;
 }
 
-void
-abt_xs_grow_if_stuck_locked(ABT_xstream xs)
+int
+abt_xs_start_spare_locked(ABT_xstream xs)
 {
-    if (xs->terminated || xs->workers - xs->blocked > 0 ||
-        !abt_xs_has_work_locked(xs))
+    return start_worker_locked(xs, 1);
+}
+
+void
+abt_xs_kick_locked(ABT_xstream xs)
+{
+    if (xs->token || xs->terminated || !abt_xs_has_work_locked(xs))
         return;
+    if (xs->idle > 0) {
+        pthread_cond_signal(&xs->wake);
+        return;
+    }
+    if (xs->workers - xs->blocked > 0)
+        return; /* an awake worker will look at the pools */
     /* On failure the work waits for a worker to unblock: nothing better
      * to do without a thread to run it. */
     (void) start_worker_locked(xs, 1);
@@ -258,39 +298,6 @@ abt_reap_join(struct abt_worker *list)
         free(list);
         list = n;
     }
-}
-
-void
-abt_block_begin(void)
-{
-    ABT_xstream xs = abt_self.xs;
-    if (!xs)
-        return;
-    if (abt_self.thread)
-        __atomic_store_n(&abt_self.thread->state, ABT_THREAD_STATE_BLOCKED,
-                         __ATOMIC_RELAXED);
-    pthread_mutex_lock(&abt_g.lock);
-    xs->blocked++;
-    abt_xs_grow_if_stuck_locked(xs);
-    pthread_mutex_unlock(&abt_g.lock);
-}
-
-void
-abt_block_end(void)
-{
-    ABT_xstream xs = abt_self.xs;
-    if (!xs)
-        return;
-    struct abt_worker *dead = NULL;
-    if (abt_self.thread)
-        __atomic_store_n(&abt_self.thread->state, ABT_THREAD_STATE_RUNNING,
-                         __ATOMIC_RELAXED);
-    pthread_mutex_lock(&abt_g.lock);
-    xs->blocked--;
-    if (xs->dead)
-        abt_xs_reap_locked(xs, &dead);
-    pthread_mutex_unlock(&abt_g.lock);
-    abt_reap_join(dead);
 }
 
 void
@@ -331,6 +338,7 @@ primary_create(void)
     xs->rank = 0;
     xs->primary = 1;
     xs->workers = 1; /* the primary thread itself */
+    xs->token = 1;   /* which runs the primary ULT */
     xs->tid = pthread_self();
     t->primary = 1;
     t->named = 1;
@@ -348,6 +356,7 @@ primary_create(void)
     abt_self.xs = xs;
     abt_self.thread = t;
     abt_self.worker = NULL;
+    abt_self.token = 1;
     return ABT_SUCCESS;
 
 free_sched:
@@ -397,8 +406,10 @@ primary_drain(ABT_xstream xs)
     pthread_mutex_lock(&abt_g.lock);
     xs->join_req = 1;
     xs->blocked++;
+    abt_self.token = 0;
+    abt_token_release_locked(xs);
     for (;;) {
-        abt_xs_grow_if_stuck_locked(xs);
+        abt_xs_kick_locked(xs);
         if (xs->workers == 1 && !abt_xs_has_work_locked(xs))
             break;
         pthread_cond_broadcast(&xs->wake);
@@ -462,6 +473,7 @@ ABT_finalize(void)
     free(primary);
     abt_self.xs = NULL;
     abt_self.thread = NULL;
+    abt_self.token = 0;
     return ABT_SUCCESS;
 }
 

@@ -1,9 +1,8 @@
 /*
  * Mutexes, condition variables, readers-writer locks and barriers on
  * their pthread counterparts. Every call that may sleep first tries
- * without sleeping, and only a real wait counts the caller as a blocked
- * worker (abt_block_begin), which is what lets a stream whose workers all
- * wait start a spare one.
+ * without sleeping, and only a real wait is a yield point
+ * (abt_block_begin): the caller's stream runs its next ULT meanwhile.
  *
  * A mutex and a condition variable fit in Argobots' 64-byte static
  * memory (ABT_mutex_memory, ABT_cond_memory) and all-zero memory is a
@@ -12,7 +11,9 @@
  * ABT_RECURSIVE_MUTEX_INITIALIZER. Recursion is tracked here rather than
  * by pthreads so a statically initialized mutex can be recursive; its
  * owner is the calling pthread, which is the calling ULT since a ULT runs
- * to completion on one pthread.
+ * to completion on one pthread. A waiter gets its stream's token back
+ * (abt_block_end) only after dropping the internal pthread mutexes that
+ * the token holder may take without a yield point (a barrier's).
  */
 #include "abt/abt_internal.h"
 
@@ -468,14 +469,16 @@ ABT_barrier_wait(ABT_barrier barrier)
         barrier->arrived = 0;
         barrier->generation++;
         pthread_cond_broadcast(&barrier->cv);
-    } else {
-        uint64_t gen = barrier->generation;
-        abt_block_begin();
-        while (gen == barrier->generation)
-            pthread_cond_wait(&barrier->cv, &barrier->m);
-        abt_block_end();
+        pthread_mutex_unlock(&barrier->m);
+        return ABT_SUCCESS;
     }
+    uint64_t gen = barrier->generation;
+    abt_block_begin();
+    while (gen == barrier->generation)
+        pthread_cond_wait(&barrier->cv, &barrier->m);
+    /* Not held while waiting for the token: its holder may arrive. */
     pthread_mutex_unlock(&barrier->m);
+    abt_block_end();
     return ABT_SUCCESS;
 }
 

@@ -19,7 +19,9 @@ ABT_thread_cancel(ABT_thread thread)
     if (!thread || thread->primary || thread == abt_self.thread)
         return ABT_ERR_INV_THREAD;
     pthread_mutex_lock(&abt_g.lock);
-    int removed = abt_pool_unlink_locked(thread->pool, thread);
+    /* A resume marker is a ULT that has run: it ends at its next yield. */
+    int removed =
+        !thread->waiter && abt_pool_unlink_locked(thread->pool, thread);
     if (!removed)
         __atomic_store_n(&thread->cancel, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&abt_g.lock);

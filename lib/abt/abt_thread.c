@@ -246,16 +246,11 @@ ABT_thread_yield(void)
     if (self && self->in_run &&
         __atomic_load_n(&self->cancel, __ATOMIC_RELAXED))
         longjmp(self->exit_env, 1);
-    /* Count the caller as blocked for a moment: if nobody else of the
-     * stream can take the waiting work, a spare worker starts. */
-    pthread_mutex_lock(&abt_g.lock);
-    if (xs->idle == 0 && abt_xs_has_work_locked(xs)) {
-        xs->blocked++;
-        abt_xs_grow_if_stuck_locked(xs);
-        xs->blocked--;
-    }
-    pthread_mutex_unlock(&abt_g.lock);
-    sched_yield();
+    /* The token holder goes back to its pool's tail if work waits. */
+    if (abt_self.token && abt_self.block_depth == 0)
+        abt_token_yield();
+    else
+        sched_yield();
     return ABT_SUCCESS;
 }
 

@@ -11,8 +11,9 @@
  * worker that sees work and pops nothing only lost a race.
  *
  * A user scheduler's run() is called once by its stream's base worker
- * (abt_runtime.c). The ULTs it runs with ABT_xstream_run_unit run to
- * completion on that worker, as every ULT does here (docs/abt.md).
+ * (abt_runtime.c), without the stream's token; ABT_xstream_run_unit
+ * takes the token for the unit it runs (abt_token.c), so the ULTs it runs
+ * and those a spare worker runs for the stream never overlap.
  */
 #include "abt/abt_internal.h"
 
@@ -291,11 +292,32 @@ ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool)
     ABT_thread t = pool->user ? unit_to_thread(pool, unit) : (ABT_thread) unit;
     if (!t)
         return ABT_ERR_INV_UNIT;
+    ABT_xstream xs = abt_self.xs;
     pthread_mutex_lock(&abt_g.lock);
     t->pool = pool;
     pool->active++;
+    /* The unit runs as the stream's ULT: with the stream's token, which
+     * a caller that is itself a ULT (the primary one) already holds. */
+    int had = abt_self.token;
+    if (!had)
+        abt_token_acquire_locked(xs);
+    if (abt_token_dispatch_locked(xs, t)) {
+        /* A resume marker: its ULT has the token now; a ULT caller
+         * queues to get it back. */
+        if (had)
+            abt_token_acquire_locked(xs);
+        pthread_mutex_unlock(&abt_g.lock);
+        return ABT_SUCCESS;
+    }
     pthread_mutex_unlock(&abt_g.lock);
+    abt_self.token = 1;
     abt_run(t);
+    if (had)
+        return ABT_SUCCESS;
+    pthread_mutex_lock(&abt_g.lock);
+    abt_self.token = 0;
+    abt_token_release_locked(xs);
+    pthread_mutex_unlock(&abt_g.lock);
     return ABT_SUCCESS;
 }
 

@@ -122,7 +122,7 @@ ABT_xstream_join(ABT_xstream xstream)
     if (!xstream->terminated) {
         xstream->join_req = 1;
         pthread_cond_broadcast(&xstream->wake);
-        abt_xs_grow_if_stuck_locked(xstream);
+        abt_xs_kick_locked(xstream);
         while (xstream->workers > 0)
             pthread_cond_wait(&xstream->done, &abt_g.lock);
         xstream->terminated = 1;
@@ -252,7 +252,7 @@ ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched)
     sched->owner = xstream;
     old->owner = NULL;
     pthread_cond_broadcast(&xstream->wake);
-    abt_xs_grow_if_stuck_locked(xstream);
+    abt_xs_kick_locked(xstream);
     pthread_mutex_unlock(&abt_g.lock);
     abt_sched_destroy(old, 0);
     return ABT_SUCCESS;

@@ -4,6 +4,8 @@
  * stack of the free ones under a mutex; get waits on a condition variable.
  */
 #include "margo_internal.h"
+
+#include "abt/abt_block.h"
 #include "margo-bulk-pool.h"
 
 #include <stdlib.h>
@@ -117,10 +119,19 @@ margo_bulk_pool_get(margo_bulk_pool_t pool, hg_bulk_t *bulk)
     if (pool == MARGO_BULK_POOL_NULL || bulk == NULL)
         return -1;
     pthread_mutex_lock(&pool->lock);
+    if (pool->nfree > 0) {
+        *bulk = margo_bulk_pool_take(pool);
+        pthread_mutex_unlock(&pool->lock);
+        return 0;
+    }
+    /* A wait like Argobots' cond wait: the ULT that releases a buffer
+     * may be on this execution stream. */
+    abt_block_begin();
     while (pool->nfree == 0)
         pthread_cond_wait(&pool->cond, &pool->lock);
     *bulk = margo_bulk_pool_take(pool);
     pthread_mutex_unlock(&pool->lock);
+    abt_block_end();
     return 0;
 }
 

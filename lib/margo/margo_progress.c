@@ -599,8 +599,13 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
         mid->active_calls--;
         margo_wake(mid);
     }
-    if (blocked)
+    if (blocked) {
+        /* Getting the stream back may wait for the ULT that runs there,
+         * which may need the lock. */
+        pthread_mutex_unlock(&margo_lock);
         abt_block_end();
+        pthread_mutex_lock(&margo_lock);
+    }
 }
 
 void

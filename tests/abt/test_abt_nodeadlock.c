@@ -1,8 +1,9 @@
 /*
- * The guarantee that replaces Argobots' context switches: a ULT blocked in
- * a synchronization call blocks its worker pthread, but a stream whose
- * workers are all blocked while its pools hold work starts a spare
- * worker, so the work that would unblock them still runs. Every case puts
+ * Argobots' guarantee that blocking never starves a pool: a ULT blocked in
+ * a synchronization call keeps its worker pthread but hands its stream's
+ * token on, and a stream whose workers are all blocked while its pools
+ * hold work starts a spare worker, so the work that would unblock them
+ * still runs. Every case puts
  * all its ULTs on ONE stream with one worker and makes the early ULTs wait
  * for the late ones; without spare workers each one hangs forever. After
  * the run the stream shrinks back to one worker.
