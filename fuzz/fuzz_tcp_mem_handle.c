@@ -3,7 +3,9 @@
  * input is fed to NA_Mem_handle_deserialize() on one tcp class.
  *
  * Besides "no crash, no leak, no read out of bounds", a deserialized
- * handle must serialize back to the bytes it was read from.
+ * handle must serialize back to the bytes it was read from, and an
+ * accepted input grants some access and no unknown one (flags 1 to 3:
+ * a round trip cannot tell a decoder that forgot to look).
  *
  * Seed corpus (corpus/tcp_mem_handle/), 24 bytes, little-endian:
  *   u32 magic 0x4d545351 ("QSTM") | u32 flags (1 read, 2 write, 3 both) |
@@ -12,6 +14,8 @@
  * If the plugin is not in this build (not Linux) the target says why once
  * and accepts every input.
  */
+#include <stdlib.h>
+
 #include "na_fuzz_util.h"
 
 int
@@ -23,5 +27,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (c == NULL)
         return 0;
     na_fuzz_check_mem_handle(c, data, size);
+    if (size >= 8) {
+        na_mem_handle_t mh;
+        uint32_t flags = (uint32_t) data[4] | (uint32_t) data[5] << 8 |
+                         (uint32_t) data[6] << 16 | (uint32_t) data[7] << 24;
+
+        if (NA_Mem_handle_deserialize(c, &mh, data, size) == NA_SUCCESS) {
+            if (flags == 0 || flags > NA_MEM_READWRITE)
+                abort();
+            NA_Mem_handle_free(c, mh);
+        }
+    }
     return 0;
 }

@@ -309,6 +309,10 @@ test_rma(void **state)
     forged[16] ^= 0x5a;
     assert_int_equal(rma_once(fx, true, forged, n, local, 64, 0), NA_ACCESS);
     assert_int_equal(region[0], 'x');
+    /* One byte more than registered, read at the very end: NA_ACCESS. */
+    memcpy(forged, bytes, n);
+    forged[32]++; /* length 256 -> 257 */
+    assert_int_equal(rma_once(fx, false, forged, n, local, 64, 193), NA_ACCESS);
 
     /* Stale: deregistered after it was sent. */
     assert_int_equal(NA_Mem_deregister(fx->srv, h), NA_SUCCESS);

@@ -259,7 +259,7 @@ test_local_segments(void **state)
     struct na_segment tsegs[2] = {{(uint64_t) (uintptr_t) t0, sizeof(t0)},
                                   {(uint64_t) (uintptr_t) t1, sizeof(t1)}};
     struct na_segment many[17];
-    na_mem_handle_t lh, rh, rh_at_a, bl, bt, bt_self;
+    na_mem_handle_t lh, rh, rh_at_a, bl, bt, bt_self, forged;
     na_addr_t b_at_a, b_self;
     uint8_t ser[64];
     size_t n;
@@ -326,6 +326,26 @@ test_local_segments(void **state)
     assert_int_equal(
         rma_two(a, actx, b, bctx, false, lh, 1, rh_at_a, 0, 64, b_at_a),
         NA_INVALID_ARG);
+
+    /* A handle forged to claim one byte more than the region: the origin's
+     * check passes, the target's own must refuse a get of its last 64. */
+    n = NA_Mem_handle_get_serialize_size(b, rh);
+    assert_int_equal(NA_Mem_handle_serialize(b, ser, n, rh), NA_SUCCESS);
+    assert_int_equal(ser[16], sizeof(region)); /* u64 length, little endian */
+    ser[16]++;
+    assert_int_equal(NA_Mem_handle_deserialize(a, &forged, ser, n), NA_SUCCESS);
+    assert_int_not_equal(
+        rma_two(a, actx, b, bctx, false, lh, 0, forged, 1, 64, b_at_a),
+        NA_SUCCESS);
+    NA_Mem_handle_free(a, forged);
+
+    /* A stale handle: the region deregistered and registered again takes
+     * its slot back under a new generation; the old key reaches nothing. */
+    assert_int_equal(NA_Mem_deregister(b, rh), NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(b, rh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
+    assert_int_not_equal(
+        rma_two(a, actx, b, bctx, false, lh, 0, rh_at_a, 0, 64, b_at_a),
+        NA_SUCCESS);
 
     /* Within b: a segmented region to a segmented local handle. */
     assert_int_equal(

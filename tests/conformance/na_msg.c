@@ -325,6 +325,13 @@ test_message_size(void **state)
                                        big, max_e + 1, NULL, env->srv_addr, 0,
                                        0, send),
                   NA_MSGSIZE);
+    /* A tag above the class's largest is refused at post as well. */
+    if (NA_Msg_get_max_tag(env->cli) < UINT32_MAX)
+        assert_na_ret(NA_Msg_send_expected(env->cli, env->cctx, na_record_cb,
+                                           &x, big, 1, NULL, env->srv_addr, 0,
+                                           NA_Msg_get_max_tag(env->cli) + 1,
+                                           send),
+                      NA_INVALID_ARG);
     na_settle(env, 10);
     assert_int_equal(x.calls, 0);
 
@@ -334,13 +341,13 @@ test_message_size(void **state)
     assert_na_ok(NA_Msg_recv_expected(env->srv, env->sctx, na_record_cb, &r,
                                       small, 4, NULL, env->cli_addr, 0, 5,
                                       recv));
-    fill(big, 100, 1);
+    /* One byte over: the boundary an off-by-one would miss. */
+    fill(big, 5, 1);
     assert_na_ok(NA_Msg_send_expected(env->cli, env->cctx, na_record_cb, &s,
-                                      big, 100, NULL, env->srv_addr, 0, 5,
-                                      send));
+                                      big, 5, NULL, env->srv_addr, 0, 5, send));
     na_drive(env, &r.calls, 1);
     na_drive(env, &s.calls, 1);
-    print_message("expected message of 100 bytes into a 4-byte receive: "
+    print_message("expected message of 5 bytes into a 4-byte receive: "
                   "receive %s, send %s\n",
                   NA_Error_to_string(r.ret), NA_Error_to_string(s.ret));
     assert_na_ret(r.ret, NA_MSGSIZE);

@@ -539,6 +539,15 @@ test_forward_timed_silent_target(void **state)
     assert_int_equal(tm_held_get(), 1);
     assert_int_equal(tm_call_add(&env, 20, 22), 42);
 
+    /* A deadline under a millisecond is still a deadline (Margo rounds it
+     * up for HG, which takes whole milliseconds, 0 meaning none). */
+    assert_hg_ok(margo_create(env.client, env.server_addr, env.ids.hold, &h));
+    v0 = HG_Clock_now(margo_get_class(env.client));
+    assert_hg_ret(margo_forward_timed(h, NULL, 0.5), HG_TIMEOUT);
+    v1 = HG_Clock_now(margo_get_class(env.client));
+    assert_true(v1 - v0 >= 500000ull);
+    assert_hg_ok(margo_destroy(h));
+
     /* A deadline that is not reached changes nothing. */
     {
         tm_add_in_t in = {3, 4};

@@ -203,11 +203,17 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
     CHECK_THROWS(tl::exception, sum.on(server)(1, 2).as<std::string>(),
                  CHECK(e.code() != HG_SUCCESS));
 
-    /* Timed: a held request times out; a prompt one does not. */
+    /* Timed: a held request times out (at its deadline, read on the NA
+     * clock: milliseconds, not a unit a thousand times longer); a prompt
+     * one does not. */
+    hg_class_t *cls = margo_get_class(client.get_margo_instance());
+    uint64_t t0 = HG_Clock_now(cls);
     CHECK_THROWS(
         tl::timeout,
         client.define("hold").on(server).timed(std::chrono::milliseconds(100)),
         CHECK_EQ(e.code(), HG_TIMEOUT));
+    CHECK(HG_Clock_now(cls) - t0 >= 100ull * 1000000ull);
+    CHECK(HG_Clock_now(cls) - t0 < 10ull * 1000000000ull);
     int t2 = sum.on(server).timed(std::chrono::seconds(10), 20, 22);
     CHECK_EQ(t2, 42);
     int released = client.define("release_held").on(server)();

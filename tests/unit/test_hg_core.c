@@ -323,6 +323,62 @@ test_forward_from_threads(void **state)
     env_fini(&s.e);
 }
 
+/*
+ * HG_Trigger() with nothing to run answers HG_TIMEOUT and sets
+ * *actual_count to 0 (Mercury's trigger loops stop on either), and never
+ * runs more callbacks than max_count.
+ */
+static void
+test_trigger_counts(void **state)
+{
+    struct env e;
+    struct call c[3];
+    hg_handle_t h[3];
+    unsigned int n = 77;
+    int ran = 0;
+
+    (void) state;
+    env_init(&e, "trigger-server");
+    assert_int_equal(HG_Trigger(e.cctx, 0, 1, &n), HG_TIMEOUT);
+    assert_int_equal(n, 0);
+    for (int i = 0; i < 3; i++) {
+        add_in_t in = {i, 1};
+
+        memset(&c[i], 0, sizeof(c[i]));
+        pthread_mutex_init(&c[i].lock, NULL);
+        pthread_cond_init(&c[i].cond, NULL);
+        assert_int_equal(HG_Create(e.cctx, e.addr, e.id, &h[i]), HG_SUCCESS);
+        assert_int_equal(HG_Forward(h[i], add_cb, &c[i], &in), HG_SUCCESS);
+    }
+    /* The server answers all three; the client only makes progress, so
+     * its three completions wait in its queue. */
+    for (int i = 0; i < 200; i++) {
+        HG_Progress(e.sctx, 10);
+        HG_Trigger(e.sctx, 0, 64, NULL);
+        HG_Progress(e.cctx, 10);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(atomic_load(&c[i].done), 0);
+    assert_int_equal(HG_Trigger(e.cctx, 0, 1, &n), HG_SUCCESS);
+    assert_int_equal(n, 1);
+    for (int i = 0; i < 3; i++)
+        ran += atomic_load(&c[i].done);
+    assert_int_equal(ran, 1);
+    assert_int_equal(HG_Trigger(e.cctx, 0, 64, &n), HG_SUCCESS);
+    assert_int_equal(n, 2);
+    n = 77;
+    assert_int_equal(HG_Trigger(e.cctx, 0, 64, &n), HG_TIMEOUT);
+    assert_int_equal(n, 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(c[i].ret, HG_SUCCESS);
+        assert_int_equal(c[i].sum, i + 1);
+        assert_int_equal(HG_Destroy(h[i]), HG_SUCCESS);
+        pthread_mutex_destroy(&c[i].lock);
+        pthread_cond_destroy(&c[i].cond);
+    }
+    env_fini(&e);
+}
+
 int
 main(void)
 {
@@ -332,6 +388,7 @@ main(void)
         cmocka_unit_test(test_virtual_time_not_inflated),
         cmocka_unit_test(test_respond_error),
         cmocka_unit_test(test_forward_from_threads),
+        cmocka_unit_test(test_trigger_counts),
     };
     printf("sim seed %llu (replay with QS_SIM_SEED)\n",
            (unsigned long long) na_sim_get_seed());
