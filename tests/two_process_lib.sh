@@ -5,7 +5,8 @@
 #   tp_fail MESSAGE...       say why, show the server's output, exit 1
 #   tp_start_server SECS CMD...
 #                            CMD in the background under a SECS time limit,
-#                            its output in $tp_dir/server.log
+#                            its output in $tp_dir/server.log; stopped with
+#                            $tp_stop_signal (TERM unless set before)
 #   tp_wait_addr REGEX       the last word of the first line of the server's
 #                            output matching REGEX, into $tp_addr (30 s limit)
 #   tp_start_fifo_server CMD...
@@ -14,6 +15,12 @@
 #                            $tp_addr (60 s limit)
 #   tp_wait_server           wait for the server; its exit status in $tp_rc
 tp_name=two-process
+# The signal that stops a server left running at exit (or past its time
+# limit): TERM, or KILL for a server that cannot take TERM cleanly. Under
+# ThreadSanitizer, SIGTERM to a process that loaded libfabric (which
+# installs its own handler) runs the exit path inside the signal handler,
+# reported as a signal-unsafe call.
+tp_stop_signal=${tp_stop_signal:-TERM}
 tp_dir=
 tp_pid=
 tp_addr=
@@ -22,7 +29,13 @@ tp_sanitizer_re='(ERROR|WARNING|FATAL): (Address|Leak|Thread|UndefinedBehavior)S
 
 tp_cleanup() {
   if [ -n "$tp_pid" ] && kill -0 "$tp_pid" 2>/dev/null; then
-    kill "$tp_pid" 2>/dev/null
+    # timeout takes SIGALRM for its own time-out and sends the server its
+    # -s signal ($tp_stop_signal); any other signal it passes on as is.
+    if [ "$tp_stop_signal" = KILL ]; then
+      kill -ALRM "$tp_pid" 2>/dev/null
+    else
+      kill "$tp_pid" 2>/dev/null
+    fi
     wait "$tp_pid" 2>/dev/null
   fi
   # A sanitizer report of the server goes into the case's output, where
@@ -52,7 +65,7 @@ tp_fail() {
 tp_start_server() {
   local secs=$1
   shift
-  timeout --kill-after=5 "$secs" "$@" >"$tp_dir/server.log" 2>&1 &
+  timeout -s "$tp_stop_signal" --kill-after=5 "$secs" "$@" >"$tp_dir/server.log" 2>&1 &
   tp_pid=$!
 }
 

@@ -21,6 +21,9 @@ fi
 export LSAN_OPTIONS="suppressions=$(dirname "$0")/../../tests/thallium/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 server=$1
 client=$2
+# The server never exits by itself: it is stopped with SIGKILL (see
+# tp_stop_signal).
+tp_stop_signal=KILL
 . "$(dirname "$0")/../../tests/two_process_lib.sh"
 tp_init run_seed
 

@@ -810,6 +810,16 @@ main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         if (argc < 2 || strcmp(argv[1], all[i].name) == 0)
             run[n++] = all[i].test;
+    /* cancel_stages: cancellation is the subject, so probing is off, in
+     * this process and in the servers it starts. The 64 MiB that the
+     * server's cancelled pull asked for still leaves this process, and on
+     * ofi+tcp (one socket per pair of peers) a probe waits behind it:
+     * under ThreadSanitizer on a loaded 2-core machine it waited longer
+     * than the 1 s interval, and the call ended with HG_HOSTUNREACH
+     * (docs/architecture.md, "Limits of the probe"). A hang still ends at
+     * OF_WAIT_MS. */
+    if (argc > 1 && strcmp(argv[1], "cancel_stages") == 0)
+        setenv("QS_HG_PROBE_MS", "0", 1);
     /* The plain variants run the same scenario without a deadline. */
     if (argc > 1 && strstr(argv[1], "_plain") != NULL)
         of_kill_timeout_ms = 0;
