@@ -7,6 +7,11 @@
 #    spelling is libfabric's tcp provider, the explicit opt-in of
 #    docs/architecture.md ("Transport names"), so the ofi plugin's suite
 #    keeps running while the native plugin serves TCP everywhere else.
+# It also adds the label "ofi_repeat" to the cases labelled "ofi" that
+# repeat an upper layer's suite over libfabric (every "ofi" case that is
+# not also "na", "unit" or "faults"): CI's sanitizer stages leave those
+# out and keep the ofi plugin's own tests, its conformance at the NA
+# layer and its fault scenarios (.ci/run).
 # Called for each case once its directory is processed (the add_test
 # wrapper of QsTestTimeouts.cmake defers it).
 function(qs_apply_test_env name)
@@ -15,6 +20,10 @@ function(qs_apply_test_env name)
   set(pre "FI_TCP_IFACE=lo")
   if(labels AND "ofi" IN_LIST labels)
     list(APPEND pre "QS_OFI_TCP=libfabric")
+    if(NOT "na" IN_LIST labels AND NOT "unit" IN_LIST labels
+       AND NOT "faults" IN_LIST labels)
+      set_property(TEST ${name} APPEND PROPERTY LABELS ofi_repeat)
+    endif()
   endif()
   if(env)
     list(APPEND pre ${env})
