@@ -92,7 +92,7 @@ hg_return_t
 HG_Bulk_serialize(void *buf, hg_size_t buf_size, hg_bool_t request_eager,
                   hg_bulk_t handle)
 {
-    struct hg_cursor c = {buf, (uint8_t *) buf + buf_size};
+    struct hg_cursor c = {buf, buf != NULL ? (uint8_t *) buf + buf_size : buf};
     na_class_t *na_class;
     bool eager;
     uint8_t flags;
@@ -150,13 +150,17 @@ hg_return_t
 HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle, const void *buf,
                     hg_size_t buf_size)
 {
-    struct hg_cursor c = {(uint8_t *) buf, (const uint8_t *) buf + buf_size};
+    struct hg_cursor c;
     uint64_t magic, version, flags, reserved, count, total, sum = 0;
     struct hg_bulk *bulk;
     hg_return_t ret = HG_PROTOCOL_ERROR;
 
+    /* Checked before the cursor's end is computed: an offset applied to
+     * a null pointer is undefined, even when nothing is read. */
     if (hg_class == NULL || handle == NULL || buf == NULL)
         return HG_INVALID_ARG;
+    c.p = (uint8_t *) buf;
+    c.end = (const uint8_t *) buf + buf_size;
     if (!hg_cursor_get_uint(&c, &magic, 4) ||
         !hg_cursor_get_uint(&c, &version, 1) ||
         !hg_cursor_get_uint(&c, &flags, 1) ||

@@ -38,10 +38,11 @@ static hg_return_t
 qs_fuzz_proc_in(hg_proc_t proc, void *arg)
 {
     struct qs_fuzz_bytes *b = arg;
-    const uint8_t *p = b->data, *end = b->data + b->size;
+    const uint8_t *p = b->data, *end;
 
-    if (hg_proc_get_op(proc) != HG_ENCODE)
-        return HG_SUCCESS;
+    if (hg_proc_get_op(proc) != HG_ENCODE || b->size == 0)
+        return HG_SUCCESS; /* no bytes: data may be null, no offset taken */
+    end = p + b->size;
     while (p < end) {
         const uint8_t *m = memmem(p, (size_t) (end - p), QS_FUZZ_BULK_MARKER,
                                   QS_FUZZ_BULK_MARKER_LEN);

@@ -79,7 +79,8 @@ qs_fuzz_sequence(const struct qs_fuzz_service *svc, const uint8_t *data,
                  size_t size)
 {
     struct qs_fuzz_env *env = calloc(1, sizeof(*env));
-    struct qs_fuzz_cursor c = {data, data + size};
+    /* No offset is applied to a null pointer (undefined even for 0). */
+    struct qs_fuzz_cursor c = {data, data != NULL ? data + size : data};
     uint64_t seed;
 
     if (env == NULL)
