@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ ${#snapshots[@]} -eq 0 ]; then
-    echo "mochi: skipped: no snapshot directories given (usage: $0 [--work DIR] SNAPSHOT_DIR...)"
+    echo "mochi: skipped: no snapshot directories given (usage: mochi-services.sh [--work DIR] SNAPSHOT_DIR...; the ctest case mochi_services takes them from the cache variable QS_MOCHI_SNAPSHOTS, a ;-list)"
     exit 77
 fi
 
