@@ -32,6 +32,9 @@
 # Builds run with nice -n 19 and make -j2 (the machine is shared).
 set -uo pipefail
 
+# The whole script is one brace group, read before it runs: editing the
+# file while it runs (an hour) cannot change what it does.
+{
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${TMPDIR:-/tmp}/qs-mochi
 prefix=""
@@ -409,3 +412,4 @@ if [ $strict = 1 ] && [ $test_failed = 1 ]; then
     exit 1
 fi
 exit 0
+}
