@@ -341,8 +341,10 @@ if needs bedrock json-schema-validator toml11 bedrock-module-api catch2 &&
         -DENABLE_FLOCK=OFF -DENABLE_EXAMPLES=OFF; then
     run_ctest bedrock '\.'
     mkdir -p "$work/build/bedrock/serve"
-    export -f bedrock_serve
-    in_netns bash -c 'bedrock_serve "$1"' sh "$work/build/bedrock/serve" \
+    # The function's text goes along: sh between here and bash drops
+    # exported functions.
+    in_netns bash -c "$(declare -f bedrock_serve)"'; bedrock_serve "$1"' \
+        sh "$work/build/bedrock/serve" \
         >"$logs/bedrock-serve.log" 2>&1
     for step in serve query shutdown; do
         line=$(grep -E "^$step (passed|failed)" "$logs/bedrock-serve.log" | head -n 1)
