@@ -60,6 +60,14 @@ if(QS_INSTALL_MERCURY_NAMES)
     list(GET qs_alias_${name} 0 QS_ALIAS_VERSION)
     list(GET qs_alias_${name} 1 QS_ALIAS_DESCRIPTION)
     set(QS_ALIAS_NAME ${name})
+    # Margo's own margo.pc requires json-c, and programs that read
+    # margo_get_config()'s JSON with json-c link it through margo alone
+    # (mochi-margo's tests/unit-tests/margo-config.c does).
+    if(name STREQUAL "margo")
+      set(QS_ALIAS_REQUIRES "quicksilver json-c")
+    else()
+      set(QS_ALIAS_REQUIRES "quicksilver")
+    endif()
     configure_file(${CMAKE_CURRENT_LIST_DIR}/alias.pc.in
       ${PROJECT_BINARY_DIR}/pkgconfig/${name}.pc @ONLY)
     list(APPEND qs_pc_files ${name})

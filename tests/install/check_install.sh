@@ -7,9 +7,11 @@
 #
 # Routes, each printing its own OK line:
 #   pkg-config quicksilver  -> examples/na_demo
-#   pkg-config margo        -> examples/margo_sum (server and client, sim)
+#   pkg-config margo        -> examples/margo_sum (server and client, sim),
+#                              and a program that calls json-c
 #   find_package(mercury) + target mercury        -> a tutorial-style client
 #   find_package(quicksilver) + quicksilver::quicksilver -> the same
+#   find_package(margo) + target margo -> the same, and the json-c program
 set -eu
 build=$1
 src=$2
@@ -45,7 +47,15 @@ n=$("$prefix/margo_sum_sim" 2>&1 | grep -c "Got response: 36" || true)
 [ "$n" -eq 16 ] || { echo "check_install: margo_sum_sim: $n of 16 responses"; exit 1; }
 echo "margo_sum via pkg-config margo: OK"
 
-for route in mercury quicksilver; do
+# margo.pc requires json-c, as Margo's does: a program that reads
+# margo_get_config()'s JSON with json-c links with margo's flags alone.
+"$cc" -std=gnu11 -o "$prefix/margo_jsonc" "$src/tests/install/outside/margo_jsonc.c" \
+    $extra $flags -Wl,-rpath,"$libdir" ||
+    { echo "check_install: json-c through pkg-config margo does not link"; exit 1; }
+"$prefix/margo_jsonc" || { echo "check_install: margo_jsonc failed"; exit 1; }
+echo "json-c via pkg-config margo: OK"
+
+for route in mercury quicksilver margo; do
     out="$prefix/outside-$route"
     cmake -S "$src/tests/install/outside" -B "$out" \
         -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
@@ -56,5 +66,8 @@ for route in mercury quicksilver; do
     QS_COMPAT_SIM_SERVER=sim://outside "$out/app" sim sim://outside |
         grep -q "lookup_callback_client: OK" ||
         { echo "check_install: the $route route's program failed"; exit 1; }
+    if [ $route = margo ]; then
+        "$out/app_jsonc" || { echo "check_install: json-c through target margo failed"; exit 1; }
+    fi
     echo "find_package($route): OK"
 done
