@@ -107,8 +107,13 @@ struct margo_config_live {
     size_t nxstreams;
 };
 
+/* Margo's names for hg_init_info's checksum levels and NA address
+ * formats, NULL-terminated (read by the parser, written back out). */
+extern const char *const margo_cfg_checksum_levels[];
+extern const char *const margo_cfg_addr_formats[];
+
 /* The configuration as JSON (malloc'd); options are MARGO_CONFIG_* flags.
- * NULL on error. */
+ * NULL on error (margo_config_json.c). */
 char *margo_config_to_json(const struct margo_config *cfg,
                            const struct margo_config_live *live, int options);
 
