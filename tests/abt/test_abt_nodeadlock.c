@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "abt.h"
+#include "abt_test_stream.h"
 #include "abt/abt_internal.h"
 
 enum { N = 8 };
@@ -28,15 +29,7 @@ static int
 setup(void **state)
 {
     (void) state;
-    if (ABT_init(0, NULL) != ABT_SUCCESS)
-        return -1;
-    if (ABT_pool_create_basic(ABT_POOL_FIFO_WAIT, ABT_POOL_ACCESS_MPMC,
-                              ABT_FALSE, &pool) != ABT_SUCCESS)
-        return -1;
-    return ABT_xstream_create_basic(ABT_SCHED_BASIC_WAIT, 1, &pool,
-                                    ABT_SCHED_CONFIG_NULL, &xs) == ABT_SUCCESS
-               ? 0
-               : -1;
+    return abt_test_stream_setup(&pool, &xs);
 }
 
 /* Waits (on the stream's done condition, no clock) until the spares have
