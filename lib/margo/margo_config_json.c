@@ -63,13 +63,14 @@ cfg_hg_to_json(const struct margo_config *cfg,
     ADD("checksum_level",
         json_object_new_string(
             margo_cfg_checksum_levels[cfg->hg.checksum_level <=
-                                        HG_CHECKSUM_RPC_PAYLOAD
-                                    ? cfg->hg.checksum_level
-                                    : 0]));
+                                              HG_CHECKSUM_RPC_PAYLOAD
+                                          ? cfg->hg.checksum_level
+                                          : 0]));
     ADD("na_addr_format",
         json_object_new_string(
-            margo_cfg_addr_formats[na->addr_format <= NA_ADDR_NATIVE ? na->addr_format
-                                                               : 0]));
+            margo_cfg_addr_formats[na->addr_format <= NA_ADDR_NATIVE
+                                       ? na->addr_format
+                                       : 0]));
     /* Quicksilver's own. */
     ADD("release_input_early",
         json_object_new_boolean(cfg->hg.release_input_early));
