@@ -24,4 +24,20 @@
 void abt_block_begin(void);
 void abt_block_end(void);
 
+/*
+ * What a layer above must do when one of its threads waits in an abt.h
+ * blocking call (a join, an eventual or future wait, a contended mutex or
+ * rwlock, a condition variable, a barrier, an execution stream's join).
+ * `before` runs just before the thread waits, `after` once the wait is
+ * over and the thread has its stream back; neither runs when the call
+ * does not wait. Margo registers them: a thread that holds Margo's
+ * driving role gives it up while it waits, since the ULTs it waits for
+ * may need progress to finish, as in Argobots, where the wait switches
+ * to the other ULTs of the stream, Margo's progress loop among them.
+ * Both are called holding no abt.h internal lock (the caller's own ABT
+ * mutex, in a condition wait, is held). Set once, before any thread
+ * waits; NULL clears them.
+ */
+void abt_set_wait_hooks(void (*before)(void), void (*after)(void));
+
 #endif

@@ -182,6 +182,11 @@ struct abt_park *abt_park_of(const void *addr);
 int abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
                   const struct timespec *abstime);
 
+/* The hooks of abt_set_wait_hooks, run around each blocking call's wait
+ * (abt_token.c); no-ops when none is set. */
+void abt_wait_hook_before(void);
+void abt_wait_hook_after(void);
+
 /* abt_block_begin / abt_block_end (abt_block.h, abt_token.c): on the
  * pthread holding its stream's token they hand the token on and get it
  * back in pool order; elsewhere they do nothing. */

@@ -65,6 +65,10 @@ abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
 {
     if (done(ctx))
         return 0;
+    /* The hook may take the layer above's locks: not under the bucket. */
+    pthread_mutex_unlock(&pk->m);
+    abt_wait_hook_before();
+    pthread_mutex_lock(&pk->m);
     abt_block_begin();
     int rc = 0;
     while (!done(ctx) && rc != ETIMEDOUT) {
@@ -78,6 +82,7 @@ abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
      * holding it. */
     pthread_mutex_unlock(&pk->m);
     abt_block_end();
+    abt_wait_hook_after();
     pthread_mutex_lock(&pk->m);
     return ok ? 0 : ETIMEDOUT;
 }

@@ -129,9 +129,11 @@ ABT_mutex_lock(ABT_mutex mutex)
     if (mutex_reenter(mutex))
         return ABT_SUCCESS;
     if (pthread_mutex_trylock(&mutex->m) != 0) {
+        abt_wait_hook_before();
         abt_block_begin();
         int rc = pthread_mutex_lock(&mutex->m);
         abt_block_end();
+        abt_wait_hook_after();
         if (rc != 0)
             return ABT_ERR_MUTEX;
     }
@@ -305,10 +307,12 @@ cond_wait(ABT_cond cond, ABT_mutex mutex, const struct timespec *abstime)
             return ABT_ERR_MUTEX;
         __atomic_store_n(&mutex->owner, 0, __ATOMIC_RELAXED);
     }
+    abt_wait_hook_before();
     abt_block_begin();
     int rc = abstime ? pthread_cond_timedwait(&cond->cv, &mutex->m, abstime)
                      : pthread_cond_wait(&cond->cv, &mutex->m);
     abt_block_end();
+    abt_wait_hook_after();
     if (mutex->recursive) {
         __atomic_store_n(&mutex->owner, me(), __ATOMIC_RELAXED);
         mutex->count = count;
@@ -387,9 +391,11 @@ ABT_rwlock_rdlock(ABT_rwlock rwlock)
         return ABT_ERR_INV_RWLOCK;
     if (pthread_rwlock_tryrdlock(&rwlock->rw) == 0)
         return ABT_SUCCESS;
+    abt_wait_hook_before();
     abt_block_begin();
     int rc = pthread_rwlock_rdlock(&rwlock->rw);
     abt_block_end();
+    abt_wait_hook_after();
     return rc == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
 }
 
@@ -400,9 +406,11 @@ ABT_rwlock_wrlock(ABT_rwlock rwlock)
         return ABT_ERR_INV_RWLOCK;
     if (pthread_rwlock_trywrlock(&rwlock->rw) == 0)
         return ABT_SUCCESS;
+    abt_wait_hook_before();
     abt_block_begin();
     int rc = pthread_rwlock_wrlock(&rwlock->rw);
     abt_block_end();
+    abt_wait_hook_after();
     return rc == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
 }
 
@@ -473,12 +481,16 @@ ABT_barrier_wait(ABT_barrier barrier)
         return ABT_SUCCESS;
     }
     uint64_t gen = barrier->generation;
+    pthread_mutex_unlock(&barrier->m);
+    abt_wait_hook_before();
+    pthread_mutex_lock(&barrier->m);
     abt_block_begin();
     while (gen == barrier->generation)
         pthread_cond_wait(&barrier->cv, &barrier->m);
     /* Not held while waiting for the token: its holder may arrive. */
     pthread_mutex_unlock(&barrier->m);
     abt_block_end();
+    abt_wait_hook_after();
     return ABT_SUCCESS;
 }
 

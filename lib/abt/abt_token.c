@@ -242,3 +242,31 @@ abt_block_end(void)
         __atomic_store_n(&abt_self.thread->state, ABT_THREAD_STATE_RUNNING,
                          __ATOMIC_RELAXED);
 }
+
+/* ---- the layer above's wait hooks ------------------------------------- */
+
+static void (*wait_hook_before)(void);
+static void (*wait_hook_after)(void);
+
+void
+abt_set_wait_hooks(void (*before)(void), void (*after)(void))
+{
+    __atomic_store_n(&wait_hook_before, before, __ATOMIC_RELEASE);
+    __atomic_store_n(&wait_hook_after, after, __ATOMIC_RELEASE);
+}
+
+void
+abt_wait_hook_before(void)
+{
+    void (*fn)(void) = __atomic_load_n(&wait_hook_before, __ATOMIC_ACQUIRE);
+    if (fn)
+        fn();
+}
+
+void
+abt_wait_hook_after(void)
+{
+    void (*fn)(void) = __atomic_load_n(&wait_hook_after, __ATOMIC_ACQUIRE);
+    if (fn)
+        fn();
+}

@@ -117,6 +117,7 @@ ABT_xstream_join(ABT_xstream xstream)
     if (!xstream || xstream->primary || xstream == abt_self.xs)
         return ABT_ERR_INV_XSTREAM;
     struct abt_worker *dead = NULL;
+    abt_wait_hook_before();
     abt_block_begin();
     pthread_mutex_lock(&abt_g.lock);
     if (!xstream->terminated) {
@@ -137,6 +138,7 @@ ABT_xstream_join(ABT_xstream xstream)
     pthread_mutex_unlock(&abt_g.lock);
     abt_reap_join(dead);
     abt_block_end();
+    abt_wait_hook_after();
     return ABT_SUCCESS;
 }
 

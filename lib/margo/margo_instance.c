@@ -130,6 +130,7 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
     margo_config_report(&mid->config, mid->hg_class, addr_str,
                         mid->external_hg);
 
+    margo_abt_hooks_install();
     pthread_mutex_lock(&margo_lock);
     margo_all_add(mid);
     if (!mid->has_progress_thread)

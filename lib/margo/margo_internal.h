@@ -118,6 +118,10 @@ struct margo_instance {
     bool custom_logger;
     pthread_t progress_thread;
     bool progress_thread_started;
+    /* The progress thread waits in an abt.h call (a handler it runs
+     * joins ULTs, say): until it is back, a thread blocked on this
+     * instance makes its progress instead, one at a time (L). */
+    bool progress_lent, progress_borrowed;
 
     struct margo_handler_entry *queue_head, *queue_tail; /* (L) */
     unsigned int running_handlers;                       /* (L) */
@@ -220,6 +224,9 @@ int margo_threads_start(struct margo_instance *mid);
 void margo_threads_stop(struct margo_instance *mid);
 /* Add to / remove from the driven list (lock held). Removal waits for the
  * driving role so no driver is using the instance. */
+/* Registers margo_progress.c's abt.h wait hooks (abt_set_wait_hooks):
+ * idempotent, before the instance's first thread starts. */
+void margo_abt_hooks_install(void);
 void margo_driven_add(struct margo_instance *mid);
 void margo_driven_remove(struct margo_instance *mid);
 /* Whether the calling thread is running a handler (of any instance), or is

@@ -44,6 +44,9 @@ static bool margo_driver_active;                 /* (L) the role is taken     */
 static unsigned int margo_role_waiters;          /* (L) threads that want it  */
 static uint64_t margo_role_generation;           /* (L) bumped at every take  */
 static struct margo_instance *margo_driven_head; /* (L) creation order */
+/* Bumped whenever an instance leaves that list: a round that lent the role
+ * for an abt.h wait must not trust its snapshot of the list afterwards. */
+static uint64_t margo_driven_epoch; /* (L) */
 /* Every instance, for the caller-context handlers any blocked thread may
  * run (L). */
 static struct margo_instance *margo_all_head;
@@ -60,10 +63,15 @@ static unsigned int margo_caller_pt_count;
  */
 struct margo_tls {
     int drive_depth;
+    /* drive_depth while the role is lent out for an abt.h wait. */
+    int lent_depth;
     int handler_depth;
     const struct margo_instance *handler_of[MARGO_MAX_HANDLER_DEPTH];
     const struct margo_instance *own_instance;
     bool is_progress_thread;
+    /* The instance whose progress thread this is, and the same while its
+     * progress is lent out. */
+    struct margo_instance *progress_of, *lent_progress;
     /* margo_thread_sleep()'s deadline on the NA clock, 0 when not
      * sleeping: progress waits are cut short to it. */
     uint64_t deadline_ns;
@@ -384,9 +392,11 @@ margo_drive_round(enum margo_round mode, bool short_slice)
     struct margo_instance *stack_set[8], **set = stack_set, *m;
     size_t count = 0, i, cap = 8;
     unsigned int activity = 0;
-    bool all_virtual = true;
+    bool all_virtual = true, stale = false;
+    uint64_t epoch;
 
     pthread_mutex_lock(&margo_lock);
+    epoch = margo_driven_epoch;
     for (m = margo_driven_head; m; m = m->driven_next) {
         if (count == cap) {
             struct margo_instance **bigger = malloc(2 * cap * sizeof(*bigger));
@@ -404,12 +414,18 @@ margo_drive_round(enum margo_round mode, bool short_slice)
     short_slice = short_slice || margo_caller_pt_count > 0;
     pthread_mutex_unlock(&margo_lock);
 
-    for (i = 0; i < count; i++) {
+    /* A handler or callback that waits in abt.h lends the role out, and
+     * the borrower may unlist (and free) instances of the snapshot: the
+     * round ends there. */
+    for (i = 0; i < count && !stale; i++) {
         activity += margo_progress_instance(set[i], 0);
         pthread_mutex_lock(&margo_lock);
-        if (margo_callers_run_handlers(set[i]))
-            while (margo_run_one_handler(set[i]))
+        stale = margo_driven_epoch != epoch;
+        if (!stale && margo_callers_run_handlers(set[i]))
+            while (!stale && margo_run_one_handler(set[i])) {
                 activity++;
+                stale = margo_driven_epoch != epoch;
+            }
         pthread_mutex_unlock(&margo_lock);
     }
 
@@ -420,7 +436,7 @@ margo_drive_round(enum margo_round mode, bool short_slice)
      * slice, so that traffic arriving for one is not held up by a long
      * wait on another.
      */
-    if (activity == 0 && count > 0 &&
+    if (activity == 0 && count > 0 && !stale &&
         (mode == MARGO_ROUND_BLOCK || all_virtual)) {
         unsigned int slice =
             count == 1 && mode == MARGO_ROUND_BLOCK && !short_slice
@@ -468,6 +484,67 @@ margo_role_release(void)
         pthread_cond_wait(&margo_driver_cond, &margo_lock);
 }
 
+/*
+ * A thread about to wait in an abt.h call (abt_set_wait_hooks). In
+ * Argobots that wait switches to the stream's other ULTs, Margo's
+ * progress loop among them, so the ULTs waited for can finish their own
+ * Margo calls. Here the thread gives up what it drives until the wait is
+ * over: the driving role (another blocked thread takes it), or, on a
+ * progress thread, the instance's progress (a thread blocked on the
+ * instance makes it meanwhile).
+ */
+static void
+margo_abt_wait_before(void)
+{
+    if (margo_tls.drive_depth == 0 && margo_tls.progress_of == NULL)
+        return;
+    pthread_mutex_lock(&margo_lock);
+    if (margo_tls.drive_depth > 0) {
+        margo_tls.lent_depth = margo_tls.drive_depth;
+        margo_tls.drive_depth = 0;
+        margo_driver_active = false;
+    }
+    if (margo_tls.progress_of != NULL) {
+        margo_tls.progress_of->progress_lent = true;
+        margo_tls.lent_progress = margo_tls.progress_of;
+    }
+    pthread_cond_broadcast(&margo_driver_cond);
+    pthread_mutex_unlock(&margo_lock);
+}
+
+/* The wait is over: take back what was lent, once the borrower is done. */
+static void
+margo_abt_wait_after(void)
+{
+    struct margo_instance *mid = margo_tls.lent_progress;
+
+    if (margo_tls.lent_depth == 0 && mid == NULL)
+        return;
+    pthread_mutex_lock(&margo_lock);
+    if (mid != NULL) {
+        /* No new borrower from here; the current one gives it back
+         * within its short slice. */
+        mid->progress_lent = false;
+        while (mid->progress_borrowed)
+            pthread_cond_wait(&margo_driver_cond, &margo_lock);
+        margo_tls.lent_progress = NULL;
+    }
+    if (margo_tls.lent_depth > 0) {
+        int depth = margo_tls.lent_depth;
+
+        margo_tls.lent_depth = 0;
+        margo_role_take();
+        margo_tls.drive_depth = depth;
+    }
+    pthread_mutex_unlock(&margo_lock);
+}
+
+void
+margo_abt_hooks_install(void)
+{
+    abt_set_wait_hooks(margo_abt_wait_before, margo_abt_wait_after);
+}
+
 void
 margo_driven_add(struct margo_instance *mid)
 {
@@ -499,6 +576,7 @@ margo_driven_remove(struct margo_instance *mid)
         }
     }
     mid->driven = false;
+    margo_driven_epoch++;
     if (took)
         margo_role_release();
 }
@@ -551,6 +629,22 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
         }
         if (margo_run_caller_handler(mid))
             continue;
+        if (mid->has_progress_thread && mid->progress_lent &&
+            !mid->progress_borrowed) {
+            /* Its progress thread waits in abt.h, maybe for this very
+             * thread: make its progress meanwhile, in short slices, since
+             * the progress thread takes it back as soon as its wait is
+             * over. */
+            mid->progress_borrowed = true;
+            pthread_mutex_unlock(&margo_lock);
+            (void) margo_progress_instance(mid, 1);
+            pthread_mutex_lock(&margo_lock);
+            if (mid->rpc_thread_count < 0)
+                (void) margo_run_one_handler(mid);
+            mid->progress_borrowed = false;
+            margo_wake(mid);
+            continue;
+        }
         /*
          * An instance with a progress thread needs nothing from this
          * thread, but the instances without one may: a caller thread
@@ -714,6 +808,7 @@ margo_progress_main(void *arg)
 
     margo_tls.own_instance = mid;
     margo_tls.is_progress_thread = true;
+    margo_tls.progress_of = mid;
     pthread_mutex_lock(&margo_lock);
     while (!mid->stop_threads) {
         bool queued = mid->rpc_thread_count < 0 && mid->queue_head;
