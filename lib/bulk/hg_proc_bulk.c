@@ -1,13 +1,21 @@
 /*
  * hg_proc_hg_bulk_t: a bulk handle as a field of an RPC argument. The
  * descriptor travels as a u64 length then its bytes (length 0 encodes
- * HG_BULK_NULL); small read-only regions are embedded (eager).
+ * HG_BULK_NULL); small read-only regions are embedded (eager). An
+ * encoded handle is pinned to the proc (proc/hg_proc_pin.h).
  */
 #include "bulk/hg_bulk_internal.h"
 
 #include "mercury_proc.h"
 
 #include "mercury_proc_bulk.h"
+#include "proc/hg_proc_pin.h"
+
+static void
+hg_proc_bulk_release(void *bulk)
+{
+    (void) HG_Bulk_free(bulk);
+}
 
 hg_return_t
 hg_proc_hg_bulk_t(hg_proc_t proc, void *data)
@@ -30,6 +38,12 @@ hg_proc_hg_bulk_t(hg_proc_t proc, void *data)
         if (buf == NULL)
             return HG_OVERFLOW;
         ret = HG_Bulk_serialize(buf, size, HG_TRUE, *bulk);
+        if (ret != HG_SUCCESS)
+            return ret;
+        /* Registered until the operation that carries it completes, even
+         * if its owner frees it first (hg_proc_pin.h). */
+        HG_Bulk_ref_incr(*bulk);
+        ret = hg_proc_pin(proc, *bulk, hg_proc_bulk_release);
         if (ret != HG_SUCCESS)
             return ret;
         return hg_proc_restore_ptr(proc, buf, size);

@@ -13,6 +13,7 @@
  * error recorded in handle->ret wins.
  */
 #include "hg/hg_rpc.h"
+#include "proc/hg_proc_pin.h"
 
 #include <string.h>
 
@@ -56,6 +57,8 @@ hg_rpc_finish(struct hg_handle *handle, bool silent, bool probing)
 {
     hg_core_timer_disarm(&handle->timer);
     hg_probe_stop(handle, probing);
+    /* The peer is done with the bulk handles the arguments named. */
+    hg_proc_unpin_all(handle->is_target ? handle->out_proc : handle->in_proc);
     if (silent) {
         HG_CHECK(hg_check_op_end(handle));
         hg_rpc_op_unref(handle);

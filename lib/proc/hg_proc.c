@@ -9,6 +9,7 @@
  * over bytes [0, position) instead of being updated on every field.
  */
 #include "mercury_proc.h"
+#include "proc/hg_proc_pin.h"
 
 #include "util/qs_checksum.h"
 
@@ -51,6 +52,13 @@ struct hg_proc {
 
     uint8_t flags;      /* hg_proc_set_flags(), cleared at each reset */
     hg_handle_t handle; /* hg_proc_set_handle(), kept across resets   */
+
+    /* Objects kept alive for the encoded operation (hg_proc_pin.h). */
+    struct hg_proc_pinned {
+        void *obj;
+        void (*release)(void *);
+    } * pins;
+    unsigned int npins, pins_cap;
 };
 
 static bool
@@ -163,6 +171,7 @@ hg_proc_reset(hg_proc_t proc, void *buf, hg_size_t buf_size, hg_proc_op_t op)
         return HG_INVALID_ARG;
 
     proc_release_buffers(proc, op == HG_FREE ? NULL : buf);
+    hg_proc_unpin_all(proc);
     proc->op = op;
     if (op == HG_FREE) {
         /* Freeing reads no bytes; keeping no buffer makes any stray read
@@ -187,8 +196,46 @@ hg_proc_free(hg_proc_t proc)
     if (proc == HG_PROC_NULL)
         return HG_SUCCESS;
     proc_release_buffers(proc, NULL);
+    hg_proc_unpin_all(proc);
+    free(proc->pins);
     free(proc);
     return HG_SUCCESS;
+}
+
+hg_return_t
+hg_proc_pin(hg_proc_t proc, void *obj, void (*release)(void *))
+{
+    if (proc == HG_PROC_NULL || obj == NULL || release == NULL)
+        return HG_INVALID_ARG;
+    if (proc->npins == proc->pins_cap) {
+        unsigned int cap = proc->pins_cap ? 2 * proc->pins_cap : 4;
+        struct hg_proc_pinned *pins = realloc(proc->pins, cap * sizeof(*pins));
+
+        if (pins == NULL) {
+            release(obj);
+            return HG_NOMEM;
+        }
+        proc->pins = pins;
+        proc->pins_cap = cap;
+    }
+    proc->pins[proc->npins].obj = obj;
+    proc->pins[proc->npins].release = release;
+    proc->npins++;
+    return HG_SUCCESS;
+}
+
+void
+hg_proc_unpin_all(hg_proc_t proc)
+{
+    if (proc == HG_PROC_NULL)
+        return;
+    /* A release may free what pinned it (a bulk handle's last reference
+     * frees its registration): take the list first. */
+    while (proc->npins > 0) {
+        struct hg_proc_pinned pin = proc->pins[--proc->npins];
+
+        pin.release(pin.obj);
+    }
 }
 
 hg_class_t *

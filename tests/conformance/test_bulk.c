@@ -31,7 +31,8 @@ struct xfer_spec {
     hg_uint8_t flags; /* CT_XFER_*                                  */
     uint32_t timeout_ms;
     uint32_t seed;
-    int bind; /* bind the origin handle before sending it   */
+    int bind;        /* bind the origin handle before sending it   */
+    int origin_free; /* the origin frees its handle once forwarded */
 };
 
 /* One request in flight, then its outcome. */
@@ -103,6 +104,10 @@ xfer_start(struct ct_env *env, struct xfer_run *r, const struct xfer_spec *s,
     assert_hg_ok(HG_Create(env->client_ctx, env->server_addr, env->ids.xfer,
                            &r->handle));
     assert_hg_ok(HG_Forward(r->handle, ct_op_cb, &r->op, &in));
+    if (s->origin_free) {
+        assert_hg_ok(HG_Bulk_free(r->bulk));
+        r->bulk = HG_BULK_NULL;
+    }
 }
 
 /* After the response: record the outcome and release everything. */
@@ -130,7 +135,8 @@ xfer_finish(struct xfer_run *r)
         r->origin_bad = ct_buf_check_image(&r->origin, 0, s->seed, 0, 0,
                                            r->origin.total, &r->origin_first);
     }
-    assert_hg_ok(HG_Bulk_free(r->bulk));
+    if (r->bulk != HG_BULK_NULL)
+        assert_hg_ok(HG_Bulk_free(r->bulk));
     ct_buf_free(&r->origin);
 }
 
@@ -677,6 +683,36 @@ test_free_in_flight(void **state)
             .size = 1 * MiB,
             .flags = CT_XFER_FREE_EARLY,
             .seed = 66,
+        };
+
+        run_ok(env, &s);
+    }
+    assert_no_server_duplicates(env);
+    harness_finish(env);
+}
+
+/* The origin frees its handle right after HG_Forward(), as an
+ * asynchronous client that forgets its handle does: the handle stays
+ * registered until the RPC that carries it completes, so the target's
+ * transfer still finds the memory. */
+static void
+test_origin_frees_after_forward(void **state)
+{
+    struct ct_env *env = (struct ct_env *) *state;
+    int op;
+
+    for (op = 0; op < 2; op++) {
+        struct xfer_spec s = {
+            .op = op == 0 ? HG_BULK_PULL : HG_BULK_PUSH,
+            .origin_layout = CT_LAYOUT_5SEG,
+            .origin_size = 64 * KiB + 5,
+            .local_layout = CT_LAYOUT_3SEG,
+            .local_size = 64 * KiB + 5,
+            .origin_offset = 3,
+            .local_offset = 1,
+            .size = 64 * KiB,
+            .seed = 67,
+            .origin_free = 1,
         };
 
         run_ok(env, &s);
@@ -1285,6 +1321,7 @@ main(int argc, char **argv)
         CT_TEST(test_bounds_violations),
         CT_TEST(test_cancel_transfer),
         CT_TEST(test_free_in_flight),
+        CT_TEST(test_origin_frees_after_forward),
         CT_TEST(test_timed_transfer),
         CT_TEST(test_transfer_timeout),
         CT_TEST(test_transfer_unreachable),
