@@ -26,6 +26,7 @@
 #include <cereal/cereal.hpp>
 #include <margo.h>
 #include <mercury_bulk.h>
+#include <mercury_proc_bulk.h>
 
 #include <thallium/bulk_mode.hpp>
 #include <thallium/detail/registry.hpp>
@@ -122,16 +123,7 @@ class bulk
      * with it, so a peer can pull it even after this process is gone). */
     template <typename A> void save(A &ar) const
     {
-        if (m_bulk == HG_BULK_NULL) {
-            ar(cereal::make_size_tag(std::uint64_t(0)));
-            return;
-        }
-        hg_size_t n = HG_Bulk_get_serialize_size(m_bulk, HG_TRUE);
-        std::vector<char> buf((std::size_t) n);
-        hg_return_t ret = HG_Bulk_serialize(buf.data(), n, HG_TRUE, m_bulk);
-        MARGO_ASSERT(ret, HG_Bulk_serialize);
-        ar(cereal::make_size_tag(std::uint64_t(n)));
-        ar(cereal::binary_data(buf.data(), buf.size()));
+        save_to(ar, 0);
     }
     template <typename A> void load(A &ar)
     {
@@ -154,6 +146,33 @@ class bulk
         m_bulk = h;
     }
 
+  private:
+    /* Into an RPC's arguments: as hg_proc_hg_bulk_t encodes it (the same
+     * bytes), which also keeps the handle registered until that RPC
+     * completes, should the program drop this bulk first. */
+    template <typename A>
+    auto save_to(A &ar, int) const -> decltype(ar.get_proc(), void())
+    {
+        hg_bulk_t b = m_bulk;
+        hg_return_t ret = hg_proc_hg_bulk_t(ar.get_proc(), &b);
+        MARGO_ASSERT(ret, hg_proc_hg_bulk_t);
+    }
+    /* Any other archive: a size tag, then the descriptor's bytes. */
+    template <typename A> void save_to(A &ar, long) const
+    {
+        if (m_bulk == HG_BULK_NULL) {
+            ar(cereal::make_size_tag(std::uint64_t(0)));
+            return;
+        }
+        hg_size_t n = HG_Bulk_get_serialize_size(m_bulk, HG_TRUE);
+        std::vector<char> buf((std::size_t) n);
+        hg_return_t ret = HG_Bulk_serialize(buf.data(), n, HG_TRUE, m_bulk);
+        MARGO_ASSERT(ret, HG_Bulk_serialize);
+        ar(cereal::make_size_tag(std::uint64_t(n)));
+        ar(cereal::binary_data(buf.data(), buf.size()));
+    }
+
+  public:
     const std::shared_ptr<detail::engine_state> &state() const noexcept
     {
         return m_state;

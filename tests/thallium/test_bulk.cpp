@@ -3,7 +3,8 @@
  * pulls and pushes with sub-ranges on both sides (the smaller size moves),
  * byte-exact, with >> and << in both spellings, async pull_to / push_from
  * (async_bulk_op), timed transfers, eager
- * (small read-only) and RMA paths, and permission errors.
+ * (small read-only) and RMA paths, permission errors, and a bulk dropped
+ * while the asynchronous call that carries it is in flight.
  */
 #include "tl_test.hpp"
 
@@ -175,6 +176,24 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
                                                   pattern(8, 1), size_t(0), 0),
                  CHECK(e.code() != HG_SUCCESS));
     CHECK_EQ(ro[0], 'r');
+
+    /* The bulk goes out of scope right after an asynchronous call that
+     * carries it (Warabi's non-blocking read does this): the push still
+     * lands, since the call keeps the registration until it completes. */
+    {
+        std::vector<char> dst(4096, 'z');
+        std::vector<char> data = pattern(4096, 9);
+        tl::async_response resp = [&]() {
+            std::vector<std::pair<void *, std::size_t>> dseg{
+                {dst.data(), dst.size()}};
+            tl::bulk dropped = client.expose(dseg, tl::bulk_mode::write_only);
+            return client.define("push").on(server).async(
+                dropped, size_t(0), size_t(4096), data, size_t(0), 0);
+        }();
+        size_t n = resp.wait();
+        CHECK_EQ(n, 4096u);
+        CHECK(dst == data);
+    }
 
     /* Copies share the handle. */
     tl::bulk copy = rob;
