@@ -143,6 +143,12 @@ om_run(const char *info, int bulk, unsigned bound_ms)
                  "did not test a kill mid-transfer");
     /* No deadline anywhere: a hang here is the bug (ctest's limit). */
     pthread_join(thread, NULL);
+    if (atomic_load(&call.at_ns) < killed)
+        fail_msg("margo_forward ended with %s %llu ms before the kill: the "
+                 "live server was declared unreachable",
+                 HG_Error_to_string(call.ret),
+                 (unsigned long long) (killed - atomic_load(&call.at_ns)) /
+                     1000000);
     ms = (atomic_load(&call.at_ns) - killed) / 1000000;
     print_message("  %s: %s %llu ms after the kill\n",
                   bulk ? "forward whose pull was killed"

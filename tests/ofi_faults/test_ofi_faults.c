@@ -382,8 +382,14 @@ static void
 of_assert_dead_peer(const struct of_op *op, uint64_t killed_ns,
                     const char *what)
 {
-    uint64_t ms = (op->at_ns - killed_ns) / 1000000;
+    uint64_t ms;
 
+    if (op->at_ns < killed_ns)
+        fail_msg("%s: ended with %s %llu ms before the kill: the live "
+                 "server was declared unreachable",
+                 what, HG_Error_to_string(op->ret),
+                 (unsigned long long) (killed_ns - op->at_ns) / 1000000);
+    ms = (op->at_ns - killed_ns) / 1000000;
     print_message("  %s: %s %llu ms after the kill\n", what,
                   HG_Error_to_string(op->ret), (unsigned long long) ms);
     if (of_kill_timeout_ms != 0)
