@@ -13,7 +13,7 @@
  * public symbol of the plugin is na_ofi_class_ops.
  *
  * Lock order with the core: the plugin's locks (addr_lock, rx_lock,
- * retry_lock) come before a context's core lock, which na_op_complete()
+ * retry_lock) come before a context's core lock, which na_op_finish()
  * takes; the core never holds a lock of its own while it calls into the
  * plugin, so the order cannot invert. The plugin reads a
  * context's completion count only through NA_Context_get_completion_count().

@@ -157,7 +157,7 @@ na_ofi_op_abort(struct na_op_id *op)
 
 /*
  * Hand the op to the core. The op may be triggered and reused by another
- * thread as soon as na_op_complete() returns, so it is not touched
+ * thread as soon as na_op_finish() returns, so it is not touched
  * afterwards; the context stays valid because it cannot be destroyed
  * while `pending` counts this op.
  */
@@ -170,7 +170,7 @@ na_ofi_op_complete(struct na_op_id *op, na_return_t ret)
         na_ofi_addr_unref(op->addr);
     op->addr = NULL;
     atomic_store(&op->status, NA_OFI_OP_DONE);
-    na_op_complete(op, ret);
+    na_op_finish(op, ret);
     atomic_fetch_sub(&pc->pending, 1);
 }
 

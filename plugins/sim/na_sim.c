@@ -338,7 +338,7 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
     ctx->pending--;
     ctx->completions++;
     world->completions++;
-    na_op_complete(op, ret);
+    na_op_finish(op, ret);
 }
 
 /*

@@ -22,7 +22,7 @@
  * always taken before a world's lock, never after.
  *
  * Lock order with the core: na_sim_global_lock, then world->lock, then a
- * core context's lock. Completing an op (na_op_complete()) and counting a
+ * core context's lock. Completing an op (na_op_finish()) and counting a
  * context's untriggered completions (NA_Context_get_completion_count())
  * take the context lock while the world lock is held; the core never holds
  * a context lock while it calls into the plugin, so the order cannot

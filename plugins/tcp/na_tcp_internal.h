@@ -30,7 +30,7 @@
  *
  * Locks. One mutex per class (cls->lock) guards everything the plugin
  * shares, sockets included. Lock order: cls->lock, then the core's context
- * lock (taken inside na_op_complete() and NA_Context_get_completion_count()).
+ * lock (taken inside na_op_finish() and NA_Context_get_completion_count()).
  * The plugin never takes a core lock itself and reads no core field.
  * Nothing here is exported but na_tcp_class_ops.
  */

@@ -18,7 +18,7 @@
  * non-blocking work: no call made under it sleeps (the CM event channel and
  * the completion channel are non-blocking). poll_wait drops it to sleep.
  * Lock order with the core: the class lock comes before a context's core
- * lock, which na_op_complete() takes while the class lock is held; the core
+ * lock, which na_op_finish() takes while the class lock is held; the core
  * never holds a lock while it calls into the plugin, and triggering an op
  * takes no plugin lock at all.
  */

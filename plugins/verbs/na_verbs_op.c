@@ -99,7 +99,7 @@ na_verbs_op_complete(na_op_id_t *op, na_return_t ret)
     ctx->pending--;
     ctx->completed++;
     cls = op->cls;
-    na_op_complete(op, ret);
+    na_op_finish(op, ret);
     na_verbs_wake(cls);
 }
 
