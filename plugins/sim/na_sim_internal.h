@@ -320,6 +320,9 @@ void na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
 /* Operations (na_sim.c). Callers hold world->lock. */
 void na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
                     struct na_op_id *op, na_cb_type_t type);
+/* The end of a post that succeeded: na_op_start(), and the cancel that
+ * came during the post, if one did. */
+void na_sim_op_started(struct na_sim_world *world, struct na_op_id *op);
 /* Undo a post that failed after na_sim_op_post(): no completion comes. */
 void na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
                      na_return_t ret);
