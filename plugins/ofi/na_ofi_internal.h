@@ -172,7 +172,6 @@ struct na_op_id {
     struct na_ofi_class *cls;
     na_context_t *context;
     atomic_int status; /* enum na_ofi_op_status */
-    atomic_bool cancel_requested;
     na_cb_type_t type;
     na_ofi_post_fn post;     /* reposts after FI_EAGAIN */
     bool injected;           /* post completed inline (fi_inject) */
@@ -470,8 +469,8 @@ na_return_t na_ofi_rma(na_class_t *na_class, const struct na_op_desc *desc,
                        na_op_id_t *op_id);
 
 /* na_ofi_progress.c */
-void na_ofi_op_start(struct na_op_id *op, const struct na_op_desc *desc,
-                     struct na_addr *addr);
+void na_ofi_op_init(struct na_op_id *op, const struct na_op_desc *desc,
+                    struct na_addr *addr);
 void na_ofi_op_abort(struct na_op_id *op);
 na_return_t na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post);
 void na_ofi_op_complete(struct na_op_id *op, na_return_t ret);
