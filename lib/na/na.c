@@ -1064,7 +1064,9 @@ NA_Cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op_id)
                 memory_order_acq_rel, memory_order_acquire))
             break;
     }
-    /* Until every plugin starts its ops, a posted op goes to the hook too. */
+    /* Posted, not started: na_op_start() reports the mark to the plugin. */
+    if ((s & NA_OP_STATE_MASK) == NA_OP_POSTED)
+        return NA_SUCCESS;
     return na_class->ops->cancel(na_class, context, op_id);
 }
 
