@@ -1,9 +1,10 @@
 /*
  * NA core: classes, contexts and their completion queues, the argument
  * checks in front of every plugin op, and the life of every operation id
- * (struct na_op_base: posted, completed, triggered). Plugins never see a
- * NULL class, context or op id, nor an op id of another class or one
- * still in use; what an operation does on the wire is theirs.
+ * (struct na_op_base: posted, started, completed, triggered; cancel).
+ * Plugins never see a NULL class, context or op id, nor an op id of
+ * another class or one still in use; what an operation does on the wire
+ * is theirs.
  */
 #include "na/na_internal.h"
 #include "na/na_clock.h"

@@ -4,9 +4,10 @@
  * A plugin is one folder under plugins/ that exports exactly one symbol: a
  * `const struct na_class_ops`. The core (lib/na) owns classes, contexts and
  * their completion queues; a plugin owns its addresses, memory handles and
- * the rest of its operation ids (the core owns each op's state and
- * completion entry, struct na_op_base), and completes every operation it
- * accepted exactly once by calling na_op_finish().
+ * the rest of its operation ids (the core owns each op's life: its state,
+ * completion entry, cancel mark and list link, struct na_op_base), starts
+ * an operation that will wait with na_op_start() and completes every
+ * operation it accepted exactly once with na_op_finish().
  *
  * Rules every op follows unless its comment says otherwise:
  *  - Ops never block, except poll_wait, which may sleep up to its timeout.
@@ -303,8 +304,9 @@ void na_op_finish(na_op_id_t *op_id, na_return_t ret);
  * sizes within the plugin's limits; tags at most the class's max_tag) and moved
  * the op to NA_OP_POSTED. On NA_SUCCESS the plugin owns desc->buf (a
  * message) and the op until the op completes, exactly once, through
- * na_op_finish(). On error nothing was posted, no completion will come
- * and the core returns the op to NA_OP_IDLE.
+ * na_op_finish(); an op that does not finish inside the post is started
+ * first (na_op_start). On error nothing was posted, no completion will
+ * come and the core returns the op to NA_OP_IDLE.
  */
 typedef na_return_t (*na_plugin_post_t)(na_class_t *na_class,
                                         const struct na_op_desc *desc,
@@ -444,11 +446,14 @@ struct na_class_ops {
     na_return_t (*poll_wait)(na_class_t *na_class, na_context_t *context,
                              unsigned int timeout_ms, unsigned int *count);
 
-    /* Asynchronous cancel: the op still completes once (NA_CANCELED or
-     * its real result). Called only for an op the core saw NA_OP_POSTED;
-     * it may complete concurrently, so the plugin checks again under its
-     * own lock: a completed op is NA_SUCCESS, no effect. Cancel of an op
-     * whose post has not returned yet is the caller's race, not handled. */
+    /* The cancel hook. The core calls it at most once per post, and only
+     * for an op the plugin started (na_op_start); a cancel that comes
+     * earlier is reported by na_op_start() instead. The op may complete
+     * concurrently, so the hook takes the lock its lists are under and
+     * finishes the op with NA_CANCELED only if it still waits
+     * (na_op_list_active); otherwise it does nothing and the op completes
+     * once, with its result. Asynchronous, never blocks; returns
+     * NA_SUCCESS. */
     na_return_t (*cancel)(na_class_t *na_class, na_context_t *context,
                           na_op_id_t *op_id);
 
