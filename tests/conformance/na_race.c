@@ -6,8 +6,9 @@
  * under ThreadSanitizer), and each time the operation must complete
  * exactly once: NA_CANCELED, or (a send, an RMA) the result that won the
  * race. A receive nothing will ever match can end only through the
- * cancel, so a lost cancel shows as a receive that never completes. The core closes this race for every
- * plugin (na_op_start() in lib/na/na_plugin.h), so every plugin runs it.
+ * cancel, so a lost cancel shows as a receive that never completes. The
+ * core closes this race for every plugin (na_op_start() in
+ * lib/na/na_plugin.h), so every plugin runs it.
  *
  * The canceller waits until the core has the op posted before it cancels
  * (it reads the op's core state: white-box, so that every iteration's
