@@ -1,13 +1,15 @@
 /*
  * NA core: classes, contexts and their completion queues, the argument
  * checks in front of every plugin op, and the life of every operation id
- * (struct na_op_base: posted, completed, triggered). Plugins never see a
- * NULL class, context or op id, nor an op id of another class or one
- * still in use; what an operation does on the wire is theirs.
+ * (struct na_op_base: posted, started, completed, triggered; cancel).
+ * Plugins never see a NULL class, context or op id, nor an op id of
+ * another class or one still in use; what an operation does on the wire
+ * is theirs.
  */
 #include "na/na_internal.h"
 #include "na/na_clock.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -938,15 +940,50 @@ NA_Poll_get_fd(na_class_t *na_class, na_context_t *context)
     return na_class->ops->poll_get_fd(na_class, context);
 }
 
+bool
+na_op_start(na_op_id_t *op_id)
+{
+    struct na_op_base *base = na_op_base(op_id);
+    int s = atomic_load_explicit(&base->state, memory_order_acquire);
+
+    /* The only other writer while the op is posted is NA_Cancel(), which
+     * adds its flag: one retry at most. */
+    for (;;) {
+        if ((s & NA_OP_STATE_MASK) == NA_OP_STARTED)
+            return true;
+        assert((s & NA_OP_STATE_MASK) == NA_OP_POSTED);
+        if (s & NA_OP_CANCEL_REQUESTED)
+            return false;
+        if (atomic_compare_exchange_weak_explicit(
+                &base->state, &s, NA_OP_STARTED, memory_order_acq_rel,
+                memory_order_acquire))
+            return true;
+    }
+}
+
 void
-na_op_complete(na_op_id_t *op_id, na_return_t ret)
+na_op_finish(na_op_id_t *op_id, na_return_t ret)
 {
     struct na_op_base *base = na_op_base(op_id);
     na_context_t *context = base->context;
+    int old;
 
+    assert(base->list == NULL);
     base->info.ret = ret;
     pthread_mutex_lock(&context->lock);
+    /* Exactly once: only a posted or started op may finish. The check
+     * costs an atomic exchange, so a release build stores instead (the
+     * store was all there was before the check). */
+#ifndef NDEBUG
+    old = atomic_exchange_explicit(&base->state, NA_OP_COMPLETED,
+                                   memory_order_acq_rel);
+    assert((old & NA_OP_STATE_MASK) == NA_OP_POSTED ||
+           (old & NA_OP_STATE_MASK) == NA_OP_STARTED);
+#else
+    old = 0;
     atomic_store_explicit(&base->state, NA_OP_COMPLETED, memory_order_release);
+#endif
+    (void) old;
     STAILQ_INSERT_TAIL(&context->queue, base, entry);
     atomic_fetch_add_explicit(&context->count, 1, memory_order_release);
     pthread_mutex_unlock(&context->lock);
@@ -1007,13 +1044,36 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
     return done > 0 ? NA_SUCCESS : NA_TIMEOUT;
 }
 
+/*
+ * Cancel marks the current post (NA_OP_CANCEL_REQUESTED), once. An op
+ * still being posted is left to na_op_start(), which the posting plugin
+ * calls under its lock and which then tells it to cancel; a started op
+ * goes to the plugin's cancel hook. Idle and completed ops, and a post
+ * already marked, need nothing.
+ */
 na_return_t
 NA_Cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op_id)
 {
+    struct na_op_base *base;
+    int s;
+
     if (!na_post_args_ok(na_class, context, op_id))
         return NA_INVALID_ARG;
-    /* Idle or completed: nothing to cancel. */
-    if (na_op_state(na_op_base(op_id)) != NA_OP_POSTED)
+    base = na_op_base(op_id);
+    s = atomic_load_explicit(&base->state, memory_order_acquire);
+    for (;;) {
+        int st = s & NA_OP_STATE_MASK;
+
+        if ((st != NA_OP_POSTED && st != NA_OP_STARTED) ||
+            (s & NA_OP_CANCEL_REQUESTED))
+            return NA_SUCCESS;
+        if (atomic_compare_exchange_weak_explicit(
+                &base->state, &s, s | NA_OP_CANCEL_REQUESTED,
+                memory_order_acq_rel, memory_order_acquire))
+            break;
+    }
+    /* Posted, not started: na_op_start() reports the mark to the plugin. */
+    if ((s & NA_OP_STATE_MASK) == NA_OP_POSTED)
         return NA_SUCCESS;
     return na_class->ops->cancel(na_class, context, op_id);
 }

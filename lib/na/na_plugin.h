@@ -4,9 +4,10 @@
  * A plugin is one folder under plugins/ that exports exactly one symbol: a
  * `const struct na_class_ops`. The core (lib/na) owns classes, contexts and
  * their completion queues; a plugin owns its addresses, memory handles and
- * the rest of its operation ids (the core owns each op's state and
- * completion entry, struct na_op_base), and completes every operation it
- * accepted exactly once by calling na_op_complete().
+ * the rest of its operation ids (the core owns each op's life: its state,
+ * completion entry, cancel mark and list link, struct na_op_base), starts
+ * an operation that will wait with na_op_start() and completes every
+ * operation it accepted exactly once with na_op_finish().
  *
  * Rules every op follows unless its comment says otherwise:
  *  - Ops never block, except poll_wait, which may sleep up to its timeout.
@@ -70,9 +71,17 @@ struct na_op_desc {
 /* The life of an operation id, owned by the core. */
 enum na_op_state {
     NA_OP_IDLE,      /* free for a new post                                */
-    NA_OP_POSTED,    /* accepted by the plugin, not yet completed          */
+    NA_OP_POSTED,    /* claimed by a post; the plugin has not started it   */
+    NA_OP_STARTED,   /* started (na_op_start): cancel reaches the plugin   */
     NA_OP_COMPLETED, /* on its context's completion queue, not triggered   */
 };
+
+/* Set beside NA_OP_POSTED or NA_OP_STARTED in na_op_base.state once a
+ * cancel of the current post arrived: at most once per post. */
+#define NA_OP_CANCEL_REQUESTED 0x100
+#define NA_OP_STATE_MASK 0xff
+
+struct na_op_list;
 
 /*
  * The core's part of every operation id. A plugin's `struct na_op_id`
@@ -80,22 +89,29 @@ enum na_op_state {
  * core finds it from the na_op_id_t pointer) and never writes its fields
  * except `info.info`, the kind-specific results (actual sizes, source
  * address and tag of a received message), which it fills before
- * na_op_complete().
+ * na_op_finish(), and the list link, through the na_op_list_* helpers.
  *
- * The core moves the state: IDLE -> POSTED before the plugin's post op
- * runs (NA_BUSY if the op is not idle), back to IDLE if that op fails,
- * POSTED -> COMPLETED in na_op_complete(), and COMPLETED -> IDLE in
- * NA_Trigger() just before the user callback, which may therefore repost
- * the same op id. NA_Op_destroy() refuses (NA_BUSY) an op that is not
- * idle, and NA_Cancel() calls the plugin only for a posted op.
+ * The state moves only in the core: IDLE -> POSTED before the plugin's
+ * post op runs (NA_BUSY if the op is not idle), back to IDLE if that op
+ * fails, POSTED -> STARTED in na_op_start(), POSTED or STARTED ->
+ * COMPLETED in na_op_finish(), and COMPLETED -> IDLE in NA_Trigger() just
+ * before the user callback, which may therefore repost the same op id.
+ * NA_Cancel() only marks the op (NA_OP_CANCEL_REQUESTED) while it is
+ * POSTED, which na_op_start() then reports; it calls the plugin's cancel
+ * hook once, for a STARTED op. NA_Op_destroy() refuses (NA_BUSY) an op
+ * that is not idle.
  */
 struct na_op_base {
     struct na_cb_info info; /* what the user callback receives           */
     na_cb_t callback;
     na_class_t *na_class;           /* the class that created the op id   */
     na_context_t *context;          /* the context of the current post    */
-    atomic_int state;               /* enum na_op_state                   */
+    atomic_int state;               /* enum na_op_state, and the flag     */
     STAILQ_ENTRY(na_op_base) entry; /* in context->queue while completed */
+    /* A plugin list the op waits on (na_op_list_*), under the lock the
+     * plugin guards that list with; list is NULL when on none. */
+    TAILQ_ENTRY(na_op_base) link;
+    struct na_op_list *list;
 };
 
 /* The op's base, from the op id a plugin defines (base first). */
@@ -110,8 +126,108 @@ na_op_base(na_op_id_t *op_id)
 static inline enum na_op_state
 na_op_state(const struct na_op_base *base)
 {
-    return (enum na_op_state) atomic_load_explicit((atomic_int *) &base->state,
-                                                   memory_order_acquire);
+    return (enum na_op_state)(atomic_load_explicit((atomic_int *) &base->state,
+                                                   memory_order_acquire) &
+                              NA_OP_STATE_MASK);
+}
+
+/*
+ * The life of an operation, for plugins (the model is nng's aio). A post
+ * op either finishes the op at once (na_op_finish, for instance a send
+ * that went out whole) or starts it: under the lock that guards where it
+ * will wait, it calls na_op_start() before it puts the op where its
+ * completion or its cancel hook can find it. false means a cancel arrived
+ * while the post ran: the plugin then does not queue the op but cancels
+ * it itself, as its hook would (an op that waits on a plugin list simply
+ * finishes with NA_CANCELED). From true on, the core calls the plugin's
+ * cancel hook, at most once, for a cancel of this post; the hook takes
+ * the same lock and finishes the op with NA_CANCELED if it still waits
+ * (na_op_list_active), else does nothing: it completed, or completes soon
+ * with its result. Thus the race between a cancel and the post that it
+ * cancels is closed here, once, for every plugin.
+ *
+ * A second call for the same post returns true (already started). It
+ * must not come after the op may have completed.
+ */
+bool na_op_start(na_op_id_t *op_id);
+
+/* Whether a cancel of the current post arrived (the op is posted or
+ * started). For plugins that check at a later step, such as an op that
+ * was in flight when cancel came. */
+static inline bool
+na_op_cancel_requested(const struct na_op_base *base)
+{
+    return (atomic_load_explicit((atomic_int *) &base->state,
+                                 memory_order_acquire) &
+            NA_OP_CANCEL_REQUESTED) != 0;
+}
+
+/*
+ * Plugin lists of started ops (posted receives, sends waiting for room):
+ * a list is guarded by a lock of the plugin, held around every call here.
+ * An op is on at most one list; na_op_list_active() tells whether it is,
+ * which is how a cancel hook knows that the op is still its to finish.
+ */
+struct na_op_list {
+    TAILQ_HEAD(, na_op_base) head;
+};
+
+static inline void
+na_op_list_init(struct na_op_list *list)
+{
+    TAILQ_INIT(&list->head);
+}
+
+static inline bool
+na_op_list_empty(const struct na_op_list *list)
+{
+    return TAILQ_EMPTY(&list->head);
+}
+
+static inline void
+na_op_list_append(struct na_op_list *list, na_op_id_t *op_id)
+{
+    struct na_op_base *base = na_op_base(op_id);
+
+    TAILQ_INSERT_TAIL(&list->head, base, link);
+    base->list = list;
+}
+
+/* Take the op off its list; nothing if it is on none. */
+static inline void
+na_op_list_remove(na_op_id_t *op_id)
+{
+    struct na_op_base *base = na_op_base(op_id);
+
+    if (base->list == NULL)
+        return;
+    TAILQ_REMOVE(&base->list->head, base, link);
+    base->list = NULL;
+}
+
+static inline bool
+na_op_list_active(na_op_id_t *op_id)
+{
+    return na_op_base(op_id)->list != NULL;
+}
+
+/* The list the op is on, or NULL. */
+static inline struct na_op_list *
+na_op_list_of(na_op_id_t *op_id)
+{
+    return na_op_base(op_id)->list;
+}
+
+static inline na_op_id_t *
+na_op_list_first(const struct na_op_list *list)
+{
+    return (na_op_id_t *) (void *) TAILQ_FIRST(&list->head);
+}
+
+static inline na_op_id_t *
+na_op_list_next(na_op_id_t *op_id)
+{
+    return (na_op_id_t *) (void *) TAILQ_NEXT(na_op_base(op_id), link);
 }
 
 /* The core's class: the plugin keeps its private state in plugin_class. */
@@ -164,20 +280,22 @@ struct na_context {
 };
 
 /*
- * Complete a posted operation with `ret`: the op moves to NA_OP_COMPLETED
- * and is queued on the context of its post. Call it exactly once per
- * accepted post, after the last access to the op: another thread may
- * trigger and repost it as soon as this returns. Never runs the callback.
+ * Finish a posted or started operation with `ret`: the op moves to
+ * NA_OP_COMPLETED and is queued on the context of its post. Call it
+ * exactly once per accepted post (a second call is a plugin bug, caught
+ * by an assertion), off every na_op_list, after the last access to the
+ * op: another thread may trigger and repost it as soon as this returns.
+ * Never runs the callback.
  * It does not wake a thread blocked in the plugin's poll_wait: a plugin that
  * completes operations outside its own progress loop wakes its waiters.
  *
  * Lock order. The core never holds a context's lock (or any core lock)
  * while it calls a plugin op or a user callback, so a plugin may call
- * na_op_complete() and NA_Context_get_completion_count() while holding its
+ * na_op_finish() and NA_Context_get_completion_count() while holding its
  * own locks: plugin locks always come before the core's context lock, never
  * after. A plugin never takes core locks itself.
  */
-void na_op_complete(na_op_id_t *op_id, na_return_t ret);
+void na_op_finish(na_op_id_t *op_id, na_return_t ret);
 
 /*
  * The signature of the six post ops (msg_send_unexpected ... get). The core
@@ -186,8 +304,9 @@ void na_op_complete(na_op_id_t *op_id, na_return_t ret);
  * sizes within the plugin's limits; tags at most the class's max_tag) and moved
  * the op to NA_OP_POSTED. On NA_SUCCESS the plugin owns desc->buf (a
  * message) and the op until the op completes, exactly once, through
- * na_op_complete(). On error nothing was posted, no completion will come
- * and the core returns the op to NA_OP_IDLE.
+ * na_op_finish(); an op that does not finish inside the post is started
+ * first (na_op_start). On error nothing was posted, no completion will
+ * come and the core returns the op to NA_OP_IDLE.
  */
 typedef na_return_t (*na_plugin_post_t)(na_class_t *na_class,
                                         const struct na_op_desc *desc,
@@ -327,11 +446,14 @@ struct na_class_ops {
     na_return_t (*poll_wait)(na_class_t *na_class, na_context_t *context,
                              unsigned int timeout_ms, unsigned int *count);
 
-    /* Asynchronous cancel: the op still completes once (NA_CANCELED or
-     * its real result). Called only for an op the core saw NA_OP_POSTED;
-     * it may complete concurrently, so the plugin checks again under its
-     * own lock: a completed op is NA_SUCCESS, no effect. Cancel of an op
-     * whose post has not returned yet is the caller's race, not handled. */
+    /* The cancel hook. The core calls it at most once per post, and only
+     * for an op the plugin started (na_op_start); a cancel that comes
+     * earlier is reported by na_op_start() instead. The op may complete
+     * concurrently, so the hook takes the lock its lists are under and
+     * finishes the op with NA_CANCELED only if it still waits
+     * (na_op_list_active); otherwise it does nothing and the op completes
+     * once, with its result. Asynchronous, never blocks; returns
+     * NA_SUCCESS. */
     na_return_t (*cancel)(na_class_t *na_class, na_context_t *context,
                           na_op_id_t *op_id);
 

@@ -177,7 +177,7 @@ na_plugin_op_done(struct na_plugin_wait *w, struct na_plugin_context *pc,
 {
     atomic_fetch_add(&pc->completed, 1);
     atomic_fetch_add(&w->completed, 1);
-    na_op_complete(op, ret);
+    na_op_finish(op, ret);
     atomic_fetch_sub(&pc->pending, 1);
 }
 

@@ -490,7 +490,6 @@ na_ofi_op_create(na_class_t *na_class, unsigned long flags)
     op->hdr.kind = NA_OFI_CTX_OP;
     op->cls = na_ofi_class(na_class);
     atomic_init(&op->status, NA_OFI_OP_DONE);
-    atomic_init(&op->cancel_requested, false);
     return op;
 }
 

@@ -13,7 +13,7 @@
  * public symbol of the plugin is na_ofi_class_ops.
  *
  * Lock order with the core: the plugin's locks (addr_lock, rx_lock,
- * retry_lock) come before a context's core lock, which na_op_complete()
+ * retry_lock) come before a context's core lock, which na_op_finish()
  * takes; the core never holds a lock of its own while it calls into the
  * plugin, so the order cannot invert. The plugin reads a
  * context's completion count only through NA_Context_get_completion_count().
@@ -172,7 +172,6 @@ struct na_op_id {
     struct na_ofi_class *cls;
     na_context_t *context;
     atomic_int status; /* enum na_ofi_op_status */
-    atomic_bool cancel_requested;
     na_cb_type_t type;
     na_ofi_post_fn post;     /* reposts after FI_EAGAIN */
     bool injected;           /* post completed inline (fi_inject) */
@@ -470,8 +469,8 @@ na_return_t na_ofi_rma(na_class_t *na_class, const struct na_op_desc *desc,
                        na_op_id_t *op_id);
 
 /* na_ofi_progress.c */
-void na_ofi_op_start(struct na_op_id *op, const struct na_op_desc *desc,
-                     struct na_addr *addr);
+void na_ofi_op_init(struct na_op_id *op, const struct na_op_desc *desc,
+                    struct na_addr *addr);
 void na_ofi_op_abort(struct na_op_id *op);
 na_return_t na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post);
 void na_ofi_op_complete(struct na_op_id *op, na_return_t ret);

@@ -414,20 +414,26 @@ na_ofi_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     struct na_ofi_class *cls = na_ofi_class(na_class);
     struct na_ofi_context *pc = desc->context->plugin_context;
     struct na_ofi_backlog_msg *m;
+    bool canceled = false;
 
-    na_ofi_op_start(op_id, desc, NULL);
+    na_ofi_op_init(op_id, desc, NULL);
     na_ofi_msg_set(op_id, desc->buf, desc->buf_size, desc->plugin_data, 0, 0);
 
     pthread_mutex_lock(&cls->rx_lock);
     m = STAILQ_FIRST(&pc->backlog);
     if (m != NULL) {
         STAILQ_REMOVE_HEAD(&pc->backlog, entry);
-    } else {
+    } else if (na_op_start(op_id)) {
         atomic_store(&op_id->queued_on, NA_OFI_QUEUE_UNEXP);
         TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
+    } else {
+        canceled = true; /* a cancel came during the post */
     }
     pthread_mutex_unlock(&cls->rx_lock);
-    if (m != NULL) {
+    if (canceled) {
+        na_ofi_op_complete(op_id, NA_CANCELED);
+        na_ofi_wake(cls);
+    } else if (m != NULL) {
         na_ofi_unexp_deliver(op_id, m->source, m->tag, m->data, m->len);
         free(m);
         na_ofi_wake(cls);
@@ -456,7 +462,7 @@ na_ofi_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
                 na_op_id_t *op_id)
 {
     (void) na_class;
-    na_ofi_op_start(op_id, desc, desc->addr);
+    na_ofi_op_init(op_id, desc, desc->addr);
     na_ofi_msg_set(op_id, desc->buf, desc->buf_size, desc->plugin_data,
                    desc->addr_id, desc->tag);
     if (desc->type == NA_CB_SEND_UNEXPECTED)
@@ -481,7 +487,7 @@ na_ofi_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
                          na_op_id_t *op_id)
 {
     (void) na_class;
-    na_ofi_op_start(op_id, desc, desc->addr);
+    na_ofi_op_init(op_id, desc, desc->addr);
     na_ofi_msg_set(op_id, desc->buf, desc->buf_size, desc->plugin_data,
                    desc->addr_id, desc->tag);
     op_id->u.msg.fi_tag =

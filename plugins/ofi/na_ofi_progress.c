@@ -9,7 +9,10 @@
  * na_op_base); while the core has it posted, op->status says where it is:
  * QUEUED on one of our queues, or POSTED with libfabric, and DONE once it
  * completed. Exactly one path completes it: the CQ entry for a posted op,
- * or whoever removes it from our queue under that queue's lock.
+ * or whoever removes it from our queue under that queue's lock. An op
+ * starts (na_op_start) before it reaches libfabric or a queue; a cancel
+ * that came after that but before libfabric had it is passed on with
+ * fi_cancel by whoever handed it over (na_ofi_op_handed).
  */
 #include "na_ofi_internal.h"
 
@@ -101,7 +104,7 @@ na_ofi_peer_error_to_na(const struct na_op_id *op, int fi_err)
     /* The provider flushes the ops of a connection that broke with
      * FI_ECANCELED: nobody cancelled them, the peer went away. */
     if (op->addr != NULL && fi_err == FI_ECANCELED &&
-        !atomic_load(&op->cancel_requested))
+        !na_op_cancel_requested(&op->base))
         return NA_HOSTUNREACH;
     return na_ofi_error_to_na(fi_err);
 }
@@ -127,14 +130,13 @@ na_ofi_pctx(na_context_t *context)
 
 /* The core has moved the op from idle to posted. */
 void
-na_ofi_op_start(struct na_op_id *op, const struct na_op_desc *desc,
-                struct na_addr *addr)
+na_ofi_op_init(struct na_op_id *op, const struct na_op_desc *desc,
+               struct na_addr *addr)
 {
     atomic_store(&op->status, NA_OFI_OP_QUEUED);
     op->context = desc->context;
     op->type = desc->type;
     op->injected = false;
-    atomic_store(&op->cancel_requested, false);
     atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
     op->addr = addr;
     if (addr != NULL)
@@ -142,7 +144,7 @@ na_ofi_op_start(struct na_op_id *op, const struct na_op_desc *desc,
     atomic_fetch_add(&na_ofi_pctx(desc->context)->pending, 1);
 }
 
-/* Undo na_ofi_op_start() for a post that failed: no completion comes. */
+/* Undo na_ofi_op_init() for a post that failed: no completion comes. */
 void
 na_ofi_op_abort(struct na_op_id *op)
 {
@@ -157,7 +159,7 @@ na_ofi_op_abort(struct na_op_id *op)
 
 /*
  * Hand the op to the core. The op may be triggered and reused by another
- * thread as soon as na_op_complete() returns, so it is not touched
+ * thread as soon as na_op_finish() returns, so it is not touched
  * afterwards; the context stays valid because it cannot be destroyed
  * while `pending` counts this op.
  */
@@ -170,8 +172,18 @@ na_ofi_op_complete(struct na_op_id *op, na_return_t ret)
         na_ofi_addr_unref(op->addr);
     op->addr = NULL;
     atomic_store(&op->status, NA_OFI_OP_DONE);
-    na_op_complete(op, ret);
+    na_op_finish(op, ret);
     atomic_fetch_sub(&pc->pending, 1);
+}
+
+/* After libfabric accepted `op`: a cancel that came since the op started
+ * may have found it with neither us nor libfabric, so it is passed on.
+ * The op may have completed meanwhile; fi_cancel then finds nothing. */
+static void
+na_ofi_op_handed(struct na_ofi_class *cls, struct na_op_id *op)
+{
+    if (na_op_cancel_requested(&op->base))
+        (void) fi_cancel(&cls->ep->fid, &op->hdr.fi_ctx);
 }
 
 /* Queue a refused op at the tail; its retry clock starts on first refusal
@@ -241,6 +253,11 @@ na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
         return NA_HOSTUNREACH;
     }
     op->post = post;
+    if (!na_op_start(op)) {
+        na_ofi_op_complete(op, NA_CANCELED); /* canceled during the post */
+        na_ofi_wake(cls);
+        return NA_SUCCESS;
+    }
     if (na_ofi_retry_has_peer(cls, op->addr)) {
         na_ofi_retry_push(cls, op);
         return NA_SUCCESS;
@@ -251,6 +268,8 @@ na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
         if (op->injected) {
             na_ofi_op_complete(op, NA_SUCCESS);
             na_ofi_wake(cls);
+        } else {
+            na_ofi_op_handed(cls, op);
         }
         return NA_SUCCESS;
     }
@@ -297,15 +316,17 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
         atomic_fetch_sub(&cls->retry_count, 1);
         atomic_store(&op->status, NA_OFI_OP_POSTED);
         rc = na_ofi_shm_rc(cls, op->post(op));
-        if (rc == 0 && !op->injected)
-            continue; /* with the provider now */
+        if (rc == 0 && !op->injected) {
+            na_ofi_op_handed(cls, op); /* with the provider now */
+            continue;
+        }
         if (rc == -FI_EAGAIN && op->addr != NULL && now >= op->peer_check_ns) {
             op->peer_check_ns = now + NA_OFI_PEER_CHECK_NS;
             if (na_ofi_addr_refused(op->addr))
                 rc = -FI_ECONNREFUSED; /* fails below, at once */
         }
         if (rc == -FI_EAGAIN && now < op->retry_deadline &&
-            !atomic_load(&op->cancel_requested)) {
+            !na_op_cancel_requested(&op->base)) {
             atomic_store(&op->status, NA_OFI_OP_QUEUED);
             atomic_store(&op->queued_on, NA_OFI_QUEUE_RETRY);
             atomic_fetch_add(&cls->retry_count, 1);
@@ -322,7 +343,7 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
             op->base.info.ret = NA_SUCCESS;
         else if (rc != -FI_EAGAIN)
             op->base.info.ret = na_ofi_peer_error_to_na(op, -rc);
-        else if (atomic_load(&op->cancel_requested))
+        else if (na_op_cancel_requested(&op->base))
             op->base.info.ret = NA_CANCELED;
         else
             op->base.info.ret = NA_HOSTUNREACH;
@@ -680,27 +701,21 @@ done:
                                                              : NA_TIMEOUT;
 }
 
+/*
+ * The core calls this once per post, for a started op. One on our queues
+ * is finished here; one with libfabric is withdrawn there and completes
+ * once, with FI_ECANCELED or its real result. One between the two is
+ * passed on by whoever hands it to libfabric (na_ofi_op_handed).
+ */
 na_return_t
 na_ofi_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
-    int status = atomic_load(&op->status);
 
     (void) context;
-    if (status == NA_OFI_OP_DONE)
-        return NA_SUCCESS;
-    if (status == NA_OFI_OP_QUEUED) {
-        if (na_ofi_unexp_cancel(cls, op) || na_ofi_retry_cancel(cls, op)) {
-            na_ofi_wake(cls);
-            return NA_SUCCESS;
-        }
-        status = atomic_load(&op->status);
-    }
-    if (status == NA_OFI_OP_POSTED) {
-        /* The provider completes the op with FI_ECANCELED if it could
-         * still withdraw it, or with its real result; either way once. */
-        atomic_store(&op->cancel_requested, true);
+    if (na_ofi_unexp_cancel(cls, op) || na_ofi_retry_cancel(cls, op))
+        na_ofi_wake(cls);
+    else if (atomic_load(&op->status) == NA_OFI_OP_POSTED)
         (void) fi_cancel(&cls->ep->fid, &op->hdr.fi_ctx);
-    }
     return NA_SUCCESS;
 }

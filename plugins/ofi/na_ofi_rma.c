@@ -234,7 +234,7 @@ na_ofi_rma_start(struct na_ofi_class *cls, struct na_op_id *op,
         if (ret != NA_SUCCESS)
             return ret;
     }
-    na_ofi_op_start(op, desc, desc->addr);
+    na_ofi_op_init(op, desc, desc->addr);
     op->u.rma.local = (void *) (uintptr_t) (local->base + desc->local_offset);
     op->u.rma.remote =
         (cls->mr_virt_addr ? remote->base : 0) + desc->remote_offset;

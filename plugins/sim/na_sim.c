@@ -316,6 +316,8 @@ na_sim_op_schedule(struct na_sim_world *world, struct na_op_id *op,
         ret = na_sim_schedule(world, when, kind, op);
     if (ret != NA_SUCCESS)
         na_sim_op_abort(world, op, ret);
+    else
+        na_sim_op_started(world, op);
     return ret;
 }
 
@@ -338,30 +340,21 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
     ctx->pending--;
     ctx->completions++;
     world->completions++;
-    na_op_complete(op, ret);
+    na_op_finish(op, ret);
 }
 
 /*
  * Cancel: mark the op; a posted receive leaves its list and completes from
  * a local event at the current time, anything in flight completes with
  * NA_CANCELED when its event comes due. Either way the callback runs from
- * NA_Trigger() after progress, exactly once.
+ * NA_Trigger() after progress, exactly once. World lock held.
  */
-static na_return_t
-na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
+static void
+na_sim_cancel_locked(struct na_sim_world *world, struct na_op_id *op)
 {
-    struct na_sim_node *node = na_class->plugin_class;
-    struct na_sim_world *world = node->world;
-
-    (void) context;
-    pthread_mutex_lock(&world->lock);
-    if (na_op_state(&op->base) != NA_OP_POSTED || op->canceled) {
-        pthread_mutex_unlock(&world->lock);
-        return NA_SUCCESS;
-    }
     op->canceled = true;
-    na_sim_trace(world, na_sim_now(world), op->seq, "cancel", node->name.str,
-                 node->name.str, op->size, op->tag);
+    na_sim_trace(world, na_sim_now(world), op->seq, "cancel",
+                 op->node->name.str, op->node->name.str, op->size, op->tag);
     if (op->list != NULL) {
         TAILQ_REMOVE(op->list, op, link);
         op->list = NULL;
@@ -371,6 +364,30 @@ na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
     }
     world->post_gen++;
     na_sim_wake(world);
+}
+
+/* The end of a post that succeeded (world lock held, so the op is where
+ * its event or its list holds it, and no cancel hook has run): start it
+ * in the core, and carry out a cancel that came during the post. */
+void
+na_sim_op_started(struct na_sim_world *world, struct na_op_id *op)
+{
+    if (na_op_state(&op->base) == NA_OP_POSTED && !na_op_start(op))
+        na_sim_cancel_locked(world, op);
+}
+
+/* The core calls this once per post, for a started op; it may have
+ * completed meanwhile. */
+static na_return_t
+na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
+{
+    struct na_sim_node *node = na_class->plugin_class;
+    struct na_sim_world *world = node->world;
+
+    (void) context;
+    pthread_mutex_lock(&world->lock);
+    if (na_op_state(&op->base) == NA_OP_STARTED && !op->canceled)
+        na_sim_cancel_locked(world, op);
     pthread_mutex_unlock(&world->lock);
     return NA_SUCCESS;
 }

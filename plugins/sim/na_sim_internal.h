@@ -22,7 +22,7 @@
  * always taken before a world's lock, never after.
  *
  * Lock order with the core: na_sim_global_lock, then world->lock, then a
- * core context's lock. Completing an op (na_op_complete()) and counting a
+ * core context's lock. Completing an op (na_op_finish()) and counting a
  * context's untriggered completions (NA_Context_get_completion_count())
  * take the context lock while the world lock is held; the core never holds
  * a context lock while it calls into the plugin, so the order cannot
@@ -320,6 +320,9 @@ void na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
 /* Operations (na_sim.c). Callers hold world->lock. */
 void na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
                     struct na_op_id *op, na_cb_type_t type);
+/* The end of a post that succeeded: na_op_start(), and the cancel that
+ * came during the post, if one did. */
+void na_sim_op_started(struct na_sim_world *world, struct na_op_id *op);
 /* Undo a post that failed after na_sim_op_post(): no completion comes. */
 void na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
                      na_return_t ret);

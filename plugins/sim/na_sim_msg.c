@@ -455,6 +455,8 @@ na_sim_msg_recv(na_class_t *na_class, const struct na_op_desc *desc,
         ret = na_sim_recv_post(world, op);
     if (ret != NA_SUCCESS)
         na_sim_op_abort(world, op, ret);
+    else
+        na_sim_op_started(world, op);
     pthread_mutex_unlock(&world->lock);
     return ret;
 }

@@ -35,19 +35,40 @@ na_auto_read_node(char *node)
             *p = '-';
 }
 
-/* The core has moved the op from idle to posted. */
-void
-na_auto_op_start(struct na_op_id *op, const struct na_op_desc *desc)
+/*
+ * The core has moved the op from idle to posted. An op that an inner
+ * class will carry (side >= 0) starts here, before the handoff; false: a
+ * cancel came first, and the op is finished as canceled. An unexpected
+ * receive (side -1) starts when it joins the posted list.
+ */
+bool
+na_auto_op_start(struct na_op_id *op, const struct na_op_desc *desc, int side)
 {
     op->context = desc->context;
-    op->queued = false;
+    op->side = side;
     atomic_fetch_add(&na_auto_ctx(desc->context)->pending, 1);
+    if (side < 0 || na_op_start(op))
+        return true;
+    na_auto_op_finish(op, NA_CANCELED);
+    return false;
 }
 
-void
-na_auto_op_abort(struct na_op_id *op)
+/*
+ * After the inner post returned `ret`. A refused post is undone. A cancel
+ * that came after na_auto_op_start() but before the inner op was posted
+ * found nothing to cancel there, so it is passed on now (a second cancel
+ * of the inner op does nothing). The op may have completed meanwhile:
+ * only the arguments are read.
+ */
+na_return_t
+na_auto_op_handed(struct na_op_id *op, struct na_auto_class *cls,
+                  struct na_auto_context *ac, int side, na_return_t ret)
 {
-    atomic_fetch_sub(&na_auto_ctx(op->context)->pending, 1);
+    if (ret != NA_SUCCESS)
+        atomic_fetch_sub(&ac->pending, 1);
+    else if (na_op_cancel_requested(&op->base))
+        (void) NA_Cancel(cls->inner[side], ac->inner[side], op->inner[side]);
+    return ret;
 }
 
 void
@@ -57,7 +78,7 @@ na_auto_op_finish(struct na_op_id *op, na_return_t ret)
 
     atomic_fetch_add(&ac->completed, 1);
     atomic_fetch_add(&ac->cls->completed, 1);
-    na_op_complete(op, ret);
+    na_op_finish(op, ret);
     atomic_fetch_sub(&ac->pending, 1);
 }
 

@@ -477,13 +477,11 @@ na_auto_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
         if (rh->part[s] == NULL || lh->part[s] == NULL || peer->part[s] == NULL)
             return NA_INVALID_ARG;
     }
-    na_auto_op_start(op, desc);
-    op->side = s;
+    if (!na_auto_op_start(op, desc, s))
+        return NA_SUCCESS;
     ret = (desc->type == NA_CB_PUT ? NA_Put : NA_Get)(
         cls->inner[s], ac->inner[s], na_auto_inner_cb, op, lh->part[s],
         desc->local_offset, rh->part[s], desc->remote_offset, desc->data_size,
         peer->part[s], desc->addr_id, op->inner[s]);
-    if (ret != NA_SUCCESS)
-        na_auto_op_abort(op);
-    return ret;
+    return na_auto_op_handed(op, cls, ac, s, ret);
 }

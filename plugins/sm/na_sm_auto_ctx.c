@@ -82,7 +82,7 @@ na_auto_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
     ac->cls = cls;
     ac->context = context;
     pthread_mutex_init(&ac->lock, NULL);
-    TAILQ_INIT(&ac->posted);
+    na_op_list_init(&ac->posted);
     TAILQ_INIT(&ac->backlog);
     for (int s = 0; s < 2; s++) {
         ac->inner[s] = NA_Context_create_id(cls->inner[s], id);

@@ -56,9 +56,6 @@ struct na_mem_handle {
     na_mem_handle_t part[2];
 };
 
-struct na_op_id;
-TAILQ_HEAD(na_auto_op_queue, na_op_id);
-
 struct na_op_id {
     struct na_op_base base; /* the core's part: must stay first */
     struct na_auto_class *cls;
@@ -67,8 +64,6 @@ struct na_op_id {
     int side;  /* the inner op in use */
     void *buf; /* unexpected receive */
     size_t size;
-    bool queued; /* on the context's posted receives */
-    TAILQ_ENTRY(na_op_id) entry;
 };
 
 _Static_assert(offsetof(struct na_op_id, base) == 0,
@@ -99,7 +94,7 @@ struct na_auto_context {
     atomic_uint pending;
     atomic_uint completed;
     pthread_mutex_t lock; /* posted receives and backlog */
-    struct na_auto_op_queue posted;
+    struct na_op_list posted;
     TAILQ_HEAD(, na_auto_msg) backlog;
     bool closing;
     struct na_auto_rx rx[2][NA_AUTO_RX_PER_CLASS];
@@ -122,8 +117,11 @@ void na_sm_sleep_with(na_class_t *sm_class, int fd, unsigned int timeout_ms);
 
 /* na_sm_auto.c */
 void na_auto_op_finish(struct na_op_id *op, na_return_t ret);
-void na_auto_op_start(struct na_op_id *op, const struct na_op_desc *desc);
-void na_auto_op_abort(struct na_op_id *op);
+bool na_auto_op_start(struct na_op_id *op, const struct na_op_desc *desc,
+                      int side);
+na_return_t na_auto_op_handed(struct na_op_id *op, struct na_auto_class *cls,
+                              struct na_auto_context *ac, int side,
+                              na_return_t ret);
 void na_auto_inner_cb(const struct na_cb_info *info);
 
 /* na_sm_auto_ctx.c */

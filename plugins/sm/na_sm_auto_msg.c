@@ -46,10 +46,9 @@ na_auto_rx_cb(const struct na_cb_info *info)
             na_auto_addr_new(cls, rx->side == NA_AUTO_NET ? ru->source : NULL,
                              rx->side == NA_AUTO_SM ? ru->source : NULL);
         pthread_mutex_lock(&ac->lock);
-        op = TAILQ_FIRST(&ac->posted);
+        op = na_op_list_first(&ac->posted);
         if (op != NULL) {
-            TAILQ_REMOVE(&ac->posted, op, entry);
-            op->queued = false;
+            na_op_list_remove(op);
             na_auto_fill(op, src, ru->tag, rx->buf, ru->actual_buf_size);
         } else if (src != NULL) {
             struct na_auto_msg *m = malloc(sizeof(*m) + ru->actual_buf_size);
@@ -109,16 +108,14 @@ na_auto_send(na_class_t *na_class, const struct na_op_desc *desc,
     int s = na_auto_addr_side(dest);
     na_return_t ret;
 
-    na_auto_op_start(op, desc);
-    op->side = s;
+    if (!na_auto_op_start(op, desc, s))
+        return NA_SUCCESS;
     ret = (desc->type == NA_CB_SEND_EXPECTED ? NA_Msg_send_expected
                                              : NA_Msg_send_unexpected)(
         cls->inner[s], ac->inner[s], na_auto_inner_cb, op, desc->buf,
         desc->buf_size, s == NA_AUTO_NET ? desc->plugin_data : NULL,
         dest->part[s], desc->addr_id, desc->tag, op->inner[s]);
-    if (ret != NA_SUCCESS)
-        na_auto_op_abort(op);
-    return ret;
+    return na_auto_op_handed(op, cls, ac, s, ret);
 }
 
 na_return_t
@@ -129,19 +126,19 @@ na_auto_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     struct na_auto_msg *m;
 
     (void) na_class;
-    na_auto_op_start(op, desc);
+    (void) na_auto_op_start(op, desc, -1);
     op->buf = desc->buf;
     op->size = desc->buf_size;
-    op->side = -1;
     pthread_mutex_lock(&ac->lock);
     m = TAILQ_FIRST(&ac->backlog);
     if (m != NULL) {
         TAILQ_REMOVE(&ac->backlog, m, entry);
         na_auto_fill(op, m->source, m->tag, m->data, m->len);
         free(m);
+    } else if (na_op_start(op)) {
+        na_op_list_append(&ac->posted, op);
     } else {
-        op->queued = true;
-        TAILQ_INSERT_TAIL(&ac->posted, op, entry);
+        na_auto_op_finish(op, NA_CANCELED); /* canceled during the post */
     }
     pthread_mutex_unlock(&ac->lock);
     return NA_SUCCESS;
@@ -157,40 +154,32 @@ na_auto_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
     int s = na_auto_addr_side(source);
     na_return_t ret;
 
-    na_auto_op_start(op, desc);
-    op->side = s;
+    if (!na_auto_op_start(op, desc, s))
+        return NA_SUCCESS;
     ret = NA_Msg_recv_expected(
         cls->inner[s], ac->inner[s], na_auto_inner_cb, op, desc->buf,
         desc->buf_size, s == NA_AUTO_NET ? desc->plugin_data : NULL,
         source->part[s], desc->addr_id, desc->tag, op->inner[s]);
-    if (ret != NA_SUCCESS)
-        na_auto_op_abort(op);
-    return ret;
+    return na_auto_op_handed(op, cls, ac, s, ret);
 }
 
+/* The core calls this once per post, for a started op: a receive on our
+ * posted list is ours to finish; any other op is its inner op's. */
 na_return_t
 na_auto_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
-    struct na_auto_context *ac;
-    bool mine = false;
+    struct na_auto_context *ac = na_auto_ctx(op->context);
+    bool mine;
 
     (void) context;
-    if (na_op_state(&op->base) != NA_OP_POSTED)
-        return NA_SUCCESS;
-    ac = na_auto_ctx(op->context);
     pthread_mutex_lock(&ac->lock);
-    if (op->queued) {
-        TAILQ_REMOVE(&ac->posted, op, entry);
-        op->queued = false;
-        mine = true;
-    }
+    mine = na_op_list_active(op);
+    na_op_list_remove(op);
     pthread_mutex_unlock(&ac->lock);
-    if (mine) {
+    if (mine)
         na_auto_op_finish(op, NA_CANCELED);
-        return NA_SUCCESS;
-    }
-    if (op->side >= 0)
+    else if (op->side >= 0)
         return NA_Cancel(cls->inner[op->side], ac->inner[op->side],
                          op->inner[op->side]);
     return NA_SUCCESS;

@@ -125,9 +125,9 @@ na_sm_conn_new(struct na_sm_class *cls, int sock, bool connector)
     c->connector = connector;
     if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
         c->pid = cred.pid;
-    TAILQ_INIT(&c->tx_wait);
-    TAILQ_INIT(&c->rma_wait);
-    TAILQ_INIT(&c->rma_pending);
+    na_op_list_init(&c->tx_wait);
+    na_op_list_init(&c->rma_wait);
+    na_op_list_init(&c->rma_pending);
     TAILQ_INIT(&c->rma_out);
     c->rma_msg = cls->rma_mode == NA_SM_RMA_MSG;
     LIST_INSERT_HEAD(&cls->conns, c, entry);
@@ -394,9 +394,8 @@ na_sm_conn_reply(struct na_sm_conn *c, const void *msg, size_t len,
         !na_sm_conn_map_regs(c, fds[0]))
         return false;
     c->ready = true;
-    while ((op = TAILQ_FIRST(&c->rma_wait)) != NULL) {
-        TAILQ_REMOVE(&c->rma_wait, op, entry);
-        op->queue = NA_SM_Q_NONE;
+    while ((op = na_op_list_first(&c->rma_wait)) != NULL) {
+        na_op_list_remove(op);
         na_sm_rma_run(op);
     }
     return true;

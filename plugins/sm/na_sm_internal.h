@@ -166,8 +166,6 @@ struct na_addr {
     char name[NA_SM_NAME_MAX + 1];
 };
 
-struct na_op_id;
-TAILQ_HEAD(na_sm_op_queue, na_op_id);
 struct na_sm_rma_out;
 TAILQ_HEAD(na_sm_rma_out_queue, na_sm_rma_out);
 
@@ -185,11 +183,11 @@ struct na_sm_conn {
     uint64_t rx_head;      /* consumed up to here (lock held) */
     uint64_t rx_published; /* the head the producer has been shown */
     const struct na_sm_reg_entry *peer_regs; /* NA_SM_REG_MAX entries */
-    struct na_sm_op_queue tx_wait;           /* sends waiting for ring room */
-    struct na_sm_op_queue rma_wait;          /* RMA waiting for the handshake */
+    struct na_op_list tx_wait;               /* sends waiting for ring room */
+    struct na_op_list rma_wait;              /* RMA waiting for the handshake */
     bool rma_msg;     /* RMA through ring records (na_sm_rma_msg.c) */
     uint64_t rma_seq; /* the last token given to one of our RMA */
-    struct na_sm_op_queue rma_pending;  /* our RMA waiting for the peer */
+    struct na_op_list rma_pending;      /* our RMA waiting for the peer */
     struct na_sm_rma_out_queue rma_out; /* RMA records waiting for room */
     LIST_ENTRY(na_sm_conn) entry;
 };
@@ -204,27 +202,17 @@ struct na_mem_handle {
     bool remote;    /* deserialized from a peer's bytes */
 };
 
-/* Which list holds a posted op (under the class lock). */
-enum na_sm_queue {
-    NA_SM_Q_NONE,
-    NA_SM_Q_UNEXP,  /* context's posted unexpected receives */
-    NA_SM_Q_EXP,    /* context's posted expected receives */
-    NA_SM_Q_TX,     /* a connection's tx_wait */
-    NA_SM_Q_RMA,    /* a connection's rma_wait */
-    NA_SM_Q_RMA_MSG /* a connection's rma_pending */
-};
-
-/* An operation id: the core's base (its state and completion entry) first,
- * then what shared memory needs, under the class lock while posted. */
+/* An operation id: the core's base (its state, completion entry and the
+ * link of the one list it waits on: a context's posted receives or a
+ * connection's tx_wait, rma_wait or rma_pending) first, then what shared
+ * memory needs, under the class lock while posted. */
 struct na_op_id {
     struct na_op_base base; /* must stay first */
     struct na_sm_class *cls;
     na_context_t *context;
     na_cb_type_t type;
-    enum na_sm_queue queue;
-    struct na_sm_conn *conn; /* for NA_SM_Q_TX / NA_SM_Q_RMA */
+    struct na_sm_conn *conn; /* while on one of its lists, or copying */
     struct na_addr *addr;    /* reference held while posted */
-    TAILQ_ENTRY(na_op_id) entry;
     union {
         struct {
             void *buf;
@@ -253,7 +241,7 @@ _Static_assert(offsetof(struct na_op_id, base) == 0,
 struct na_sm_context {
     struct na_plugin_context base; /* must stay first */
     struct na_sm_class *cls;
-    struct na_sm_op_queue unexp_ops, exp_ops;
+    struct na_op_list unexp_ops, exp_ops;
 };
 
 LIST_HEAD(na_sm_addr_list, na_addr);
@@ -400,9 +388,9 @@ na_return_t na_sm_rma(na_class_t *na_class, const struct na_op_desc *desc,
                       na_op_id_t *op_id);
 
 /* na_sm_progress.c */
-void na_sm_op_start(struct na_op_id *op, const struct na_op_desc *desc,
-                    struct na_addr *addr);
-void na_sm_op_abort(struct na_op_id *op);
+void na_sm_op_init(struct na_op_id *op, const struct na_op_desc *desc,
+                   struct na_addr *addr);
+bool na_sm_op_wait(struct na_op_list *list, struct na_op_id *op);
 void na_sm_op_complete(struct na_op_id *op, na_return_t ret);
 void na_sm_wake_local(struct na_sm_class *cls);
 void na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn);

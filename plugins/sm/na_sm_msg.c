@@ -131,16 +131,15 @@ na_sm_deliver(struct na_sm_class *cls, struct na_addr *source, uint8_t kind,
     if (pc == NULL)
         return; /* no such context: nobody can ever receive it */
     if (kind == NA_SM_REC_UNEXP) {
-        op = TAILQ_FIRST(&pc->unexp_ops);
+        op = na_op_list_first(&pc->unexp_ops);
         if (op == NULL) {
             na_sm_backlog_push(&pc->base.unexp_backlog, source, src_id, tag,
                                data, len);
             return;
         }
-        TAILQ_REMOVE(&pc->unexp_ops, op, entry);
     } else {
-        TAILQ_FOREACH(op, &pc->exp_ops, entry)
-        {
+        for (op = na_op_list_first(&pc->exp_ops); op != NULL;
+             op = na_op_list_next(op)) {
             if (op->addr == source && op->u.msg.peer_id == src_id &&
                 op->u.msg.tag == tag)
                 break;
@@ -150,9 +149,8 @@ na_sm_deliver(struct na_sm_class *cls, struct na_addr *source, uint8_t kind,
                                len);
             return;
         }
-        TAILQ_REMOVE(&pc->exp_ops, op, entry);
     }
-    op->queue = NA_SM_Q_NONE;
+    na_op_list_remove(op);
     na_sm_recv_fill(op, source, tag, data, len);
 }
 
@@ -242,7 +240,7 @@ na_sm_tx_progress(struct na_sm_conn *conn)
 {
     struct na_op_id *op;
 
-    while ((op = TAILQ_FIRST(&conn->tx_wait)) != NULL) {
+    while ((op = na_op_list_first(&conn->tx_wait)) != NULL) {
         uint8_t kind =
             op->type == NA_CB_SEND_UNEXPECTED ? NA_SM_REC_UNEXP : NA_SM_REC_EXP;
         if (!na_sm_ring_push(
@@ -253,8 +251,7 @@ na_sm_tx_progress(struct na_sm_conn *conn)
             atomic_store(&conn->tx->tx_blocked, 1);
             return;
         }
-        TAILQ_REMOVE(&conn->tx_wait, op, entry);
-        op->queue = NA_SM_Q_NONE;
+        na_op_list_remove(op);
         op->conn = NULL;
         na_sm_op_complete(op, NA_SUCCESS);
     }
@@ -276,7 +273,7 @@ na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
     size_t buf_size = desc->buf_size;
     struct na_sm_conn *conn;
 
-    na_sm_op_start(op, desc, dest);
+    na_sm_op_init(op, desc, dest);
     pthread_mutex_lock(&cls->lock);
     if (dest->self) {
         na_sm_deliver(cls, dest, kind, pc->base.id, dest_id, tag, buf,
@@ -289,7 +286,7 @@ na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
         na_sm_op_complete(op, NA_HOSTUNREACH);
         goto done;
     }
-    if (TAILQ_EMPTY(&conn->tx_wait) &&
+    if (na_op_list_empty(&conn->tx_wait) &&
         na_sm_ring_push(conn, kind, pc->base.id, dest_id, tag, buf, buf_size,
                         NULL, 0)) {
         na_sm_op_complete(op, NA_SUCCESS);
@@ -300,8 +297,8 @@ na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
     op->u.msg.tag = tag;
     op->u.msg.peer_id = dest_id;
     op->conn = conn;
-    op->queue = NA_SM_Q_TX;
-    TAILQ_INSERT_TAIL(&conn->tx_wait, op, entry);
+    if (!na_sm_op_wait(&conn->tx_wait, op))
+        goto done;
     atomic_store(&conn->tx->tx_blocked, 1);
     na_sm_tx_progress(conn); /* room may have appeared meanwhile */
 done:
@@ -318,17 +315,15 @@ na_sm_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     struct na_sm_context *pc = desc->context->plugin_context;
     struct na_plugin_backlog_msg *m;
 
-    na_sm_op_start(op_id, desc, NULL);
+    na_sm_op_init(op_id, desc, NULL);
     op_id->u.msg.buf = desc->buf;
     op_id->u.msg.size = desc->buf_size;
     pthread_mutex_lock(&cls->lock);
     m = na_plugin_backlog_take_first(&pc->base.unexp_backlog);
-    if (m != NULL) {
+    if (m != NULL)
         na_sm_recv_backlogged(op_id, m);
-    } else {
-        op_id->queue = NA_SM_Q_UNEXP;
-        TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
-    }
+    else if (!na_sm_op_wait(&pc->unexp_ops, op_id))
+        m = (void *) 1; /* canceled during the post: wake below */
     pthread_mutex_unlock(&cls->lock);
     if (m != NULL)
         na_sm_wake_local(cls);
@@ -346,7 +341,7 @@ na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
     na_tag_t tag = desc->tag;
     struct na_plugin_backlog_msg *m;
 
-    na_sm_op_start(op_id, desc, source_addr);
+    na_sm_op_init(op_id, desc, source_addr);
     op_id->u.msg.buf = desc->buf;
     op_id->u.msg.size = desc->buf_size;
     op_id->u.msg.tag = tag;
@@ -362,9 +357,8 @@ na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
          * will come. */
         na_sm_op_complete(op_id, NA_HOSTUNREACH);
         m = (void *) 1; /* wake below */
-    } else {
-        op_id->queue = NA_SM_Q_EXP;
-        TAILQ_INSERT_TAIL(&pc->exp_ops, op_id, entry);
+    } else if (!na_sm_op_wait(&pc->exp_ops, op_id)) {
+        m = (void *) 1; /* canceled during the post: wake below */
     }
     pthread_mutex_unlock(&cls->lock);
     if (m != NULL)

@@ -3,11 +3,10 @@
  * polling the rings and sockets, sleeping on the wait fd, peer failure
  * and cancel.
  *
- * An op id moves IDLE -> POSTED (claimed by a post) -> COMPLETED (its
- * completion handed to the core, always with the class lock held) -> IDLE
- * (after NA_Trigger ran its plugin callback). A posted op that waits sits
- * on exactly one list, named by op->queue; whoever takes it off that list
- * under the lock completes it, so it completes once.
+ * The core keeps an op's state. A post that cannot finish at once starts
+ * the op and puts it on exactly one list (na_sm_op_wait, under the class
+ * lock); whoever takes it off that list under the lock completes it, so it
+ * completes once, and a cancel finishes it only while it is on one.
  *
  * Waiting: a thread that found nothing spins a little, then announces
  * that it sleeps (the `sleeping` flag of every incoming ring), looks once
@@ -40,12 +39,11 @@ na_sm_pctx(na_context_t *context)
 
 /* The core has moved the op from idle to posted. */
 void
-na_sm_op_start(struct na_op_id *op, const struct na_op_desc *desc,
-               struct na_addr *addr)
+na_sm_op_init(struct na_op_id *op, const struct na_op_desc *desc,
+              struct na_addr *addr)
 {
     op->context = desc->context;
     op->type = desc->type;
-    op->queue = NA_SM_Q_NONE;
     op->conn = NULL;
     op->addr = addr;
     if (addr != NULL)
@@ -53,15 +51,18 @@ na_sm_op_start(struct na_op_id *op, const struct na_op_desc *desc,
     atomic_fetch_add(&na_sm_pctx(desc->context)->base.pending, 1);
 }
 
-void
-na_sm_op_abort(struct na_op_id *op)
+/* Lock held. Start the op and make it wait on `list`; false when a
+ * cancel came during the post, and the op is then finished as canceled. */
+bool
+na_sm_op_wait(struct na_op_list *list, struct na_op_id *op)
 {
-    struct na_sm_context *pc = na_sm_pctx(op->context);
-
-    if (op->addr != NULL)
-        na_sm_addr_unref(op->addr);
-    op->addr = NULL;
-    atomic_fetch_sub(&pc->base.pending, 1);
+    if (!na_op_start(op)) {
+        op->conn = NULL;
+        na_sm_op_complete(op, NA_CANCELED);
+        return false;
+    }
+    na_op_list_append(list, op);
+    return true;
 }
 
 /* Lock held. The op may be reused by another thread as soon as the core
@@ -74,7 +75,6 @@ na_sm_op_complete(struct na_op_id *op, na_return_t ret)
     if (op->addr != NULL)
         na_sm_addr_unref_locked(op->addr);
     op->addr = NULL;
-    op->queue = NA_SM_Q_NONE;
     na_plugin_op_done(&pc->cls->wait, &pc->base, op, ret);
 }
 
@@ -85,12 +85,12 @@ na_sm_wake_local(struct na_sm_class *cls)
 }
 
 static void
-na_sm_fail_queue(struct na_sm_op_queue *q)
+na_sm_fail_queue(struct na_op_list *q)
 {
     struct na_op_id *op;
 
-    while ((op = TAILQ_FIRST(q)) != NULL) {
-        TAILQ_REMOVE(q, op, entry);
+    while ((op = na_op_list_first(q)) != NULL) {
+        na_op_list_remove(op);
         op->conn = NULL;
         na_sm_op_complete(op, NA_HOSTUNREACH);
     }
@@ -114,11 +114,11 @@ na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn)
         struct na_op_id *op, *next;
         if (pc == NULL)
             continue;
-        for (op = TAILQ_FIRST(&pc->exp_ops); op != NULL; op = next) {
-            next = TAILQ_NEXT(op, entry);
+        for (op = na_op_list_first(&pc->exp_ops); op != NULL; op = next) {
+            next = na_op_list_next(op);
             if (op->addr != addr)
                 continue;
-            TAILQ_REMOVE(&pc->exp_ops, op, entry);
+            na_op_list_remove(op);
             na_sm_op_complete(op, NA_HOSTUNREACH);
         }
     }
@@ -156,7 +156,7 @@ na_sm_rings(struct na_sm_class *cls, bool publish)
         next = LIST_NEXT(c, entry);
         if (c->rx != NULL && na_sm_ring_drain(c, publish))
             any = true;
-        if (!TAILQ_EMPTY(&c->tx_wait))
+        if (!na_op_list_empty(&c->tx_wait))
             na_sm_tx_progress(c);
         if (!TAILQ_EMPTY(&c->rma_out))
             na_sm_rma_msg_progress(c);
@@ -295,48 +295,29 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
                                &na_sm_wait_ops, cls, timeout_ms, count);
 }
 
+/* The core calls this once per post, for a started op. An op on a list
+ * is still ours to finish, unless it is an RMA through the rings that has
+ * begun to move data: that one completes with its result. */
 na_return_t
 na_sm_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc;
-    bool done = true;
+    struct na_op_list *list;
+    bool done;
 
     (void) context;
     pthread_mutex_lock(&cls->lock);
-    /* Completion happens under the lock: posted here means ours still. */
-    if (na_op_state(&op->base) == NA_OP_POSTED) {
-        pc = na_sm_pctx(op->context);
-        switch (op->queue) {
-        case NA_SM_Q_UNEXP:
-            TAILQ_REMOVE(&pc->unexp_ops, op, entry);
-            break;
-        case NA_SM_Q_EXP:
-            TAILQ_REMOVE(&pc->exp_ops, op, entry);
-            break;
-        case NA_SM_Q_TX:
-            TAILQ_REMOVE(&op->conn->tx_wait, op, entry);
-            break;
-        case NA_SM_Q_RMA:
-            TAILQ_REMOVE(&op->conn->rma_wait, op, entry);
-            break;
-        case NA_SM_Q_RMA_MSG:
-            /* Data already pushed or received: the target writes (or we
-             * wrote) part of it, so it completes with its result. */
-            if (!na_sm_rma_msg_cancelable(op)) {
-                done = false;
-                break;
-            }
-            na_sm_rma_msg_cancel(op); /* takes it off rma_pending */
-            break;
-        default:
-            done = false; /* being posted: it completes with its result */
-            break;
-        }
-        if (done) {
-            op->conn = NULL;
-            na_sm_op_complete(op, NA_CANCELED);
-        }
+    list = na_op_list_of(op);
+    done =
+        list != NULL && (op->conn == NULL || list != &op->conn->rma_pending ||
+                         na_sm_rma_msg_cancelable(op));
+    if (done) {
+        if (op->conn != NULL && list == &op->conn->rma_pending)
+            na_sm_rma_msg_cancel(op); /* its unsent data too */
+        else
+            na_op_list_remove(op);
+        op->conn = NULL;
+        na_sm_op_complete(op, NA_CANCELED);
     }
     pthread_mutex_unlock(&cls->lock);
     if (done)

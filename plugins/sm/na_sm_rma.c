@@ -342,7 +342,7 @@ na_sm_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
         return NA_INVALID_ARG;
     if (!(rh->flags & (put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
         return NA_PERMISSION;
-    na_sm_op_start(op, desc, peer);
+    na_sm_op_init(op, desc, peer);
     op->u.rma.put = put;
     op->u.rma.local = (uint8_t *) (uintptr_t) (lh->base + loff);
     op->u.rma.remote = rh->base + roff;
@@ -355,8 +355,7 @@ na_sm_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
         na_sm_op_complete(op, NA_HOSTUNREACH);
     } else if (!conn->ready) {
         op->conn = conn;
-        op->queue = NA_SM_Q_RMA;
-        TAILQ_INSERT_TAIL(&conn->rma_wait, op, entry);
+        (void) na_sm_op_wait(&conn->rma_wait, op);
     } else {
         op->conn = conn;
         na_sm_rma_run(op);

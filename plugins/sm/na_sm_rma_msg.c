@@ -181,8 +181,10 @@ na_sm_rma_msg_start(struct na_op_id *op)
     op->u.rma.done = 0;
     op->u.rma.token = w.token;
     op->u.rma.out = NULL;
-    op->queue = NA_SM_Q_RMA_MSG;
-    TAILQ_INSERT_TAIL(&conn->rma_pending, op, entry);
+    /* From rma_wait the op is started already; from a post it starts
+     * here, unless a cancel came first. */
+    if (!na_sm_op_wait(&conn->rma_pending, op))
+        return;
     if (op->u.rma.put) {
         w.type = NA_SM_RMA_PUT_DATA;
         na_sm_rma_out_queue(conn, &w, op->u.rma.size, op);
@@ -208,8 +210,7 @@ na_sm_rma_msg_cancel(struct na_op_id *op)
 {
     struct na_sm_conn *conn = op->conn;
 
-    TAILQ_REMOVE(&conn->rma_pending, op, entry);
-    op->queue = NA_SM_Q_NONE;
+    na_op_list_remove(op);
     if (op->u.rma.out != NULL) {
         TAILQ_REMOVE(&conn->rma_out, op->u.rma.out, entry);
         free(op->u.rma.out);
@@ -230,7 +231,7 @@ na_sm_rma_msg_fail(struct na_sm_conn *conn)
 {
     struct na_op_id *op;
 
-    while ((op = TAILQ_FIRST(&conn->rma_pending)) != NULL)
+    while ((op = na_op_list_first(&conn->rma_pending)) != NULL)
         na_sm_rma_msg_finish(op, NA_HOSTUNREACH);
 }
 
@@ -251,8 +252,8 @@ na_sm_rma_find(struct na_sm_conn *conn, uint64_t token)
 {
     struct na_op_id *op;
 
-    TAILQ_FOREACH(op, &conn->rma_pending, entry)
-    {
+    for (op = na_op_list_first(&conn->rma_pending); op != NULL;
+         op = na_op_list_next(op)) {
         if (op->u.rma.token == token)
             return op;
     }

@@ -222,8 +222,8 @@ na_tcp_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
         return NA_NOMEM;
     na_plugin_context_init(&pc->base, context, id);
     pc->cls = cls;
-    TAILQ_INIT(&pc->unexp_ops);
-    TAILQ_INIT(&pc->exp_ops);
+    na_op_list_init(&pc->unexp_ops);
+    na_op_list_init(&pc->exp_ops);
     ret = na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
     if (ret != NA_SUCCESS) {
         free(pc);

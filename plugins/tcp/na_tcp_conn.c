@@ -97,7 +97,7 @@ na_tcp_conn_new(struct na_tcp_class *cls, int sock, bool connecting)
     c->connecting = connecting;
     c->want_out = connecting;
     STAILQ_INIT(&c->txq);
-    TAILQ_INIT(&c->rma);
+    na_op_list_init(&c->rma);
     ev.data.ptr = c;
     if (epoll_ctl(cls->wait.epfd, EPOLL_CTL_ADD, sock, &ev) != 0) {
         free(c->rx);

@@ -30,7 +30,7 @@
  *
  * Locks. One mutex per class (cls->lock) guards everything the plugin
  * shares, sockets included. Lock order: cls->lock, then the core's context
- * lock (taken inside na_op_complete() and NA_Context_get_completion_count()).
+ * lock (taken inside na_op_finish() and NA_Context_get_completion_count()).
  * The plugin never takes a core lock itself and reads no core field.
  * Nothing here is exported but na_tcp_class_ops.
  */
@@ -148,7 +148,6 @@ struct na_addr {
 };
 
 struct na_op_id;
-TAILQ_HEAD(na_tcp_op_queue, na_op_id);
 
 /* A frame waiting to be written: header bytes, then the payload in up to
  * NA_TCP_SEG_MAX pieces (a message, or RMA data straight from the
@@ -192,7 +191,7 @@ struct na_tcp_conn {
                          the next ones wait for the pass */
     struct na_tcp_ip peer_ip;
     struct na_tcp_tx_queue txq;    /* frames not yet fully written    */
-    struct na_tcp_op_queue rma;    /* our RMA waiting for the answer  */
+    struct na_op_list rma;         /* our RMA waiting for the answer  */
     uint64_t rma_seq;              /* the last token given            */
     uint8_t *rx;                   /* read buffer, NA_TCP_RX_SIZE      */
     size_t rx_start, rx_end;       /* unparsed bytes: [start, end)    */
@@ -223,27 +222,18 @@ struct na_mem_handle {
     struct na_segment *segs; /* nseg > 1 only */
 };
 
-/* Which list holds a posted op (under the class lock). */
-enum na_tcp_queue {
-    NA_TCP_Q_NONE,
-    NA_TCP_Q_UNEXP, /* context's posted unexpected receives */
-    NA_TCP_Q_EXP,   /* context's posted expected receives */
-    NA_TCP_Q_TX,    /* a frame of it sits in conn->txq */
-    NA_TCP_Q_RMA    /* waits in conn->rma for the target's answer */
-};
-
-/* An operation id: the core's base first, then ours, under the class lock
- * while posted. */
+/* An operation id: the core's base first (with the link of the one list
+ * a waiting op is on: a context's posted receives or a connection's rma),
+ * then ours, under the class lock while posted. A send that waits is on no
+ * list: its frame sits in its connection's txq (tx.queued). */
 struct na_op_id {
     struct na_op_base base; /* must stay first */
     struct na_tcp_class *cls;
     na_context_t *context;
     na_cb_type_t type;
-    enum na_tcp_queue queue;
-    struct na_tcp_conn *conn; /* NA_TCP_Q_TX / NA_TCP_Q_RMA */
+    struct na_tcp_conn *conn; /* a waiting send's or RMA's connection */
     struct na_addr *addr;     /* reference held while posted */
-    TAILQ_ENTRY(na_op_id) entry;
-    struct na_tcp_tx tx; /* the frame of a send or RMA request */
+    struct na_tcp_tx tx;      /* the frame of a send or RMA request */
     union {
         struct {
             void *buf;
@@ -269,7 +259,7 @@ _Static_assert(offsetof(struct na_op_id, base) == 0,
 struct na_tcp_context {
     struct na_plugin_context base; /* must stay first */
     struct na_tcp_class *cls;
-    struct na_tcp_op_queue unexp_ops, exp_ops;
+    struct na_op_list unexp_ops, exp_ops;
 };
 
 /* A region's key: its slot in the class's table and that slot's
@@ -459,8 +449,9 @@ void na_tcp_rx_next_seg(struct na_tcp_conn *conn);
 void na_tcp_rma_conn_failed(struct na_tcp_conn *conn);
 
 /* na_tcp_progress.c */
-void na_tcp_op_start(struct na_op_id *op, const struct na_op_desc *desc,
-                     struct na_addr *addr);
+void na_tcp_op_init(struct na_op_id *op, const struct na_op_desc *desc,
+                    struct na_addr *addr);
+bool na_tcp_op_wait(struct na_op_list *list, struct na_op_id *op);
 void na_tcp_op_complete(struct na_op_id *op, na_return_t ret);
 void na_tcp_wake_local(struct na_tcp_class *cls);
 int na_tcp_poll_get_fd(na_class_t *na_class, na_context_t *context);

@@ -57,16 +57,15 @@ na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
     if (pc == NULL)
         return; /* no such context: nobody can ever receive it */
     if (h->type == NA_TCP_UNEXP) {
-        op = TAILQ_FIRST(&pc->unexp_ops);
+        op = na_op_list_first(&pc->unexp_ops);
         if (op == NULL) {
             na_tcp_backlog_push(&pc->base.unexp_backlog, source, h->src_id,
                                 h->tag, data, len);
             return;
         }
-        TAILQ_REMOVE(&pc->unexp_ops, op, entry);
     } else {
-        TAILQ_FOREACH(op, &pc->exp_ops, entry)
-        {
+        for (op = na_op_list_first(&pc->exp_ops); op != NULL;
+             op = na_op_list_next(op)) {
             if (op->addr == source && op->u.msg.peer_id == h->src_id &&
                 op->u.msg.tag == h->tag)
                 break;
@@ -76,9 +75,8 @@ na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
                                 h->tag, data, len);
             return;
         }
-        TAILQ_REMOVE(&pc->exp_ops, op, entry);
     }
-    op->queue = NA_TCP_Q_NONE;
+    na_op_list_remove(op);
     na_tcp_recv_fill(op, source, h->tag, data, len);
 }
 
@@ -98,7 +96,7 @@ na_tcp_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
     struct na_addr *dest = desc->addr;
     struct na_tcp_conn *conn;
 
-    na_tcp_op_start(op, desc, dest);
+    na_tcp_op_init(op, desc, dest);
     pthread_mutex_lock(&cls->lock);
     if (dest->self) {
         na_tcp_deliver(cls, dest, &h, desc->buf);
@@ -114,8 +112,11 @@ na_tcp_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
     op->tx.op = op;
     op->tx.msg = true;
     op->tx.heap = false;
+    if (!na_op_start(op)) {
+        na_tcp_op_complete(op, NA_CANCELED); /* canceled during the post */
+        goto done;
+    }
     op->conn = conn;
-    op->queue = NA_TCP_Q_TX;
     /* Written at once when the queue was empty: completed in there. */
     na_tcp_conn_send(conn, &op->tx);
 done:
@@ -132,17 +133,15 @@ na_tcp_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     struct na_tcp_context *pc = desc->context->plugin_context;
     struct na_plugin_backlog_msg *m;
 
-    na_tcp_op_start(op_id, desc, NULL);
+    na_tcp_op_init(op_id, desc, NULL);
     op_id->u.msg.buf = desc->buf;
     op_id->u.msg.size = desc->buf_size;
     pthread_mutex_lock(&cls->lock);
     m = na_plugin_backlog_take_first(&pc->base.unexp_backlog);
-    if (m != NULL) {
+    if (m != NULL)
         na_tcp_recv_backlogged(op_id, m);
-    } else {
-        op_id->queue = NA_TCP_Q_UNEXP;
-        TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
-    }
+    else if (!na_tcp_op_wait(&pc->unexp_ops, op_id))
+        m = (void *) 1; /* canceled during the post: wake below */
     pthread_mutex_unlock(&cls->lock);
     if (m != NULL)
         na_tcp_wake_local(cls);
@@ -159,7 +158,7 @@ na_tcp_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
     struct na_plugin_backlog_msg *m;
     bool wake = false;
 
-    na_tcp_op_start(op_id, desc, source);
+    na_tcp_op_init(op_id, desc, source);
     op_id->u.msg.buf = desc->buf;
     op_id->u.msg.size = desc->buf_size;
     op_id->u.msg.tag = desc->tag;
@@ -174,9 +173,8 @@ na_tcp_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
         /* Its connection ended: nothing will come. */
         na_tcp_op_complete(op_id, NA_HOSTUNREACH);
         wake = true;
-    } else {
-        op_id->queue = NA_TCP_Q_EXP;
-        TAILQ_INSERT_TAIL(&pc->exp_ops, op_id, entry);
+    } else if (!na_tcp_op_wait(&pc->exp_ops, op_id)) {
+        wake = true; /* canceled during the post */
     }
     pthread_mutex_unlock(&cls->lock);
     if (wake)

@@ -2,9 +2,11 @@
  * Progress of the TCP plugin: completion, polling the sockets, sleeping
  * on the wait fd, peer death and cancel.
  *
- * A posted op that waits sits on exactly one list, named by op->queue;
- * whoever takes it off that list under the class lock completes it, so it
- * completes once.
+ * The core keeps an op's state. A posted op that waits is started and sits
+ * on exactly one list (a context's posted receives, a connection's rma)
+ * or, a send, in its connection's txq; whoever takes it off under the
+ * class lock completes it, so it completes once, and a cancel finishes it
+ * only while it waits there.
  *
  * Busy polling reads each connection's socket directly (one read that
  * usually finds the answer, instead of an epoll_wait and then a read) while
@@ -34,12 +36,11 @@ na_tcp_pctx(na_context_t *context)
 
 /* The core has moved the op from idle to posted. */
 void
-na_tcp_op_start(struct na_op_id *op, const struct na_op_desc *desc,
-                struct na_addr *addr)
+na_tcp_op_init(struct na_op_id *op, const struct na_op_desc *desc,
+               struct na_addr *addr)
 {
     op->context = desc->context;
     op->type = desc->type;
-    op->queue = NA_TCP_Q_NONE;
     op->conn = NULL;
     op->addr = addr;
     if (addr != NULL)
@@ -57,8 +58,21 @@ na_tcp_op_complete(struct na_op_id *op, na_return_t ret)
     if (op->addr != NULL)
         na_tcp_addr_unref_locked(op->addr);
     op->addr = NULL;
-    op->queue = NA_TCP_Q_NONE;
     na_plugin_op_done(&pc->cls->wait, &pc->base, op, ret);
+}
+
+/* Lock held. Start the op and make it wait on `list`; false when a
+ * cancel came during the post, and the op is then finished as canceled. */
+bool
+na_tcp_op_wait(struct na_op_list *list, struct na_op_id *op)
+{
+    if (!na_op_start(op)) {
+        op->conn = NULL;
+        na_tcp_op_complete(op, NA_CANCELED);
+        return false;
+    }
+    na_op_list_append(list, op);
+    return true;
 }
 
 /* Wake a thread sleeping in poll_wait: only when there is one. */
@@ -95,8 +109,8 @@ na_tcp_conn_reap(struct na_tcp_conn *c)
             na_tcp_op_complete(tx->op, NA_HOSTUNREACH);
         }
     }
-    while ((op = TAILQ_FIRST(&c->rma)) != NULL) {
-        TAILQ_REMOVE(&c->rma, op, entry);
+    while ((op = na_op_list_first(&c->rma)) != NULL) {
+        na_op_list_remove(op);
         op->conn = NULL;
         na_tcp_op_complete(op, rma_ret);
     }
@@ -114,11 +128,11 @@ na_tcp_conn_reap(struct na_tcp_conn *c)
             struct na_tcp_context *pc = na_tcp_ctx(cls, (uint8_t) i);
             if (pc == NULL)
                 continue;
-            for (op = TAILQ_FIRST(&pc->exp_ops); op != NULL; op = next) {
-                next = TAILQ_NEXT(op, entry);
+            for (op = na_op_list_first(&pc->exp_ops); op != NULL; op = next) {
+                next = na_op_list_next(op);
                 if (op->addr != addr)
                     continue;
-                TAILQ_REMOVE(&pc->exp_ops, op, entry);
+                na_op_list_remove(op);
                 na_tcp_op_complete(op, NA_HOSTUNREACH);
             }
         }
@@ -241,51 +255,32 @@ na_tcp_cancelable(const struct na_op_id *op)
 {
     if (op->tx.queued && op->tx.done != 0)
         return false;
-    if (op->queue == NA_TCP_Q_RMA && op->u.rma.started &&
-        (op->type == NA_CB_PUT || op->conn->rx_op == op))
+    if (na_op_list_of((na_op_id_t *) op) == &op->conn->rma &&
+        op->u.rma.started && (op->type == NA_CB_PUT || op->conn->rx_op == op))
         return false;
     return true;
 }
 
+/* The core calls this once per post, for a started op: one that still
+ * waits (on a list, or its frame in a txq) and has moved nothing is
+ * finished here; any other completes with its result. */
 na_return_t
 na_tcp_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
-    struct na_tcp_context *pc;
-    bool done = true;
+    bool done;
 
     (void) context;
     pthread_mutex_lock(&cls->lock);
-    /* Completion happens under the lock: posted here means ours still. */
-    if (na_op_state(&op->base) == NA_OP_POSTED) {
-        pc = na_tcp_pctx(op->context);
-        switch (op->queue) {
-        case NA_TCP_Q_UNEXP:
-            TAILQ_REMOVE(&pc->unexp_ops, op, entry);
-            break;
-        case NA_TCP_Q_EXP:
-            TAILQ_REMOVE(&pc->exp_ops, op, entry);
-            break;
-        case NA_TCP_Q_TX:
-        case NA_TCP_Q_RMA:
-            if (!na_tcp_cancelable(op)) {
-                done = false;
-                break;
-            }
-            if (op->tx.queued) {
-                STAILQ_REMOVE(&op->conn->txq, &op->tx, na_tcp_tx, entry);
-                op->tx.queued = false;
-            }
-            if (op->queue == NA_TCP_Q_RMA)
-                TAILQ_REMOVE(&op->conn->rma, op, entry);
-            op->conn = NULL;
-            break;
-        default:
-            done = false; /* being posted: it completes with its result */
-            break;
+    done = (na_op_list_active(op) || op->tx.queued) && na_tcp_cancelable(op);
+    if (done) {
+        if (op->tx.queued) {
+            STAILQ_REMOVE(&op->conn->txq, &op->tx, na_tcp_tx, entry);
+            op->tx.queued = false;
         }
-        if (done)
-            na_tcp_op_complete(op, NA_CANCELED);
+        na_op_list_remove(op);
+        op->conn = NULL;
+        na_tcp_op_complete(op, NA_CANCELED);
     }
     pthread_mutex_unlock(&cls->lock);
     if (done)

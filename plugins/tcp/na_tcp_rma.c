@@ -115,8 +115,7 @@ na_tcp_rma_find(struct na_tcp_conn *c, uint64_t token, na_cb_type_t type)
 {
     struct na_op_id *op;
 
-    TAILQ_FOREACH(op, &c->rma, entry)
-    {
+    for (op = na_op_list_first(&c->rma); op != NULL; op = na_op_list_next(op)) {
         if (op->u.rma.token == token)
             return op->type == type ? op : NULL;
     }
@@ -124,9 +123,9 @@ na_tcp_rma_find(struct na_tcp_conn *c, uint64_t token, na_cb_type_t type)
 }
 
 static void
-na_tcp_rma_finish(struct na_tcp_conn *c, struct na_op_id *op, na_return_t ret)
+na_tcp_rma_finish(struct na_op_id *op, na_return_t ret)
 {
-    TAILQ_REMOVE(&c->rma, op, entry);
+    na_op_list_remove(op);
     op->conn = NULL;
     na_tcp_op_complete(op, ret);
 }
@@ -167,7 +166,7 @@ na_tcp_rma_frame(struct na_tcp_conn *c, const struct na_tcp_hdr *h)
     case NA_TCP_GET_RESP:
         op = na_tcp_rma_find(c, h->token, NA_CB_GET);
         if (op != NULL && h->status != NA_TCP_ST_OK) {
-            na_tcp_rma_finish(c, op, na_tcp_status_ret(h->status));
+            na_tcp_rma_finish(op, na_tcp_status_ret(h->status));
             return;
         }
         if (op != NULL && h->len != op->u.rma.size) {
@@ -186,7 +185,7 @@ na_tcp_rma_frame(struct na_tcp_conn *c, const struct na_tcp_hdr *h)
     case NA_TCP_PUT_ACK:
         op = na_tcp_rma_find(c, h->token, NA_CB_PUT);
         if (op != NULL)
-            na_tcp_rma_finish(c, op, na_tcp_status_ret(h->status));
+            na_tcp_rma_finish(op, na_tcp_status_ret(h->status));
         return;
     default:
         return;
@@ -202,7 +201,7 @@ na_tcp_rma_data_done(struct na_tcp_conn *c)
 
     c->rx_state = NA_TCP_RX_HDR;
     if (h->type == NA_TCP_GET_RESP && c->rx_op != NULL) {
-        na_tcp_rma_finish(c, c->rx_op, NA_SUCCESS);
+        na_tcp_rma_finish(c->rx_op, NA_SUCCESS);
     } else if (h->type == NA_TCP_PUT) {
         struct na_tcp_hdr a = {.type = NA_TCP_PUT_ACK,
                                .src_id = h->dst_id,
@@ -287,7 +286,7 @@ na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
         return NA_INVALID_ARG;
     if (!(rh->flags & (put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
         return NA_PERMISSION;
-    na_tcp_op_start(op, desc, desc->addr);
+    na_tcp_op_init(op, desc, desc->addr);
     if (desc->addr->self) {
         na_return_t ret = na_tcp_rma_self(cls, desc);
         pthread_mutex_lock(&cls->lock);
@@ -310,8 +309,11 @@ na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
     op->u.rma.token = h.token = ++conn->rma_seq;
     op->u.rma.started = false;
     op->conn = conn;
-    op->queue = NA_TCP_Q_RMA;
-    TAILQ_INSERT_TAIL(&conn->rma, op, entry);
+    if (!na_tcp_op_wait(&conn->rma, op)) {
+        pthread_mutex_unlock(&cls->lock);
+        na_tcp_wake_local(cls);
+        return NA_SUCCESS;
+    }
     na_tcp_tx_init_iov(&op->tx, &h, iov,
                        put && size != 0
                            ? na_tcp_mem_iov(lh, desc->local_offset, size, iov)

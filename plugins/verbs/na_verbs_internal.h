@@ -18,7 +18,7 @@
  * non-blocking work: no call made under it sleeps (the CM event channel and
  * the completion channel are non-blocking). poll_wait drops it to sleep.
  * Lock order with the core: the class lock comes before a context's core
- * lock, which na_op_complete() takes while the class lock is held; the core
+ * lock, which na_op_finish() takes while the class lock is held; the core
  * never holds a lock while it calls into the plugin, and triggering an op
  * takes no plugin lock at all.
  */
@@ -114,7 +114,6 @@ struct na_op_id {
     na_context_t *context;
     na_cb_type_t type;
     enum na_verbs_op_state state;
-    bool cancel_requested; /* NA_Cancel() while a work request is in flight */
     /* Messages. */
     void *buf;
     size_t buf_size;
@@ -292,6 +291,9 @@ void na_verbs_addr_table_clear(struct na_verbs_class *cls);
 void na_verbs_op_start(na_op_id_t *op, const struct na_op_desc *desc);
 /* Undo na_verbs_op_start() when the post fails after it. */
 void na_verbs_op_abort(na_op_id_t *op);
+/* The end of a post the plugin accepted (lock held): start the op in the
+ * core, and carry out a cancel that came during the post. */
+void na_verbs_op_started(na_op_id_t *op);
 /* Put a started op on a software queue (state QUEUED). */
 void na_verbs_op_enqueue(na_op_id_t *op, struct na_verbs_op_list *queue);
 /* Take a QUEUED op off its queue (before posting or completing it). */

@@ -193,7 +193,7 @@ na_verbs_conn_wc_done(struct na_verbs_conn *conn, na_op_id_t *op,
     na_return_t ret = na_verbs_wc_status_to_na(wc->status);
 
     if (op != NULL) {
-        if (ret != NA_SUCCESS && op->cancel_requested)
+        if (ret != NA_SUCCESS && na_op_cancel_requested(&op->base))
             ret = NA_CANCELED;
         na_verbs_op_complete(op, ret);
     }
@@ -484,6 +484,8 @@ na_verbs_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
         na_verbs_send_self(cls, op);
     else
         ret = na_verbs_conn_submit(cls, op);
+    if (ret == NA_SUCCESS)
+        na_verbs_op_started(op);
     pthread_mutex_unlock(&cls->lock);
     return ret;
 }
@@ -509,6 +511,7 @@ na_verbs_msg_recv_unexpected(na_class_t *na_class,
     } else {
         na_verbs_op_enqueue(op_id, &ctx->unexpected_ops);
     }
+    na_verbs_op_started(op_id);
     pthread_mutex_unlock(&cls->lock);
     return NA_SUCCESS;
 }
@@ -541,6 +544,7 @@ na_verbs_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
     } else {
         na_verbs_op_enqueue(op_id, &ctx->expected_ops);
     }
+    na_verbs_op_started(op_id);
     pthread_mutex_unlock(&cls->lock);
     return NA_SUCCESS;
 }

@@ -45,7 +45,6 @@ na_verbs_op_start(na_op_id_t *op, const struct na_op_desc *desc)
 
     op->context = desc->context;
     op->type = desc->type;
-    op->cancel_requested = false;
     op->addr = NULL;
     op->queue = NULL;
     op->state = NA_VERBS_OP_QUEUED;
@@ -61,6 +60,16 @@ na_verbs_op_abort(na_op_id_t *op)
     na_verbs_addr_unref(op->addr);
     op->addr = NULL;
     op->state = NA_VERBS_OP_IDLE;
+}
+
+void
+na_verbs_op_started(na_op_id_t *op)
+{
+    bool ours =
+        op->state == NA_VERBS_OP_QUEUED || op->state == NA_VERBS_OP_POSTED;
+
+    if (ours && !na_op_start(op) && op->state == NA_VERBS_OP_QUEUED)
+        na_verbs_op_complete(op, NA_CANCELED);
 }
 
 void
@@ -99,7 +108,7 @@ na_verbs_op_complete(na_op_id_t *op, na_return_t ret)
     ctx->pending--;
     ctx->completed++;
     cls = op->cls;
-    na_op_complete(op, ret);
+    na_op_finish(op, ret);
     na_verbs_wake(cls);
 }
 
@@ -112,6 +121,13 @@ na_verbs_op_list_fail(struct na_verbs_op_list *list, na_return_t ret)
         na_verbs_op_complete(op, ret);
 }
 
+/*
+ * The core calls this once per post, for a started op. A queued op has
+ * reached no device yet and is ours to finish. A work request in flight
+ * cannot be taken back: its completion arrives soon (the peer answers, or
+ * the ACK timeout turns a silent peer into an error), and an error then
+ * reads as NA_CANCELED, the core having marked the op.
+ */
 na_return_t
 na_verbs_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op_id)
 {
@@ -119,21 +135,8 @@ na_verbs_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op_id)
 
     (void) context;
     pthread_mutex_lock(&cls->lock);
-    switch (op_id->state) {
-    case NA_VERBS_OP_QUEUED:
-        /* Nothing reached the device yet: the op is ours to finish. */
+    if (op_id->state == NA_VERBS_OP_QUEUED)
         na_verbs_op_complete(op_id, NA_CANCELED);
-        break;
-    case NA_VERBS_OP_POSTED:
-        /* A work request cannot be taken back. Its completion arrives soon
-         * (the peer answers, or the ACK timeout turns a silent peer into an
-         * error), and then the op completes with NA_CANCELED unless it
-         * succeeded first. */
-        op_id->cancel_requested = true;
-        break;
-    default:
-        break;
-    }
     pthread_mutex_unlock(&cls->lock);
     return NA_SUCCESS;
 }

@@ -330,6 +330,8 @@ na_verbs_rma(na_class_t *na_class, const struct na_op_desc *desc,
         na_verbs_op_complete(op, na_verbs_rma_self(cls, op, is_put));
     else
         ret = na_verbs_conn_submit(cls, op);
+    if (ret == NA_SUCCESS)
+        na_verbs_op_started(op);
 unlock:
     pthread_mutex_unlock(&cls->lock);
     return ret;
