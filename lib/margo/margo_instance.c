@@ -34,14 +34,16 @@ margo_instance_free(struct margo_instance *mid)
     free(mid);
 }
 
-/* How many execution streams of the configuration serve pool `idx`. */
+/* How many execution streams of the configuration serve pool `idx`,
+ * "__primary__" (the callers' context) not counted. */
 static int
 margo_pool_xstream_count(const struct margo_config *cfg, unsigned idx)
 {
     int n = 0;
 
     for (size_t i = 0; i < cfg->nxstreams; i++)
-        for (size_t j = 0; j < cfg->xstreams[i].npools; j++)
+        for (size_t j = 0;
+             j < cfg->xstreams[i].npools && i != cfg->primary_xstream; j++)
             if (cfg->xstreams[i].pools[j] == idx) {
                 n++;
                 break;
@@ -80,7 +82,7 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
      * primary pool is the callers' context, the progress pool the progress
      * thread, any other pool that many handler threads as execution
      * streams serve it. */
-    if (cfg->rpc_pool == 0)
+    if (cfg->rpc_pool == cfg->primary_pool)
         mid->rpc_thread_count = 0;
     else if (cfg->rpc_pool == cfg->progress_pool)
         mid->rpc_thread_count = -1;
@@ -265,8 +267,6 @@ margo_get_config_opt(margo_instance_id mid, int options)
     live.input_eager_size = HG_Class_get_input_eager_size(mid->hg_class);
     live.output_eager_size = HG_Class_get_output_eager_size(mid->hg_class);
     pthread_mutex_lock(&margo_lock);
-    live.xstreams = mid->xstreams;
-    live.nxstreams = mid->nxstreams;
     json = margo_config_to_json(&mid->config, &live, options);
     pthread_mutex_unlock(&margo_lock);
     return json;

@@ -63,7 +63,14 @@ test_defaults(void **state)
     assert_non_null(mid);
     cfg = margo_get_config(mid);
     assert_non_null(cfg);
-    assert_non_null(strstr(cfg, "\"use_progress_thread\":false"));
+    /* Margo's keys, not the legacy ones. */
+    assert_null(strstr(cfg, "use_progress_thread"));
+    assert_null(strstr(cfg, "rpc_thread_count"));
+    assert_null(strstr(cfg, "affinity"));
+    assert_non_null(strstr(cfg, "\"progress_spindown_msec\":10"));
+    assert_non_null(strstr(cfg, "\"handle_cache_size\":256"));
+    assert_non_null(strstr(cfg, "\"profiling_dir\":\".\""));
+    assert_non_null(strstr(cfg, "\"nic_policy\":\"roundrobin\""));
     assert_non_null(strstr(cfg, "\"name\":\"__primary__\""));
     assert_non_null(strstr(cfg, "\"listening\":true"));
     assert_non_null(strstr(cfg, "\"progress_pool\":0"));
@@ -84,12 +91,12 @@ test_legacy_fields(void **state)
 
     (void) state;
     assert_non_null(mid);
-    tc_expect(mid, 0, "\"use_progress_thread\":true");
-    tc_expect(mid, 0, "\"name\":\"__progress__\"");
-    tc_expect(mid, 0, "\"name\":\"__rpc_1__\"");
-    tc_expect(mid, MARGO_CONFIG_USE_NAMES, "\"rpc_pool\":\"__rpc__\"");
-    tc_expect(mid, MARGO_CONFIG_USE_NAMES,
-              "\"progress_pool\":\"__progress__\"");
+    /* Margo's names: __pool_1__ with __xstream_1__ for progress,
+     * __pool_2__ with __xstream_2__ and __xstream_3__ for handlers. */
+    tc_expect(mid, 0, "\"name\":\"__pool_1__\"");
+    tc_expect(mid, 0, "\"name\":\"__xstream_3__\"");
+    tc_expect(mid, MARGO_CONFIG_USE_NAMES, "\"rpc_pool\":\"__pool_2__\"");
+    tc_expect(mid, MARGO_CONFIG_USE_NAMES, "\"progress_pool\":\"__pool_1__\"");
     tc_check_serves(mid);
     margo_finalize(mid);
 }
@@ -120,7 +127,8 @@ test_named_pools(void **state)
     tc_expect(mid, 0, "\"request_post_init\":16");
     tc_expect(mid, 0, "\"probe_interval_ms\":250");
     tc_expect(mid, 0, "\"no_probe\":true");
-    tc_expect(mid, 0, "\"use_progress_thread\":true");
+    /* The JSON's pools first, in order; __primary__ after them. */
+    tc_expect(mid, 0, "\"progress_pool\":1,\"rpc_pool\":0");
     tc_check_serves(mid);
     margo_finalize(mid);
 }
@@ -133,7 +141,6 @@ test_bad_configurations(void **state)
         "[1, 2]",
         "{\"use_progress_thread\": 3}",
         "{\"rpc_thread_count\": \"two\"}",
-        "{\"rpc_thread_count\": -5}",
         "{\"rpc_pool\": \"nope\"}",
         "{\"progress_pool\": 7}",
         "{\"mercury\": {\"request_post_init\": \"x\"}}",
@@ -143,12 +150,18 @@ test_bad_configurations(void **state)
         "{\"mercury\": {\"probe_interval_ms\": 3600001}}",
         "{\"mercury\": {\"sm_info_string\": 5}}",
         "{\"argobots\": {\"pools\": [{\"name\": \"p\", \"kind\": \"lifo\"}]}}",
-        "{\"argobots\": {\"pools\": [{\"kind\": \"fifo\"}]}}",
+        "{\"progress_pool\": true}",
+        "{\"argobots\": {\"pools\": [{\"name\": \"2p\"}]}}",
+        "{\"argobots\": {\"pools\": [{\"name\": \"p-q\"}]}}",
+        "{\"argobots\": {\"pools\": [{\"kind\": \"external\"}]}}",
+        "{\"argobots\": {\"abt_mem_max_num_stacks\": true}}",
+        ("{\"argobots\": {\"pools\": [{\"name\": \"p\"}, {\"name\":"
+         " \"__primary__\"}], \"xstreams\": [{\"name\": \"__primary__\","
+         " \"scheduler\": {\"pools\": [\"p\", \"__primary__\"]}}]}}"),
         "{\"argobots\": {\"pools\": [{\"name\": \"p\"}, {\"name\": \"p\"}]}}",
         ("{\"argobots\": {\"xstreams\": [{\"name\": \"x\", \"scheduler\":"
          " {\"pools\": [\"missing\"]}}]}}"),
         "{\"argobots\": {\"xstreams\": [{\"name\": \"x\"}]}}",
-        "{\"argobots\": {\"pools\": [{\"name\": \"p\"}]}, \"rpc_pool\": \"p\"}",
         "{\"use_progress_thread\": true} trailing",
     };
 
@@ -165,6 +178,21 @@ test_bad_configurations(void **state)
     margo_instance_id mid =
         tc_init("cfg-unknown", MARGO_SERVER_MODE, "{\"some_future_key\": 1}");
     assert_non_null(mid);
+    margo_finalize(mid);
+    /* Accepted as Margo accepts them: a pool without a name (one is made
+     * up), a negative rpc_thread_count (handlers on the progress pool),
+     * an RPC pool no xstream serves yet (a warning). */
+    mid = tc_init("cfg-ok", MARGO_SERVER_MODE,
+                  "{\"argobots\": {\"pools\": [{\"kind\": \"fifo\"}]},"
+                  " \"rpc_thread_count\": -5}");
+    assert_non_null(mid);
+    tc_expect(mid, 0, "\"name\":\"__pool_0__\"");
+    margo_finalize(mid);
+    mid = tc_init("cfg-ok", MARGO_SERVER_MODE,
+                  "{\"argobots\": {\"pools\": [{\"name\": \"p\"}]},"
+                  " \"rpc_pool\": \"p\"}");
+    assert_non_null(mid);
+    tc_expect(mid, MARGO_CONFIG_USE_NAMES, "\"rpc_pool\":\"p\"");
     margo_finalize(mid);
     /* An invalid mode or a missing address is refused too. */
     assert_null(margo_init_ext(NULL, MARGO_SERVER_MODE, NULL));
