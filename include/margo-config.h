@@ -34,7 +34,8 @@ QS_EXPORT size_t margo_get_num_xstreams(margo_instance_id mid);
 
 /* A pool or execution stream of the instance, by handle, name or index:
  * HG_SUCCESS and *info filled (info may be NULL), HG_NOENTRY if there is no
- * such one, HG_INVALID_ARG for a null instance, name or handle. The name
+ * such name or handle, HG_INVALID_ARG for an index out of range (as in
+ * Margo) or a null instance, name or handle. The name
  * lives until the entry is removed (or the instance finalized); indices
  * change when an entry before the last is removed. */
 struct margo_pool_info {

@@ -392,7 +392,8 @@ margo_find_pool_by_index(margo_instance_id mid, uint32_t index,
     if (found)
         margo_pool_info_at(mid, index, info);
     pthread_mutex_unlock(&margo_lock);
-    return found ? HG_SUCCESS : HG_NOENTRY;
+    /* Margo's code for an index out of range. */
+    return found ? HG_SUCCESS : HG_INVALID_ARG;
 }
 
 void
@@ -451,7 +452,8 @@ margo_find_xstream_by_index(margo_instance_id mid, uint32_t index,
     if (found)
         margo_xstream_info_at(mid, index, info);
     pthread_mutex_unlock(&margo_lock);
-    return found ? HG_SUCCESS : HG_NOENTRY;
+    /* Margo's code for an index out of range. */
+    return found ? HG_SUCCESS : HG_INVALID_ARG;
 }
 
 hg_return_t

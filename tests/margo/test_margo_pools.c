@@ -90,7 +90,8 @@ test_handlers_run_on_their_pool(void **state)
     assert_hg_ok(margo_find_pool_by_index(env.server, a.index, &byidx));
     assert_ptr_equal(byidx.pool, a.pool);
     assert_string_equal(byidx.name, "pool_a");
-    assert_hg_ret(margo_find_pool_by_index(env.server, 9, NULL), HG_NOENTRY);
+    assert_hg_ret(margo_find_pool_by_index(env.server, 9, NULL),
+                  HG_INVALID_ARG);
     assert_hg_ok(margo_find_xstream_by_name(env.server, "es_b", &xs));
     assert_hg_ok(margo_find_xstream_by_handle(env.server, xs.xstream, NULL));
     /* As in Margo, the JSON's entries first, then __primary__. */
