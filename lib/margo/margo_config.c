@@ -442,16 +442,11 @@ cfg_copy_hg_strings(struct margo_config *cfg)
     return 0;
 }
 
-int
-margo_config_build(struct margo_config *cfg, const char *json, int pt,
-                   int rpc_threads, const struct hg_init_info *hg_base)
+/* Margo's defaults, and hg_base (may be NULL) as the "mercury" section;
+ * -1 when out of memory (cfg then needs margo_config_free). */
+static int
+cfg_init(struct margo_config *cfg, const struct hg_init_info *hg_base)
 {
-    json_object *root = NULL, *ppool = NULL, *rpool = NULL;
-    bool use_pt = pt != 0;
-    /* Argobots already running (the program's ABT_init(), or an earlier
-     * instance's): "__primary__" is then the program's. */
-    bool abt_up = ABT_initialized() == ABT_SUCCESS;
-
     memset(cfg, 0, sizeof(*cfg));
     cfg->hg = hg_base ? *hg_base : HG_INIT_INFO_INITIALIZER;
     cfg->given.listening = -1;
@@ -466,6 +461,21 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
     cfg->plumber_nic_policy = strdup("roundrobin");
     if (cfg->profiling_dir == NULL || cfg->plumber_bucket_policy == NULL ||
         cfg->plumber_nic_policy == NULL || cfg_copy_hg_strings(cfg))
+        return -1;
+    return 0;
+}
+
+int
+margo_config_build(struct margo_config *cfg, const char *json, int pt,
+                   int rpc_threads, const struct hg_init_info *hg_base)
+{
+    json_object *root = NULL, *ppool = NULL, *rpool = NULL;
+    bool use_pt = pt != 0;
+    /* Argobots already running (the program's ABT_init(), or an earlier
+     * instance's): "__primary__" is then the program's. */
+    bool abt_up = ABT_initialized() == ABT_SUCCESS;
+
+    if (cfg_init(cfg, hg_base))
         goto error;
     if (json != NULL && json[0] != '\0') {
         if ((root = margo_cfg_parse_text(json, "the configuration")) == NULL)
@@ -476,6 +486,49 @@ margo_config_build(struct margo_config *cfg, const char *json, int pt,
     }
     margo_cfg_check_abt_env(cfg, abt_up);
     if (margo_cfg_finish_pools(cfg, abt_up, ppool, rpool, use_pt, rpc_threads))
+        goto error;
+    if (root)
+        json_object_put(root);
+    return 0;
+
+error:
+    if (root)
+        json_object_put(root);
+    margo_config_free(cfg);
+    return -1;
+}
+
+int
+margo_config_build_child(struct margo_config *cfg, const char *json,
+                         const struct margo_config *parent,
+                         const struct hg_init_info *hg_base)
+{
+    static const char *const parents[] = {"argobots", "use_progress_thread",
+                                          "rpc_thread_count", NULL};
+    json_object *root = NULL, *ppool = NULL, *rpool = NULL;
+    bool use_pt = false;
+    int rpc_threads = 0;
+
+    if (cfg_init(cfg, hg_base))
+        goto error;
+    if (json != NULL && json[0] != '\0') {
+        if ((root = margo_cfg_parse_text(json, "the configuration")) == NULL)
+            goto error;
+        for (int i = 0; parents[i]; i++) {
+            if (json_object_object_get_ex(root, parents[i], NULL)) {
+                CFG_ERR("\"%s\" is not allowed with parent_mid: the "
+                        "instance uses its parent's pools and xstreams",
+                        parents[i]);
+                goto error;
+            }
+        }
+        if (cfg_parse_root(cfg, root, true, &use_pt, &rpc_threads, &ppool,
+                           &rpool))
+            goto error;
+    }
+    free(cfg->profiling_dir);
+    if ((cfg->profiling_dir = strdup(parent->profiling_dir)) == NULL ||
+        margo_cfg_inherit_pools(cfg, parent, ppool, rpool))
         goto error;
     if (root)
         json_object_put(root);

@@ -87,6 +87,17 @@ struct margo_config {
 int margo_config_build(struct margo_config *cfg, const char *json,
                        int use_progress_thread, int rpc_thread_count,
                        const struct hg_init_info *hg_base);
+/*
+ * The configuration of a child instance (margo_init_ext's parent_mid): the
+ * parent's pools and xstreams (parent read under margo_lock), none of them
+ * the child's to free; the JSON may name the progress and RPC pools among
+ * them ("__primary__" otherwise) but may not have "argobots",
+ * "use_progress_thread" or "rpc_thread_count". Returns 0, or -1 after
+ * logging why.
+ */
+int margo_config_build_child(struct margo_config *cfg, const char *json,
+                             const struct margo_config *parent,
+                             const struct hg_init_info *hg_base);
 void margo_config_free(struct margo_config *cfg);
 
 /*
@@ -170,5 +181,11 @@ void margo_cfg_check_abt_env(const struct margo_config *cfg, bool abt_up);
 int margo_cfg_finish_pools(struct margo_config *cfg, bool abt_up,
                            json_object *ppool, json_object *rpool, bool use_pt,
                            int rpc_threads);
+
+/* A child's pools: the parent's layout, then the references resolved in
+ * it. */
+int margo_cfg_inherit_pools(struct margo_config *cfg,
+                            const struct margo_config *parent,
+                            json_object *ppool, json_object *rpool);
 
 #endif /* MARGO_CONFIG_H */

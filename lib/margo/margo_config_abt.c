@@ -638,6 +638,43 @@ margo_cfg_finish_pools(struct margo_config *cfg, bool abt_up,
     return 0;
 }
 
+/* ---- A child instance (margo_init_ext's parent_mid) ------------------- */
+
+int
+margo_cfg_inherit_pools(struct margo_config *cfg,
+                        const struct margo_config *parent, json_object *ppool,
+                        json_object *rpool)
+{
+    /* The parent's pools and xstreams under the same names and indices;
+     * none is the child's to free. */
+    for (size_t i = 0; i < parent->npools; i++) {
+        const struct margo_pool_spec *p = &parent->pools[i];
+
+        if (cfg_add_pool(cfg, p->name, p->kind, p->access))
+            return -1;
+        cfg->pools[i].not_owned = true;
+    }
+    for (size_t i = 0; i < parent->nxstreams; i++) {
+        const struct margo_xstream_spec *x = &parent->xstreams[i];
+
+        if (cfg_add_xstream(cfg, x->name, x->sched, -1, x->pools, x->npools))
+            return -1;
+        cfg->xstreams[i].not_owned = true;
+    }
+    cfg->primary_pool = parent->primary_pool;
+    cfg->primary_xstream = parent->primary_xstream;
+    /* Without a reference, the parent's "__primary__", as in Margo. */
+    cfg->progress_pool = cfg->rpc_pool = cfg->primary_pool;
+    if (ppool && cfg_pool_ref(cfg, ppool, cfg->npools, "progress_pool",
+                              &cfg->progress_pool))
+        return -1;
+    if (rpool &&
+        cfg_pool_ref(cfg, rpool, cfg->npools, "rpc_pool", &cfg->rpc_pool))
+        return -1;
+    cfg->use_progress_thread = cfg->progress_pool != cfg->primary_pool;
+    return 0;
+}
+
 /* ---- Changes at run time (margo_elastic.c) ---------------------------- */
 
 int

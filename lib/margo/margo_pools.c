@@ -50,6 +50,31 @@ margo_abt_env_apply(const struct margo_config *cfg)
     }
 }
 
+/* A child instance (parent_mid) uses its parent's pools and xstreams as
+ * they are, the handles copied under the lock in the order its
+ * configuration copied their descriptions (which must still match). */
+static int
+margo_pools_inherit(struct margo_instance *mid)
+{
+    struct margo_instance *parent = mid->parent;
+    bool same;
+
+    pthread_mutex_lock(&margo_lock);
+    same = !parent->teardown_started && parent->npools == mid->npools &&
+           parent->nxstreams == mid->nxstreams;
+    if (same) {
+        memcpy(mid->pools, parent->pools, mid->npools * sizeof(*mid->pools));
+        memcpy(mid->xstreams, parent->xstreams,
+               mid->nxstreams * sizeof(*mid->xstreams));
+    }
+    pthread_mutex_unlock(&margo_lock);
+    if (!same)
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init_ext: the parent instance changed its pools or "
+                  "is finalizing");
+    return same ? 0 : -1;
+}
+
 int
 margo_pools_create(struct margo_instance *mid)
 {
@@ -75,6 +100,8 @@ margo_pools_create(struct margo_instance *mid)
         return -1;
     mid->npools = cfg->npools;
     mid->nxstreams = cfg->nxstreams;
+    if (mid->parent != NULL)
+        return margo_pools_inherit(mid);
 
     if (ABT_xstream_self(&self) == ABT_SUCCESS &&
         ABT_xstream_get_main_pools(self, 1, &mid->pools[primary]) ==

@@ -244,14 +244,59 @@ test_existing_class_and_logger(void **state)
     info = (struct margo_init_info) MARGO_INIT_INFO_INITIALIZER;
     info.hg_context = ctx; /* a context without its class */
     assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
+}
 
-    /* A child instance sharing its parent's Argobots environment
-     * (parent_mid) is refused, with the parent left working. */
-    margo_instance_id parent = margo_init(addr, MARGO_SERVER_MODE, 0, 0);
+/* A child instance (parent_mid) runs on its parent's pools and xstreams,
+ * may name them as its progress and RPC pools, serves RPCs, and keeps its
+ * parent referenced until it is finalized. */
+static void
+test_parent_mid(void **state)
+{
+    struct margo_init_info info = MARGO_INIT_INFO_INITIALIZER;
+    struct margo_pool_info mine;
+    margo_instance_id parent, child;
+    ABT_pool p_rpc, c_rpc, c_progress;
+    unsigned refs;
+    char addr[64];
+
+    (void) state;
+    parent = tc_init("cfg-parent", MARGO_SERVER_MODE,
+                     "{\"argobots\": {\"pools\": [{\"name\": \"mine\"}],"
+                     " \"xstreams\": [{\"name\": \"es\", \"scheduler\":"
+                     " {\"pools\": [\"mine\"]}}]}}");
     assert_non_null(parent);
-    info = (struct margo_init_info) MARGO_INIT_INFO_INITIALIZER;
-    info.parent_mid = parent;
+    assert_hg_ok(margo_find_pool_by_name(parent, "mine", &mine));
     tm_addr_for(addr, sizeof(addr), "cfg-child");
+    info.parent_mid = parent;
+    child = margo_init_ext(addr, MARGO_SERVER_MODE, &info);
+    assert_non_null(child);
+    assert_int_equal(margo_get_handler_pool(parent, &p_rpc), 0);
+    assert_int_equal(margo_get_handler_pool(child, &c_rpc), 0);
+    assert_ptr_equal(p_rpc, c_rpc);
+    assert_int_equal(margo_get_num_pools(child), margo_get_num_pools(parent));
+    assert_hg_ok(margo_instance_ref_count(parent, &refs));
+    assert_int_equal(refs, 2);
+    tc_check_serves(child);
+    margo_finalize(child);
+    assert_hg_ok(margo_instance_ref_count(parent, &refs));
+    assert_int_equal(refs, 1);
+
+    info.json_config = "{\"progress_pool\": \"mine\", \"rpc_pool\": 0}";
+    child = margo_init_ext(addr, MARGO_SERVER_MODE, &info);
+    assert_non_null(child);
+    assert_int_equal(margo_get_progress_pool(child, &c_progress), 0);
+    assert_ptr_equal(c_progress, mine.pool);
+    assert_int_equal(margo_get_handler_pool(child, &c_rpc), 0);
+    assert_ptr_equal(c_rpc, mine.pool);
+    tc_check_serves(child);
+    margo_finalize(child);
+
+    /* The parent's Argobots layout is not the child's to change. */
+    info.json_config = "{\"argobots\": {}}";
+    assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
+    info.json_config = "{\"use_progress_thread\": true}";
+    assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
+    info.json_config = "{\"rpc_pool\": \"nope\"}";
     assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
     tc_check_serves(parent);
     margo_finalize(parent);
@@ -266,6 +311,7 @@ main(void)
         cmocka_unit_test(test_named_pools),
         cmocka_unit_test(test_bad_configurations),
         cmocka_unit_test(test_existing_class_and_logger),
+        cmocka_unit_test(test_parent_mid),
     };
 
     return tm_main("margo_config", tests, sizeof(tests) / sizeof(tests[0]));
