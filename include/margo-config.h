@@ -3,10 +3,11 @@
  *
  * margo_get_config() returns the instance's effective configuration in
  * Margo's JSON format (see docs/margo.md), to free(). Pools and execution
- * streams are those of that configuration: "__primary__" (the thread that
- * created the instance, and the caller-context handler pool), plus those
- * named in the JSON or implied by margo_init()'s arguments ("__progress__",
- * "__rpc__", "__rpc_<i>__").
+ * streams are those of that configuration, in Margo's order: those the
+ * JSON lists, then "__primary__" (the thread that created the instance,
+ * and the caller-context handler pool) unless the JSON defines it, then
+ * those margo_init()'s arguments imply ("__pool_<n>__",
+ * "__xstream_<n>__").
  */
 #ifndef MARGO_CONFIG_H_PUBLIC
 #define MARGO_CONFIG_H_PUBLIC
