@@ -3,10 +3,11 @@
  *
  * margo_get_config() returns the instance's effective configuration in
  * Margo's JSON format (see docs/margo.md), to free(). Pools and execution
- * streams are those of that configuration: "__primary__" (the thread that
- * created the instance, and the caller-context handler pool), plus those
- * named in the JSON or implied by margo_init()'s arguments ("__progress__",
- * "__rpc__", "__rpc_<i>__").
+ * streams are those of that configuration, in Margo's order: those the
+ * JSON lists, then "__primary__" (the thread that created the instance,
+ * and the caller-context handler pool) unless the JSON defines it, then
+ * those margo_init()'s arguments imply ("__pool_<n>__",
+ * "__xstream_<n>__").
  */
 #ifndef MARGO_CONFIG_H_PUBLIC
 #define MARGO_CONFIG_H_PUBLIC
@@ -34,7 +35,8 @@ QS_EXPORT size_t margo_get_num_xstreams(margo_instance_id mid);
 
 /* A pool or execution stream of the instance, by handle, name or index:
  * HG_SUCCESS and *info filled (info may be NULL), HG_NOENTRY if there is no
- * such one, HG_INVALID_ARG for a null instance, name or handle. The name
+ * such name or handle, HG_INVALID_ARG for an index out of range (as in
+ * Margo) or a null instance, name or handle. The name
  * lives until the entry is removed (or the instance finalized); indices
  * change when an entry before the last is removed. */
 struct margo_pool_info {

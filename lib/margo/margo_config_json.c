@@ -1,8 +1,9 @@
 /*
  * Margo's JSON configuration written back out (margo_config_to_json(),
- * margo_get_config()): the "mercury" section as Margo writes it, then the
- * pools, the execution streams and the top-level keys. The parsing side
- * is margo_config.c.
+ * margo_get_config()): Margo's keys in Margo's order, the "argobots"
+ * section (pools, xstreams, the Argobots environment) and the "mercury"
+ * section as Margo writes them. The parsing side is margo_config.c and
+ * margo_config_abt.c.
  */
 #include "margo_config.h"
 #include "margo_internal.h"
@@ -82,118 +83,122 @@ cfg_hg_to_json(const struct margo_config *cfg,
     return hg;
 }
 
-/* "cpubind" and "affinity" read back from the live stream, as Margo
- * does: cpubind only when the stream is bound; affinity the bound CPUs,
- * or every CPU's index when it is not. Without a live handle, what the
- * configuration asked for. */
-static void
-cfg_xstream_binding_to_json(json_object *o, const struct margo_xstream_spec *x,
-                            ABT_xstream xs)
+/* A pool as Margo writes it: kind, name, and access unless external. */
+static json_object *
+cfg_pool_to_json(const struct margo_pool_spec *p)
 {
-    json_object *aff = json_object_new_array();
-    int cpu, n = 0;
+    json_object *o = json_object_new_object();
 
-    if (xs != ABT_XSTREAM_NULL && xs != NULL) {
-        /* cpubind only for a stream on one CPU: a stream bound to
-         * several, given back its cpubind, would end up on the first. */
-        if (ABT_xstream_get_affinity(xs, 0, NULL, &n) == ABT_SUCCESS &&
-            n == 1 && ABT_xstream_get_cpubind(xs, &cpu) == ABT_SUCCESS)
-            json_object_object_add(o, "cpubind", json_object_new_int(cpu));
-        if (ABT_xstream_get_affinity(xs, 0, NULL, &n) == ABT_SUCCESS && n > 0) {
-            int *ids = malloc((size_t) n * sizeof(*ids));
+    json_object_object_add(o, "kind", json_object_new_string(p->kind));
+    json_object_object_add(o, "name", json_object_new_string(p->name));
+    if (p->access[0] != '\0')
+        json_object_object_add(o, "access", json_object_new_string(p->access));
+    return o;
+}
 
-            if (ids && ABT_xstream_get_affinity(xs, n, ids, &n) == ABT_SUCCESS)
-                for (int i = 0; i < n; i++)
-                    json_object_array_add(aff, json_object_new_int(ids[i]));
-            free(ids);
-        }
-    } else {
-        if (x->cpubind >= 0)
-            json_object_object_add(o, "cpubind",
-                                   json_object_new_int(x->cpubind));
-        for (int i = 0; i < x->naffinity; i++)
-            json_object_array_add(aff, json_object_new_int(x->affinity[i]));
+/* An xstream as Margo writes it: its scheduler (type, pools) and name.
+ * Margo adds "cpubind" and "affinity" only when Argobots was built with
+ * affinity support, which the builds its reference outputs (and Mochi
+ * services' tests) come from were not; neither is written here, though
+ * a binding given in the configuration is applied. */
+static json_object *
+cfg_xstream_to_json(const struct margo_config *cfg,
+                    const struct margo_xstream_spec *x, int options)
+{
+    json_object *o = json_object_new_object();
+    json_object *s = json_object_new_object(), *pl = json_object_new_array();
+
+    json_object_object_add(s, "type", json_object_new_string(x->sched));
+    for (size_t j = 0; j < x->npools; j++) {
+        if ((options & MARGO_CONFIG_HIDE_EXTERNAL) &&
+            strcmp(cfg->pools[x->pools[j]].kind, "external") == 0)
+            continue;
+        json_object_array_add(pl, cfg_pool_ref(cfg, x->pools[j], options));
     }
-    json_object_object_add(o, "affinity", aff);
+    json_object_object_add(s, "pools", pl);
+    json_object_object_add(o, "scheduler", s);
+    json_object_object_add(o, "name", json_object_new_string(x->name));
+    return o;
+}
+
+/* The "argobots" section: pools and xstreams in their order, then the
+ * environment Argobots was started with, as Margo reads it back. */
+static json_object *
+cfg_abt_to_json(const struct margo_config *cfg, int options)
+{
+    json_object *abt = json_object_new_object();
+    json_object *pools = json_object_new_array();
+    json_object *xss = json_object_new_array();
+    const char *env;
+    ABT_bool lazy = ABT_FALSE;
+
+    for (size_t i = 0; i < cfg->npools; i++)
+        if (!(options & MARGO_CONFIG_HIDE_EXTERNAL) ||
+            strcmp(cfg->pools[i].kind, "external") != 0)
+            json_object_array_add(pools, cfg_pool_to_json(&cfg->pools[i]));
+    for (size_t i = 0; i < cfg->nxstreams; i++)
+        if (!(options & MARGO_CONFIG_HIDE_EXTERNAL) ||
+            strcmp(cfg->xstreams[i].sched, "external") != 0)
+            json_object_array_add(
+                xss, cfg_xstream_to_json(cfg, &cfg->xstreams[i], options));
+    json_object_object_add(abt, "pools", pools);
+    json_object_object_add(abt, "xstreams", xss);
+    if ((env = getenv("ABT_MEM_MAX_NUM_STACKS")) != NULL)
+        json_object_object_add(abt, "abt_mem_max_num_stacks",
+                               json_object_new_int64(atoll(env)));
+    if ((env = getenv("ABT_THREAD_STACKSIZE")) != NULL)
+        json_object_object_add(abt, "abt_thread_stacksize",
+                               json_object_new_int64(atoll(env)));
+    json_object_object_add(
+        abt, "profiling_dir",
+        json_object_new_string(cfg->profiling_dir ? cfg->profiling_dir : "."));
+    (void) ABT_info_query_config(ABT_INFO_QUERY_KIND_ENABLED_LAZY_STACK_ALLOC,
+                                 &lazy);
+    json_object_object_add(abt, "lazy_stack_alloc",
+                           json_object_new_boolean(lazy == ABT_TRUE));
+    return abt;
 }
 
 char *
 margo_config_to_json(const struct margo_config *cfg,
                      const struct margo_config_live *live, int options)
 {
-    json_object *root = json_object_new_object(), *hg, *abt, *pools, *xss;
+    json_object *root = json_object_new_object(), *plumber;
     const char *text;
     char *out;
 
     if (root == NULL)
         return NULL;
-    hg = cfg_hg_to_json(cfg, live);
-    json_object_object_add(root, "mercury", hg);
-
-    abt = json_object_new_object();
-    pools = json_object_new_array();
-    for (size_t i = 0; i < cfg->npools; i++) {
-        json_object *p;
-
-        if ((options & MARGO_CONFIG_HIDE_EXTERNAL) &&
-            strcmp(cfg->pools[i].kind, "external") == 0)
-            continue;
-        p = json_object_new_object();
-
-        json_object_object_add(p, "name",
-                               json_object_new_string(cfg->pools[i].name));
-        json_object_object_add(p, "kind",
-                               json_object_new_string(cfg->pools[i].kind));
-        json_object_object_add(p, "access",
-                               json_object_new_string(cfg->pools[i].access));
-        json_object_array_add(pools, p);
-    }
-    xss = json_object_new_array();
-    for (size_t i = 0; i < cfg->nxstreams; i++) {
-        const struct margo_xstream_spec *x = &cfg->xstreams[i];
-        json_object *o, *s, *pl;
-
-        if ((options & MARGO_CONFIG_HIDE_EXTERNAL) &&
-            strcmp(x->sched, "external") == 0)
-            continue;
-        o = json_object_new_object();
-        s = json_object_new_object();
-        pl = json_object_new_array();
-
-        json_object_object_add(o, "name", json_object_new_string(x->name));
-        cfg_xstream_binding_to_json(o, x,
-                                    live->xstreams && i < live->nxstreams
-                                        ? live->xstreams[i]
-                                        : ABT_XSTREAM_NULL);
-        json_object_object_add(s, "type", json_object_new_string(x->sched));
-        for (size_t j = 0; j < x->npools; j++)
-            json_object_array_add(pl, cfg_pool_ref(cfg, x->pools[j], options));
-        json_object_object_add(s, "pools", pl);
-        json_object_object_add(o, "scheduler", s);
-        json_object_array_add(xss, o);
-    }
-    json_object_object_add(abt, "pools", pools);
-    json_object_object_add(abt, "xstreams", xss);
-    json_object_object_add(root, "argobots", abt);
-    json_object_object_add(root, "progress_pool",
-                           cfg_pool_ref(cfg, cfg->progress_pool, options));
-    json_object_object_add(root, "rpc_pool",
-                           cfg_pool_ref(cfg, cfg->rpc_pool, options));
-    json_object_object_add(root, "use_progress_thread",
-                           json_object_new_boolean(cfg->use_progress_thread));
-    json_object_object_add(root, "rpc_thread_count",
-                           json_object_new_int(cfg->rpc_thread_count));
+    /* Margo's keys, in Margo's order. */
+    json_object_object_add(root, "version",
+                           json_object_new_string(MARGO_VERSION));
+    json_object_object_add(root, "argobots", cfg_abt_to_json(cfg, options));
+    json_object_object_add(root, "mercury", cfg_hg_to_json(cfg, live));
+    plumber = json_object_new_object();
+    json_object_object_add(plumber, "bucket_policy",
+                           json_object_new_string(cfg->plumber_bucket_policy));
+    json_object_object_add(plumber, "nic_policy",
+                           json_object_new_string(cfg->plumber_nic_policy));
+    json_object_object_add(root, "plumber", plumber);
     json_object_object_add(
         root, "progress_timeout_ub_msec",
         json_object_new_int64(cfg->progress_timeout_ub_msec));
+    json_object_object_add(root, "progress_spindown_msec",
+                           json_object_new_int64(cfg->progress_spindown_msec));
     json_object_object_add(root, "handle_cache_size",
                            json_object_new_int64(cfg->handle_cache_size));
     json_object_object_add(root, "enable_abt_profiling",
                            json_object_new_boolean(cfg->enable_abt_profiling));
+    json_object_object_add(root, "progress_pool",
+                           cfg_pool_ref(cfg, cfg->progress_pool, options));
+    json_object_object_add(root, "rpc_pool",
+                           cfg_pool_ref(cfg, cfg->rpc_pool, options));
 
     text = json_object_to_json_string_ext(
-        root, (options & MARGO_CONFIG_PRETTY_JSON) ? JSON_C_TO_STRING_PRETTY
-                                                   : JSON_C_TO_STRING_PLAIN);
+        root,
+        JSON_C_TO_STRING_NOSLASHESCAPE |
+            ((options & MARGO_CONFIG_PRETTY_JSON) ? JSON_C_TO_STRING_PRETTY
+                                                  : JSON_C_TO_STRING_PLAIN));
     out = text ? strdup(text) : NULL;
     json_object_put(root);
     return out;

@@ -478,7 +478,8 @@ margo_pool_remove_key(margo_instance_id mid, struct margo_key k)
         ret = HG_PERMISSION;
     /* Free it before forgetting it, so that a refusal changes nothing. */
     if (ret == HG_SUCCESS && !spec->not_owned &&
-        !(i == 0 && !mid->owned_primary_pool) &&
+        !((unsigned) i == mid->config.primary_pool &&
+          !mid->owned_primary_pool) &&
         ABT_pool_free(&mid->pools[i]) != ABT_SUCCESS)
         ret = HG_PERMISSION;
     if (ret != HG_SUCCESS) {
@@ -530,14 +531,15 @@ margo_xstream_remove_key(margo_instance_id mid, struct margo_key k)
     if (i < 0) {
         /* Margo's codes: HG_OTHER_ERROR for an index out of range. */
         ret = k.by_index ? HG_OTHER_ERROR : HG_INVALID_ARG;
-    } else if (i == 0 || mid->config.xstreams[i].refcount > 0 ||
+    } else if ((unsigned) i == mid->config.primary_xstream ||
+               mid->config.xstreams[i].refcount > 0 ||
                mid->xstreams[i] == self) {
-        margo_log(mid, MARGO_LOG_ERROR,
-                  "margo: xstream \"%s\" is %s: not removed",
-                  mid->config.xstreams[i].name,
-                  i == 0                     ? "the primary xstream"
-                  : mid->xstreams[i] == self ? "the caller's own"
-                                             : "referenced");
+        margo_log(
+            mid, MARGO_LOG_ERROR, "margo: xstream \"%s\" is %s: not removed",
+            mid->config.xstreams[i].name,
+            (unsigned) i == mid->config.primary_xstream ? "the primary xstream"
+            : mid->xstreams[i] == self                  ? "the caller's own"
+                                                        : "referenced");
         ret = HG_PERMISSION;
     } else {
         xs = mid->xstreams[i];

@@ -34,14 +34,16 @@ margo_instance_free(struct margo_instance *mid)
     free(mid);
 }
 
-/* How many execution streams of the configuration serve pool `idx`. */
+/* How many execution streams of the configuration serve pool `idx`,
+ * "__primary__" (the callers' context) not counted. */
 static int
 margo_pool_xstream_count(const struct margo_config *cfg, unsigned idx)
 {
     int n = 0;
 
     for (size_t i = 0; i < cfg->nxstreams; i++)
-        for (size_t j = 0; j < cfg->xstreams[i].npools; j++)
+        for (size_t j = 0;
+             j < cfg->xstreams[i].npools && i != cfg->primary_xstream; j++)
             if (cfg->xstreams[i].pools[j] == idx) {
                 n++;
                 break;
@@ -56,7 +58,7 @@ margo_pool_xstream_count(const struct margo_config *cfg, unsigned idx)
 static margo_instance_id
 margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
                hg_class_t *hg_class, hg_context_t *hg_context,
-               const struct margo_logger *logger)
+               const struct margo_logger *logger, struct margo_instance *parent)
 {
     struct margo_instance *mid;
     hg_bool_t listen = mode == MARGO_SERVER_MODE ? HG_TRUE : HG_FALSE;
@@ -69,6 +71,7 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
         return MARGO_INSTANCE_NULL;
     }
     mid->config = *cfg;
+    mid->parent = parent;
     atomic_init(&mid->log_level, margo_log_default_level());
     atomic_init(&mid->progress_timeout_ub_ms, cfg->progress_timeout_ub_msec);
     margo_log_inherit(mid);
@@ -80,7 +83,7 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
      * primary pool is the callers' context, the progress pool the progress
      * thread, any other pool that many handler threads as execution
      * streams serve it. */
-    if (cfg->rpc_pool == 0)
+    if (cfg->rpc_pool == cfg->primary_pool)
         mid->rpc_thread_count = 0;
     else if (cfg->rpc_pool == cfg->progress_pool)
         mid->rpc_thread_count = -1;
@@ -147,6 +150,8 @@ margo_init_cfg(const char *addr_str, int mode, struct margo_config *cfg,
         margo_log(mid, MARGO_LOG_WARNING,
                   "margo: \"enable_abt_profiling\" is not supported (no "
                   "Argobots tool interface): no profile is recorded");
+    if (parent != NULL)
+        margo_instance_ref_incr(parent);
     margo_log(mid, MARGO_LOG_DEBUG,
               "margo: initialized \"%s\" (%s, progress thread %s, "
               "rpc_thread_count %d)",
@@ -202,7 +207,7 @@ margo_init_opt(const char *addr_str, int mode,
     if (margo_config_build(&cfg, NULL, use_progress_thread, rpc_thread_count,
                            hg_init_info) != 0)
         return MARGO_INSTANCE_NULL;
-    return margo_init_cfg(addr_str, mode, &cfg, NULL, NULL, NULL);
+    return margo_init_cfg(addr_str, mode, &cfg, NULL, NULL, NULL, NULL);
 }
 
 margo_instance_id
@@ -226,23 +231,31 @@ margo_init_ext(const char *address, int mode,
                   "supported; name the pools in the JSON configuration");
         return MARGO_INSTANCE_NULL;
     }
-    /* Margo 0.23's child instances share the parent's pools and execution
-     * streams (and hold a reference to it); here every instance owns its
-     * Argobots environment and tears it down at finalize, so a child would
-     * silently get pools of its own under the parent's names. Refused,
-     * as the external pool handles are; MARGO_VERSION_NUM (0.22) tells
-     * programs such as Bedrock not to ask. */
+    /* A child instance (Margo 0.23's parent_mid) runs on its parent's
+     * pools and execution streams and holds a reference to it. */
     if (info && info->parent_mid != MARGO_INSTANCE_NULL) {
-        margo_log(NULL, MARGO_LOG_ERROR,
-                  "margo_init_ext: parent_mid is not supported (an instance "
-                  "cannot share another's Argobots pools and xstreams here)");
-        return MARGO_INSTANCE_NULL;
+        struct margo_instance *parent = info->parent_mid;
+        int rc = -1;
+
+        pthread_mutex_lock(&margo_lock);
+        if (!parent->teardown_started)
+            rc = margo_config_build_child(&cfg, json, &parent->config,
+                                          info->hg_init_info);
+        pthread_mutex_unlock(&margo_lock);
+        if (rc != 0) {
+            margo_log(NULL, MARGO_LOG_ERROR,
+                      "margo_init_ext: cannot make an instance on parent_mid's "
+                      "pools and xstreams");
+            return MARGO_INSTANCE_NULL;
+        }
+        return margo_init_cfg(address, mode, &cfg, info->hg_class,
+                              info->hg_context, info->logger, parent);
     }
     if (margo_config_build(&cfg, json, 0, 0, info ? info->hg_init_info : NULL))
         return MARGO_INSTANCE_NULL;
     return margo_init_cfg(address, mode, &cfg, info ? info->hg_class : NULL,
                           info ? info->hg_context : NULL,
-                          info ? info->logger : NULL);
+                          info ? info->logger : NULL, NULL);
 }
 
 char *
@@ -266,8 +279,6 @@ margo_get_config_opt(margo_instance_id mid, int options)
     live.input_eager_size = HG_Class_get_input_eager_size(mid->hg_class);
     live.output_eager_size = HG_Class_get_output_eager_size(mid->hg_class);
     pthread_mutex_lock(&margo_lock);
-    live.xstreams = mid->xstreams;
-    live.nxstreams = mid->nxstreams;
     json = margo_config_to_json(&mid->config, &live, options);
     pthread_mutex_unlock(&margo_lock);
     return json;
@@ -365,6 +376,7 @@ margo_teardown(struct margo_instance *mid)
 {
     struct margo_handler_entry *dropped, *e;
     struct margo_quiesce q = {mid, 0, false};
+    struct margo_instance *parent;
     bool released, free_it;
 
     pthread_mutex_lock(&margo_lock);
@@ -421,6 +433,7 @@ margo_teardown(struct margo_instance *mid)
     margo_addrs_release(mid);
     released = margo_hg_release(mid);
 
+    parent = mid->parent;
     pthread_mutex_lock(&margo_lock);
     mid->finalized = true;
     mid->hg_class = NULL;
@@ -430,6 +443,9 @@ margo_teardown(struct margo_instance *mid)
     pthread_mutex_unlock(&margo_lock);
     if (free_it)
         margo_instance_free(mid);
+    /* Its pools and xstreams were the parent's: released last. */
+    if (parent != NULL)
+        margo_instance_release(parent);
 }
 
 static bool

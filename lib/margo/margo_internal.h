@@ -104,6 +104,9 @@ struct margo_instance {
     ABT_xstream *xstreams;
     size_t npools, nxstreams;
     bool owned_primary_pool;
+    /* parent_mid: the instance whose pools and xstreams these are; a
+     * reference to it is held from init to the end of the teardown. */
+    struct margo_instance *parent;
     bool abt_inited; /* this instance called ABT_init */
     pthread_t abt_init_thread;
     unsigned int abt_pending; /* (L) ULTs started and not finished */

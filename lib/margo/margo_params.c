@@ -15,10 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Margo's defaults for the Argobots environment. */
-#define MARGO_ENV_STACKSIZE (2u * 1024u * 1024u)
-#define MARGO_ENV_MAX_NUM_STACKS 8u
-
 /* An RPC id travels in an Argobots key's void * value. */
 _Static_assert(sizeof(void *) >= sizeof(hg_id_t),
                "an hg_id_t must fit in a pointer");
@@ -133,9 +129,9 @@ margo_set_environment(const char *optional_json_config)
         }
     }
     (void) margo_set_abt_mem_max_num_stacks(margo_env_param(
-        root, "abt_mem_max_num_stacks", MARGO_ENV_MAX_NUM_STACKS));
+        root, "abt_mem_max_num_stacks", MARGO_ABT_MAX_NUM_STACKS));
     (void) margo_set_abt_thread_stacksize(
-        margo_env_param(root, "abt_thread_stacksize", MARGO_ENV_STACKSIZE));
+        margo_env_param(root, "abt_thread_stacksize", MARGO_ABT_STACKSIZE));
     json_object_put(root);
     return 0;
 }

@@ -23,36 +23,68 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "argobots.abt_thread_stacksize" becomes ABT_THREAD_STACKSIZE, which
- * ABT_init() reads, unless the environment already says otherwise (the
- * environment wins, as in Margo, and the difference is warned). */
+/* Before margo_init calls ABT_init(): the stack size and stack cache
+ * Margo asks for, from the configuration or Margo's defaults, into the
+ * environment ABT_init() reads, unless it already says something (the
+ * environment wins, as in Margo; margo_cfg_check_abt_env() warned). abt.h
+ * reports the stack size as the ULTs' default and keeps no stack cache;
+ * margo_get_config() reads both back from the environment. */
 static void
-margo_stacksize_apply(const struct margo_config *cfg)
+margo_abt_env_apply(const struct margo_config *cfg)
 {
-    const char *env = getenv("ABT_THREAD_STACKSIZE");
-    char buf[16];
+    char buf[24];
 
-    if (cfg->abt_thread_stacksize == 0)
-        return;
-    snprintf(buf, sizeof(buf), "%u", cfg->abt_thread_stacksize);
-    if (env == NULL)
+    if (getenv("ABT_THREAD_STACKSIZE") == NULL) {
+        snprintf(buf, sizeof(buf), "%lld",
+                 (long long) (cfg->abt_thread_stacksize >= 0
+                                  ? cfg->abt_thread_stacksize
+                                  : MARGO_ABT_STACKSIZE));
         setenv("ABT_THREAD_STACKSIZE", buf, 1);
-    else if (strcmp(env, buf) != 0)
-        margo_log(NULL, MARGO_LOG_WARNING,
-                  "margo config: \"argobots.abt_thread_stacksize\" %s "
-                  "ignored: ABT_THREAD_STACKSIZE=%s is set",
-                  buf, env);
+    }
+    if (getenv("ABT_MEM_MAX_NUM_STACKS") == NULL) {
+        snprintf(buf, sizeof(buf), "%lld",
+                 (long long) (cfg->abt_mem_max_num_stacks >= 0
+                                  ? cfg->abt_mem_max_num_stacks
+                                  : MARGO_ABT_MAX_NUM_STACKS));
+        setenv("ABT_MEM_MAX_NUM_STACKS", buf, 1);
+    }
+}
+
+/* A child instance (parent_mid) uses its parent's pools and xstreams as
+ * they are, the handles copied under the lock in the order its
+ * configuration copied their descriptions (which must still match). */
+static int
+margo_pools_inherit(struct margo_instance *mid)
+{
+    struct margo_instance *parent = mid->parent;
+    bool same;
+
+    pthread_mutex_lock(&margo_lock);
+    same = !parent->teardown_started && parent->npools == mid->npools &&
+           parent->nxstreams == mid->nxstreams;
+    if (same) {
+        memcpy(mid->pools, parent->pools, mid->npools * sizeof(*mid->pools));
+        memcpy(mid->xstreams, parent->xstreams,
+               mid->nxstreams * sizeof(*mid->xstreams));
+    }
+    pthread_mutex_unlock(&margo_lock);
+    if (!same)
+        margo_log(NULL, MARGO_LOG_ERROR,
+                  "margo_init_ext: the parent instance changed its pools or "
+                  "is finalizing");
+    return same ? 0 : -1;
 }
 
 int
 margo_pools_create(struct margo_instance *mid)
 {
     const struct margo_config *cfg = &mid->config;
+    size_t primary = cfg->primary_pool;
     ABT_xstream self;
     int rc;
 
     if (ABT_initialized() != ABT_SUCCESS) {
-        margo_stacksize_apply(cfg);
+        margo_abt_env_apply(cfg);
         rc = ABT_init(0, NULL);
         if (rc != ABT_SUCCESS) {
             margo_log(NULL, MARGO_LOG_ERROR, "margo_init: ABT_init: %d", rc);
@@ -60,10 +92,6 @@ margo_pools_create(struct margo_instance *mid)
         }
         mid->abt_inited = true;
         mid->abt_init_thread = pthread_self();
-    } else if (cfg->abt_thread_stacksize != 0) {
-        margo_log(NULL, MARGO_LOG_WARNING,
-                  "margo config: \"argobots.abt_thread_stacksize\" ignored: "
-                  "Argobots is already initialized");
     }
     margo_rpc_id_init(mid);
     mid->pools = calloc(cfg->npools, sizeof(*mid->pools));
@@ -72,20 +100,25 @@ margo_pools_create(struct margo_instance *mid)
         return -1;
     mid->npools = cfg->npools;
     mid->nxstreams = cfg->nxstreams;
+    if (mid->parent != NULL)
+        return margo_pools_inherit(mid);
 
     if (ABT_xstream_self(&self) == ABT_SUCCESS &&
-        ABT_xstream_get_main_pools(self, 1, &mid->pools[0]) == ABT_SUCCESS) {
-        mid->xstreams[0] = self;
+        ABT_xstream_get_main_pools(self, 1, &mid->pools[primary]) ==
+            ABT_SUCCESS) {
+        mid->xstreams[cfg->primary_xstream] = self;
     } else {
         /* Not on an execution stream: the primary pool is Margo's own,
          * served only by threads blocked in Margo calls. */
         rc = ABT_pool_create_basic(ABT_POOL_FIFO_WAIT, ABT_POOL_ACCESS_MPMC,
-                                   ABT_FALSE, &mid->pools[0]);
+                                   ABT_FALSE, &mid->pools[primary]);
         if (rc != ABT_SUCCESS)
             return -1;
         mid->owned_primary_pool = true;
     }
-    for (size_t i = 1; i < cfg->npools; i++) {
+    for (size_t i = 0; i < cfg->npools; i++) {
+        if (i == primary)
+            continue;
         rc = ABT_pool_create_basic(ABT_POOL_FIFO_WAIT, ABT_POOL_ACCESS_MPMC,
                                    ABT_FALSE, &mid->pools[i]);
         if (rc != ABT_SUCCESS) {
@@ -95,8 +128,8 @@ margo_pools_create(struct margo_instance *mid)
             return -1;
         }
     }
-    for (size_t i = 1; i < cfg->nxstreams; i++)
-        if (margo_xstream_start(mid, i) != 0)
+    for (size_t i = 0; i < cfg->nxstreams; i++)
+        if (i != cfg->primary_xstream && margo_xstream_start(mid, i) != 0)
             return -1;
     return 0;
 }
@@ -136,14 +169,15 @@ void
 margo_pools_destroy(struct margo_instance *mid)
 {
     /* Execution streams first (join drains their pools), then pools. */
-    for (size_t i = 1; i < mid->nxstreams; i++)
-        if (mid->xstreams[i] != ABT_XSTREAM_NULL &&
+    for (size_t i = 0; i < mid->nxstreams; i++)
+        if (i != mid->config.primary_xstream &&
+            mid->xstreams[i] != ABT_XSTREAM_NULL &&
             !mid->config.xstreams[i].not_owned)
             ABT_xstream_free(&mid->xstreams[i]);
     for (size_t i = 0; i < mid->npools; i++) {
         if (mid->pools[i] == ABT_POOL_NULL ||
-            (i == 0 && !mid->owned_primary_pool) ||
-            mid->config.pools[i].not_owned)
+            (i == mid->config.primary_pool ? !mid->owned_primary_pool
+                                           : mid->config.pools[i].not_owned))
             continue;
         if (ABT_pool_free(&mid->pools[i]) != ABT_SUCCESS)
             margo_log(mid, MARGO_LOG_WARNING,
@@ -181,6 +215,33 @@ margo_ult_main(void *arg)
     pthread_mutex_unlock(&margo_lock);
 }
 
+/* Whether Margo's work for a pool runs in the callers' context: the
+ * primary pool's, and that of a pool only the primary xstream serves (the
+ * thread that created the instance, which runs it when it blocks in a
+ * Margo call, as Argobots' primary execution stream would when its main
+ * ULT blocks). */
+static bool
+margo_pool_is_callers(const struct margo_instance *mid, ABT_pool pool)
+{
+    const struct margo_config *cfg = &mid->config;
+    long i = margo_pool_index_locked(mid, pool, NULL);
+    bool primary = false, other = false;
+
+    if (i < 0)
+        return false;
+    if ((unsigned) i == cfg->primary_pool)
+        return true;
+    for (size_t x = 0; x < cfg->nxstreams; x++)
+        for (size_t j = 0; j < cfg->xstreams[x].npools; j++)
+            if (cfg->xstreams[x].pools[j] == (unsigned) i) {
+                if (x == cfg->primary_xstream)
+                    primary = true;
+                else
+                    other = true;
+            }
+    return primary && !other;
+}
+
 void
 margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
                     struct margo_handler_entry *e)
@@ -190,7 +251,7 @@ margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
 
     if (pool == ABT_POOL_NULL)
         pool = mid->npools ? mid->pools[mid->config.rpc_pool] : ABT_POOL_NULL;
-    if (pool == ABT_POOL_NULL || pool == mid->pools[0] ||
+    if (pool == ABT_POOL_NULL || margo_pool_is_callers(mid, pool) ||
         (mid->has_progress_thread &&
          pool == mid->pools[mid->config.progress_pool])) {
         margo_queue_work(mid, e);
@@ -358,7 +419,8 @@ margo_find_pool_by_index(margo_instance_id mid, uint32_t index,
     if (found)
         margo_pool_info_at(mid, index, info);
     pthread_mutex_unlock(&margo_lock);
-    return found ? HG_SUCCESS : HG_NOENTRY;
+    /* Margo's code for an index out of range. */
+    return found ? HG_SUCCESS : HG_INVALID_ARG;
 }
 
 void
@@ -417,7 +479,8 @@ margo_find_xstream_by_index(margo_instance_id mid, uint32_t index,
     if (found)
         margo_xstream_info_at(mid, index, info);
     pthread_mutex_unlock(&margo_lock);
-    return found ? HG_SUCCESS : HG_NOENTRY;
+    /* Margo's code for an index out of range. */
+    return found ? HG_SUCCESS : HG_INVALID_ARG;
 }
 
 hg_return_t

@@ -7,7 +7,9 @@
  *
  * States, guarded by margo_lock: idle -> armed (start) -> queued (expired)
  * -> running -> idle; cancel takes armed or queued back to idle and waits
- * out running.
+ * out running. As in Margo, destroying a timer that is armed, queued or
+ * running does not cancel it: it is freed once its callback has run (or
+ * at finalize, if that comes first).
  */
 #include "margo_internal.h"
 #include "margo-timer.h"
@@ -25,13 +27,31 @@ struct margo_timer {
     ABT_pool pool;
     enum margo_timer_state state; /* (L) */
     uint64_t deadline_ns;         /* (L) while armed */
-    bool destroy_pending;         /* (L) destroyed from its callback */
+    bool destroy_pending;         /* (L) destroyed; freed after firing */
     pthread_t runner;             /* (L) while running */
     struct margo_timer *next;     /* (L) in mid->timers */
     struct margo_handler_entry entry;
 };
 
 static void margo_timer_fire(void *arg);
+
+/* A destroyed timer about to run its callback leaves the instance's list
+ * (lock held): nothing may arm or find it any more. */
+static void
+margo_timer_unlink_if_destroyed(struct margo_timer *t)
+{
+    struct margo_timer **p;
+
+    if (!t->destroy_pending || t->mid == NULL)
+        return;
+    for (p = &t->mid->timers; *p; p = &(*p)->next) {
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    }
+    t->next = NULL;
+}
 
 static void
 margo_timer_dropped(void *arg)
@@ -124,6 +144,7 @@ margo_timer_fire(void *arg)
         pthread_mutex_unlock(&margo_lock);
         return;
     }
+    margo_timer_unlink_if_destroyed(t);
     t->state = MT_RUNNING;
     t->runner = pthread_self();
     pthread_mutex_unlock(&margo_lock);
@@ -133,7 +154,11 @@ margo_timer_fire(void *arg)
     pthread_mutex_lock(&margo_lock);
     if (t->state == MT_RUNNING)
         t->state = MT_IDLE;
-    free_it = t->destroy_pending;
+    /* Destroyed before or during the callback: freed now, unless the
+     * callback armed it again (it then fires once more first). */
+    free_it = t->destroy_pending && t->state == MT_IDLE;
+    if (free_it)
+        margo_timer_unlink_if_destroyed(t);
     if (t->mid)
         margo_wake(t->mid);
     pthread_mutex_unlock(&margo_lock);
@@ -256,19 +281,22 @@ margo_timer_destroy(margo_timer_t timer)
         return -1;
     HG_CHECK(hg_check_obj_del(timer));
     pthread_mutex_lock(&margo_lock);
-    margo_timer_cancel_locked(timer);
-    if (timer->mid) {
+    if (timer->mid != NULL && timer->state != MT_IDLE) {
+        /* Armed, queued or running: it fires (or finishes) first, as in
+         * Margo, and margo_timer_fire() frees it. */
+        timer->destroy_pending = true;
+        free_now = false;
+    } else if (timer->mid != NULL) {
         for (p = &timer->mid->timers; *p; p = &(*p)->next) {
             if (*p == timer) {
                 *p = timer->next;
                 break;
             }
         }
-    }
-    if (timer->state == MT_RUNNING) {
-        /* Destroyed from its own callback: freed when it returns. */
+    } else if (timer->state == MT_RUNNING) {
+        /* Its instance is gone but its callback still runs (destroyed
+         * from inside it). */
         timer->destroy_pending = true;
-        timer->state = MT_IDLE;
         free_now = false;
     }
     pthread_mutex_unlock(&margo_lock);
@@ -291,6 +319,10 @@ margo_timers_release(struct margo_instance *mid)
         t->next = NULL;
         t->state = MT_IDLE;
         t->mid = NULL;
+        /* Destroyed while armed: it will not fire now, and nobody else
+         * frees it. */
+        if (t->destroy_pending)
+            free(t);
     }
     pthread_mutex_unlock(&margo_lock);
 }

@@ -63,7 +63,14 @@ test_defaults(void **state)
     assert_non_null(mid);
     cfg = margo_get_config(mid);
     assert_non_null(cfg);
-    assert_non_null(strstr(cfg, "\"use_progress_thread\":false"));
+    /* Margo's keys, not the legacy ones. */
+    assert_null(strstr(cfg, "use_progress_thread"));
+    assert_null(strstr(cfg, "rpc_thread_count"));
+    assert_null(strstr(cfg, "affinity"));
+    assert_non_null(strstr(cfg, "\"progress_spindown_msec\":10"));
+    assert_non_null(strstr(cfg, "\"handle_cache_size\":256"));
+    assert_non_null(strstr(cfg, "\"profiling_dir\":\".\""));
+    assert_non_null(strstr(cfg, "\"nic_policy\":\"roundrobin\""));
     assert_non_null(strstr(cfg, "\"name\":\"__primary__\""));
     assert_non_null(strstr(cfg, "\"listening\":true"));
     assert_non_null(strstr(cfg, "\"progress_pool\":0"));
@@ -84,12 +91,12 @@ test_legacy_fields(void **state)
 
     (void) state;
     assert_non_null(mid);
-    tc_expect(mid, 0, "\"use_progress_thread\":true");
-    tc_expect(mid, 0, "\"name\":\"__progress__\"");
-    tc_expect(mid, 0, "\"name\":\"__rpc_1__\"");
-    tc_expect(mid, MARGO_CONFIG_USE_NAMES, "\"rpc_pool\":\"__rpc__\"");
-    tc_expect(mid, MARGO_CONFIG_USE_NAMES,
-              "\"progress_pool\":\"__progress__\"");
+    /* Margo's names: __pool_1__ with __xstream_1__ for progress,
+     * __pool_2__ with __xstream_2__ and __xstream_3__ for handlers. */
+    tc_expect(mid, 0, "\"name\":\"__pool_1__\"");
+    tc_expect(mid, 0, "\"name\":\"__xstream_3__\"");
+    tc_expect(mid, MARGO_CONFIG_USE_NAMES, "\"rpc_pool\":\"__pool_2__\"");
+    tc_expect(mid, MARGO_CONFIG_USE_NAMES, "\"progress_pool\":\"__pool_1__\"");
     tc_check_serves(mid);
     margo_finalize(mid);
 }
@@ -120,7 +127,8 @@ test_named_pools(void **state)
     tc_expect(mid, 0, "\"request_post_init\":16");
     tc_expect(mid, 0, "\"probe_interval_ms\":250");
     tc_expect(mid, 0, "\"no_probe\":true");
-    tc_expect(mid, 0, "\"use_progress_thread\":true");
+    /* The JSON's pools first, in order; __primary__ after them. */
+    tc_expect(mid, 0, "\"progress_pool\":1,\"rpc_pool\":0");
     tc_check_serves(mid);
     margo_finalize(mid);
 }
@@ -133,7 +141,6 @@ test_bad_configurations(void **state)
         "[1, 2]",
         "{\"use_progress_thread\": 3}",
         "{\"rpc_thread_count\": \"two\"}",
-        "{\"rpc_thread_count\": -5}",
         "{\"rpc_pool\": \"nope\"}",
         "{\"progress_pool\": 7}",
         "{\"mercury\": {\"request_post_init\": \"x\"}}",
@@ -143,12 +150,18 @@ test_bad_configurations(void **state)
         "{\"mercury\": {\"probe_interval_ms\": 3600001}}",
         "{\"mercury\": {\"sm_info_string\": 5}}",
         "{\"argobots\": {\"pools\": [{\"name\": \"p\", \"kind\": \"lifo\"}]}}",
-        "{\"argobots\": {\"pools\": [{\"kind\": \"fifo\"}]}}",
+        "{\"progress_pool\": true}",
+        "{\"argobots\": {\"pools\": [{\"name\": \"2p\"}]}}",
+        "{\"argobots\": {\"pools\": [{\"name\": \"p-q\"}]}}",
+        "{\"argobots\": {\"pools\": [{\"kind\": \"external\"}]}}",
+        "{\"argobots\": {\"abt_mem_max_num_stacks\": true}}",
+        ("{\"argobots\": {\"pools\": [{\"name\": \"p\"}, {\"name\":"
+         " \"__primary__\"}], \"xstreams\": [{\"name\": \"__primary__\","
+         " \"scheduler\": {\"pools\": [\"p\", \"__primary__\"]}}]}}"),
         "{\"argobots\": {\"pools\": [{\"name\": \"p\"}, {\"name\": \"p\"}]}}",
         ("{\"argobots\": {\"xstreams\": [{\"name\": \"x\", \"scheduler\":"
          " {\"pools\": [\"missing\"]}}]}}"),
         "{\"argobots\": {\"xstreams\": [{\"name\": \"x\"}]}}",
-        "{\"argobots\": {\"pools\": [{\"name\": \"p\"}]}, \"rpc_pool\": \"p\"}",
         "{\"use_progress_thread\": true} trailing",
     };
 
@@ -165,6 +178,21 @@ test_bad_configurations(void **state)
     margo_instance_id mid =
         tc_init("cfg-unknown", MARGO_SERVER_MODE, "{\"some_future_key\": 1}");
     assert_non_null(mid);
+    margo_finalize(mid);
+    /* Accepted as Margo accepts them: a pool without a name (one is made
+     * up), a negative rpc_thread_count (handlers on the progress pool),
+     * an RPC pool no xstream serves yet (a warning). */
+    mid = tc_init("cfg-ok", MARGO_SERVER_MODE,
+                  "{\"argobots\": {\"pools\": [{\"kind\": \"fifo\"}]},"
+                  " \"rpc_thread_count\": -5}");
+    assert_non_null(mid);
+    tc_expect(mid, 0, "\"name\":\"__pool_0__\"");
+    margo_finalize(mid);
+    mid = tc_init("cfg-ok", MARGO_SERVER_MODE,
+                  "{\"argobots\": {\"pools\": [{\"name\": \"p\"}]},"
+                  " \"rpc_pool\": \"p\"}");
+    assert_non_null(mid);
+    tc_expect(mid, MARGO_CONFIG_USE_NAMES, "\"rpc_pool\":\"p\"");
     margo_finalize(mid);
     /* An invalid mode or a missing address is refused too. */
     assert_null(margo_init_ext(NULL, MARGO_SERVER_MODE, NULL));
@@ -216,14 +244,59 @@ test_existing_class_and_logger(void **state)
     info = (struct margo_init_info) MARGO_INIT_INFO_INITIALIZER;
     info.hg_context = ctx; /* a context without its class */
     assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
+}
 
-    /* A child instance sharing its parent's Argobots environment
-     * (parent_mid) is refused, with the parent left working. */
-    margo_instance_id parent = margo_init(addr, MARGO_SERVER_MODE, 0, 0);
+/* A child instance (parent_mid) runs on its parent's pools and xstreams,
+ * may name them as its progress and RPC pools, serves RPCs, and keeps its
+ * parent referenced until it is finalized. */
+static void
+test_parent_mid(void **state)
+{
+    struct margo_init_info info = MARGO_INIT_INFO_INITIALIZER;
+    struct margo_pool_info mine;
+    margo_instance_id parent, child;
+    ABT_pool p_rpc, c_rpc, c_progress;
+    unsigned refs;
+    char addr[64];
+
+    (void) state;
+    parent = tc_init("cfg-parent", MARGO_SERVER_MODE,
+                     "{\"argobots\": {\"pools\": [{\"name\": \"mine\"}],"
+                     " \"xstreams\": [{\"name\": \"es\", \"scheduler\":"
+                     " {\"pools\": [\"mine\"]}}]}}");
     assert_non_null(parent);
-    info = (struct margo_init_info) MARGO_INIT_INFO_INITIALIZER;
-    info.parent_mid = parent;
+    assert_hg_ok(margo_find_pool_by_name(parent, "mine", &mine));
     tm_addr_for(addr, sizeof(addr), "cfg-child");
+    info.parent_mid = parent;
+    child = margo_init_ext(addr, MARGO_SERVER_MODE, &info);
+    assert_non_null(child);
+    assert_int_equal(margo_get_handler_pool(parent, &p_rpc), 0);
+    assert_int_equal(margo_get_handler_pool(child, &c_rpc), 0);
+    assert_ptr_equal(p_rpc, c_rpc);
+    assert_int_equal(margo_get_num_pools(child), margo_get_num_pools(parent));
+    assert_hg_ok(margo_instance_ref_count(parent, &refs));
+    assert_int_equal(refs, 2);
+    tc_check_serves(child);
+    margo_finalize(child);
+    assert_hg_ok(margo_instance_ref_count(parent, &refs));
+    assert_int_equal(refs, 1);
+
+    info.json_config = "{\"progress_pool\": \"mine\", \"rpc_pool\": 0}";
+    child = margo_init_ext(addr, MARGO_SERVER_MODE, &info);
+    assert_non_null(child);
+    assert_int_equal(margo_get_progress_pool(child, &c_progress), 0);
+    assert_ptr_equal(c_progress, mine.pool);
+    assert_int_equal(margo_get_handler_pool(child, &c_rpc), 0);
+    assert_ptr_equal(c_rpc, mine.pool);
+    tc_check_serves(child);
+    margo_finalize(child);
+
+    /* The parent's Argobots layout is not the child's to change. */
+    info.json_config = "{\"argobots\": {}}";
+    assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
+    info.json_config = "{\"use_progress_thread\": true}";
+    assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
+    info.json_config = "{\"rpc_pool\": \"nope\"}";
     assert_null(margo_init_ext(addr, MARGO_SERVER_MODE, &info));
     tc_check_serves(parent);
     margo_finalize(parent);
@@ -238,6 +311,7 @@ main(void)
         cmocka_unit_test(test_named_pools),
         cmocka_unit_test(test_bad_configurations),
         cmocka_unit_test(test_existing_class_and_logger),
+        cmocka_unit_test(test_parent_mid),
     };
 
     return tm_main("margo_config", tests, sizeof(tests) / sizeof(tests[0]));

@@ -43,7 +43,8 @@ main()
     CHECK(mid != MARGO_INSTANCE_NULL);
     char *config = margo_get_config(mid);
     CHECK(config != nullptr);
-    CHECK(std::strstr(config, "\"use_progress_thread\":true") != nullptr);
+    /* A progress pool of its own, named as Margo names it. */
+    CHECK(std::strstr(config, "\"name\":\"__pool_1__\"") != nullptr);
     std::free(config);
     CHECK(margo_rpc_id_get_provider_id(0) == MARGO_DEFAULT_PROVIDER_ID);
     margo_finalize(mid);

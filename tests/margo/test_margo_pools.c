@@ -90,11 +90,15 @@ test_handlers_run_on_their_pool(void **state)
     assert_hg_ok(margo_find_pool_by_index(env.server, a.index, &byidx));
     assert_ptr_equal(byidx.pool, a.pool);
     assert_string_equal(byidx.name, "pool_a");
-    assert_hg_ret(margo_find_pool_by_index(env.server, 9, NULL), HG_NOENTRY);
+    assert_hg_ret(margo_find_pool_by_index(env.server, 9, NULL),
+                  HG_INVALID_ARG);
     assert_hg_ok(margo_find_xstream_by_name(env.server, "es_b", &xs));
     assert_hg_ok(margo_find_xstream_by_handle(env.server, xs.xstream, NULL));
-    assert_hg_ok(margo_find_xstream_by_index(env.server, 0, &xs));
+    /* As in Margo, the JSON's entries first, then __primary__. */
+    assert_hg_ok(margo_find_xstream_by_index(env.server, 2, &xs));
     assert_string_equal(xs.name, "__primary__");
+    assert_hg_ok(margo_find_pool_by_index(env.server, 2, &byidx));
+    assert_string_equal(byidx.name, "__primary__");
     assert_hg_ret(margo_find_xstream_by_name(env.server, "nope", NULL),
                   HG_NOENTRY);
     /* The _Generic forms dispatch on the argument's type. */
@@ -154,13 +158,15 @@ test_legacy_pools(void **state)
     assert_non_null(mid);
     assert_int_equal(margo_get_handler_pool(mid, &pool), 0);
     assert_hg_ok(margo_find_pool_by_handle(mid, pool, &info));
-    assert_string_equal(info.name, "__rpc__");
+    assert_string_equal(info.name, "__pool_2__");
     assert_int_equal(margo_get_progress_pool(mid, &pool), 0);
     assert_hg_ok(margo_find_pool_by_handle(mid, pool, &info));
-    assert_string_equal(info.name, "__progress__");
-    /* __primary__, __progress__, __rpc_0__ .. __rpc_2__ */
+    assert_string_equal(info.name, "__pool_1__");
+    /* Margo's names: __primary__, then __xstream_1__ for the progress
+     * pool and __xstream_2__ .. __xstream_4__ for the RPC pool. */
     assert_int_equal(margo_get_num_xstreams(mid), 5);
-    assert_hg_ok(margo_find_xstream_by_name(mid, "__rpc_2__", NULL));
+    assert_hg_ok(margo_find_xstream_by_name(mid, "__xstream_4__", NULL));
+    assert_hg_ok(margo_find_xstream_by_index(mid, 0, NULL));
     assert_int_equal(margo_get_handler_pool(MARGO_INSTANCE_NULL, &pool), -1);
     margo_finalize(mid);
 }

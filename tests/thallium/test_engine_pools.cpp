@@ -113,7 +113,8 @@ configured_pools_and_xstreams()
     CHECK(es.get_main_pools()[0] == my_pool);
     CHECK_THROWS(tl::exception, e.pools()["no_such_pool"],
                  CHECK(e.code() == HG_NOENTRY));
-    CHECK_THROWS(tl::exception, e.xstreams()[7], CHECK(e.code() == HG_NOENTRY));
+    CHECK_THROWS(tl::exception, e.xstreams()[7],
+                 CHECK(e.code() == HG_INVALID_ARG));
 
     CHECK_EQ(e.pools().ref_count(0), 0u);
     e.pools().ref_incr(0);

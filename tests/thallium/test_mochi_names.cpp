@@ -215,7 +215,7 @@ last_pools_and_finalize()
     CHECK_THROWS(tl::exception, kept.pools()["no-such-pool"],
                  CHECK_EQ(e.code(), HG_NOENTRY));
     CHECK_THROWS(tl::exception, kept.pools()[npools],
-                 CHECK_EQ(e.code(), HG_NOENTRY));
+                 CHECK_EQ(e.code(), HG_INVALID_ARG));
     kept.pools().remove(first);
     CHECK_EQ(kept.pools().size(), npools - 1);
 }

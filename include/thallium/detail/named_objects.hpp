@@ -182,7 +182,8 @@ template <typename Tr> class object_list
         }
         return Tr::count(mid());
     }
-    /* Throws tl::exception (HG_NOENTRY) for an unknown name or index. */
+    /* Throws tl::exception: HG_NOENTRY for an unknown name or handle,
+     * HG_INVALID_ARG (Margo's code) for an index out of range. */
     value_type operator[](const char *name) const
     {
         return get(name);
@@ -284,10 +285,10 @@ template <typename Tr> class object_list
                                 " refused",
                             ret);
     }
-    [[noreturn]] void not_found(const std::string &key) const
+    [[noreturn]] void not_found(const std::string &key,
+                                hg_return_t ret = HG_NOENTRY) const
     {
-        throw exception(std::string("no ") + Tr::what() + " " + key,
-                        HG_NOENTRY);
+        throw exception(std::string("no ") + Tr::what() + " " + key, ret);
     }
     typename Tr::info check(hg_return_t ret, const typename Tr::info &i,
                             const std::string &key) const
@@ -312,7 +313,7 @@ template <typename Tr> class object_list
     {
         typename Tr::info i{};
         if (index < 0)
-            not_found("at a negative index");
+            not_found("at a negative index", HG_INVALID_ARG);
         return check(Tr::by_index(mid(), (std::uint32_t) index, &i), i,
                      "at index " + std::to_string(index));
     }
@@ -341,7 +342,7 @@ template <typename Tr> class object_list
     after_find(I index) const
     {
         if (index < 0 || (std::size_t) index >= Tr::after(*m_state).size())
-            not_found("at index " + std::to_string(index));
+            not_found("at index " + std::to_string(index), HG_INVALID_ARG);
         return (std::size_t) index;
     }
     std::size_t after_find(const typename Tr::object &obj) const
