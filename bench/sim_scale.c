@@ -60,6 +60,8 @@ struct opts {
     uint64_t inflight;
     uint64_t peers;
     uint64_t post;
+    uint64_t warmup;
+    uint64_t callers; /* 0: every node calls */
     uint64_t repeat;
     double max_seconds;
 };
@@ -88,6 +90,8 @@ struct world {
     struct node *nodes;
     unsigned n;
     uint64_t rng;
+    uint64_t target; /* RPCs of the current phase            */
+    uint64_t seq;    /* RPCs issued in every phase            */
     uint64_t issued, done, errors, active;
     bool stop;
 };
@@ -168,7 +172,7 @@ sc_done(const struct hg_cb_info *info)
         w->done++;
     }
     HG_Destroy(handle);
-    if (w->stop || w->errors != 0 || w->issued >= w->o->rpcs || sc_post(s) != 0)
+    if (w->stop || w->errors != 0 || w->issued >= w->target || sc_post(s) != 0)
         w->active--;
     return HG_SUCCESS;
 }
@@ -184,7 +188,7 @@ sc_post(struct slot *s)
     hg_handle_t handle;
     sc_in_t in;
 
-    s->seq = w->issued;
+    s->seq = w->seq;
     in.seq = s->seq;
     if (HG_Create(n->ctx, peer, n->id, &handle) != HG_SUCCESS) {
         w->errors++;
@@ -196,6 +200,7 @@ sc_post(struct slot *s)
         return -1;
     }
     w->issued++;
+    w->seq++;
     return 0;
 }
 
@@ -378,11 +383,48 @@ drive(struct world *w)
         HG_Progress(w->nodes[0].ctx, 100);
 }
 
+/* Issue `count` RPCs, the first ones slot by slot across the nodes, and
+ * drive the world until every one has completed. */
+static void
+run_phase(struct world *w, uint64_t count, double max_seconds, uint64_t seed)
+{
+    double deadline = bu_now_s() + max_seconds;
+
+    unsigned callers = w->o->callers != 0 && w->o->callers < w->n
+                           ? (unsigned) w->o->callers
+                           : w->n;
+
+    w->target = count;
+    w->issued = w->done = 0;
+    w->stop = false;
+    for (unsigned k = 0; k < w->o->inflight; k++)
+        for (unsigned i = 0; i < callers && w->issued < count; i++) {
+            if (sc_post(&w->nodes[i].slots[k]) != 0)
+                break;
+            w->active++;
+        }
+    for (uint64_t pass = 0; w->active > 0; pass++) {
+        drive(w);
+        if ((pass & 1023) != 0 || bu_now_s() <= deadline)
+            continue;
+        w->stop = true;
+        if (bu_now_s() > deadline + 10.0) {
+            fprintf(stderr,
+                    "sim_scale: %" PRIu64 " RPC(s) still in flight 10 s "
+                    "after the bound: hung (replay with --seed %" PRIu64
+                    " --nodes %u)\n",
+                    w->active, seed, w->n);
+            fflush(NULL);
+            _Exit(2);
+        }
+    }
+}
+
 static int
 run_world(const struct opts *o, unsigned nodes, struct result *res)
 {
     struct world w = {0};
-    double heap0, t0, t1, cpu0, deadline;
+    double heap0, t0, t1, cpu0;
     uint64_t v0, ev0;
     int rc = 0;
 
@@ -400,35 +442,16 @@ run_world(const struct opts *o, unsigned nodes, struct result *res)
         rc = -1;
         goto out;
     }
-    t1 = bu_now_s();
-    res->setup_s = t1 - t0;
+    res->setup_s = bu_now_s() - t0;
     res->setup_bytes_per_node = (sc_heap_bytes() - heap0) / nodes;
+    /* Untimed: the nodes' handle pools grow to what the load needs, and
+     * the memory is touched once, before the measurement. */
+    run_phase(&w, o->warmup * nodes, o->max_seconds, res->seed);
+    t1 = bu_now_s();
     cpu0 = bu_cpu_s();
     v0 = na_sim_clock_now();
     ev0 = na_sim_trace_count();
-    deadline = t1 + o->max_seconds;
-
-    for (unsigned k = 0; k < o->inflight; k++)
-        for (unsigned i = 0; i < nodes && w.issued < o->rpcs; i++) {
-            if (sc_post(&w.nodes[i].slots[k]) != 0)
-                break;
-            w.active++;
-        }
-    for (uint64_t pass = 0; w.active > 0; pass++) {
-        drive(&w);
-        if ((pass & 1023) != 0 || bu_now_s() <= deadline)
-            continue;
-        w.stop = true;
-        if (bu_now_s() > deadline + 10.0) {
-            fprintf(stderr,
-                    "sim_scale: %" PRIu64 " RPC(s) still in flight 10 s "
-                    "after the bound: hung (replay with --seed %" PRIu64
-                    " --nodes %u)\n",
-                    w.active, res->seed, nodes);
-            fflush(NULL);
-            _Exit(2);
-        }
-    }
+    run_phase(&w, o->rpcs, o->max_seconds, res->seed);
     res->real_s = bu_now_s() - t1;
     res->cpu_s = bu_cpu_s() - cpu0;
     res->sim_s = (double) (na_sim_clock_now() - v0) / 1e9;
@@ -488,6 +511,9 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     bu_json_u64(&j, "inflight_per_node", o->inflight);
     bu_json_u64(&j, "peers_per_node", peers);
     bu_json_u64(&j, "request_post", o->post);
+    bu_json_u64(&j, "warmup_per_node", o->warmup);
+    bu_json_u64(&j, "callers",
+                o->callers != 0 && o->callers < nodes ? o->callers : nodes);
     bu_json_u64(&j, "events", r->events);
     bu_json_dbl(&j, "real_s", r->real_s);
     bu_json_dbl(&j, "cpu_s", r->cpu_s);
@@ -539,6 +565,10 @@ usage(FILE *f)
             "16)\n"
             "  --post N           request receives each node keeps posted "
             "(default 8)\n"
+            "  --callers N        only the first N nodes call (all serve; "
+            "default: all)\n"
+            "  --warmup N         untimed RPCs per node before the "
+            "measurement (default 8)\n"
             "  --repeat N         run each world N times; the trace hash "
             "must repeat\n"
             "  --max-seconds S    real-time bound per world (default 120)\n");
@@ -554,6 +584,7 @@ main(int argc, char **argv)
         .inflight = 2,
         .peers = 16,
         .post = 8,
+        .warmup = 8,
         .repeat = 1,
         .max_seconds = 120.0,
     };
@@ -582,6 +613,10 @@ main(int argc, char **argv)
                  o.peers <= SC_MAX_PEERS;
         } else if (strcmp(a, "--post") == 0) {
             ok = bu_parse_u64(v, &o.post) && o.post > 0 && o.post <= 4096;
+        } else if (strcmp(a, "--callers") == 0) {
+            ok = bu_parse_u64(v, &o.callers);
+        } else if (strcmp(a, "--warmup") == 0) {
+            ok = bu_parse_u64(v, &o.warmup) && o.warmup <= 1000000;
         } else if (strcmp(a, "--repeat") == 0) {
             ok = bu_parse_u64(v, &o.repeat) && o.repeat > 0 && o.repeat < 100;
         } else if (strcmp(a, "--max-seconds") == 0) {
