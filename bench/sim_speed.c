@@ -389,14 +389,15 @@ run_workload(const struct opts *o, unsigned nodes, struct result *res)
             cl->active++;
         }
     }
-    for (;;) {
+    for (uint64_t pass = 0;; pass++) {
         active = 0;
         for (unsigned i = 0; i < w->nclients; i++)
             active += w->clients[i].active;
         if (active == 0)
             break;
         drive(w, o->advance);
-        if (bu_now_s() > deadline) {
+        /* A clock read per pass was a few percent of a 2-node run. */
+        if ((pass & 255) == 0 && bu_now_s() > deadline) {
             for (unsigned i = 0; i < w->nclients; i++)
                 w->clients[i].stop = true;
             if (bu_now_s() > deadline + 10.0) {

@@ -301,11 +301,11 @@ na_sim_fault_fail(na_return_t ret, uint64_t delay)
 }
 
 struct na_sim_fault
-na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
+na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op,
+                        const struct na_sim_node *target)
 {
     struct na_sim_fault f = {.verdict = NA_SIM_V_DELIVER, .ret = NA_SUCCESS};
     const struct na_sim_name *src = &op->node->name, *dst = &op->peer->name;
-    const struct na_sim_node *target = na_sim_node_find(world, dst);
     const struct na_sim_fault_rule *part;
     bool send =
         op->type == NA_CB_SEND_UNEXPECTED || op->type == NA_CB_SEND_EXPECTED;

@@ -425,8 +425,11 @@ struct na_sim_fault {
 na_return_t na_sim_fault_on_post(struct na_sim_world *world,
                                  const struct na_op_id *op,
                                  const struct na_sim_name *dst, uint64_t *when);
+/* target: the node that now holds the name op->peer names, or NULL (the
+ * caller has looked it up already). */
 struct na_sim_fault na_sim_fault_on_deliver(struct na_sim_world *world,
-                                            const struct na_op_id *op);
+                                            const struct na_op_id *op,
+                                            const struct na_sim_node *target);
 /* Complete op with ret after delay ns (through an EV_FAIL event). */
 void na_sim_fault_fail_later(struct na_sim_world *world, struct na_op_id *op,
                              na_return_t ret, uint64_t delay);
