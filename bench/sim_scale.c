@@ -30,6 +30,7 @@
  * the world, over the node count, from mallinfo2()), "trace_hash", "seed",
  * and the rest of the measurement.
  */
+#include "bench_hg.h"
 #include "bench_util.h"
 
 #include <mercury.h>
@@ -317,31 +318,15 @@ world_teardown(struct world *w)
         free(n->peers);
         free(n->slots);
     }
-    /* Contexts go first: a class cannot finalize while a peer's response
-     * to it is still in flight, and there is none once every context has
-     * drained. */
+    /* Every RPC has completed: each node drains what is still leaving
+     * (the last responses' completions) and goes. */
     for (unsigned i = 0; i < w->n; i++) {
-        struct node *n = &w->nodes[i];
-        hg_return_t ret = HG_SUCCESS;
+        struct bh_side side = {
+            .cls = w->nodes[i].cls, .ctx = w->nodes[i].ctx, .is_sim = true};
 
-        if (n->ctx == NULL)
-            continue;
-        for (int attempt = 0; attempt < 5; attempt++) {
-            node_progress(n);
-            ret = HG_Context_destroy(n->ctx);
-            if (ret != HG_BUSY)
-                break;
-        }
-        if (ret != HG_SUCCESS) {
-            fprintf(stderr, "sim_scale: HG_Context_destroy: %s\n",
-                    HG_Error_to_string(ret));
+        if (side.cls != NULL && bh_side_fini(&side) != 0)
             rc = -1;
-        }
     }
-    for (unsigned i = 0; i < w->n; i++)
-        if (w->nodes[i].cls != NULL &&
-            HG_Finalize(w->nodes[i].cls) != HG_SUCCESS)
-            rc = -1;
     free(w->nodes);
     w->nodes = NULL;
     return rc;
@@ -530,27 +515,6 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     bu_json_end(&j);
 }
 
-static bool
-parse_nodes(const char *s, struct opts *o)
-{
-    char buf[128], *tok, *save = NULL;
-
-    if (strlen(s) >= sizeof(buf))
-        return false;
-    strcpy(buf, s);
-    o->nworlds = 0;
-    for (tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        uint64_t v;
-
-        if (!bu_parse_u64(tok, &v) || v < 2 || v > SC_MAX_NODES ||
-            o->nworlds == SC_MAX_WORLDS)
-            return false;
-        o->nodes[o->nworlds++] = (unsigned) v;
-    }
-    return o->nworlds > 0;
-}
-
 static void
 usage(FILE *f)
 {
@@ -600,7 +564,8 @@ main(int argc, char **argv)
             return 0;
         } else if (!ok) {
         } else if (strcmp(a, "--nodes") == 0) {
-            ok = parse_nodes(v, &o);
+            ok = bu_parse_count_list(v, 2, SC_MAX_NODES, o.nodes, SC_MAX_WORLDS,
+                                     &o.nworlds);
         } else if (strcmp(a, "--seed") == 0) {
             ok = o.seed_given = bu_parse_u64(v, &o.seed);
         } else if (strcmp(a, "--rpcs") == 0) {

@@ -502,26 +502,6 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     bu_json_end(&j);
 }
 
-static bool
-parse_nodes(const char *s, struct opts *o)
-{
-    char buf[128], *tok, *save = NULL;
-
-    if (strlen(s) >= sizeof(buf))
-        return false;
-    strcpy(buf, s);
-    o->nworkloads = 0;
-    for (tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        uint64_t v;
-        if (!bu_parse_u64(tok, &v) || v < 2 || v > SP_MAX_NODES ||
-            o->nworkloads == SP_MAX_WORKLOADS)
-            return false;
-        o->nodes[o->nworkloads++] = (unsigned) v;
-    }
-    return o->nworkloads > 0;
-}
-
 static void
 usage(FILE *f)
 {
@@ -575,7 +555,8 @@ main(int argc, char **argv)
             o.advance =
                 strcmp(v, "step") == 0 ? ADVANCE_STEP : ADVANCE_PROGRESS;
         } else if (strcmp(a, "--nodes") == 0) {
-            ok = parse_nodes(v, &o);
+            ok = bu_parse_count_list(v, 2, SP_MAX_NODES, o.nodes,
+                                     SP_MAX_WORKLOADS, &o.nworkloads);
         } else if (strcmp(a, "--rpcs") == 0) {
             ok = bu_parse_u64(v, &o.rpcs) && o.rpcs > 0;
         } else if (strcmp(a, "--inflight") == 0) {
