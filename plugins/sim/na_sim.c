@@ -46,16 +46,6 @@ na_sim_op_kind(na_cb_type_t type)
  * Nodes and contexts.
  */
 
-static size_t
-na_sim_name_hash(const struct na_sim_name *name)
-{
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-    for (size_t i = 0; i < name->len; i++)
-        h = (h ^ (unsigned char) name->str[i]) * 0x100000001b3ULL;
-    return (size_t) (h ^ (h >> 32));
-}
-
 struct na_sim_node *
 na_sim_node_find(struct na_sim_world *world, const struct na_sim_name *name)
 {

@@ -259,6 +259,9 @@ struct na_sim_world {
     struct na_sim_profile *profile; /* NULL: a perfect fabric          */
     uint64_t profile_gen;           /* stale EV_ACTIONs are ignored    */
     uint64_t fault_counts[24];      /* enum na_sim_fault_counter       */
+    /* Open addressing on (src, dst), fifo_cap slots (a power of two, at
+     * least twice fifo_len); a free slot has an empty src name. Only
+     * searched, never iterated. */
     struct na_sim_fifo *fifo;
     size_t fifo_len, fifo_cap;
     /* Trace. */
@@ -374,6 +377,9 @@ struct na_sim_ctx *na_sim_ctx_find(struct na_sim_node *node, uint8_t id);
 bool na_sim_name_parse(const char *str, size_t len, struct na_sim_name *name);
 bool na_sim_name_from_string(const char *str, struct na_sim_name *name);
 bool na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b);
+/* A hash of the name for the plugin's tables (FNV-1a); never part of a
+ * trace or of any order. */
+size_t na_sim_name_hash(const struct na_sim_name *name);
 na_addr_t na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation);
 na_addr_t na_sim_addr_ref(na_addr_t addr);
 /* A new reference to node's source address (node->source), made again
