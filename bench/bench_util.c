@@ -165,8 +165,11 @@ bu_parse_size(const char *s, uint64_t *out)
     return true;
 }
 
-bool
-bu_parse_size_list(const char *s, uint64_t *vals, unsigned max, unsigned *n)
+/* Split s at commas and parse every piece as a size (sizes) or a plain
+ * number, each in [lo, hi]. */
+static bool
+bu_parse_list(const char *s, bool sizes, uint64_t lo, uint64_t hi,
+              uint64_t *vals, unsigned max, unsigned *n)
 {
     char buf[512], *tok, *save = NULL;
     unsigned count = 0;
@@ -177,12 +180,35 @@ bu_parse_size_list(const char *s, uint64_t *vals, unsigned max, unsigned *n)
     for (tok = strtok_r(buf, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
         uint64_t v;
-        if (!bu_parse_size(tok, &v) || v == 0 || count == max)
+        bool ok = sizes ? bu_parse_size(tok, &v) : bu_parse_u64(tok, &v);
+
+        if (!ok || v < lo || v > hi || count == max)
             return false;
         vals[count++] = v;
     }
     if (count == 0)
         return false;
+    *n = count;
+    return true;
+}
+
+bool
+bu_parse_size_list(const char *s, uint64_t *vals, unsigned max, unsigned *n)
+{
+    return bu_parse_list(s, true, 1, UINT64_MAX, vals, max, n);
+}
+
+bool
+bu_parse_count_list(const char *s, unsigned lo, unsigned hi, unsigned *vals,
+                    unsigned max, unsigned *n)
+{
+    uint64_t v[64];
+    unsigned count;
+
+    if (max > 64 || !bu_parse_list(s, false, lo, hi, v, max, &count))
+        return false;
+    for (unsigned i = 0; i < count; i++)
+        vals[i] = (unsigned) v[i];
     *n = count;
     return true;
 }

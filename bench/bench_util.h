@@ -47,6 +47,10 @@ bool bu_parse_size(const char *s, uint64_t *out);
  * an empty list; *n is written only on success. */
 bool bu_parse_size_list(const char *s, uint64_t *vals, unsigned max,
                         unsigned *n);
+/* The same for decimal counts in [lo, hi] (at most 64 of them), such as
+ * the node counts of the simulator tools. */
+bool bu_parse_count_list(const char *s, unsigned lo, unsigned hi,
+                         unsigned *vals, unsigned max, unsigned *n);
 
 /* "4 KiB", "16 MiB": a short label for a power-of-two size. */
 const char *bu_size_label(uint64_t size, char *buf, size_t buf_size);

@@ -106,6 +106,22 @@ QS_EXPORT na_return_t na_sim_run_until(uint64_t time_ns, uint64_t *ran);
 QS_EXPORT na_return_t na_sim_run_until_idle(uint64_t *ran);
 
 /*
+ * Which context to progress next, for one thread driving a large world: a
+ * driver that progresses every context after every event pays for every
+ * node each time. The world lists, in the order of their first completion,
+ * the contexts on which a completion was queued (by any progress call or
+ * the calls above) since they were last returned here; a context is listed
+ * once however many completions it got. This takes the first one off the
+ * list, writes its node's name (without "sim://", NUL-terminated) into
+ * name[size] and its context id into *id. The order is part of the run, so
+ * a driver that follows it stays deterministic.
+ * NA_SUCCESS; NA_NOENTRY when the list is empty or there is no world;
+ * NA_OVERFLOW when the name does not fit (the context stays listed);
+ * NA_INVALID_ARG for a NULL name or id.
+ */
+QS_EXPORT na_return_t na_sim_ready_next(char *name, size_t size, uint8_t *id);
+
+/*
  * Links and queues.
  */
 

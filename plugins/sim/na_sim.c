@@ -51,10 +51,58 @@ na_sim_node_find(struct na_sim_world *world, const struct na_sim_name *name)
 {
     struct na_sim_node *node;
 
-    TAILQ_FOREACH(node, &world->nodes, link)
-    if (na_sim_name_eq(&node->name, name))
-        return node;
-    return NULL;
+    if (world->node_buckets == 0)
+        return NULL;
+    node =
+        world->node_table[na_sim_name_hash(name) & (world->node_buckets - 1)];
+    while (node != NULL && !na_sim_name_eq(&node->name, name))
+        node = node->hash_next;
+    return node;
+}
+
+na_return_t
+na_sim_node_table_add(struct na_sim_world *world, struct na_sim_node *node)
+{
+    size_t mask;
+
+    if (world->node_count + 1 > world->node_buckets) {
+        size_t buckets = world->node_buckets ? world->node_buckets * 2 : 64;
+        struct na_sim_node **table = calloc(buckets, sizeof(*table));
+
+        if (table == NULL)
+            return NA_NOMEM;
+        for (size_t i = 0; i < world->node_buckets; i++) {
+            struct na_sim_node *n, *next;
+
+            for (n = world->node_table[i]; n != NULL; n = next) {
+                size_t b = na_sim_name_hash(&n->name) & (buckets - 1);
+
+                next = n->hash_next;
+                n->hash_next = table[b];
+                table[b] = n;
+            }
+        }
+        free(world->node_table);
+        world->node_table = table;
+        world->node_buckets = buckets;
+    }
+    mask = world->node_buckets - 1;
+    node->hash_next = world->node_table[na_sim_name_hash(&node->name) & mask];
+    world->node_table[na_sim_name_hash(&node->name) & mask] = node;
+    world->node_count++;
+    return NA_SUCCESS;
+}
+
+void
+na_sim_node_table_remove(struct na_sim_world *world, struct na_sim_node *node)
+{
+    struct na_sim_node **p = &world->node_table[na_sim_name_hash(&node->name) &
+                                                (world->node_buckets - 1)];
+
+    while (*p != node)
+        p = &(*p)->hash_next;
+    *p = node->hash_next;
+    world->node_count--;
 }
 
 /* Several contexts may share an id (HG_Context_create() always asks for
@@ -139,6 +187,12 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
         na_sim_auto_name(world, &name);
     node->world = world;
     node->name = name;
+    if (na_sim_node_table_add(world, node) != NA_SUCCESS) {
+        pthread_mutex_unlock(&world->lock);
+        na_sim_world_unref(world);
+        ret = NA_NOMEM;
+        goto unlock_global;
+    }
     node->incarnation = world->next_incarnation++;
     TAILQ_INSERT_TAIL(&world->nodes, node, link);
     na_sim_trace(world, na_sim_now(world), world->next_seq++, "node_up",
@@ -173,6 +227,7 @@ na_sim_finalize(na_class_t *na_class)
     /* Regions still registered die with their node, as a NIC's keys die
      * with its process; the handles stay the caller's to free. */
     na_sim_regions_drop_node(world, node);
+    na_sim_node_table_remove(world, node);
     TAILQ_REMOVE(&world->nodes, node, link);
     na_sim_trace(world, na_sim_now(world), world->next_seq++, "node_down",
                  node->name.str, node->name.str, 0, 0);
@@ -229,6 +284,10 @@ na_sim_context_destroy(na_class_t *na_class, void *plugin_context)
     }
     TAILQ_REMOVE(&node->contexts, ctx, link);
     na_sim_ctx_drain(node->world, ctx);
+    if (ctx->ready)
+        TAILQ_REMOVE(&node->world->ready, ctx, ready_link);
+    if (ctx->queued)
+        TAILQ_REMOVE(&node->world->queued, ctx, queued_link);
     pthread_mutex_unlock(&node->world->lock);
     free(ctx);
     return NA_SUCCESS;
@@ -340,6 +399,14 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
     ctx->pending--;
     ctx->completions++;
     world->completions++;
+    if (!ctx->ready) {
+        ctx->ready = true;
+        TAILQ_INSERT_TAIL(&world->ready, ctx, ready_link);
+    }
+    if (!ctx->queued) {
+        ctx->queued = true;
+        TAILQ_INSERT_TAIL(&world->queued, ctx, queued_link);
+    }
     na_op_finish(op, ret);
 }
 
@@ -442,14 +509,22 @@ na_sim_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 static bool
 na_sim_hold_clock(struct na_sim_world *world, struct na_sim_ctx *self)
 {
-    struct na_sim_node *node;
-    struct na_sim_ctx *ctx;
+    struct na_sim_ctx *ctx, *next;
     uint64_t pending = 0, key;
 
-    TAILQ_FOREACH(node, &world->nodes, link)
-    TAILQ_FOREACH(ctx, &node->contexts, link)
-    if (ctx != self)
-        pending += NA_Context_get_completion_count(ctx->na_context);
+    /* Only contexts that got a completion since they were last seen empty
+     * can hold one: the sum is that of every context of the world, at a
+     * cost that does not grow with the world. */
+    for (ctx = TAILQ_FIRST(&world->queued); ctx != NULL; ctx = next) {
+        unsigned int n = NA_Context_get_completion_count(ctx->na_context);
+
+        next = TAILQ_NEXT(ctx, queued_link);
+        if (n == 0) {
+            TAILQ_REMOVE(&world->queued, ctx, queued_link);
+            ctx->queued = false;
+        } else if (ctx != self)
+            pending += n;
+    }
     if (pending == 0) {
         self->hold_valid = false;
         return false;

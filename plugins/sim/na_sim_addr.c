@@ -62,6 +62,16 @@ na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b)
     return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
 }
 
+size_t
+na_sim_name_hash(const struct na_sim_name *name)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+    for (size_t i = 0; i < name->len; i++)
+        h = (h ^ (unsigned char) name->str[i]) * 0x100000001b3ULL;
+    return (size_t) (h ^ (h >> 32));
+}
+
 na_addr_t
 na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation)
 {

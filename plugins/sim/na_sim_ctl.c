@@ -5,6 +5,7 @@
 #include "na_sim_internal.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 /* Run `body` with `world` locked, or return NA_NOENTRY when none exists. */
 #define NA_SIM_WITH_WORLD(world, ...)                                          \
@@ -203,6 +204,29 @@ na_sim_run_until_idle(uint64_t *ran)
     if (ran != NULL)
         *ran = n;
     return NA_SUCCESS;
+}
+
+na_return_t
+na_sim_ready_next(char *name, size_t size, uint8_t *id)
+{
+    na_return_t ret = NA_NOENTRY;
+
+    if (name == NULL || id == NULL)
+        return NA_INVALID_ARG;
+    NA_SIM_WITH_WORLD(world, {
+        struct na_sim_ctx *ctx = TAILQ_FIRST(&world->ready);
+
+        if (ctx != NULL && size <= ctx->node->name.len)
+            ret = NA_OVERFLOW;
+        else if (ctx != NULL) {
+            memcpy(name, ctx->node->name.str, ctx->node->name.len + 1u);
+            *id = ctx->id;
+            TAILQ_REMOVE(&world->ready, ctx, ready_link);
+            ctx->ready = false;
+            ret = NA_SUCCESS;
+        }
+    });
+    return ret;
 }
 
 na_return_t

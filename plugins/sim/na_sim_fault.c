@@ -220,35 +220,61 @@ na_sim_fault_backlog(struct na_sim_world *world, const struct na_sim_node *node,
     }
 }
 
+static size_t
+na_sim_fifo_slot(const struct na_sim_fifo *table, size_t cap,
+                 const struct na_sim_name *src, const struct na_sim_name *dst)
+{
+    size_t i =
+        (na_sim_name_hash(src) * 31u + na_sim_name_hash(dst)) & (cap - 1);
+
+    while (table[i].src.len != 0 && !(na_sim_name_eq(&table[i].src, src) &&
+                                      na_sim_name_eq(&table[i].dst, dst)))
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+/* The link's entry, made on first use; NULL when out of memory. A table
+ * of the links, not a list: a large world under a profile uses thousands. */
+static struct na_sim_fifo *
+na_sim_fifo_find(struct na_sim_world *world, const struct na_sim_name *src,
+                 const struct na_sim_name *dst)
+{
+    size_t i;
+
+    if ((world->fifo_len + 1) * 2 > world->fifo_cap) {
+        size_t cap = world->fifo_cap ? world->fifo_cap * 2 : 32;
+        struct na_sim_fifo *table = calloc(cap, sizeof(*table));
+
+        if (table == NULL)
+            return NULL;
+        for (size_t k = 0; k < world->fifo_cap; k++)
+            if (world->fifo[k].src.len != 0)
+                table[na_sim_fifo_slot(table, cap, &world->fifo[k].src,
+                                       &world->fifo[k].dst)] = world->fifo[k];
+        free(world->fifo);
+        world->fifo = table;
+        world->fifo_cap = cap;
+    }
+    i = na_sim_fifo_slot(world->fifo, world->fifo_cap, src, dst);
+    if (world->fifo[i].src.len == 0) {
+        world->fifo[i].src = *src;
+        world->fifo[i].dst = *dst;
+        world->fifo[i].last = 0;
+        world->fifo_len++;
+    }
+    return &world->fifo[i];
+}
+
 /* Keep messages on one link in order unless a reorder fault lets this
  * one overtake: jitter alone must not reorder a link. */
 static void
 na_sim_fifo_clamp(struct na_sim_world *world, const struct na_sim_name *src,
                   const struct na_sim_name *dst, uint64_t *when)
 {
-    struct na_sim_fifo *f = NULL;
+    struct na_sim_fifo *f = na_sim_fifo_find(world, src, dst);
 
-    for (size_t i = 0; i < world->fifo_len; i++)
-        if (na_sim_name_eq(&world->fifo[i].src, src) &&
-            na_sim_name_eq(&world->fifo[i].dst, dst)) {
-            f = &world->fifo[i];
-            break;
-        }
-    if (f == NULL) {
-        if (world->fifo_len == world->fifo_cap) {
-            size_t cap = world->fifo_cap ? world->fifo_cap * 2 : 16;
-            struct na_sim_fifo *n = realloc(world->fifo, cap * sizeof(*n));
-
-            if (n == NULL)
-                return; /* ordering is then only as good as the timing */
-            world->fifo = n;
-            world->fifo_cap = cap;
-        }
-        f = &world->fifo[world->fifo_len++];
-        f->src = *src;
-        f->dst = *dst;
-        f->last = 0;
-    }
+    if (f == NULL)
+        return; /* ordering is then only as good as the timing */
     if (*when < f->last && !na_sim_fault_hit(world, src, dst, NA_SIM_P_REORDER))
         *when = f->last;
     if (*when > f->last)
@@ -301,11 +327,11 @@ na_sim_fault_fail(na_return_t ret, uint64_t delay)
 }
 
 struct na_sim_fault
-na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op)
+na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op,
+                        const struct na_sim_node *target)
 {
     struct na_sim_fault f = {.verdict = NA_SIM_V_DELIVER, .ret = NA_SUCCESS};
     const struct na_sim_name *src = &op->node->name, *dst = &op->peer->name;
-    const struct na_sim_node *target = na_sim_node_find(world, dst);
     const struct na_sim_fault_rule *part;
     bool send =
         op->type == NA_CB_SEND_UNEXPECTED || op->type == NA_CB_SEND_EXPECTED;
@@ -570,6 +596,8 @@ void
 na_sim_fault_reset(struct na_sim_world *world)
 {
     memset(world->fault_counts, 0, sizeof(world->fault_counts));
+    if (world->fifo != NULL)
+        memset(world->fifo, 0, world->fifo_cap * sizeof(*world->fifo));
     world->fifo_len = 0;
     world->profile_gen++;
     (void) na_sim_fault_arm(world);

@@ -134,6 +134,15 @@ struct na_sim_ctx {
      * for another context's untriggered completions (na_sim_poll_wait). */
     uint64_t hold_key;
     bool hold_valid;
+    /* In world->ready: a completion was queued here since the context was
+     * last handed out by na_sim_ready_next(). */
+    bool ready;
+    TAILQ_ENTRY(na_sim_ctx) ready_link;
+    /* In world->queued: completions may be waiting for NA_Trigger(), so
+     * na_sim_hold_clock() must count them; it drops contexts it finds
+     * empty. */
+    bool queued;
+    TAILQ_ENTRY(na_sim_ctx) queued_link;
 };
 TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);
 
@@ -142,6 +151,7 @@ TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);
  */
 struct na_sim_node {
     TAILQ_ENTRY(na_sim_node) link; /* in world->nodes, creation order */
+    struct na_sim_node *hash_next; /* in world->node_table's bucket    */
     struct na_sim_world *world;
     na_class_t *na_class;
     struct na_sim_name name;
@@ -223,6 +233,16 @@ struct na_sim_world {
     bool single_driver;  /* na_sim_set_single_driver(true)            */
     pthread_t poller;
     struct na_sim_node_list nodes;
+    /* The same nodes by name: a table of node_buckets chains (a power of
+     * two, at least node_count), so that a delivery finds its destination
+     * in constant time however large the world. Only ever searched, never
+     * iterated, so its order cannot leak into a run. */
+    struct na_sim_node **node_table;
+    size_t node_buckets, node_count;
+    /* Contexts with completions since na_sim_ready_next() last returned
+     * them, in the order of their first one; and contexts that may hold
+     * untriggered completions (see na_sim_ctx). */
+    struct na_sim_ctx_list ready, queued;
     /* Event heap ordered by (time, seq). */
     struct na_sim_event *heap;
     size_t heap_len, heap_cap;
@@ -239,6 +259,9 @@ struct na_sim_world {
     struct na_sim_profile *profile; /* NULL: a perfect fabric          */
     uint64_t profile_gen;           /* stale EV_ACTIONs are ignored    */
     uint64_t fault_counts[24];      /* enum na_sim_fault_counter       */
+    /* Open addressing on (src, dst), fifo_cap slots (a power of two, at
+     * least twice fifo_len); a free slot has an empty src name. Only
+     * searched, never iterated. */
     struct na_sim_fifo *fifo;
     size_t fifo_len, fifo_cap;
     /* Trace. */
@@ -345,12 +368,21 @@ void na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
 const char *na_sim_op_kind(na_cb_type_t type);
 struct na_sim_node *na_sim_node_find(struct na_sim_world *world,
                                      const struct na_sim_name *name);
+/* Enter a node in world->node_table (NA_NOMEM when the table cannot grow)
+ * or take it out. */
+na_return_t na_sim_node_table_add(struct na_sim_world *world,
+                                  struct na_sim_node *node);
+void na_sim_node_table_remove(struct na_sim_world *world,
+                              struct na_sim_node *node);
 struct na_sim_ctx *na_sim_ctx_find(struct na_sim_node *node, uint8_t id);
 
 /* Addresses (na_sim_addr.c). */
 bool na_sim_name_parse(const char *str, size_t len, struct na_sim_name *name);
 bool na_sim_name_from_string(const char *str, struct na_sim_name *name);
 bool na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b);
+/* A hash of the name for the plugin's tables (FNV-1a); never part of a
+ * trace or of any order. */
+size_t na_sim_name_hash(const struct na_sim_name *name);
 na_addr_t na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation);
 na_addr_t na_sim_addr_ref(na_addr_t addr);
 /* A new reference to node's source address (node->source), made again
@@ -402,8 +434,11 @@ struct na_sim_fault {
 na_return_t na_sim_fault_on_post(struct na_sim_world *world,
                                  const struct na_op_id *op,
                                  const struct na_sim_name *dst, uint64_t *when);
+/* target: the node that now holds the name op->peer names, or NULL (the
+ * caller has looked it up already). */
 struct na_sim_fault na_sim_fault_on_deliver(struct na_sim_world *world,
-                                            const struct na_op_id *op);
+                                            const struct na_op_id *op,
+                                            const struct na_sim_node *target);
 /* Complete op with ret after delay ns (through an EV_FAIL event). */
 void na_sim_fault_fail_later(struct na_sim_world *world, struct na_op_id *op,
                              na_return_t ret, uint64_t delay);

@@ -225,7 +225,9 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
         na_sim_op_complete(world, send, NA_CANCELED);
         return;
     }
-    fault = na_sim_fault_on_deliver(world, send);
+    /* One lookup serves the fault model's checks and the delivery. */
+    node = na_sim_node_find(world, &send->peer->name);
+    fault = na_sim_fault_on_deliver(world, send, node);
     switch (fault.verdict) {
     case NA_SIM_V_FAIL:
         na_sim_fault_fail_later(world, send, fault.ret, fault.delay);
@@ -242,7 +244,6 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
     case NA_SIM_V_DELIVER:
         break;
     }
-    node = na_sim_node_find(world, &send->peer->name);
     if (node != NULL)
         dctx = na_sim_ctx_find(node, send->peer_ctx_id);
     if (dctx == NULL) {

@@ -515,7 +515,8 @@ na_sim_rma_execute(struct na_sim_world *world, struct na_op_id *op)
         na_sim_op_complete(world, op, NA_CANCELED);
         return;
     }
-    fault = na_sim_fault_on_deliver(world, op);
+    fault = na_sim_fault_on_deliver(world, op,
+                                    na_sim_node_find(world, &op->peer->name));
     if (fault.verdict == NA_SIM_V_RETRY) {
         /* Held by a silent partition until it ends. */
         if (na_sim_schedule(world,

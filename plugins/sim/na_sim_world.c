@@ -186,6 +186,8 @@ na_sim_world_create(struct na_sim_world **out)
     pthread_cond_init(&world->cond, &attr);
     pthread_condattr_destroy(&attr);
     TAILQ_INIT(&world->nodes);
+    TAILQ_INIT(&world->ready);
+    TAILQ_INIT(&world->queued);
     world->link_default.latency_ns = NA_SIM_DEFAULT_LATENCY_NS;
     world->link_default.bandwidth = NA_SIM_DEFAULT_BANDWIDTH;
     world->backlog_limit = NA_SIM_DEFAULT_BACKLOG;
@@ -208,6 +210,7 @@ na_sim_world_destroy(struct na_sim_world *world)
     /* Classes are gone, so no context, op or region remains: the heap
      * holds no event (pending ops block context_destroy). */
     na_sim_trace_out_close(world);
+    free(world->node_table);
     free(world->heap);
     free(world->regions);
     free(world->links);

@@ -82,6 +82,53 @@ test_early_expected_and_backlog(void **state)
     pair_close(&p);
 }
 
+/* na_sim_ready_next() hands out the contexts with new completions, each
+ * once however many it got, in the order of their first one. */
+static void
+test_ready_next(void **state)
+{
+    struct pair p;
+    struct result s = {0}, r = {0};
+    char buf[16], name[64];
+    uint8_t id = 7;
+
+    (void) state;
+    pair_open(&p);
+    na_op_id_t *send = NA_Op_create(p.a, 0), *recv = NA_Op_create(p.b, 0);
+
+    assert_int_equal(na_sim_ready_next(NULL, sizeof(name), &id),
+                     NA_INVALID_ARG);
+    assert_int_equal(na_sim_ready_next(name, sizeof(name), NULL),
+                     NA_INVALID_ARG);
+    while (na_sim_ready_next(name, sizeof(name), &id) == NA_SUCCESS)
+        ;
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, buf,
+                                            sizeof(buf), NULL, recv),
+                     NA_SUCCESS);
+    send_unexpected(&p, send, &s, "ready", 6, 1);
+    /* Posts complete nothing. */
+    assert_int_equal(na_sim_ready_next(name, sizeof(name), &id), NA_NOENTRY);
+    assert_int_equal(na_sim_run_until_idle(NULL), NA_SUCCESS);
+    /* The delivery completes the receive, then the send. */
+    assert_int_equal(na_sim_ready_next(name, 4, &id), NA_OVERFLOW);
+    assert_int_equal(na_sim_ready_next(name, 5, &id), NA_SUCCESS);
+    assert_string_equal(name, "beta");
+    assert_int_equal(id, 0);
+    assert_int_equal(na_sim_ready_next(name, sizeof(name), &id), NA_SUCCESS);
+    assert_string_equal(name, "alpha");
+    assert_int_equal(na_sim_ready_next(name, sizeof(name), &id), NA_NOENTRY);
+    NA_Trigger(p.ca, 16, NULL);
+    NA_Trigger(p.cb, 16, NULL);
+    assert_int_equal(s.calls, 1);
+    assert_int_equal(r.calls, 1);
+    assert_string_equal(buf, "ready");
+    NA_Addr_free(p.b, r.source);
+
+    NA_Op_destroy(p.a, send);
+    NA_Op_destroy(p.b, recv);
+    pair_close(&p);
+}
+
 static void
 test_backlog_fail(void **state)
 {
@@ -740,6 +787,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_early_expected_and_backlog,
                                         test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_ready_next, test_setup,
+                                        test_teardown),
         cmocka_unit_test_setup_teardown(test_backlog_fail, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_backlog_block, test_setup,
