@@ -8,10 +8,10 @@
 #define MARGO_VERSION_H
 
 #define MARGO_VERSION_MAJOR 0
-#define MARGO_VERSION_MINOR 22
+#define MARGO_VERSION_MINOR 24
 #define MARGO_VERSION_PATCH 0
-#define MARGO_VERSION "0.22.0"
+#define MARGO_VERSION "0.24.0"
 /* major * 100000 + minor * 100 + patch, as Margo computes it. */
-#define MARGO_VERSION_NUM 2200
+#define MARGO_VERSION_NUM 2400
 
 #endif
