@@ -663,32 +663,37 @@ test_cancel_transfer(void **state)
     harness_finish(env);
 }
 
+/* run_ok() with the spec as a pull, then as a push; then the checks that
+ * end a case. */
+static void
+run_ok_pull_and_push(struct ct_env *env, struct xfer_spec s)
+{
+    for (int op = 0; op < 2; op++) {
+        s.op = op == 0 ? HG_BULK_PULL : HG_BULK_PUSH;
+        run_ok(env, &s);
+    }
+    assert_no_server_duplicates(env);
+    harness_finish(env);
+}
+
 /* The target frees both bulk handles right after posting: the transfer
  * holds its own references and completes exactly as it would have. */
 static void
 test_free_in_flight(void **state)
 {
-    struct ct_env *env = (struct ct_env *) *state;
-    int op;
+    struct xfer_spec s = {
+        .origin_layout = CT_LAYOUT_5SEG,
+        .origin_size = 1 * MiB + 3,
+        .local_layout = CT_LAYOUT_3SEG,
+        .local_size = 1 * MiB + 3,
+        .origin_offset = 1,
+        .local_offset = 2,
+        .size = 1 * MiB,
+        .flags = CT_XFER_FREE_EARLY,
+        .seed = 66,
+    };
 
-    for (op = 0; op < 2; op++) {
-        struct xfer_spec s = {
-            .op = op == 0 ? HG_BULK_PULL : HG_BULK_PUSH,
-            .origin_layout = CT_LAYOUT_5SEG,
-            .origin_size = 1 * MiB + 3,
-            .local_layout = CT_LAYOUT_3SEG,
-            .local_size = 1 * MiB + 3,
-            .origin_offset = 1,
-            .local_offset = 2,
-            .size = 1 * MiB,
-            .flags = CT_XFER_FREE_EARLY,
-            .seed = 66,
-        };
-
-        run_ok(env, &s);
-    }
-    assert_no_server_duplicates(env);
-    harness_finish(env);
+    run_ok_pull_and_push((struct ct_env *) *state, s);
 }
 
 /* The origin frees its handle right after HG_Forward(), as an
@@ -698,27 +703,19 @@ test_free_in_flight(void **state)
 static void
 test_origin_frees_after_forward(void **state)
 {
-    struct ct_env *env = (struct ct_env *) *state;
-    int op;
+    struct xfer_spec s = {
+        .origin_layout = CT_LAYOUT_5SEG,
+        .origin_size = 64 * KiB + 5,
+        .local_layout = CT_LAYOUT_3SEG,
+        .local_size = 64 * KiB + 5,
+        .origin_offset = 3,
+        .local_offset = 1,
+        .size = 64 * KiB,
+        .seed = 67,
+        .origin_free = 1,
+    };
 
-    for (op = 0; op < 2; op++) {
-        struct xfer_spec s = {
-            .op = op == 0 ? HG_BULK_PULL : HG_BULK_PUSH,
-            .origin_layout = CT_LAYOUT_5SEG,
-            .origin_size = 64 * KiB + 5,
-            .local_layout = CT_LAYOUT_3SEG,
-            .local_size = 64 * KiB + 5,
-            .origin_offset = 3,
-            .local_offset = 1,
-            .size = 64 * KiB,
-            .seed = 67,
-            .origin_free = 1,
-        };
-
-        run_ok(env, &s);
-    }
-    assert_no_server_duplicates(env);
-    harness_finish(env);
+    run_ok_pull_and_push((struct ct_env *) *state, s);
 }
 
 /* A transfer with a deadline that does not pass works like any other. */
