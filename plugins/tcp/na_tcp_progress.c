@@ -255,7 +255,9 @@ na_tcp_cancelable(const struct na_op_id *op)
 {
     if (op->tx.queued && op->tx.done != 0)
         return false;
-    if (na_op_list_of((na_op_id_t *) op) == &op->conn->rma &&
+    /* A receive has no connection: no &NULL->rma to compare with. */
+    if (op->conn != NULL &&
+        na_op_list_of((na_op_id_t *) op) == &op->conn->rma &&
         op->u.rma.started && (op->type == NA_CB_PUT || op->conn->rx_op == op))
         return false;
     return true;
