@@ -134,7 +134,7 @@ ABT_eventual_set(ABT_eventual eventual, void *value, int nbytes)
     if (nbytes > 0)
         memcpy(eventual->value, value, (size_t) nbytes);
     eventual->ready = 1;
-    pthread_cond_broadcast(&pk->cv);
+    abt_park_wake(pk);
     pthread_mutex_unlock(&pk->m);
     return ABT_SUCCESS;
 }
@@ -238,7 +238,7 @@ ABT_future_set(ABT_future future, void *value)
         future->cb(future->values);
     pthread_mutex_lock(&pk->m);
     future->ready = 1;
-    pthread_cond_broadcast(&pk->cv);
+    abt_park_wake(pk);
     pthread_mutex_unlock(&pk->m);
     return ABT_SUCCESS;
 }

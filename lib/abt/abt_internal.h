@@ -37,16 +37,6 @@
 
 struct abt_worker;
 
-/* A pthread waiting for its stream's token (abt_token.c): a blocked ULT
- * resuming, or a user scheduler's ABT_xstream_run_unit. Lives on the
- * waiter's stack. */
-struct abt_waiter {
-    pthread_cond_t cv;       /* signalled when granted (scheduler lock) */
-    int granted;             /* (S) the token is the waiter's now       */
-    ABT_xstream xs;          /* the stream whose token it waits for    */
-    struct abt_waiter *next; /* (S) xs->token_q                          */
-};
-
 struct ABT_pool_opaque {
     ABT_thread head, tail; /* (S) FIFO of waiting ULTs, linked by next */
     size_t queued;         /* (S) ULTs waiting                          */
@@ -171,16 +161,28 @@ struct abt_global {
 };
 extern struct abt_global abt_g;
 
-/* Parking lot. */
+/* Parking lot. Each bucket lists the ULTs parked there in the order they
+ * came, so that a wake puts them back in their pools in that order. */
+struct abt_park_entry {
+    int (*done)(void *);
+    void *ctx;
+    struct abt_sleep s;
+    struct abt_park_entry *next; /* pk->m */
+};
 struct abt_park {
     pthread_mutex_t m;
     pthread_cond_t cv;
+    struct abt_park_entry *head; /* pk->m */
 };
 struct abt_park *abt_park_of(const void *addr);
 /* With pk->m held: returns 0 once done(ctx) holds, ETIMEDOUT if abstime
  * (realtime clock, may be NULL) passes first; counts as blocking. */
 int abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
                   const struct timespec *abstime);
+/* With pk->m held, after making some waiter's done() true: requeues the
+ * parked ULTs whose wait is over, in the order they parked, and wakes
+ * every pthread parked on pk. */
+void abt_park_wake(struct abt_park *pk);
 
 /* The hooks of abt_set_wait_hooks, run around each blocking call's wait
  * (abt_token.c); no-ops when none is set. */

@@ -69,7 +69,17 @@ abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
     pthread_mutex_unlock(&pk->m);
     abt_wait_hook_before();
     pthread_mutex_lock(&pk->m);
-    abt_block_begin();
+    struct abt_park_entry e;
+    e.done = done;
+    e.ctx = ctx;
+    e.next = NULL;
+    struct abt_park_entry **pp = &pk->head;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = &e;
+    int armed = abt_sleep_begin(&e.s);
+    if (!armed)
+        abt_block_begin();
     int rc = 0;
     while (!done(ctx) && rc != ETIMEDOUT) {
         if (abstime)
@@ -78,13 +88,37 @@ abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
             rc = pthread_cond_wait(&pk->cv, &pk->m);
     }
     int ok = done(ctx);
+    for (pp = &pk->head; *pp; pp = &(*pp)->next) {
+        if (*pp == &e) {
+            *pp = e.next;
+            break;
+        }
+    }
     /* The token holder may need this bucket: never wait for the token
      * holding it. */
     pthread_mutex_unlock(&pk->m);
-    abt_block_end();
+    if (armed)
+        abt_sleep_end(&e.s, &(struct timespec){0, 0});
+    else
+        abt_block_end();
     abt_wait_hook_after();
     pthread_mutex_lock(&pk->m);
     return ok ? 0 : ETIMEDOUT;
+}
+
+void
+abt_park_wake(struct abt_park *pk)
+{
+    for (struct abt_park_entry **pp = &pk->head; *pp;) {
+        struct abt_park_entry *e = *pp;
+        if (e->done(e->ctx)) {
+            *pp = e->next;
+            abt_sleep_wake(&e->s);
+        } else {
+            pp = &e->next;
+        }
+    }
+    pthread_cond_broadcast(&pk->cv);
 }
 
 /* ---- the worker loop ---------------------------------------------------- */

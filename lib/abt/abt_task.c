@@ -62,7 +62,7 @@ ABT_thread_resume(ABT_thread thread)
     int was = thread->suspended;
     thread->suspended = 0;
     if (was)
-        pthread_cond_broadcast(&pk->cv);
+        abt_park_wake(pk);
     pthread_mutex_unlock(&pk->m);
     return was ? ABT_SUCCESS : ABT_ERR_THREAD;
 }

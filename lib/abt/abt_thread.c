@@ -163,7 +163,7 @@ abt_thread_mark_ended(ABT_thread t)
     struct abt_park *pk = abt_park_of(t);
     pthread_mutex_lock(&pk->m);
     __atomic_store_n(&t->state, ABT_THREAD_STATE_TERMINATED, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&pk->cv);
+    abt_park_wake(pk);
     pthread_mutex_unlock(&pk->m);
 }
 

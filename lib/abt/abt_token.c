@@ -32,6 +32,7 @@
  */
 #include "abt/abt_internal.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <string.h>
 
@@ -124,6 +125,48 @@ resume_pool_locked(ABT_xstream xs, ABT_thread t)
 }
 
 /*
+ * Puts t (s pthread waiting on w, counted in xs->blocked) back in line
+ * for xs's token: its resume marker at its pool's tail, or, with no pool
+ * to go back to, the direct queue. If the token is free and nothing waits
+ * ahead, the marker would be popped at once: w is granted the token now.
+ * Lock held (dropped to push to a user pool).
+ */
+static void
+requeue_locked(ABT_xstream xs, ABT_thread t, struct abt_waiter *w)
+{
+    if (!xs->token && !abt_xs_has_work_locked(xs) && !xs->token_q) {
+        xs->token = 1;
+        grant_locked(w);
+        return;
+    }
+    ABT_pool pool = resume_pool_locked(xs, t);
+    if (pool) {
+        t->waiter = w;
+        if (!t->primary)
+            pool->active--;
+        __atomic_store_n(&t->state, ABT_THREAD_STATE_READY, __ATOMIC_RELAXED);
+        if (!pool->user) {
+            abt_pool_push_locked(pool, t);
+            return;
+        }
+        pthread_mutex_unlock(&abt_g.lock);
+        int ret = abt_pool_add_thread(pool, t);
+        pthread_mutex_lock(&abt_g.lock);
+        if (ret == ABT_SUCCESS)
+            return;
+        t->waiter = NULL;
+        if (!t->primary)
+            pool->active++;
+    }
+    if (!xs->token) {
+        xs->token = 1;
+        grant_locked(w);
+        return;
+    }
+    queue_direct_locked(xs, w);
+}
+
+/*
  * The calling pthread, counted in xs->blocked, waits for xs's token; if
  * `holding`, it holds the token now and gives it up once it is queued
  * (a yield). Lock held on entry and exit (dropped to push to a user
@@ -132,43 +175,41 @@ resume_pool_locked(ABT_xstream xs, ABT_thread t)
 static void
 wait_turn_locked(ABT_xstream xs, int holding)
 {
-    ABT_thread t = abt_self.thread;
     struct abt_waiter w;
     memset(&w, 0, sizeof(w));
     w.xs = xs;
     pthread_cond_init(&w.cv, NULL);
-
-    ABT_pool pool = resume_pool_locked(xs, t);
-    if (pool) {
-        t->waiter = &w;
-        if (!t->primary)
-            pool->active--;
-        __atomic_store_n(&t->state, ABT_THREAD_STATE_READY, __ATOMIC_RELAXED);
-        if (!pool->user) {
-            abt_pool_push_locked(pool, t);
-        } else {
-            pthread_mutex_unlock(&abt_g.lock);
-            int ret = abt_pool_add_thread(pool, t);
-            pthread_mutex_lock(&abt_g.lock);
-            if (ret != ABT_SUCCESS) {
-                t->waiter = NULL;
-                if (!t->primary)
-                    pool->active++;
-                pool = ABT_POOL_NULL;
+    if (holding) {
+        /* Queued behind the stream's other work, then the token goes to
+         * the next in line. */
+        ABT_pool pool = resume_pool_locked(xs, abt_self.thread);
+        if (pool) {
+            ABT_thread t = abt_self.thread;
+            t->waiter = &w;
+            if (!t->primary)
+                pool->active--;
+            __atomic_store_n(&t->state, ABT_THREAD_STATE_READY,
+                             __ATOMIC_RELAXED);
+            if (!pool->user) {
+                abt_pool_push_locked(pool, t);
+            } else {
+                pthread_mutex_unlock(&abt_g.lock);
+                int ret = abt_pool_add_thread(pool, t);
+                pthread_mutex_lock(&abt_g.lock);
+                if (ret != ABT_SUCCESS) {
+                    t->waiter = NULL;
+                    if (!t->primary)
+                        pool->active++;
+                    pool = ABT_POOL_NULL;
+                }
             }
         }
-    }
-    if (!pool) {
-        if (!holding && !xs->token) {
-            xs->token = 1;
-            xs->blocked--;
-            pthread_cond_destroy(&w.cv);
-            return;
-        }
-        queue_direct_locked(xs, &w);
-    }
-    if (holding)
+        if (!pool)
+            queue_direct_locked(xs, &w);
         abt_token_release_locked(xs);
+    } else {
+        requeue_locked(xs, abt_self.thread, &w);
+    }
     while (!w.granted)
         pthread_cond_wait(&w.cv, &abt_g.lock);
     pthread_cond_destroy(&w.cv);
@@ -226,13 +267,7 @@ abt_block_end(void)
     abt_self.released = 0;
     struct abt_worker *dead = NULL;
     pthread_mutex_lock(&abt_g.lock);
-    if (!xs->token && !abt_xs_has_work_locked(xs)) {
-        /* The marker would be popped at once. */
-        xs->token = 1;
-        xs->blocked--;
-    } else {
-        wait_turn_locked(xs, 0);
-    }
+    wait_turn_locked(xs, 0);
     abt_self.token = 1;
     if (xs->dead)
         abt_xs_reap_locked(xs, &dead);
@@ -241,6 +276,101 @@ abt_block_end(void)
     if (abt_self.thread)
         __atomic_store_n(&abt_self.thread->state, ABT_THREAD_STATE_RUNNING,
                          __ATOMIC_RELAXED);
+}
+
+/* ---- waits whose waker requeues ------------------------------------ */
+
+int
+abt_sleep_begin(struct abt_sleep *s)
+{
+    ABT_xstream xs = abt_self.xs;
+    memset(s, 0, sizeof(*s));
+    if (!xs || !abt_self.token || abt_self.block_depth > 0)
+        return 0;
+    s->armed = 1;
+    s->thread = abt_self.thread;
+    s->w.xs = xs;
+    pthread_cond_init(&s->w.cv, NULL);
+    if (s->thread)
+        __atomic_store_n(&s->thread->state, ABT_THREAD_STATE_BLOCKED,
+                         __ATOMIC_RELAXED);
+    pthread_mutex_lock(&abt_g.lock);
+    xs->blocked++;
+    abt_self.token = 0;
+    abt_token_release_locked(xs);
+    pthread_mutex_unlock(&abt_g.lock);
+    return 1;
+}
+
+void
+abt_sleep_wake(struct abt_sleep *s)
+{
+    if (!s->armed)
+        return;
+    pthread_mutex_lock(&abt_g.lock);
+    if (!s->queued) {
+        s->queued = 1;
+        requeue_locked(s->w.xs, s->thread, &s->w);
+    }
+    pthread_mutex_unlock(&abt_g.lock);
+}
+
+int
+abt_sleep_end(struct abt_sleep *s, const struct timespec *abstime)
+{
+    if (!s->armed)
+        return 0;
+    ABT_xstream xs = s->w.xs;
+    struct abt_worker *dead = NULL;
+    pthread_mutex_lock(&abt_g.lock);
+    int by_self = 0;
+    while (!s->w.granted) {
+        if (s->queued || !abstime) {
+            pthread_cond_wait(&s->w.cv, &abt_g.lock);
+        } else if (pthread_cond_timedwait(&s->w.cv, &abt_g.lock, abstime) ==
+                       ETIMEDOUT &&
+                   !s->queued) {
+            s->queued = 1;
+            by_self = 1;
+            requeue_locked(xs, s->thread, &s->w);
+        }
+    }
+    abt_self.token = 1;
+    if (xs->dead)
+        abt_xs_reap_locked(xs, &dead);
+    pthread_mutex_unlock(&abt_g.lock);
+    pthread_cond_destroy(&s->w.cv);
+    s->armed = 0;
+    abt_reap_join(dead);
+    if (s->thread)
+        __atomic_store_n(&s->thread->state, ABT_THREAD_STATE_RUNNING,
+                         __ATOMIC_RELAXED);
+    return !by_self;
+}
+
+int
+abt_stream_held(void)
+{
+    return abt_self.xs && abt_self.token && abt_self.block_depth == 0;
+}
+
+int
+abt_stream_busy(void)
+{
+    ABT_xstream xs = abt_self.xs;
+    if (!xs || !abt_self.token || abt_self.block_depth > 0)
+        return 0;
+    pthread_mutex_lock(&abt_g.lock);
+    int busy = abt_xs_has_work_locked(xs);
+    pthread_mutex_unlock(&abt_g.lock);
+    return busy;
+}
+
+void
+abt_stream_yield(void)
+{
+    if (abt_self.xs && abt_self.token && abt_self.block_depth == 0)
+        abt_token_yield();
 }
 
 /* ---- the layer above's wait hooks ------------------------------------- */

@@ -56,6 +56,27 @@ static struct margo_instance *margo_all_head;
 static unsigned int margo_caller_pt_count;
 
 /*
+ * Threads that hold an Argobots execution stream (a ULT, the primary
+ * thread) and block in a Margo call give the stream up while they sleep
+ * and are put back in line by whoever wakes them, in the order they went
+ * to sleep (abt_sleep, abt_block.h): so the ULTs of one stream run one at
+ * a time, in an order a run on the simulator repeats. (L)
+ */
+struct margo_sleeper {
+    margo_pred_t pred; /* its condition, if it waits for one */
+    void *arg;
+    bool may_drive;    /* wake it when the driving role is free */
+    bool runs_callers; /* wake it for queued caller-context handlers */
+    bool wants_role;   /* in margo_role_take(): hand it the role */
+    bool woken;
+    struct abt_sleep s;
+    struct margo_sleeper *next;
+};
+static struct margo_sleeper *margo_sleepers; /* (L) in arrival order */
+/* The role handed to a margo_role_take() sleeper, still on its way. */
+static struct margo_sleeper *margo_role_reserved; /* (L) */
+
+/*
  * What the calling thread is doing, for the decisions that depend on it:
  * whether it already holds the driving role (a handler it runs made a
  * nested blocking call), which handlers it is inside, and whether it is
@@ -78,13 +99,100 @@ struct margo_tls {
 };
 static _Thread_local struct margo_tls margo_tls;
 
+static bool margo_caller_work_queued(void);
+
+/*
+ * Put back in line the sleepers whose wait is over, in arrival order:
+ * those whose condition holds; if the role is free, the first that
+ * asked for it by name (it is handed over), else the first that may
+ * drive; if caller-context handlers wait, the first that may run them.
+ * Lock held.
+ */
+static void
+margo_sleepers_wake(void)
+{
+    bool successor = !margo_driver_active, callers = true;
+    struct margo_sleeper *s;
+
+    if (margo_sleepers == NULL)
+        return;
+    for (s = margo_sleepers; s; s = s->next) {
+        if (!s->woken && s->wants_role && !margo_driver_active) {
+            margo_driver_active = true;
+            margo_role_reserved = s;
+            successor = false;
+            s->woken = true;
+            abt_sleep_wake(&s->s);
+        }
+    }
+    for (s = margo_sleepers; s; s = s->next) {
+        if (s->woken || s->wants_role)
+            continue;
+        if (s->pred != NULL && s->pred(s->arg)) {
+            s->woken = true;
+        } else if (successor && s->may_drive) {
+            successor = false;
+            s->woken = true;
+        } else if (callers && s->runs_callers) {
+            callers = false;
+            s->woken = margo_caller_work_queued();
+        }
+        if (s->woken)
+            abt_sleep_wake(&s->s);
+    }
+}
+
 void
 margo_wake(struct margo_instance *mid)
 {
     (void) mid;
     /* Every blocked thread sleeps on the one condition: a thread blocked
      * on one instance may run handlers or drive progress for another. */
+    margo_sleepers_wake();
     pthread_cond_broadcast(&margo_driver_cond);
+}
+
+/*
+ * Sleep until woken: a thread holding a stream gives it up and gets it
+ * back in line (margo_sleepers_wake); any other thread sleeps on
+ * margo_driver_cond. At most timeout_ms (0: no limit). Lock held on entry
+ * and exit.
+ */
+static void
+margo_sleep_on(struct margo_sleeper *me, unsigned int timeout_ms)
+{
+    struct margo_sleeper **p = &margo_sleepers;
+    struct timespec ts;
+
+    while (*p)
+        p = &(*p)->next;
+    me->next = NULL;
+    me->woken = false;
+    *p = me;
+    if (timeout_ms > 0) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += timeout_ms / 1000;
+        ts.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+    }
+    if (abt_sleep_begin(&me->s)) {
+        pthread_mutex_unlock(&margo_lock);
+        (void) abt_sleep_end(&me->s, timeout_ms > 0 ? &ts : NULL);
+        pthread_mutex_lock(&margo_lock);
+    } else if (timeout_ms > 0) {
+        (void) pthread_cond_timedwait(&margo_driver_cond, &margo_lock, &ts);
+    } else {
+        pthread_cond_wait(&margo_driver_cond, &margo_lock);
+    }
+    for (p = &margo_sleepers; *p; p = &(*p)->next) {
+        if (*p == me) {
+            *p = me->next;
+            break;
+        }
+    }
 }
 
 bool
@@ -182,6 +290,17 @@ margo_callers_run_handlers(const struct margo_instance *mid)
 {
     return mid->rpc_thread_count == 0 ||
            (mid->rpc_thread_count < 0 && !mid->has_progress_thread);
+}
+
+/* Whether a caller-context handler of any instance waits to run. */
+static bool
+margo_caller_work_queued(void)
+{
+    for (struct margo_instance *m = margo_all_head; m; m = m->all_next)
+        if (m->queue_head != NULL && !m->teardown_started &&
+            margo_callers_run_handlers(m))
+            return true;
+    return false;
 }
 
 /*
@@ -375,9 +494,10 @@ margo_idle_ms(struct margo_instance *mid)
 
 /* How a round may wait when no instance had anything to do. */
 enum margo_round {
-    MARGO_ROUND_BLOCK, /* sleep in HG_Progress() (blocking calls)        */
-    MARGO_ROUND_POKE,  /* never on a real clock; on a virtual one, let
-                          time move so that a margo_test() loop ends     */
+    MARGO_ROUND_BLOCK,  /* sleep in HG_Progress() (blocking calls)        */
+    MARGO_ROUND_POKE,   /* never on a real clock; on a virtual one, let
+                           time move so that a margo_test() loop ends     */
+    MARGO_ROUND_NOWAIT, /* never: other ULTs of the stream wait to run   */
 };
 
 /*
@@ -436,7 +556,7 @@ margo_drive_round(enum margo_round mode, bool short_slice)
      * slice, so that traffic arriving for one is not held up by a long
      * wait on another.
      */
-    if (activity == 0 && count > 0 && !stale &&
+    if (activity == 0 && count > 0 && !stale && mode != MARGO_ROUND_NOWAIT &&
         (mode == MARGO_ROUND_BLOCK || all_virtual)) {
         unsigned int slice =
             count == 1 && mode == MARGO_ROUND_BLOCK && !short_slice
@@ -451,25 +571,50 @@ margo_drive_round(enum margo_round mode, bool short_slice)
 
 /*
  * Take the driving role, waiting for it if another thread has it. Lock
- * held. The caller must not already hold it.
+ * held. The caller must not already hold it. A thread holding a stream
+ * waits as a sleeper, which the holder hands the role to between rounds.
  */
 static void
 margo_role_take(void)
 {
-    while (margo_driver_active) {
+    struct margo_sleeper me;
+
+    memset(&me, 0, sizeof(me));
+    me.wants_role = true;
+    while (margo_driver_active && margo_role_reserved != &me) {
+        if (abt_stream_held()) {
+            margo_sleep_on(&me, 0);
+            continue;
+        }
         margo_role_waiters++;
         pthread_cond_wait(&margo_driver_cond, &margo_lock);
         margo_role_waiters--;
     }
+    if (margo_role_reserved == &me)
+        margo_role_reserved = NULL;
     margo_driver_active = true;
     margo_role_generation++;
     margo_tls.drive_depth++;
 }
 
+/* Whether a thread waits in margo_role_take() (lock held). */
+static bool
+margo_role_wanted(void)
+{
+    if (margo_role_waiters > 0)
+        return true;
+    for (struct margo_sleeper *s = margo_sleepers; s; s = s->next)
+        if (s->wants_role)
+            return true;
+    return false;
+}
+
 /*
  * Give the role back. If others want it, wait until one of them has taken
  * it or given up, so a thread that drives in a loop cannot starve a thread
- * that needs the role once (finalize, to unlist its instance). Lock held.
+ * that needs the role once (finalize, to unlist its instance); a thread
+ * holding a stream hands it to the first sleeper that asked instead,
+ * since that sleeper may need the stream to take it. Lock held.
  */
 static void
 margo_role_release(void)
@@ -478,7 +623,9 @@ margo_role_release(void)
 
     margo_tls.drive_depth--;
     margo_driver_active = false;
-    pthread_cond_broadcast(&margo_driver_cond);
+    margo_wake(NULL);
+    if (abt_stream_held())
+        return;
     while (margo_role_waiters > 0 && margo_role_generation == gen &&
            !margo_driver_active)
         pthread_cond_wait(&margo_driver_cond, &margo_lock);
@@ -508,7 +655,7 @@ margo_abt_wait_before(void)
         margo_tls.progress_of->progress_lent = true;
         margo_tls.lent_progress = margo_tls.progress_of;
     }
-    pthread_cond_broadcast(&margo_driver_cond);
+    margo_wake(NULL);
     pthread_mutex_unlock(&margo_lock);
 }
 
@@ -598,9 +745,11 @@ margo_timed_cond_wait(pthread_cond_t *cond, unsigned int ms)
     (void) pthread_cond_timedwait(cond, &margo_lock, &ts);
 }
 
-void
-margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
-                  bool counted)
+/* margo_block_until() for a thread that holds no execution stream: it
+ * sleeps on margo_driver_cond, and drives one round at a time. */
+static void
+margo_block_until_free(struct margo_instance *mid, margo_pred_t pred, void *arg,
+                       bool counted)
 {
     /* For the execution stream that may be running this call (a handler or
      * a ULT on a pool), the whole call is a blocked wait, whether this
@@ -700,6 +849,114 @@ margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
         abt_block_end();
         pthread_mutex_lock(&margo_lock);
     }
+}
+
+/*
+ * One round for the thread holding the role, on a stream: it keeps the
+ * stream while it makes the round, so the round's handlers and callbacks
+ * run between the stream's other ULTs and never beside them, and it
+ * lets the ULTs that wait run before the next round, as Margo's progress
+ * loop does from its ULT. It sleeps in HG_Progress() only when none
+ * waits. Lock held on entry and exit.
+ */
+static void
+margo_drive_step(bool short_slice)
+{
+    bool busy = abt_stream_busy();
+
+    pthread_mutex_unlock(&margo_lock);
+    margo_drive_round(busy ? MARGO_ROUND_NOWAIT : MARGO_ROUND_BLOCK,
+                      short_slice);
+    pthread_mutex_lock(&margo_lock);
+    margo_sleepers_wake();
+    if (abt_stream_busy()) {
+        pthread_mutex_unlock(&margo_lock);
+        abt_stream_yield();
+        pthread_mutex_lock(&margo_lock);
+    }
+}
+
+/* margo_block_until() for a thread that holds an execution stream: it
+ * drives holding it, and sleeps without it (margo_sleep_on). */
+static void
+margo_block_until_held(struct margo_instance *mid, margo_pred_t pred, void *arg,
+                       bool counted)
+{
+    struct margo_sleeper me;
+    bool handed = false;
+
+    memset(&me, 0, sizeof(me));
+    me.pred = pred;
+    me.arg = arg;
+    me.runs_callers = margo_tls.own_instance == NULL;
+    if (counted)
+        mid->active_calls++;
+    while (!pred(arg)) {
+        bool serve_driven;
+
+        if (margo_run_caller_handler(mid))
+            continue;
+        if (mid->has_progress_thread && mid->progress_lent &&
+            !mid->progress_borrowed) {
+            /* As in margo_block_until_free(). */
+            mid->progress_borrowed = true;
+            pthread_mutex_unlock(&margo_lock);
+            (void) margo_progress_instance(mid, 1);
+            pthread_mutex_lock(&margo_lock);
+            if (mid->rpc_thread_count < 0)
+                (void) margo_run_one_handler(mid);
+            mid->progress_borrowed = false;
+            margo_wake(mid);
+            continue;
+        }
+        serve_driven = mid->has_progress_thread &&
+                       margo_tls.own_instance == NULL &&
+                       margo_driven_head != NULL && !margo_driver_active;
+        if (mid->has_progress_thread && !serve_driven) {
+            me.may_drive = false;
+            margo_sleep_on(&me, counted && margo_driven_head == NULL &&
+                                        margo_tls.deadline_ns == 0
+                                    ? 0
+                                    : (counted ? 1 : MARGO_BLOCK_MS));
+            continue;
+        }
+        if (margo_tls.drive_depth > 0) {
+            /* A handler this thread runs made a blocking call: keep
+             * driving from here. */
+            margo_drive_step(serve_driven);
+            continue;
+        }
+        if (margo_driver_active || (handed && margo_role_waiters > 0)) {
+            /* Woken when the role is free or the condition holds, never
+             * by a timer, which would make the order the machine's; a
+             * thread without a stream that asked for the role gets a
+             * moment to take it. */
+            me.may_drive = true;
+            margo_sleep_on(&me, handed ? 1 : 0);
+            handed = false;
+            continue;
+        }
+        margo_role_take();
+        while (!pred(arg) && !margo_role_wanted())
+            if (!margo_run_caller_handler(mid))
+                margo_drive_step(serve_driven);
+        handed = !pred(arg);
+        margo_role_release();
+    }
+    if (counted) {
+        mid->active_calls--;
+        margo_wake(mid);
+    }
+}
+
+void
+margo_block_until(struct margo_instance *mid, margo_pred_t pred, void *arg,
+                  bool counted)
+{
+    if (abt_stream_held())
+        margo_block_until_held(mid, pred, arg, counted);
+    else
+        margo_block_until_free(mid, pred, arg, counted);
 }
 
 void
