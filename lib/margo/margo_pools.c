@@ -251,7 +251,11 @@ margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
 
     if (pool == ABT_POOL_NULL)
         pool = mid->npools ? mid->pools[mid->config.rpc_pool] : ABT_POOL_NULL;
-    if (pool == ABT_POOL_NULL || margo_pool_is_callers(mid, pool) ||
+    /* Timers' work on the callers' pools is a ULT of its own, as in
+     * Margo: a callback that sleeps must not hold up the thread it would
+     * otherwise nest in (its own wait may be over first). */
+    if (pool == ABT_POOL_NULL ||
+        (margo_pool_is_callers(mid, pool) && e->work == NULL) ||
         (mid->has_progress_thread &&
          pool == mid->pools[mid->config.progress_pool])) {
         margo_queue_work(mid, e);

@@ -100,6 +100,7 @@ struct margo_tls {
 static _Thread_local struct margo_tls margo_tls;
 
 static bool margo_caller_work_queued(void);
+static uint64_t margo_sleepers_next(const struct margo_instance *mid);
 
 /*
  * Put back in line the sleepers whose wait is over, in arrival order:
@@ -430,10 +431,7 @@ margo_wait_slice(struct margo_instance *mid, unsigned int timeout_ms)
      * simulator's clock, progress must not carry time past a sleeper's
      * deadline before the sleeper wakes up. */
     pthread_mutex_lock(&margo_lock);
-    deadline = mid->sleep_deadline_min;
-    if (margo_tls.deadline_ns &&
-        (deadline == 0 || margo_tls.deadline_ns < deadline))
-        deadline = margo_tls.deadline_ns;
+    deadline = margo_sleepers_next(mid);
     if (deadline) {
         now = HG_Clock_now(mid->hg_class);
         if (deadline <= now) {
@@ -987,7 +985,8 @@ margo_poke_progress(struct margo_instance *mid)
 struct margo_sleep {
     struct margo_instance *mid;
     uint64_t deadline_ns;
-    struct margo_sleep *next; /* (L) in mid->sleepers */
+    const struct margo_tls *thread; /* the sleeping thread's */
+    struct margo_sleep *next;       /* (L) in mid->sleepers */
 };
 
 /* Recompute mid->sleep_deadline_min (lock held). */
@@ -1000,6 +999,22 @@ margo_sleepers_update(struct margo_instance *mid)
         if (min == 0 || s->deadline_ns < min)
             min = s->deadline_ns;
     mid->sleep_deadline_min = min;
+}
+
+/* The earliest deadline of mid's sleepers that may wake before this
+ * thread returns: another thread's, or this thread's innermost (its
+ * outer sleeps wait for the inner one). 0 if none. Lock held. */
+static uint64_t
+margo_sleepers_next(const struct margo_instance *mid)
+{
+    uint64_t min = margo_tls.deadline_ns;
+
+    if (mid->sleep_deadline_min == 0)
+        return min;
+    for (const struct margo_sleep *s = mid->sleepers; s; s = s->next)
+        if (s->thread != &margo_tls && (min == 0 || s->deadline_ns < min))
+            min = s->deadline_ns;
+    return min;
 }
 
 static bool
@@ -1020,13 +1035,17 @@ margo_thread_sleep(margo_instance_id mid, double timeout_ms)
     if (mid == MARGO_INSTANCE_NULL || !(timeout_ms > 0))
         return;
     s.mid = mid;
+    s.thread = &margo_tls;
     s.deadline_ns =
         HG_Clock_now(mid->hg_class) + (uint64_t) (timeout_ms * 1e6 + 0.5);
     /* Sleeping is waiting like any other blocking call: this thread keeps
      * doing its share of progress and handlers meanwhile, as a ULT's
      * scheduler would. On the simulator the clock is virtual. */
-    margo_tls.deadline_ns =
-        saved && saved < s.deadline_ns ? saved : s.deadline_ns;
+    /* A sleep nested in another (a handler run from inside this thread's
+     * own sleep) ends first whatever the outer deadline says: cutting its
+     * waits to the outer one would stop the virtual clock short of its
+     * own. */
+    margo_tls.deadline_ns = s.deadline_ns;
     pthread_mutex_lock(&margo_lock);
     s.next = mid->sleepers;
     mid->sleepers = &s;

@@ -265,9 +265,20 @@ margo_timer_cancel_many(size_t n, margo_timer_t *timers)
 
     if (n > 0 && timers == NULL)
         return -1;
-    for (size_t i = 0; i < n; i++)
-        if (timers[i] == MARGO_TIMER_NULL || margo_timer_cancel(timers[i]))
+    /* As in Margo: every timer is disarmed first, then the running
+     * callbacks are waited out, so a long one cannot let a later timer of
+     * the list fire meanwhile. */
+    pthread_mutex_lock(&margo_lock);
+    for (size_t i = 0; i < n; i++) {
+        if (timers[i] == MARGO_TIMER_NULL)
             rc = -1;
+        else if (timers[i]->state != MT_RUNNING)
+            margo_timer_cancel_locked(timers[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (timers[i] != MARGO_TIMER_NULL)
+            margo_timer_cancel_locked(timers[i]);
+    pthread_mutex_unlock(&margo_lock);
     return rc;
 }
 

@@ -153,6 +153,55 @@ test_timer_cancel(void **state)
     margo_finalize(mid);
 }
 
+/* A callback that sleeps longer than the thread that let it run. */
+static void
+tt_sleepy_cb(void *arg)
+{
+    struct tt_count *c = arg;
+
+    atomic_fetch_add(&c->fired, 1);
+    margo_thread_sleep(c->mid, 1000);
+    c->fired_at = HG_Clock_now(margo_get_class(c->mid));
+}
+
+/*
+ * A timer's callback on the default pool (the primary pool here) that
+ * sleeps 1 s does not hold up the main thread's own 200 ms sleep: as in
+ * Margo, the callback is a ULT of its own, so the main thread wakes at
+ * 200 ms and cancels a 500 ms timer before it fires; cancelling the
+ * sleeping callback's timer waits for the callback to end.
+ */
+static void
+test_timer_sleeping_callback(void **state)
+{
+    margo_instance_id mid = tt_init(0, 0);
+    hg_class_t *cls = margo_get_class(mid);
+    struct tt_count slow = {0}, late = {0};
+    margo_timer_t t[2];
+    uint64_t start, woke;
+
+    (void) state;
+    slow.mid = late.mid = mid;
+    assert_int_equal(margo_timer_create(mid, tt_sleepy_cb, &slow, &t[0]), 0);
+    assert_int_equal(margo_timer_create(mid, tt_cb, &late, &t[1]), 0);
+    start = HG_Clock_now(cls);
+    assert_int_equal(margo_timer_start(t[0], 100), 0);
+    assert_int_equal(margo_timer_start(t[1], 500), 0);
+    margo_thread_sleep(mid, 200);
+    woke = HG_Clock_now(cls);
+    assert_int_equal(atomic_load(&slow.fired), 1);
+    assert_int_equal(margo_timer_cancel_many(2, t), 0);
+    assert_int_equal(atomic_load(&late.fired), 0);
+    if (tm_is_sim()) {
+        /* On the virtual clock: woke before the callback's sleep ended. */
+        assert_true(woke - start < 500000000u);
+        assert_true(slow.fired_at - start >= 1100000000u);
+    }
+    assert_int_equal(margo_timer_destroy(t[0]), 0);
+    assert_int_equal(margo_timer_destroy(t[1]), 0);
+    margo_finalize(mid);
+}
+
 static void
 test_timer_rearm_from_callback(void **state)
 {
@@ -248,6 +297,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timer_fires),
         cmocka_unit_test(test_timer_cancel),
+        cmocka_unit_test(test_timer_sleeping_callback),
         cmocka_unit_test(test_timer_rearm_from_callback),
         cmocka_unit_test(test_timer_outlives_instance),
         cmocka_unit_test(test_timer_pending_at_finalize_freed),
