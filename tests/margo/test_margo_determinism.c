@@ -225,6 +225,10 @@ test_same_seed_same_schedule(void **state)
     /* Every ULT noted twice, every handler once, none lost. */
     assert_int_equal(first.entries, TD_CALLS * (2 * TD_ULTS + 1));
     assert_int_equal(first.overlaps, 0);
+    /* For check_replay.sh: the same line from another process. */
+    printf("td: seed %" PRIu64 " trace %016" PRIx64 " log %016" PRIx64 "\n",
+           seed, first.trace, first.log);
+    fflush(stdout);
     for (int run = 1; run < TD_RUNS; run++) {
         td_run_once(seed, &again);
         if (again.trace != first.trace || again.log != first.log)
