@@ -173,16 +173,32 @@ struct abt_park {
     pthread_mutex_t m;
     pthread_cond_t cv;
     struct abt_park_entry *head; /* pk->m */
+    uint64_t releases; /* pk->m: locks hashed here released with waiters */
 };
 struct abt_park *abt_park_of(const void *addr);
 /* With pk->m held: returns 0 once done(ctx) holds, ETIMEDOUT if abstime
  * (realtime clock, may be NULL) passes first; counts as blocking. */
 int abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
                   const struct timespec *abstime);
+/* The two halves of abt_park_wait, for a waiter that must be listed
+ * before it lets go of something (a condition variable's mutex): with
+ * pk->m held, list e (done and ctx set), then wait until e->done(e->ctx)
+ * holds or abstime passes. */
+void abt_park_enlist(struct abt_park *pk, struct abt_park_entry *e);
+int abt_park_wait_entry(struct abt_park *pk, struct abt_park_entry *e,
+                        const struct timespec *abstime);
 /* With pk->m held, after making some waiter's done() true: requeues the
  * parked ULTs whose wait is over, in the order they parked, and wakes
  * every pthread parked on pk. */
 void abt_park_wake(struct abt_park *pk);
+/* A contended lock (abt_sync.c). The locker, holding pk->m: counts itself
+ * in the lock's waiters, tries the lock, and if it is still taken calls
+ * abt_park_lock_wait, which returns (pk->m held) once a lock hashed to pk
+ * was released since. The unlocker, after releasing, calls
+ * abt_park_lock_released(pk) (pk->m not held) if the lock has waiters:
+ * they are requeued in the order they parked and try again. */
+void abt_park_lock_wait(struct abt_park *pk);
+void abt_park_lock_released(struct abt_park *pk);
 
 /* The hooks of abt_set_wait_hooks, run around each blocking call's wait
  * (abt_token.c); no-ops when none is set. */

@@ -59,51 +59,65 @@ abt_initialized(void)
     return r;
 }
 
+void
+abt_park_enlist(struct abt_park *pk, struct abt_park_entry *e)
+{
+    memset(&e->s, 0, sizeof(e->s));
+    e->next = NULL;
+    struct abt_park_entry **pp = &pk->head;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = e;
+}
+
+int
+abt_park_wait_entry(struct abt_park *pk, struct abt_park_entry *e,
+                    const struct timespec *abstime)
+{
+    /* The hook may take the layer above's locks: not under the bucket. */
+    pthread_mutex_unlock(&pk->m);
+    abt_wait_hook_before();
+    pthread_mutex_lock(&pk->m);
+    int armed = abt_sleep_begin(&e->s);
+    if (!armed)
+        abt_block_begin();
+    int rc = 0;
+    while (!e->done(e->ctx) && rc != ETIMEDOUT) {
+        if (abstime)
+            rc = pthread_cond_timedwait(&pk->cv, &pk->m, abstime);
+        else
+            rc = pthread_cond_wait(&pk->cv, &pk->m);
+    }
+    int ok = e->done(e->ctx);
+    for (struct abt_park_entry **pp = &pk->head; *pp; pp = &(*pp)->next) {
+        if (*pp == e) {
+            *pp = e->next;
+            break;
+        }
+    }
+    /* The token holder may need this bucket: never wait for the token
+     * holding it. Unlinked and not requeued by a waker: nobody will. */
+    pthread_mutex_unlock(&pk->m);
+    if (armed)
+        abt_sleep_end(&e->s, &(struct timespec){0, 0});
+    else
+        abt_block_end();
+    abt_wait_hook_after();
+    pthread_mutex_lock(&pk->m);
+    return ok ? 0 : ETIMEDOUT;
+}
+
 int
 abt_park_wait(struct abt_park *pk, int (*done)(void *), void *ctx,
               const struct timespec *abstime)
 {
     if (done(ctx))
         return 0;
-    /* The hook may take the layer above's locks: not under the bucket. */
-    pthread_mutex_unlock(&pk->m);
-    abt_wait_hook_before();
-    pthread_mutex_lock(&pk->m);
     struct abt_park_entry e;
     e.done = done;
     e.ctx = ctx;
-    e.next = NULL;
-    struct abt_park_entry **pp = &pk->head;
-    while (*pp)
-        pp = &(*pp)->next;
-    *pp = &e;
-    int armed = abt_sleep_begin(&e.s);
-    if (!armed)
-        abt_block_begin();
-    int rc = 0;
-    while (!done(ctx) && rc != ETIMEDOUT) {
-        if (abstime)
-            rc = pthread_cond_timedwait(&pk->cv, &pk->m, abstime);
-        else
-            rc = pthread_cond_wait(&pk->cv, &pk->m);
-    }
-    int ok = done(ctx);
-    for (pp = &pk->head; *pp; pp = &(*pp)->next) {
-        if (*pp == &e) {
-            *pp = e.next;
-            break;
-        }
-    }
-    /* The token holder may need this bucket: never wait for the token
-     * holding it. */
-    pthread_mutex_unlock(&pk->m);
-    if (armed)
-        abt_sleep_end(&e.s, &(struct timespec){0, 0});
-    else
-        abt_block_end();
-    abt_wait_hook_after();
-    pthread_mutex_lock(&pk->m);
-    return ok ? 0 : ETIMEDOUT;
+    abt_park_enlist(pk, &e);
+    return abt_park_wait_entry(pk, &e, abstime);
 }
 
 void
@@ -119,6 +133,34 @@ abt_park_wake(struct abt_park *pk)
         }
     }
     pthread_cond_broadcast(&pk->cv);
+}
+
+struct abt_lock_wait {
+    struct abt_park *pk;
+    uint64_t seen;
+};
+
+static int
+lock_released(void *ctx)
+{
+    struct abt_lock_wait *w = ctx;
+    return w->pk->releases != w->seen;
+}
+
+void
+abt_park_lock_wait(struct abt_park *pk)
+{
+    struct abt_lock_wait w = {pk, pk->releases};
+    abt_park_wait(pk, lock_released, &w, NULL);
+}
+
+void
+abt_park_lock_released(struct abt_park *pk)
+{
+    pthread_mutex_lock(&pk->m);
+    pk->releases++;
+    abt_park_wake(pk);
+    pthread_mutex_unlock(&pk->m);
 }
 
 /* ---- the worker loop ---------------------------------------------------- */

@@ -1,8 +1,13 @@
 /*
- * Mutexes, condition variables, readers-writer locks and barriers on
- * their pthread counterparts. Every call that may sleep first tries
- * without sleeping, and only a real wait is a yield point
- * (abt_block_begin): the caller's stream runs its next ULT meanwhile.
+ * Mutexes, readers-writer locks and barriers on their pthread
+ * counterparts, condition variables in the parking lot. Every call that
+ * may sleep first tries without sleeping, and only a real wait is a yield
+ * point: the caller's stream runs its next ULT meanwhile. A locker that
+ * finds a mutex or rwlock taken parks under its address; the unlocker
+ * requeues the parked lockers in the order they came, and they try again
+ * (abt_park_lock_wait), so who gets a contended lock on one stream is the
+ * same every run, as a condition variable's signal wakes its first
+ * waiter.
  *
  * A mutex and a condition variable fit in Argobots' 64-byte static
  * memory (ABT_mutex_memory, ABT_cond_memory) and all-zero memory is a
@@ -21,10 +26,10 @@
 #include <stdlib.h>
 
 struct ABT_mutex_opaque {
-    int recursive;  /* first int of ABT_RECURSIVE_MUTEX_INITIALIZER */
-    int dynamic;    /* from ABT_mutex_create: ABT_mutex_free releases it */
-    unsigned count; /* recursion depth (owner only) */
-    int pad;
+    int recursive;   /* first int of ABT_RECURSIVE_MUTEX_INITIALIZER */
+    int dynamic;     /* from ABT_mutex_create: ABT_mutex_free releases it */
+    unsigned count;  /* recursion depth (owner only) */
+    int waiters;     /* atomic: lockers parked or about to park */
     uintptr_t owner; /* atomic: &abt_self of the holder, recursive only */
     pthread_mutex_t m;
 };
@@ -35,8 +40,9 @@ struct ABT_mutex_attr_opaque {
     ABT_bool recursive;
 };
 
+/* A condition variable is its waiters in the parking lot (abt_runtime.c)
+ * under its address, in the order they came: a signal wakes the first. */
 struct ABT_cond_opaque {
-    pthread_cond_t cv;
     int dynamic;
 };
 _Static_assert(sizeof(struct ABT_cond_opaque) <= sizeof(ABT_cond_memory),
@@ -44,6 +50,7 @@ _Static_assert(sizeof(struct ABT_cond_opaque) <= sizeof(ABT_cond_memory),
 
 struct ABT_rwlock_opaque {
     pthread_rwlock_t rw;
+    int waiters; /* atomic: lockers parked or about to park */
 };
 
 struct ABT_barrier_opaque {
@@ -121,6 +128,43 @@ mutex_acquired(ABT_mutex m)
     }
 }
 
+/* Takes m->m, parking while it is taken. */
+static int
+mutex_take(ABT_mutex mutex)
+{
+    int rc = pthread_mutex_trylock(&mutex->m);
+    if (rc != EBUSY)
+        return rc;
+    struct abt_park *pk = abt_park_of(mutex);
+    pthread_mutex_lock(&pk->m);
+    for (;;) {
+        /* Counted before the try: an unlocker that sees no waiter
+         * released before the try, which then succeeds. */
+        __atomic_add_fetch(&mutex->waiters, 1, __ATOMIC_SEQ_CST);
+        rc = pthread_mutex_trylock(&mutex->m);
+        if (rc != EBUSY) {
+            __atomic_sub_fetch(&mutex->waiters, 1, __ATOMIC_SEQ_CST);
+            break;
+        }
+        abt_park_lock_wait(pk);
+        __atomic_sub_fetch(&mutex->waiters, 1, __ATOMIC_SEQ_CST);
+    }
+    pthread_mutex_unlock(&pk->m);
+    return rc;
+}
+
+/* Releases m->m and requeues the parked lockers. */
+static int
+mutex_give(ABT_mutex mutex)
+{
+    int rc = pthread_mutex_unlock(&mutex->m);
+    /* A read-modify-write, ordered after the release like the locker's
+     * count before its try. */
+    if (__atomic_fetch_add(&mutex->waiters, 0, __ATOMIC_SEQ_CST) > 0)
+        abt_park_lock_released(abt_park_of(mutex));
+    return rc;
+}
+
 int
 ABT_mutex_lock(ABT_mutex mutex)
 {
@@ -128,15 +172,8 @@ ABT_mutex_lock(ABT_mutex mutex)
         return ABT_ERR_INV_MUTEX;
     if (mutex_reenter(mutex))
         return ABT_SUCCESS;
-    if (pthread_mutex_trylock(&mutex->m) != 0) {
-        abt_wait_hook_before();
-        abt_block_begin();
-        int rc = pthread_mutex_lock(&mutex->m);
-        abt_block_end();
-        abt_wait_hook_after();
-        if (rc != 0)
-            return ABT_ERR_MUTEX;
-    }
+    if (mutex_take(mutex) != 0)
+        return ABT_ERR_MUTEX;
     mutex_acquired(mutex);
     return ABT_SUCCESS;
 }
@@ -187,7 +224,7 @@ ABT_mutex_unlock(ABT_mutex mutex)
             return ABT_SUCCESS;
         __atomic_store_n(&mutex->owner, 0, __ATOMIC_RELAXED);
     }
-    return pthread_mutex_unlock(&mutex->m) == 0 ? ABT_SUCCESS : ABT_ERR_MUTEX;
+    return mutex_give(mutex) == 0 ? ABT_SUCCESS : ABT_ERR_MUTEX;
 }
 
 int
@@ -274,10 +311,6 @@ ABT_cond_create(ABT_cond *newcond)
     ABT_cond c = calloc(1, sizeof(*c));
     if (!c)
         return ABT_ERR_MEM;
-    if (pthread_cond_init(&c->cv, NULL) != 0) {
-        free(c);
-        return ABT_ERR_SYS;
-    }
     c->dynamic = 1;
     *newcond = c;
     return ABT_SUCCESS;
@@ -288,10 +321,20 @@ ABT_cond_free(ABT_cond *cond)
 {
     if (!cond || !*cond || !(*cond)->dynamic)
         return ABT_ERR_INV_COND;
-    pthread_cond_destroy(&(*cond)->cv);
     free(*cond);
     *cond = ABT_COND_NULL;
     return ABT_SUCCESS;
+}
+
+struct cond_waiter {
+    ABT_cond cond;
+    int woken; /* the bucket's lock */
+};
+
+static int
+cond_woken(void *ctx)
+{
+    return ((struct cond_waiter *) ctx)->woken;
 }
 
 static int
@@ -307,19 +350,58 @@ cond_wait(ABT_cond cond, ABT_mutex mutex, const struct timespec *abstime)
             return ABT_ERR_MUTEX;
         __atomic_store_n(&mutex->owner, 0, __ATOMIC_RELAXED);
     }
-    abt_wait_hook_before();
-    abt_block_begin();
-    int rc = abstime ? pthread_cond_timedwait(&cond->cv, &mutex->m, abstime)
-                     : pthread_cond_wait(&cond->cv, &mutex->m);
-    abt_block_end();
-    abt_wait_hook_after();
+    /* Listed before the mutex goes, so a signal made under the mutex
+     * after this call began finds it. */
+    struct abt_park *pk = abt_park_of(cond);
+    struct cond_waiter cw = {cond, 0};
+    struct abt_park_entry e;
+    e.done = cond_woken;
+    e.ctx = &cw;
+    pthread_mutex_lock(&pk->m);
+    abt_park_enlist(pk, &e);
+    pthread_mutex_unlock(&pk->m);
+    int rc = mutex_give(mutex);
+    if (rc == 0) {
+        pthread_mutex_lock(&pk->m);
+        rc = abt_park_wait_entry(pk, &e, abstime);
+        pthread_mutex_unlock(&pk->m);
+    } else {
+        pthread_mutex_lock(&pk->m);
+        for (struct abt_park_entry **pp = &pk->head; *pp; pp = &(*pp)->next)
+            if (*pp == &e) {
+                *pp = e.next;
+                break;
+            }
+        pthread_mutex_unlock(&pk->m);
+        return ABT_ERR_MUTEX;
+    }
+    int lrc = mutex_take(mutex);
     if (mutex->recursive) {
         __atomic_store_n(&mutex->owner, me(), __ATOMIC_RELAXED);
         mutex->count = count;
     }
-    if (rc == ETIMEDOUT)
-        return ABT_ERR_COND_TIMEDOUT;
-    return rc == 0 ? ABT_SUCCESS : ABT_ERR_COND;
+    if (lrc != 0)
+        return ABT_ERR_MUTEX;
+    return rc == ETIMEDOUT ? ABT_ERR_COND_TIMEDOUT : ABT_SUCCESS;
+}
+
+/* Wakes the first waiter of cond (all of them if all), in the order they
+ * came. */
+static void
+cond_wake(ABT_cond cond, int all)
+{
+    struct abt_park *pk = abt_park_of(cond);
+    pthread_mutex_lock(&pk->m);
+    for (struct abt_park_entry *e = pk->head; e; e = e->next) {
+        struct cond_waiter *cw = e->ctx;
+        if (e->done != cond_woken || cw->cond != cond || cw->woken)
+            continue;
+        cw->woken = 1;
+        if (!all)
+            break;
+    }
+    abt_park_wake(pk);
+    pthread_mutex_unlock(&pk->m);
 }
 
 int
@@ -342,7 +424,7 @@ ABT_cond_signal(ABT_cond cond)
 {
     if (!cond)
         return ABT_ERR_INV_COND;
-    pthread_cond_signal(&cond->cv);
+    cond_wake(cond, 0);
     return ABT_SUCCESS;
 }
 
@@ -351,7 +433,7 @@ ABT_cond_broadcast(ABT_cond cond)
 {
     if (!cond)
         return ABT_ERR_INV_COND;
-    pthread_cond_broadcast(&cond->cv);
+    cond_wake(cond, 1);
     return ABT_SUCCESS;
 }
 
@@ -384,19 +466,37 @@ ABT_rwlock_free(ABT_rwlock *rwlock)
     return ABT_SUCCESS;
 }
 
+/* Takes rwlock for reading or writing, parking while it cannot. */
+static int
+rwlock_take(ABT_rwlock rwlock, int write)
+{
+    int (*try)(pthread_rwlock_t *) =
+        write ? pthread_rwlock_trywrlock : pthread_rwlock_tryrdlock;
+    int rc = try(&rwlock->rw);
+    if (rc != EBUSY)
+        return rc;
+    struct abt_park *pk = abt_park_of(rwlock);
+    pthread_mutex_lock(&pk->m);
+    for (;;) {
+        __atomic_add_fetch(&rwlock->waiters, 1, __ATOMIC_SEQ_CST);
+        rc = try(&rwlock->rw);
+        if (rc != EBUSY) {
+            __atomic_sub_fetch(&rwlock->waiters, 1, __ATOMIC_SEQ_CST);
+            break;
+        }
+        abt_park_lock_wait(pk);
+        __atomic_sub_fetch(&rwlock->waiters, 1, __ATOMIC_SEQ_CST);
+    }
+    pthread_mutex_unlock(&pk->m);
+    return rc;
+}
+
 int
 ABT_rwlock_rdlock(ABT_rwlock rwlock)
 {
     if (!rwlock)
         return ABT_ERR_INV_RWLOCK;
-    if (pthread_rwlock_tryrdlock(&rwlock->rw) == 0)
-        return ABT_SUCCESS;
-    abt_wait_hook_before();
-    abt_block_begin();
-    int rc = pthread_rwlock_rdlock(&rwlock->rw);
-    abt_block_end();
-    abt_wait_hook_after();
-    return rc == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
+    return rwlock_take(rwlock, 0) == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
 }
 
 int
@@ -404,14 +504,7 @@ ABT_rwlock_wrlock(ABT_rwlock rwlock)
 {
     if (!rwlock)
         return ABT_ERR_INV_RWLOCK;
-    if (pthread_rwlock_trywrlock(&rwlock->rw) == 0)
-        return ABT_SUCCESS;
-    abt_wait_hook_before();
-    abt_block_begin();
-    int rc = pthread_rwlock_wrlock(&rwlock->rw);
-    abt_block_end();
-    abt_wait_hook_after();
-    return rc == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
+    return rwlock_take(rwlock, 1) == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
 }
 
 int
@@ -419,8 +512,10 @@ ABT_rwlock_unlock(ABT_rwlock rwlock)
 {
     if (!rwlock)
         return ABT_ERR_INV_RWLOCK;
-    return pthread_rwlock_unlock(&rwlock->rw) == 0 ? ABT_SUCCESS
-                                                   : ABT_ERR_RWLOCK;
+    int rc = pthread_rwlock_unlock(&rwlock->rw);
+    if (__atomic_fetch_add(&rwlock->waiters, 0, __ATOMIC_SEQ_CST) > 0)
+        abt_park_lock_released(abt_park_of(rwlock));
+    return rc == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
 }
 
 /* ---- barriers ------------------------------------------------------------ */

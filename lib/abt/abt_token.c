@@ -340,7 +340,8 @@ abt_sleep_end(struct abt_sleep *s, const struct timespec *abstime)
         abt_xs_reap_locked(xs, &dead);
     pthread_mutex_unlock(&abt_g.lock);
     pthread_cond_destroy(&s->w.cv);
-    s->armed = 0;
+    /* s stays armed and queued: a waker that still finds it listed
+     * leaves it alone. */
     abt_reap_join(dead);
     if (s->thread)
         __atomic_store_n(&s->thread->state, ABT_THREAD_STATE_RUNNING,

@@ -63,6 +63,7 @@ struct margo_handler_entry {
     void (*work)(void *arg);
     void (*drop)(void *arg);
     void *arg;
+    ABT_pool pool; /* where it runs (margo_schedule_work) */
 };
 
 enum margo_req_kind { MARGO_REQ_FORWARD, MARGO_REQ_RESPOND, MARGO_REQ_BULK };
@@ -245,6 +246,9 @@ void margo_queue_work(struct margo_instance *mid,
  * (lock held). */
 void margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
                          struct margo_handler_entry *e);
+/* Runs e as a ULT of its pool (lock held), whatever the pool. */
+void margo_spawn_work(struct margo_instance *mid,
+                      struct margo_handler_entry *e);
 /* Remove a queued entry that has not started (lock held); false if it was
  * not in the queue. */
 bool margo_unqueue_work(struct margo_instance *mid,

@@ -246,11 +246,9 @@ void
 margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
                     struct margo_handler_entry *e)
 {
-    struct margo_ult *u;
-    int rc;
-
     if (pool == ABT_POOL_NULL)
         pool = mid->npools ? mid->pools[mid->config.rpc_pool] : ABT_POOL_NULL;
+    e->pool = pool;
     /* Timers' work on the callers' pools is a ULT of its own, as in
      * Margo: a callback that sleeps must not hold up the thread it would
      * otherwise nest in (its own wait may be over first). */
@@ -261,18 +259,26 @@ margo_schedule_work(struct margo_instance *mid, ABT_pool pool,
         margo_queue_work(mid, e);
         return;
     }
-    u = malloc(sizeof(*u));
-    if (u != NULL) {
+    margo_spawn_work(mid, e);
+}
+
+void
+margo_spawn_work(struct margo_instance *mid, struct margo_handler_entry *e)
+{
+    struct margo_ult *u = malloc(sizeof(*u));
+    int rc;
+
+    if (u != NULL && e->pool != ABT_POOL_NULL) {
         u->mid = mid;
         u->e = e;
         mid->abt_pending++;
-        rc = ABT_thread_create(pool, margo_ult_main, u, ABT_THREAD_ATTR_NULL,
+        rc = ABT_thread_create(e->pool, margo_ult_main, u, ABT_THREAD_ATTR_NULL,
                                NULL);
         if (rc == ABT_SUCCESS)
             return;
         mid->abt_pending--;
-        free(u);
     }
+    free(u);
     margo_log(mid, MARGO_LOG_ERROR,
               "margo: cannot start a ULT on a pool; dropping the work");
     if (e->work) {

@@ -65,9 +65,10 @@ static unsigned int margo_caller_pt_count;
 struct margo_sleeper {
     margo_pred_t pred; /* its condition, if it waits for one */
     void *arg;
-    bool may_drive;    /* wake it when the driving role is free */
-    bool runs_callers; /* wake it for queued caller-context handlers */
-    bool wants_role;   /* in margo_role_take(): hand it the role */
+    struct margo_instance *mid; /* the instance its call is on, if any */
+    bool may_drive;             /* wake it when the driving role is free */
+    bool runs_callers;          /* wake it for queued caller-context handlers */
+    bool wants_role;            /* in margo_role_take(): hand it the role */
     bool woken;
     struct abt_sleep s;
     struct margo_sleeper *next;
@@ -130,6 +131,11 @@ margo_sleepers_wake(void)
         if (s->woken || s->wants_role)
             continue;
         if (s->pred != NULL && s->pred(s->arg)) {
+            s->woken = true;
+        } else if (s->mid != NULL && s->mid->progress_lent &&
+                   !s->mid->progress_borrowed) {
+            /* Its instance's progress thread waits in abt.h: make its
+             * progress meanwhile (margo_block_until_held). */
             s->woken = true;
         } else if (successor && s->may_drive) {
             successor = false;
@@ -344,12 +350,47 @@ margo_run_entry(struct margo_instance *mid, struct margo_handler_entry *e,
     }
 }
 
+/*
+ * Whether this thread may run a caller-context handler nested in its own
+ * blocking call. The primary ULT at its own level may, as Margo's primary
+ * stream would run the handler's ULT while it waits; a ULT or a handler
+ * may not, since what it holds across its call (a lock a service keeps
+ * across a transfer) may be what the handler waits for, and the handler
+ * would then wait under it forever: their handlers become ULTs of their
+ * pools (margo_run_one_handler). A thread without a stream runs them as
+ * before.
+ */
+static bool
+margo_may_nest(void)
+{
+    ABT_bool primary = ABT_FALSE;
+
+    if (!abt_stream_held())
+        return true;
+    return margo_tls.handler_depth == 0 &&
+           ABT_self_is_primary(&primary) == ABT_SUCCESS && primary;
+}
+
 static bool
 margo_run_one_handler(struct margo_instance *mid)
 {
     struct margo_handler_entry *e = mid->queue_head;
 
-    if (e == NULL || margo_tls.handler_depth >= MARGO_MAX_HANDLER_DEPTH)
+    if (e == NULL)
+        return false;
+    if (!margo_may_nest()) {
+        /* Lock held throughout: ULT creation does not call back. */
+        while ((e = mid->queue_head) != NULL) {
+            mid->queue_head = e->next;
+            if (mid->queue_head == NULL)
+                mid->queue_tail = NULL;
+            if (e->pool == ABT_POOL_NULL && mid->npools)
+                e->pool = mid->pools[mid->config.primary_pool];
+            margo_spawn_work(mid, e);
+        }
+        return true;
+    }
+    if (margo_tls.handler_depth >= MARGO_MAX_HANDLER_DEPTH)
         return false;
     mid->queue_head = e->next;
     if (mid->queue_head == NULL)
@@ -886,6 +927,7 @@ margo_block_until_held(struct margo_instance *mid, margo_pred_t pred, void *arg,
     memset(&me, 0, sizeof(me));
     me.pred = pred;
     me.arg = arg;
+    me.mid = mid;
     me.runs_callers = margo_tls.own_instance == NULL;
     if (counted)
         mid->active_calls++;

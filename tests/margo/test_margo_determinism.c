@@ -62,6 +62,19 @@ td_log_hash(void)
     return h;
 }
 
+/* Held across each slice's transfer, for writing by even slices and
+ * reading by odd ones, as a service holds its lock across the calls an
+ * operation makes: lockers of one stream queue up behind it. */
+static ABT_rwlock td_rwlock;
+
+/* The third way to wait for the slices: a count under a mutex and a
+ * condition variable. */
+struct td_count {
+    ABT_mutex mutex;
+    ABT_cond cond;
+    int left;
+};
+
 struct td_slice {
     margo_instance_id mid;
     hg_addr_t addr;
@@ -70,6 +83,7 @@ struct td_slice {
     hg_return_t ret;
     uint32_t tag; /* call << 8 | slice */
     ABT_eventual done;
+    struct td_count *count;
 };
 
 static void
@@ -78,26 +92,44 @@ td_slice_ult(void *arg)
     struct td_slice *s = arg;
 
     td_note(s->tag << 4 | 1);
+    if (s->tag & 1)
+        ABT_rwlock_rdlock(td_rwlock);
+    else
+        ABT_rwlock_wrlock(td_rwlock);
+    td_note(s->tag << 4 | 3);
     s->ret = margo_bulk_transfer(s->mid, HG_BULK_PULL, s->addr, s->remote,
                                  s->offset, s->local, s->offset, s->size);
+    ABT_rwlock_unlock(td_rwlock);
     td_note(s->tag << 4 | 2);
     if (s->done != ABT_EVENTUAL_NULL)
         ABT_eventual_set(s->done, NULL, 0);
+    if (s->count != NULL) {
+        ABT_mutex_lock(s->count->mutex);
+        if (--s->count->left == 0)
+            ABT_cond_broadcast(s->count->cond);
+        ABT_mutex_unlock(s->count->mutex);
+    }
 }
 
+/* way: 0 joins the slices, 1 waits on an eventual each, 2 on a count
+ * under a mutex and a condition variable. */
 static hg_return_t
 td_pull_fanned(margo_instance_id mid, hg_addr_t addr, hg_bulk_t remote,
-               hg_bulk_t local, hg_size_t size, uint32_t call, int eventual)
+               hg_bulk_t local, hg_size_t size, uint32_t call, int way)
 {
     struct td_slice s[TD_ULTS];
     ABT_thread t[TD_ULTS];
     ABT_pool pool;
     hg_size_t per = size / TD_ULTS;
     hg_return_t ret = HG_SUCCESS;
+    struct td_count count = {ABT_MUTEX_NULL, ABT_COND_NULL, TD_ULTS};
     int i;
 
     if (margo_get_progress_pool(mid, &pool) != 0)
         return HG_OTHER_ERROR;
+    if (way == 2 && (ABT_mutex_create(&count.mutex) != ABT_SUCCESS ||
+                     ABT_cond_create(&count.cond) != ABT_SUCCESS))
+        return HG_NOMEM;
     for (i = 0; i < TD_ULTS; i++) {
         s[i] = (struct td_slice){
             .mid = mid,
@@ -109,15 +141,22 @@ td_pull_fanned(margo_instance_id mid, hg_addr_t addr, hg_bulk_t remote,
             .ret = HG_OTHER_ERROR,
             .tag = call << 8 | (uint32_t) i,
             .done = ABT_EVENTUAL_NULL,
+            .count = way == 2 ? &count : NULL,
         };
-        if (eventual && ABT_eventual_create(0, &s[i].done) != ABT_SUCCESS)
+        if (way == 1 && ABT_eventual_create(0, &s[i].done) != ABT_SUCCESS)
             return HG_NOMEM;
         if (ABT_thread_create(pool, td_slice_ult, &s[i], ABT_THREAD_ATTR_NULL,
                               &t[i]) != ABT_SUCCESS)
             return HG_NOMEM;
     }
+    if (way == 2) {
+        ABT_mutex_lock(count.mutex);
+        while (count.left > 0)
+            ABT_cond_wait(count.cond, count.mutex);
+        ABT_mutex_unlock(count.mutex);
+    }
     for (i = 0; i < TD_ULTS; i++) {
-        if (eventual) {
+        if (way == 1) {
             ABT_eventual_wait(s[i].done, NULL);
             ABT_eventual_free(&s[i].done);
         }
@@ -125,6 +164,10 @@ td_pull_fanned(margo_instance_id mid, hg_addr_t addr, hg_bulk_t remote,
         ABT_thread_free(&t[i]);
         if (s[i].ret != HG_SUCCESS)
             ret = s[i].ret;
+    }
+    if (way == 2) {
+        ABT_cond_free(&count.cond);
+        ABT_mutex_free(&count.mutex);
     }
     return ret;
 }
@@ -139,7 +182,8 @@ td_pull(margo_instance_id mid, hg_addr_t addr, hg_bulk_t remote,
     uint32_t call = td_next_call++;
 
     td_note(call << 12 | 0xff0);
-    return td_pull_fanned(mid, addr, remote, local, size, call, call % 2);
+    return td_pull_fanned(mid, addr, remote, local, size, call,
+                          (int) (call % 3));
 }
 
 static void
@@ -180,6 +224,7 @@ td_run_once(uint64_t seed, struct td_result *r)
     assert_non_null(server);
     client = margo_init(caddr, MARGO_SERVER_MODE, 0, 0);
     assert_non_null(client);
+    assert_int_equal(ABT_rwlock_create(&td_rwlock), ABT_SUCCESS);
     id = MARGO_REGISTER(server, "td_sum", tm_sum_in_t, tm_sum_out_t, td_sum);
     id = MARGO_REGISTER(client, "td_sum", tm_sum_in_t, tm_sum_out_t, NULL);
     addr = tm_lookup_self(client, server);
@@ -202,6 +247,7 @@ td_run_once(uint64_t seed, struct td_result *r)
         assert_hg_ok(margo_bulk_free(bulk[i]));
     }
     assert_hg_ok(margo_addr_free(client, addr));
+    ABT_rwlock_free(&td_rwlock);
     margo_finalize(client);
     margo_finalize(server);
     r->trace = na_sim_trace_hash();
@@ -222,8 +268,8 @@ test_same_seed_same_schedule(void **state)
     seed = na_sim_get_seed();
     assert_int_equal(na_sim_world_hold(), NA_SUCCESS);
     td_run_once(seed, &first);
-    /* Every ULT noted twice, every handler once, none lost. */
-    assert_int_equal(first.entries, TD_CALLS * (2 * TD_ULTS + 1));
+    /* Every ULT noted three times, every handler once, none lost. */
+    assert_int_equal(first.entries, TD_CALLS * (3 * TD_ULTS + 1));
     assert_int_equal(first.overlaps, 0);
     /* For check_replay.sh: the same line from another process. */
     printf("td: seed %" PRIu64 " trace %016" PRIx64 " log %016" PRIx64 "\n",
