@@ -250,6 +250,15 @@ struct na_class {
     atomic_bool clock_approximate;
 };
 
+/* The plugin's state of the class that created the op id (the
+ * plugin_class its initialize set). */
+static inline void *
+na_op_plugin_class(const na_op_id_t *op_id)
+{
+    return ((const struct na_op_base *) (const void *) op_id)
+        ->na_class->plugin_class;
+}
+
 /*
  * Called by a plugin's initialize (or whoever builds a class) before it
  * returns NA_SUCCESS: the payload bytes a caller may put in an unexpected
@@ -328,17 +337,32 @@ struct na_class_ops {
     /* Release everything. Called only once no context remains. */
     na_return_t (*finalize)(na_class_t *na_class);
 
-    /* Create per-context state; *plugin_context is stored by the core. */
+    /* Bytes of the plugin's per-context state. The core allocates it zeroed
+     * (aligned for any type), stores it in context->plugin_context, hands
+     * it to context_create and frees it after context_destroy succeeded
+     * or context_create failed. 0: the plugin keeps no per-context state. */
+    size_t context_size;
+    /* Set up the per-context state in plugin_context (context_size zeroed
+     * bytes). Errors: NA_NOMEM, NA_EXIST (a context with that id exists).
+     * On error the plugin releases what it acquired; the core frees the
+     * memory. */
     na_return_t (*context_create)(na_class_t *na_class, na_context_t *context,
-                                  uint8_t id, void **plugin_context);
-    /* Fails with NA_BUSY while operations posted on it are pending. */
+                                  uint8_t id, void *plugin_context);
+    /* Fails with NA_BUSY while operations posted on it are pending; on
+     * success releases what context_create acquired (not the memory). */
     na_return_t (*context_destroy)(na_class_t *na_class, void *plugin_context);
 
-    /* Operation ids: allocated here (zeroed, a `struct na_op_base` first;
-     * the core initializes the base), reused for one op at a time. */
-    na_op_id_t *(*op_create)(na_class_t *na_class, unsigned long flags);
-    /* Free the op id. Called only for an idle op (the core checks). */
-    na_return_t (*op_destroy)(na_class_t *na_class, na_op_id_t *op_id);
+    /* Bytes of the plugin's struct na_op_id, whose first member is a
+     * struct na_op_base. The core allocates op ids (zeroed), initializes
+     * the base and frees them; one is reused for one operation at a time. */
+    size_t op_size;
+    /* Optional (NULL: nothing to set up). Set up an op id just allocated
+     * (the base is initialized); on error the core frees it. */
+    na_return_t (*op_init)(na_class_t *na_class, na_op_id_t *op_id,
+                           unsigned long flags);
+    /* Optional (NULL: nothing to release). Release what op_init acquired;
+     * called only for an idle op (the core checks), before it is freed. */
+    void (*op_fini)(na_class_t *na_class, na_op_id_t *op_id);
 
     /* Addresses: the plugin allocates; the caller frees with addr_free. */
     na_return_t (*addr_lookup)(na_class_t *na_class, const char *name,

@@ -300,15 +300,6 @@ na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
     free(buf);
 }
 
-/* The core has checked that the op is idle. */
-na_return_t
-na_plugin_op_free(na_class_t *na_class, na_op_id_t *op_id)
-{
-    (void) na_class;
-    free(op_id);
-    return NA_SUCCESS;
-}
-
 bool
 na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a, na_addr_t b)
 {

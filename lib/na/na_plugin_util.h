@@ -13,8 +13,8 @@
  *    table of contexts;
  *  - receive completion (na_plugin_recv_fill) and op completion
  *    (na_plugin_op_done);
- *  - ops that are the same in every such plugin (message buffers, op id
- *    destruction, address comparison, the clock).
+ *  - ops that are the same in every such plugin (message buffers,
+ *    address comparison, the clock).
  *
  * Nothing here takes the class lock unless its comment says so; "lock
  * held" means the caller holds the plugin's class lock. docs/
@@ -187,7 +187,6 @@ na_plugin_op_done(struct na_plugin_wait *w, struct na_plugin_context *pc,
 void *na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                               unsigned long flags, void **plugin_data);
 void na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
-na_return_t na_plugin_op_free(na_class_t *na_class, na_op_id_t *op_id);
 bool na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a,
                                  na_addr_t b);
 uint64_t na_plugin_clock_now_monotonic(na_class_t *na_class);

@@ -122,7 +122,7 @@ na_ofi_exp_tag(uint8_t dest_ctx_id, uint8_t src_ctx_id, na_tag_t tag)
  * context, so a completion entry can tell what it belongs to.
  */
 enum na_ofi_ctx_kind {
-    NA_OFI_CTX_OP,    /* a struct na_op_id                     */
+    NA_OFI_CTX_OP,    /* a struct na_op_id (zero: a new op id is one) */
     NA_OFI_CTX_RX_BUF /* a struct na_ofi_rx_buf (unexpected rx) */
 };
 
@@ -154,7 +154,7 @@ struct na_mem_handle {
 /* Where a posted op is; its life (idle, posted, completed) is the core's
  * (struct na_op_base). Transitions are atomic. */
 enum na_ofi_op_status {
-    NA_OFI_OP_DONE,   /* not posted, or completed                */
+    NA_OFI_OP_DONE,   /* not posted, or completed (zero: new op ids) */
     NA_OFI_OP_POSTED, /* owned by libfabric                      */
     NA_OFI_OP_QUEUED, /* on one of our queues (retry, unexp)     */
 };
@@ -169,7 +169,6 @@ typedef int (*na_ofi_post_fn)(struct na_op_id *op);
 struct na_op_id {
     struct na_op_base base;    /* the core's part: must stay first */
     struct na_ofi_ctx_hdr hdr; /* what libfabric's context points to */
-    struct na_ofi_class *cls;
     na_context_t *context;
     atomic_int status; /* enum na_ofi_op_status */
     na_cb_type_t type;
@@ -338,6 +337,12 @@ static inline struct na_ofi_class *
 na_ofi_class(const na_class_t *na_class)
 {
     return (struct na_ofi_class *) na_class->plugin_class;
+}
+
+static inline struct na_ofi_class *
+na_ofi_op_class(const struct na_op_id *op)
+{
+    return (struct na_ofi_class *) na_op_plugin_class(op);
 }
 
 /*

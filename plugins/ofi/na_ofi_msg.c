@@ -353,7 +353,7 @@ na_ofi_hdr_fill(const struct na_op_id *op, uint8_t *hdr)
 {
     uint32_t tag_be = htonl(op->u.msg.tag);
 
-    memcpy(hdr, op->cls->hdr_template, NA_OFI_HDR_SIZE);
+    memcpy(hdr, na_ofi_op_class(op)->hdr_template, NA_OFI_HDR_SIZE);
     memcpy(hdr, &tag_be, sizeof(tag_be));
     hdr[12] = op->u.msg.peer_id;
 }
@@ -367,7 +367,7 @@ na_ofi_hdr_fill(const struct na_op_id *op, uint8_t *hdr)
 static int
 na_ofi_post_send_unexpected(struct na_op_id *op)
 {
-    struct na_ofi_class *cls = op->cls;
+    struct na_ofi_class *cls = na_op_plugin_class(op);
     uint8_t *buf = op->u.msg.buf;
     size_t size = op->u.msg.size, total = NA_OFI_HDR_SIZE + size;
     fi_addr_t dest = op->addr->fi_addr;
@@ -444,7 +444,7 @@ na_ofi_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
 static int
 na_ofi_post_send_expected(struct na_op_id *op)
 {
-    struct na_ofi_class *cls = op->cls;
+    struct na_ofi_class *cls = na_op_plugin_class(op);
 
     if (op->u.msg.size <= cls->inject_size) {
         int rc = (int) fi_tinject(cls->ep, op->u.msg.buf, op->u.msg.size,
@@ -475,7 +475,7 @@ na_ofi_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
 static int
 na_ofi_post_recv_expected(struct na_op_id *op)
 {
-    struct na_ofi_class *cls = op->cls;
+    struct na_ofi_class *cls = na_op_plugin_class(op);
     fi_addr_t src = cls->directed_recv ? op->addr->fi_addr : FI_ADDR_UNSPEC;
 
     return (int) fi_trecv(cls->ep, op->u.msg.buf, op->u.msg.size, NULL, src,

@@ -244,7 +244,7 @@ na_ofi_shm_rc(const struct na_ofi_class *cls, int rc)
 na_return_t
 na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
 {
-    struct na_ofi_class *cls = op->cls;
+    struct na_ofi_class *cls = na_op_plugin_class(op);
     na_return_t ret;
     int rc;
 

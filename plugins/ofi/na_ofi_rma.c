@@ -260,16 +260,16 @@ na_ofi_post_put(struct na_op_id *op)
         .context = &op->hdr.fi_ctx,
     };
 
-    return (int) fi_writemsg(op->cls->ep, &msg,
+    return (int) fi_writemsg(na_ofi_op_class(op)->ep, &msg,
                              FI_COMPLETION | FI_DELIVERY_COMPLETE);
 }
 
 static int
 na_ofi_post_get(struct na_op_id *op)
 {
-    return (int) fi_read(op->cls->ep, op->u.rma.local, op->u.rma.size, NULL,
-                         op->addr->fi_addr, op->u.rma.remote, op->u.rma.key,
-                         &op->hdr.fi_ctx);
+    return (int) fi_read(na_ofi_op_class(op)->ep, op->u.rma.local,
+                         op->u.rma.size, NULL, op->addr->fi_addr,
+                         op->u.rma.remote, op->u.rma.key, &op->hdr.fi_ctx);
 }
 
 /* Put and get: the remote context id plays no part in RMA here. */

@@ -88,7 +88,7 @@ TAILQ_HEAD(na_sim_msg_queue, na_sim_msg);
  */
 struct na_op_id {
     struct na_op_base base;   /* state and completion, owned by the core */
-    struct na_sim_node *node; /* the class it belongs to                 */
+    struct na_sim_node *node; /* the class of its current post           */
     struct na_sim_ctx *ctx;   /* context of the post                     */
     na_cb_type_t type;
     bool canceled; /* cancel requested: complete with NA_CANCELED     */

@@ -285,7 +285,7 @@ na_sm_rma_copy(pid_t pid, struct na_op_id *op)
 void
 na_sm_rma_run(struct na_op_id *op)
 {
-    struct na_sm_class *cls = op->cls;
+    struct na_sm_class *cls = na_op_plugin_class(op);
     struct na_addr *peer = op->addr;
     na_return_t ret;
 

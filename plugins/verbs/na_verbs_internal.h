@@ -110,7 +110,6 @@ enum na_verbs_op_state {
  * completing never allocates) first, then what verbs needs. */
 struct na_op_id {
     struct na_op_base base; /* must stay first */
-    struct na_verbs_class *cls;
     na_context_t *context;
     na_cb_type_t type;
     enum na_verbs_op_state state;
@@ -364,8 +363,6 @@ na_return_t na_verbs_addr_serialize(na_class_t *na_class, void *buf,
 na_return_t na_verbs_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
                                       const void *buf, size_t buf_size);
 
-na_op_id_t *na_verbs_op_create(na_class_t *na_class, unsigned long flags);
-na_return_t na_verbs_op_destroy(na_class_t *na_class, na_op_id_t *op_id);
 na_return_t na_verbs_cancel(na_class_t *na_class, na_context_t *context,
                             na_op_id_t *op_id);
 

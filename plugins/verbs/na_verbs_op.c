@@ -13,29 +13,6 @@
 
 #include <stdlib.h>
 
-na_op_id_t *
-na_verbs_op_create(na_class_t *na_class, unsigned long flags)
-{
-    na_op_id_t *op;
-
-    (void) flags;
-    op = calloc(1, sizeof(*op));
-    if (op == NULL)
-        return NULL;
-    op->cls = na_verbs_class(na_class);
-    op->state = NA_VERBS_OP_IDLE;
-    return op;
-}
-
-/* The core has checked that the op is idle. */
-na_return_t
-na_verbs_op_destroy(na_class_t *na_class, na_op_id_t *op_id)
-{
-    (void) na_class;
-    free(op_id);
-    return NA_SUCCESS;
-}
-
 /* The core has moved the op to posted after checking that it is idle and
  * belongs to this class. */
 void
@@ -107,7 +84,7 @@ na_verbs_op_complete(na_op_id_t *op, na_return_t ret)
     ctx = op->context->plugin_context;
     ctx->pending--;
     ctx->completed++;
-    cls = op->cls;
+    cls = na_op_plugin_class(op);
     na_op_finish(op, ret);
     na_verbs_wake(cls);
 }
