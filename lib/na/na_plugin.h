@@ -193,6 +193,18 @@ na_op_list_append(struct na_op_list *list, na_op_id_t *op_id)
     base->list = list;
 }
 
+/* Put the op on list just before `next`, which is on it (an op put back
+ * where it was taken from, keeping the list's order). */
+static inline void
+na_op_list_insert_before(struct na_op_list *list, na_op_id_t *next,
+                         na_op_id_t *op_id)
+{
+    struct na_op_base *base = na_op_base(op_id);
+
+    TAILQ_INSERT_BEFORE(na_op_base(next), base, link);
+    base->list = list;
+}
+
 /* Take the op off its list; nothing if it is on none. */
 static inline void
 na_op_list_remove(na_op_id_t *op_id)

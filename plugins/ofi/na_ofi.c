@@ -313,7 +313,7 @@ na_ofi_class_alloc(const struct na_info *info)
     pthread_mutex_init(&cls->rx_lock, NULL);
     pthread_mutex_init(&cls->retry_lock, NULL);
     TAILQ_INIT(&cls->contexts);
-    TAILQ_INIT(&cls->retry_ops);
+    na_op_list_init(&cls->retry_ops);
     cls->cq_fd = -1;
     cls->wake_fd = -1;
     cls->poll_epfd = -1;
@@ -451,7 +451,7 @@ na_ofi_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
     pc->context = context;
     pc->id = id;
     atomic_init(&pc->pending, 0);
-    TAILQ_INIT(&pc->unexp_ops);
+    na_op_list_init(&pc->unexp_ops);
     STAILQ_INIT(&pc->backlog);
     pthread_mutex_lock(&cls->rx_lock);
     TAILQ_INSERT_TAIL(&cls->contexts, pc, entry);

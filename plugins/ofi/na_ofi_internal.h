@@ -159,9 +159,6 @@ enum na_ofi_op_status {
     NA_OFI_OP_QUEUED, /* on one of our queues (retry, unexp)     */
 };
 
-/* Which of our queues holds an op that is not with libfabric. */
-enum na_ofi_queue { NA_OFI_QUEUE_NONE, NA_OFI_QUEUE_UNEXP, NA_OFI_QUEUE_RETRY };
-
 struct na_ofi_class;
 struct na_op_id;
 typedef int (*na_ofi_post_fn)(struct na_op_id *op);
@@ -176,9 +173,10 @@ struct na_op_id {
     bool injected;           /* post completed inline (fi_inject) */
     uint64_t retry_deadline; /* when a refused post gives up (ns)   */
     uint64_t peer_check_ns;  /* next check that the peer listens    */
-    atomic_int queued_on;    /* enum na_ofi_queue, under that queue's lock */
     struct na_addr *addr;    /* reference held while posted */
-    TAILQ_ENTRY(na_op_id) entry; /* retry or unexpected queue */
+    /* An op not with libfabric waits on one na_op_list (the base's link):
+     * an unexpected receive on its context's unexp_ops (rx_lock), any
+     * other op on the class's retry_ops (retry_lock). */
     union {
         struct {
             void *buf;
@@ -197,8 +195,6 @@ struct na_op_id {
         } rma;
     } u;
 };
-
-TAILQ_HEAD(na_ofi_op_queue, na_op_id);
 
 _Static_assert(offsetof(struct na_op_id, base) == 0,
                "the core finds the op base at the start of the op id");
@@ -241,7 +237,7 @@ struct na_ofi_context {
     na_context_t *context;
     uint8_t id;
     atomic_uint pending; /* operations posted and not yet completed */
-    struct na_ofi_op_queue unexp_ops;
+    struct na_op_list unexp_ops;
     struct na_ofi_backlog backlog;
     TAILQ_ENTRY(na_ofi_context) entry;
 };
@@ -318,7 +314,7 @@ struct na_ofi_class {
 
     /* Operations refused with FI_EAGAIN, guarded by retry_lock. */
     pthread_mutex_t retry_lock;
-    struct na_ofi_op_queue retry_ops;
+    struct na_op_list retry_ops;
     atomic_uint retry_count; /* lets poll skip the lock when empty */
 
     /* Keys we choose when the provider does not (FI_MR_PROV_KEY off). */

@@ -252,10 +252,9 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len,
     pthread_mutex_lock(&cls->rx_lock);
     pc = na_ofi_context_by_id(cls, dest_id);
     if (pc != NULL) {
-        op = TAILQ_FIRST(&pc->unexp_ops);
+        op = na_op_list_first(&pc->unexp_ops);
         if (op != NULL) {
-            TAILQ_REMOVE(&pc->unexp_ops, op, entry);
-            atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+            na_op_list_remove(op);
         } else {
             na_ofi_backlog_push(pc, source, tag, msg, len);
         }
@@ -309,15 +308,13 @@ na_ofi_rx_buf_error(struct na_ofi_rx_buf *rx, const struct fi_cq_err_entry *err)
 bool
 na_ofi_unexp_cancel(struct na_ofi_class *cls, struct na_op_id *op)
 {
-    struct na_ofi_context *pc = op->context->plugin_context;
-    bool found = false;
+    bool found;
 
+    if (op->type != NA_CB_RECV_UNEXPECTED)
+        return false;
     pthread_mutex_lock(&cls->rx_lock);
-    if (atomic_load(&op->queued_on) == NA_OFI_QUEUE_UNEXP) {
-        TAILQ_REMOVE(&pc->unexp_ops, op, entry);
-        atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
-        found = true;
-    }
+    found = na_op_list_active(op);
+    na_op_list_remove(op);
     pthread_mutex_unlock(&cls->rx_lock);
     if (found)
         na_ofi_op_complete(op, NA_CANCELED);
@@ -424,8 +421,7 @@ na_ofi_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     if (m != NULL) {
         STAILQ_REMOVE_HEAD(&pc->backlog, entry);
     } else if (na_op_start(op_id)) {
-        atomic_store(&op_id->queued_on, NA_OFI_QUEUE_UNEXP);
-        TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
+        na_op_list_append(&pc->unexp_ops, op_id);
     } else {
         canceled = true; /* a cancel came during the post */
     }

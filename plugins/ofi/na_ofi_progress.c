@@ -137,7 +137,6 @@ na_ofi_op_init(struct na_op_id *op, const struct na_op_desc *desc,
     op->context = desc->context;
     op->type = desc->type;
     op->injected = false;
-    atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
     op->addr = addr;
     if (addr != NULL)
         na_ofi_addr_ref(addr);
@@ -200,8 +199,7 @@ na_ofi_retry_push(struct na_ofi_class *cls, struct na_op_id *op)
     op->peer_check_ns = now + NA_OFI_PEER_CHECK_NS;
     pthread_mutex_lock(&cls->retry_lock);
     atomic_store(&op->status, NA_OFI_OP_QUEUED);
-    atomic_store(&op->queued_on, NA_OFI_QUEUE_RETRY);
-    TAILQ_INSERT_TAIL(&cls->retry_ops, op, entry);
+    na_op_list_append(&cls->retry_ops, op);
     atomic_fetch_add(&cls->retry_count, 1);
     pthread_mutex_unlock(&cls->retry_lock);
 }
@@ -217,13 +215,9 @@ na_ofi_retry_has_peer(struct na_ofi_class *cls, const struct na_addr *addr)
     if (atomic_load(&cls->retry_count) == 0)
         return false;
     pthread_mutex_lock(&cls->retry_lock);
-    TAILQ_FOREACH(q, &cls->retry_ops, entry)
-    {
-        if (q->addr == addr) {
-            found = true;
-            break;
-        }
-    }
+    for (q = na_op_list_first(&cls->retry_ops); q != NULL && !found;
+         q = na_op_list_next(q))
+        found = q->addr == addr;
     pthread_mutex_unlock(&cls->retry_lock);
     return found;
 }
@@ -295,15 +289,16 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
     const struct na_addr *blocked[NA_OFI_RETRY_BLOCKED_MAX];
     size_t nblocked = 0;
     struct na_op_id *op, *next;
-    struct na_ofi_op_queue failed = TAILQ_HEAD_INITIALIZER(failed);
+    struct na_op_list failed;
     uint64_t now = na_plugin_clock_monotonic_ns();
 
+    na_op_list_init(&failed);
     pthread_mutex_lock(&cls->retry_lock);
-    for (op = TAILQ_FIRST(&cls->retry_ops); op != NULL; op = next) {
+    for (op = na_op_list_first(&cls->retry_ops); op != NULL; op = next) {
         bool skip = false;
         int rc;
 
-        next = TAILQ_NEXT(op, entry);
+        next = na_op_list_next(op);
         for (size_t i = 0; i < nblocked && !skip; i++)
             skip = blocked[i] == op->addr;
         if (skip)
@@ -311,8 +306,7 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
         /* Off the queue before posting: once posted, the op may complete
          * on another thread at any moment. Posting under the lock keeps
          * cancel from racing the repost. */
-        TAILQ_REMOVE(&cls->retry_ops, op, entry);
-        atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+        na_op_list_remove(op);
         atomic_fetch_sub(&cls->retry_count, 1);
         atomic_store(&op->status, NA_OFI_OP_POSTED);
         rc = na_ofi_shm_rc(cls, op->post(op));
@@ -328,12 +322,11 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
         if (rc == -FI_EAGAIN && now < op->retry_deadline &&
             !na_op_cancel_requested(&op->base)) {
             atomic_store(&op->status, NA_OFI_OP_QUEUED);
-            atomic_store(&op->queued_on, NA_OFI_QUEUE_RETRY);
             atomic_fetch_add(&cls->retry_count, 1);
             if (next != NULL)
-                TAILQ_INSERT_BEFORE(next, op, entry);
+                na_op_list_insert_before(&cls->retry_ops, next, op);
             else
-                TAILQ_INSERT_TAIL(&cls->retry_ops, op, entry);
+                na_op_list_append(&cls->retry_ops, op);
             if (nblocked == NA_OFI_RETRY_BLOCKED_MAX)
                 break;
             blocked[nblocked++] = op->addr;
@@ -347,13 +340,13 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
             op->base.info.ret = NA_CANCELED;
         else
             op->base.info.ret = NA_HOSTUNREACH;
-        TAILQ_INSERT_TAIL(&failed, op, entry);
+        na_op_list_append(&failed, op);
     }
     pthread_mutex_unlock(&cls->retry_lock);
 
     /* Complete outside the lock: the core's queue has its own. */
-    while ((op = TAILQ_FIRST(&failed)) != NULL) {
-        TAILQ_REMOVE(&failed, op, entry);
+    while ((op = na_op_list_first(&failed)) != NULL) {
+        na_op_list_remove(op);
         na_ofi_op_complete(op, op->base.info.ret);
     }
 }
@@ -361,14 +354,15 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
 static bool
 na_ofi_retry_cancel(struct na_ofi_class *cls, struct na_op_id *op)
 {
-    bool found = false;
+    bool found;
 
+    if (op->type == NA_CB_RECV_UNEXPECTED)
+        return false; /* never on the retry queue */
     pthread_mutex_lock(&cls->retry_lock);
-    if (atomic_load(&op->queued_on) == NA_OFI_QUEUE_RETRY) {
-        TAILQ_REMOVE(&cls->retry_ops, op, entry);
-        atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+    found = na_op_list_active(op);
+    if (found) {
+        na_op_list_remove(op);
         atomic_fetch_sub(&cls->retry_count, 1);
-        found = true;
     }
     pthread_mutex_unlock(&cls->retry_lock);
     if (found)

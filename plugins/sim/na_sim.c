@@ -170,7 +170,7 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
                                                       : NA_SIM_DEFAULT_MSG_SIZE;
     node->no_block = (init->progress_mode & NA_NO_BLOCK) != 0;
     TAILQ_INIT(&node->contexts);
-    TAILQ_INIT(&node->frozen);
+    na_op_list_init(&node->frozen);
 
     pthread_mutex_lock(&na_sim_global_lock);
     ret = na_sim_world_ref(&world);
@@ -250,11 +250,11 @@ na_sim_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
     ctx->node = node;
     ctx->na_context = context;
     ctx->id = id;
-    TAILQ_INIT(&ctx->unexpected_recvs);
-    TAILQ_INIT(&ctx->expected_recvs);
+    na_op_list_init(&ctx->unexpected_recvs);
+    na_op_list_init(&ctx->expected_recvs);
     TAILQ_INIT(&ctx->backlog);
     TAILQ_INIT(&ctx->early);
-    TAILQ_INIT(&ctx->blocked);
+    na_op_list_init(&ctx->blocked);
     pthread_mutex_lock(&node->world->lock);
     TAILQ_INSERT_TAIL(&node->contexts, ctx, link);
     pthread_mutex_unlock(&node->world->lock);
@@ -301,7 +301,6 @@ na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
     op->ctx = ctx;
     op->type = type;
     op->canceled = false;
-    op->list = NULL;
     op->msg = NULL;
     op->peer = NULL;
     op->seq = world->next_seq++;
@@ -394,9 +393,8 @@ na_sim_cancel_locked(struct na_sim_world *world, struct na_op_id *op)
     op->canceled = true;
     na_sim_trace(world, na_sim_now(world), op->seq, "cancel",
                  op->node->name.str, op->node->name.str, op->size, op->tag);
-    if (op->list != NULL) {
-        TAILQ_REMOVE(op->list, op, link);
-        op->list = NULL;
+    if (na_op_list_active(op)) {
+        na_op_list_remove(op);
         if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL, op) !=
             NA_SUCCESS)
             na_sim_op_complete(world, op, NA_CANCELED);

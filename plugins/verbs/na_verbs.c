@@ -153,8 +153,8 @@ na_verbs_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
 
     ctx->context = context;
     ctx->id = id;
-    TAILQ_INIT(&ctx->unexpected_ops);
-    TAILQ_INIT(&ctx->expected_ops);
+    na_op_list_init(&ctx->unexpected_ops);
+    na_op_list_init(&ctx->expected_ops);
     TAILQ_INIT(&ctx->unexpected_msgs);
     TAILQ_INIT(&ctx->expected_msgs);
     pthread_mutex_lock(&cls->lock);

@@ -403,7 +403,7 @@ na_verbs_conn_alloc(struct na_verbs_class *cls, struct na_addr *peer,
     conn->id = id;
     conn->active = active;
     conn->state = NA_VERBS_CONN_RESOLVING;
-    TAILQ_INIT(&conn->pending);
+    na_op_list_init(&conn->pending);
     /* Slots are cache-line multiples so neighbouring buffers never share a
      * line that both the device and the CPU write. */
     conn->slot_size = (NA_VERBS_MSG_HDR_SIZE + cls->max_payload + 63) & ~63ul;
@@ -577,7 +577,7 @@ na_verbs_conn_fail(struct na_verbs_conn *conn, na_return_t ret, const char *why)
 {
     struct na_verbs_class *cls = conn->cls;
     struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
-    bool had_work = !TAILQ_EMPTY(&conn->pending) || conn->sq_used > 0;
+    bool had_work = !na_op_list_empty(&conn->pending) || conn->sq_used > 0;
     char ipstr[INET_ADDRSTRLEN];
 
     if (conn->state == NA_VERBS_CONN_CLOSING)

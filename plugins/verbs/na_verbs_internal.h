@@ -94,8 +94,6 @@ struct na_addr {
     LIST_ENTRY(na_addr) entry;  /* cls->peers */
 };
 
-TAILQ_HEAD(na_verbs_op_list, na_op_id);
-
 /* Where an op is, under the class lock. Its life (idle, posted, completed)
  * is the core's (struct na_op_base); this says whether it is still ours to
  * complete and whether a cancel can take it back at once. */
@@ -126,8 +124,8 @@ struct na_op_id {
     uint32_t rkey;
     size_t length;
     struct na_verbs_wr wr;
-    struct na_verbs_op_list *queue; /* the list holding a QUEUED op */
-    TAILQ_ENTRY(na_op_id) entry;
+    /* A QUEUED op waits on one na_op_list (the base's link): a
+     * context's posted receives or a connection's pending sends and RMA. */
 };
 
 _Static_assert(offsetof(struct na_op_id, base) == 0,
@@ -206,7 +204,7 @@ struct na_verbs_conn {
     unsigned int recv_posted;
     unsigned int sq_used;
 
-    struct na_verbs_op_list pending; /* sends and RMA not yet posted */
+    struct na_op_list pending;       /* sends and RMA not yet posted */
     LIST_ENTRY(na_verbs_conn) entry; /* cls->conns */
 };
 
@@ -218,10 +216,10 @@ struct na_verbs_conn {
 struct na_verbs_context {
     na_context_t *context;
     uint8_t id;
-    unsigned int pending;    /* operations posted, not yet completed */
-    unsigned long completed; /* completions queued so far (counter) */
-    struct na_verbs_op_list unexpected_ops;   /* posted unexpected recvs */
-    struct na_verbs_op_list expected_ops;     /* posted expected recvs */
+    unsigned int pending;             /* operations posted, not yet completed */
+    unsigned long completed;          /* completions queued so far (counter) */
+    struct na_op_list unexpected_ops; /* posted unexpected recvs */
+    struct na_op_list expected_ops;   /* posted expected recvs */
     struct na_verbs_msg_list unexpected_msgs; /* arrived, not yet claimed */
     struct na_verbs_msg_list expected_msgs;   /* arrived early */
     LIST_ENTRY(na_verbs_context) entry;       /* cls->contexts */
@@ -294,12 +292,11 @@ void na_verbs_op_abort(na_op_id_t *op);
  * core, and carry out a cancel that came during the post. */
 void na_verbs_op_started(na_op_id_t *op);
 /* Put a started op on a software queue (state QUEUED). */
-void na_verbs_op_enqueue(na_op_id_t *op, struct na_verbs_op_list *queue);
+void na_verbs_op_enqueue(na_op_id_t *op, struct na_op_list *queue);
 /* Take a QUEUED op off its queue (before posting or completing it). */
-void na_verbs_op_dequeue(na_op_id_t *op);
 /* Complete once: no-op if the op is not in flight. */
 void na_verbs_op_complete(na_op_id_t *op, na_return_t ret);
-void na_verbs_op_list_fail(struct na_verbs_op_list *list, na_return_t ret);
+void na_verbs_op_list_fail(struct na_op_list *list, na_return_t ret);
 
 /* na_verbs_conn.c (class lock held unless noted). */
 na_return_t na_verbs_device_open(struct na_verbs_class *cls, const char *device,

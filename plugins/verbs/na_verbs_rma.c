@@ -289,7 +289,7 @@ na_verbs_rma_post(struct na_verbs_conn *conn, na_op_id_t *op)
         return -1;
     op->wr =
         (struct na_verbs_wr){.kind = NA_VERBS_WR_RMA, .conn = conn, .op = op};
-    na_verbs_op_dequeue(op);
+    na_op_list_remove(op);
     if (ibv_post_send(conn->id->qp, &wr, &bad) != 0) {
         na_verbs_op_complete(op, NA_IO_ERROR);
         na_verbs_conn_fail(conn, NA_IO_ERROR, "ibv_post_send failed");
