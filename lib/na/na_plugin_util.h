@@ -191,6 +191,32 @@ bool na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a,
                                  na_addr_t b);
 uint64_t na_plugin_clock_now_monotonic(na_class_t *na_class);
 
+/*
+ * The NA code of a positive errno from the system or a fabric library
+ * (libfabric's FI_E* codes below 256 are errnos), the one map every plugin
+ * uses, Mercury's: EPERM is NA_PERMISSION and EACCES (or a rejected key)
+ * NA_ACCESS; a connection refused, reset, aborted or never made, and a
+ * host or network down or unreachable, NA_HOSTUNREACH; EAGAIN NA_AGAIN;
+ * ENOMEM, EMFILE, ENOSPC and ENOBUFS NA_NOMEM; EINVAL, E2BIG and EBADF
+ * NA_INVALID_ARG; ENOSYS and ENOPROTOOPT NA_PROTONOSUPPORT; and EINTR,
+ * ENOENT, EFAULT, EBUSY, ENODEV, EOVERFLOW, EMSGSIZE, EOPNOTSUPP,
+ * EADDRINUSE, EADDRNOTAVAIL, ETIMEDOUT and ECANCELED their namesakes. An
+ * errno Mercury does not name is NA_IO_ERROR here (Mercury:
+ * NA_PROTOCOL_ERROR, which Quicksilver keeps for malformed bytes). A
+ * plugin maps its own codes first (ofi: FI_ETRUNC) and what an errno means
+ * in one place of its own (verbs: ENODEV for a missing device), then
+ * calls this for the rest.
+ */
+na_return_t na_plugin_errno_to_na(int err);
+
+/*
+ * The same, for an error that starts here: logs it once at error level
+ * under subsys with the errno the NA code folds away,
+ * "<what>: <strerror> (errno <n>, <NA name>)", and returns the code.
+ */
+na_return_t na_plugin_errno_error(const char *subsys, int err,
+                                  const char *what);
+
 /* The IPv4 address of interface `name`, or of the first interface that is
  * not loopback when name is NULL; false when there is none. Host names and
  * interface names in info strings ("tcp://lo") and FI_TCP_IFACE go

@@ -22,6 +22,7 @@
 #define NA_OFI_INTERNAL_H
 
 #include "na/na_plugin.h"
+#include "na/na_plugin_util.h"
 
 #include <stddef.h>
 #include <netinet/in.h>

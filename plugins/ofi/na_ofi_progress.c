@@ -32,74 +32,31 @@
 #define NA_OFI_SPIN_MIN_NS 2000u
 #define NA_OFI_SPIN_MAX_NS 50000u
 
+/* libfabric's own codes (256 and up), then the errnos every plugin maps
+ * alike. */
 na_return_t
 na_ofi_error_to_na(int fi_err)
 {
     switch (fi_err) {
-    case 0:
-        return NA_SUCCESS;
-    case FI_ECONNREFUSED:
-    case FI_EHOSTUNREACH:
-    case FI_ENETUNREACH:
-    case FI_ECONNRESET:
-    case FI_ECONNABORTED:
-    case FI_ENOTCONN:
-    case FI_EHOSTDOWN:
-    case FI_ENETDOWN:
-    case FI_ESHUTDOWN:
-    case FI_EADDRNOTAVAIL:
-        return NA_HOSTUNREACH;
-    case FI_ETIMEDOUT:
-        return NA_TIMEOUT;
-    case FI_ECANCELED:
-        return NA_CANCELED;
-    case FI_EMSGSIZE:
     case FI_ETRUNC:
     case FI_ETOOSMALL:
         return NA_MSGSIZE;
-    case FI_EAGAIN:
-        return NA_AGAIN;
-    case FI_ENOMEM:
-    case FI_ENOSPC:
-        return NA_NOMEM;
-    case FI_EACCES:
-    case FI_EKEYREJECTED:
-        return NA_ACCESS;
-    case FI_EPERM:
-        return NA_PERMISSION;
-    case FI_EFAULT:
-        return NA_FAULT;
-    case FI_EINVAL:
-        return NA_INVALID_ARG;
-    case FI_ENOSYS:
-    case FI_EOPNOTSUPP:
-        return NA_OPNOTSUPPORTED;
-    case FI_EBUSY:
-        return NA_BUSY;
-    case FI_EADDRINUSE:
-        return NA_ADDRINUSE;
-    case FI_ENODATA:
-    case FI_ENOENT:
-        return NA_NOENTRY;
-    case FI_ENODEV:
-        return NA_NODEV;
-    case FI_EOVERFLOW:
-        return NA_OVERFLOW;
     default:
-        return NA_IO_ERROR;
+        return na_plugin_errno_to_na(fi_err);
     }
 }
 
 /*
  * Errors of an operation that names a peer. Providers that connect on
  * demand report a peer they cannot reach as "no such entry" (sockets:
- * FI_ENOENT or FI_ENODATA); for an op with a destination that means the
- * host is unreachable.
+ * FI_ENOENT or FI_ENODATA) or as an address not available; for an op with
+ * a destination that means the host is unreachable.
  */
 static na_return_t
 na_ofi_peer_error_to_na(const struct na_op_id *op, int fi_err)
 {
-    if (op->addr != NULL && (fi_err == FI_ENOENT || fi_err == FI_ENODATA))
+    if (op->addr != NULL && (fi_err == FI_ENOENT || fi_err == FI_ENODATA ||
+                             fi_err == FI_EADDRNOTAVAIL))
         return NA_HOSTUNREACH;
     /* The provider flushes the ops of a connection that broke with
      * FI_ECANCELED: nobody cancelled them, the peer went away. */

@@ -36,6 +36,7 @@
 #define NA_SIM_INTERNAL_H
 
 #include "na/na_plugin.h"
+#include "na/na_plugin_util.h"
 #include "na_sim.h"
 
 #include <stdatomic.h>

@@ -236,8 +236,6 @@ na_sm_errno_to_na(struct na_sm_class *cls, int e)
     switch (e) {
     case ESRCH:
         return NA_HOSTUNREACH;
-    case EFAULT:
-        return NA_FAULT;
     case EPERM:
         if (!cls->ptrace_warned) {
             cls->ptrace_warned = true;
@@ -249,10 +247,8 @@ na_sm_errno_to_na(struct na_sm_class *cls, int e)
                                       "the rings instead");
         }
         return NA_PERMISSION;
-    case ENOMEM:
-        return NA_NOMEM;
     default:
-        return NA_IO_ERROR;
+        return na_plugin_errno_to_na(e);
     }
 }
 

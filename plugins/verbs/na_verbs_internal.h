@@ -26,6 +26,7 @@
 #define NA_VERBS_INTERNAL_H
 
 #include "na/na_plugin.h"
+#include "na/na_plugin_util.h"
 #include "na_verbs_wire.h"
 
 #include <infiniband/verbs.h>
