@@ -181,6 +181,35 @@ na_plugin_op_done(struct na_plugin_wait *w, struct na_plugin_context *pc,
     atomic_fetch_sub(&pc->pending, 1);
 }
 
+/* Whether [offset, offset + size) lies inside a region of len bytes
+ * (written so that no sum can wrap: the offset comes from a peer). */
+static inline bool
+na_plugin_range_ok(uint64_t len, uint64_t offset, uint64_t size)
+{
+    return offset <= len && size <= len - offset;
+}
+
+/*
+ * The post-time checks of a put or get (desc) that every plugin makes, in
+ * this order: both ranges inside their handles, of local_len and
+ * remote_len bytes (NA_INVALID_ARG), and the remote handle's NA_MEM_*
+ * flags granting the access, write for a put and read for a get
+ * (NA_PERMISSION). Whether the local handle is local and registered is
+ * the plugin's to check.
+ */
+static inline na_return_t
+na_plugin_rma_check(const struct na_op_desc *desc, uint64_t local_len,
+                    uint64_t remote_len, unsigned long remote_flags)
+{
+    unsigned long need =
+        desc->type == NA_CB_PUT ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY;
+
+    if (!na_plugin_range_ok(local_len, desc->local_offset, desc->data_size) ||
+        !na_plugin_range_ok(remote_len, desc->remote_offset, desc->data_size))
+        return NA_INVALID_ARG;
+    return (remote_flags & need) != 0 ? NA_SUCCESS : NA_PERMISSION;
+}
+
 /* Ops the same in every plugin whose addresses are interned (one object
  * per peer), whose message buffers need no registration and whose clock
  * is the real one. */
