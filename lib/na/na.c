@@ -358,31 +358,40 @@ na_context_t *
 NA_Context_create_id(na_class_t *na_class, uint8_t id)
 {
     na_context_t *context;
-    na_return_t ret;
+    na_return_t ret = NA_NOMEM;
 
     if (na_class == NULL)
         return NULL;
     context = calloc(1, sizeof(*context));
     if (context == NULL)
-        return NULL;
+        goto fail;
     context->na_class = na_class;
     context->id = id;
     STAILQ_INIT(&context->queue);
     pthread_mutex_init(&context->lock, NULL);
-    ret = na_class->ops->context_create(na_class, context, id,
-                                        &context->plugin_context);
-    if (ret != NA_SUCCESS) {
-        qs_log("na", QS_LOG_ERROR, "context creation failed: %s",
-               NA_Error_to_string(ret));
-        pthread_mutex_destroy(&context->lock);
-        free(context);
-        return NULL;
+    if (na_class->ops->context_size > 0) {
+        context->plugin_context = calloc(1, na_class->ops->context_size);
+        if (context->plugin_context == NULL)
+            goto free_context;
     }
+    ret = na_class->ops->context_create(na_class, context, id,
+                                        context->plugin_context);
+    if (ret != NA_SUCCESS)
+        goto free_context;
     pthread_mutex_lock(&na_class->lock);
     na_class->context_count++;
     pthread_mutex_unlock(&na_class->lock);
     na_diag_count(&na_diag.contexts, 1);
     return context;
+
+free_context:
+    free(context->plugin_context);
+    pthread_mutex_destroy(&context->lock);
+    free(context);
+fail:
+    qs_log("na", QS_LOG_ERROR, "context creation failed: %s",
+           NA_Error_to_string(ret));
+    return NULL;
 }
 
 na_return_t
@@ -406,6 +415,7 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
     pthread_mutex_unlock(&na_class->lock);
     pthread_mutex_destroy(&context->lock);
     na_diag_count(&na_diag.contexts, -1);
+    free(context->plugin_context);
     free(context);
     return NA_SUCCESS;
 }
@@ -418,12 +428,17 @@ NA_Op_create(na_class_t *na_class, unsigned long flags)
 
     if (na_class == NULL)
         return NULL;
-    op_id = na_class->ops->op_create(na_class, flags);
+    op_id = calloc(1, na_class->ops->op_size);
     if (op_id == NULL)
         return NULL;
     base = na_op_base(op_id);
     base->na_class = na_class;
     atomic_init(&base->state, NA_OP_IDLE);
+    if (na_class->ops->op_init != NULL &&
+        na_class->ops->op_init(na_class, op_id, flags) != NA_SUCCESS) {
+        free(op_id);
+        return NULL;
+    }
     return op_id;
 }
 
@@ -440,7 +455,10 @@ NA_Op_destroy(na_class_t *na_class, na_op_id_t *op_id)
         qs_log("na", QS_LOG_ERROR, "NA_Op_destroy: operation still pending");
         return NA_BUSY;
     }
-    return na_class->ops->op_destroy(na_class, op_id);
+    if (na_class->ops->op_fini != NULL)
+        na_class->ops->op_fini(na_class, op_id);
+    free(op_id);
+    return NA_SUCCESS;
 }
 
 /* Addresses. */

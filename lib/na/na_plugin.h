@@ -193,6 +193,18 @@ na_op_list_append(struct na_op_list *list, na_op_id_t *op_id)
     base->list = list;
 }
 
+/* Put the op on list just before `next`, which is on it (an op put back
+ * where it was taken from, keeping the list's order). */
+static inline void
+na_op_list_insert_before(struct na_op_list *list, na_op_id_t *next,
+                         na_op_id_t *op_id)
+{
+    struct na_op_base *base = na_op_base(op_id);
+
+    TAILQ_INSERT_BEFORE(na_op_base(next), base, link);
+    base->list = list;
+}
+
 /* Take the op off its list; nothing if it is on none. */
 static inline void
 na_op_list_remove(na_op_id_t *op_id)
@@ -249,6 +261,15 @@ struct na_class {
      * this clock are not trusted. */
     atomic_bool clock_approximate;
 };
+
+/* The plugin's state of the class that created the op id (the
+ * plugin_class its initialize set). */
+static inline void *
+na_op_plugin_class(const na_op_id_t *op_id)
+{
+    return ((const struct na_op_base *) (const void *) op_id)
+        ->na_class->plugin_class;
+}
 
 /*
  * Called by a plugin's initialize (or whoever builds a class) before it
@@ -328,17 +349,32 @@ struct na_class_ops {
     /* Release everything. Called only once no context remains. */
     na_return_t (*finalize)(na_class_t *na_class);
 
-    /* Create per-context state; *plugin_context is stored by the core. */
+    /* Bytes of the plugin's per-context state. The core allocates it zeroed
+     * (aligned for any type), stores it in context->plugin_context, hands
+     * it to context_create and frees it after context_destroy succeeded
+     * or context_create failed. 0: the plugin keeps no per-context state. */
+    size_t context_size;
+    /* Set up the per-context state in plugin_context (context_size zeroed
+     * bytes). Errors: NA_NOMEM, NA_EXIST (a context with that id exists).
+     * On error the plugin releases what it acquired; the core frees the
+     * memory. */
     na_return_t (*context_create)(na_class_t *na_class, na_context_t *context,
-                                  uint8_t id, void **plugin_context);
-    /* Fails with NA_BUSY while operations posted on it are pending. */
+                                  uint8_t id, void *plugin_context);
+    /* Fails with NA_BUSY while operations posted on it are pending; on
+     * success releases what context_create acquired (not the memory). */
     na_return_t (*context_destroy)(na_class_t *na_class, void *plugin_context);
 
-    /* Operation ids: allocated here (zeroed, a `struct na_op_base` first;
-     * the core initializes the base), reused for one op at a time. */
-    na_op_id_t *(*op_create)(na_class_t *na_class, unsigned long flags);
-    /* Free the op id. Called only for an idle op (the core checks). */
-    na_return_t (*op_destroy)(na_class_t *na_class, na_op_id_t *op_id);
+    /* Bytes of the plugin's struct na_op_id, whose first member is a
+     * struct na_op_base. The core allocates op ids (zeroed), initializes
+     * the base and frees them; one is reused for one operation at a time. */
+    size_t op_size;
+    /* Optional (NULL: nothing to set up). Set up an op id just allocated
+     * (the base is initialized); on error the core frees it. */
+    na_return_t (*op_init)(na_class_t *na_class, na_op_id_t *op_id,
+                           unsigned long flags);
+    /* Optional (NULL: nothing to release). Release what op_init acquired;
+     * called only for an idle op (the core checks), before it is freed. */
+    void (*op_fini)(na_class_t *na_class, na_op_id_t *op_id);
 
     /* Addresses: the plugin allocates; the caller frees with addr_free. */
     na_return_t (*addr_lookup)(na_class_t *na_class, const char *name,

@@ -300,15 +300,6 @@ na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
     free(buf);
 }
 
-/* The core has checked that the op is idle. */
-na_return_t
-na_plugin_op_free(na_class_t *na_class, na_op_id_t *op_id)
-{
-    (void) na_class;
-    free(op_id);
-    return NA_SUCCESS;
-}
-
 bool
 na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a, na_addr_t b)
 {
@@ -345,4 +336,78 @@ na_plugin_iface_ipv4(const char *name, struct in_addr *ip)
     }
     freeifaddrs(ifs);
     return found;
+}
+
+na_return_t
+na_plugin_errno_to_na(int err)
+{
+    switch (err) {
+    case 0:
+        return NA_SUCCESS;
+    case EPERM:
+        return NA_PERMISSION;
+    case EACCES:
+    case EKEYREJECTED:
+        return NA_ACCESS;
+    case ENOENT:
+        return NA_NOENTRY;
+    case EINTR:
+        return NA_INTERRUPT;
+    case EAGAIN:
+        return NA_AGAIN;
+    case ENOMEM:
+    case EMFILE:
+    case ENOSPC:
+    case ENOBUFS:
+        return NA_NOMEM;
+    case EFAULT:
+        return NA_FAULT;
+    case EBUSY:
+        return NA_BUSY;
+    case ENODEV:
+        return NA_NODEV;
+    case E2BIG:
+    case EBADF:
+    case EINVAL:
+        return NA_INVALID_ARG;
+    case EOVERFLOW:
+        return NA_OVERFLOW;
+    case EMSGSIZE:
+        return NA_MSGSIZE;
+    case ENOPROTOOPT:
+    case ENOSYS:
+        return NA_PROTONOSUPPORT;
+    case EOPNOTSUPP:
+        return NA_OPNOTSUPPORTED;
+    case EADDRINUSE:
+        return NA_ADDRINUSE;
+    case EADDRNOTAVAIL:
+        return NA_ADDRNOTAVAIL;
+    case ENETDOWN:
+    case ENETUNREACH:
+    case ECONNABORTED:
+    case ECONNRESET:
+    case ENOTCONN:
+    case ESHUTDOWN:
+    case ECONNREFUSED:
+    case EHOSTDOWN:
+    case EHOSTUNREACH:
+        return NA_HOSTUNREACH;
+    case ETIMEDOUT:
+        return NA_TIMEOUT;
+    case ECANCELED:
+        return NA_CANCELED;
+    default:
+        return NA_IO_ERROR;
+    }
+}
+
+na_return_t
+na_plugin_errno_error(const char *subsys, int err, const char *what)
+{
+    na_return_t ret = na_plugin_errno_to_na(err);
+
+    qs_log(subsys, QS_LOG_ERROR, "%s: %s (errno %d, %s)", what, strerror(err),
+           err, NA_Error_to_string(ret));
+    return ret;
 }

@@ -13,8 +13,8 @@
  *    table of contexts;
  *  - receive completion (na_plugin_recv_fill) and op completion
  *    (na_plugin_op_done);
- *  - ops that are the same in every such plugin (message buffers, op id
- *    destruction, address comparison, the clock).
+ *  - ops that are the same in every such plugin (message buffers,
+ *    address comparison, the clock).
  *
  * Nothing here takes the class lock unless its comment says so; "lock
  * held" means the caller holds the plugin's class lock. docs/
@@ -181,16 +181,70 @@ na_plugin_op_done(struct na_plugin_wait *w, struct na_plugin_context *pc,
     atomic_fetch_sub(&pc->pending, 1);
 }
 
+/* Whether [offset, offset + size) lies inside a region of len bytes
+ * (written so that no sum can wrap: the offset comes from a peer). */
+static inline bool
+na_plugin_range_ok(uint64_t len, uint64_t offset, uint64_t size)
+{
+    return offset <= len && size <= len - offset;
+}
+
+/*
+ * The post-time checks of a put or get (desc) that every plugin makes, in
+ * this order: both ranges inside their handles, of local_len and
+ * remote_len bytes (NA_INVALID_ARG), and the remote handle's NA_MEM_*
+ * flags granting the access, write for a put and read for a get
+ * (NA_PERMISSION). Whether the local handle is local and registered is
+ * the plugin's to check.
+ */
+static inline na_return_t
+na_plugin_rma_check(const struct na_op_desc *desc, uint64_t local_len,
+                    uint64_t remote_len, unsigned long remote_flags)
+{
+    unsigned long need =
+        desc->type == NA_CB_PUT ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY;
+
+    if (!na_plugin_range_ok(local_len, desc->local_offset, desc->data_size) ||
+        !na_plugin_range_ok(remote_len, desc->remote_offset, desc->data_size))
+        return NA_INVALID_ARG;
+    return (remote_flags & need) != 0 ? NA_SUCCESS : NA_PERMISSION;
+}
+
 /* Ops the same in every plugin whose addresses are interned (one object
  * per peer), whose message buffers need no registration and whose clock
  * is the real one. */
 void *na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                               unsigned long flags, void **plugin_data);
 void na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
-na_return_t na_plugin_op_free(na_class_t *na_class, na_op_id_t *op_id);
 bool na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a,
                                  na_addr_t b);
 uint64_t na_plugin_clock_now_monotonic(na_class_t *na_class);
+
+/*
+ * The NA code of a positive errno from the system or a fabric library
+ * (libfabric's FI_E* codes below 256 are errnos), the one map every plugin
+ * uses, Mercury's: EPERM is NA_PERMISSION and EACCES (or a rejected key)
+ * NA_ACCESS; a connection refused, reset, aborted or never made, and a
+ * host or network down or unreachable, NA_HOSTUNREACH; EAGAIN NA_AGAIN;
+ * ENOMEM, EMFILE, ENOSPC and ENOBUFS NA_NOMEM; EINVAL, E2BIG and EBADF
+ * NA_INVALID_ARG; ENOSYS and ENOPROTOOPT NA_PROTONOSUPPORT; and EINTR,
+ * ENOENT, EFAULT, EBUSY, ENODEV, EOVERFLOW, EMSGSIZE, EOPNOTSUPP,
+ * EADDRINUSE, EADDRNOTAVAIL, ETIMEDOUT and ECANCELED their namesakes. An
+ * errno Mercury does not name is NA_IO_ERROR here (Mercury:
+ * NA_PROTOCOL_ERROR, which Quicksilver keeps for malformed bytes). A
+ * plugin maps its own codes first (ofi: FI_ETRUNC) and what an errno means
+ * in one place of its own (verbs: ENODEV for a missing device), then
+ * calls this for the rest.
+ */
+na_return_t na_plugin_errno_to_na(int err);
+
+/*
+ * The same, for an error that starts here: logs it once at error level
+ * under subsys with the errno the NA code folds away,
+ * "<what>: <strerror> (errno <n>, <NA name>)", and returns the code.
+ */
+na_return_t na_plugin_errno_error(const char *subsys, int err,
+                                  const char *what);
 
 /* The IPv4 address of interface `name`, or of the first interface that is
  * not loopback when name is NULL; false when there is none. Host names and

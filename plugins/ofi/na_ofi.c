@@ -313,7 +313,7 @@ na_ofi_class_alloc(const struct na_info *info)
     pthread_mutex_init(&cls->rx_lock, NULL);
     pthread_mutex_init(&cls->retry_lock, NULL);
     TAILQ_INIT(&cls->contexts);
-    TAILQ_INIT(&cls->retry_ops);
+    na_op_list_init(&cls->retry_ops);
     cls->cq_fd = -1;
     cls->wake_fd = -1;
     cls->poll_epfd = -1;
@@ -442,23 +442,20 @@ na_ofi_finalize(na_class_t *na_class)
 
 static na_return_t
 na_ofi_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                      void **plugin_context)
+                      void *plugin_context)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
-    struct na_ofi_context *pc = calloc(1, sizeof(*pc));
+    struct na_ofi_context *pc = plugin_context;
 
-    if (pc == NULL)
-        return NA_NOMEM;
     pc->cls = cls;
     pc->context = context;
     pc->id = id;
     atomic_init(&pc->pending, 0);
-    TAILQ_INIT(&pc->unexp_ops);
+    na_op_list_init(&pc->unexp_ops);
     STAILQ_INIT(&pc->backlog);
     pthread_mutex_lock(&cls->rx_lock);
     TAILQ_INSERT_TAIL(&cls->contexts, pc, entry);
     pthread_mutex_unlock(&cls->rx_lock);
-    *plugin_context = pc;
     return NA_SUCCESS;
 }
 
@@ -475,30 +472,6 @@ na_ofi_context_destroy(na_class_t *na_class, void *plugin_context)
     TAILQ_REMOVE(&cls->contexts, pc, entry);
     pthread_mutex_unlock(&cls->rx_lock);
     na_ofi_backlog_destroy(pc);
-    free(pc);
-    return NA_SUCCESS;
-}
-
-static na_op_id_t *
-na_ofi_op_create(na_class_t *na_class, unsigned long flags)
-{
-    struct na_op_id *op = calloc(1, sizeof(*op));
-
-    (void) flags;
-    if (op == NULL)
-        return NULL;
-    op->hdr.kind = NA_OFI_CTX_OP;
-    op->cls = na_ofi_class(na_class);
-    atomic_init(&op->status, NA_OFI_OP_DONE);
-    return op;
-}
-
-/* The core has checked that the op is idle. */
-static na_return_t
-na_ofi_op_destroy(na_class_t *na_class, na_op_id_t *op_id)
-{
-    (void) na_class;
-    free(op_id);
     return NA_SUCCESS;
 }
 
@@ -514,10 +487,10 @@ const struct na_class_ops na_ofi_class_ops = {
     .check_protocol = na_ofi_check_protocol,
     .initialize = na_ofi_initialize,
     .finalize = na_ofi_finalize,
+    .context_size = sizeof(struct na_ofi_context),
     .context_create = na_ofi_context_create,
     .context_destroy = na_ofi_context_destroy,
-    .op_create = na_ofi_op_create,
-    .op_destroy = na_ofi_op_destroy,
+    .op_size = sizeof(struct na_op_id),
     .addr_lookup = na_ofi_addr_lookup,
     .addr_free = na_ofi_addr_free,
     .addr_self = na_ofi_addr_self,

@@ -22,6 +22,7 @@
 #define NA_OFI_INTERNAL_H
 
 #include "na/na_plugin.h"
+#include "na/na_plugin_util.h"
 
 #include <stddef.h>
 #include <netinet/in.h>
@@ -122,7 +123,7 @@ na_ofi_exp_tag(uint8_t dest_ctx_id, uint8_t src_ctx_id, na_tag_t tag)
  * context, so a completion entry can tell what it belongs to.
  */
 enum na_ofi_ctx_kind {
-    NA_OFI_CTX_OP,    /* a struct na_op_id                     */
+    NA_OFI_CTX_OP,    /* a struct na_op_id (zero: a new op id is one) */
     NA_OFI_CTX_RX_BUF /* a struct na_ofi_rx_buf (unexpected rx) */
 };
 
@@ -154,13 +155,10 @@ struct na_mem_handle {
 /* Where a posted op is; its life (idle, posted, completed) is the core's
  * (struct na_op_base). Transitions are atomic. */
 enum na_ofi_op_status {
-    NA_OFI_OP_DONE,   /* not posted, or completed                */
+    NA_OFI_OP_DONE,   /* not posted, or completed (zero: new op ids) */
     NA_OFI_OP_POSTED, /* owned by libfabric                      */
     NA_OFI_OP_QUEUED, /* on one of our queues (retry, unexp)     */
 };
-
-/* Which of our queues holds an op that is not with libfabric. */
-enum na_ofi_queue { NA_OFI_QUEUE_NONE, NA_OFI_QUEUE_UNEXP, NA_OFI_QUEUE_RETRY };
 
 struct na_ofi_class;
 struct na_op_id;
@@ -169,7 +167,6 @@ typedef int (*na_ofi_post_fn)(struct na_op_id *op);
 struct na_op_id {
     struct na_op_base base;    /* the core's part: must stay first */
     struct na_ofi_ctx_hdr hdr; /* what libfabric's context points to */
-    struct na_ofi_class *cls;
     na_context_t *context;
     atomic_int status; /* enum na_ofi_op_status */
     na_cb_type_t type;
@@ -177,9 +174,10 @@ struct na_op_id {
     bool injected;           /* post completed inline (fi_inject) */
     uint64_t retry_deadline; /* when a refused post gives up (ns)   */
     uint64_t peer_check_ns;  /* next check that the peer listens    */
-    atomic_int queued_on;    /* enum na_ofi_queue, under that queue's lock */
     struct na_addr *addr;    /* reference held while posted */
-    TAILQ_ENTRY(na_op_id) entry; /* retry or unexpected queue */
+    /* An op not with libfabric waits on one na_op_list (the base's link):
+     * an unexpected receive on its context's unexp_ops (rx_lock), any
+     * other op on the class's retry_ops (retry_lock). */
     union {
         struct {
             void *buf;
@@ -198,8 +196,6 @@ struct na_op_id {
         } rma;
     } u;
 };
-
-TAILQ_HEAD(na_ofi_op_queue, na_op_id);
 
 _Static_assert(offsetof(struct na_op_id, base) == 0,
                "the core finds the op base at the start of the op id");
@@ -242,7 +238,7 @@ struct na_ofi_context {
     na_context_t *context;
     uint8_t id;
     atomic_uint pending; /* operations posted and not yet completed */
-    struct na_ofi_op_queue unexp_ops;
+    struct na_op_list unexp_ops;
     struct na_ofi_backlog backlog;
     TAILQ_ENTRY(na_ofi_context) entry;
 };
@@ -319,7 +315,7 @@ struct na_ofi_class {
 
     /* Operations refused with FI_EAGAIN, guarded by retry_lock. */
     pthread_mutex_t retry_lock;
-    struct na_ofi_op_queue retry_ops;
+    struct na_op_list retry_ops;
     atomic_uint retry_count; /* lets poll skip the lock when empty */
 
     /* Keys we choose when the provider does not (FI_MR_PROV_KEY off). */
@@ -338,6 +334,12 @@ static inline struct na_ofi_class *
 na_ofi_class(const na_class_t *na_class)
 {
     return (struct na_ofi_class *) na_class->plugin_class;
+}
+
+static inline struct na_ofi_class *
+na_ofi_op_class(const struct na_op_id *op)
+{
+    return (struct na_ofi_class *) na_op_plugin_class(op);
 }
 
 /*

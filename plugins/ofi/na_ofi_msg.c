@@ -252,10 +252,9 @@ na_ofi_unexp_arrived(struct na_ofi_class *cls, const uint8_t *msg, size_t len,
     pthread_mutex_lock(&cls->rx_lock);
     pc = na_ofi_context_by_id(cls, dest_id);
     if (pc != NULL) {
-        op = TAILQ_FIRST(&pc->unexp_ops);
+        op = na_op_list_first(&pc->unexp_ops);
         if (op != NULL) {
-            TAILQ_REMOVE(&pc->unexp_ops, op, entry);
-            atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+            na_op_list_remove(op);
         } else {
             na_ofi_backlog_push(pc, source, tag, msg, len);
         }
@@ -309,15 +308,13 @@ na_ofi_rx_buf_error(struct na_ofi_rx_buf *rx, const struct fi_cq_err_entry *err)
 bool
 na_ofi_unexp_cancel(struct na_ofi_class *cls, struct na_op_id *op)
 {
-    struct na_ofi_context *pc = op->context->plugin_context;
-    bool found = false;
+    bool found;
 
+    if (op->type != NA_CB_RECV_UNEXPECTED)
+        return false;
     pthread_mutex_lock(&cls->rx_lock);
-    if (atomic_load(&op->queued_on) == NA_OFI_QUEUE_UNEXP) {
-        TAILQ_REMOVE(&pc->unexp_ops, op, entry);
-        atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
-        found = true;
-    }
+    found = na_op_list_active(op);
+    na_op_list_remove(op);
     pthread_mutex_unlock(&cls->rx_lock);
     if (found)
         na_ofi_op_complete(op, NA_CANCELED);
@@ -353,7 +350,7 @@ na_ofi_hdr_fill(const struct na_op_id *op, uint8_t *hdr)
 {
     uint32_t tag_be = htonl(op->u.msg.tag);
 
-    memcpy(hdr, op->cls->hdr_template, NA_OFI_HDR_SIZE);
+    memcpy(hdr, na_ofi_op_class(op)->hdr_template, NA_OFI_HDR_SIZE);
     memcpy(hdr, &tag_be, sizeof(tag_be));
     hdr[12] = op->u.msg.peer_id;
 }
@@ -367,7 +364,7 @@ na_ofi_hdr_fill(const struct na_op_id *op, uint8_t *hdr)
 static int
 na_ofi_post_send_unexpected(struct na_op_id *op)
 {
-    struct na_ofi_class *cls = op->cls;
+    struct na_ofi_class *cls = na_op_plugin_class(op);
     uint8_t *buf = op->u.msg.buf;
     size_t size = op->u.msg.size, total = NA_OFI_HDR_SIZE + size;
     fi_addr_t dest = op->addr->fi_addr;
@@ -424,8 +421,7 @@ na_ofi_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     if (m != NULL) {
         STAILQ_REMOVE_HEAD(&pc->backlog, entry);
     } else if (na_op_start(op_id)) {
-        atomic_store(&op_id->queued_on, NA_OFI_QUEUE_UNEXP);
-        TAILQ_INSERT_TAIL(&pc->unexp_ops, op_id, entry);
+        na_op_list_append(&pc->unexp_ops, op_id);
     } else {
         canceled = true; /* a cancel came during the post */
     }
@@ -444,7 +440,7 @@ na_ofi_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
 static int
 na_ofi_post_send_expected(struct na_op_id *op)
 {
-    struct na_ofi_class *cls = op->cls;
+    struct na_ofi_class *cls = na_op_plugin_class(op);
 
     if (op->u.msg.size <= cls->inject_size) {
         int rc = (int) fi_tinject(cls->ep, op->u.msg.buf, op->u.msg.size,
@@ -475,7 +471,7 @@ na_ofi_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
 static int
 na_ofi_post_recv_expected(struct na_op_id *op)
 {
-    struct na_ofi_class *cls = op->cls;
+    struct na_ofi_class *cls = na_op_plugin_class(op);
     fi_addr_t src = cls->directed_recv ? op->addr->fi_addr : FI_ADDR_UNSPEC;
 
     return (int) fi_trecv(cls->ep, op->u.msg.buf, op->u.msg.size, NULL, src,

@@ -32,74 +32,31 @@
 #define NA_OFI_SPIN_MIN_NS 2000u
 #define NA_OFI_SPIN_MAX_NS 50000u
 
+/* libfabric's own codes (256 and up), then the errnos every plugin maps
+ * alike. */
 na_return_t
 na_ofi_error_to_na(int fi_err)
 {
     switch (fi_err) {
-    case 0:
-        return NA_SUCCESS;
-    case FI_ECONNREFUSED:
-    case FI_EHOSTUNREACH:
-    case FI_ENETUNREACH:
-    case FI_ECONNRESET:
-    case FI_ECONNABORTED:
-    case FI_ENOTCONN:
-    case FI_EHOSTDOWN:
-    case FI_ENETDOWN:
-    case FI_ESHUTDOWN:
-    case FI_EADDRNOTAVAIL:
-        return NA_HOSTUNREACH;
-    case FI_ETIMEDOUT:
-        return NA_TIMEOUT;
-    case FI_ECANCELED:
-        return NA_CANCELED;
-    case FI_EMSGSIZE:
     case FI_ETRUNC:
     case FI_ETOOSMALL:
         return NA_MSGSIZE;
-    case FI_EAGAIN:
-        return NA_AGAIN;
-    case FI_ENOMEM:
-    case FI_ENOSPC:
-        return NA_NOMEM;
-    case FI_EACCES:
-    case FI_EKEYREJECTED:
-        return NA_ACCESS;
-    case FI_EPERM:
-        return NA_PERMISSION;
-    case FI_EFAULT:
-        return NA_FAULT;
-    case FI_EINVAL:
-        return NA_INVALID_ARG;
-    case FI_ENOSYS:
-    case FI_EOPNOTSUPP:
-        return NA_OPNOTSUPPORTED;
-    case FI_EBUSY:
-        return NA_BUSY;
-    case FI_EADDRINUSE:
-        return NA_ADDRINUSE;
-    case FI_ENODATA:
-    case FI_ENOENT:
-        return NA_NOENTRY;
-    case FI_ENODEV:
-        return NA_NODEV;
-    case FI_EOVERFLOW:
-        return NA_OVERFLOW;
     default:
-        return NA_IO_ERROR;
+        return na_plugin_errno_to_na(fi_err);
     }
 }
 
 /*
  * Errors of an operation that names a peer. Providers that connect on
  * demand report a peer they cannot reach as "no such entry" (sockets:
- * FI_ENOENT or FI_ENODATA); for an op with a destination that means the
- * host is unreachable.
+ * FI_ENOENT or FI_ENODATA) or as an address not available; for an op with
+ * a destination that means the host is unreachable.
  */
 static na_return_t
 na_ofi_peer_error_to_na(const struct na_op_id *op, int fi_err)
 {
-    if (op->addr != NULL && (fi_err == FI_ENOENT || fi_err == FI_ENODATA))
+    if (op->addr != NULL && (fi_err == FI_ENOENT || fi_err == FI_ENODATA ||
+                             fi_err == FI_EADDRNOTAVAIL))
         return NA_HOSTUNREACH;
     /* The provider flushes the ops of a connection that broke with
      * FI_ECANCELED: nobody cancelled them, the peer went away. */
@@ -137,7 +94,6 @@ na_ofi_op_init(struct na_op_id *op, const struct na_op_desc *desc,
     op->context = desc->context;
     op->type = desc->type;
     op->injected = false;
-    atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
     op->addr = addr;
     if (addr != NULL)
         na_ofi_addr_ref(addr);
@@ -200,8 +156,7 @@ na_ofi_retry_push(struct na_ofi_class *cls, struct na_op_id *op)
     op->peer_check_ns = now + NA_OFI_PEER_CHECK_NS;
     pthread_mutex_lock(&cls->retry_lock);
     atomic_store(&op->status, NA_OFI_OP_QUEUED);
-    atomic_store(&op->queued_on, NA_OFI_QUEUE_RETRY);
-    TAILQ_INSERT_TAIL(&cls->retry_ops, op, entry);
+    na_op_list_append(&cls->retry_ops, op);
     atomic_fetch_add(&cls->retry_count, 1);
     pthread_mutex_unlock(&cls->retry_lock);
 }
@@ -217,13 +172,9 @@ na_ofi_retry_has_peer(struct na_ofi_class *cls, const struct na_addr *addr)
     if (atomic_load(&cls->retry_count) == 0)
         return false;
     pthread_mutex_lock(&cls->retry_lock);
-    TAILQ_FOREACH(q, &cls->retry_ops, entry)
-    {
-        if (q->addr == addr) {
-            found = true;
-            break;
-        }
-    }
+    for (q = na_op_list_first(&cls->retry_ops); q != NULL && !found;
+         q = na_op_list_next(q))
+        found = q->addr == addr;
     pthread_mutex_unlock(&cls->retry_lock);
     return found;
 }
@@ -244,7 +195,7 @@ na_ofi_shm_rc(const struct na_ofi_class *cls, int rc)
 na_return_t
 na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post)
 {
-    struct na_ofi_class *cls = op->cls;
+    struct na_ofi_class *cls = na_op_plugin_class(op);
     na_return_t ret;
     int rc;
 
@@ -295,15 +246,16 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
     const struct na_addr *blocked[NA_OFI_RETRY_BLOCKED_MAX];
     size_t nblocked = 0;
     struct na_op_id *op, *next;
-    struct na_ofi_op_queue failed = TAILQ_HEAD_INITIALIZER(failed);
+    struct na_op_list failed;
     uint64_t now = na_plugin_clock_monotonic_ns();
 
+    na_op_list_init(&failed);
     pthread_mutex_lock(&cls->retry_lock);
-    for (op = TAILQ_FIRST(&cls->retry_ops); op != NULL; op = next) {
+    for (op = na_op_list_first(&cls->retry_ops); op != NULL; op = next) {
         bool skip = false;
         int rc;
 
-        next = TAILQ_NEXT(op, entry);
+        next = na_op_list_next(op);
         for (size_t i = 0; i < nblocked && !skip; i++)
             skip = blocked[i] == op->addr;
         if (skip)
@@ -311,8 +263,7 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
         /* Off the queue before posting: once posted, the op may complete
          * on another thread at any moment. Posting under the lock keeps
          * cancel from racing the repost. */
-        TAILQ_REMOVE(&cls->retry_ops, op, entry);
-        atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+        na_op_list_remove(op);
         atomic_fetch_sub(&cls->retry_count, 1);
         atomic_store(&op->status, NA_OFI_OP_POSTED);
         rc = na_ofi_shm_rc(cls, op->post(op));
@@ -328,12 +279,11 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
         if (rc == -FI_EAGAIN && now < op->retry_deadline &&
             !na_op_cancel_requested(&op->base)) {
             atomic_store(&op->status, NA_OFI_OP_QUEUED);
-            atomic_store(&op->queued_on, NA_OFI_QUEUE_RETRY);
             atomic_fetch_add(&cls->retry_count, 1);
             if (next != NULL)
-                TAILQ_INSERT_BEFORE(next, op, entry);
+                na_op_list_insert_before(&cls->retry_ops, next, op);
             else
-                TAILQ_INSERT_TAIL(&cls->retry_ops, op, entry);
+                na_op_list_append(&cls->retry_ops, op);
             if (nblocked == NA_OFI_RETRY_BLOCKED_MAX)
                 break;
             blocked[nblocked++] = op->addr;
@@ -347,13 +297,13 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
             op->base.info.ret = NA_CANCELED;
         else
             op->base.info.ret = NA_HOSTUNREACH;
-        TAILQ_INSERT_TAIL(&failed, op, entry);
+        na_op_list_append(&failed, op);
     }
     pthread_mutex_unlock(&cls->retry_lock);
 
     /* Complete outside the lock: the core's queue has its own. */
-    while ((op = TAILQ_FIRST(&failed)) != NULL) {
-        TAILQ_REMOVE(&failed, op, entry);
+    while ((op = na_op_list_first(&failed)) != NULL) {
+        na_op_list_remove(op);
         na_ofi_op_complete(op, op->base.info.ret);
     }
 }
@@ -361,14 +311,15 @@ na_ofi_retry_progress(struct na_ofi_class *cls)
 static bool
 na_ofi_retry_cancel(struct na_ofi_class *cls, struct na_op_id *op)
 {
-    bool found = false;
+    bool found;
 
+    if (op->type == NA_CB_RECV_UNEXPECTED)
+        return false; /* never on the retry queue */
     pthread_mutex_lock(&cls->retry_lock);
-    if (atomic_load(&op->queued_on) == NA_OFI_QUEUE_RETRY) {
-        TAILQ_REMOVE(&cls->retry_ops, op, entry);
-        atomic_store(&op->queued_on, NA_OFI_QUEUE_NONE);
+    found = na_op_list_active(op);
+    if (found) {
+        na_op_list_remove(op);
         atomic_fetch_sub(&cls->retry_count, 1);
-        found = true;
     }
     pthread_mutex_unlock(&cls->retry_lock);
     if (found)

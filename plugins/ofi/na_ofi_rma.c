@@ -199,13 +199,6 @@ na_ofi_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
     return NA_SUCCESS;
 }
 
-/* Whether [offset, offset + size) lies inside the handle. */
-static bool
-na_ofi_range_ok(const struct na_mem_handle *mh, na_offset_t offset, size_t size)
-{
-    return offset <= mh->len && size <= mh->len - offset;
-}
-
 /*
  * Checks shared by put and get, then the op is filled in. `need` is the
  * NA access the remote handle must grant.
@@ -217,20 +210,21 @@ na_ofi_rma_start(struct na_ofi_class *cls, struct na_op_id *op,
     const struct na_mem_handle *local = desc->local_mem_handle;
     const struct na_mem_handle *remote = desc->remote_mem_handle;
     size_t size = desc->data_size;
+    na_return_t ret;
 
-    if (local->remote || !na_ofi_range_ok(local, desc->local_offset, size) ||
-        !na_ofi_range_ok(remote, desc->remote_offset, size))
+    if (local->remote)
         return NA_INVALID_ARG;
-    if ((remote->flags & need) == 0)
-        return NA_PERMISSION;
+    ret = na_plugin_rma_check(desc, local->len, remote->len, remote->flags);
+    if (ret != NA_SUCCESS)
+        return ret;
     if (!remote->remote && remote->mr == NULL && size != 0)
         return NA_INVALID_ARG; /* our own region, never registered */
     if (cls->shm && size != 0) {
         /* libfabric's shm would never complete it: refuse it here. */
-        na_return_t ret = na_ofi_shm_keys_check(
-            cls, desc->addr, remote->key,
-            (cls->mr_virt_addr ? remote->base : 0) + desc->remote_offset, size,
-            need);
+        ret = na_ofi_shm_keys_check(cls, desc->addr, remote->key,
+                                    (cls->mr_virt_addr ? remote->base : 0) +
+                                        desc->remote_offset,
+                                    size, need);
         if (ret != NA_SUCCESS)
             return ret;
     }
@@ -260,16 +254,16 @@ na_ofi_post_put(struct na_op_id *op)
         .context = &op->hdr.fi_ctx,
     };
 
-    return (int) fi_writemsg(op->cls->ep, &msg,
+    return (int) fi_writemsg(na_ofi_op_class(op)->ep, &msg,
                              FI_COMPLETION | FI_DELIVERY_COMPLETE);
 }
 
 static int
 na_ofi_post_get(struct na_op_id *op)
 {
-    return (int) fi_read(op->cls->ep, op->u.rma.local, op->u.rma.size, NULL,
-                         op->addr->fi_addr, op->u.rma.remote, op->u.rma.key,
-                         &op->hdr.fi_ctx);
+    return (int) fi_read(na_ofi_op_class(op)->ep, op->u.rma.local,
+                         op->u.rma.size, NULL, op->addr->fi_addr,
+                         op->u.rma.remote, op->u.rma.key, &op->hdr.fi_ctx);
 }
 
 /* Put and get: the remote context id plays no part in RMA here. */

@@ -170,7 +170,7 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
                                                       : NA_SIM_DEFAULT_MSG_SIZE;
     node->no_block = (init->progress_mode & NA_NO_BLOCK) != 0;
     TAILQ_INIT(&node->contexts);
-    TAILQ_INIT(&node->frozen);
+    na_op_list_init(&node->frozen);
 
     pthread_mutex_lock(&na_sim_global_lock);
     ret = na_sim_world_ref(&world);
@@ -242,25 +242,22 @@ na_sim_finalize(na_class_t *na_class)
 
 static na_return_t
 na_sim_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                      void **plugin_context)
+                      void *plugin_context)
 {
     struct na_sim_node *node = na_class->plugin_class;
-    struct na_sim_ctx *ctx = calloc(1, sizeof(*ctx));
+    struct na_sim_ctx *ctx = plugin_context;
 
-    if (ctx == NULL)
-        return NA_NOMEM;
     ctx->node = node;
     ctx->na_context = context;
     ctx->id = id;
-    TAILQ_INIT(&ctx->unexpected_recvs);
-    TAILQ_INIT(&ctx->expected_recvs);
+    na_op_list_init(&ctx->unexpected_recvs);
+    na_op_list_init(&ctx->expected_recvs);
     TAILQ_INIT(&ctx->backlog);
     TAILQ_INIT(&ctx->early);
-    TAILQ_INIT(&ctx->blocked);
+    na_op_list_init(&ctx->blocked);
     pthread_mutex_lock(&node->world->lock);
     TAILQ_INSERT_TAIL(&node->contexts, ctx, link);
     pthread_mutex_unlock(&node->world->lock);
-    *plugin_context = ctx;
     return NA_SUCCESS;
 }
 
@@ -289,32 +286,6 @@ na_sim_context_destroy(na_class_t *na_class, void *plugin_context)
     if (ctx->queued)
         TAILQ_REMOVE(&node->world->queued, ctx, queued_link);
     pthread_mutex_unlock(&node->world->lock);
-    free(ctx);
-    return NA_SUCCESS;
-}
-
-/*
- * Operation ids.
- */
-
-static na_op_id_t *
-na_sim_op_create(na_class_t *na_class, unsigned long flags)
-{
-    struct na_op_id *op = calloc(1, sizeof(*op));
-
-    (void) flags;
-    if (op == NULL)
-        return NULL;
-    op->node = na_class->plugin_class;
-    return op;
-}
-
-/* The core has checked that the op is idle. */
-static na_return_t
-na_sim_op_destroy(na_class_t *na_class, na_op_id_t *op)
-{
-    (void) na_class;
-    free(op);
     return NA_SUCCESS;
 }
 
@@ -326,10 +297,10 @@ na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
 {
     struct na_sim_world *world = node->world;
 
+    op->node = node;
     op->ctx = ctx;
     op->type = type;
     op->canceled = false;
-    op->list = NULL;
     op->msg = NULL;
     op->peer = NULL;
     op->seq = world->next_seq++;
@@ -422,9 +393,8 @@ na_sim_cancel_locked(struct na_sim_world *world, struct na_op_id *op)
     op->canceled = true;
     na_sim_trace(world, na_sim_now(world), op->seq, "cancel",
                  op->node->name.str, op->node->name.str, op->size, op->tag);
-    if (op->list != NULL) {
-        TAILQ_REMOVE(op->list, op, link);
-        op->list = NULL;
+    if (na_op_list_active(op)) {
+        na_op_list_remove(op);
         if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL, op) !=
             NA_SUCCESS)
             na_sim_op_complete(world, op, NA_CANCELED);
@@ -666,10 +636,10 @@ const struct na_class_ops na_sim_class_ops = {
     .check_protocol = na_sim_check_protocol,
     .initialize = na_sim_initialize,
     .finalize = na_sim_finalize,
+    .context_size = sizeof(struct na_sim_ctx),
     .context_create = na_sim_context_create,
     .context_destroy = na_sim_context_destroy,
-    .op_create = na_sim_op_create,
-    .op_destroy = na_sim_op_destroy,
+    .op_size = sizeof(struct na_op_id),
     .addr_lookup = na_sim_addr_lookup,
     .addr_free = na_sim_addr_free,
     .addr_self = na_sim_addr_self,

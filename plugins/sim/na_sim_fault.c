@@ -450,8 +450,7 @@ na_sim_freeze(struct na_sim_world *world, struct na_op_id *op)
     world->fault_counts[NA_SIM_C_FROZEN]++;
     na_sim_fault_trace(world, op, "frozen", op->node->name.str,
                        op->peer ? op->peer->name.str : "*", op->size);
-    TAILQ_INSERT_TAIL(&op->node->frozen, op, link);
-    op->list = &op->node->frozen;
+    na_op_list_append(&op->node->frozen, op);
 }
 
 bool
@@ -493,20 +492,19 @@ na_sim_node_crash_locked(struct na_sim_world *world, struct na_sim_node *node)
         /* Messages queued in the dead process's memory are gone. */
         na_sim_ctx_free_msgs(ctx);
         /* Senders held back by its full backlog learn it died. */
-        while ((op = TAILQ_FIRST(&ctx->blocked)) != NULL) {
-            TAILQ_REMOVE(&ctx->blocked, op, link);
-            op->list = NULL;
+        while ((op = na_op_list_first(&ctx->blocked)) != NULL) {
+            na_op_list_remove(op);
             na_sim_fault_fail_later(world, op, NA_HOSTUNREACH, detect);
         }
     }
     /* Its own sends held back by others' backlogs never complete. */
     TAILQ_FOREACH(other, &world->nodes, link)
     TAILQ_FOREACH(ctx, &other->contexts, link)
-    for (op = TAILQ_FIRST(&ctx->blocked); op != NULL; op = next) {
-        next = TAILQ_NEXT(op, link);
+    for (op = na_op_list_first(&ctx->blocked); op != NULL; op = next) {
+        next = na_op_list_next(op);
         if (op->node != node)
             continue;
-        TAILQ_REMOVE(&ctx->blocked, op, link);
+        na_op_list_remove(op);
         na_sim_freeze(world, op);
     }
 }
@@ -527,9 +525,8 @@ na_sim_node_restart_locked(struct na_sim_world *world, struct na_sim_node *node)
                        0);
     node->crashed = false;
     node->incarnation = world->next_incarnation++;
-    while ((op = TAILQ_FIRST(&node->frozen)) != NULL) {
-        TAILQ_REMOVE(&node->frozen, op, link);
-        op->list = NULL;
+    while ((op = na_op_list_first(&node->frozen)) != NULL) {
+        na_op_list_remove(op);
         free(op->msg);
         op->msg = NULL;
         na_sim_op_complete(world, op, NA_HOSTUNREACH);

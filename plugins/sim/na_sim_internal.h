@@ -36,6 +36,7 @@
 #define NA_SIM_INTERNAL_H
 
 #include "na/na_plugin.h"
+#include "na/na_plugin_util.h"
 #include "na_sim.h"
 
 #include <stdatomic.h>
@@ -88,14 +89,11 @@ TAILQ_HEAD(na_sim_msg_queue, na_sim_msg);
  */
 struct na_op_id {
     struct na_op_base base;   /* state and completion, owned by the core */
-    struct na_sim_node *node; /* the class it belongs to                 */
+    struct na_sim_node *node; /* the class of its current post           */
     struct na_sim_ctx *ctx;   /* context of the post                     */
     na_cb_type_t type;
     bool canceled; /* cancel requested: complete with NA_CANCELED     */
     uint64_t seq;  /* world sequence number given at post            */
-    /* The list the op waits on, or NULL: a posted receive on its
-     * context's receive list, or a send blocked on a full backlog. */
-    struct na_sim_op_list *list;
     /* Messages. */
     void *buf;   /* send: the caller's data; recv: where to write */
     size_t size; /* bytes to send, or receive buffer capacity     */
@@ -112,9 +110,10 @@ struct na_op_id {
     na_offset_t local_offset;
     uint64_t remote_key;
     na_offset_t remote_offset;
-    TAILQ_ENTRY(na_op_id) link; /* in *list while list is not NULL  */
+    /* The op waits on at most one na_op_list (the base's link): a posted
+     * receive on its context's receive list, a send blocked on a full
+     * backlog, or an op its crashed node froze. */
 };
-TAILQ_HEAD(na_sim_op_list, na_op_id);
 
 /* Per-context state: receive lists and queued messages. */
 struct na_sim_ctx {
@@ -122,11 +121,11 @@ struct na_sim_ctx {
     struct na_sim_node *node;
     na_context_t *na_context;
     uint8_t id;
-    struct na_sim_op_list unexpected_recvs; /* posted, FIFO           */
-    struct na_sim_op_list expected_recvs;   /* posted, FIFO           */
-    struct na_sim_msg_queue backlog;        /* unexpected, no recv yet */
+    struct na_op_list unexpected_recvs; /* posted, FIFO           */
+    struct na_op_list expected_recvs;   /* posted, FIFO           */
+    struct na_sim_msg_queue backlog;    /* unexpected, no recv yet */
     size_t backlog_count;
-    struct na_sim_op_list blocked; /* other nodes' sends, backlog full */
+    struct na_op_list blocked;     /* other nodes' sends, backlog full */
     struct na_sim_msg_queue early; /* expected, no recv yet   */
     unsigned int pending;          /* ops posted here and not yet completed */
     uint64_t completions;          /* completions queued here, ever         */
@@ -160,7 +159,7 @@ struct na_sim_node {
     size_t max_expected_size;
     bool no_block; /* NA_NO_BLOCK: never wait on real time            */
     bool crashed;  /* its operations are held back until restart     */
-    struct na_sim_op_list frozen; /* ops held back while crashed     */
+    struct na_op_list frozen; /* ops held back while crashed     */
     struct na_sim_ctx_list contexts;
     /* The source address its messages carry to their receivers, for the
      * current incarnation, made on first use and shared (reference

@@ -61,18 +61,12 @@ na_sim_recv_find(struct na_sim_ctx *ctx, bool unexpected,
     struct na_op_id *recv;
 
     if (unexpected)
-        return TAILQ_FIRST(&ctx->unexpected_recvs);
-    TAILQ_FOREACH(recv, &ctx->expected_recvs, link)
-    if (na_sim_expected_match(recv, src, src_ctx_id, tag))
-        return recv;
+        return na_op_list_first(&ctx->unexpected_recvs);
+    for (recv = na_op_list_first(&ctx->expected_recvs); recv != NULL;
+         recv = na_op_list_next(recv))
+        if (na_sim_expected_match(recv, src, src_ctx_id, tag))
+            return recv;
     return NULL;
-}
-
-static void
-na_sim_op_unlink(struct na_op_id *op)
-{
-    TAILQ_REMOVE(op->list, op, link);
-    op->list = NULL;
 }
 
 /* Complete a receive with a message's bytes: NA_MSGSIZE, and nothing
@@ -154,7 +148,7 @@ na_sim_msg_dup(struct na_sim_world *world, struct na_op_id *send,
     na_sim_fault_trace(world, send, "dup", send->node->name.str,
                        send->peer->name.str, size);
     if (recv != NULL) {
-        na_sim_op_unlink(recv);
+        na_op_list_remove(recv);
         na_sim_recv_fill(world, recv, send->node, &send->node->name,
                          send->node->incarnation, send->tag, data, size);
         return;
@@ -262,7 +256,7 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
     if (recv != NULL) {
         na_sim_trace(world, now, send->seq, "arrive:matched", src, dst, size,
                      send->tag);
-        na_sim_op_unlink(recv);
+        na_op_list_remove(recv);
         na_sim_recv_fill(world, recv, send->node, &send->node->name,
                          send->node->incarnation, send->tag, data, size);
         na_sim_op_complete(world, send, NA_SUCCESS);
@@ -284,8 +278,7 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
         }
         na_sim_trace(world, now, send->seq, "arrive:blocked", src, dst,
                      send->size, send->tag);
-        TAILQ_INSERT_TAIL(&dctx->blocked, send, link);
-        send->list = &dctx->blocked;
+        na_op_list_append(&dctx->blocked, send);
         goto out;
     }
     msg = na_sim_msg_copy(send, data, size);
@@ -319,7 +312,7 @@ na_sim_blocked_accept(struct na_sim_world *world, struct na_op_id *send,
 {
     struct na_sim_msg *msg;
 
-    na_sim_op_unlink(send);
+    na_op_list_remove(send);
     msg = na_sim_msg_copy(send, send->buf, send->size);
     if (msg != NULL)
         na_sim_trace(world, na_sim_now(world), send->seq, kind,
@@ -339,7 +332,7 @@ na_sim_backlog_admit(struct na_sim_world *world, struct na_sim_ctx *ctx)
 
     na_sim_fault_backlog(world, ctx->node, &limit, &fails);
     while (ctx->backlog_count < limit &&
-           (send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
+           (send = na_op_list_first(&ctx->blocked)) != NULL) {
         struct na_sim_msg *msg =
             na_sim_blocked_accept(world, send, "arrive:backlog");
 
@@ -358,8 +351,8 @@ na_sim_backlog_reconsider(struct na_sim_world *world, struct na_sim_ctx *ctx)
     bool fails;
 
     na_sim_fault_backlog(world, ctx->node, &limit, &fails);
-    while (fails && (send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
-        na_sim_op_unlink(send);
+    while (fails && (send = na_op_list_first(&ctx->blocked)) != NULL) {
+        na_op_list_remove(send);
         na_sim_trace(world, na_sim_now(world), send->seq, "arrive:backlog_full",
                      send->node->name.str, send->peer->name.str, send->size,
                      send->tag);
@@ -383,8 +376,8 @@ na_sim_msg_take(struct na_sim_world *world, struct na_sim_ctx *ctx,
         if (msg != NULL) {
             TAILQ_REMOVE(&ctx->backlog, msg, link);
             ctx->backlog_count--;
-        } else if (!TAILQ_EMPTY(&ctx->blocked))
-            msg = na_sim_blocked_accept(world, TAILQ_FIRST(&ctx->blocked),
+        } else if (!na_op_list_empty(&ctx->blocked))
+            msg = na_sim_blocked_accept(world, na_op_list_first(&ctx->blocked),
                                         "arrive:matched");
         na_sim_backlog_admit(world, ctx);
         return msg;
@@ -418,9 +411,10 @@ na_sim_recv_post(struct na_sim_world *world, struct na_op_id *recv)
                            msg);
         return NA_NOMEM;
     }
-    recv->list = recv->type == NA_CB_RECV_UNEXPECTED ? &ctx->unexpected_recvs
-                                                     : &ctx->expected_recvs;
-    TAILQ_INSERT_TAIL(recv->list, recv, link);
+    na_op_list_append(recv->type == NA_CB_RECV_UNEXPECTED
+                          ? &ctx->unexpected_recvs
+                          : &ctx->expected_recvs,
+                      recv);
     return NA_SUCCESS;
 }
 
@@ -498,7 +492,7 @@ na_sim_msg_requeue(struct na_sim_world *world, struct na_sim_ctx *ctx,
         na_sim_recv_find(ctx, unexpected, &msg->src, msg->src_ctx_id, msg->tag);
 
     if (recv != NULL) {
-        na_sim_op_unlink(recv);
+        na_op_list_remove(recv);
         recv->msg = msg;
         if (na_sim_schedule(world, na_sim_now(world), NA_SIM_EV_LOCAL, recv) ==
             NA_SUCCESS)
@@ -538,8 +532,8 @@ na_sim_ctx_drain(struct na_sim_world *world, struct na_sim_ctx *ctx)
 {
     struct na_op_id *send;
 
-    while ((send = TAILQ_FIRST(&ctx->blocked)) != NULL) {
-        na_sim_op_unlink(send);
+    while ((send = na_op_list_first(&ctx->blocked)) != NULL) {
+        na_op_list_remove(send);
         na_sim_trace(world, na_sim_now(world), send->seq, "unreachable",
                      send->node->name.str, send->peer->name.str, send->size,
                      send->tag);

@@ -404,12 +404,6 @@ unlock:
     return ret;
 }
 
-static bool
-na_sim_range_ok(const struct na_mem_handle *h, uint64_t offset, size_t size)
-{
-    return offset <= h->total_len && size <= h->total_len - offset;
-}
-
 /* A position inside a handle: segment index and offset in it. */
 struct na_sim_cursor {
     const struct na_mem_handle *h;
@@ -492,8 +486,10 @@ na_sim_rma_transfer(struct na_sim_world *world, const struct na_op_id *op,
         return NA_ACCESS;
     if ((remote->handle->flags & need) == 0)
         return NA_ACCESS;
-    if (!na_sim_range_ok(local->handle, op->local_offset, op->size) ||
-        !na_sim_range_ok(remote->handle, op->remote_offset, op->size))
+    if (!na_plugin_range_ok(local->handle->total_len, op->local_offset,
+                            op->size) ||
+        !na_plugin_range_ok(remote->handle->total_len, op->remote_offset,
+                            op->size))
         return NA_FAULT;
     if (land > op->size)
         land = op->size;

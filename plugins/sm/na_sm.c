@@ -135,25 +135,16 @@ na_sm_finalize(na_class_t *na_class)
 
 static na_return_t
 na_sm_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                     void **plugin_context)
+                     void *plugin_context)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = calloc(1, sizeof(*pc));
-    na_return_t ret;
+    struct na_sm_context *pc = plugin_context;
 
-    if (pc == NULL)
-        return NA_NOMEM;
     na_plugin_context_init(&pc->base, context, id);
     pc->cls = cls;
     na_op_list_init(&pc->unexp_ops);
     na_op_list_init(&pc->exp_ops);
-    ret = na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
-    if (ret != NA_SUCCESS) {
-        free(pc);
-        return ret;
-    }
-    *plugin_context = pc;
-    return NA_SUCCESS;
+    return na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
 }
 
 static na_return_t
@@ -161,25 +152,9 @@ na_sm_context_destroy(na_class_t *na_class, void *plugin_context)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
     struct na_sm_context *pc = plugin_context;
-    na_return_t ret;
 
-    ret = na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
-                                   na_sm_addr_unref_locked);
-    if (ret == NA_SUCCESS)
-        free(pc);
-    return ret;
-}
-
-static na_op_id_t *
-na_sm_op_create(na_class_t *na_class, unsigned long flags)
-{
-    struct na_op_id *op = calloc(1, sizeof(*op));
-
-    (void) flags;
-    if (op == NULL)
-        return NULL;
-    op->cls = na_sm_class(na_class);
-    return op;
+    return na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
+                                    na_sm_addr_unref_locked);
 }
 
 const struct na_class_ops na_sm_class_ops = {
@@ -187,10 +162,10 @@ const struct na_class_ops na_sm_class_ops = {
     .check_protocol = na_sm_check_protocol,
     .initialize = na_sm_initialize,
     .finalize = na_sm_finalize,
+    .context_size = sizeof(struct na_sm_context),
     .context_create = na_sm_context_create,
     .context_destroy = na_sm_context_destroy,
-    .op_create = na_sm_op_create,
-    .op_destroy = na_plugin_op_free,
+    .op_size = sizeof(struct na_op_id),
     .addr_lookup = na_sm_addr_lookup,
     .addr_free = na_sm_addr_free,
     .addr_self = na_sm_addr_self,

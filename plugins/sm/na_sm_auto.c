@@ -94,37 +94,30 @@ na_auto_inner_cb(const struct na_cb_info *info)
     na_auto_op_finish(op, info->ret);
 }
 
-static na_op_id_t *
-na_auto_op_create(na_class_t *na_class, unsigned long flags)
+static na_return_t
+na_auto_op_init(na_class_t *na_class, na_op_id_t *op, unsigned long flags)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
-    struct na_op_id *op = calloc(1, sizeof(*op));
 
-    if (op == NULL)
-        return NULL;
-    op->cls = cls;
     for (int s = 0; s < 2; s++) {
         op->inner[s] = NA_Op_create(cls->inner[s], flags);
         if (op->inner[s] == NULL) {
             if (s == 1)
                 NA_Op_destroy(cls->inner[0], op->inner[0]);
-            free(op);
-            return NULL;
+            return NA_NOMEM;
         }
     }
-    return op;
+    return NA_SUCCESS;
 }
 
-static na_return_t
-na_auto_op_destroy(na_class_t *na_class, na_op_id_t *op)
+static void
+na_auto_op_fini(na_class_t *na_class, na_op_id_t *op)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
 
     /* The core has checked that the op is idle. */
     for (int s = 0; s < 2; s++)
         NA_Op_destroy(cls->inner[s], op->inner[s]);
-    free(op);
-    return NA_SUCCESS;
 }
 
 static uint64_t
@@ -176,10 +169,12 @@ static const struct na_class_ops na_auto_class_ops = {
     .check_protocol = na_auto_check_protocol,
     .initialize = na_auto_initialize_op,
     .finalize = na_auto_finalize,
+    .context_size = sizeof(struct na_auto_context),
     .context_create = na_auto_context_create,
     .context_destroy = na_auto_context_destroy,
-    .op_create = na_auto_op_create,
-    .op_destroy = na_auto_op_destroy,
+    .op_size = sizeof(struct na_op_id),
+    .op_init = na_auto_op_init,
+    .op_fini = na_auto_op_fini,
     .addr_lookup = na_auto_addr_lookup,
     .addr_free = na_auto_addr_free,
     .addr_self = na_auto_addr_self,

@@ -44,7 +44,6 @@ na_auto_ctx_free(struct na_auto_context *ac)
         free(m);
     }
     pthread_mutex_destroy(&ac->lock);
-    free(ac);
 }
 
 /* Withdraw the internal receives; false if some would not complete. */
@@ -72,13 +71,11 @@ na_auto_rx_close(struct na_auto_context *ac)
 
 na_return_t
 na_auto_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                       void **plugin_context)
+                       void *plugin_context)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
-    struct na_auto_context *ac = calloc(1, sizeof(*ac));
+    struct na_auto_context *ac = plugin_context;
 
-    if (ac == NULL)
-        return NA_NOMEM;
     ac->cls = cls;
     ac->context = context;
     pthread_mutex_init(&ac->lock, NULL);
@@ -102,7 +99,6 @@ na_auto_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
                 goto fail;
         }
     }
-    *plugin_context = ac;
     return NA_SUCCESS;
 
 fail:

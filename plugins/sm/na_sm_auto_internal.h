@@ -58,7 +58,6 @@ struct na_mem_handle {
 
 struct na_op_id {
     struct na_op_base base; /* the core's part: must stay first */
-    struct na_auto_class *cls;
     na_context_t *context;
     na_op_id_t *inner[2];
     int side;  /* the inner op in use */
@@ -126,7 +125,7 @@ void na_auto_inner_cb(const struct na_cb_info *info);
 
 /* na_sm_auto_ctx.c */
 na_return_t na_auto_context_create(na_class_t *na_class, na_context_t *context,
-                                   uint8_t id, void **plugin_context);
+                                   uint8_t id, void *plugin_context);
 na_return_t na_auto_context_destroy(na_class_t *na_class, void *plugin_context);
 int na_auto_poll_get_fd(na_class_t *na_class, na_context_t *context);
 na_return_t na_auto_poll(na_class_t *na_class, na_context_t *context,

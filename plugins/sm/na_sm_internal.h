@@ -208,7 +208,6 @@ struct na_mem_handle {
  * memory needs, under the class lock while posted. */
 struct na_op_id {
     struct na_op_base base; /* must stay first */
-    struct na_sm_class *cls;
     na_context_t *context;
     na_cb_type_t type;
     struct na_sm_conn *conn; /* while on one of its lists, or copying */

@@ -236,8 +236,6 @@ na_sm_errno_to_na(struct na_sm_class *cls, int e)
     switch (e) {
     case ESRCH:
         return NA_HOSTUNREACH;
-    case EFAULT:
-        return NA_FAULT;
     case EPERM:
         if (!cls->ptrace_warned) {
             cls->ptrace_warned = true;
@@ -249,10 +247,8 @@ na_sm_errno_to_na(struct na_sm_class *cls, int e)
                                       "the rings instead");
         }
         return NA_PERMISSION;
-    case ENOMEM:
-        return NA_NOMEM;
     default:
-        return NA_IO_ERROR;
+        return na_plugin_errno_to_na(e);
     }
 }
 
@@ -285,7 +281,7 @@ na_sm_rma_copy(pid_t pid, struct na_op_id *op)
 void
 na_sm_rma_run(struct na_op_id *op)
 {
-    struct na_sm_class *cls = op->cls;
+    struct na_sm_class *cls = na_op_plugin_class(op);
     struct na_addr *peer = op->addr;
     na_return_t ret;
 
@@ -334,14 +330,13 @@ na_sm_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
     struct na_addr *peer = desc->addr;
     bool put = desc->type == NA_CB_PUT;
     struct na_sm_conn *conn;
+    na_return_t ret;
 
     if (lh->remote)
         return NA_INVALID_ARG;
-    if (loff > lh->len || size > lh->len - loff || roff > rh->len ||
-        size > rh->len - roff)
-        return NA_INVALID_ARG;
-    if (!(rh->flags & (put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
-        return NA_PERMISSION;
+    ret = na_plugin_rma_check(desc, lh->len, rh->len, rh->flags);
+    if (ret != NA_SUCCESS)
+        return ret;
     na_sm_op_init(op, desc, peer);
     op->u.rma.put = put;
     op->u.rma.local = (uint8_t *) (uintptr_t) (lh->base + loff);

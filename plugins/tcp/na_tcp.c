@@ -212,25 +212,16 @@ na_tcp_finalize(na_class_t *na_class)
 
 static na_return_t
 na_tcp_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                      void **plugin_context)
+                      void *plugin_context)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
-    struct na_tcp_context *pc = calloc(1, sizeof(*pc));
-    na_return_t ret;
+    struct na_tcp_context *pc = plugin_context;
 
-    if (pc == NULL)
-        return NA_NOMEM;
     na_plugin_context_init(&pc->base, context, id);
     pc->cls = cls;
     na_op_list_init(&pc->unexp_ops);
     na_op_list_init(&pc->exp_ops);
-    ret = na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
-    if (ret != NA_SUCCESS) {
-        free(pc);
-        return ret;
-    }
-    *plugin_context = pc;
-    return NA_SUCCESS;
+    return na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
 }
 
 static na_return_t
@@ -238,25 +229,9 @@ na_tcp_context_destroy(na_class_t *na_class, void *plugin_context)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
     struct na_tcp_context *pc = plugin_context;
-    na_return_t ret;
 
-    ret = na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
-                                   na_tcp_addr_unref_locked);
-    if (ret == NA_SUCCESS)
-        free(pc);
-    return ret;
-}
-
-static na_op_id_t *
-na_tcp_op_create(na_class_t *na_class, unsigned long flags)
-{
-    struct na_op_id *op = calloc(1, sizeof(*op));
-
-    (void) flags;
-    if (op == NULL)
-        return NULL;
-    op->cls = na_tcp_class(na_class);
-    return op;
+    return na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
+                                    na_tcp_addr_unref_locked);
 }
 
 const struct na_class_ops na_tcp_class_ops = {
@@ -264,10 +239,10 @@ const struct na_class_ops na_tcp_class_ops = {
     .check_protocol = na_tcp_check_protocol,
     .initialize = na_tcp_initialize,
     .finalize = na_tcp_finalize,
+    .context_size = sizeof(struct na_tcp_context),
     .context_create = na_tcp_context_create,
     .context_destroy = na_tcp_context_destroy,
-    .op_create = na_tcp_op_create,
-    .op_destroy = na_plugin_op_free,
+    .op_size = sizeof(struct na_op_id),
     .addr_lookup = na_tcp_addr_lookup,
     .addr_free = na_tcp_addr_free,
     .addr_self = na_tcp_addr_self,

@@ -228,7 +228,6 @@ struct na_mem_handle {
  * list: its frame sits in its connection's txq (tx.queued). */
 struct na_op_id {
     struct na_op_base base; /* must stay first */
-    struct na_tcp_class *cls;
     na_context_t *context;
     na_cb_type_t type;
     struct na_tcp_conn *conn; /* a waiting send's or RMA's connection */

@@ -87,7 +87,7 @@ na_tcp_region_check(struct na_tcp_class *cls, uint64_t key, uint64_t offset,
         NA_TCP_KEY(slot, cls->regions[slot].gen) != key)
         return NA_TCP_ST_KEY;
     h = cls->regions[slot].h;
-    if (offset > h->len || len > h->len - offset)
+    if (!na_plugin_range_ok(h->len, offset, len))
         return NA_TCP_ST_RANGE;
     if (!(h->flags & (write ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
         return NA_TCP_ST_PERM;
@@ -278,17 +278,16 @@ na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
                            .len = size};
     struct iovec iov[NA_TCP_SEG_MAX];
     struct na_tcp_conn *conn;
+    na_return_t ret;
 
     if (lh->remote)
         return NA_INVALID_ARG;
-    if (desc->local_offset > lh->len || size > lh->len - desc->local_offset ||
-        desc->remote_offset > rh->len || size > rh->len - desc->remote_offset)
-        return NA_INVALID_ARG;
-    if (!(rh->flags & (put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)))
-        return NA_PERMISSION;
+    ret = na_plugin_rma_check(desc, lh->len, rh->len, rh->flags);
+    if (ret != NA_SUCCESS)
+        return ret;
     na_tcp_op_init(op, desc, desc->addr);
     if (desc->addr->self) {
-        na_return_t ret = na_tcp_rma_self(cls, desc);
+        ret = na_tcp_rma_self(cls, desc);
         pthread_mutex_lock(&cls->lock);
         na_tcp_op_complete(op, ret);
         pthread_mutex_unlock(&cls->lock);

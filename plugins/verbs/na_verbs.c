@@ -145,19 +145,16 @@ na_verbs_finalize(na_class_t *na_class)
 
 static na_return_t
 na_verbs_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                        void **plugin_context)
+                        void *plugin_context)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
-    struct na_verbs_context *ctx, *other;
+    struct na_verbs_context *ctx = plugin_context, *other;
     na_return_t ret = NA_SUCCESS;
 
-    ctx = calloc(1, sizeof(*ctx));
-    if (ctx == NULL)
-        return NA_NOMEM;
     ctx->context = context;
     ctx->id = id;
-    TAILQ_INIT(&ctx->unexpected_ops);
-    TAILQ_INIT(&ctx->expected_ops);
+    na_op_list_init(&ctx->unexpected_ops);
+    na_op_list_init(&ctx->expected_ops);
     TAILQ_INIT(&ctx->unexpected_msgs);
     TAILQ_INIT(&ctx->expected_msgs);
     pthread_mutex_lock(&cls->lock);
@@ -172,10 +169,8 @@ na_verbs_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
     pthread_mutex_unlock(&cls->lock);
     if (ret != NA_SUCCESS) {
         NA_VERBS_LOG("a context with id %u already exists", (unsigned) id);
-        free(ctx);
         return ret;
     }
-    *plugin_context = ctx;
     return NA_SUCCESS;
 }
 
@@ -198,7 +193,6 @@ na_verbs_context_destroy(na_class_t *na_class, void *plugin_context)
         NA_VERBS_LOG("context still has %u operation(s) pending", pending);
         return NA_BUSY;
     }
-    free(ctx);
     return NA_SUCCESS;
 }
 
@@ -234,10 +228,10 @@ const struct na_class_ops na_verbs_class_ops = {
     .check_protocol = na_verbs_check_protocol,
     .initialize = na_verbs_initialize,
     .finalize = na_verbs_finalize,
+    .context_size = sizeof(struct na_verbs_context),
     .context_create = na_verbs_context_create,
     .context_destroy = na_verbs_context_destroy,
-    .op_create = na_verbs_op_create,
-    .op_destroy = na_verbs_op_destroy,
+    .op_size = sizeof(struct na_op_id),
     .addr_lookup = na_verbs_addr_lookup,
     .addr_free = na_verbs_addr_free,
     .addr_self = na_verbs_addr_self,

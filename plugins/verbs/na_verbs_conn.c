@@ -33,30 +33,25 @@
  * back flushed before its queue pair is destroyed anyway. */
 #define NA_VERBS_FLUSH_WAIT_NS (2ull * 1000 * 1000 * 1000)
 
+/* rdma_cm reports a missing RDMA device as ENODEV, ENOENT or ENOSYS;
+ * other errnos map as on every plugin. */
 static na_return_t
 na_verbs_errno_to_na(int err)
 {
-    switch (err) {
-    case EADDRINUSE:
-        return NA_ADDRINUSE;
-    case EADDRNOTAVAIL:
-        return NA_ADDRNOTAVAIL;
-    case ENODEV:
-    case ENOENT:
-    case ENOSYS:
+    if (err == ENOENT || err == ENOSYS)
         return NA_NODEV;
-    case ENOMEM:
-        return NA_NOMEM;
-    case EACCES:
-    case EPERM:
-        return NA_ACCESS;
-    case EAGAIN:
-        return NA_AGAIN;
-    case EINVAL:
-        return NA_INVALID_ARG;
-    default:
-        return NA_IO_ERROR;
+    return na_plugin_errno_to_na(err);
+}
+
+/* The same for an error that starts here, logged once with its errno. */
+static na_return_t
+na_verbs_errno_error(const char *what, int err)
+{
+    if (err == ENOENT || err == ENOSYS) {
+        NA_VERBS_LOG("%s: %s (errno %d, NA_NODEV)", what, strerror(err), err);
+        return NA_NODEV;
     }
+    return na_plugin_errno_error(NA_VERBS_CLASS_NAME, err, what);
 }
 
 na_return_t
@@ -227,8 +222,7 @@ na_verbs_open_id(struct na_verbs_class *cls, const char *device, bool has_ip,
             return ret;
     }
     if (listen && rdma_listen(cls->bind_id, 128) != 0) {
-        ret = na_verbs_errno_to_na(errno);
-        NA_VERBS_LOG("rdma_listen: %s", strerror(errno));
+        ret = na_verbs_errno_error("rdma_listen", errno);
         goto destroy_id;
     }
     cls->listening = listen;
@@ -403,7 +397,7 @@ na_verbs_conn_alloc(struct na_verbs_class *cls, struct na_addr *peer,
     conn->id = id;
     conn->active = active;
     conn->state = NA_VERBS_CONN_RESOLVING;
-    TAILQ_INIT(&conn->pending);
+    na_op_list_init(&conn->pending);
     /* Slots are cache-line multiples so neighbouring buffers never share a
      * line that both the device and the CPU write. */
     conn->slot_size = (NA_VERBS_MSG_HDR_SIZE + cls->max_payload + 63) & ~63ul;
@@ -469,8 +463,7 @@ na_verbs_conn_create_qp(struct na_verbs_conn *conn)
         return NA_HOSTUNREACH;
     }
     if (rdma_create_qp(conn->id, cls->pd, &attr) != 0) {
-        NA_VERBS_LOG("rdma_create_qp: %s", strerror(errno));
-        return na_verbs_errno_to_na(errno);
+        return na_verbs_errno_error("rdma_create_qp", errno);
     }
     conn->qp_created = true;
     /* Bounded ACK timeout: a silent peer becomes an error completion in
@@ -547,8 +540,7 @@ na_verbs_conn_get(struct na_verbs_class *cls, struct na_addr *peer,
         return NA_SUCCESS;
     }
     if (rdma_create_id(cls->cm_channel, &id, NULL, RDMA_PS_TCP) != 0) {
-        NA_VERBS_LOG("rdma_create_id: %s", strerror(errno));
-        return na_verbs_errno_to_na(errno);
+        return na_verbs_errno_error("rdma_create_id", errno);
     }
     ret = na_verbs_conn_alloc(cls, peer, id, true, &conn);
     if (ret != NA_SUCCESS) {
@@ -562,8 +554,7 @@ na_verbs_conn_get(struct na_verbs_class *cls, struct na_addr *peer,
     if (rdma_resolve_addr(id, (struct sockaddr *) &src,
                           (struct sockaddr *) &dst,
                           NA_VERBS_RESOLVE_TIMEOUT_MS) != 0) {
-        ret = na_verbs_errno_to_na(errno);
-        NA_VERBS_LOG("rdma_resolve_addr: %s", strerror(errno));
+        ret = na_verbs_errno_error("rdma_resolve_addr", errno);
         na_verbs_conn_destroy(conn);
         return ret == NA_INVALID_ARG ? NA_HOSTUNREACH : ret;
     }
@@ -577,7 +568,7 @@ na_verbs_conn_fail(struct na_verbs_conn *conn, na_return_t ret, const char *why)
 {
     struct na_verbs_class *cls = conn->cls;
     struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
-    bool had_work = !TAILQ_EMPTY(&conn->pending) || conn->sq_used > 0;
+    bool had_work = !na_op_list_empty(&conn->pending) || conn->sq_used > 0;
     char ipstr[INET_ADDRSTRLEN];
 
     if (conn->state == NA_VERBS_CONN_CLOSING)

@@ -26,6 +26,7 @@
 #define NA_VERBS_INTERNAL_H
 
 #include "na/na_plugin.h"
+#include "na/na_plugin_util.h"
 #include "na_verbs_wire.h"
 
 #include <infiniband/verbs.h>
@@ -94,8 +95,6 @@ struct na_addr {
     LIST_ENTRY(na_addr) entry;  /* cls->peers */
 };
 
-TAILQ_HEAD(na_verbs_op_list, na_op_id);
-
 /* Where an op is, under the class lock. Its life (idle, posted, completed)
  * is the core's (struct na_op_base); this says whether it is still ours to
  * complete and whether a cancel can take it back at once. */
@@ -110,7 +109,6 @@ enum na_verbs_op_state {
  * completing never allocates) first, then what verbs needs. */
 struct na_op_id {
     struct na_op_base base; /* must stay first */
-    struct na_verbs_class *cls;
     na_context_t *context;
     na_cb_type_t type;
     enum na_verbs_op_state state;
@@ -127,8 +125,8 @@ struct na_op_id {
     uint32_t rkey;
     size_t length;
     struct na_verbs_wr wr;
-    struct na_verbs_op_list *queue; /* the list holding a QUEUED op */
-    TAILQ_ENTRY(na_op_id) entry;
+    /* A QUEUED op waits on one na_op_list (the base's link): a
+     * context's posted receives or a connection's pending sends and RMA. */
 };
 
 _Static_assert(offsetof(struct na_op_id, base) == 0,
@@ -207,7 +205,7 @@ struct na_verbs_conn {
     unsigned int recv_posted;
     unsigned int sq_used;
 
-    struct na_verbs_op_list pending; /* sends and RMA not yet posted */
+    struct na_op_list pending;       /* sends and RMA not yet posted */
     LIST_ENTRY(na_verbs_conn) entry; /* cls->conns */
 };
 
@@ -219,10 +217,10 @@ struct na_verbs_conn {
 struct na_verbs_context {
     na_context_t *context;
     uint8_t id;
-    unsigned int pending;    /* operations posted, not yet completed */
-    unsigned long completed; /* completions queued so far (counter) */
-    struct na_verbs_op_list unexpected_ops;   /* posted unexpected recvs */
-    struct na_verbs_op_list expected_ops;     /* posted expected recvs */
+    unsigned int pending;             /* operations posted, not yet completed */
+    unsigned long completed;          /* completions queued so far (counter) */
+    struct na_op_list unexpected_ops; /* posted unexpected recvs */
+    struct na_op_list expected_ops;   /* posted expected recvs */
     struct na_verbs_msg_list unexpected_msgs; /* arrived, not yet claimed */
     struct na_verbs_msg_list expected_msgs;   /* arrived early */
     LIST_ENTRY(na_verbs_context) entry;       /* cls->contexts */
@@ -295,12 +293,11 @@ void na_verbs_op_abort(na_op_id_t *op);
  * core, and carry out a cancel that came during the post. */
 void na_verbs_op_started(na_op_id_t *op);
 /* Put a started op on a software queue (state QUEUED). */
-void na_verbs_op_enqueue(na_op_id_t *op, struct na_verbs_op_list *queue);
+void na_verbs_op_enqueue(na_op_id_t *op, struct na_op_list *queue);
 /* Take a QUEUED op off its queue (before posting or completing it). */
-void na_verbs_op_dequeue(na_op_id_t *op);
 /* Complete once: no-op if the op is not in flight. */
 void na_verbs_op_complete(na_op_id_t *op, na_return_t ret);
-void na_verbs_op_list_fail(struct na_verbs_op_list *list, na_return_t ret);
+void na_verbs_op_list_fail(struct na_op_list *list, na_return_t ret);
 
 /* na_verbs_conn.c (class lock held unless noted). */
 na_return_t na_verbs_device_open(struct na_verbs_class *cls, const char *device,
@@ -364,8 +361,6 @@ na_return_t na_verbs_addr_serialize(na_class_t *na_class, void *buf,
 na_return_t na_verbs_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
                                       const void *buf, size_t buf_size);
 
-na_op_id_t *na_verbs_op_create(na_class_t *na_class, unsigned long flags);
-na_return_t na_verbs_op_destroy(na_class_t *na_class, na_op_id_t *op_id);
 na_return_t na_verbs_cancel(na_class_t *na_class, na_context_t *context,
                             na_op_id_t *op_id);
 

@@ -154,7 +154,7 @@ na_verbs_send_one(struct na_verbs_conn *conn, na_op_id_t *op)
     memcpy(buf + NA_VERBS_MSG_HDR_SIZE, op->buf, op->buf_size);
     op->wr = (struct na_verbs_wr){
         .kind = NA_VERBS_WR_SEND, .conn = conn, .slot = slot, .op = op};
-    na_verbs_op_dequeue(op);
+    na_op_list_remove(op);
     if (na_verbs_post_send(conn, &op->wr, slot,
                            NA_VERBS_MSG_HDR_SIZE + op->buf_size) != 0) {
         conn->free_send[conn->free_send_count++] = slot;
@@ -173,7 +173,7 @@ na_verbs_conn_kick(struct na_verbs_conn *conn)
     na_op_id_t *op;
 
     while (conn->state == NA_VERBS_CONN_CONNECTED &&
-           (op = TAILQ_FIRST(&conn->pending)) != NULL) {
+           (op = na_op_list_first(&conn->pending)) != NULL) {
         bool posted;
 
         if (op->type == NA_CB_PUT || op->type == NA_CB_GET)
@@ -329,7 +329,7 @@ na_verbs_deliver(struct na_verbs_class *cls, struct na_addr *source,
         return;
     }
     if (hdr->type == NA_VERBS_MSG_UNEXPECTED) {
-        op = TAILQ_FIRST(&ctx->unexpected_ops);
+        op = na_op_list_first(&ctx->unexpected_ops);
         if (op != NULL)
             na_verbs_fill_unexpected(op, source, hdr->tag, data, len);
         else if (!na_verbs_msg_keep(&ctx->unexpected_msgs, source, hdr->src_ctx,
@@ -337,8 +337,8 @@ na_verbs_deliver(struct na_verbs_class *cls, struct na_addr *source,
             NA_VERBS_LOG("out of memory: dropped an unexpected message");
         return;
     }
-    TAILQ_FOREACH(op, &ctx->expected_ops, entry)
-    {
+    for (op = na_op_list_first(&ctx->expected_ops); op != NULL;
+         op = na_op_list_next(op)) {
         if (na_verbs_expected_match(op, source, hdr->src_ctx, hdr->tag)) {
             na_verbs_fill_expected(op, data, len);
             return;
@@ -423,8 +423,8 @@ na_verbs_msg_peer_lost(struct na_verbs_class *cls, struct na_addr *peer)
      * receive waiting for it would never complete. */
     LIST_FOREACH(ctx, &cls->contexts, entry)
     {
-        for (op = TAILQ_FIRST(&ctx->expected_ops); op != NULL; op = next) {
-            next = TAILQ_NEXT(op, entry);
+        for (op = na_op_list_first(&ctx->expected_ops); op != NULL; op = next) {
+            next = na_op_list_next(op);
             if (op->addr == peer)
                 na_verbs_op_complete(op, NA_HOSTUNREACH);
         }

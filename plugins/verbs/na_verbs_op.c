@@ -13,29 +13,6 @@
 
 #include <stdlib.h>
 
-na_op_id_t *
-na_verbs_op_create(na_class_t *na_class, unsigned long flags)
-{
-    na_op_id_t *op;
-
-    (void) flags;
-    op = calloc(1, sizeof(*op));
-    if (op == NULL)
-        return NULL;
-    op->cls = na_verbs_class(na_class);
-    op->state = NA_VERBS_OP_IDLE;
-    return op;
-}
-
-/* The core has checked that the op is idle. */
-na_return_t
-na_verbs_op_destroy(na_class_t *na_class, na_op_id_t *op_id)
-{
-    (void) na_class;
-    free(op_id);
-    return NA_SUCCESS;
-}
-
 /* The core has moved the op to posted after checking that it is idle and
  * belongs to this class. */
 void
@@ -46,7 +23,6 @@ na_verbs_op_start(na_op_id_t *op, const struct na_op_desc *desc)
     op->context = desc->context;
     op->type = desc->type;
     op->addr = NULL;
-    op->queue = NULL;
     op->state = NA_VERBS_OP_QUEUED;
     ctx->pending++;
 }
@@ -73,20 +49,10 @@ na_verbs_op_started(na_op_id_t *op)
 }
 
 void
-na_verbs_op_enqueue(na_op_id_t *op, struct na_verbs_op_list *queue)
+na_verbs_op_enqueue(na_op_id_t *op, struct na_op_list *queue)
 {
     op->state = NA_VERBS_OP_QUEUED;
-    op->queue = queue;
-    TAILQ_INSERT_TAIL(queue, op, entry);
-}
-
-void
-na_verbs_op_dequeue(na_op_id_t *op)
-{
-    if (op->queue != NULL) {
-        TAILQ_REMOVE(op->queue, op, entry);
-        op->queue = NULL;
-    }
+    na_op_list_append(queue, op);
 }
 
 void
@@ -97,7 +63,7 @@ na_verbs_op_complete(na_op_id_t *op, na_return_t ret)
 
     if (op->state != NA_VERBS_OP_QUEUED && op->state != NA_VERBS_OP_POSTED)
         return;
-    na_verbs_op_dequeue(op);
+    na_op_list_remove(op);
     op->state = NA_VERBS_OP_COMPLETED;
     /* A received unexpected message hands its source reference to the
      * user through the callback info (op->addr is NULL then); others drop
@@ -107,17 +73,17 @@ na_verbs_op_complete(na_op_id_t *op, na_return_t ret)
     ctx = op->context->plugin_context;
     ctx->pending--;
     ctx->completed++;
-    cls = op->cls;
+    cls = na_op_plugin_class(op);
     na_op_finish(op, ret);
     na_verbs_wake(cls);
 }
 
 void
-na_verbs_op_list_fail(struct na_verbs_op_list *list, na_return_t ret)
+na_verbs_op_list_fail(struct na_op_list *list, na_return_t ret)
 {
     na_op_id_t *op;
 
-    while ((op = TAILQ_FIRST(list)) != NULL)
+    while ((op = na_op_list_first(list)) != NULL)
         na_verbs_op_complete(op, ret);
 }
 

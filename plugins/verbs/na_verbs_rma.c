@@ -177,24 +177,18 @@ na_verbs_mem_handle_deserialize(na_class_t *na_class,
 }
 
 /* offset + size inside a region of len bytes, without overflow. */
-static bool
-na_verbs_range_ok(uint64_t offset, size_t size, uint64_t len)
-{
-    return offset <= len && size <= len - offset;
-}
-
 /* Check both sides of an RMA and fill the op's addresses and keys. */
 static na_return_t
 na_verbs_rma_prepare(na_op_id_t *op, const struct na_op_desc *desc,
                      const struct ibv_device_attr *attr)
 {
     bool is_put = desc->type == NA_CB_PUT;
-    unsigned long need = is_put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY;
     struct na_mem_handle *local = desc->local_mem_handle;
     struct na_mem_handle *remote = desc->remote_mem_handle;
     na_offset_t local_offset = desc->local_offset;
     na_offset_t remote_offset = desc->remote_offset;
     size_t size = desc->data_size;
+    na_return_t ret;
 
     if (local->remote)
         return NA_INVALID_ARG;
@@ -202,13 +196,12 @@ na_verbs_rma_prepare(na_op_id_t *op, const struct na_op_desc *desc,
         NA_VERBS_LOG("RMA on a local memory handle that is not registered");
         return NA_INVALID_ARG;
     }
-    if (!na_verbs_range_ok(local_offset, size, local->len) ||
-        !na_verbs_range_ok(remote_offset, size, remote->len))
-        return NA_INVALID_ARG;
-    /* The remote side must grant the access; a get also writes into the
-     * local buffer, which a read-only handle does not allow. */
-    if ((remote->flags & need) == 0 ||
-        (!is_put && local->flags == NA_MEM_READ_ONLY))
+    ret = na_plugin_rma_check(desc, local->len, remote->len, remote->flags);
+    if (ret != NA_SUCCESS)
+        return ret;
+    /* A get also writes into the local buffer, which a read-only handle
+     * does not allow. */
+    if (!is_put && local->flags == NA_MEM_READ_ONLY)
         return NA_PERMISSION;
     if (size > attr->max_mr_size || size > UINT32_MAX)
         return NA_MSGSIZE;
@@ -245,7 +238,7 @@ na_verbs_rma_self(struct na_verbs_class *cls, na_op_id_t *op, bool is_put)
         if (mh->mr->rkey != op->rkey)
             continue;
         if (op->remote_addr < base ||
-            !na_verbs_range_ok(op->remote_addr - base, op->length, mh->len))
+            !na_plugin_range_ok(mh->len, op->remote_addr - base, op->length))
             return NA_ACCESS;
         if ((mh->flags & (is_put ? NA_MEM_WRITE_ONLY : NA_MEM_READ_ONLY)) == 0)
             return NA_ACCESS;
@@ -289,7 +282,7 @@ na_verbs_rma_post(struct na_verbs_conn *conn, na_op_id_t *op)
         return -1;
     op->wr =
         (struct na_verbs_wr){.kind = NA_VERBS_WR_RMA, .conn = conn, .op = op};
-    na_verbs_op_dequeue(op);
+    na_op_list_remove(op);
     if (ibv_post_send(conn->id->qp, &wr, &bad) != 0) {
         na_verbs_op_complete(op, NA_IO_ERROR);
         na_verbs_conn_fail(conn, NA_IO_ERROR, "ibv_post_send failed");
