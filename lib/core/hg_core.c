@@ -217,15 +217,21 @@ hg_core_check_timers(struct hg_core *core, uint64_t now)
 static uint64_t
 hg_core_timer_now(struct hg_core *core)
 {
+    unsigned int pass;
     uint64_t now;
 
     if (atomic_load(&core->timer_hint) == UINT64_MAX)
         return 0;
-    if (atomic_load_explicit(&core->n_fine, memory_order_relaxed) == 0 &&
-        atomic_fetch_add_explicit(&core->coarse_pass, 1, memory_order_relaxed) %
-                HG_CORE_COARSE_PASSES !=
-            0)
-        return atomic_load_explicit(&core->coarse_now, memory_order_relaxed);
+    if (atomic_load_explicit(&core->n_fine, memory_order_relaxed) == 0) {
+        /* A plain load and store, not a locked add: threads that race
+         * here only move the next reading by a pass. */
+        pass = atomic_load_explicit(&core->coarse_pass, memory_order_relaxed);
+        atomic_store_explicit(&core->coarse_pass, pass + 1,
+                              memory_order_relaxed);
+        if (pass % HG_CORE_COARSE_PASSES != 0)
+            return atomic_load_explicit(&core->coarse_now,
+                                        memory_order_relaxed);
+    }
     now = hg_core_now(core);
     atomic_store_explicit(&core->coarse_now, now, memory_order_relaxed);
     return now;
