@@ -103,8 +103,13 @@ for t in hg_rate hg_bw; do
 done
 floor=$build/bench/floor_tcp
 floor_shm=$build/bench/floor_shm
+floor_payload=""
 if [ -n "$payload" ]; then
     sweep=(--payload "$payload" --inflight 1,16)
+    # floor_shm's payload ping-pong and message rate at the fixed sizes
+    # of the sweep (the eager limits are each library's own).
+    floor_payload=$(echo "$payload" | tr ',' '\n' | grep -v '^0$' |
+        grep -v eager | paste -sd, -)
 else
     sweep=(--inflight 16)
 fi
@@ -194,6 +199,7 @@ for r in $(seq "$rounds"); do
     fi
     if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then
         timeout 300 "$floor_shm" --sizes 2K,64K,1M,16M "${bw_args[@]}" \
+            ${floor_payload:+--payload "$floor_payload"} \
             2>>"$log" | tee -a "$log" | grep '^{' |
             sed 's/^{/{"lib":"floor","fabric":"shm",/' >>"$out/records.jsonl"
     fi

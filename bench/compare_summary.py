@@ -65,6 +65,27 @@ def parse_size(s):
     return int(s[:-1] if mult > 1 else s) * mult
 
 
+def floor_table(recs, specs):
+    """floor_shm's payload ping-pong and message rate, same run."""
+    fl = [r for r in recs if r.get("lib") == "floor" and
+          r.get("fabric") == "shm" and "payload" in r]
+    sizes = sorted({r["payload"] for r in fl})
+    if len(sizes) < 2:
+        return
+    print()
+    print("Floor of the same run (floor_shm: a message of that size copied "
+          "in and out of shared memory, two busy processes):")
+    print()
+    print("| payload | round trip | messages/s, 16 unacknowledged |")
+    print("|---|---|---|")
+    for size in sizes:
+        rtt = median([r["median_us"] for r in fl if r["payload"] == size and
+                      r["metric"] == "pingpong"])
+        rate = median([r["msg_per_s"] for r in fl if r["payload"] == size
+                       and r["metric"] == "msgrate"])
+        print(f"| {size} | {fmt(rtt, 'us')} | {fmt(rate, '/s')} |")
+
+
 def sweep_table(recs):
     """The payload sweep: rate with 16 in flight and round trip per size."""
     sw = [r for r in recs if r.get("tool") == "hg_rate" and "payload_spec" in r]
@@ -120,6 +141,8 @@ def sweep_table(recs):
                 cells.append(f"{rate[l] / rate['mercury']:.2f}x"
                              if rate[l] and rate["mercury"] else "-")
             print("| " + " | ".join(cells) + " |")
+        if fabric == "shm":
+            floor_table(recs, specs)
 
 
 def main():
@@ -138,7 +161,8 @@ def main():
                 mode="busy")])
         else:
             floor = median([r["median_us"] for r in pick(
-                recs, lib="floor", fabric="shm", metric="pingpong")])
+                recs, lib="floor", fabric="shm", metric="pingpong")
+                if r.get("payload", 0) == 0])
         rows.append((f"empty RPC round trip, {label}", lat, floor, "us"))
         rate = {lib: median([r["rpc_per_s_window_median"] for r in pick(
             recs, lib=lib, fabric=fabric, tool="hg_rate", metric="rate",
