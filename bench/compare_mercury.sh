@@ -7,7 +7,7 @@
 #   bench/compare_mercury.sh -m MERCURY_PREFIX [-b QS_BUILD_DIR] [-n ROUNDS]
 #                            [-B QS_BEFORE_BUILD_DIR] [-o OUT_DIR] [--quick]
 #                            [--one-process] [--tcp-only] [--no-native]
-#                            [--payload LIST] [--no-bw]
+#                            [--payload LIST] [--no-bw] [--pin]
 #
 # -B adds a third library, an earlier build of this one (a before/after
 # comparison of a change, in the same session as Mercury).
@@ -35,6 +35,12 @@
 # flight, the share of its own empty-RPC rate it keeps, and the ratio.
 # "eager" is each library's own limit (the sizes differ; the table says
 # them). --no-bw skips the hg_bw pulls.
+#
+# --pin runs the server on CPU 0 and the client on CPU 1 (taskset). On a
+# 2-CPU machine the scheduler otherwise sometimes puts both busy-polling
+# processes on one CPU, where each round trip waits for a scheduler tick
+# (4 ms here): the same library then measures 30 us in one run and 8 ms
+# in the next.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,6 +56,8 @@ shm_runs=1
 native=1
 payload=""
 bw_runs=1
+pin_srv=()
+pin_cli=()
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -64,7 +72,8 @@ while [ $# -gt 0 ]; do
     --no-native) native=0; shift ;;
     --payload) payload=$2; shift 2 ;;
     --no-bw) bw_runs=0; shift ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    --pin) pin_srv=(taskset -c 0); pin_cli=(taskset -c 1); shift ;;
+    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
     *) echo "compare_mercury: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -135,7 +144,7 @@ run_pair() {
     [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"
     if [ "$procs" -eq 2 ]; then
-        timeout 300 "$bin" --server --addr-file "$addr" --mode busy \
+        timeout 300 "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode busy \
             --server-seconds 240 "$info" >>"$log" 2>&1 &
         spid=$!
         for _ in $(seq 200); do
@@ -147,7 +156,7 @@ run_pair() {
             kill "$spid" 2>/dev/null
             return 1
         fi
-        timeout 300 "$bin" --client "$(cat "$addr")" --mode busy "$@" \
+        timeout 300 "${pin_cli[@]}" "$bin" --client "$(cat "$addr")" --mode busy "$@" \
             "$info" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
                 >>"$out/records.jsonl"

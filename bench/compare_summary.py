@@ -92,9 +92,10 @@ def sweep_table(recs):
     specs = sorted({r["payload_spec"] for r in sw}, key=spec_key)
     if len(specs) < 2:
         return
-    libs = [l for l in ("qs", "native", "mercury") if any(
+    libs = [l for l in ("before", "qs", "native", "mercury") if any(
         r.get("lib") == l for r in sw)]
-    names = {"qs": "ours", "native": "ours native", "mercury": "Mercury"}
+    names = {"before": "ours before", "qs": "ours", "native": "ours native",
+             "mercury": "Mercury"}
     print()
     print("Payload sweep: RPC/s with 16 in flight (median window, median of "
           "rounds), share of the same library's empty-RPC rate, round trip "
