@@ -7,6 +7,7 @@
 #   bench/compare_mercury.sh -m MERCURY_PREFIX [-b QS_BUILD_DIR] [-n ROUNDS]
 #                            [-B QS_BEFORE_BUILD_DIR] [-o OUT_DIR] [--quick]
 #                            [--one-process] [--tcp-only] [--no-native]
+#                            [--payload LIST] [--no-bw] [--pin]
 #
 # -B adds a third library, an earlier build of this one (a before/after
 # comparison of a change, in the same session as Mercury).
@@ -18,12 +19,28 @@
 #   - the same over our native TCP plugin ("tcp://", the "native" column),
 #     unless --no-native (a build without plugins/tcp has none);
 #   - hg_bw pulls of 64 KiB, 1 MiB and 16 MiB over the same fabrics;
-#   - floor_tcp once (raw TCP ping-pong and stream on loopback).
+#   - floor_tcp once (raw TCP ping-pong and stream on loopback), and
+#     floor_shm unless --tcp-only (a shared cache line's ping-pong, memcpy
+#     and process_vm_readv).
+# The load average is recorded at the start and after every round.
 # Server and client are two processes unless --one-process. Rates are the
 # median window of each run (see hg_rate.c); then the median over rounds.
 # The load average is printed with the table: on a loaded machine the
 # ratios mean more than the absolute numbers. --tcp-only skips the
 # shared-memory runs.
+#
+# --payload LIST sweeps hg_rate's input size (hg_rate --payload, for
+# example 0,64,512,2K,4K,eager,eager+1): each size is measured with 1 and
+# 16 in flight, and a second table gives each library's rate at 16 in
+# flight, the share of its own empty-RPC rate it keeps, and the ratio.
+# "eager" is each library's own limit (the sizes differ; the table says
+# them). --no-bw skips the hg_bw pulls.
+#
+# --pin runs the server on CPU 0 and the client on CPU 1 (taskset). On a
+# 2-CPU machine the scheduler otherwise sometimes puts both busy-polling
+# processes on one CPU, where each round trip waits for a scheduler tick
+# (4 ms here): the same library then measures 30 us in one run and 8 ms
+# in the next.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +54,10 @@ quick=0
 procs=2
 shm_runs=1
 native=1
+payload=""
+bw_runs=1
+pin_srv=()
+pin_cli=()
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -49,7 +70,10 @@ while [ $# -gt 0 ]; do
     --one-process) procs=1; shift ;;
     --tcp-only) shm_runs=0; shift ;;
     --no-native) native=0; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --payload) payload=$2; shift 2 ;;
+    --no-bw) bw_runs=0; shift ;;
+    --pin) pin_srv=(taskset -c 0); pin_cli=(taskset -c 1); shift ;;
+    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
     *) echo "compare_mercury: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -87,6 +111,17 @@ for t in hg_rate hg_bw; do
         -lm || exit 1
 done
 floor=$build/bench/floor_tcp
+floor_shm=$build/bench/floor_shm
+floor_payload=""
+if [ -n "$payload" ]; then
+    sweep=(--payload "$payload" --inflight 1,16)
+    # floor_shm's payload ping-pong and message rate at the fixed sizes
+    # of the sweep (the eager limits are each library's own).
+    floor_payload=$(echo "$payload" | tr ',' '\n' | grep -v '^0$' |
+        grep -v eager | paste -sd, -)
+else
+    sweep=(--inflight 16)
+fi
 
 if [ "$quick" -eq 1 ]; then
     rate_args=(--iters 500 --warmup 50 --rate-count 2000 --max-seconds 2)
@@ -109,7 +144,7 @@ run_pair() {
     [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"
     if [ "$procs" -eq 2 ]; then
-        timeout 300 "$bin" --server --addr-file "$addr" --mode busy \
+        timeout 300 "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode busy \
             --server-seconds 240 "$info" >>"$log" 2>&1 &
         spid=$!
         for _ in $(seq 200); do
@@ -121,7 +156,7 @@ run_pair() {
             kill "$spid" 2>/dev/null
             return 1
         fi
-        timeout 300 "$bin" --client "$(cat "$addr")" --mode busy "$@" \
+        timeout 300 "${pin_cli[@]}" "$bin" --client "$(cat "$addr")" --mode busy "$@" \
             "$info" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
                 >>"$out/records.jsonl"
@@ -156,12 +191,13 @@ for r in $(seq "$rounds"); do
         else
             tcp="ofi+tcp://127.0.0.1" shm="na+sm"
         fi
-        run_pair hg_rate "$which" "$tcp" tcp "${rate_args[@]}" --inflight 16
+        run_pair hg_rate "$which" "$tcp" tcp "${rate_args[@]}" "${sweep[@]}"
         [ "$shm_here" -eq 1 ] &&
-            run_pair hg_rate "$which" "$shm" shm "${rate_args[@]}" --inflight 16
-        run_pair hg_bw "$which" "$tcp" tcp "${bw_args[@]}" --ops pull \
-            --sizes 64K,1M,16M
-        [ "$shm_here" -eq 1 ] &&
+            run_pair hg_rate "$which" "$shm" shm "${rate_args[@]}" "${sweep[@]}"
+        [ "$bw_runs" -eq 1 ] &&
+            run_pair hg_bw "$which" "$tcp" tcp "${bw_args[@]}" --ops pull \
+                --sizes 64K,1M,16M
+        [ "$bw_runs" -eq 1 ] && [ "$shm_here" -eq 1 ] &&
             run_pair hg_bw "$which" "$shm" shm "${bw_args[@]}" --ops pull \
                 --sizes 64K,1M,16M
     done
@@ -170,8 +206,14 @@ for r in $(seq "$rounds"); do
             "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed 's/^{/{"lib":"floor","fabric":"tcp",/' >>"$out/records.jsonl"
     fi
+    if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then
+        timeout 300 "$floor_shm" --sizes 2K,64K,1M,16M "${bw_args[@]}" \
+            ${floor_payload:+--payload "$floor_payload"} \
+            2>>"$log" | tee -a "$log" | grep '^{' |
+            sed 's/^{/{"lib":"floor","fabric":"shm",/' >>"$out/records.jsonl"
+    fi
+    uptime >>"$out/load.txt"
 done
-uptime >>"$out/load.txt"
 
 python3 "$here/compare_summary.py" "$out/records.jsonl" "$out/load.txt"
 echo "records: $out/records.jsonl, log: $log" >&2

@@ -7,6 +7,11 @@ rate or a bandwidth. The floor column is the raw TCP figure of the same
 run (ping-pong round trip, stream bandwidth). When the run has our native
 TCP plugin ("native" records), its column and its ratio to Mercury's
 ofi+tcp follow on the TCP rows.
+
+When the run swept hg_rate's payload (compare_mercury.sh --payload), a
+second table follows: per fabric and payload, each library's rate with 16
+in flight, the share of its own empty-RPC rate it keeps, its round trip
+with 1 in flight, and ours / Mercury.
 """
 import json
 import statistics
@@ -38,13 +43,107 @@ def fmt(v, unit):
     if v is None:
         return "-"
     if unit == "us":
-        return f"{v:.1f} us"
+        return f"{v:.2f} us"
     if unit == "/s":
         return f"{v:,.0f}/s"
     return f"{v / 1000:.2f} GB/s"
 
 
 LIBS = ("qs", "mercury", "before", "native")
+
+
+def spec_key(spec):
+    """Sort payload labels: sizes first by value, then eager, eager+N."""
+    if spec.startswith("eager"):
+        extra = spec[6:] if spec.startswith("eager+") else "0"
+        return (1, parse_size(extra))
+    return (0, parse_size(spec))
+
+
+def parse_size(s):
+    mult = {"K": 1 << 10, "M": 1 << 20}.get(s[-1:].upper(), 1)
+    return int(s[:-1] if mult > 1 else s) * mult
+
+
+def floor_table(recs, specs):
+    """floor_shm's payload ping-pong and message rate, same run."""
+    fl = [r for r in recs if r.get("lib") == "floor" and
+          r.get("fabric") == "shm" and "payload" in r]
+    sizes = sorted({r["payload"] for r in fl})
+    if len(sizes) < 2:
+        return
+    print()
+    print("Floor of the same run (floor_shm: a message of that size copied "
+          "in and out of shared memory, two busy processes):")
+    print()
+    print("| payload | round trip | messages/s, 16 unacknowledged |")
+    print("|---|---|---|")
+    for size in sizes:
+        rtt = median([r["median_us"] for r in fl if r["payload"] == size and
+                      r["metric"] == "pingpong"])
+        rate = median([r["msg_per_s"] for r in fl if r["payload"] == size
+                       and r["metric"] == "msgrate"])
+        print(f"| {size} | {fmt(rtt, 'us')} | {fmt(rate, '/s')} |")
+
+
+def sweep_table(recs):
+    """The payload sweep: rate with 16 in flight and round trip per size."""
+    sw = [r for r in recs if r.get("tool") == "hg_rate" and "payload_spec" in r]
+    specs = sorted({r["payload_spec"] for r in sw}, key=spec_key)
+    if len(specs) < 2:
+        return
+    libs = [l for l in ("before", "qs", "native", "mercury") if any(
+        r.get("lib") == l for r in sw)]
+    names = {"before": "ours before", "qs": "ours", "native": "ours native",
+             "mercury": "Mercury"}
+    print()
+    print("Payload sweep: RPC/s with 16 in flight (median window, median of "
+          "rounds), share of the same library's empty-RPC rate, round trip "
+          "with 1 in flight.")
+    for fabric, label in (("shm", "shared memory (ours sm, Mercury na+sm)"),
+                          ("tcp", "TCP (ours ofi+tcp and native tcp, Mercury "
+                           "ofi+tcp)")):
+        fr = [r for r in sw if r.get("fabric") == fabric]
+        if not fr:
+            continue
+        here = [l for l in libs if any(r["lib"] == l for r in fr)]
+        print()
+        print(f"{label}:")
+        print()
+        head = "| payload | " + " | ".join(
+            f"{names[l]} bytes | {names[l]} RPC/s | kept | {names[l]} RTT"
+            for l in here)
+        cmp = [l for l in here if l != "mercury"] if "mercury" in here else []
+        head += "".join(f" | {names[l]} / Mercury rate" for l in cmp)
+        print(head + " |")
+        print("|---" * (1 + 4 * len(here) + len(cmp)) + "|")
+
+        def med(lib, spec, metric, key, **kw):
+            return median([r[key] for r in fr if r["lib"] == lib and
+                           r["payload_spec"] == spec and
+                           r["metric"] == metric and
+                           all(r.get(k) == v for k, v in kw.items())])
+
+        empty = {l: med(l, "0", "rate", "rpc_per_s_window_median",
+                        inflight=16) for l in here}
+        for spec in specs:
+            cells = [spec]
+            rate = {}
+            for l in here:
+                size = med(l, spec, "rate", "payload", inflight=16)
+                rate[l] = med(l, spec, "rate", "rpc_per_s_window_median",
+                              inflight=16)
+                rtt = med(l, spec, "latency", "median_us")
+                kept = (f"{rate[l] / empty[l]:.0%}" if rate[l] and empty[l]
+                        else "-")
+                cells += [f"{size:.0f}" if size is not None else "-",
+                          fmt(rate[l], "/s"), kept, fmt(rtt, "us")]
+            for l in cmp:
+                cells.append(f"{rate[l] / rate['mercury']:.2f}x"
+                             if rate[l] and rate["mercury"] else "-")
+            print("| " + " | ".join(cells) + " |")
+        if fabric == "shm":
+            floor_table(recs, specs)
 
 
 def main():
@@ -54,26 +153,33 @@ def main():
     rows = []
     for fabric, label in (("tcp", "TCP"), ("shm", "shared memory")):
         lat = {lib: median([r["median_us"] for r in pick(
-            recs, lib=lib, fabric=fabric, tool="hg_rate", metric="latency")])
-            for lib in LIBS}
+            recs, lib=lib, fabric=fabric, tool="hg_rate", metric="latency")
+            if r.get("payload", 0) == 0]) for lib in LIBS}
         floor = None
         if fabric == "tcp":
             floor = median([r["median_us"] for r in pick(
-                recs, lib="floor", metric="pingpong", mode="busy")])
+                recs, lib="floor", fabric="tcp", metric="pingpong",
+                mode="busy")])
+        else:
+            floor = median([r["median_us"] for r in pick(
+                recs, lib="floor", fabric="shm", metric="pingpong")
+                if r.get("payload", 0) == 0])
         rows.append((f"empty RPC round trip, {label}", lat, floor, "us"))
         rate = {lib: median([r["rpc_per_s_window_median"] for r in pick(
             recs, lib=lib, fabric=fabric, tool="hg_rate", metric="rate",
-            inflight=16)]) for lib in LIBS}
+            inflight=16) if r.get("payload", 0) == 0]) for lib in LIBS}
         rows.append((f"rate, 16 in flight, {label}", rate, None, "/s"))
         for size, name in ((65536, "64 KiB"), (1 << 20, "1 MiB"),
                            (16 << 20, "16 MiB")):
             bw = {lib: median([r["MBps"] for r in pick(
                 recs, lib=lib, fabric=fabric, tool="hg_bw", metric="pull",
                 size=size)]) for lib in LIBS}
-            floor = None
             if fabric == "tcp":
                 floor = median([r["MBps"] for r in pick(
                     recs, lib="floor", metric="stream", size=size)])
+            else:
+                floor = median([r["median_mbs"] for r in pick(
+                    recs, lib="floor", metric="memcpy", size=size)])
             rows.append((f"pull {name}, {label}", bw, floor, "MB/s"))
     def ratio(a, b):
         return f"{a / b:.2f}x" if a and b else "-"
@@ -89,7 +195,7 @@ def main():
         print("|---|---|---|---|---|---|---|---|")
     else:
         print("| measure | ours | Mercury 2.4.1 | ours / Mercury "
-              "| raw TCP floor |")
+              "| floor (TCP; shm line, memcpy) |")
         print("|---|---|---|---|---|")
     for name, v, floor, unit in rows:
         if all(x is None for x in v.values()):
@@ -109,6 +215,7 @@ def main():
         else:
             print(f"| {name} | {fmt(v['qs'], unit)} | {fmt(v['mercury'], unit)} "
                   f"| {ratio(v['qs'], v['mercury'])} | {fl} |")
+    sweep_table(recs)
     if len(sys.argv) > 2:
         with open(sys.argv[2]) as f:
             loads = [l.strip() for l in f if l.strip()]

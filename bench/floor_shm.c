@@ -3,10 +3,19 @@
  * under the na+sm plugin.
  *
  *   floor_shm [--iters N] [--warmup N] [--sizes LIST] [--bytes B]
- *             [--max-seconds S]
+ *             [--max-seconds S] [--payload LIST]
  *
  * - pingpong: two processes (fork) bounce a counter through one cache line
  *   of a MAP_SHARED mapping, both busy-polling; round trip median, p99.
+ *   With --payload, the same with each ping carrying that many bytes: the
+ *   pinger copies them from its own buffer into the shared mapping, the
+ *   ponger copies them out into its own before it answers (the two copies
+ *   any message over shared memory makes; the pong carries nothing, like
+ *   an RPC with an empty response).
+ * - msgrate (with --payload): a stream of messages of that size from one
+ *   process to the other through a ring of line-aligned slots, at most 16
+ *   unacknowledged, each copied in and out as above; messages per second.
+ *   The floor under "16 in flight" with that input.
  * - memcpy: one process copies between two private buffers, per size.
  * - cma: the parent pulls from its child with process_vm_readv, per size
  *   (the copy na+sm's RMA makes).
@@ -32,6 +41,8 @@ struct opts {
     uint64_t iters, warmup, bytes;
     uint64_t sizes[MAX_SIZES];
     unsigned nsizes;
+    uint64_t payloads[MAX_SIZES];
+    unsigned npayloads;
     double max_seconds;
 };
 
@@ -43,11 +54,26 @@ struct shared {
     _Atomic int stop;
 };
 
+/* The largest --payload, and the ring of the msgrate floor. */
+#define PAYLOAD_MAX (64u << 10)
+#define MSG_RING (1u << 20)
+#define MSG_WINDOW 16u
+
+static uint64_t
+max_payload(const struct opts *o)
+{
+    uint64_t m = 0;
+
+    for (unsigned i = 0; i < o->npayloads; i++)
+        m = o->payloads[i] > m ? o->payloads[i] : m;
+    return m;
+}
+
 static void
 usage(void)
 {
     fprintf(stderr, "usage: floor_shm [--iters N] [--warmup N] [--sizes "
-                    "LIST] [--bytes B] [--max-seconds S]\n");
+                    "LIST] [--bytes B] [--max-seconds S] [--payload LIST]\n");
     exit(2);
 }
 
@@ -72,6 +98,9 @@ parse(int argc, char **argv, struct opts *o)
             ok = bu_parse_double(v, &o->max_seconds);
         else if (strcmp(a, "--sizes") == 0 && ok)
             ok = bu_parse_size_list(v, o->sizes, MAX_SIZES, &o->nsizes);
+        else if (strcmp(a, "--payload") == 0 && ok)
+            ok = bu_parse_size_list(v, o->payloads, MAX_SIZES, &o->npayloads) &&
+                 max_payload(o) <= PAYLOAD_MAX;
         else
             ok = false;
         if (!ok)
@@ -86,19 +115,22 @@ parse(int argc, char **argv, struct opts *o)
 }
 
 static void
-pingpong(const struct opts *o)
+pingpong(const struct opts *o, uint64_t payload)
 {
-    struct shared *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+    size_t map = sizeof(struct shared) + PAYLOAD_MAX;
+    struct shared *s = mmap(NULL, map, PROT_READ | PROT_WRITE,
                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    uint8_t *slot = (uint8_t *) (s + 1);
+    uint8_t *mine = calloc(1, PAYLOAD_MAX);
     double *samples = malloc(o->iters * sizeof(*samples));
     uint64_t total = o->warmup + o->iters, n = 0;
     double end = bu_now_s() + o->max_seconds;
     struct bu_json j;
     pid_t pid;
 
-    if (s == MAP_FAILED || samples == NULL)
+    if (s == MAP_FAILED || samples == NULL || mine == NULL)
         exit(1);
-    memset(s, 0, sizeof(*s));
+    memset(s, 0, map);
     pid = fork();
     if (pid == 0) {
         uint64_t seen = 0;
@@ -106,15 +138,20 @@ pingpong(const struct opts *o)
             uint64_t p = atomic_load_explicit(&s->ping, memory_order_acquire);
             if (p != seen) {
                 seen = p;
+                if (payload != 0)
+                    memcpy(mine, slot, payload);
                 atomic_store_explicit(&s->pong, p, memory_order_release);
             }
         }
-        _exit(0);
+        _exit(mine[0] == 0xff);
     }
+    memset(mine, 7, PAYLOAD_MAX);
     /* The warm-up and the timed part each have the time bound, so a
      * loaded machine that makes the warm-up slow still gets samples. */
     for (uint64_t i = 1; i <= total; i++) {
         uint64_t t0 = bu_now_ns();
+        if (payload != 0)
+            memcpy(slot, mine, payload);
         atomic_store_explicit(&s->ping, i, memory_order_release);
         while (atomic_load_explicit(&s->pong, memory_order_acquire) != i)
             ;
@@ -129,21 +166,116 @@ pingpong(const struct opts *o)
     }
     atomic_store(&s->stop, 1);
     waitpid(pid, NULL, 0);
-    printf("floor_shm pingpong busy procs=2: round trip median %8.2f us  "
-           "p99 %8.2f us  min %8.2f us  (%" PRIu64 " round trips)\n",
-           bu_quantile(samples, n, 0.5), bu_quantile(samples, n, 0.99),
+    printf("floor_shm pingpong busy procs=2 payload=%-6" PRIu64
+           ": round trip median %8.2f us  p99 %8.2f us  min %8.2f us  (%" PRIu64
+           " round trips)\n",
+           payload, bu_quantile(samples, n, 0.5), bu_quantile(samples, n, 0.99),
            bu_quantile(samples, n, 0), n);
     bu_json_begin(&j, "floor_shm");
     bu_json_str(&j, "metric", "pingpong");
     bu_json_str(&j, "mode", "busy");
     bu_json_u64(&j, "procs", 2);
+    bu_json_u64(&j, "payload", payload);
     bu_json_u64(&j, "iters", n);
     bu_json_dbl(&j, "median_us", bu_quantile(samples, n, 0.5));
     bu_json_dbl(&j, "p99_us", bu_quantile(samples, n, 0.99));
     bu_json_dbl(&j, "min_us", bu_quantile(samples, n, 0));
     bu_json_end(&j);
     free(samples);
-    munmap(s, sizeof(*s));
+    free(mine);
+    munmap(s, map);
+}
+
+/* The ring of the msgrate floor: the consumer's count of messages read,
+ * then the slots, each a header line whose `mark` is written last. */
+struct msg_ring {
+    _Atomic uint64_t head;
+    _Atomic uint64_t total; /* lowered when the time bound cuts the run */
+    uint8_t pad[48];
+    uint8_t data[MSG_RING];
+};
+
+static void
+msgrate(const struct opts *o, uint64_t payload)
+{
+    size_t rec = (64 + payload + 63) & ~(size_t) 63;
+    struct msg_ring *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    uint8_t *mine = malloc(payload);
+    uint64_t count = o->iters, tail = 0, t0, t1;
+    double secs;
+    struct bu_json j;
+    pid_t pid;
+
+    if (r == MAP_FAILED || mine == NULL)
+        exit(1);
+    memset(r, 0xff, sizeof(*r));
+    atomic_store(&r->head, 0);
+    atomic_store(&r->total, count);
+    pid = fork();
+    if (pid == 0) {
+        uint64_t pos = 0;
+        for (uint64_t i = 0; i < atomic_load(&r->total); i++) {
+            size_t off = pos % MSG_RING;
+            _Atomic uint64_t *mark;
+
+            if (off + rec > MSG_RING) {
+                pos += MSG_RING - off;
+                off = 0;
+            }
+            mark = (_Atomic uint64_t *) (void *) (r->data + off);
+            while (atomic_load_explicit(mark, memory_order_acquire) != pos)
+                if (i >= atomic_load(&r->total))
+                    _exit(0);
+            memcpy(mine, r->data + off + 64, payload);
+            pos += rec;
+            atomic_store_explicit(&r->head, i + 1, memory_order_release);
+        }
+        _exit(0);
+    }
+    memset(mine, 7, payload);
+    t0 = bu_now_ns();
+    for (uint64_t i = 0; i < count; i++) {
+        size_t off = tail % MSG_RING;
+
+        if ((i & 1023) == 1023 &&
+            (double) (bu_now_ns() - t0) / 1e9 > o->max_seconds) {
+            count = i;
+            atomic_store(&r->total, count);
+            break;
+        }
+        while (i - atomic_load_explicit(&r->head, memory_order_acquire) >=
+               MSG_WINDOW)
+            ;
+        if (off + rec > MSG_RING) {
+            tail += MSG_RING - off;
+            off = 0;
+        }
+        memcpy(r->data + off + 64, mine, payload);
+        atomic_store_explicit((_Atomic uint64_t *) (void *) (r->data + off),
+                              tail, memory_order_release);
+        tail += rec;
+    }
+    while (atomic_load_explicit(&r->head, memory_order_acquire) < count)
+        ;
+    t1 = bu_now_ns();
+    waitpid(pid, NULL, 0);
+    secs = (double) (t1 - t0) / 1e9;
+    printf("floor_shm msgrate busy procs=2 payload=%-6" PRIu64
+           ": %10.0f messages/s, %u unacknowledged at most (%" PRIu64
+           " messages in %.3f s)\n",
+           payload, (double) count / secs, MSG_WINDOW, count, secs);
+    bu_json_begin(&j, "floor_shm");
+    bu_json_str(&j, "metric", "msgrate");
+    bu_json_str(&j, "mode", "busy");
+    bu_json_u64(&j, "procs", 2);
+    bu_json_u64(&j, "payload", payload);
+    bu_json_u64(&j, "window", MSG_WINDOW);
+    bu_json_u64(&j, "count", count);
+    bu_json_dbl(&j, "msg_per_s", (double) count / secs);
+    bu_json_end(&j);
+    free(mine);
+    munmap(r, sizeof(*r));
 }
 
 /* Copies of `size` bytes until o->bytes moved (at least 4 copies);
@@ -199,7 +331,11 @@ main(int argc, char **argv)
     pid_t pid;
 
     parse(argc, argv, &o);
-    pingpong(&o);
+    pingpong(&o, 0);
+    for (unsigned i = 0; i < o.npayloads; i++) {
+        pingpong(&o, o.payloads[i]);
+        msgrate(&o, o.payloads[i]);
+    }
     for (unsigned i = 0; i < o.nsizes; i++)
         max = o.sizes[i] > max ? o.sizes[i] : max;
     src = malloc(max);

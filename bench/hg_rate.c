@@ -1,5 +1,6 @@
 /*
- * hg_rate: empty-RPC latency and rate over any Quicksilver info string.
+ * hg_rate: RPC latency and rate over any Quicksilver info string, with an
+ * empty RPC or with an input argument of a given size (--payload).
  *
  *   hg_rate [options] [info]                  one process: server + client
  *   hg_rate --server [options] [info]         serve until a shutdown RPC
@@ -11,6 +12,16 @@
  *  - the RPC rate with N in flight, N = 1, 4, 16, 64 by default.
  * Each measurement prints a human line and a JSON line.
  *
+ * --payload sweeps the size of the RPC's input: 0 is the empty RPC (no
+ * proc at all); any other size is an RPC whose input is a 4-byte length and
+ * that many bytes (encoded with hg_proc_uint32_t and hg_proc_memcpy, the
+ * response empty). "eager" is the largest such input that still fits in the
+ * eager request (HG_Class_get_input_eager_size() of the client's class less
+ * the 4-byte length), "eager+N" N bytes more, which go through the overflow
+ * transfer. The server decodes every input into its own buffer and checks
+ * three of its bytes; a --server prints how many inputs it saw, how many
+ * came through overflow and how many were wrong when it exits.
+ *
  * In one process the server class is driven by its own progress thread and
  * the client by the main thread, as a service and its user would be. On the
  * simulated fabric both are driven from the main thread instead (--driver
@@ -21,6 +32,8 @@
  */
 #include "bench_hg.h"
 #include "bench_util.h"
+
+#include <mercury_proc.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,6 +47,17 @@
  * while the others are not, so the median window says what the library
  * does when it has the CPU, and the overall rate what it did in fact. */
 #define RATE_WINDOWS 20
+#define MAX_PAYLOADS 16
+/* The largest input --payload accepts, and what the length field costs. */
+#define PAYLOAD_MAX (1u << 20)
+#define PAYLOAD_OVERHEAD 4u
+
+/* One --payload entry: a size, or the eager limit plus `bytes`. */
+struct payload_spec {
+    bool eager;
+    uint64_t bytes;
+    char label[24]; /* as given: "2K", "eager+1" */
+};
 
 struct opts {
     struct bh_opts common;
@@ -43,7 +67,23 @@ struct opts {
     uint64_t warmup;
     unsigned inflight[RATE_MAX_POINTS];
     unsigned ninflight;
+    struct payload_spec payloads[MAX_PAYLOADS];
+    unsigned npayloads;
     double max_seconds;
+};
+
+/* The input argument of the payload RPC. The decoding side presets `data`
+ * and `cap` (its own buffer); the proc copies into it. */
+struct payload_in {
+    hg_uint32_t size;
+    hg_uint32_t cap;
+    void *data;
+};
+
+/* What a serving class saw of payload RPCs (its handler's thread only). */
+struct payload_server {
+    unsigned char *buf; /* PAYLOAD_MAX bytes */
+    uint64_t received, overflowed, bad;
 };
 
 /* One RPC slot: a handle that is forwarded again as soon as it completes. */
@@ -67,6 +107,7 @@ struct run {
     uint64_t cap;      /* room in samples                          */
     uint64_t win_size; /* completions per window, 0: no windows    */
     uint64_t win_ns[RATE_WINDOWS + 1]; /* end of each window       */
+    struct payload_in *in;             /* the argument, or NULL     */
 };
 
 struct bench {
@@ -76,14 +117,63 @@ struct bench {
     struct bh_driver driver;
     struct bh_pump pump;
     hg_addr_t target;
-    hg_id_t null_id, shutdown_id;
+    hg_id_t null_id, payload_id, shutdown_id;
+    struct payload_in in; /* the client's argument, NULL data: empty  */
+    const char *payload_label;
+    hg_size_t eager_size; /* HG_Class_get_input_eager_size(), client */
+    struct payload_server srv;
     atomic_int shutdown_state;
     struct slot slots[RATE_MAX_INFLIGHT];
     unsigned nslots;
     int procs;
 };
 
+/* ---- the payload argument ---------------------------------------------- */
+
+/* What every client input is copied from (PAYLOAD_MAX bytes, the pattern
+ * the server checks), filled once in main(). */
+static unsigned char *payload_src;
+
+static hg_return_t
+proc_payload_in(hg_proc_t proc, void *arg)
+{
+    struct payload_in *in = arg;
+    hg_return_t ret = hg_proc_uint32_t(proc, &in->size);
+
+    if (ret != HG_SUCCESS || in->size == 0)
+        return ret;
+    switch (hg_proc_get_op(proc)) {
+    case HG_ENCODE:
+        return hg_proc_memcpy(proc, in->data, in->size);
+    case HG_DECODE:
+        if (in->size > in->cap || in->data == NULL)
+            return HG_OVERFLOW;
+        return hg_proc_memcpy(proc, in->data, in->size);
+    default:
+        return HG_SUCCESS; /* nothing was allocated */
+    }
+}
+
+static uint8_t
+payload_byte(uint64_t i)
+{
+    return bu_pattern_byte(i, 0x5eed);
+}
+
 /* ---- server side -------------------------------------------------------- */
+
+/* What a serving class saw; a wrong input fails the run. */
+static int
+payload_report(const struct payload_server *srv)
+{
+    if (srv->received == 0 && srv->bad == 0)
+        return 0;
+    fprintf(stderr,
+            "hg_rate: server decoded %" PRIu64 " payload inputs, %" PRIu64
+            " of them through overflow, %" PRIu64 " wrong\n",
+            srv->received, srv->overflowed, srv->bad);
+    return srv->bad == 0 ? 0 : -1;
+}
 
 static hg_return_t
 null_handler(hg_handle_t handle)
@@ -94,14 +184,53 @@ null_handler(hg_handle_t handle)
     return ret;
 }
 
+static hg_return_t
+payload_handler(hg_handle_t handle)
+{
+    const struct hg_info *info = HG_Get_info(handle);
+    struct payload_server *srv = HG_Registered_data(info->hg_class, info->id);
+    struct payload_in in = {.cap = PAYLOAD_MAX, .data = srv->buf};
+    void *extra = NULL;
+    hg_return_t ret;
+
+    ret = HG_Get_input(handle, &in);
+    if (ret == HG_SUCCESS) {
+        const unsigned char *d = srv->buf;
+        uint32_t n = in.size;
+
+        srv->received++;
+        if (HG_Get_input_extra_buf(handle, &extra, NULL) == HG_SUCCESS &&
+            extra != NULL)
+            srv->overflowed++;
+        if (n > 0 &&
+            (d[0] != payload_byte(0) || d[n / 2] != payload_byte(n / 2) ||
+             d[n - 1] != payload_byte(n - 1)))
+            srv->bad++;
+        HG_Free_input(handle, &in);
+    } else {
+        srv->bad++;
+    }
+    ret = HG_Respond(handle, NULL, NULL, NULL);
+    HG_Destroy(handle);
+    return ret;
+}
+
 static int
 server_setup(struct bench *b, struct bh_side *side)
 {
     if (bh_side_init(side, b->o->common.info, true, b->mode,
                      "sim://hg-rate-server") != 0)
         return -1;
+    b->srv.buf = malloc(PAYLOAD_MAX);
+    if (b->srv.buf == NULL)
+        return -1;
+    b->payload_id = HG_Register_name(side->cls, "qs_bench_payload",
+                                     proc_payload_in, NULL, payload_handler);
     if (HG_Register_name(side->cls, "qs_bench_null", NULL, NULL,
                          null_handler) == 0 ||
+        b->payload_id == 0 ||
+        HG_Register_data(side->cls, b->payload_id, &b->srv, NULL) !=
+            HG_SUCCESS ||
         bh_register_shutdown(side->cls, true, &b->shutdown_state) == 0) {
         fprintf(stderr, "hg_rate: RPC registration failed\n");
         return -1;
@@ -118,7 +247,18 @@ null_done(const struct hg_cb_info *info)
 {
     struct slot *s = info->arg;
     struct run *r = s->run;
-    uint64_t now = bu_now_ns();
+    uint64_t next = r->done + 1;
+    bool window_end = r->win_size != 0 && next % r->win_size == 0 &&
+                      next / r->win_size <= RATE_WINDOWS;
+    /* The clock is read only where a figure needs it: every completion of
+     * a latency run, the ends of the windows and the last completion of a
+     * rate run. A clock read costs 25 ns to over 100 ns on the VMs this
+     * runs on, which is a tenth of an RPC or more; a per-completion read
+     * on the client would be counted against every library measured. */
+    uint64_t now =
+        r->samples != NULL || window_end || next >= r->target || r->stop
+            ? bu_now_ns()
+            : 0;
 
     if (info->ret != HG_SUCCESS) {
         if (r->err == HG_SUCCESS)
@@ -129,9 +269,9 @@ null_done(const struct hg_cb_info *info)
     if (r->samples != NULL && r->done < r->cap)
         r->samples[r->done] = (double) (now - s->t0) / 1e3;
     r->done++;
-    r->last_ns = now;
-    if (r->win_size != 0 && r->done % r->win_size == 0 &&
-        r->done / r->win_size <= RATE_WINDOWS)
+    if (now != 0)
+        r->last_ns = now;
+    if (window_end)
         r->win_ns[r->done / r->win_size] = now;
     if (r->stop || r->err != HG_SUCCESS || r->issued >= r->target ||
         slot_post(s) != 0)
@@ -145,8 +285,10 @@ slot_post(struct slot *s)
     struct run *r = s->run;
     hg_return_t ret;
 
-    s->t0 = bu_now_ns();
-    ret = HG_Forward(s->handle, null_done, s, NULL);
+    if (r->samples != NULL)
+        s->t0 = bu_now_ns();
+    ret = HG_Forward(s->handle, null_done, s,
+                     r->in != NULL && r->in->size > 0 ? r->in : NULL);
     if (ret != HG_SUCCESS) {
         if (r->err == HG_SUCCESS)
             r->err = ret;
@@ -170,6 +312,7 @@ run_rpcs(struct bench *b, struct run *r, unsigned inflight, uint64_t count,
     /* Past the time bound, RPCs in flight get this long to come back
      * before they are cancelled and the run is declared hung. */
     double grace = 10.0;
+    unsigned pumps = 0;
 
     r->target = count;
     r->issued = r->done = 0;
@@ -188,6 +331,9 @@ run_rpcs(struct bench *b, struct run *r, unsigned inflight, uint64_t count,
         double now;
 
         bh_pump(&b->pump);
+        /* A busy pump is short: the time bound is checked on one in 64. */
+        if (b->mode == BH_MODE_BUSY && ++pumps % 64 != 0)
+            continue;
         now = bu_now_s();
         if (now > deadline)
             r->stop = true;
@@ -234,12 +380,15 @@ json_common(struct bu_json *j, const struct bench *b, const char *metric)
                 b->pump.inline_server != NULL ? "inline"
                 : b->procs == 1               ? "thread"
                                               : "process");
+    bu_json_u64(j, "payload", b->in.size);
+    bu_json_str(j, "payload_spec", b->payload_label ? b->payload_label : "0");
+    bu_json_u64(j, "eager_size", b->eager_size);
 }
 
 static int
 measure_latency(struct bench *b)
 {
-    struct run r = {0};
+    struct run r = {.in = &b->in};
     uint64_t start;
     double med, p99, mean, lo;
     struct bu_json j;
@@ -268,10 +417,11 @@ measure_latency(struct bench *b)
         p99 = bu_quantile(r.samples, n, 0.99);
         lo = bu_quantile(r.samples, n, 0.0);
         mean = bu_mean(r.samples, n);
-        printf("hg_rate %-26s %-7s procs=%d latency: median %8.2f us  p99 "
-               "%8.2f us  min %7.2f us  mean %8.2f us  (%" PRIu64 " RPCs%s)\n",
-               b->o->common.info, bh_mode_name(b->mode), b->procs, med, p99, lo,
-               mean, n,
+        printf("hg_rate %-26s %-7s procs=%d payload=%-6u latency: median "
+               "%8.2f us  p99 %8.2f us  min %7.2f us  mean %8.2f us  (%" PRIu64
+               " RPCs%s)\n",
+               b->o->common.info, bh_mode_name(b->mode), b->procs,
+               (unsigned) b->in.size, med, p99, lo, mean, n,
                n < b->o->lat_iters ? ", cut short by the time bound" : "");
         json_common(&j, b, "latency");
         bu_json_u64(&j, "iters", n);
@@ -289,7 +439,7 @@ measure_latency(struct bench *b)
 static int
 measure_rate(struct bench *b, unsigned inflight)
 {
-    struct run r = {0};
+    struct run r = {.in = &b->in};
     uint64_t start;
     double secs, rate, cpu0, cpu, win_rates[RATE_WINDOWS], win_med = 0.0;
     unsigned nwin = 0;
@@ -313,12 +463,12 @@ measure_rate(struct bench *b, unsigned inflight)
     }
     if (nwin > 0)
         win_med = bu_quantile(win_rates, nwin, 0.5);
-    printf("hg_rate %-26s %-7s procs=%d rate: %3u in flight %10.0f RPC/s  "
-           "(%" PRIu64 " RPCs in %.3f s, %.2f CPU s%s; median of %u windows "
-           "%.0f RPC/s)\n",
-           b->o->common.info, bh_mode_name(b->mode), b->procs, inflight, rate,
-           r.done, secs, cpu, r.done < b->o->rate_count ? ", cut short" : "",
-           nwin, win_med);
+    printf("hg_rate %-26s %-7s procs=%d payload=%-6u rate: %3u in flight "
+           "%10.0f RPC/s  (%" PRIu64 " RPCs in %.3f s, %.2f CPU s%s; median of "
+           "%u windows %.0f RPC/s)\n",
+           b->o->common.info, bh_mode_name(b->mode), b->procs,
+           (unsigned) b->in.size, inflight, rate, r.done, secs, cpu,
+           r.done < b->o->rate_count ? ", cut short" : "", nwin, win_med);
     json_common(&j, b, "rate");
     bu_json_u64(&j, "inflight", inflight);
     bu_json_u64(&j, "count", r.done);
@@ -366,8 +516,12 @@ run_mode(struct opts *o, enum bh_mode mode, bool last_mode)
     }
     b->null_id =
         HG_Register_name(b->client.cls, "qs_bench_null", NULL, NULL, NULL);
+    b->payload_id = HG_Register_name(b->client.cls, "qs_bench_payload",
+                                     proc_payload_in, NULL, NULL);
     b->shutdown_id = bh_register_shutdown(b->client.cls, false, NULL);
-    if (b->null_id == 0 || b->shutdown_id == 0 ||
+    b->eager_size = HG_Class_get_input_eager_size(b->client.cls);
+    b->in.data = payload_src;
+    if (b->null_id == 0 || b->payload_id == 0 || b->shutdown_id == 0 ||
         bh_lookup(&b->client, addr, &b->target) != 0) {
         rc = 1;
         goto out_client;
@@ -393,9 +547,32 @@ run_mode(struct opts *o, enum bh_mode mode, bool last_mode)
         b->nslots++;
     }
 
-    rc = measure_latency(b);
-    for (unsigned i = 0; i < o->ninflight && rc == 0; i++)
-        rc = measure_rate(b, o->inflight[i]);
+    for (unsigned p = 0; p < o->npayloads && rc == 0; p++) {
+        uint64_t size = o->payloads[p].bytes;
+
+        if (o->payloads[p].eager)
+            size += b->eager_size > PAYLOAD_OVERHEAD
+                        ? b->eager_size - PAYLOAD_OVERHEAD
+                        : 0;
+        if (size > PAYLOAD_MAX) {
+            fprintf(stderr,
+                    "hg_rate: payload of %" PRIu64 " bytes is past "
+                    "the %u-byte bound\n",
+                    size, PAYLOAD_MAX);
+            rc = -1;
+            break;
+        }
+        b->in.size = (hg_uint32_t) size;
+        b->payload_label = o->payloads[p].label;
+        for (unsigned i = 0; i < b->nslots && rc == 0; i++)
+            if (HG_Reset(b->slots[i].handle, b->target,
+                         size > 0 ? b->payload_id : b->null_id) != HG_SUCCESS)
+                rc = -1;
+        if (rc == 0)
+            rc = measure_latency(b);
+        for (unsigned i = 0; i < o->ninflight && rc == 0; i++)
+            rc = measure_rate(b, o->inflight[i]);
+    }
     if (rc == -2)
         hang = 1;
     if (o->common.role == BH_ROLE_CLIENT && last_mode && o->common.shutdown &&
@@ -424,6 +601,9 @@ out_server:
     if (o->common.role == BH_ROLE_SELF && b->server.cls != NULL &&
         bh_side_fini(&b->server) != 0 && rc == 0)
         rc = 1;
+    if (payload_report(&b->srv) != 0 && rc == 0)
+        rc = 1;
+    free(b->srv.buf);
     free(b);
     return rc == 0 ? 0 : 1;
 }
@@ -447,6 +627,9 @@ serve(struct opts *o, enum bh_mode mode)
     }
     if (b->server.cls != NULL && bh_side_fini(&b->server) != 0)
         rc = 1;
+    if (payload_report(&b->srv) != 0)
+        rc = 1;
+    free(b->srv.buf);
     free(b);
     return rc;
 }
@@ -469,6 +652,9 @@ usage(FILE *f)
                "  --warmup N           RPCs before the latency run (default "
                "1000)\n"
                "  --inflight LIST      rate points (default 1,4,16,64)\n"
+               "  --payload LIST       input sizes: bytes (K, M suffixes), "
+               "eager, eager+N\n"
+               "                       (default 0, the empty RPC)\n"
                "  --max-seconds S      bound of each measurement (default 5)\n"
                "  --server-seconds S   lifetime bound of --server (default "
                "600)\n"
@@ -477,6 +663,36 @@ usage(FILE *f)
                "                       contexts from the main thread (default: "
                "inline on sim)\n"
                "  --no-shutdown        --client leaves the server running\n");
+}
+
+static bool
+parse_payloads(const char *s, struct opts *o)
+{
+    char buf[256], *tok, *save = NULL;
+
+    if (strlen(s) >= sizeof(buf))
+        return false;
+    strcpy(buf, s);
+    o->npayloads = 0;
+    for (tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        struct payload_spec p = {0};
+
+        if (o->npayloads == MAX_PAYLOADS || strlen(tok) >= sizeof(p.label))
+            return false;
+        strcpy(p.label, tok);
+        if (strncmp(tok, "eager", 5) == 0) {
+            p.eager = true;
+            if (tok[5] == '+' && !bu_parse_size(tok + 6, &p.bytes))
+                return false;
+            if (tok[5] != '+' && tok[5] != '\0')
+                return false;
+        } else if (strcmp(tok, "0") != 0 && !bu_parse_size(tok, &p.bytes)) {
+            return false;
+        }
+        o->payloads[o->npayloads++] = p;
+    }
+    return o->npayloads > 0;
 }
 
 static bool
@@ -509,6 +725,8 @@ main(int argc, char **argv)
         .warmup = 1000,
         .inflight = {1, 4, 16, 64},
         .ninflight = 4,
+        .payloads = {{.label = "0"}},
+        .npayloads = 1,
         .max_seconds = 5.0,
     };
     int rc = 0;
@@ -529,6 +747,8 @@ main(int argc, char **argv)
             ok = bu_parse_u64(v, &o.warmup);
         } else if (strcmp(a, "--inflight") == 0 && v != NULL) {
             ok = parse_inflight(v, &o);
+        } else if (strcmp(a, "--payload") == 0 && v != NULL) {
+            ok = parse_payloads(v, &o);
         } else if (strcmp(a, "--max-seconds") == 0 && v != NULL) {
             ok = bu_parse_double(v, &o.max_seconds);
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -561,6 +781,12 @@ main(int argc, char **argv)
                         "time; using it\n");
         o.modes = 1u << BH_MODE_WAIT;
     }
+
+    payload_src = malloc(PAYLOAD_MAX);
+    if (payload_src == NULL)
+        return 1;
+    for (uint64_t i = 0; i < PAYLOAD_MAX; i++)
+        payload_src[i] = payload_byte(i);
 
     if (o.common.role == BH_ROLE_SERVER) {
         for (int m = 0; m < BH_MODE_COUNT; m++)
