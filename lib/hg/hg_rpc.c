@@ -148,7 +148,12 @@ HG_Cancel(hg_handle_t handle)
 
 /* Cancel whatever NA operations and overflow transfer are outstanding;
  * cancelling one that already completed is a no-op. Target handles keep
- * the request receive out of it: it completed before any respond. */
+ * the request receive out of it: it completed before any respond. An
+ * origin keeps its acknowledgement of an overflowed output out of it too:
+ * the target holds that output until the acknowledgement comes, and the
+ * origin sends it after the pull whatever the pull's outcome (a failed
+ * pull is the first error, which cancels the rest); the send ends by
+ * itself. A target's ack_op is the receive for it. */
 void
 hg_rpc_cancel_ops(struct hg_handle *handle)
 {
@@ -162,7 +167,8 @@ hg_rpc_cancel_ops(struct hg_handle *handle)
     if (!handle->is_target)
         NA_Cancel(na_class, na_context, handle->recv_op);
     NA_Cancel(na_class, na_context, handle->send_op);
-    NA_Cancel(na_class, na_context, handle->ack_op);
+    if (handle->is_target)
+        NA_Cancel(na_class, na_context, handle->ack_op);
     if (bulk_op != NULL)
         hg_bulk_op_cancel(bulk_op);
 }

@@ -745,6 +745,40 @@ test_timeouts(void **state)
     free(w);
 }
 
+/* ---- a failed pull of an overflowed response is still acknowledged --- */
+
+/*
+ * The origin's pull of an overflowed response fails: the forward ends with
+ * the error, and the origin still sends the acknowledgement the target
+ * waits for, so the target's respond completes at once, not after its 60 s
+ * hold. (The first failure used to cancel the origin's pending operations,
+ * the acknowledgement it had just posted among them; a Yokan get through a
+ * nested handler then waited 60 s past its deadline.)
+ */
+static void
+test_response_pull_error(void **state)
+{
+    struct sd_world *w = malloc(sizeof(*w));
+    struct sd_op *op;
+    uint64_t start;
+
+    (void) state;
+    sd_seed(19);
+    sd_open(w, &sd_default);
+    /* Only the origin's (n0's) gets fail: the target's pull of the
+     * overflowed request goes the other way. */
+    sc_faults("link:n0>n1:rma_err=1");
+    start = sd_now();
+    op = sd_forward(w, SD_ECHO, 0, 1, 10000, 0);
+    sd_wait(w, op, 1000);
+    assert_ret(op, HG_IO_ERROR);
+    sd_run_until(w, &w->respond_cbs, 1, 1000);
+    assert_true(sd_now() - start < 10000000); /* 10 ms, not 60 s */
+    assert_true(na_sim_fault_count("rma_err") > 0);
+    sd_close(w);
+    free(w);
+}
+
 /* ---- every scenario uses its seed ------------------------------------ */
 
 /*
@@ -779,6 +813,7 @@ test_seeds_vary(void **state)
         {"adversarial_checksum", test_adversarial_checksum},
         {"cancel_stages", test_cancel_stages},
         {"timeouts", test_timeouts},
+        {"response_pull_error", test_response_pull_error},
     };
     const char *old = getenv(NA_SIM_SEED_ENV);
     char *saved = old != NULL ? strdup(old) : NULL;
@@ -835,6 +870,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_adversarial_checksum),
         cmocka_unit_test(test_cancel_stages),
         cmocka_unit_test(test_timeouts),
+        cmocka_unit_test(test_response_pull_error),
         cmocka_unit_test(test_seeds_vary),
     };
     struct CMUnitTest pick[sizeof(all) / sizeof(all[0])];
