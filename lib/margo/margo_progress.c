@@ -159,6 +159,19 @@ margo_wake(struct margo_instance *mid)
     pthread_cond_broadcast(&margo_driver_cond);
 }
 
+/* ms from now on CLOCK_REALTIME, for a timed condition wait. */
+static void
+margo_abstime(struct timespec *ts, unsigned int ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long) (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
 /*
  * Sleep until woken: a thread holding a stream gives it up and gets it
  * back in line (margo_sleepers_wake); any other thread sleeps on
@@ -176,15 +189,8 @@ margo_sleep_on(struct margo_sleeper *me, unsigned int timeout_ms)
     me->next = NULL;
     me->woken = false;
     *p = me;
-    if (timeout_ms > 0) {
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += timeout_ms / 1000;
-        ts.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-    }
+    if (timeout_ms > 0)
+        margo_abstime(&ts, timeout_ms);
     if (abt_sleep_begin(&me->s)) {
         pthread_mutex_unlock(&margo_lock);
         (void) abt_sleep_end(&me->s, timeout_ms > 0 ? &ts : NULL);
@@ -774,14 +780,31 @@ margo_timed_cond_wait(pthread_cond_t *cond, unsigned int ms)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (long) (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    margo_abstime(&ts, ms);
     (void) pthread_cond_timedwait(cond, &margo_lock, &ts);
+}
+
+/*
+ * If mid's progress thread waits in abt.h (maybe for this very thread),
+ * make its progress for a short slice, since the progress thread takes
+ * it back as soon as its wait is over. Lock held. False if it was not
+ * lent, or another thread has it.
+ */
+static bool
+margo_borrow_progress(struct margo_instance *mid)
+{
+    if (!mid->has_progress_thread || !mid->progress_lent ||
+        mid->progress_borrowed)
+        return false;
+    mid->progress_borrowed = true;
+    pthread_mutex_unlock(&margo_lock);
+    (void) margo_progress_instance(mid, 1);
+    pthread_mutex_lock(&margo_lock);
+    if (mid->rpc_thread_count < 0)
+        (void) margo_run_one_handler(mid);
+    mid->progress_borrowed = false;
+    margo_wake(mid);
+    return true;
 }
 
 /* margo_block_until() for a thread that holds no execution stream: it
@@ -817,22 +840,8 @@ margo_block_until_free(struct margo_instance *mid, margo_pred_t pred, void *arg,
         }
         if (margo_run_caller_handler(mid))
             continue;
-        if (mid->has_progress_thread && mid->progress_lent &&
-            !mid->progress_borrowed) {
-            /* Its progress thread waits in abt.h, maybe for this very
-             * thread: make its progress meanwhile, in short slices, since
-             * the progress thread takes it back as soon as its wait is
-             * over. */
-            mid->progress_borrowed = true;
-            pthread_mutex_unlock(&margo_lock);
-            (void) margo_progress_instance(mid, 1);
-            pthread_mutex_lock(&margo_lock);
-            if (mid->rpc_thread_count < 0)
-                (void) margo_run_one_handler(mid);
-            mid->progress_borrowed = false;
-            margo_wake(mid);
+        if (margo_borrow_progress(mid))
             continue;
-        }
         /*
          * An instance with a progress thread needs nothing from this
          * thread, but the instances without one may: a caller thread
@@ -936,19 +945,8 @@ margo_block_until_held(struct margo_instance *mid, margo_pred_t pred, void *arg,
 
         if (margo_run_caller_handler(mid))
             continue;
-        if (mid->has_progress_thread && mid->progress_lent &&
-            !mid->progress_borrowed) {
-            /* As in margo_block_until_free(). */
-            mid->progress_borrowed = true;
-            pthread_mutex_unlock(&margo_lock);
-            (void) margo_progress_instance(mid, 1);
-            pthread_mutex_lock(&margo_lock);
-            if (mid->rpc_thread_count < 0)
-                (void) margo_run_one_handler(mid);
-            mid->progress_borrowed = false;
-            margo_wake(mid);
+        if (margo_borrow_progress(mid))
             continue;
-        }
         serve_driven = mid->has_progress_thread &&
                        margo_tls.own_instance == NULL &&
                        margo_driven_head != NULL && !margo_driver_active;
