@@ -128,29 +128,55 @@ mutex_acquired(ABT_mutex m)
     }
 }
 
+/*
+ * A contended lock: try(obj) until it does not say EBUSY, parked under
+ * obj's address between tries (abt_park_lock_wait). *waiters counts the
+ * lockers parked or about to park, before each try: an unlocker that
+ * sees none released before that try, which then succeeds.
+ */
+static int
+park_take(void *obj, int *waiters, int (*try)(void *))
+{
+    int rc = try(obj);
+    if (rc != EBUSY)
+        return rc;
+    struct abt_park *pk = abt_park_of(obj);
+    pthread_mutex_lock(&pk->m);
+    for (;;) {
+        __atomic_add_fetch(waiters, 1, __ATOMIC_SEQ_CST);
+        rc = try(obj);
+        if (rc != EBUSY) {
+            __atomic_sub_fetch(waiters, 1, __ATOMIC_SEQ_CST);
+            break;
+        }
+        abt_park_lock_wait(pk);
+        __atomic_sub_fetch(waiters, 1, __ATOMIC_SEQ_CST);
+    }
+    pthread_mutex_unlock(&pk->m);
+    return rc;
+}
+
+/* After releasing obj: requeues its parked lockers, if any. The count
+ * is read with a read-modify-write, ordered after the release like the
+ * locker's count before its try. */
+static void
+park_give(void *obj, int *waiters)
+{
+    if (__atomic_fetch_add(waiters, 0, __ATOMIC_SEQ_CST) > 0)
+        abt_park_lock_released(abt_park_of(obj));
+}
+
+static int
+mutex_try(void *obj)
+{
+    return pthread_mutex_trylock(&((ABT_mutex) obj)->m);
+}
+
 /* Takes m->m, parking while it is taken. */
 static int
 mutex_take(ABT_mutex mutex)
 {
-    int rc = pthread_mutex_trylock(&mutex->m);
-    if (rc != EBUSY)
-        return rc;
-    struct abt_park *pk = abt_park_of(mutex);
-    pthread_mutex_lock(&pk->m);
-    for (;;) {
-        /* Counted before the try: an unlocker that sees no waiter
-         * released before the try, which then succeeds. */
-        __atomic_add_fetch(&mutex->waiters, 1, __ATOMIC_SEQ_CST);
-        rc = pthread_mutex_trylock(&mutex->m);
-        if (rc != EBUSY) {
-            __atomic_sub_fetch(&mutex->waiters, 1, __ATOMIC_SEQ_CST);
-            break;
-        }
-        abt_park_lock_wait(pk);
-        __atomic_sub_fetch(&mutex->waiters, 1, __ATOMIC_SEQ_CST);
-    }
-    pthread_mutex_unlock(&pk->m);
-    return rc;
+    return park_take(mutex, &mutex->waiters, mutex_try);
 }
 
 /* Releases m->m and requeues the parked lockers. */
@@ -158,10 +184,7 @@ static int
 mutex_give(ABT_mutex mutex)
 {
     int rc = pthread_mutex_unlock(&mutex->m);
-    /* A read-modify-write, ordered after the release like the locker's
-     * count before its try. */
-    if (__atomic_fetch_add(&mutex->waiters, 0, __ATOMIC_SEQ_CST) > 0)
-        abt_park_lock_released(abt_park_of(mutex));
+    park_give(mutex, &mutex->waiters);
     return rc;
 }
 
@@ -466,29 +489,24 @@ ABT_rwlock_free(ABT_rwlock *rwlock)
     return ABT_SUCCESS;
 }
 
+static int
+rwlock_try_rd(void *obj)
+{
+    return pthread_rwlock_tryrdlock(&((ABT_rwlock) obj)->rw);
+}
+
+static int
+rwlock_try_wr(void *obj)
+{
+    return pthread_rwlock_trywrlock(&((ABT_rwlock) obj)->rw);
+}
+
 /* Takes rwlock for reading or writing, parking while it cannot. */
 static int
 rwlock_take(ABT_rwlock rwlock, int write)
 {
-    int (*try)(pthread_rwlock_t *) =
-        write ? pthread_rwlock_trywrlock : pthread_rwlock_tryrdlock;
-    int rc = try(&rwlock->rw);
-    if (rc != EBUSY)
-        return rc;
-    struct abt_park *pk = abt_park_of(rwlock);
-    pthread_mutex_lock(&pk->m);
-    for (;;) {
-        __atomic_add_fetch(&rwlock->waiters, 1, __ATOMIC_SEQ_CST);
-        rc = try(&rwlock->rw);
-        if (rc != EBUSY) {
-            __atomic_sub_fetch(&rwlock->waiters, 1, __ATOMIC_SEQ_CST);
-            break;
-        }
-        abt_park_lock_wait(pk);
-        __atomic_sub_fetch(&rwlock->waiters, 1, __ATOMIC_SEQ_CST);
-    }
-    pthread_mutex_unlock(&pk->m);
-    return rc;
+    return park_take(rwlock, &rwlock->waiters,
+                     write ? rwlock_try_wr : rwlock_try_rd);
 }
 
 int
@@ -513,8 +531,7 @@ ABT_rwlock_unlock(ABT_rwlock rwlock)
     if (!rwlock)
         return ABT_ERR_INV_RWLOCK;
     int rc = pthread_rwlock_unlock(&rwlock->rw);
-    if (__atomic_fetch_add(&rwlock->waiters, 0, __ATOMIC_SEQ_CST) > 0)
-        abt_park_lock_released(abt_park_of(rwlock));
+    park_give(rwlock, &rwlock->waiters);
     return rc == 0 ? ABT_SUCCESS : ABT_ERR_RWLOCK;
 }
 

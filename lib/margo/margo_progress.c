@@ -807,6 +807,20 @@ margo_borrow_progress(struct margo_instance *mid)
     return true;
 }
 
+/*
+ * Whether a thread blocked on mid, which has a progress thread, should
+ * drive the instances without one meanwhile: a caller thread blocked on
+ * a client with a progress thread is what moves a server instance
+ * without one in the same process (Argobots' primary execution stream
+ * runs both in real Margo). Lock held.
+ */
+static bool
+margo_serves_driven(const struct margo_instance *mid)
+{
+    return mid->has_progress_thread && margo_tls.own_instance == NULL &&
+           margo_driven_head != NULL && !margo_driver_active;
+}
+
 /* margo_block_until() for a thread that holds no execution stream: it
  * sleeps on margo_driver_cond, and drives one round at a time. */
 static void
@@ -842,16 +856,7 @@ margo_block_until_free(struct margo_instance *mid, margo_pred_t pred, void *arg,
             continue;
         if (margo_borrow_progress(mid))
             continue;
-        /*
-         * An instance with a progress thread needs nothing from this
-         * thread, but the instances without one may: a caller thread
-         * blocked on a client with a progress thread is what moves a
-         * server instance without one in the same process (Argobots'
-         * primary execution stream runs both in real Margo).
-         */
-        serve_driven = mid->has_progress_thread &&
-                       margo_tls.own_instance == NULL &&
-                       margo_driven_head != NULL && !margo_driver_active;
+        serve_driven = margo_serves_driven(mid);
         if (mid->has_progress_thread && !serve_driven) {
             /* Finalize's own waits wake up now and then, to look at its
              * grace period on the NA clock; so does a caller thread that
@@ -947,9 +952,7 @@ margo_block_until_held(struct margo_instance *mid, margo_pred_t pred, void *arg,
             continue;
         if (margo_borrow_progress(mid))
             continue;
-        serve_driven = mid->has_progress_thread &&
-                       margo_tls.own_instance == NULL &&
-                       margo_driven_head != NULL && !margo_driver_active;
+        serve_driven = margo_serves_driven(mid);
         if (mid->has_progress_thread && !serve_driven) {
             me.may_drive = false;
             margo_sleep_on(&me, counted && margo_driven_head == NULL &&
