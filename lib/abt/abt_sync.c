@@ -1,13 +1,14 @@
 /*
- * Mutexes, readers-writer locks and barriers on their pthread
- * counterparts, condition variables in the parking lot. Every call that
+ * Mutexes and readers-writer locks on their pthread counterparts,
+ * condition variables and barriers in the parking lot. Every call that
  * may sleep first tries without sleeping, and only a real wait is a yield
  * point: the caller's stream runs its next ULT meanwhile. A locker that
  * finds a mutex or rwlock taken parks under its address; the unlocker
  * requeues the parked lockers in the order they came, and they try again
  * (abt_park_lock_wait), so who gets a contended lock on one stream is the
  * same every run, as a condition variable's signal wakes its first
- * waiter.
+ * waiter and a barrier's last arrival wakes the others in the order they
+ * came.
  *
  * A mutex and a condition variable fit in Argobots' 64-byte static
  * memory (ABT_mutex_memory, ABT_cond_memory) and all-zero memory is a
@@ -18,7 +19,7 @@
  * owner is the calling pthread, which is the calling ULT since a ULT runs
  * to completion on one pthread. A waiter gets its stream's token back
  * (abt_block_end) only after dropping the internal pthread mutexes that
- * the token holder may take without a yield point (a barrier's).
+ * the token holder may take without a yield point (a parking bucket's).
  */
 #include "abt/abt_internal.h"
 
@@ -53,9 +54,9 @@ struct ABT_rwlock_opaque {
     int waiters; /* atomic: lockers parked or about to park */
 };
 
+/* A barrier's waiters park under its address; the last arrival requeues
+ * them in the order they came. Its fields are under that bucket's lock. */
 struct ABT_barrier_opaque {
-    pthread_mutex_t m;
-    pthread_cond_t cv;
     uint32_t num_waiters;
     uint32_t arrived;
     uint64_t generation;
@@ -545,8 +546,6 @@ ABT_barrier_create(uint32_t num_waiters, ABT_barrier *newbarrier)
     ABT_barrier b = calloc(1, sizeof(*b));
     if (!b)
         return ABT_ERR_MEM;
-    pthread_mutex_init(&b->m, NULL);
-    pthread_cond_init(&b->cv, NULL);
     b->num_waiters = num_waiters;
     *newbarrier = b;
     return ABT_SUCCESS;
@@ -559,11 +558,12 @@ ABT_barrier_reinit(ABT_barrier barrier, uint32_t num_waiters)
         return ABT_ERR_INV_BARRIER;
     if (num_waiters == 0)
         return ABT_ERR_INV_ARG;
-    pthread_mutex_lock(&barrier->m);
+    struct abt_park *pk = abt_park_of(barrier);
+    pthread_mutex_lock(&pk->m);
     int busy = barrier->arrived > 0;
     if (!busy)
         barrier->num_waiters = num_waiters;
-    pthread_mutex_unlock(&barrier->m);
+    pthread_mutex_unlock(&pk->m);
     return busy ? ABT_ERR_BARRIER : ABT_SUCCESS;
 }
 
@@ -572,11 +572,21 @@ ABT_barrier_free(ABT_barrier *barrier)
 {
     if (!barrier || !*barrier)
         return ABT_ERR_INV_BARRIER;
-    pthread_mutex_destroy(&(*barrier)->m);
-    pthread_cond_destroy(&(*barrier)->cv);
     free(*barrier);
     *barrier = ABT_BARRIER_NULL;
     return ABT_SUCCESS;
+}
+
+struct barrier_waiter {
+    ABT_barrier b;
+    uint64_t generation;
+};
+
+static int
+barrier_passed(void *ctx)
+{
+    struct barrier_waiter *w = ctx;
+    return w->b->generation != w->generation;
 }
 
 int
@@ -584,25 +594,18 @@ ABT_barrier_wait(ABT_barrier barrier)
 {
     if (!barrier)
         return ABT_ERR_INV_BARRIER;
-    pthread_mutex_lock(&barrier->m);
+    struct abt_park *pk = abt_park_of(barrier);
+    pthread_mutex_lock(&pk->m);
     if (++barrier->arrived == barrier->num_waiters) {
         barrier->arrived = 0;
         barrier->generation++;
-        pthread_cond_broadcast(&barrier->cv);
-        pthread_mutex_unlock(&barrier->m);
+        abt_park_wake(pk);
+        pthread_mutex_unlock(&pk->m);
         return ABT_SUCCESS;
     }
-    uint64_t gen = barrier->generation;
-    pthread_mutex_unlock(&barrier->m);
-    abt_wait_hook_before();
-    pthread_mutex_lock(&barrier->m);
-    abt_block_begin();
-    while (gen == barrier->generation)
-        pthread_cond_wait(&barrier->cv, &barrier->m);
-    /* Not held while waiting for the token: its holder may arrive. */
-    pthread_mutex_unlock(&barrier->m);
-    abt_block_end();
-    abt_wait_hook_after();
+    struct barrier_waiter w = {barrier, barrier->generation};
+    (void) abt_park_wait(pk, barrier_passed, &w, NULL);
+    pthread_mutex_unlock(&pk->m);
     return ABT_SUCCESS;
 }
 
@@ -613,9 +616,10 @@ ABT_barrier_get_num_waiters(ABT_barrier barrier, uint32_t *num_waiters)
         return ABT_ERR_INV_BARRIER;
     if (!num_waiters)
         return ABT_ERR_INV_ARG;
-    pthread_mutex_lock(&barrier->m);
+    struct abt_park *pk = abt_park_of(barrier);
+    pthread_mutex_lock(&pk->m);
     *num_waiters = barrier->num_waiters;
-    pthread_mutex_unlock(&barrier->m);
+    pthread_mutex_unlock(&pk->m);
     return ABT_SUCCESS;
 }
 

@@ -9,8 +9,8 @@
  *   critical section" flag, a read-modify-write with sched_yield() in the
  *   middle to give a concurrent pthread every chance to interleave);
  * - ULTs start in creation order, higher-priority pools first;
- * - a ULT that blocks (eventual, join, mutex, yield) lets the next ULT in
- *   pool order run, and gets the stream back without overlapping anyone.
+ * - a ULT that blocks (eventual, join, mutex, barrier, yield) lets the next ULT
+ * in pool order run, and gets the stream back without overlapping anyone.
  *
  * The stream has one pool and one worker; blocking makes it start spare
  * pthreads, which must never run ULT code at the same time.
@@ -186,6 +186,42 @@ test_eventual_no_overlap(void **state)
     }
 }
 
+/* ---- a barrier: released in the order they arrived ------------------------
+ */
+
+static ABT_barrier barrier;
+
+/* Every item but the last blocks at the barrier; the last one passes it
+ * without a yield point and ends, then the others resume in the order
+ * they arrived, one at a time. */
+static void
+barrier_item(void *arg)
+{
+    int i = (int) (intptr_t) arg;
+    record(i);
+    critical_section();
+    assert_int_equal(ABT_barrier_wait(barrier), ABT_SUCCESS);
+    record(N + i);
+    long_critical_section(4 * ROUNDS);
+}
+
+static void
+test_barrier_order(void **state)
+{
+    (void) state;
+    assert_int_equal(ABT_barrier_create(N, &barrier), ABT_SUCCESS);
+    run_fan(barrier_item);
+    assert_int_equal(overlaps, 0);
+    assert_int_equal(counter, 5L * N * ROUNDS);
+    assert_int_equal(norder, 2 * N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(order[i], i);
+    assert_int_equal(order[N], 2 * N - 1);
+    for (int i = 0; i + 1 < N; i++)
+        assert_int_equal(order[N + 1 + i], N + i);
+    assert_int_equal(ABT_barrier_free(&barrier), ABT_SUCCESS);
+}
+
 /* ---- yield: back to the pool's tail ---------------------------------------
  */
 
@@ -356,6 +392,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_creation_order),
         cmocka_unit_test(test_eventual_no_overlap),
+        cmocka_unit_test(test_barrier_order),
         cmocka_unit_test(test_yield_round_robin),
         cmocka_unit_test(test_mutex_no_overlap),
         cmocka_unit_test(test_pool_priority),
