@@ -32,7 +32,7 @@ fuzz_class(void)
     if (!tried) {
         tried = 1;
         na_class =
-            na_sm_auto_initialize("ofi+tcp://127.0.0.1:0", NULL, false, NULL);
+            na_auto_sm_initialize("ofi+tcp://127.0.0.1:0", NULL, false, NULL);
         if (na_class == NULL)
             fprintf(stderr, "fuzz_sm_auto: auto_sm over ofi+tcp is not "
                             "available, inputs are not exercised\n");

@@ -99,7 +99,7 @@ hg_init_info_from_version(struct hg_init_info *out, unsigned int version,
 static bool
 hg_init_info_check(const struct hg_init_info *info)
 {
-    if (info->auto_sm && !QS_PLUGIN_SM_ENABLED) {
+    if (info->auto_sm && !na_auto_sm_available()) {
         qs_log("hg", QS_LOG_ERROR,
                "hg_init_info.auto_sm is not supported: this build has no "
                "shared-memory plugin");
@@ -182,13 +182,11 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
         /* Mercury keeps the class in hg_init_info for now. */
         if (na_info.traffic_class == NA_TC_UNSPEC)
             na_info.traffic_class = hg_class->info.traffic_class;
-#if QS_PLUGIN_SM_ENABLED
         if (hg_class->info.auto_sm)
-            hg_class->core.na_class = na_sm_auto_initialize(
+            hg_class->core.na_class = na_auto_sm_initialize(
                 na_info_string, hg_class->info.sm_info_string, na_listen,
                 &na_info);
         else
-#endif
             hg_class->core.na_class =
                 NA_Initialize_opt2(na_info_string, na_listen,
                                    NA_VERSION(NA_VERSION_MAJOR, 0), &na_info);

@@ -7,6 +7,7 @@
  * is theirs.
  */
 #include "na/na_internal.h"
+#include "na/na_auto_sm.h"
 #include "na/na_clock.h"
 
 #include <assert.h>
@@ -51,6 +52,38 @@ na_plugin_find(const char *want, const char *protocol_name)
             return ops;
     }
     return NULL;
+}
+
+/* The plugin that provides auto_sm, if this build has one. */
+static const struct na_class_ops *
+na_plugin_auto_sm(void)
+{
+    for (size_t i = 0; na_plugin_table[i] != NULL; i++)
+        if (na_plugin_table[i]->auto_initialize != NULL)
+            return na_plugin_table[i];
+    return NULL;
+}
+
+bool
+na_auto_sm_available(void)
+{
+    return na_plugin_auto_sm() != NULL;
+}
+
+na_class_t *
+na_auto_sm_initialize(const char *info_string, const char *sm_info_string,
+                      bool listen, const struct na_init_info *na_init_info)
+{
+    const struct na_class_ops *ops = na_plugin_auto_sm();
+
+    if (ops == NULL) {
+        qs_log("na", QS_LOG_ERROR,
+               "auto_sm: no plugin of this build provides it (it needs the "
+               "shared-memory plugin)");
+        return NULL;
+    }
+    return ops->auto_initialize(info_string, sm_info_string, listen,
+                                na_init_info);
 }
 
 /* Pick the plugin: TCP by the rule above; otherwise by class name when

@@ -348,6 +348,14 @@ struct na_class_ops {
                               bool listen);
     /* Release everything. Called only once no context remains. */
     na_return_t (*finalize)(na_class_t *na_class);
+    /* Optional (NULL for most): a class of this plugin paired with the
+     * network class named by info_string, reaching peers on this node
+     * through this plugin and the others through the network class
+     * (auto_sm, na_auto_sm.h). Returns a whole class, or NULL after
+     * logging why. */
+    na_class_t *(*auto_initialize)(const char *info_string,
+                                   const char *sm_info_string, bool listen,
+                                   const struct na_init_info *na_init_info);
 
     /* Bytes of the plugin's per-context state. The core allocates it zeroed
      * (aligned for any type), stores it in context->plugin_context, hands

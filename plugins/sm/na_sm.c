@@ -4,6 +4,7 @@
  * na_sm_internal.h for the design and docs/plugin-sm.md for its use.
  */
 #include "na_sm_internal.h"
+#include "na_sm_auto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,7 @@ const struct na_class_ops na_sm_class_ops = {
     .check_protocol = na_sm_check_protocol,
     .initialize = na_sm_initialize,
     .finalize = na_sm_finalize,
+    .auto_initialize = na_sm_auto_initialize,
     .context_size = sizeof(struct na_sm_context),
     .context_create = na_sm_context_create,
     .context_destroy = na_sm_context_destroy,

@@ -5,7 +5,7 @@
  */
 #include "na_sm_auto_internal.h"
 
-#include "na/na_auto_sm.h"
+#include "na_sm_auto.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /*
  * Tests of auto_sm at the NA level: a server class made by
- * na_sm_auto_initialize() over ofi+tcp, a client with auto_sm (same node:
+ * na_auto_sm_initialize() (the plugin table's way to the sm plugin's
+ * auto class) over ofi+tcp, a client with auto_sm (same node:
  * its traffic must go over shared memory) and a plain ofi+tcp client (over
  * the network), side by side in this process. Checks the routes taken
  * (through the composite's internal structures), messages both ways, RMA
@@ -85,14 +86,14 @@ setup(void **state)
 
     /* This test is built only with the ofi plugin: a server that does not
      * start is the code under test failing, not a missing capability. */
-    fx->srv.cls = na_sm_auto_initialize(TCP, NULL, true, NULL);
+    fx->srv.cls = na_auto_sm_initialize(TCP, NULL, true, NULL);
     if (fx->srv.cls == NULL) {
         free(fx);
-        fail_msg("na_sm_auto_initialize(\"%s\") failed (see the message "
+        fail_msg("na_auto_sm_initialize(\"%s\") failed (see the message "
                  "above)",
                  TCP);
     }
-    fx->autoc.cls = na_sm_auto_initialize(TCP, "na+sm", false, NULL);
+    fx->autoc.cls = na_auto_sm_initialize(TCP, "na+sm", false, NULL);
     fx->plain.cls = NA_Initialize(TCP, false);
     assert_non_null(fx->autoc.cls);
     assert_non_null(fx->plain.cls);
@@ -329,14 +330,14 @@ static void
 test_restart_at_address(void **state)
 {
     char first[512], again[512], other[600];
-    na_class_t *cls = na_sm_auto_initialize(TCP, NULL, true, NULL);
+    na_class_t *cls = na_auto_sm_initialize(TCP, NULL, true, NULL);
     char *at;
 
     (void) state;
     assert_non_null(cls);
     addr_string(cls, first, sizeof(first));
     assert_int_equal(NA_Finalize(cls), NA_SUCCESS);
-    cls = na_sm_auto_initialize(first, NULL, true, NULL);
+    cls = na_auto_sm_initialize(first, NULL, true, NULL);
     assert_non_null(cls);
     addr_string(cls, again, sizeof(again));
     assert_string_equal(again, first);
@@ -346,12 +347,12 @@ test_restart_at_address(void **state)
     assert_non_null(at);
     snprintf(other, sizeof(other), "%.*s@another-boot", (int) (at - first),
              first);
-    cls = na_sm_auto_initialize(other, NULL, true, NULL);
+    cls = na_auto_sm_initialize(other, NULL, true, NULL);
     assert_non_null(cls);
     addr_string(cls, again, sizeof(again));
     assert_string_not_equal(again, first);
     assert_int_equal(NA_Finalize(cls), NA_SUCCESS);
-    assert_null(na_sm_auto_initialize(strchr(first, '#'), NULL, true, NULL));
+    assert_null(na_auto_sm_initialize(strchr(first, '#'), NULL, true, NULL));
 }
 
 int

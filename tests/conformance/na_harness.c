@@ -80,7 +80,7 @@ na_env_class(const struct na_env *env, const char *role, bool listen,
      * a shared-memory class as one, as HG makes for hg_init_info.auto_sm;
      * both classes of a case are on this node, so they meet over shared
      * memory. */
-    return na_sm_auto_initialize(name, NULL, listen, init);
+    return na_auto_sm_initialize(name, NULL, listen, init);
 #endif
     /* QS_TEST_NO_MULTI_RECV runs the suite with na_init_info's
      * no_multi_recv set (unexpected receives without multi-receive
