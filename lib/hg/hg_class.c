@@ -152,50 +152,47 @@ hg_init_info_check(const struct hg_init_info *info)
     return true;
 }
 
-hg_class_t *
-HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
-             unsigned int version, const struct hg_init_info *hg_init_info)
+/* The class's NA class: the one hg_init_info passes in, or one of its own
+ * (own_na_class) opened from the info string. */
+static bool
+hg_class_open_na(hg_class_t *hg_class, const char *na_info_string,
+                 hg_bool_t na_listen)
 {
-    hg_class_t *hg_class;
-    na_addr_t self = NA_ADDR_NULL;
-    na_tag_t max_tag;
+    struct na_init_info na_info = hg_class->info.na_init_info;
 
-    hg_class = calloc(1, sizeof(*hg_class));
-    if (hg_class == NULL)
-        return NULL;
-    if (!hg_init_info_from_version(&hg_class->info, version, hg_init_info) ||
-        !hg_init_info_check(&hg_class->info))
-        goto error;
-    (void) hg_probe_interval_ms(hg_class); /* the environment, read once */
     if (hg_class->info.na_class != NULL) {
         hg_class->core.na_class = hg_class->info.na_class;
-    } else {
-        struct na_init_info na_info = hg_class->info.na_init_info;
-
-        if (na_info_string == NULL) {
-            qs_log("hg", QS_LOG_ERROR,
-                   "HG_Init: NULL info string and no na_class");
-            goto error;
-        }
-        na_info.no_multi_recv = hg_class->info.no_multi_recv;
-        na_info.multi_recv_op_max = hg_class->info.multi_recv_op_max;
-        /* Mercury keeps the class in hg_init_info for now. */
-        if (na_info.traffic_class == NA_TC_UNSPEC)
-            na_info.traffic_class = hg_class->info.traffic_class;
-        if (hg_class->info.auto_sm)
-            hg_class->core.na_class = na_auto_sm_initialize(
-                na_info_string, hg_class->info.sm_info_string, na_listen,
-                &na_info);
-        else
-            hg_class->core.na_class =
-                NA_Initialize_opt2(na_info_string, na_listen,
-                                   NA_VERSION(NA_VERSION_MAJOR, 0), &na_info);
-        if (hg_class->core.na_class == NULL)
-            goto error;
-        hg_class->own_na_class = true;
+        return true;
     }
-    hg_class->core.no_bulk_eager = hg_class->info.no_bulk_eager;
-    hg_class->core.auto_sm = hg_class->info.auto_sm;
+    if (na_info_string == NULL) {
+        qs_log("hg", QS_LOG_ERROR, "HG_Init: NULL info string and no na_class");
+        return false;
+    }
+    na_info.no_multi_recv = hg_class->info.no_multi_recv;
+    na_info.multi_recv_op_max = hg_class->info.multi_recv_op_max;
+    /* Mercury keeps the class in hg_init_info for now. */
+    if (na_info.traffic_class == NA_TC_UNSPEC)
+        na_info.traffic_class = hg_class->info.traffic_class;
+    if (hg_class->info.auto_sm)
+        hg_class->core.na_class = na_auto_sm_initialize(
+            na_info_string, hg_class->info.sm_info_string, na_listen, &na_info);
+    else
+        hg_class->core.na_class =
+            NA_Initialize_opt2(na_info_string, na_listen,
+                               NA_VERSION(NA_VERSION_MAJOR, 0), &na_info);
+    if (hg_class->core.na_class == NULL)
+        return false;
+    hg_class->own_na_class = true;
+    return true;
+}
+
+/* What the NA class allows RPCs: the eager sizes of their arguments and
+ * the tags of their messages. False when it is too small for them. */
+static bool
+hg_class_set_limits(hg_class_t *hg_class)
+{
+    na_tag_t max_tag;
+
     hg_class->na_unexpected_size =
         NA_Msg_get_max_unexpected_size(hg_class->core.na_class);
     hg_class->na_expected_size =
@@ -205,7 +202,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
         qs_log("hg", QS_LOG_ERROR,
                "NA message sizes (%zu, %zu) are too small for RPCs",
                hg_class->na_unexpected_size, hg_class->na_expected_size);
-        goto error;
+        return false;
     }
     hg_class->in_eager_size = hg_class->na_unexpected_size - HG_HEADER_SIZE;
     hg_class->out_eager_size = hg_class->na_expected_size - HG_HEADER_SIZE;
@@ -213,13 +210,36 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     if (max_tag < 1024) {
         qs_log("hg", QS_LOG_ERROR, "NA tag space (max %u) is too small",
                max_tag);
-        goto error;
+        return false;
     }
     /* The top bit of the tag space marks overflow acknowledgements. */
     hg_class->tag_ack_bit = 1;
     while (hg_class->tag_ack_bit <= max_tag / 2)
         hg_class->tag_ack_bit <<= 1;
     atomic_init(&hg_class->tag_next, 1);
+    return true;
+}
+
+hg_class_t *
+HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
+             unsigned int version, const struct hg_init_info *hg_init_info)
+{
+    hg_class_t *hg_class;
+    na_addr_t self = NA_ADDR_NULL;
+
+    hg_class = calloc(1, sizeof(*hg_class));
+    if (hg_class == NULL)
+        return NULL;
+    if (!hg_init_info_from_version(&hg_class->info, version, hg_init_info) ||
+        !hg_init_info_check(&hg_class->info))
+        goto error;
+    (void) hg_probe_interval_ms(hg_class); /* the environment, read once */
+    if (!hg_class_open_na(hg_class, na_info_string, na_listen))
+        goto error;
+    hg_class->core.no_bulk_eager = hg_class->info.no_bulk_eager;
+    hg_class->core.auto_sm = hg_class->info.auto_sm;
+    if (!hg_class_set_limits(hg_class))
+        goto error;
 
     if (NA_Addr_self(hg_class->core.na_class, &self) != NA_SUCCESS ||
         hg_addr_create(hg_class, self, &hg_class->core.self_addr) !=
@@ -242,6 +262,39 @@ error:
         NA_Finalize(hg_class->core.na_class);
     free(hg_class);
     return NULL;
+}
+
+/* hg_init_info.stats: the class's counters, once, as it goes. */
+static void
+hg_class_log_stats(const hg_class_t *hg_class)
+{
+    qs_log_emit("hg", QS_LOG_INFO,
+                "stats: %llu forwards, %llu requests, %llu "
+                "responses, %llu overflow transfers, %llu handle allocations, "
+                "%llu protocol errors",
+                (unsigned long long) hg_class->stats.forwards_sent,
+                (unsigned long long) hg_class->stats.requests_received,
+                (unsigned long long) hg_class->stats.responses_sent,
+                (unsigned long long) hg_class->stats.overflow_transfers,
+                (unsigned long long) hg_class->stats.handles_allocated,
+                (unsigned long long) hg_class->stats.protocol_errors);
+}
+
+/* Free every registered RPC, with the data its registration attached. */
+static void
+hg_class_free_rpcs(hg_class_t *hg_class)
+{
+    for (int i = 0; i < HG_RPC_BUCKETS; i++) {
+        struct hg_rpc *rpc = hg_class->rpc_table[i];
+        while (rpc != NULL) {
+            struct hg_rpc *next = rpc->next;
+            if (rpc->free_data != NULL)
+                rpc->free_data(rpc->data);
+            free(rpc->name);
+            free(rpc);
+            rpc = next;
+        }
+    }
 }
 
 hg_return_t
@@ -267,30 +320,10 @@ HG_Finalize(hg_class_t *hg_class)
     hg_watchdog_fini(hg_class);
     hg_diag_class_del(hg_class);
     if (hg_class->info.stats)
-        qs_log_emit(
-            "hg", QS_LOG_INFO,
-            "stats: %llu forwards, %llu requests, %llu "
-            "responses, %llu overflow transfers, %llu handle allocations, "
-            "%llu protocol errors",
-            (unsigned long long) hg_class->stats.forwards_sent,
-            (unsigned long long) hg_class->stats.requests_received,
-            (unsigned long long) hg_class->stats.responses_sent,
-            (unsigned long long) hg_class->stats.overflow_transfers,
-            (unsigned long long) hg_class->stats.handles_allocated,
-            (unsigned long long) hg_class->stats.protocol_errors);
+        hg_class_log_stats(hg_class);
     NA_Addr_free(hg_class->core.na_class, hg_class->core.self_addr->na_addr);
     free(hg_class->core.self_addr);
-    for (int i = 0; i < HG_RPC_BUCKETS; i++) {
-        struct hg_rpc *rpc = hg_class->rpc_table[i];
-        while (rpc != NULL) {
-            struct hg_rpc *next = rpc->next;
-            if (rpc->free_data != NULL)
-                rpc->free_data(rpc->data);
-            free(rpc->name);
-            free(rpc);
-            rpc = next;
-        }
-    }
+    hg_class_free_rpcs(hg_class);
     if (hg_class->free_data != NULL)
         hg_class->free_data(hg_class->data);
     if (hg_class->own_na_class) {

@@ -1,10 +1,13 @@
 /*
  * The RPC wire format around the arguments: encoding with overflow into
- * bulk, the header's checksum fields, and their verification on receipt.
+ * bulk, the header's checksum fields, their verification on receipt, and
+ * the parsing of an overflowed message that both roles receive.
  */
 #include "hg/hg_rpc.h"
 
 #include "util/qs_checksum.h"
+
+#include <stdlib.h>
 
 /* Encoding with overflow into the proc's extra buffer. */
 hg_return_t
@@ -125,5 +128,31 @@ hg_rpc_check_crc(const struct hg_header *header, const void *payload,
     if ((header->flags & HG_HEADER_CRC_PAYLOAD) &&
         qs_crc32c(0, payload, len) != header->payload_crc)
         return HG_CHECKSUM_ERROR;
+    return HG_SUCCESS;
+}
+
+/*
+ * An overflowed input and an overflowed output arrive the same way: the
+ * payload names the peer's exposed buffer with a bulk descriptor and the
+ * header announces its size. A hostile peer may announce any size, so one
+ * beyond HG_OVERFLOW_MAX is refused before anything is allocated.
+ */
+hg_return_t
+hg_rpc_overflow_parse(const struct hg_header *header, const void *payload,
+                      size_t payload_len, const void **desc, size_t *desc_len,
+                      void **extra)
+{
+    hg_return_t ret;
+    void *buf;
+
+    ret = hg_header_overflow_desc(payload, payload_len, desc, desc_len);
+    if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
+        ret = HG_MSGSIZE;
+    if (ret != HG_SUCCESS)
+        return ret;
+    buf = malloc(header->payload_size ? header->payload_size : 1);
+    if (buf == NULL)
+        return HG_NOMEM;
+    *extra = buf;
     return HG_SUCCESS;
 }

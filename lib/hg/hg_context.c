@@ -27,13 +27,13 @@ hg_class_find_context(hg_class_t *hg_class, uint8_t id)
     return context;
 }
 
-hg_context_t *
-HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
+/* A context with its lists, lock and bulk pool, not yet known to its
+ * class or to NA. */
+static hg_context_t *
+hg_context_alloc(hg_class_t *hg_class, hg_uint8_t id)
 {
     hg_context_t *context;
 
-    if (hg_class == NULL)
-        return NULL;
     context = calloc(1, sizeof(*context));
     if (context == NULL)
         return NULL;
@@ -50,6 +50,19 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
         free(context);
         return NULL;
     }
+    return context;
+}
+
+hg_context_t *
+HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
+{
+    hg_context_t *context;
+
+    if (hg_class == NULL)
+        return NULL;
+    context = hg_context_alloc(hg_class, id);
+    if (context == NULL)
+        return NULL;
 
     qs_mutex_lock(&hg_class->lock);
     if (hg_class->contexts[id] != NULL) {
@@ -172,12 +185,40 @@ hg_context_drain(hg_context_t *context, unsigned int *held, unsigned int *ops)
     }
 }
 
+/* Stop receiving requests and let everything in flight end: true when
+ * nothing is left, otherwise what is left has been logged. */
+static bool
+hg_context_quiesce(hg_context_t *context)
+{
+    unsigned int held, ops;
+
+    /* No new requests, as in Mercury: the posted receives go first. */
+    qs_mutex_lock(&context->lock);
+    context->destroying = true;
+    pthread_mutex_unlock(&context->lock);
+    if (!hg_context_cancel_posted(context)) {
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Context_destroy: posted receives did not cancel");
+        return false;
+    }
+    if (hg_context_drain(context, &held, &ops))
+        return true;
+    if (ops > 0)
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Context_destroy: %u operation(s) still in flight "
+               "(%u ms on the NA clock, or no progress possible)",
+               ops, HG_CONTEXT_CLEANUP_MS);
+    else
+        qs_log("hg", QS_LOG_ERROR,
+               "HG_Context_destroy: %u handle(s) not destroyed", held);
+    return false;
+}
+
 hg_return_t
 HG_Context_destroy(hg_context_t *context)
 {
     hg_class_t *hg_class;
     struct hg_handle *handle;
-    unsigned int held, ops;
 
     if (context == NULL)
         return HG_INVALID_ARG;
@@ -186,26 +227,8 @@ HG_Context_destroy(hg_context_t *context)
      * program's progress is done now. */
     hg_watchdog_detach(context);
     hg_watchdog_run_deferred(context);
-    /* No new requests, as in Mercury: the posted receives go first. */
-    qs_mutex_lock(&context->lock);
-    context->destroying = true;
-    pthread_mutex_unlock(&context->lock);
-    if (!hg_context_cancel_posted(context)) {
-        qs_log("hg", QS_LOG_ERROR,
-               "HG_Context_destroy: posted receives did not cancel");
+    if (!hg_context_quiesce(context))
         goto busy;
-    }
-    if (!hg_context_drain(context, &held, &ops)) {
-        if (ops > 0)
-            qs_log("hg", QS_LOG_ERROR,
-                   "HG_Context_destroy: %u operation(s) still in flight "
-                   "(%u ms on the NA clock, or no progress possible)",
-                   ops, HG_CONTEXT_CLEANUP_MS);
-        else
-            qs_log("hg", QS_LOG_ERROR,
-                   "HG_Context_destroy: %u handle(s) not destroyed", held);
-        goto busy;
-    }
     /* Cancelled receives complete silently but may leave nothing queued. */
     while ((handle = LIST_FIRST(&context->pool)) != NULL) {
         LIST_REMOVE(handle, entry);

@@ -45,6 +45,56 @@ hg_forward_pull_cb(void *arg, hg_return_t ret)
     hg_rpc_op_done(handle, ret);
 }
 
+/* Whether a received message is the response to this forward, carrying
+ * the checksums this class requires. */
+static hg_return_t
+hg_forward_check_response(struct hg_handle *handle, size_t size)
+{
+    struct hg_header *header = &handle->resp_header;
+    hg_return_t ret;
+
+    ret = hg_header_decode(handle->out_buf, size, header);
+    if (ret == HG_SUCCESS && (!(header->flags & HG_HEADER_RESPONSE) ||
+                              header->cookie != handle->req_header.cookie))
+        ret = HG_PROTOCOL_ERROR;
+    if (ret == HG_SUCCESS)
+        ret = hg_rpc_check_crc_flags(handle->ctx->hg_class, header);
+    return ret;
+}
+
+/* The output overflowed: pull it from the target, counted in pending
+ * until hg_forward_pull_cb() (which acknowledges it) has run. */
+static hg_return_t
+hg_forward_pull_output(struct hg_handle *handle, const void *payload,
+                       size_t payload_len)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    struct hg_header *header = &handle->resp_header;
+    const void *desc;
+    size_t desc_len;
+    void *extra;
+    hg_return_t ret;
+
+    ret = hg_rpc_overflow_parse(header, payload, payload_len, &desc, &desc_len,
+                                &extra);
+    if (ret != HG_SUCCESS)
+        return ret;
+    handle->out_extra = extra;
+    handle->out_extra_size = header->payload_size;
+    qs_mutex_lock(&handle->lock);
+    handle->pending++;
+    pthread_mutex_unlock(&handle->lock);
+    atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
+    ret =
+        hg_bulk_pull_internal(handle->ctx, handle->info.addr, handle->target_id,
+                              desc, desc_len, extra, header->payload_size,
+                              hg_forward_pull_cb, handle, &handle->bulk_op);
+    /* On success the pull's own completion lowers pending again. */
+    if (ret != HG_SUCCESS)
+        hg_rpc_op_done(handle, ret);
+    return ret;
+}
+
 static void
 hg_forward_recv_cb(const struct na_cb_info *info)
 {
@@ -53,8 +103,7 @@ hg_forward_recv_cb(const struct na_cb_info *info)
     struct hg_header *header = &handle->resp_header;
     size_t size = info->info.recv_expected.actual_buf_size;
     hg_size_t offset = hg_class->out_offset;
-    const void *desc;
-    size_t desc_len;
+    const char *payload;
     hg_return_t ret;
 
     if (info->ret != NA_SUCCESS) {
@@ -62,12 +111,7 @@ hg_forward_recv_cb(const struct na_cb_info *info)
         return;
     }
     handle->out_size = size;
-    ret = hg_header_decode(handle->out_buf, size, header);
-    if (ret == HG_SUCCESS && (!(header->flags & HG_HEADER_RESPONSE) ||
-                              header->cookie != handle->req_header.cookie))
-        ret = HG_PROTOCOL_ERROR;
-    if (ret == HG_SUCCESS)
-        ret = hg_rpc_check_crc_flags(hg_class, header);
+    ret = hg_forward_check_response(handle, size);
     if (ret != HG_SUCCESS) {
         atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
         handle->out_size = 0;
@@ -84,42 +128,17 @@ hg_forward_recv_cb(const struct na_cb_info *info)
         hg_rpc_op_done(handle, HG_PROTOCOL_ERROR);
         return;
     }
+    payload = (const char *) handle->out_buf + HG_HEADER_SIZE + offset;
     if (!(header->flags & HG_HEADER_OVERFLOW)) {
         if (header->payload_size != size - HG_HEADER_SIZE - offset)
             ret = HG_PROTOCOL_ERROR;
         else
-            ret = hg_rpc_check_crc(
-                header, (char *) handle->out_buf + HG_HEADER_SIZE + offset,
-                header->payload_size);
+            ret = hg_rpc_check_crc(header, payload, header->payload_size);
         hg_rpc_op_done(handle, ret);
         return;
     }
-    /* The output overflowed: pull it from the target. */
-    ret = hg_header_overflow_desc(
-        (char *) handle->out_buf + HG_HEADER_SIZE + offset,
-        size - HG_HEADER_SIZE - offset, &desc, &desc_len);
-    if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
-        ret = HG_MSGSIZE;
-    if (ret == HG_SUCCESS) {
-        handle->out_extra =
-            malloc(header->payload_size ? header->payload_size : 1);
-        handle->out_extra_size = header->payload_size;
-        if (handle->out_extra == NULL)
-            ret = HG_NOMEM;
-    }
-    if (ret == HG_SUCCESS) {
-        qs_mutex_lock(&handle->lock);
-        handle->pending++;
-        pthread_mutex_unlock(&handle->lock);
-        atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
-        ret = hg_bulk_pull_internal(
-            handle->ctx, handle->info.addr, handle->target_id, desc, desc_len,
-            handle->out_extra, header->payload_size, hg_forward_pull_cb, handle,
-            &handle->bulk_op);
-        /* On success the pull's own completion lowers pending again. */
-        if (ret != HG_SUCCESS)
-            hg_rpc_op_done(handle, ret);
-    }
+    ret =
+        hg_forward_pull_output(handle, payload, size - HG_HEADER_SIZE - offset);
     if (ret != HG_SUCCESS) {
         atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
         hg_rpc_op_done(handle, ret);
@@ -206,30 +225,12 @@ hg_forward_expire(struct hg_timer *timer)
     HG_Cancel(handle);
 }
 
-hg_return_t
-HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
-                 void *in_struct, unsigned int timeout_ms)
+/* The one lock section of a forward: claim the handle, and count from here
+ * the operations it will wait for (the request send, and the response
+ * unless one-way); a loopback forward sets its own count. */
+static hg_return_t
+hg_forward_claim(struct hg_handle *handle, bool no_response)
 {
-    hg_class_t *hg_class;
-    na_class_t *na_class;
-    struct hg_header *header;
-    hg_size_t len;
-    size_t msg_len;
-    void *extra;
-    bool no_response, loopback;
-    na_return_t na_ret;
-    hg_return_t ret;
-
-    if (handle == HG_HANDLE_NULL || handle->is_target)
-        return HG_INVALID_ARG;
-    hg_class = handle->ctx->hg_class;
-    na_class = hg_class->core.na_class;
-    if (handle->rpc == NULL || handle->rpc->id != handle->info.id)
-        return HG_NOENTRY;
-    no_response = handle->rpc->no_response;
-    /* The one lock section of a forward: the operations it will wait for
-     * (the request send, and the response unless one-way) count from
-     * here; a loopback forward sets its own count. */
     qs_mutex_lock(&handle->lock);
     if (handle->active) {
         pthread_mutex_unlock(&handle->lock);
@@ -242,6 +243,23 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     handle->pending = no_response ? 1 : 2;
     handle->probe.gen++; /* a probe of an earlier forward no longer counts */
     pthread_mutex_unlock(&handle->lock);
+    return HG_SUCCESS;
+}
+
+/* Undo hg_forward_claim() for a forward that will not run. */
+static void
+hg_forward_unclaim(struct hg_handle *handle)
+{
+    HG_CHECK(hg_check_op_end(handle));
+    qs_mutex_lock(&handle->lock);
+    handle->active = false;
+    pthread_mutex_unlock(&handle->lock);
+}
+
+/* Drop what the previous forward left: its output and overflowed input. */
+static void
+hg_forward_clear(struct hg_handle *handle)
+{
     free(handle->out_extra);
     handle->out_extra = NULL;
     handle->out_size = 0;
@@ -251,27 +269,42 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     }
     free(handle->in_extra);
     handle->in_extra = NULL;
+}
 
-    loopback = !hg_class->info.no_loopback &&
-               HG_Addr_is_self(hg_class, handle->info.addr);
+/* Encode the input and write the request message around it: the input
+ * itself, or the descriptor of its overflow. */
+static hg_return_t
+hg_forward_pack(struct hg_handle *handle, void *in_struct, bool loopback,
+                size_t *msg_len, void **extra, hg_size_t *len)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    struct hg_header *header = &handle->req_header;
+    hg_return_t ret;
+
     ret = hg_rpc_encode(
         handle->in_proc, handle->rpc->in_proc, in_struct,
         (char *) handle->in_buf + HG_HEADER_SIZE + hg_class->in_offset,
-        hg_class->in_eager_size - hg_class->in_offset, &len, &extra);
+        hg_class->in_eager_size - hg_class->in_offset, len, extra);
     if (ret != HG_SUCCESS)
-        goto error;
-    handle->in_extra = extra; /* freed with the handle or next forward */
-    header = &handle->req_header;
+        return ret;
+    handle->in_extra = *extra; /* freed with the handle or next forward */
     memset(header, 0, sizeof(*header));
     handle->resp_header.payload_size = 0;
-    header->flags = no_response ? HG_HEADER_NO_RESPONSE : 0;
+    header->flags = handle->rpc->no_response ? HG_HEADER_NO_RESPONSE : 0;
     header->cookie = hg_class_next_tag(hg_class);
     header->rpc_id = handle->info.id;
     header->context_id = handle->ctx->core.id;
-    ret = hg_rpc_pack(handle, header, handle->in_buf, hg_class->in_eager_size,
-                      hg_class->in_offset, len, extra, loopback, &msg_len);
-    if (ret != HG_SUCCESS)
-        goto error;
+    return hg_rpc_pack(handle, header, handle->in_buf, hg_class->in_eager_size,
+                       hg_class->in_offset, *len, *extra, loopback, msg_len);
+}
+
+/* From here the forward ends in its callback: hold the handle until it
+ * has run, and arm the deadline. */
+static void
+hg_forward_start(struct hg_handle *handle, hg_cb_t callback, void *arg,
+                 unsigned int timeout_ms)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
 
     handle->callback = callback;
     handle->arg = arg;
@@ -281,43 +314,52 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     if (timeout_ms > 0)
         hg_core_timer_arm(&handle->ctx->core, &handle->timer, timeout_ms,
                           hg_forward_expire);
-    if (loopback) {
-        ret = hg_forward_loopback(handle, msg_len, extra, len);
-        if (ret != HG_SUCCESS) {
-            hg_core_timer_disarm(&handle->timer);
-            hg_rpc_op_unref(handle);
-            goto error;
-        }
-        return HG_SUCCESS;
-    }
+}
+
+/* Undo hg_forward_start() and the claim for a forward that posted
+ * nothing: the caller gets the error, not a callback. */
+static void
+hg_forward_unstart(struct hg_handle *handle)
+{
+    hg_core_timer_disarm(&handle->timer);
+    hg_rpc_op_unref(handle);
+    hg_forward_unclaim(handle);
+}
+
+/* Post the response receive and the request send over the network. */
+static hg_return_t
+hg_forward_post(struct hg_handle *handle, size_t msg_len)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    na_class_t *na_class = hg_class->core.na_class;
+    bool no_response = handle->rpc->no_response;
+    na_return_t na_ret;
+    hg_return_t ret;
 
     /* The response receive goes first so the response cannot outrun it. */
     if (!no_response) {
         na_ret = NA_Msg_recv_expected(
             na_class, handle->ctx->core.na_context, hg_forward_recv_cb, handle,
             handle->out_buf, hg_class->na_expected_size, handle->out_buf_data,
-            handle->info.addr->na_addr, handle->target_id, header->cookie,
-            handle->recv_op);
+            handle->info.addr->na_addr, handle->target_id,
+            handle->req_header.cookie, handle->recv_op);
         if (na_ret != NA_SUCCESS) {
-            ret = hg_from_na(na_ret);
-            hg_core_timer_disarm(&handle->timer);
-            hg_rpc_op_unref(handle);
-            goto error;
+            hg_forward_unstart(handle);
+            return hg_from_na(na_ret);
         }
     }
     na_ret = NA_Msg_send_unexpected(
         na_class, handle->ctx->core.na_context, hg_forward_na_cb, handle,
         handle->in_buf, msg_len, handle->in_buf_data,
-        handle->info.addr->na_addr, handle->target_id, header->cookie,
-        handle->send_op);
+        handle->info.addr->na_addr, handle->target_id,
+        handle->req_header.cookie, handle->send_op);
     if (na_ret != NA_SUCCESS) {
         ret = hg_from_na(na_ret);
         qs_log("hg", QS_LOG_DEBUG, "HG_Forward: posting the request failed: %s",
                HG_Error_to_string(ret));
         if (no_response) {
-            hg_core_timer_disarm(&handle->timer);
-            hg_rpc_op_unref(handle);
-            goto error;
+            hg_forward_unstart(handle);
+            return ret;
         }
         /* The receive is posted: cancel it and let its completion clean
          * up silently, since the caller gets the error now. */
@@ -331,12 +373,41 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     if (!no_response)
         hg_probe_start(handle); /* a dead target fails it (hg_liveness.c) */
     return HG_SUCCESS;
+}
 
-error:
-    HG_CHECK(hg_check_op_end(handle));
-    qs_mutex_lock(&handle->lock);
-    handle->active = false;
-    pthread_mutex_unlock(&handle->lock);
+hg_return_t
+HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
+                 void *in_struct, unsigned int timeout_ms)
+{
+    hg_class_t *hg_class;
+    hg_size_t len;
+    size_t msg_len;
+    void *extra;
+    bool loopback;
+    hg_return_t ret;
+
+    if (handle == HG_HANDLE_NULL || handle->is_target)
+        return HG_INVALID_ARG;
+    hg_class = handle->ctx->hg_class;
+    if (handle->rpc == NULL || handle->rpc->id != handle->info.id)
+        return HG_NOENTRY;
+    ret = hg_forward_claim(handle, handle->rpc->no_response);
+    if (ret != HG_SUCCESS)
+        return ret;
+    hg_forward_clear(handle);
+    loopback = !hg_class->info.no_loopback &&
+               HG_Addr_is_self(hg_class, handle->info.addr);
+    ret = hg_forward_pack(handle, in_struct, loopback, &msg_len, &extra, &len);
+    if (ret != HG_SUCCESS) {
+        hg_forward_unclaim(handle);
+        return ret;
+    }
+    hg_forward_start(handle, callback, arg, timeout_ms);
+    if (!loopback)
+        return hg_forward_post(handle, msg_len);
+    ret = hg_forward_loopback(handle, msg_len, extra, len);
+    if (ret != HG_SUCCESS)
+        hg_forward_unstart(handle);
     return ret;
 }
 

@@ -40,5 +40,14 @@ hg_return_t hg_rpc_check_crc_flags(const hg_class_t *hg_class,
                                    const struct hg_header *header);
 hg_return_t hg_rpc_check_crc(const struct hg_header *header,
                              const void *payload, hg_size_t len);
+/* The payload of an OVERFLOW message (either role): on success `desc`
+ * points into `payload` at the descriptor to pull through, and `extra` is a
+ * new buffer of the announced size (never zero bytes) that the caller owns.
+ * HG_PROTOCOL_ERROR for a malformed payload, HG_MSGSIZE for a size beyond
+ * HG_OVERFLOW_MAX, HG_NOMEM. */
+hg_return_t hg_rpc_overflow_parse(const struct hg_header *header,
+                                  const void *payload, size_t payload_len,
+                                  const void **desc, size_t *desc_len,
+                                  void **extra);
 
 #endif /* HG_RPC_H */

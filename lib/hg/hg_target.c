@@ -115,31 +115,24 @@ hg_request_pull_cb(void *arg, hg_return_t ret)
     hg_request_ready(handle);
 }
 
+/* A request receive completed: take its handle off the posted list and,
+ * in the same lock section (which keeps the receive count steady), put its
+ * replacement from the pool on. A cancelled receive is not replaced. */
 static void
-hg_request_recv_cb(const struct na_cb_info *info)
+hg_request_replace(struct hg_handle *handle, na_return_t recv_ret)
 {
-    struct hg_handle *handle = info->arg;
     hg_context_t *context = handle->ctx;
-    hg_class_t *hg_class = context->hg_class;
-    struct hg_header *header = &handle->req_header;
-    hg_size_t offset = hg_class->in_offset;
-    const void *desc;
-    size_t desc_len, size;
-    hg_return_t ret;
     struct hg_handle *next = NULL;
     bool repost;
 
-    /* One lock section keeps the receive count steady: this handle leaves
-     * the posted list and, when the pool has one, its replacement joins
-     * it (a cancelled receive is not replaced). */
     qs_mutex_lock(&context->lock);
     LIST_REMOVE(handle, entry);
     context->n_posted--;
-    repost = !context->destroying && info->ret != NA_CANCELED &&
+    repost = !context->destroying && recv_ret != NA_CANCELED &&
              context->n_posted < context->n_posted_target;
     /* Posting runs the class's handle create callback: never on the
      * watchdog, which leaves it to the program's next HG_Progress(). */
-    if (repost && hg_class->handle_create_cb != NULL &&
+    if (repost && context->hg_class->handle_create_cb != NULL &&
         hg_watchdog_on_thread()) {
         repost = false;
         hg_watchdog_defer_repost(context);
@@ -156,11 +149,81 @@ hg_request_recv_cb(const struct na_cb_info *info)
         hg_handle_repost(next);
     else if (repost)
         hg_context_post_recvs(context); /* the pool is empty: grow it */
+}
+
+/* Whether a request whose header decoded may reach a handler: it carries
+ * the checksums this class requires, names a registered RPC, and its
+ * eager input is as long as announced. */
+static hg_return_t
+hg_request_admit(struct hg_handle *handle, size_t size)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    struct hg_header *header = &handle->req_header;
+    hg_size_t offset = hg_class->in_offset;
+    hg_return_t ret;
+
+    ret = hg_rpc_check_crc_flags(hg_class, header);
+    if (ret != HG_SUCCESS) {
+        /* The origin is told (its call ends with this error), and a
+         * corrupted flag word on a faulted fabric lands here too: not
+         * something this side's user must act on. */
+        qs_log("hg", QS_LOG_DEBUG,
+               "request without the configured checksums refused");
+        return ret;
+    }
+    handle->rpc = hg_rpc_lookup(hg_class, header->rpc_id);
+    if (handle->rpc == NULL || handle->rpc->rpc_cb == NULL)
+        return HG_NOENTRY;
+    /* The reserved bytes of HG_Class_set_input_offset() come first. */
+    if (size < HG_HEADER_SIZE + offset ||
+        (!(header->flags & HG_HEADER_OVERFLOW) &&
+         header->payload_size != size - HG_HEADER_SIZE - offset)) {
+        atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
+        return HG_PROTOCOL_ERROR;
+    }
+    return HG_SUCCESS;
+}
+
+/* The input overflowed: pull it from the origin before the handler runs
+ * (hg_request_pull_cb()). */
+static hg_return_t
+hg_request_pull_input(struct hg_handle *handle, size_t size)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    struct hg_header *header = &handle->req_header;
+    hg_size_t skip = HG_HEADER_SIZE + hg_class->in_offset;
+    const void *desc;
+    size_t desc_len;
+    void *extra;
+    hg_return_t ret;
+
+    ret = hg_rpc_overflow_parse(header, (char *) handle->in_buf + skip,
+                                size - skip, &desc, &desc_len, &extra);
+    if (ret != HG_SUCCESS)
+        return ret;
+    handle->in_extra = extra;
+    handle->in_extra_size = header->payload_size;
+    atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
+    return hg_bulk_pull_internal(handle->ctx, &handle->src_addr,
+                                 header->context_id, desc, desc_len, extra,
+                                 header->payload_size, hg_request_pull_cb,
+                                 handle, &handle->bulk_op);
+}
+
+static void
+hg_request_recv_cb(const struct na_cb_info *info)
+{
+    struct hg_handle *handle = info->arg;
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    struct hg_header *header = &handle->req_header;
+    size_t size;
+    hg_return_t ret;
+
+    hg_request_replace(handle, info->ret);
     if (info->ret != NA_SUCCESS) {
         hg_handle_put(handle);
         return;
     }
-
     size = info->info.recv_unexpected.actual_buf_size;
     handle->src_addr.na_addr = info->info.recv_unexpected.source;
     handle->info.addr = &handle->src_addr;
@@ -185,56 +248,16 @@ hg_request_recv_cb(const struct na_cb_info *info)
     handle->target_id = header->context_id;
     handle->active = true;
     handle->responded = false;
-    ret = hg_rpc_check_crc_flags(hg_class, header);
+    ret = hg_request_admit(handle, size);
     if (ret != HG_SUCCESS) {
-        /* The origin is told (its call ends with this error), and a
-         * corrupted flag word on a faulted fabric lands here too: not
-         * something this side's user must act on. */
-        qs_log("hg", QS_LOG_DEBUG,
-               "request without the configured checksums refused");
         hg_rpc_respond_error(handle, ret);
         return;
     }
-    handle->rpc = hg_rpc_lookup(hg_class, header->rpc_id);
-    if (handle->rpc == NULL || handle->rpc->rpc_cb == NULL) {
-        hg_rpc_respond_error(handle, HG_NOENTRY);
-        return;
-    }
-    /* The reserved bytes of HG_Class_set_input_offset() come first. */
-    if (size < HG_HEADER_SIZE + offset) {
-        atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
-        hg_rpc_respond_error(handle, HG_PROTOCOL_ERROR);
-        return;
-    }
     if (!(header->flags & HG_HEADER_OVERFLOW)) {
-        if (header->payload_size != size - HG_HEADER_SIZE - offset) {
-            atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
-            hg_rpc_respond_error(handle, HG_PROTOCOL_ERROR);
-            return;
-        }
         hg_request_ready(handle);
         return;
     }
-    /* The input overflowed: pull it from the origin first. */
-    ret = hg_header_overflow_desc(
-        (char *) handle->in_buf + HG_HEADER_SIZE + offset,
-        size - HG_HEADER_SIZE - offset, &desc, &desc_len);
-    if (ret == HG_SUCCESS && header->payload_size > HG_OVERFLOW_MAX)
-        ret = HG_MSGSIZE;
-    if (ret == HG_SUCCESS) {
-        handle->in_extra =
-            malloc(header->payload_size ? header->payload_size : 1);
-        handle->in_extra_size = header->payload_size;
-        if (handle->in_extra == NULL)
-            ret = HG_NOMEM;
-    }
-    if (ret == HG_SUCCESS) {
-        atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
-        ret = hg_bulk_pull_internal(
-            context, &handle->src_addr, header->context_id, desc, desc_len,
-            handle->in_extra, header->payload_size, hg_request_pull_cb, handle,
-            &handle->bulk_op);
-    }
+    ret = hg_request_pull_input(handle, size);
     if (ret != HG_SUCCESS) {
         atomic_fetch_add(&hg_class->stats.protocol_errors, 1);
         hg_rpc_respond_error(handle, ret);
@@ -302,21 +325,11 @@ hg_respond_loopback(struct hg_handle *target, size_t msg_len, void *extra,
     }
 }
 
-hg_return_t
-hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
-                    void *out_struct, hg_return_t ret_code)
+/* The one lock section of a respond: claim the handle's only answer and
+ * count the response send. */
+static hg_return_t
+hg_respond_claim(struct hg_handle *handle, hg_cb_t callback, void *arg)
 {
-    hg_class_t *hg_class = handle->ctx->hg_class;
-    na_class_t *na_class = hg_class->core.na_class;
-    struct hg_header header;
-    hg_size_t len = 0;
-    size_t msg_len;
-    void *extra = NULL;
-    na_return_t na_ret;
-    hg_return_t ret = HG_SUCCESS;
-
-    /* The one lock section of a respond: claim the handle's only answer
-     * and count the response send. */
     qs_mutex_lock(&handle->lock);
     if (handle->responded) {
         pthread_mutex_unlock(&handle->lock);
@@ -329,44 +342,120 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     handle->active = true;
     handle->pending = 1;
     pthread_mutex_unlock(&handle->lock);
+    return HG_SUCCESS;
+}
 
+/* Encode the output and write the response message around it. An output
+ * that cannot be encoded or shipped is answered with its error instead,
+ * rather than leave the origin waiting. */
+static void
+hg_respond_pack(struct hg_handle *handle, void *out_struct,
+                hg_return_t ret_code, struct hg_header *header, size_t *msg_len,
+                void **extra, hg_size_t *len)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    bool loopback = handle->lb_origin != NULL;
+    hg_return_t ret = HG_SUCCESS;
+
+    *len = 0;
+    *extra = NULL;
     if (ret_code == HG_SUCCESS && handle->rpc != NULL)
         ret = hg_rpc_encode(
             handle->out_proc, handle->rpc->out_proc, out_struct,
             (char *) handle->out_buf + HG_HEADER_SIZE + hg_class->out_offset,
-            hg_class->out_eager_size - hg_class->out_offset, &len, &extra);
+            hg_class->out_eager_size - hg_class->out_offset, len, extra);
     if (ret != HG_SUCCESS) {
-        /* Tell the origin its RPC failed rather than leave it waiting. */
         ret_code = ret;
-        len = 0;
-        extra = NULL;
+        *len = 0;
+        *extra = NULL;
     }
-    memset(&header, 0, sizeof(header));
-    header.flags = HG_HEADER_RESPONSE;
-    header.cookie = handle->req_header.cookie;
-    header.rpc_id = handle->req_header.rpc_id;
-    header.ret = (uint8_t) ret_code;
-    handle->out_extra = extra;
-    ret = hg_rpc_pack(handle, &header, handle->out_buf,
-                      hg_class->out_eager_size, hg_class->out_offset, len,
-                      extra, handle->lb_origin != NULL, &msg_len);
+    memset(header, 0, sizeof(*header));
+    header->flags = HG_HEADER_RESPONSE;
+    header->cookie = handle->req_header.cookie;
+    header->rpc_id = handle->req_header.rpc_id;
+    header->ret = (uint8_t) ret_code;
+    handle->out_extra = *extra;
+    ret = hg_rpc_pack(handle, header, handle->out_buf, hg_class->out_eager_size,
+                      hg_class->out_offset, *len, *extra, loopback, msg_len);
     /* The target's own record of what it sent, for
      * HG_Get_output_payload_size(). */
-    handle->resp_header.payload_size = ret == HG_SUCCESS ? len : 0;
+    handle->resp_header.payload_size = ret == HG_SUCCESS ? *len : 0;
     if (ret != HG_SUCCESS) {
-        /* The output cannot be shipped: send the error instead. */
-        header.flags = HG_HEADER_RESPONSE;
-        header.ret = (uint8_t) ret;
-        hg_rpc_pack(handle, &header, handle->out_buf, hg_class->out_eager_size,
-                    hg_class->out_offset, 0, NULL, handle->lb_origin != NULL,
-                    &msg_len);
+        header->flags = HG_HEADER_RESPONSE;
+        header->ret = (uint8_t) ret;
+        hg_rpc_pack(handle, header, handle->out_buf, hg_class->out_eager_size,
+                    hg_class->out_offset, 0, NULL, loopback, msg_len);
     }
+}
 
+/* Keep an overflowed output exposed until the origin says it pulled it,
+ * or until HG_RESPOND_ACK_TIMEOUT_MS have passed. */
+static void
+hg_respond_await_ack(struct hg_handle *handle, uint32_t cookie)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    na_return_t na_ret;
+
+    qs_mutex_lock(&handle->lock);
+    handle->pending++;
+    pthread_mutex_unlock(&handle->lock);
+    na_ret = NA_Msg_recv_expected(
+        hg_class->core.na_class, handle->ctx->core.na_context, hg_respond_na_cb,
+        handle, &handle->ack_byte, 1, NULL, handle->src_addr.na_addr,
+        handle->target_id, cookie | hg_class->tag_ack_bit, handle->ack_op);
+    if (na_ret != NA_SUCCESS)
+        hg_rpc_op_done(handle, hg_from_na(na_ret));
+    else
+        hg_core_timer_arm(&handle->ctx->core, &handle->timer,
+                          HG_RESPOND_ACK_TIMEOUT_MS, hg_respond_expire);
+}
+
+/* Post the response send, after the acknowledgement receive an overflowed
+ * output needs. A failure is the respond's outcome, not the caller's. */
+static void
+hg_respond_post(struct hg_handle *handle, const struct hg_header *header,
+                size_t msg_len)
+{
+    na_class_t *na_class = handle->ctx->hg_class->core.na_class;
+    na_return_t na_ret;
+
+    if (header->flags & HG_HEADER_OVERFLOW)
+        hg_respond_await_ack(handle, header->cookie);
+    na_ret = NA_Msg_send_expected(na_class, handle->ctx->core.na_context,
+                                  hg_respond_na_cb, handle, handle->out_buf,
+                                  msg_len, handle->out_buf_data,
+                                  handle->src_addr.na_addr, handle->target_id,
+                                  header->cookie, handle->send_op);
+    if (na_ret != NA_SUCCESS) {
+        qs_log("hg", QS_LOG_DEBUG,
+               "HG_Respond: posting the response failed: %s",
+               NA_Error_to_string(na_ret));
+        if (header->flags & HG_HEADER_OVERFLOW)
+            NA_Cancel(na_class, handle->ctx->core.na_context, handle->ack_op);
+        hg_rpc_op_done(handle, hg_from_na(na_ret));
+    }
+}
+
+hg_return_t
+hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
+                    void *out_struct, hg_return_t ret_code)
+{
+    hg_class_t *hg_class = handle->ctx->hg_class;
+    struct hg_header header;
+    hg_size_t len;
+    size_t msg_len;
+    void *extra;
+    hg_return_t ret;
+
+    ret = hg_respond_claim(handle, callback, arg);
+    if (ret != HG_SUCCESS)
+        return ret;
+    hg_respond_pack(handle, out_struct, ret_code, &header, &msg_len, &extra,
+                    &len);
     if (callback != NULL)
         HG_CHECK(hg_check_op_begin(hg_class, handle, HG_CHECK_RESPOND));
     hg_rpc_op_ref(handle); /* held until the respond completes */
     atomic_fetch_add(&hg_class->stats.responses_sent, 1);
-
     if (handle->lb_origin != NULL) {
         /* The origin takes the overflowed output; the target keeps none. */
         handle->out_extra = NULL;
@@ -374,35 +463,7 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
         hg_rpc_op_done(handle, HG_SUCCESS);
         return HG_SUCCESS;
     }
-    if (header.flags & HG_HEADER_OVERFLOW) {
-        /* Keep the output exposed until the origin says it pulled it. */
-        qs_mutex_lock(&handle->lock);
-        handle->pending++;
-        pthread_mutex_unlock(&handle->lock);
-        na_ret = NA_Msg_recv_expected(
-            na_class, handle->ctx->core.na_context, hg_respond_na_cb, handle,
-            &handle->ack_byte, 1, NULL, handle->src_addr.na_addr,
-            handle->target_id, header.cookie | hg_class->tag_ack_bit,
-            handle->ack_op);
-        if (na_ret != NA_SUCCESS)
-            hg_rpc_op_done(handle, hg_from_na(na_ret));
-        else
-            hg_core_timer_arm(&handle->ctx->core, &handle->timer,
-                              HG_RESPOND_ACK_TIMEOUT_MS, hg_respond_expire);
-    }
-    na_ret =
-        NA_Msg_send_expected(na_class, handle->ctx->core.na_context,
-                             hg_respond_na_cb, handle, handle->out_buf, msg_len,
-                             handle->out_buf_data, handle->src_addr.na_addr,
-                             handle->target_id, header.cookie, handle->send_op);
-    if (na_ret != NA_SUCCESS) {
-        qs_log("hg", QS_LOG_DEBUG,
-               "HG_Respond: posting the response failed: %s",
-               NA_Error_to_string(na_ret));
-        if (header.flags & HG_HEADER_OVERFLOW)
-            NA_Cancel(na_class, handle->ctx->core.na_context, handle->ack_op);
-        hg_rpc_op_done(handle, hg_from_na(na_ret));
-    }
+    hg_respond_post(handle, &header, msg_len);
     return HG_SUCCESS;
 }
 
