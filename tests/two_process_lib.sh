@@ -65,7 +65,11 @@ tp_fail() {
 tp_start_server() {
   local secs=$1
   shift
-  timeout -s "$tp_stop_signal" --kill-after=5 "$secs" "$@" >"$tp_dir/server.log" 2>&1 &
+  # Emptied here, not by the background job's redirection: tp_wait_addr
+  # may read the log before that job starts, and must not find the
+  # address of the server before.
+  : >"$tp_dir/server.log"
+  timeout -s "$tp_stop_signal" --kill-after=5 "$secs" "$@" >>"$tp_dir/server.log" 2>&1 &
   tp_pid=$!
 }
 
