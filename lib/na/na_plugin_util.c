@@ -161,6 +161,8 @@ na_plugin_context_init(struct na_plugin_context *pc, na_context_t *context,
     atomic_init(&pc->completed, 0);
     TAILQ_INIT(&pc->unexp_backlog);
     TAILQ_INIT(&pc->exp_backlog);
+    na_op_list_init(&pc->unexp_ops);
+    na_op_list_init(&pc->exp_ops);
 }
 
 na_return_t

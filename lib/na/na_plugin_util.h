@@ -8,9 +8,9 @@
  *    poll_wait, with the spin-then-sleep loop itself
  *    (na_plugin_poll_wait);
  *  - the plugin-independent part of a context (struct na_plugin_context):
- *    its id, its pending and completed counts and the backlogs of messages
- *    that arrived before a matching receive was posted, with the class's
- *    table of contexts;
+ *    its id, its pending and completed counts, the receives posted on it
+ *    and the backlogs of messages that arrived before a matching receive
+ *    was posted, with the class's table of contexts;
  *  - receive completion (na_plugin_recv_fill) and op completion
  *    (na_plugin_op_done);
  *  - ops that are the same in every such plugin (message buffers,
@@ -76,6 +76,9 @@ struct na_plugin_context {
     atomic_uint completed; /* completions queued, ever (poll counts)  */
     /* Messages nobody asked for yet, oldest first (lock held). */
     struct na_plugin_backlog unexp_backlog, exp_backlog;
+    /* Receives posted and waiting for a message, oldest first (lock
+     * held): what a message that arrives matches before the backlogs. */
+    struct na_op_list unexp_ops, exp_ops;
 };
 
 /* What a plugin does in poll_wait: one progress pass (`force`: also look

@@ -240,7 +240,6 @@ _Static_assert(offsetof(struct na_op_id, base) == 0,
 struct na_sm_context {
     struct na_plugin_context base; /* must stay first */
     struct na_sm_class *cls;
-    struct na_op_list unexp_ops, exp_ops;
 };
 
 LIST_HEAD(na_sm_addr_list, na_addr);

@@ -131,14 +131,14 @@ na_sm_deliver(struct na_sm_class *cls, struct na_addr *source, uint8_t kind,
     if (pc == NULL)
         return; /* no such context: nobody can ever receive it */
     if (kind == NA_SM_REC_UNEXP) {
-        op = na_op_list_first(&pc->unexp_ops);
+        op = na_op_list_first(&pc->base.unexp_ops);
         if (op == NULL) {
             na_sm_backlog_push(&pc->base.unexp_backlog, source, src_id, tag,
                                data, len);
             return;
         }
     } else {
-        for (op = na_op_list_first(&pc->exp_ops); op != NULL;
+        for (op = na_op_list_first(&pc->base.exp_ops); op != NULL;
              op = na_op_list_next(op)) {
             if (op->addr == source && op->u.msg.peer_id == src_id &&
                 op->u.msg.tag == tag)
@@ -322,7 +322,7 @@ na_sm_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     m = na_plugin_backlog_take_first(&pc->base.unexp_backlog);
     if (m != NULL)
         na_sm_recv_backlogged(op_id, m);
-    else if (!na_sm_op_wait(&pc->unexp_ops, op_id))
+    else if (!na_sm_op_wait(&pc->base.unexp_ops, op_id))
         m = (void *) 1; /* canceled during the post: wake below */
     pthread_mutex_unlock(&cls->lock);
     if (m != NULL)
@@ -357,7 +357,7 @@ na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
          * will come. */
         na_sm_op_complete(op_id, NA_HOSTUNREACH);
         m = (void *) 1; /* wake below */
-    } else if (!na_sm_op_wait(&pc->exp_ops, op_id)) {
+    } else if (!na_sm_op_wait(&pc->base.exp_ops, op_id)) {
         m = (void *) 1; /* canceled during the post: wake below */
     }
     pthread_mutex_unlock(&cls->lock);

@@ -114,7 +114,7 @@ na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn)
         struct na_op_id *op, *next;
         if (pc == NULL)
             continue;
-        for (op = na_op_list_first(&pc->exp_ops); op != NULL; op = next) {
+        for (op = na_op_list_first(&pc->base.exp_ops); op != NULL; op = next) {
             next = na_op_list_next(op);
             if (op->addr != addr)
                 continue;

@@ -219,8 +219,6 @@ na_tcp_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
 
     na_plugin_context_init(&pc->base, context, id);
     pc->cls = cls;
-    na_op_list_init(&pc->unexp_ops);
-    na_op_list_init(&pc->exp_ops);
     return na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
 }
 

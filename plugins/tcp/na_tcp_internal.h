@@ -258,7 +258,6 @@ _Static_assert(offsetof(struct na_op_id, base) == 0,
 struct na_tcp_context {
     struct na_plugin_context base; /* must stay first */
     struct na_tcp_class *cls;
-    struct na_op_list unexp_ops, exp_ops;
 };
 
 /* A region's key: its slot in the class's table and that slot's

@@ -128,7 +128,8 @@ na_tcp_conn_reap(struct na_tcp_conn *c)
             struct na_tcp_context *pc = na_tcp_ctx(cls, (uint8_t) i);
             if (pc == NULL)
                 continue;
-            for (op = na_op_list_first(&pc->exp_ops); op != NULL; op = next) {
+            for (op = na_op_list_first(&pc->base.exp_ops); op != NULL;
+                 op = next) {
                 next = na_op_list_next(op);
                 if (op->addr != addr)
                     continue;
