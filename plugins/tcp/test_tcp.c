@@ -48,6 +48,17 @@ drive_two(na_class_t *x, na_context_t *xctx, na_class_t *y, na_context_t *yctx,
     return na_peers_progress(peers, 2, calls, 1, 1, TEST_TIMEOUT_NS);
 }
 
+/* The leak check that ends a case on classes a and b: both contexts are
+ * destroyed and both classes finalized, each with NA_SUCCESS. */
+static void
+close_two(na_class_t *a, na_context_t *actx, na_class_t *b, na_context_t *bctx)
+{
+    assert_int_equal(NA_Context_destroy(a, actx), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(b, bctx), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(a), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(b), NA_SUCCESS);
+}
+
 static uint16_t
 port_of(na_class_t *cls, na_addr_t addr)
 {
@@ -180,10 +191,7 @@ test_ipv6(void **state)
     NA_Op_destroy(a, op_a);
     NA_Op_destroy(b, op_b);
     NA_Op_destroy(b, op_s);
-    assert_int_equal(NA_Context_destroy(a, actx), NA_SUCCESS);
-    assert_int_equal(NA_Context_destroy(b, bctx), NA_SUCCESS);
-    assert_int_equal(NA_Finalize(a), NA_SUCCESS);
-    assert_int_equal(NA_Finalize(b), NA_SUCCESS);
+    close_two(a, actx, b, bctx);
 }
 
 /* Post an RMA from `a` and drive both classes until it completes. */
@@ -353,10 +361,7 @@ test_local_segments(void **state)
     NA_Mem_handle_free(a, lh);
     NA_Addr_free(a, b_at_a);
     NA_Addr_free(b, b_self);
-    assert_int_equal(NA_Context_destroy(a, actx), NA_SUCCESS);
-    assert_int_equal(NA_Context_destroy(b, bctx), NA_SUCCESS);
-    assert_int_equal(NA_Finalize(a), NA_SUCCESS);
-    assert_int_equal(NA_Finalize(b), NA_SUCCESS);
+    close_two(a, actx, b, bctx);
 }
 
 /* The class an info string gets, finalized; NULL-safe for a build that
