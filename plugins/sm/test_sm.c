@@ -32,7 +32,7 @@ struct fixture {
     na_addr_t srv_addr; /* the server as the client looked it up */
 };
 
-/* The server first (it may be gone), then the client, on its clock. */
+/* Drive the server and the client in turn until *calls reaches want. */
 static bool
 progress_until(struct fixture *fx, const int *calls, int want)
 {
