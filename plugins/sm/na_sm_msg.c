@@ -98,7 +98,7 @@ na_sm_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
                             source, tag, data, len);
 
     if (ret == NA_SUCCESS && op->type == NA_CB_RECV_UNEXPECTED)
-        na_sm_addr_ref(source);
+        na_plugin_addr_ref(source);
     na_sm_op_complete(op, ret);
 }
 
@@ -107,7 +107,7 @@ na_sm_backlog_push(struct na_plugin_backlog *q, struct na_addr *source,
                    uint8_t src_id, na_tag_t tag, const void *data, size_t len)
 {
     if (na_plugin_backlog_push(q, "sm", source, src_id, tag, data, len))
-        na_sm_addr_ref(source);
+        na_plugin_addr_ref(source);
 }
 
 /* A receive takes a message from the backlog (lock held). */
@@ -115,7 +115,7 @@ static void
 na_sm_recv_backlogged(struct na_op_id *op, struct na_plugin_backlog_msg *m)
 {
     na_sm_recv_fill(op, m->source, m->tag, m->data, m->len);
-    na_sm_addr_unref_locked(m->source);
+    na_plugin_addr_unref_locked(m->source);
     free(m);
 }
 

@@ -24,7 +24,7 @@ na_tcp_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
                             source, tag, data, len);
 
     if (ret == NA_SUCCESS && op->type == NA_CB_RECV_UNEXPECTED)
-        na_tcp_addr_ref(source);
+        na_plugin_addr_ref(source);
     na_tcp_op_complete(op, ret);
 }
 
@@ -33,7 +33,7 @@ na_tcp_backlog_push(struct na_plugin_backlog *q, struct na_addr *source,
                     uint8_t src_id, na_tag_t tag, const void *data, size_t len)
 {
     if (na_plugin_backlog_push(q, "tcp", source, src_id, tag, data, len))
-        na_tcp_addr_ref(source);
+        na_plugin_addr_ref(source);
 }
 
 /* A receive takes a message from the backlog (lock held). */
@@ -41,7 +41,7 @@ static void
 na_tcp_recv_backlogged(struct na_op_id *op, struct na_plugin_backlog_msg *m)
 {
     na_tcp_recv_fill(op, m->source, m->tag, m->data, m->len);
-    na_tcp_addr_unref_locked(m->source);
+    na_plugin_addr_unref_locked(m->source);
     free(m);
 }
 

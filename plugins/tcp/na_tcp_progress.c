@@ -44,7 +44,7 @@ na_tcp_op_init(struct na_op_id *op, const struct na_op_desc *desc,
     op->conn = NULL;
     op->addr = addr;
     if (addr != NULL)
-        na_tcp_addr_ref(addr);
+        na_plugin_addr_ref(addr);
     atomic_fetch_add(&na_tcp_pctx(desc->context)->base.pending, 1);
 }
 
@@ -56,7 +56,7 @@ na_tcp_op_complete(struct na_op_id *op, na_return_t ret)
     struct na_tcp_context *pc = na_tcp_pctx(op->context);
 
     if (op->addr != NULL)
-        na_tcp_addr_unref_locked(op->addr);
+        na_plugin_addr_unref_locked(op->addr);
     op->addr = NULL;
     na_plugin_op_done(&pc->cls->wait, &pc->base, op, ret);
 }
