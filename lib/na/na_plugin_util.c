@@ -161,6 +161,8 @@ na_plugin_context_init(struct na_plugin_context *pc, na_context_t *context,
     atomic_init(&pc->completed, 0);
     TAILQ_INIT(&pc->unexp_backlog);
     TAILQ_INIT(&pc->exp_backlog);
+    na_op_list_init(&pc->unexp_ops);
+    na_op_list_init(&pc->exp_ops);
 }
 
 na_return_t
@@ -298,6 +300,79 @@ na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
     (void) na_class;
     (void) plugin_data;
     free(buf);
+}
+
+static struct na_plugin_addr *
+na_plugin_addr_head(struct na_addr *addr)
+{
+    return (struct na_plugin_addr *) (void *) addr;
+}
+
+void
+na_plugin_addr_insert(struct na_plugin_addr_list *list, pthread_mutex_t *lock,
+                      struct na_addr *addr)
+{
+    struct na_plugin_addr *head = na_plugin_addr_head(addr);
+
+    atomic_init(&head->refcount, 1);
+    head->lock = lock;
+    LIST_INSERT_HEAD(list, head, entry);
+}
+
+void
+na_plugin_addr_ref(struct na_addr *addr)
+{
+    atomic_fetch_add(&na_plugin_addr_head(addr)->refcount, 1);
+}
+
+void
+na_plugin_addr_unref_locked(struct na_addr *addr)
+{
+    struct na_plugin_addr *head = na_plugin_addr_head(addr);
+
+    if (atomic_fetch_sub(&head->refcount, 1) != 1)
+        return;
+    LIST_REMOVE(head, entry);
+    free(addr);
+}
+
+void
+na_plugin_addr_unref(struct na_addr *addr)
+{
+    pthread_mutex_t *lock = na_plugin_addr_head(addr)->lock;
+
+    pthread_mutex_lock(lock);
+    na_plugin_addr_unref_locked(addr);
+    pthread_mutex_unlock(lock);
+}
+
+void
+na_plugin_addr_list_clear(struct na_plugin_addr_list *list)
+{
+    struct na_plugin_addr *head;
+
+    while ((head = LIST_FIRST(list)) != NULL) {
+        LIST_REMOVE(head, entry);
+        free(na_plugin_addr_of(head));
+    }
+}
+
+void
+na_plugin_addr_free_interned(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    if (addr != NULL)
+        na_plugin_addr_unref(addr);
+}
+
+na_return_t
+na_plugin_addr_dup_interned(na_class_t *na_class, na_addr_t addr,
+                            na_addr_t *new_addr)
+{
+    (void) na_class;
+    na_plugin_addr_ref(addr);
+    *new_addr = addr;
+    return NA_SUCCESS;
 }
 
 bool

@@ -8,9 +8,9 @@
  *    poll_wait, with the spin-then-sleep loop itself
  *    (na_plugin_poll_wait);
  *  - the plugin-independent part of a context (struct na_plugin_context):
- *    its id, its pending and completed counts and the backlogs of messages
- *    that arrived before a matching receive was posted, with the class's
- *    table of contexts;
+ *    its id, its pending and completed counts, the receives posted on it
+ *    and the backlogs of messages that arrived before a matching receive
+ *    was posted, with the class's table of contexts;
  *  - receive completion (na_plugin_recv_fill) and op completion
  *    (na_plugin_op_done);
  *  - ops that are the same in every such plugin (message buffers,
@@ -76,6 +76,9 @@ struct na_plugin_context {
     atomic_uint completed; /* completions queued, ever (poll counts)  */
     /* Messages nobody asked for yet, oldest first (lock held). */
     struct na_plugin_backlog unexp_backlog, exp_backlog;
+    /* Receives posted and waiting for a message, oldest first (lock
+     * held): what a message that arrives matches before the backlogs. */
+    struct na_op_list unexp_ops, exp_ops;
 };
 
 /* What a plugin does in poll_wait: one progress pass (`force`: also look
@@ -210,14 +213,52 @@ na_plugin_rma_check(const struct na_op_desc *desc, uint64_t local_len,
     return (remote_flags & need) != 0 ? NA_SUCCESS : NA_PERMISSION;
 }
 
+/*
+ * Interned addresses (sm, tcp): one object per peer, shared by
+ * references, kept on the class's list under the class lock and freed
+ * with its last reference. The plugin's struct na_addr starts with this
+ * head; the helpers below take the plugin's address and find the head at
+ * its start.
+ */
+struct na_plugin_addr {
+    atomic_uint refcount;
+    pthread_mutex_t *lock;            /* the class lock, which guards list */
+    LIST_ENTRY(na_plugin_addr) entry; /* on the class's list (lock held) */
+};
+LIST_HEAD(na_plugin_addr_list, na_plugin_addr);
+
+/* The plugin's address of a list entry (its head). */
+static inline struct na_addr *
+na_plugin_addr_of(struct na_plugin_addr *head)
+{
+    return (struct na_addr *) (void *) head;
+}
+
+/* A new address (allocated zeroed by the plugin) gets its one reference
+ * and goes on `list`, guarded by `lock` (held). */
+void na_plugin_addr_insert(struct na_plugin_addr_list *list,
+                           pthread_mutex_t *lock, struct na_addr *addr);
+void na_plugin_addr_ref(struct na_addr *addr);
+/* Drop a reference; the last one takes the address off its list and
+ * frees it. The first with the class lock held, the second takes it. */
+void na_plugin_addr_unref_locked(struct na_addr *addr);
+void na_plugin_addr_unref(struct na_addr *addr);
+/* Free what is left on list, whatever its references (the class goes
+ * away: addresses the user did not free die with it). */
+void na_plugin_addr_list_clear(struct na_plugin_addr_list *list);
+
 /* Ops the same in every plugin whose addresses are interned (one object
- * per peer), whose message buffers need no registration and whose clock
+ * per peer; addr_free and addr_dup also need the struct na_plugin_addr
+ * head), whose message buffers need no registration and whose clock
  * is the real one. */
 void *na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                               unsigned long flags, void **plugin_data);
 void na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
 bool na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a,
                                  na_addr_t b);
+void na_plugin_addr_free_interned(na_class_t *na_class, na_addr_t addr);
+na_return_t na_plugin_addr_dup_interned(na_class_t *na_class, na_addr_t addr,
+                                        na_addr_t *new_addr);
 uint64_t na_plugin_clock_now_monotonic(na_class_t *na_class);
 
 /*

@@ -475,13 +475,6 @@ na_ofi_context_destroy(na_class_t *na_class, void *plugin_context)
     return NA_SUCCESS;
 }
 
-static uint64_t
-na_ofi_clock_now(na_class_t *na_class)
-{
-    (void) na_class;
-    return na_plugin_clock_monotonic_ns();
-}
-
 const struct na_class_ops na_ofi_class_ops = {
     .class_name = NA_OFI_CLASS_NAME,
     .check_protocol = na_ofi_check_protocol,
@@ -495,7 +488,7 @@ const struct na_class_ops na_ofi_class_ops = {
     .addr_free = na_ofi_addr_free,
     .addr_self = na_ofi_addr_self,
     .addr_dup = na_ofi_addr_dup,
-    .addr_cmp = na_ofi_addr_cmp,
+    .addr_cmp = na_plugin_addr_cmp_interned,
     .addr_set_remove = na_ofi_addr_set_remove,
     .addr_is_self = na_ofi_addr_is_self,
     .addr_to_string = na_ofi_addr_to_string,
@@ -524,5 +517,5 @@ const struct na_class_ops na_ofi_class_ops = {
     .poll = na_ofi_poll,
     .poll_wait = na_ofi_poll_wait,
     .cancel = na_ofi_cancel,
-    .clock_now = na_ofi_clock_now,
+    .clock_now = na_plugin_clock_now_monotonic,
 };

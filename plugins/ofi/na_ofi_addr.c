@@ -460,13 +460,6 @@ na_ofi_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
 }
 
 bool
-na_ofi_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b)
-{
-    (void) na_class;
-    return a == b;
-}
-
-bool
 na_ofi_addr_is_self(na_class_t *na_class, na_addr_t addr)
 {
     return addr == na_ofi_class(na_class)->self;

@@ -415,7 +415,6 @@ void na_ofi_addr_free(na_class_t *na_class, na_addr_t addr);
 na_return_t na_ofi_addr_self(na_class_t *na_class, na_addr_t *addr);
 na_return_t na_ofi_addr_dup(na_class_t *na_class, na_addr_t addr,
                             na_addr_t *new_addr);
-bool na_ofi_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b);
 na_return_t na_ofi_addr_set_remove(na_class_t *na_class, na_addr_t addr);
 bool na_ofi_addr_is_self(na_class_t *na_class, na_addr_t addr);
 na_return_t na_ofi_addr_to_string(na_class_t *na_class, char *buf,

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "conformance/na_peer.h"
 #include "na_ofi_internal.h"
 
 #include <spawn.h>
@@ -58,46 +59,13 @@ struct fixture {
     na_addr_t srv_addr; /* the server as the client looked it up */
 };
 
-/* What a completion callback saw. */
-struct result {
-    int calls;
-    na_return_t ret;
-    size_t size;
-    na_addr_t source;
-    na_tag_t tag;
-};
-
-static void
-record_cb(const struct na_cb_info *info)
-{
-    struct result *r = info->arg;
-
-    r->calls++;
-    r->ret = info->ret;
-    if (info->type == NA_CB_RECV_UNEXPECTED) {
-        r->size = info->info.recv_unexpected.actual_buf_size;
-        r->source = info->info.recv_unexpected.source;
-        r->tag = info->info.recv_unexpected.tag;
-    } else if (info->type == NA_CB_RECV_EXPECTED) {
-        r->size = info->info.recv_expected.actual_buf_size;
-    }
-}
-
 /* Drive both classes until *calls reaches want, or fail after the bound. */
 static bool
 progress_until(struct fixture *fx, const int *calls, int want)
 {
-    uint64_t deadline = NA_Clock_now(fx->srv) + TEST_TIMEOUT_NS;
+    const struct na_peer peers[] = {{fx->srv, fx->sctx}, {fx->cli, fx->cctx}};
 
-    while (*calls < want) {
-        if (NA_Clock_now(fx->srv) > deadline)
-            return false;
-        NA_Poll_wait(fx->srv, fx->sctx, 1, NULL);
-        NA_Trigger(fx->sctx, 64, NULL);
-        NA_Poll_wait(fx->cli, fx->cctx, 1, NULL);
-        NA_Trigger(fx->cctx, 64, NULL);
-    }
-    return true;
+    return na_peers_progress(peers, 2, calls, want, 1, TEST_TIMEOUT_NS);
 }
 
 /* Drain both contexts so a late duplicate completion would be seen. */
@@ -325,7 +293,7 @@ exchange(struct fixture *fx, size_t size, bool use_msg_buf)
     uint8_t *sbuf = malloc(max), *rbuf = malloc(max), reply[64], rreply[64];
     char src[128], cli[128];
     size_t src_size = sizeof(src), cli_size = sizeof(cli);
-    struct result s = {0}, r = {0}, rs = {0}, rr = {0};
+    struct na_result s = {0}, r = {0}, rs = {0}, rr = {0};
     na_op_id_t *s_op = NA_Op_create(fx->cli, 0);
     na_op_id_t *r_op = NA_Op_create(fx->srv, 0);
     na_op_id_t *rs_op = NA_Op_create(fx->srv, 0);
@@ -343,14 +311,14 @@ exchange(struct fixture *fx, size_t size, bool use_msg_buf)
     fill(sbuf, size, 3);
     memset(rbuf, 0, max);
 
-    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &r,
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, na_record_cb, &r,
                                             rbuf, max, rdata, r_op),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &rr,
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, na_record_cb, &rr,
                                           rreply, sizeof(rreply), NULL,
                                           fx->srv_addr, 0, 0x1234, rr_op),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &s,
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, na_record_cb, &s,
                                             sbuf, size, sdata, fx->srv_addr, 0,
                                             42, s_op),
                      NA_SUCCESS);
@@ -374,7 +342,7 @@ exchange(struct fixture *fx, size_t size, bool use_msg_buf)
 
     /* Answer through the source address. */
     fill(reply, sizeof(reply), 9);
-    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, record_cb, &rs,
+    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, na_record_cb, &rs,
                                           reply, sizeof(reply), NULL, r.source,
                                           0, 0x1234, rs_op),
                      NA_SUCCESS);
@@ -630,13 +598,13 @@ send_one(struct fixture *fx, const char *text)
     size_t len = strlen(text) + 1;
     void *sdata, *sbuf = NA_Msg_buf_alloc(fx->cli, len, 0, &sdata);
     na_op_id_t *sop = NA_Op_create(fx->cli, 0);
-    struct result sent = {0};
+    struct na_result sent = {0};
 
     assert_non_null(sbuf);
     memcpy(sbuf, text, len);
-    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &sent,
-                                            sbuf, len, sdata, fx->srv_addr, 0,
-                                            9, sop),
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, na_record_cb,
+                                            &sent, sbuf, len, sdata,
+                                            fx->srv_addr, 0, 9, sop),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &sent.calls, 1));
     assert_int_equal(sent.ret, NA_SUCCESS);
@@ -660,7 +628,7 @@ test_forged_source(void **state)
     void *rdata, *rbuf = NA_Msg_buf_alloc(fx->srv, max, 0, &rdata);
     na_op_id_t *rop = NA_Op_create(fx->srv, 0);
     uint8_t saved[NA_OFI_HDR_SIZE];
-    struct result recv = {0};
+    struct na_result recv = {0};
     char info[64];
     na_class_t *other;
 
@@ -677,8 +645,8 @@ test_forged_source(void **state)
     assert_non_null(other);
 
     /* An honest first message makes the client known to the server. */
-    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &recv,
-                                            rbuf, max, rdata, rop),
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, na_record_cb,
+                                            &recv, rbuf, max, rdata, rop),
                      NA_SUCCESS);
     send_one(fx, "honest 1");
     assert_true(progress_until(fx, &recv.calls, 1));
@@ -688,8 +656,8 @@ test_forged_source(void **state)
 
     /* The same client claims to be `other`, then sends honestly again. */
     memset(&recv, 0, sizeof(recv));
-    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &recv,
-                                            rbuf, max, rdata, rop),
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, na_record_cb,
+                                            &recv, rbuf, max, rdata, rop),
                      NA_SUCCESS);
     memcpy(saved, ccls->hdr_template, sizeof(saved));
     memcpy(ccls->hdr_template + 5, na_ofi_class(other)->hdr_template + 5,

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "conformance/na_peer.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,20 +32,6 @@
 
 /* Bound on any wait here (passes of at most 1 ms each). */
 #define TEST_TIMEOUT_MS 20000u
-
-struct result {
-    int calls;
-    na_return_t ret;
-};
-
-static void
-record(const struct na_cb_info *info)
-{
-    struct result *r = info->arg;
-
-    r->calls++;
-    r->ret = info->ret;
-}
 
 /* The name of the table of the class whose address prints as `str`
  * ("ofi+shm://<pid>:<domain>:<endpoint>"). */
@@ -72,13 +59,13 @@ struct env {
 static na_return_t
 get64(struct env *e)
 {
-    struct result r = {0};
+    struct na_result r = {0};
     na_op_id_t *op = NA_Op_create(e->org, 0);
     na_return_t ret;
 
     assert_non_null(op);
-    ret = NA_Get(e->org, e->octx, record, &r, e->omh, 0, e->rmh, 0, 64, e->addr,
-                 0, op);
+    ret = NA_Get(e->org, e->octx, na_record_cb, &r, e->omh, 0, e->rmh, 0, 64,
+                 e->addr, 0, op);
     /* Both classes are driven here: the provider progresses only when
      * its completion queue is read. */
     for (unsigned i = 0; ret == NA_SUCCESS && r.calls == 0; i++) {

@@ -31,7 +31,7 @@ static void
 test_early_expected_and_backlog(void **state)
 {
     struct pair p;
-    struct result s1 = {0}, s2 = {0}, r1 = {0}, r2 = {0};
+    struct na_result s1 = {0}, s2 = {0}, r1 = {0}, r2 = {0};
     char b1[16] = {0}, b2[16] = {0};
     unsigned int n;
 
@@ -42,8 +42,8 @@ test_early_expected_and_backlog(void **state)
 
     /* Both messages arrive before any receive is posted; the sends still
      * complete, the data waits at the destination. */
-    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, record_cb, &s1, "early", 6,
-                                          NULL, p.a_to_b, 0, 9, send1),
+    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, na_record_cb, &s1, "early",
+                                          6, NULL, p.a_to_b, 0, 9, send1),
                      NA_SUCCESS);
     send_unexpected(&p, send2, &s2, "backlog", 8, 3);
     pair_settle(&p);
@@ -52,11 +52,11 @@ test_early_expected_and_backlog(void **state)
     assert_int_equal(s2.calls, 1);
     assert_int_equal(s2.ret, NA_SUCCESS);
 
-    assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, record_cb, &r1, b1,
+    assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, na_record_cb, &r1, b1,
                                           sizeof(b1), NULL, p.b_to_a, 0, 9,
                                           recv1),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r2, b2,
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r2, b2,
                                             sizeof(b2), NULL, recv2),
                      NA_SUCCESS);
     /* The matches complete during progress, without time passing. */
@@ -88,7 +88,7 @@ static void
 test_ready_next(void **state)
 {
     struct pair p;
-    struct result s = {0}, r = {0};
+    struct na_result s = {0}, r = {0};
     char buf[16], name[64];
     uint8_t id = 7;
 
@@ -102,7 +102,7 @@ test_ready_next(void **state)
                      NA_INVALID_ARG);
     while (na_sim_ready_next(name, sizeof(name), &id) == NA_SUCCESS)
         ;
-    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, buf,
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r, buf,
                                             sizeof(buf), NULL, recv),
                      NA_SUCCESS);
     send_unexpected(&p, send, &s, "ready", 6, 1);
@@ -133,7 +133,7 @@ static void
 test_backlog_fail(void **state)
 {
     struct pair p;
-    struct result s1 = {0}, s2 = {0};
+    struct na_result s1 = {0}, s2 = {0};
 
     (void) state;
     pair_open(&p);
@@ -161,7 +161,7 @@ static void
 test_backlog_block(void **state)
 {
     struct pair p;
-    struct result s[4], r[4];
+    struct na_result s[4], r[4];
     char in[4][8];
     na_op_id_t *send[4], *recv[4];
     const char *msgs[4] = {"m0", "m1", "m2", "m3"};
@@ -192,7 +192,7 @@ test_backlog_block(void **state)
     assert_int_equal(s[3].ret, NA_CANCELED);
     /* Each receive takes the oldest message and admits the next sender. */
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[i],
+        assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r[i],
                                                 in[i], sizeof(in[i]), NULL,
                                                 recv[i]),
                          NA_SUCCESS);
@@ -217,8 +217,9 @@ test_backlog_block(void **state)
     send_unexpected(&p, send[1], &s[1], "y", 2, 0);
     pair_settle(&p);
     assert_int_equal(s[0].calls + s[1].calls, 0);
-    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[0], in[0],
-                                            sizeof(in[0]), NULL, recv[0]),
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r[0],
+                                            in[0], sizeof(in[0]), NULL,
+                                            recv[0]),
                      NA_SUCCESS);
     pair_settle(&p);
     assert_int_equal(r[0].ret, NA_SUCCESS);
@@ -247,7 +248,7 @@ static void
 test_backlog_block_crash(void **state)
 {
     struct pair p;
-    struct result s[3];
+    struct na_result s[3];
     na_op_id_t *send[3];
 
     (void) state;
@@ -284,7 +285,7 @@ test_message_size_from_init_info(void **state)
 {
     struct pair p;
     struct na_init_info info = NA_INIT_INFO_INITIALIZER;
-    struct result s = {0}, r = {0};
+    struct na_result s = {0}, r = {0};
     char big[256];
 
     (void) state;
@@ -297,12 +298,12 @@ test_message_size_from_init_info(void **state)
     na_op_id_t *send = NA_Op_create(p.a, 0), *recv = NA_Op_create(p.b, 0);
 
     memset(big, 'x', sizeof(big));
-    assert_int_equal(NA_Msg_send_unexpected(p.a, p.ca, record_cb, &s, big, 129,
-                                            NULL, p.a_to_b, 0, 0, send),
+    assert_int_equal(NA_Msg_send_unexpected(p.a, p.ca, na_record_cb, &s, big,
+                                            129, NULL, p.a_to_b, 0, 0, send),
                      NA_MSGSIZE);
-    assert_int_equal(
-        NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, big, 129, NULL, recv),
-        NA_MSGSIZE);
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r, big,
+                                            129, NULL, recv),
+                     NA_MSGSIZE);
     pair_settle(&p);
     assert_int_equal(s.calls + r.calls, 0);
 
@@ -317,13 +318,13 @@ static void
 test_unreachable_context_id(void **state)
 {
     struct pair p;
-    struct result s = {0};
+    struct na_result s = {0};
 
     (void) state;
     pair_open(&p);
     na_op_id_t *op = NA_Op_create(p.a, 0);
 
-    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, record_cb, &s, "x", 2,
+    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, na_record_cb, &s, "x", 2,
                                           NULL, p.a_to_b, 3, 0, op),
                      NA_SUCCESS);
     pair_drive(&p, &s.calls, 1);
@@ -341,7 +342,7 @@ static void
 test_virtual_time(void **state)
 {
     struct pair p;
-    struct result s = {0}, r = {0};
+    struct na_result s = {0}, r = {0};
     struct na_sim_link link = {.latency_ns = 2000000, /* 2 ms */
                                .bandwidth = 1000000}; /* 1 MB/s */
     struct na_sim_link got;
@@ -369,7 +370,7 @@ test_virtual_time(void **state)
                      NA_INVALID_ARG);
     na_op_id_t *send = NA_Op_create(p.a, 0), *recv = NA_Op_create(p.b, 0);
 
-    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r, buf,
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r, buf,
                                             sizeof(buf), NULL, recv),
                      NA_SUCCESS);
     memset(buf, 'z', sizeof(buf));
@@ -407,7 +408,7 @@ static uint64_t
 scenario(uint64_t seed, char **dump, size_t *dump_len)
 {
     struct pair p;
-    struct result r[8];
+    struct na_result r[8];
     char in[4][32];
     unsigned char lbuf[64], rbuf[64];
     na_mem_handle_t lh, rh, rh_r;
@@ -428,20 +429,20 @@ scenario(uint64_t seed, char **dump, size_t *dump_len)
     rh = registered(p.b, rbuf, 64, NA_MEM_READWRITE);
     rh_r = ship_handle(&p, rh);
 
-    NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[4], in[0], 32, NULL,
+    NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r[4], in[0], 32, NULL,
                            ops[4]);
     send_unexpected(&p, ops[0], &r[0], "one", 4, 1);
     send_unexpected(&p, ops[1], &r[1], "two", 4, 2); /* to the backlog */
-    NA_Msg_recv_expected(p.a, p.ca, record_cb, &r[2], in[1], 32, NULL, p.a_to_b,
-                         0, 5, ops[2]);
-    NA_Put(p.a, p.ca, record_cb, &r[3], lh, 0, rh_r, 0, 64, p.a_to_b, 0,
+    NA_Msg_recv_expected(p.a, p.ca, na_record_cb, &r[2], in[1], 32, NULL,
+                         p.a_to_b, 0, 5, ops[2]);
+    NA_Put(p.a, p.ca, na_record_cb, &r[3], lh, 0, rh_r, 0, 64, p.a_to_b, 0,
            ops[3]);
     pair_drive(&p, &r[4].calls, 1);
-    NA_Msg_send_expected(p.b, p.cb, record_cb, &r[5], "reply", 6, NULL,
+    NA_Msg_send_expected(p.b, p.cb, na_record_cb, &r[5], "reply", 6, NULL,
                          p.b_to_a, 0, 5, ops[5]);
-    NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[6], in[2], 32, NULL,
+    NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r[6], in[2], 32, NULL,
                            ops[6]);
-    NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[7], in[3], 32, NULL,
+    NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r[7], in[3], 32, NULL,
                            ops[7]);
     pair_drive(&p, &r[2].calls, 1);
     NA_Cancel(p.b, p.cb, ops[7]);
@@ -519,7 +520,7 @@ static void
 test_source_address_shared(void **state)
 {
     struct pair p;
-    struct result s[2] = {{0}}, r[2] = {{0}};
+    struct na_result s[2] = {{0}}, r[2] = {{0}};
     char in[2][16];
     na_op_id_t *ops[4];
     char str[64];
@@ -530,7 +531,7 @@ test_source_address_shared(void **state)
     for (int i = 0; i < 4; i++)
         ops[i] = NA_Op_create(i < 2 ? p.a : p.b, 0);
     for (int i = 0; i < 2; i++)
-        assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, record_cb, &r[i],
+        assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r[i],
                                                 in[i], sizeof(in[i]), NULL,
                                                 ops[2 + i]),
                          NA_SUCCESS);

@@ -8,15 +8,7 @@
 #include "na.h"
 #include "na_sim.h"
 
-/* One completion as the callback saw it. */
-struct result {
-    int calls;
-    na_return_t ret;
-    na_cb_type_t type;
-    size_t size;
-    na_tag_t tag;
-    na_addr_t source;
-};
+#include "conformance/na_peer.h"
 
 /* Two nodes, "alpha" and "beta", one context each, and each one's address
  * of the other. */
@@ -25,9 +17,6 @@ struct pair {
     na_context_t *ca, *cb;
     na_addr_t a_to_b, b_to_a;
 };
-
-/* Completion callback: arg is a struct result. */
-void record_cb(const struct na_cb_info *info);
 
 void pair_open_opt(struct pair *p, const struct na_init_info *info);
 void pair_open(struct pair *p);
@@ -40,7 +29,7 @@ void pair_drive(struct pair *p, const int *calls, int want);
 /* Run the world dry and trigger everything, on both contexts. */
 void pair_settle(struct pair *p);
 /* An unexpected send from a to b on context id 0. */
-void send_unexpected(struct pair *p, na_op_id_t *op, struct result *r,
+void send_unexpected(struct pair *p, na_op_id_t *op, struct na_result *r,
                      const void *buf, size_t size, na_tag_t tag);
 /* Create and register a handle for len bytes at buf. */
 na_mem_handle_t registered(na_class_t *na_class, void *buf, size_t len,

@@ -23,7 +23,7 @@ void
 test_rma_wrong_node(void **state)
 {
     struct pair p;
-    struct result r = {0};
+    struct na_result r = {0};
     unsigned char local[8] = "abcdefg", remote[8] = {0};
     na_mem_handle_t lh, rh, rh_r;
     na_addr_t self;
@@ -37,7 +37,7 @@ test_rma_wrong_node(void **state)
 
     assert_int_equal(NA_Addr_self(p.a, &self), NA_SUCCESS);
     assert_int_equal(
-        NA_Put(p.a, p.ca, record_cb, &r, lh, 0, rh_r, 0, 4, self, 0, op),
+        NA_Put(p.a, p.ca, na_record_cb, &r, lh, 0, rh_r, 0, 4, self, 0, op),
         NA_SUCCESS);
     pair_drive(&p, &r.calls, 1);
     assert_int_equal(r.calls, 1);

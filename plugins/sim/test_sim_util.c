@@ -14,22 +14,6 @@
 #include "test_sim.h"
 
 void
-record_cb(const struct na_cb_info *info)
-{
-    struct result *r = info->arg;
-
-    r->calls++;
-    r->ret = info->ret;
-    r->type = info->type;
-    if (info->type == NA_CB_RECV_UNEXPECTED) {
-        r->size = info->info.recv_unexpected.actual_buf_size;
-        r->tag = info->info.recv_unexpected.tag;
-        r->source = info->info.recv_unexpected.source;
-    } else if (info->type == NA_CB_RECV_EXPECTED)
-        r->size = info->info.recv_expected.actual_buf_size;
-}
-
-void
 pair_open_opt(struct pair *p, const struct na_init_info *info)
 {
     memset(p, 0, sizeof(*p));
@@ -96,10 +80,10 @@ pair_settle(struct pair *p)
 }
 
 void
-send_unexpected(struct pair *p, na_op_id_t *op, struct result *r,
+send_unexpected(struct pair *p, na_op_id_t *op, struct na_result *r,
                 const void *buf, size_t size, na_tag_t tag)
 {
-    assert_int_equal(NA_Msg_send_unexpected(p->a, p->ca, record_cb, r, buf,
+    assert_int_equal(NA_Msg_send_unexpected(p->a, p->ca, na_record_cb, r, buf,
                                             size, NULL, p->a_to_b, 0, tag, op),
                      NA_SUCCESS);
 }

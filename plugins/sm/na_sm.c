@@ -42,15 +42,11 @@ static void
 na_sm_class_free(struct na_sm_class *cls)
 {
     struct na_sm_conn *c;
-    struct na_addr *a;
 
     while ((c = LIST_FIRST(&cls->conns)) != NULL)
         na_sm_conn_destroy(c);
     /* Addresses the user did not free die with the class. */
-    while ((a = LIST_FIRST(&cls->addrs)) != NULL) {
-        LIST_REMOVE(a, entry);
-        free(a);
-    }
+    na_plugin_addr_list_clear(&cls->addrs);
     if (cls->listen_sock >= 0)
         close(cls->listen_sock);
     na_plugin_wait_fini(&cls->wait);
@@ -143,8 +139,6 @@ na_sm_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
 
     na_plugin_context_init(&pc->base, context, id);
     pc->cls = cls;
-    na_op_list_init(&pc->unexp_ops);
-    na_op_list_init(&pc->exp_ops);
     return na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
 }
 
@@ -155,7 +149,7 @@ na_sm_context_destroy(na_class_t *na_class, void *plugin_context)
     struct na_sm_context *pc = plugin_context;
 
     return na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
-                                    na_sm_addr_unref_locked);
+                                    na_plugin_addr_unref_locked);
 }
 
 const struct na_class_ops na_sm_class_ops = {
@@ -169,9 +163,9 @@ const struct na_class_ops na_sm_class_ops = {
     .context_destroy = na_sm_context_destroy,
     .op_size = sizeof(struct na_op_id),
     .addr_lookup = na_sm_addr_lookup,
-    .addr_free = na_sm_addr_free,
+    .addr_free = na_plugin_addr_free_interned,
     .addr_self = na_sm_addr_self,
-    .addr_dup = na_sm_addr_dup,
+    .addr_dup = na_plugin_addr_dup_interned,
     .addr_cmp = na_plugin_addr_cmp_interned,
     .addr_is_self = na_sm_addr_is_self,
     .addr_to_string = na_sm_addr_to_string,

@@ -51,54 +51,29 @@ na_sm_name_parse(const char *str, char *name)
     return NA_SUCCESS;
 }
 
-void
-na_sm_addr_ref(struct na_addr *addr)
-{
-    atomic_fetch_add(&addr->refcount, 1);
-}
-
-/* Drop a reference with the class lock held. */
-void
-na_sm_addr_unref_locked(struct na_addr *addr)
-{
-    if (atomic_fetch_sub(&addr->refcount, 1) != 1)
-        return;
-    LIST_REMOVE(addr, entry);
-    free(addr);
-}
-
-void
-na_sm_addr_unref(struct na_addr *addr)
-{
-    struct na_sm_class *cls = addr->cls;
-
-    pthread_mutex_lock(&cls->lock);
-    na_sm_addr_unref_locked(addr);
-    pthread_mutex_unlock(&cls->lock);
-}
-
 /* Find or create the object for `name`; returns a new reference. Called
  * with the class lock held. */
 struct na_addr *
 na_sm_addr_intern(struct na_sm_class *cls, const char *name)
 {
+    struct na_plugin_addr *head;
     struct na_addr *a;
 
-    LIST_FOREACH(a, &cls->addrs, entry)
+    LIST_FOREACH(head, &cls->addrs, entry)
     {
+        a = na_plugin_addr_of(head);
         if (strcmp(a->name, name) == 0) {
-            na_sm_addr_ref(a);
+            na_plugin_addr_ref(a);
             return a;
         }
     }
     a = calloc(1, sizeof(*a));
     if (a == NULL)
         return NULL;
-    atomic_init(&a->refcount, 1);
     a->cls = cls;
     a->self = strcmp(name, cls->name) == 0;
     strcpy(a->name, name);
-    LIST_INSERT_HEAD(&cls->addrs, a, entry);
+    na_plugin_addr_insert(&cls->addrs, &cls->lock, a);
     return a;
 }
 
@@ -123,30 +98,13 @@ na_sm_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
     return NA_SUCCESS;
 }
 
-void
-na_sm_addr_free(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    if (addr != NULL)
-        na_sm_addr_unref(addr);
-}
-
 na_return_t
 na_sm_addr_self(na_class_t *na_class, na_addr_t *addr)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
 
-    na_sm_addr_ref(cls->self);
+    na_plugin_addr_ref(cls->self);
     *addr = cls->self;
-    return NA_SUCCESS;
-}
-
-na_return_t
-na_sm_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
-{
-    (void) na_class;
-    na_sm_addr_ref(addr);
-    *new_addr = addr;
     return NA_SUCCESS;
 }
 

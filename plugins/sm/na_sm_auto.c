@@ -187,10 +187,10 @@ static const struct na_class_ops na_auto_class_ops = {
     .addr_deserialize = na_auto_addr_deserialize,
     .msg_buf_alloc = na_auto_msg_buf_alloc,
     .msg_buf_free = na_auto_msg_buf_free,
-    .msg_send_unexpected = na_auto_send,
+    .msg_send_unexpected = na_auto_msg_forward,
     .msg_recv_unexpected = na_auto_recv_unexpected,
-    .msg_send_expected = na_auto_send,
-    .msg_recv_expected = na_auto_recv_expected,
+    .msg_send_expected = na_auto_msg_forward,
+    .msg_recv_expected = na_auto_msg_forward,
     .mem_handle_create = na_auto_mem_handle_create,
     .mem_handle_create_segments =
         na_plugin_mem_handle_create_segments_opnotsupported,

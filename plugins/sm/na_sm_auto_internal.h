@@ -138,14 +138,11 @@ void na_auto_rx_post(struct na_auto_rx *rx);
 void *na_auto_msg_buf_alloc(na_class_t *na_class, size_t size,
                             unsigned long flags, void **plugin_data);
 void na_auto_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
-na_return_t na_auto_send(na_class_t *na_class, const struct na_op_desc *desc,
-                         na_op_id_t *op);
+na_return_t na_auto_msg_forward(na_class_t *na_class,
+                                const struct na_op_desc *desc, na_op_id_t *op);
 na_return_t na_auto_recv_unexpected(na_class_t *na_class,
                                     const struct na_op_desc *desc,
                                     na_op_id_t *op);
-na_return_t na_auto_recv_expected(na_class_t *na_class,
-                                  const struct na_op_desc *desc,
-                                  na_op_id_t *op);
 na_return_t na_auto_cancel(na_class_t *na_class, na_context_t *context,
                            na_op_id_t *op);
 

@@ -96,25 +96,35 @@ na_auto_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
                     plugin_data);
 }
 
-/* The core checked the size against our limits (the smaller of both
- * classes') and the tag. */
+/* Sends of both kinds and expected receives go to the inner class of the
+ * peer's side with the same arguments (an unexpected receive, which may
+ * match a message from either side, is na_auto_recv_unexpected). The core
+ * checked the size against our limits (the smaller of both classes') and
+ * the tag. */
 na_return_t
-na_auto_send(na_class_t *na_class, const struct na_op_desc *desc,
-             na_op_id_t *op)
+na_auto_msg_forward(na_class_t *na_class, const struct na_op_desc *desc,
+                    na_op_id_t *op)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
     struct na_auto_context *ac = na_auto_ctx(desc->context);
-    na_addr_t dest = desc->addr;
-    int s = na_auto_addr_side(dest);
+    na_addr_t peer = desc->addr;
+    int s = na_auto_addr_side(peer);
+    void *plugin_data = s == NA_AUTO_NET ? desc->plugin_data : NULL;
     na_return_t ret;
 
     if (!na_auto_op_start(op, desc, s))
         return NA_SUCCESS;
-    ret = (desc->type == NA_CB_SEND_EXPECTED ? NA_Msg_send_expected
-                                             : NA_Msg_send_unexpected)(
-        cls->inner[s], ac->inner[s], na_auto_inner_cb, op, desc->buf,
-        desc->buf_size, s == NA_AUTO_NET ? desc->plugin_data : NULL,
-        dest->part[s], desc->addr_id, desc->tag, op->inner[s]);
+    if (desc->type == NA_CB_RECV_EXPECTED)
+        ret = NA_Msg_recv_expected(cls->inner[s], ac->inner[s],
+                                   na_auto_inner_cb, op, desc->buf,
+                                   desc->buf_size, plugin_data, peer->part[s],
+                                   desc->addr_id, desc->tag, op->inner[s]);
+    else
+        ret = (desc->type == NA_CB_SEND_EXPECTED ? NA_Msg_send_expected
+                                                 : NA_Msg_send_unexpected)(
+            cls->inner[s], ac->inner[s], na_auto_inner_cb, op, desc->buf,
+            desc->buf_size, plugin_data, peer->part[s], desc->addr_id,
+            desc->tag, op->inner[s]);
     return na_auto_op_handed(op, cls, ac, s, ret);
 }
 
@@ -142,25 +152,6 @@ na_auto_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     }
     pthread_mutex_unlock(&ac->lock);
     return NA_SUCCESS;
-}
-
-na_return_t
-na_auto_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
-                      na_op_id_t *op)
-{
-    struct na_auto_class *cls = na_auto_class(na_class);
-    struct na_auto_context *ac = na_auto_ctx(desc->context);
-    na_addr_t source = desc->addr;
-    int s = na_auto_addr_side(source);
-    na_return_t ret;
-
-    if (!na_auto_op_start(op, desc, s))
-        return NA_SUCCESS;
-    ret = NA_Msg_recv_expected(
-        cls->inner[s], ac->inner[s], na_auto_inner_cb, op, desc->buf,
-        desc->buf_size, s == NA_AUTO_NET ? desc->plugin_data : NULL,
-        source->part[s], desc->addr_id, desc->tag, op->inner[s]);
-    return na_auto_op_handed(op, cls, ac, s, ret);
 }
 
 /* The core calls this once per post, for a started op: a receive on our

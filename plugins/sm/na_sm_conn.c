@@ -240,7 +240,7 @@ na_sm_connect(struct na_sm_class *cls, struct na_addr *addr)
     c->rx = &c->shm->ring[1];
     atomic_store(&c->rx->sleeping, cls->wait.sleepers > 0);
     c->addr = addr;
-    na_sm_addr_ref(addr);
+    na_plugin_addr_ref(addr);
     addr->failed = false;
     return c;
 
@@ -503,7 +503,7 @@ na_sm_conn_destroy(struct na_sm_conn *conn)
     if (conn->addr != NULL) {
         if (conn->addr->conn == conn)
             conn->addr->conn = NULL;
-        na_sm_addr_unref_locked(conn->addr);
+        na_plugin_addr_unref_locked(conn->addr);
     }
     free(conn);
 }

@@ -157,14 +157,16 @@ struct na_sm_reg_entry {
 
 /* A peer, or ourselves: one object per name, shared by references. */
 struct na_addr {
-    atomic_uint refcount;
+    struct na_plugin_addr base; /* must stay first: references, list */
     struct na_sm_class *cls;
     struct na_sm_conn *conn; /* used to send; under the class lock */
     bool self;
-    bool failed;               /* its last connection ended: the peer is gone */
-    LIST_ENTRY(na_addr) entry; /* the class's address table */
+    bool failed; /* its last connection ended: the peer is gone */
     char name[NA_SM_NAME_MAX + 1];
 };
+
+_Static_assert(offsetof(struct na_addr, base) == 0,
+               "na_plugin_addr_* find the head at the start of the address");
 
 struct na_sm_rma_out;
 TAILQ_HEAD(na_sm_rma_out_queue, na_sm_rma_out);
@@ -240,10 +242,8 @@ _Static_assert(offsetof(struct na_op_id, base) == 0,
 struct na_sm_context {
     struct na_plugin_context base; /* must stay first */
     struct na_sm_class *cls;
-    struct na_op_list unexp_ops, exp_ops;
 };
 
-LIST_HEAD(na_sm_addr_list, na_addr);
 LIST_HEAD(na_sm_conn_list, na_sm_conn);
 
 struct na_sm_class {
@@ -260,7 +260,7 @@ struct na_sm_class {
     struct na_addr *self;
 
     pthread_mutex_t lock; /* guards everything below */
-    struct na_sm_addr_list addrs;
+    struct na_plugin_addr_list addrs;
     struct na_sm_conn_list conns;
     struct na_plugin_context *contexts[256]; /* struct na_sm_context */
     uint32_t *reg_free;                      /* stack of free slots */
@@ -295,15 +295,9 @@ na_sm_ctx(const struct na_sm_class *cls, uint8_t id)
 bool na_sm_name_valid(const char *name, size_t len);
 na_return_t na_sm_name_parse(const char *str, char *name);
 struct na_addr *na_sm_addr_intern(struct na_sm_class *cls, const char *name);
-void na_sm_addr_ref(struct na_addr *addr);
-void na_sm_addr_unref(struct na_addr *addr);
-void na_sm_addr_unref_locked(struct na_addr *addr);
 na_return_t na_sm_addr_lookup(na_class_t *na_class, const char *name,
                               na_addr_t *addr);
-void na_sm_addr_free(na_class_t *na_class, na_addr_t addr);
 na_return_t na_sm_addr_self(na_class_t *na_class, na_addr_t *addr);
-na_return_t na_sm_addr_dup(na_class_t *na_class, na_addr_t addr,
-                           na_addr_t *new_addr);
 bool na_sm_addr_is_self(na_class_t *na_class, na_addr_t addr);
 na_return_t na_sm_addr_to_string(na_class_t *na_class, char *buf,
                                  size_t *buf_size, na_addr_t addr);

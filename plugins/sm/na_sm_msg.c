@@ -98,7 +98,7 @@ na_sm_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
                             source, tag, data, len);
 
     if (ret == NA_SUCCESS && op->type == NA_CB_RECV_UNEXPECTED)
-        na_sm_addr_ref(source);
+        na_plugin_addr_ref(source);
     na_sm_op_complete(op, ret);
 }
 
@@ -107,7 +107,7 @@ na_sm_backlog_push(struct na_plugin_backlog *q, struct na_addr *source,
                    uint8_t src_id, na_tag_t tag, const void *data, size_t len)
 {
     if (na_plugin_backlog_push(q, "sm", source, src_id, tag, data, len))
-        na_sm_addr_ref(source);
+        na_plugin_addr_ref(source);
 }
 
 /* A receive takes a message from the backlog (lock held). */
@@ -115,7 +115,7 @@ static void
 na_sm_recv_backlogged(struct na_op_id *op, struct na_plugin_backlog_msg *m)
 {
     na_sm_recv_fill(op, m->source, m->tag, m->data, m->len);
-    na_sm_addr_unref_locked(m->source);
+    na_plugin_addr_unref_locked(m->source);
     free(m);
 }
 
@@ -131,14 +131,14 @@ na_sm_deliver(struct na_sm_class *cls, struct na_addr *source, uint8_t kind,
     if (pc == NULL)
         return; /* no such context: nobody can ever receive it */
     if (kind == NA_SM_REC_UNEXP) {
-        op = na_op_list_first(&pc->unexp_ops);
+        op = na_op_list_first(&pc->base.unexp_ops);
         if (op == NULL) {
             na_sm_backlog_push(&pc->base.unexp_backlog, source, src_id, tag,
                                data, len);
             return;
         }
     } else {
-        for (op = na_op_list_first(&pc->exp_ops); op != NULL;
+        for (op = na_op_list_first(&pc->base.exp_ops); op != NULL;
              op = na_op_list_next(op)) {
             if (op->addr == source && op->u.msg.peer_id == src_id &&
                 op->u.msg.tag == tag)
@@ -322,7 +322,7 @@ na_sm_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     m = na_plugin_backlog_take_first(&pc->base.unexp_backlog);
     if (m != NULL)
         na_sm_recv_backlogged(op_id, m);
-    else if (!na_sm_op_wait(&pc->unexp_ops, op_id))
+    else if (!na_sm_op_wait(&pc->base.unexp_ops, op_id))
         m = (void *) 1; /* canceled during the post: wake below */
     pthread_mutex_unlock(&cls->lock);
     if (m != NULL)
@@ -357,7 +357,7 @@ na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
          * will come. */
         na_sm_op_complete(op_id, NA_HOSTUNREACH);
         m = (void *) 1; /* wake below */
-    } else if (!na_sm_op_wait(&pc->exp_ops, op_id)) {
+    } else if (!na_sm_op_wait(&pc->base.exp_ops, op_id)) {
         m = (void *) 1; /* canceled during the post: wake below */
     }
     pthread_mutex_unlock(&cls->lock);

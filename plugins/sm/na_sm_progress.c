@@ -47,7 +47,7 @@ na_sm_op_init(struct na_op_id *op, const struct na_op_desc *desc,
     op->conn = NULL;
     op->addr = addr;
     if (addr != NULL)
-        na_sm_addr_ref(addr);
+        na_plugin_addr_ref(addr);
     atomic_fetch_add(&na_sm_pctx(desc->context)->base.pending, 1);
 }
 
@@ -73,7 +73,7 @@ na_sm_op_complete(struct na_op_id *op, na_return_t ret)
     struct na_sm_context *pc = na_sm_pctx(op->context);
 
     if (op->addr != NULL)
-        na_sm_addr_unref_locked(op->addr);
+        na_plugin_addr_unref_locked(op->addr);
     op->addr = NULL;
     na_plugin_op_done(&pc->cls->wait, &pc->base, op, ret);
 }
@@ -114,7 +114,7 @@ na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn)
         struct na_op_id *op, *next;
         if (pc == NULL)
             continue;
-        for (op = na_op_list_first(&pc->exp_ops); op != NULL; op = next) {
+        for (op = na_op_list_first(&pc->base.exp_ops); op != NULL; op = next) {
             next = na_op_list_next(op);
             if (op->addr != addr)
                 continue;

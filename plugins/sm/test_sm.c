@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "conformance/na_peer.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -31,46 +32,13 @@ struct fixture {
     na_addr_t srv_addr; /* the server as the client looked it up */
 };
 
-struct result {
-    int calls;
-    na_return_t ret;
-    size_t size;
-    na_addr_t source;
-    na_tag_t tag;
-};
-
-static void
-record_cb(const struct na_cb_info *info)
-{
-    struct result *r = info->arg;
-
-    r->calls++;
-    r->ret = info->ret;
-    if (info->type == NA_CB_RECV_UNEXPECTED) {
-        r->size = info->info.recv_unexpected.actual_buf_size;
-        r->source = info->info.recv_unexpected.source;
-        r->tag = info->info.recv_unexpected.tag;
-    } else if (info->type == NA_CB_RECV_EXPECTED) {
-        r->size = info->info.recv_expected.actual_buf_size;
-    }
-}
-
+/* Drive the server and the client in turn until *calls reaches want. */
 static bool
 progress_until(struct fixture *fx, const int *calls, int want)
 {
-    uint64_t deadline = NA_Clock_now(fx->cli) + TEST_TIMEOUT_NS;
+    const struct na_peer peers[] = {{fx->srv, fx->sctx}, {fx->cli, fx->cctx}};
 
-    while (*calls < want) {
-        if (NA_Clock_now(fx->cli) > deadline)
-            return false;
-        if (fx->srv != NULL) {
-            NA_Poll_wait(fx->srv, fx->sctx, 1, NULL);
-            NA_Trigger(fx->sctx, 64, NULL);
-        }
-        NA_Poll_wait(fx->cli, fx->cctx, 1, NULL);
-        NA_Trigger(fx->cctx, 64, NULL);
-    }
-    return true;
+    return na_peers_progress(peers, 2, calls, want, 1, TEST_TIMEOUT_NS);
 }
 
 static void
@@ -182,17 +150,17 @@ test_messages(void **state)
     na_op_id_t *s1 = NA_Op_create(fx->cli, 0), *r1 = NA_Op_create(fx->srv, 0);
     na_op_id_t *s2 = NA_Op_create(fx->srv, 0), *r2 = NA_Op_create(fx->cli, 0);
     char out[64] = "hello", in[64] = {0}, small[2];
-    struct result rs = {0}, rr = {0}, xs = {0}, xr = {0};
+    struct na_result rs = {0}, rr = {0}, xs = {0}, xr = {0};
 
     /* Unexpected, sent before the receive is posted (backlog path). */
-    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &rs,
-                                            out, 6, NULL, fx->srv_addr, 0, 42,
-                                            s1),
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, na_record_cb,
+                                            &rs, out, 6, NULL, fx->srv_addr, 0,
+                                            42, s1),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &rs.calls, 1));
     assert_int_equal(rs.ret, NA_SUCCESS);
-    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &rr,
-                                            in, sizeof(in), NULL, r1),
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, na_record_cb,
+                                            &rr, in, sizeof(in), NULL, r1),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &rr.calls, 1));
     assert_int_equal(rr.ret, NA_SUCCESS);
@@ -201,18 +169,18 @@ test_messages(void **state)
     assert_string_equal(in, "hello");
 
     /* Expected reply to the reported source, posted first. */
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &xr, in,
-                                          sizeof(in), NULL, fx->srv_addr, 0, 7,
-                                          r2),
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, na_record_cb, &xr,
+                                          in, sizeof(in), NULL, fx->srv_addr, 0,
+                                          7, r2),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, record_cb, &xs,
+    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, na_record_cb, &xs,
                                           "world", 6, NULL, rr.source, 0, 6,
                                           s2),
                      NA_SUCCESS); /* another tag: must not match */
     assert_true(progress_until(fx, &xs.calls, 1));
     assert_int_equal(xr.calls, 0);
     xs.calls = 0;
-    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, record_cb, &xs,
+    assert_int_equal(NA_Msg_send_expected(fx->srv, fx->sctx, na_record_cb, &xs,
                                           "world", 6, NULL, rr.source, 0, 7,
                                           s2),
                      NA_SUCCESS);
@@ -223,7 +191,7 @@ test_messages(void **state)
 
     /* The first reply (tag 6) still waits; a short buffer: NA_MSGSIZE. */
     xr.calls = 0;
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &xr,
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, na_record_cb, &xr,
                                           small, sizeof(small), NULL,
                                           fx->srv_addr, 0, 6, r2),
                      NA_SUCCESS);
@@ -245,7 +213,7 @@ rma_once(struct fixture *fx, bool put, const uint8_t *bytes, size_t n,
 {
     na_mem_handle_t lh, rh;
     na_op_id_t *op = NA_Op_create(fx->cli, 0);
-    struct result r = {0};
+    struct na_result r = {0};
     na_return_t ret;
 
     assert_int_equal(
@@ -253,8 +221,8 @@ rma_once(struct fixture *fx, bool put, const uint8_t *bytes, size_t n,
         NA_SUCCESS);
     assert_int_equal(NA_Mem_handle_deserialize(fx->cli, &rh, bytes, n),
                      NA_SUCCESS);
-    ret = (put ? NA_Put : NA_Get)(fx->cli, fx->cctx, record_cb, &r, lh, 0, rh,
-                                  off, len, fx->srv_addr, 0, op);
+    ret = (put ? NA_Put : NA_Get)(fx->cli, fx->cctx, na_record_cb, &r, lh, 0,
+                                  rh, off, len, fx->srv_addr, 0, op);
     if (ret == NA_SUCCESS) {
         assert_true(progress_until(fx, &r.calls, 1));
         ret = r.ret;
@@ -350,11 +318,11 @@ test_cancel(void **state)
 {
     struct fixture *fx = *state;
     na_op_id_t *op = NA_Op_create(fx->srv, 0);
-    struct result r = {0};
+    struct na_result r = {0};
     char buf[64];
 
     assert_int_equal(NA_Cancel(fx->srv, fx->sctx, op), NA_SUCCESS); /* idle */
-    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &r,
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, na_record_cb, &r,
                                             buf, sizeof(buf), NULL, op),
                      NA_SUCCESS);
     assert_int_equal(NA_Op_destroy(fx->srv, op), NA_BUSY);
@@ -363,9 +331,9 @@ test_cancel(void **state)
     assert_int_equal(r.ret, NA_CANCELED);
     assert_int_equal(NA_Cancel(fx->srv, fx->sctx, op), NA_SUCCESS); /* done */
     r.calls = 0;
-    assert_int_equal(NA_Msg_recv_expected(fx->srv, fx->sctx, record_cb, &r, buf,
-                                          sizeof(buf), NULL, fx->srv_addr, 0, 1,
-                                          op),
+    assert_int_equal(NA_Msg_recv_expected(fx->srv, fx->sctx, na_record_cb, &r,
+                                          buf, sizeof(buf), NULL, fx->srv_addr,
+                                          0, 1, op),
                      NA_SUCCESS);
     assert_int_equal(NA_Cancel(fx->srv, fx->sctx, op), NA_SUCCESS);
     assert_true(progress_until(fx, &r.calls, 1));
@@ -378,13 +346,13 @@ test_unreachable(void **state)
 {
     struct fixture *fx = *state;
     na_op_id_t *op = NA_Op_create(fx->cli, 0);
-    struct result r = {0};
+    struct na_result r = {0};
     na_addr_t nobody;
 
     assert_int_equal(
         NA_Addr_lookup(fx->cli, "sm://nobody-serves-this", &nobody),
         NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &r,
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, na_record_cb, &r,
                                             "x", 1, NULL, nobody, 0, 1, op),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &r.calls, 1));
@@ -395,7 +363,7 @@ test_unreachable(void **state)
 
 struct waiter {
     struct fixture *fx;
-    struct result r;
+    struct na_result r;
     na_return_t ret;
 };
 
@@ -415,7 +383,7 @@ test_wait_fd(void **state)
     struct fixture *fx = *state;
     na_op_id_t *r = NA_Op_create(fx->srv, 0), *s = NA_Op_create(fx->cli, 0);
     struct waiter w = {.fx = fx};
-    struct result rs = {0};
+    struct na_result rs = {0};
     struct rusage u0, u1;
     pthread_t t;
     char buf[16];
@@ -433,15 +401,15 @@ test_wait_fd(void **state)
     assert_true(cpu_us < 60000);
 
     /* A sleeper is woken by a message from another class. */
-    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, record_cb, &w.r,
-                                            buf, sizeof(buf), NULL, r),
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx, na_record_cb,
+                                            &w.r, buf, sizeof(buf), NULL, r),
                      NA_SUCCESS);
     t0 = NA_Clock_now(fx->cli);
     pthread_create(&t, NULL, waiter_main, &w);
     NA_Poll_wait(fx->cli, fx->cctx, 50, NULL); /* let it fall asleep */
-    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &rs,
-                                            "wake", 5, NULL, fx->srv_addr, 0, 3,
-                                            s),
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, na_record_cb,
+                                            &rs, "wake", 5, NULL, fx->srv_addr,
+                                            0, 3, s),
                      NA_SUCCESS);
     pthread_join(t, NULL);
     assert_int_equal(w.ret, NA_SUCCESS);
@@ -463,12 +431,13 @@ peer_main(const char *name, int fd)
     na_class_t *c = NA_Initialize(name, true);
     na_context_t *ctx = c ? NA_Context_create(c) : NULL;
     na_op_id_t *op = c ? NA_Op_create(c, 0) : NULL;
-    struct result r = {0};
+    struct na_result r = {0};
     char buf[64];
 
     if (ctx == NULL || op == NULL)
         _exit(2);
-    NA_Msg_recv_unexpected(c, ctx, record_cb, &r, buf, sizeof(buf), NULL, op);
+    NA_Msg_recv_unexpected(c, ctx, na_record_cb, &r, buf, sizeof(buf), NULL,
+                           op);
     if (write(fd, "r", 1) != 1)
         _exit(3);
     while (r.calls == 0) {
@@ -483,7 +452,7 @@ peer_death(struct fixture *fx, bool kill_it)
 {
     char info[64];
     na_op_id_t *s = NA_Op_create(fx->cli, 0), *r = NA_Op_create(fx->cli, 0);
-    struct result rs = {0}, rr = {0}, rg = {0};
+    struct na_result rs = {0}, rr = {0}, rg = {0};
     int fds[2], status;
     na_addr_t peer;
     char c, buf[16];
@@ -503,19 +472,19 @@ peer_death(struct fixture *fx, bool kill_it)
     close(fds[0]);
     assert_int_equal(NA_Addr_lookup(fx->cli, info, &peer), NA_SUCCESS);
     /* A reply that will never come, posted before the request. */
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &rr,
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, na_record_cb, &rr,
                                           buf, sizeof(buf), NULL, peer, 0, 9,
                                           r),
                      NA_SUCCESS);
     if (kill_it) {
         /* Connected (by a message the peer reads), then killed. */
-        assert_int_equal(NA_Msg_send_expected(fx->cli, fx->cctx, record_cb, &rs,
-                                              "x", 1, NULL, peer, 0, 1, s),
+        assert_int_equal(NA_Msg_send_expected(fx->cli, fx->cctx, na_record_cb,
+                                              &rs, "x", 1, NULL, peer, 0, 1, s),
                          NA_SUCCESS);
         assert_true(progress_until(fx, &rs.calls, 1));
         kill(pid, SIGKILL);
     } else {
-        assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb,
+        assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, na_record_cb,
                                                 &rs, "bye", 4, NULL, peer, 0, 1,
                                                 s),
                          NA_SUCCESS);
@@ -526,8 +495,8 @@ peer_death(struct fixture *fx, bool kill_it)
     assert_true(progress_until(fx, &rr.calls, 1));
     assert_int_equal(rr.ret, NA_HOSTUNREACH);
     /* And anything new to it fails too. */
-    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &rg,
-                                            "x", 1, NULL, peer, 0, 1, s),
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, na_record_cb,
+                                            &rg, "x", 1, NULL, peer, 0, 1, s),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &rg.calls, 1));
     assert_int_equal(rg.ret, NA_HOSTUNREACH);
@@ -544,7 +513,7 @@ peer_death(struct fixture *fx, bool kill_it)
     assert_int_equal(read(fds[0], &c, 1), 1);
     close(fds[0]);
     rr.calls = rg.calls = 0;
-    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, record_cb, &rr,
+    assert_int_equal(NA_Msg_recv_expected(fx->cli, fx->cctx, na_record_cb, &rr,
                                           buf, sizeof(buf), NULL, peer, 0, 9,
                                           r),
                      NA_SUCCESS);
@@ -553,8 +522,8 @@ peer_death(struct fixture *fx, bool kill_it)
         NA_Trigger(fx->cctx, 64, NULL);
     }
     assert_int_equal(rr.calls, 0); /* not failed: the peer is back */
-    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, record_cb, &rg,
-                                            "hi", 3, NULL, peer, 0, 1, s),
+    assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx, na_record_cb,
+                                            &rg, "hi", 3, NULL, peer, 0, 1, s),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &rg.calls, 1));
     assert_int_equal(rg.ret, NA_SUCCESS);

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "conformance/na_peer.h"
 #include "na/na_auto_sm.h"
 #include "na_sm_auto_internal.h"
 
@@ -26,54 +27,18 @@
 #define TEST_TIMEOUT_NS (20ull * 1000000000ull)
 #define TCP "ofi+tcp://127.0.0.1:0"
 
-struct peer {
-    na_class_t *cls;
-    na_context_t *ctx;
-};
-
 struct fixture {
-    struct peer srv, autoc, plain;
+    struct na_peer srv, autoc, plain;
     char srv_name[512];
     na_addr_t at_auto, at_plain; /* the server, as each client sees it */
 };
 
-struct result {
-    int calls;
-    na_return_t ret;
-    size_t size;
-    na_addr_t source;
-};
-
-static void
-record_cb(const struct na_cb_info *info)
-{
-    struct result *r = info->arg;
-
-    r->calls++;
-    r->ret = info->ret;
-    if (info->type == NA_CB_RECV_UNEXPECTED) {
-        r->size = info->info.recv_unexpected.actual_buf_size;
-        r->source = info->info.recv_unexpected.source;
-    } else if (info->type == NA_CB_RECV_EXPECTED) {
-        r->size = info->info.recv_expected.actual_buf_size;
-    }
-}
-
 static bool
 progress_until(struct fixture *fx, const int *calls, int want)
 {
-    struct peer *p[3] = {&fx->srv, &fx->autoc, &fx->plain};
-    uint64_t deadline = NA_Clock_now(fx->srv.cls) + TEST_TIMEOUT_NS;
+    const struct na_peer peers[] = {fx->srv, fx->autoc, fx->plain};
 
-    while (*calls < want) {
-        if (NA_Clock_now(fx->srv.cls) > deadline)
-            return false;
-        for (int i = 0; i < 3; i++) {
-            NA_Poll_wait(p[i]->cls, p[i]->ctx, 1, NULL);
-            NA_Trigger(p[i]->ctx, 64, NULL);
-        }
-    }
-    return true;
+    return na_peers_progress(peers, 3, calls, want, 1, TEST_TIMEOUT_NS);
 }
 
 static int
@@ -120,7 +85,7 @@ static int
 teardown(void **state)
 {
     struct fixture *fx = *state;
-    struct peer *p[3] = {&fx->srv, &fx->autoc, &fx->plain};
+    struct na_peer *p[3] = {&fx->srv, &fx->autoc, &fx->plain};
 
     NA_Addr_free(fx->autoc.cls, fx->at_auto);
     NA_Addr_free(fx->plain.cls, fx->at_plain);
@@ -135,30 +100,32 @@ teardown(void **state)
 /* One request from `c` to the server and its reply; returns the source
  * address the server saw (freed here) through *side. */
 static void
-round_trip(struct fixture *fx, struct peer *c, na_addr_t to, int *side)
+round_trip(struct fixture *fx, struct na_peer *c, na_addr_t to, int *side)
 {
     na_op_id_t *cs = NA_Op_create(c->cls, 0), *cr = NA_Op_create(c->cls, 0);
     na_op_id_t *ss = NA_Op_create(fx->srv.cls, 0);
     na_op_id_t *sr = NA_Op_create(fx->srv.cls, 0);
-    struct result a = {0}, b = {0}, d = {0}, e = {0};
+    struct na_result a = {0}, b = {0}, d = {0}, e = {0};
     char in[64] = {0}, back[64] = {0};
 
-    assert_int_equal(NA_Msg_recv_unexpected(fx->srv.cls, fx->srv.ctx, record_cb,
-                                            &a, in, sizeof(in), NULL, sr),
+    assert_int_equal(NA_Msg_recv_unexpected(fx->srv.cls, fx->srv.ctx,
+                                            na_record_cb, &a, in, sizeof(in),
+                                            NULL, sr),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_recv_expected(c->cls, c->ctx, record_cb, &b, back,
-                                          sizeof(back), NULL, to, 0, 5, cr),
+    assert_int_equal(NA_Msg_recv_expected(c->cls, c->ctx, na_record_cb, &b,
+                                          back, sizeof(back), NULL, to, 0, 5,
+                                          cr),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_unexpected(c->cls, c->ctx, record_cb, &d,
+    assert_int_equal(NA_Msg_send_unexpected(c->cls, c->ctx, na_record_cb, &d,
                                             "ping", 5, NULL, to, 0, 4, cs),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &a.calls, 1));
     assert_int_equal(a.ret, NA_SUCCESS);
     assert_string_equal(in, "ping");
     *side = a.source->part[NA_AUTO_SM] != NULL ? NA_AUTO_SM : NA_AUTO_NET;
-    assert_int_equal(NA_Msg_send_expected(fx->srv.cls, fx->srv.ctx, record_cb,
-                                          &e, "pong", 5, NULL, a.source, 0, 5,
-                                          ss),
+    assert_int_equal(NA_Msg_send_expected(fx->srv.cls, fx->srv.ctx,
+                                          na_record_cb, &e, "pong", 5, NULL,
+                                          a.source, 0, 5, ss),
                      NA_SUCCESS);
     assert_true(progress_until(fx, &b.calls, 1));
     assert_int_equal(b.ret, NA_SUCCESS);
@@ -188,12 +155,12 @@ test_routes(void **state)
 }
 
 static na_return_t
-get_once(struct peer *c, na_addr_t from, const uint8_t *bytes, size_t n,
+get_once(struct na_peer *c, na_addr_t from, const uint8_t *bytes, size_t n,
          char *local, size_t len, struct fixture *fx)
 {
     na_mem_handle_t lh, rh;
     na_op_id_t *op = NA_Op_create(c->cls, 0);
-    struct result r = {0};
+    struct na_result r = {0};
     na_return_t ret;
 
     assert_int_equal(
@@ -203,8 +170,8 @@ get_once(struct peer *c, na_addr_t from, const uint8_t *bytes, size_t n,
                      NA_SUCCESS);
     ret = NA_Mem_handle_deserialize(c->cls, &rh, bytes, n);
     if (ret == NA_SUCCESS) {
-        ret = NA_Get(c->cls, c->ctx, record_cb, &r, lh, 0, rh, 0, len, from, 0,
-                     op);
+        ret = NA_Get(c->cls, c->ctx, na_record_cb, &r, lh, 0, rh, 0, len, from,
+                     0, op);
         if (ret == NA_SUCCESS) {
             assert_true(progress_until(fx, &r.calls, 1));
             ret = r.ret;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "conformance/na_peer.h"
 #include "na_sm_internal.h"
 
 #include <stdio.h>
@@ -20,24 +21,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-struct result {
-    int calls;
-    na_return_t ret;
-    na_addr_t source;
-    char data[32];
-};
-
-static void
-record_cb(const struct na_cb_info *info)
-{
-    struct result *r = info->arg;
-
-    r->calls++;
-    r->ret = info->ret;
-    if (info->type == NA_CB_RECV_UNEXPECTED)
-        r->source = info->info.recv_unexpected.source;
-}
 
 /* Progress `c` until *calls >= want, at most `rounds` 100 ms waits. */
 static bool
@@ -62,14 +45,14 @@ forger_main(const char *victim, const char *target)
     na_class_t *c = NA_Initialize("na+sm", false);
     na_context_t *ctx = c != NULL ? NA_Context_create(c) : NULL;
     na_op_id_t *op = c != NULL ? NA_Op_create(c, 0) : NULL;
-    struct result r = {0};
+    struct na_result r = {0};
     na_addr_t addr;
 
     if (ctx == NULL || op == NULL || NA_Addr_lookup(c, target, &addr) != 0)
         _exit(2);
     snprintf(na_sm_class(c)->name, sizeof(na_sm_class(c)->name), "%s", victim);
-    if (NA_Msg_send_unexpected(c, ctx, record_cb, &r, "forged", 7, NULL, addr,
-                               0, 1, op) != NA_SUCCESS)
+    if (NA_Msg_send_unexpected(c, ctx, na_record_cb, &r, "forged", 7, NULL,
+                               addr, 0, 1, op) != NA_SUCCESS)
         _exit(0);
     progress_until(c, ctx, &r.calls, 1, 100);
     _exit(r.calls == 1 ? 0 : 3);
@@ -83,7 +66,7 @@ test_forged_source(void **state)
     na_context_t *sctx, *vctx;
     na_op_id_t *rop, *sop;
     na_addr_t vic_self, to_srv;
-    struct result recv = {0}, sent = {0};
+    struct na_result recv = {0}, sent = {0};
     int status;
     pid_t pid;
 
@@ -100,7 +83,7 @@ test_forged_source(void **state)
     vctx = NA_Context_create(vic);
     rop = NA_Op_create(srv, 0);
     sop = NA_Op_create(vic, 0);
-    assert_int_equal(NA_Msg_recv_unexpected(srv, sctx, record_cb, &recv, buf,
+    assert_int_equal(NA_Msg_recv_unexpected(srv, sctx, na_record_cb, &recv, buf,
                                             sizeof(buf), NULL, rop),
                      NA_SUCCESS);
 
@@ -122,7 +105,7 @@ test_forged_source(void **state)
 
     /* The victim itself, honestly: delivered, with the victim as source. */
     assert_int_equal(NA_Addr_lookup(vic, srv_info, &to_srv), NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_unexpected(vic, vctx, record_cb, &sent,
+    assert_int_equal(NA_Msg_send_unexpected(vic, vctx, na_record_cb, &sent,
                                             "honest", 7, NULL, to_srv, 0, 1,
                                             sop),
                      NA_SUCCESS);

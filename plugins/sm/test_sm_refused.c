@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "conformance/na_peer.h"
 
 #include <linux/capability.h>
 #include <poll.h>
@@ -99,20 +100,6 @@ peer_main(int out, int done)
     _exit(rc);
 }
 
-struct result {
-    int calls;
-    na_return_t ret;
-};
-
-static void
-record_cb(const struct na_cb_info *info)
-{
-    struct result *r = info->arg;
-
-    r->calls++;
-    r->ret = info->ret;
-}
-
 /* One get or put of `size` bytes at offset 0; its completion status. */
 static na_return_t
 rma(const char *mode, const char *peer, const uint8_t *hbytes, size_t hs,
@@ -123,7 +110,7 @@ rma(const char *mode, const char *peer, const uint8_t *hbytes, size_t hs,
     na_addr_t addr;
     na_mem_handle_t lh, rh;
     na_op_id_t *op;
-    struct result r = {0};
+    struct na_result r = {0};
     uint64_t deadline;
 
     setenv("QS_SM_RMA", mode, 1);
@@ -139,8 +126,8 @@ rma(const char *mode, const char *peer, const uint8_t *hbytes, size_t hs,
         NA_Mem_handle_create(cls, buf, size, NA_MEM_READWRITE, &lh),
         NA_SUCCESS);
     assert_int_equal(NA_Mem_register(cls, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
-    assert_int_equal((put ? NA_Put : NA_Get)(cls, ctx, record_cb, &r, lh, 0, rh,
-                                             0, size, addr, 0, op),
+    assert_int_equal((put ? NA_Put : NA_Get)(cls, ctx, na_record_cb, &r, lh, 0,
+                                             rh, 0, size, addr, 0, op),
                      NA_SUCCESS);
     deadline = NA_Clock_now(cls) + WAIT_NS;
     while (r.calls == 0 && NA_Clock_now(cls) < deadline) {

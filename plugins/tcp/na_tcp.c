@@ -124,15 +124,11 @@ static void
 na_tcp_class_free(struct na_tcp_class *cls)
 {
     struct na_tcp_conn *c;
-    struct na_addr *a;
 
     while ((c = LIST_FIRST(&cls->conns)) != NULL)
         na_tcp_conn_destroy(c);
     /* Addresses the user did not free die with the class. */
-    while ((a = LIST_FIRST(&cls->addrs)) != NULL) {
-        LIST_REMOVE(a, entry);
-        free(a);
-    }
+    na_plugin_addr_list_clear(&cls->addrs);
     if (cls->listen_sock >= 0)
         close(cls->listen_sock);
     na_plugin_wait_fini(&cls->wait);
@@ -219,8 +215,6 @@ na_tcp_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
 
     na_plugin_context_init(&pc->base, context, id);
     pc->cls = cls;
-    na_op_list_init(&pc->unexp_ops);
-    na_op_list_init(&pc->exp_ops);
     return na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
 }
 
@@ -231,7 +225,7 @@ na_tcp_context_destroy(na_class_t *na_class, void *plugin_context)
     struct na_tcp_context *pc = plugin_context;
 
     return na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
-                                    na_tcp_addr_unref_locked);
+                                    na_plugin_addr_unref_locked);
 }
 
 const struct na_class_ops na_tcp_class_ops = {
@@ -244,9 +238,9 @@ const struct na_class_ops na_tcp_class_ops = {
     .context_destroy = na_tcp_context_destroy,
     .op_size = sizeof(struct na_op_id),
     .addr_lookup = na_tcp_addr_lookup,
-    .addr_free = na_tcp_addr_free,
+    .addr_free = na_plugin_addr_free_interned,
     .addr_self = na_tcp_addr_self,
-    .addr_dup = na_tcp_addr_dup,
+    .addr_dup = na_plugin_addr_dup_interned,
     .addr_cmp = na_plugin_addr_cmp_interned,
     .addr_set_remove = na_tcp_addr_set_remove,
     .addr_is_self = na_tcp_addr_is_self,

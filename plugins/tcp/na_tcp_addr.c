@@ -14,32 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
-na_tcp_addr_ref(struct na_addr *addr)
-{
-    atomic_fetch_add(&addr->refcount, 1);
-}
-
-/* Drop a reference with the class lock held. */
-void
-na_tcp_addr_unref_locked(struct na_addr *addr)
-{
-    if (atomic_fetch_sub(&addr->refcount, 1) != 1)
-        return;
-    LIST_REMOVE(addr, entry);
-    free(addr);
-}
-
-void
-na_tcp_addr_unref(struct na_addr *addr)
-{
-    struct na_tcp_class *cls = addr->cls;
-
-    pthread_mutex_lock(&cls->lock);
-    na_tcp_addr_unref_locked(addr);
-    pthread_mutex_unlock(&cls->lock);
-}
-
 /* Whether (ip, port) is this class: its own address, or, when it listens
  * on every interface, a loopback address of that family with its port. */
 static bool
@@ -62,28 +36,29 @@ struct na_addr *
 na_tcp_addr_intern(struct na_tcp_class *cls, const struct na_tcp_ip *ip,
                    uint16_t port)
 {
+    struct na_plugin_addr *head;
     struct na_addr *a;
 
     if (na_tcp_is_self(cls, ip, port)) {
-        na_tcp_addr_ref(cls->self);
+        na_plugin_addr_ref(cls->self);
         return cls->self;
     }
-    LIST_FOREACH(a, &cls->addrs, entry)
+    LIST_FOREACH(head, &cls->addrs, entry)
     {
+        a = na_plugin_addr_of(head);
         if (a->port == port && na_tcp_ip_eq(&a->ip, ip)) {
-            na_tcp_addr_ref(a);
+            na_plugin_addr_ref(a);
             return a;
         }
     }
     a = calloc(1, sizeof(*a));
     if (a == NULL)
         return NULL;
-    atomic_init(&a->refcount, 1);
     a->cls = cls;
     a->ip = *ip;
     a->port = port;
     a->self = cls->self == NULL;
-    LIST_INSERT_HEAD(&cls->addrs, a, entry);
+    na_plugin_addr_insert(&cls->addrs, &cls->lock, a);
     return a;
 }
 
@@ -149,30 +124,13 @@ na_tcp_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
     return na_tcp_addr_get(cls, &ip, port, addr);
 }
 
-void
-na_tcp_addr_free(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    if (addr != NULL)
-        na_tcp_addr_unref(addr);
-}
-
 na_return_t
 na_tcp_addr_self(na_class_t *na_class, na_addr_t *addr)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
 
-    na_tcp_addr_ref(cls->self);
+    na_plugin_addr_ref(cls->self);
     *addr = cls->self;
-    return NA_SUCCESS;
-}
-
-na_return_t
-na_tcp_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
-{
-    (void) na_class;
-    na_tcp_addr_ref(addr);
-    *new_addr = addr;
     return NA_SUCCESS;
 }
 

@@ -147,7 +147,7 @@ na_tcp_connect(struct na_tcp_class *cls, struct na_addr *addr)
     }
     c->peer_ip = addr->ip;
     c->addr = addr;
-    na_tcp_addr_ref(addr);
+    na_plugin_addr_ref(addr);
     addr->failed = false;
     na_tcp_hello_encode(hello->hdr, cls->self->port);
     hello->iov[0].iov_base = hello->hdr;
@@ -528,7 +528,7 @@ na_tcp_conn_destroy(struct na_tcp_conn *c)
     if (c->addr != NULL) {
         if (c->addr->conn == c)
             c->addr->conn = NULL;
-        na_tcp_addr_unref_locked(c->addr);
+        na_plugin_addr_unref_locked(c->addr);
     }
     free(c->rx);
     free(c);

@@ -137,15 +137,17 @@ struct na_tcp_ip {
 /* A peer, or ourselves: one object per (IP address, port), shared by
  * references; comparing two addresses is comparing pointers. */
 struct na_addr {
-    atomic_uint refcount;
+    struct na_plugin_addr base; /* must stay first: references, list */
     struct na_tcp_class *cls;
     struct na_tcp_conn *conn; /* used to send; under the class lock */
     struct na_tcp_ip ip;
     uint16_t port; /* host order */
     bool self;
     bool failed; /* its last connection ended: the peer is gone */
-    LIST_ENTRY(na_addr) entry;
 };
+
+_Static_assert(offsetof(struct na_addr, base) == 0,
+               "na_plugin_addr_* find the head at the start of the address");
 
 struct na_op_id;
 
@@ -258,7 +260,6 @@ _Static_assert(offsetof(struct na_op_id, base) == 0,
 struct na_tcp_context {
     struct na_plugin_context base; /* must stay first */
     struct na_tcp_class *cls;
-    struct na_op_list unexp_ops, exp_ops;
 };
 
 /* A region's key: its slot in the class's table and that slot's
@@ -271,7 +272,6 @@ struct na_tcp_region {
     uint32_t gen;
 };
 
-LIST_HEAD(na_tcp_addr_list, na_addr);
 LIST_HEAD(na_tcp_conn_list, na_tcp_conn);
 
 struct na_tcp_class {
@@ -287,7 +287,7 @@ struct na_tcp_class {
     struct na_addr *self;
 
     pthread_mutex_t lock; /* guards everything below */
-    struct na_tcp_addr_list addrs;
+    struct na_plugin_addr_list addrs;
     struct na_tcp_conn_list conns;
     unsigned int conn_count;
     unsigned int accepted;                   /* connections accepted, ever */
@@ -351,15 +351,9 @@ na_return_t na_tcp_mem_decode(const uint8_t *in, size_t size, uint32_t *flags,
 /* na_tcp_addr.c */
 struct na_addr *na_tcp_addr_intern(struct na_tcp_class *cls,
                                    const struct na_tcp_ip *ip, uint16_t port);
-void na_tcp_addr_ref(struct na_addr *addr);
-void na_tcp_addr_unref_locked(struct na_addr *addr);
-void na_tcp_addr_unref(struct na_addr *addr);
 na_return_t na_tcp_addr_lookup(na_class_t *na_class, const char *name,
                                na_addr_t *addr);
-void na_tcp_addr_free(na_class_t *na_class, na_addr_t addr);
 na_return_t na_tcp_addr_self(na_class_t *na_class, na_addr_t *addr);
-na_return_t na_tcp_addr_dup(na_class_t *na_class, na_addr_t addr,
-                            na_addr_t *new_addr);
 na_return_t na_tcp_addr_set_remove(na_class_t *na_class, na_addr_t addr);
 bool na_tcp_addr_is_self(na_class_t *na_class, na_addr_t addr);
 na_return_t na_tcp_addr_to_string(na_class_t *na_class, char *buf,

@@ -24,7 +24,7 @@ na_tcp_recv_fill(struct na_op_id *op, struct na_addr *source, na_tag_t tag,
                             source, tag, data, len);
 
     if (ret == NA_SUCCESS && op->type == NA_CB_RECV_UNEXPECTED)
-        na_tcp_addr_ref(source);
+        na_plugin_addr_ref(source);
     na_tcp_op_complete(op, ret);
 }
 
@@ -33,7 +33,7 @@ na_tcp_backlog_push(struct na_plugin_backlog *q, struct na_addr *source,
                     uint8_t src_id, na_tag_t tag, const void *data, size_t len)
 {
     if (na_plugin_backlog_push(q, "tcp", source, src_id, tag, data, len))
-        na_tcp_addr_ref(source);
+        na_plugin_addr_ref(source);
 }
 
 /* A receive takes a message from the backlog (lock held). */
@@ -41,7 +41,7 @@ static void
 na_tcp_recv_backlogged(struct na_op_id *op, struct na_plugin_backlog_msg *m)
 {
     na_tcp_recv_fill(op, m->source, m->tag, m->data, m->len);
-    na_tcp_addr_unref_locked(m->source);
+    na_plugin_addr_unref_locked(m->source);
     free(m);
 }
 
@@ -57,14 +57,14 @@ na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
     if (pc == NULL)
         return; /* no such context: nobody can ever receive it */
     if (h->type == NA_TCP_UNEXP) {
-        op = na_op_list_first(&pc->unexp_ops);
+        op = na_op_list_first(&pc->base.unexp_ops);
         if (op == NULL) {
             na_tcp_backlog_push(&pc->base.unexp_backlog, source, h->src_id,
                                 h->tag, data, len);
             return;
         }
     } else {
-        for (op = na_op_list_first(&pc->exp_ops); op != NULL;
+        for (op = na_op_list_first(&pc->base.exp_ops); op != NULL;
              op = na_op_list_next(op)) {
             if (op->addr == source && op->u.msg.peer_id == h->src_id &&
                 op->u.msg.tag == h->tag)
@@ -140,7 +140,7 @@ na_tcp_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     m = na_plugin_backlog_take_first(&pc->base.unexp_backlog);
     if (m != NULL)
         na_tcp_recv_backlogged(op_id, m);
-    else if (!na_tcp_op_wait(&pc->unexp_ops, op_id))
+    else if (!na_tcp_op_wait(&pc->base.unexp_ops, op_id))
         m = (void *) 1; /* canceled during the post: wake below */
     pthread_mutex_unlock(&cls->lock);
     if (m != NULL)
@@ -173,7 +173,7 @@ na_tcp_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
         /* Its connection ended: nothing will come. */
         na_tcp_op_complete(op_id, NA_HOSTUNREACH);
         wake = true;
-    } else if (!na_tcp_op_wait(&pc->exp_ops, op_id)) {
+    } else if (!na_tcp_op_wait(&pc->base.exp_ops, op_id)) {
         wake = true; /* canceled during the post */
     }
     pthread_mutex_unlock(&cls->lock);

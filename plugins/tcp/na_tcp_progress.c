@@ -44,7 +44,7 @@ na_tcp_op_init(struct na_op_id *op, const struct na_op_desc *desc,
     op->conn = NULL;
     op->addr = addr;
     if (addr != NULL)
-        na_tcp_addr_ref(addr);
+        na_plugin_addr_ref(addr);
     atomic_fetch_add(&na_tcp_pctx(desc->context)->base.pending, 1);
 }
 
@@ -56,7 +56,7 @@ na_tcp_op_complete(struct na_op_id *op, na_return_t ret)
     struct na_tcp_context *pc = na_tcp_pctx(op->context);
 
     if (op->addr != NULL)
-        na_tcp_addr_unref_locked(op->addr);
+        na_plugin_addr_unref_locked(op->addr);
     op->addr = NULL;
     na_plugin_op_done(&pc->cls->wait, &pc->base, op, ret);
 }
@@ -128,7 +128,8 @@ na_tcp_conn_reap(struct na_tcp_conn *c)
             struct na_tcp_context *pc = na_tcp_ctx(cls, (uint8_t) i);
             if (pc == NULL)
                 continue;
-            for (op = na_op_list_first(&pc->exp_ops); op != NULL; op = next) {
+            for (op = na_op_list_first(&pc->base.exp_ops); op != NULL;
+                 op = next) {
                 next = na_op_list_next(op);
                 if (op->addr != addr)
                     continue;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "conformance/na_peer.h"
 
 #include <arpa/inet.h>
 #include <endian.h>
@@ -28,41 +29,13 @@
 #define TEST_TIMEOUT_NS (20ull * 1000000000ull)
 #define INFO "tcp://127.0.0.1:0"
 
-struct result {
-    int calls;
-    na_return_t ret;
-    size_t size;
-    na_addr_t source;
-    na_tag_t tag;
-};
-
-static void
-record_cb(const struct na_cb_info *info)
-{
-    struct result *r = info->arg;
-
-    r->calls++;
-    r->ret = info->ret;
-    if (info->type == NA_CB_RECV_UNEXPECTED) {
-        r->size = info->info.recv_unexpected.actual_buf_size;
-        r->source = info->info.recv_unexpected.source;
-        r->tag = info->info.recv_unexpected.tag;
-    }
-}
-
 /* Drive `cls` until *calls reaches want; false on timeout. */
 static bool
 drive(na_class_t *cls, na_context_t *ctx, const int *calls, int want)
 {
-    uint64_t deadline = NA_Clock_now(cls) + TEST_TIMEOUT_NS;
+    const struct na_peer peer = {cls, ctx};
 
-    while (*calls < want) {
-        if (NA_Clock_now(cls) > deadline)
-            return false;
-        NA_Poll_wait(cls, ctx, 10, NULL);
-        NA_Trigger(ctx, 64, NULL);
-    }
-    return true;
+    return na_peers_progress(&peer, 1, calls, want, 10, TEST_TIMEOUT_NS);
 }
 
 /* Drive two classes in turn until *calls is non-zero; false on timeout. */
@@ -70,17 +43,20 @@ static bool
 drive_two(na_class_t *x, na_context_t *xctx, na_class_t *y, na_context_t *yctx,
           const int *calls)
 {
-    uint64_t deadline = NA_Clock_now(x) + TEST_TIMEOUT_NS;
+    const struct na_peer peers[] = {{x, xctx}, {y, yctx}};
 
-    while (*calls == 0) {
-        if (NA_Clock_now(x) > deadline)
-            return false;
-        NA_Poll_wait(x, xctx, 1, NULL);
-        NA_Trigger(xctx, 64, NULL);
-        NA_Poll_wait(y, yctx, 1, NULL);
-        NA_Trigger(yctx, 64, NULL);
-    }
-    return true;
+    return na_peers_progress(peers, 2, calls, 1, 1, TEST_TIMEOUT_NS);
+}
+
+/* The leak check that ends a case on classes a and b: both contexts are
+ * destroyed and both classes finalized, each with NA_SUCCESS. */
+static void
+close_two(na_class_t *a, na_context_t *actx, na_class_t *b, na_context_t *bctx)
+{
+    assert_int_equal(NA_Context_destroy(a, actx), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(b, bctx), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(a), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(b), NA_SUCCESS);
 }
 
 static uint16_t
@@ -146,7 +122,7 @@ test_ipv6(void **state)
     na_context_t *actx, *bctx;
     na_op_id_t *op_a, *op_b, *op_s;
     na_addr_t a_self, b_at_a, back;
-    struct result r = {0}, s = {0}, sent_b = {0}, sent_a = {0};
+    struct na_result r = {0}, s = {0}, sent_b = {0}, sent_a = {0};
     char str[64], buf_a[16], buf_b[16];
     uint8_t ser[64];
     size_t size = sizeof(str);
@@ -178,15 +154,15 @@ test_ipv6(void **state)
 
     /* b sends to a; a answers to the source it was given. */
     assert_int_equal(NA_Addr_lookup(b, str, &back), NA_SUCCESS);
-    assert_int_equal(NA_Msg_recv_unexpected(a, actx, record_cb, &r, buf_a,
+    assert_int_equal(NA_Msg_recv_unexpected(a, actx, na_record_cb, &r, buf_a,
                                             sizeof(buf_a), NULL, op_a),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_recv_expected(b, bctx, record_cb, &s, buf_b,
+    assert_int_equal(NA_Msg_recv_expected(b, bctx, na_record_cb, &s, buf_b,
                                           sizeof(buf_b), NULL, back, 0, 5,
                                           op_b),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_unexpected(b, bctx, record_cb, &sent_b, "v6",
-                                            2, NULL, back, 0, 5, op_s),
+    assert_int_equal(NA_Msg_send_unexpected(b, bctx, na_record_cb, &sent_b,
+                                            "v6", 2, NULL, back, 0, 5, op_s),
                      NA_SUCCESS);
     assert_true(drive_two(b, bctx, a, actx, &r.calls));
     assert_int_equal(r.calls, 1);
@@ -197,8 +173,8 @@ test_ipv6(void **state)
     size = sizeof(str);
     assert_int_equal(NA_Addr_to_string(a, str, &size, b_at_a), NA_SUCCESS);
     assert_true(strncmp(str, "tcp://[::1]:", 12) == 0);
-    assert_int_equal(NA_Msg_send_expected(a, actx, record_cb, &sent_a, "ok", 2,
-                                          NULL, b_at_a, 0, 5, op_a),
+    assert_int_equal(NA_Msg_send_expected(a, actx, na_record_cb, &sent_a, "ok",
+                                          2, NULL, b_at_a, 0, 5, op_a),
                      NA_SUCCESS);
     assert_true(drive_two(a, actx, b, bctx, &s.calls));
     assert_int_equal(s.calls, 1);
@@ -215,10 +191,7 @@ test_ipv6(void **state)
     NA_Op_destroy(a, op_a);
     NA_Op_destroy(b, op_b);
     NA_Op_destroy(b, op_s);
-    assert_int_equal(NA_Context_destroy(a, actx), NA_SUCCESS);
-    assert_int_equal(NA_Context_destroy(b, bctx), NA_SUCCESS);
-    assert_int_equal(NA_Finalize(a), NA_SUCCESS);
-    assert_int_equal(NA_Finalize(b), NA_SUCCESS);
+    close_two(a, actx, b, bctx);
 }
 
 /* Post an RMA from `a` and drive both classes until it completes. */
@@ -228,10 +201,10 @@ rma_two(na_class_t *a, na_context_t *actx, na_class_t *b, na_context_t *bctx,
         na_offset_t roff, size_t len, na_addr_t peer)
 {
     na_op_id_t *op = NA_Op_create(a, 0);
-    struct result r = {0};
+    struct na_result r = {0};
     na_return_t ret;
 
-    ret = (put ? NA_Put : NA_Get)(a, actx, record_cb, &r, lh, loff, rh, roff,
+    ret = (put ? NA_Put : NA_Get)(a, actx, na_record_cb, &r, lh, loff, rh, roff,
                                   len, peer, 0, op);
     if (ret == NA_SUCCESS) {
         assert_true(drive_two(a, actx, b, bctx, &r.calls));
@@ -388,10 +361,7 @@ test_local_segments(void **state)
     NA_Mem_handle_free(a, lh);
     NA_Addr_free(a, b_at_a);
     NA_Addr_free(b, b_self);
-    assert_int_equal(NA_Context_destroy(a, actx), NA_SUCCESS);
-    assert_int_equal(NA_Context_destroy(b, bctx), NA_SUCCESS);
-    assert_int_equal(NA_Finalize(a), NA_SUCCESS);
-    assert_int_equal(NA_Finalize(b), NA_SUCCESS);
+    close_two(a, actx, b, bctx);
 }
 
 /* The class an info string gets, finalized; NULL-safe for a build that
@@ -553,7 +523,7 @@ test_source_is_connection(void **state)
     na_class_t *srv = NA_Initialize(INFO, true);
     na_context_t *ctx = NA_Context_create(srv);
     na_op_id_t *op = NA_Op_create(srv, 0);
-    struct result r = {0}, s = {0};
+    struct na_result r = {0}, s = {0};
     uint8_t frame[64], in[64], buf[16];
     ssize_t n;
     int sock;
@@ -563,7 +533,7 @@ test_source_is_connection(void **state)
     raw_frame(frame, 1 /* unexpected */, 77, 2);
     memcpy(frame + 40, "hi", 2);
     assert_int_equal(write(sock, frame, 42), 42);
-    assert_int_equal(NA_Msg_recv_unexpected(srv, ctx, record_cb, &r, buf,
+    assert_int_equal(NA_Msg_recv_unexpected(srv, ctx, na_record_cb, &r, buf,
                                             sizeof(buf), NULL, op),
                      NA_SUCCESS);
     assert_true(drive(srv, ctx, &r.calls, 1));
@@ -574,7 +544,7 @@ test_source_is_connection(void **state)
     assert_int_equal(port_of(srv, r.source), 4321);
 
     /* The answer comes back on the raw socket (nobody listens on 4321). */
-    assert_int_equal(NA_Msg_send_expected(srv, ctx, record_cb, &s, "ok", 2,
+    assert_int_equal(NA_Msg_send_expected(srv, ctx, na_record_cb, &s, "ok", 2,
                                           NULL, r.source, 0, 9, op),
                      NA_SUCCESS);
     assert_true(drive(srv, ctx, &s.calls, 1));
@@ -610,7 +580,7 @@ test_refused(void **state)
     na_class_t *cli = NA_Initialize(INFO, false);
     na_context_t *ctx = NA_Context_create(cli);
     na_op_id_t *op = NA_Op_create(cli, 0);
-    struct result r = {0};
+    struct na_result r = {0};
     char name[64];
     size_t size = sizeof(name);
     na_addr_t self, addr;
@@ -621,7 +591,7 @@ test_refused(void **state)
     NA_Addr_free(gone, self);
     assert_int_equal(NA_Finalize(gone), NA_SUCCESS);
     assert_int_equal(NA_Addr_lookup(cli, name, &addr), NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_unexpected(cli, ctx, record_cb, &r, "x", 1,
+    assert_int_equal(NA_Msg_send_unexpected(cli, ctx, na_record_cb, &r, "x", 1,
                                             NULL, addr, 0, 0, op),
                      NA_SUCCESS);
     assert_true(drive(cli, ctx, &r.calls, 1));
@@ -674,7 +644,7 @@ test_peer_killed(void **state)
     char name[64];
     uint8_t ser[24];
     unsigned char local[64], rbuf[16];
-    struct result s = {0}, rx = {0}, g = {0}, late = {0};
+    struct na_result s = {0}, rx = {0}, g = {0}, late = {0};
     na_class_t *cli;
     na_context_t *ctx;
     na_op_id_t *op[4];
@@ -707,25 +677,25 @@ test_peer_killed(void **state)
         NA_SUCCESS);
     assert_int_equal(NA_Mem_register(cli, lh, NA_MEM_TYPE_HOST, 0), NA_SUCCESS);
     /* Connected, and one get answered: the peer was reached. */
-    assert_int_equal(NA_Msg_send_unexpected(cli, ctx, record_cb, &s, "x", 1,
+    assert_int_equal(NA_Msg_send_unexpected(cli, ctx, na_record_cb, &s, "x", 1,
                                             NULL, peer, 0, 0, op[0]),
                      NA_SUCCESS);
     assert_int_equal(
-        NA_Get(cli, ctx, record_cb, &g, lh, 0, rh, 0, 64, peer, 0, op[2]),
+        NA_Get(cli, ctx, na_record_cb, &g, lh, 0, rh, 0, 64, peer, 0, op[2]),
         NA_SUCCESS);
     assert_true(drive(cli, ctx, &g.calls, 1));
     assert_int_equal(g.ret, NA_SUCCESS);
     assert_true(drive(cli, ctx, &s.calls, 1));
     assert_int_equal(s.ret, NA_SUCCESS);
 
-    assert_int_equal(NA_Msg_recv_expected(cli, ctx, record_cb, &rx, rbuf,
+    assert_int_equal(NA_Msg_recv_expected(cli, ctx, na_record_cb, &rx, rbuf,
                                           sizeof(rbuf), NULL, peer, 0, 5,
                                           op[1]),
                      NA_SUCCESS);
     /* A get the peer never answers: it is stopped before it can. */
     assert_int_equal(kill(pid, SIGSTOP), 0);
     assert_int_equal(
-        NA_Get(cli, ctx, record_cb, &g, lh, 0, rh, 0, 64, peer, 0, op[2]),
+        NA_Get(cli, ctx, na_record_cb, &g, lh, 0, rh, 0, 64, peer, 0, op[2]),
         NA_SUCCESS);
     NA_Poll_wait(cli, ctx, 10, NULL);
     assert_int_equal(kill(pid, SIGKILL), 0);
@@ -735,8 +705,8 @@ test_peer_killed(void **state)
     assert_int_equal(rx.ret, NA_HOSTUNREACH);
     assert_int_equal(g.ret, NA_IO_ERROR);
 
-    assert_int_equal(NA_Msg_send_unexpected(cli, ctx, record_cb, &late, "x", 1,
-                                            NULL, peer, 0, 0, op[3]),
+    assert_int_equal(NA_Msg_send_unexpected(cli, ctx, na_record_cb, &late, "x",
+                                            1, NULL, peer, 0, 0, op[3]),
                      NA_SUCCESS);
     assert_true(drive(cli, ctx, &late.calls, 1));
     assert_int_equal(late.ret, NA_HOSTUNREACH);

@@ -216,13 +216,6 @@ na_verbs_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
     free(buf);
 }
 
-static uint64_t
-na_verbs_clock_now(na_class_t *na_class)
-{
-    (void) na_class;
-    return na_plugin_clock_monotonic_ns();
-}
-
 const struct na_class_ops na_verbs_class_ops = {
     .class_name = NA_VERBS_CLASS_NAME,
     .check_protocol = na_verbs_check_protocol,
@@ -263,5 +256,5 @@ const struct na_class_ops na_verbs_class_ops = {
     .poll = na_verbs_poll,
     .poll_wait = na_verbs_poll_wait,
     .cancel = na_verbs_cancel,
-    .clock_now = na_verbs_clock_now,
+    .clock_now = na_plugin_clock_now_monotonic,
 };

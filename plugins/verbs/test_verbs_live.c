@@ -11,6 +11,7 @@
  * suite, tests/conformance/na_*.c, which the Soft-RoCE VM runs on verbs.
  */
 #include "test_verbs.h"
+#include "conformance/na_peer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,39 +22,8 @@
 
 #define TEST_TIMEOUT_MS 20000
 
-struct peer {
-    na_class_t *cls;
-    na_context_t *ctx;
-};
-
-struct result {
-    int count;
-    na_return_t ret;
-    na_cb_type_t type;
-    size_t size;
-    na_addr_t source;
-    na_tag_t tag;
-};
-
 static void
-record_cb(const struct na_cb_info *info)
-{
-    struct result *r = info->arg;
-
-    r->count++;
-    r->ret = info->ret;
-    r->type = info->type;
-    if (info->type == NA_CB_RECV_UNEXPECTED) {
-        r->size = info->info.recv_unexpected.actual_buf_size;
-        r->source = info->info.recv_unexpected.source;
-        r->tag = info->info.recv_unexpected.tag;
-    } else if (info->type == NA_CB_RECV_EXPECTED) {
-        r->size = info->info.recv_expected.actual_buf_size;
-    }
-}
-
-static void
-peer_open(struct peer *p, bool listen)
+peer_open(struct na_peer *p, bool listen)
 {
     p->cls = NA_Initialize(test_info(), listen);
     if (p->cls == NULL)
@@ -66,35 +36,26 @@ peer_open(struct peer *p, bool listen)
 }
 
 static void
-peer_close(struct peer *p)
+peer_close(struct na_peer *p)
 {
     assert_int_equal(NA_Context_destroy(p->cls, p->ctx), NA_SUCCESS);
     assert_int_equal(NA_Finalize(p->cls), NA_SUCCESS);
 }
 
-/* Progress both peers until *count reaches want, or fail on timeout. */
+/* Progress both peers until *calls reaches want, or fail on timeout. */
 static void
-progress_until(struct peer *a, struct peer *b, const int *count, int want)
+progress_until(struct na_peer *a, struct na_peer *b, const int *calls, int want)
 {
-    uint64_t deadline = now_ms() + TEST_TIMEOUT_MS;
+    const struct na_peer peers[] = {*a, b != NULL ? *b : (struct na_peer){0}};
 
-    while (*count < want) {
-        unsigned int n;
-
-        if (now_ms() > deadline)
-            fail_msg("timed out waiting for %d completion(s), have %d", want,
-                     *count);
-        (void) NA_Poll(a->cls, a->ctx, &n);
-        (void) NA_Trigger(a->ctx, 64, NULL);
-        if (b != NULL) {
-            (void) NA_Poll(b->cls, b->ctx, &n);
-            (void) NA_Trigger(b->ctx, 64, NULL);
-        }
-    }
+    if (!na_peers_progress(peers, 2, calls, want, 0,
+                           TEST_TIMEOUT_MS * 1000000ull))
+        fail_msg("timed out waiting for %d completion(s), have %d", want,
+                 *calls);
 }
 
 static na_addr_t
-lookup_peer(struct peer *from, struct peer *to)
+lookup_peer(struct na_peer *from, struct na_peer *to)
 {
     char name[128];
     size_t size = sizeof(name);
@@ -110,7 +71,7 @@ lookup_peer(struct peer *from, struct peer *to)
 void
 test_addr_roundtrip_live(void **state)
 {
-    struct peer s;
+    struct na_peer s;
     char name[128], name2[128];
     size_t size = sizeof(name), size2 = sizeof(name2);
     uint8_t ser[64];
@@ -161,8 +122,8 @@ test_addr_roundtrip_live(void **state)
 void
 test_peer_gone(void **state)
 {
-    struct peer s, c;
-    struct result r_send = {0}, r_recv = {0}, r_first = {0}, r_srv = {0};
+    struct na_peer s, c;
+    struct na_result r_send = {0}, r_recv = {0}, r_first = {0}, r_srv = {0};
     char buf[64] = "hello", rbuf[64];
     na_op_id_t *op_send, *op_recv, *s_op;
     na_addr_t srv, nobody;
@@ -182,10 +143,10 @@ test_peer_gone(void **state)
     nobody = lookup_peer(&s, &c);
     assert_int_equal(NA_Addr_to_string(s.cls, name, &size, nobody), NA_SUCCESS);
     t0 = now_ms();
-    assert_int_equal(NA_Msg_send_unexpected(s.cls, s.ctx, record_cb, &r_send,
+    assert_int_equal(NA_Msg_send_unexpected(s.cls, s.ctx, na_record_cb, &r_send,
                                             buf, 6, NULL, nobody, 0, 1, s_op),
                      NA_SUCCESS);
-    progress_until(&s, NULL, &r_send.count, 1);
+    progress_until(&s, NULL, &r_send.calls, 1);
     print_message("send to %s (no listener): %s after %llu ms\n", name,
                   NA_Error_to_string(r_send.ret),
                   (unsigned long long) (now_ms() - t0));
@@ -194,35 +155,36 @@ test_peer_gone(void **state)
 
     /* Connect, then let the server vanish while the client waits. */
     srv = lookup_peer(&c, &s);
-    assert_int_equal(NA_Msg_recv_unexpected(s.cls, s.ctx, record_cb, &r_srv,
+    assert_int_equal(NA_Msg_recv_unexpected(s.cls, s.ctx, na_record_cb, &r_srv,
                                             rbuf, sizeof(rbuf), NULL, s_op),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_first,
-                                            buf, 6, NULL, srv, 0, 1, op_send),
+    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, na_record_cb,
+                                            &r_first, buf, 6, NULL, srv, 0, 1,
+                                            op_send),
                      NA_SUCCESS);
-    progress_until(&s, &c, &r_srv.count, 1);
-    progress_until(&s, &c, &r_first.count, 1);
+    progress_until(&s, &c, &r_srv.calls, 1);
+    progress_until(&s, &c, &r_first.calls, 1);
     assert_int_equal(r_first.ret, NA_SUCCESS);
     NA_Addr_free(s.cls, r_srv.source);
-    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_recv,
+    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, na_record_cb, &r_recv,
                                           rbuf, sizeof(rbuf), NULL, srv, 0, 5,
                                           op_recv),
                      NA_SUCCESS);
     NA_Op_destroy(s.cls, s_op);
     peer_close(&s);
     t0 = now_ms();
-    progress_until(&c, NULL, &r_recv.count, 1);
+    progress_until(&c, NULL, &r_recv.calls, 1);
     print_message("receive from a finalized peer: %s after %llu ms\n",
                   NA_Error_to_string(r_recv.ret),
                   (unsigned long long) (now_ms() - t0));
     assert_int_equal(r_recv.ret, NA_HOSTUNREACH);
 
     /* Sending again reconnects, which now fails cleanly. */
-    r_send.count = 0;
-    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_send,
+    r_send.calls = 0;
+    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, na_record_cb, &r_send,
                                             buf, 6, NULL, srv, 0, 1, op_send),
                      NA_SUCCESS);
-    progress_until(&c, NULL, &r_send.count, 1);
+    progress_until(&c, NULL, &r_send.calls, 1);
     assert_int_equal(r_send.ret, NA_HOSTUNREACH);
 
     NA_Addr_free(c.cls, srv);
@@ -242,17 +204,17 @@ crash_child(int fd)
     na_class_t *cls = NA_Initialize(test_info(), true);
     na_context_t *ctx = cls ? NA_Context_create(cls) : NULL;
     na_op_id_t *op = cls ? NA_Op_create(cls, 0) : NULL;
-    struct result r = {0};
+    struct na_result r = {0};
     na_addr_t self;
 
     if (ctx == NULL || op == NULL || NA_Addr_self(cls, &self) != NA_SUCCESS ||
         NA_Addr_to_string(cls, addr, &size, self) != NA_SUCCESS ||
-        NA_Msg_recv_unexpected(cls, ctx, record_cb, &r, buf, sizeof(buf), NULL,
-                               op) != NA_SUCCESS)
+        NA_Msg_recv_unexpected(cls, ctx, na_record_cb, &r, buf, sizeof(buf),
+                               NULL, op) != NA_SUCCESS)
         _exit(2);
     if (write(fd, addr, size) != (ssize_t) size)
         _exit(2);
-    while (r.count == 0) {
+    while (r.calls == 0) {
         unsigned int n;
 
         (void) NA_Poll_wait(cls, ctx, 100, &n);
@@ -265,8 +227,8 @@ crash_child(int fd)
 void
 test_peer_killed(void **state)
 {
-    struct peer c;
-    struct result r_send = {0}, r_recv = {0};
+    struct na_peer c;
+    struct na_result r_send = {0}, r_recv = {0};
     char addr[128] = {0}, buf[16] = "ping", rbuf[16];
     na_op_id_t *op_send, *op_recv;
     na_addr_t srv;
@@ -290,18 +252,18 @@ test_peer_killed(void **state)
     assert_int_equal(NA_Addr_lookup(c.cls, addr, &srv), NA_SUCCESS);
     op_send = NA_Op_create(c.cls, 0);
     op_recv = NA_Op_create(c.cls, 0);
-    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, record_cb, &r_recv,
+    assert_int_equal(NA_Msg_recv_expected(c.cls, c.ctx, na_record_cb, &r_recv,
                                           rbuf, sizeof(rbuf), NULL, srv, 0, 3,
                                           op_recv),
                      NA_SUCCESS);
-    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, record_cb, &r_send,
+    assert_int_equal(NA_Msg_send_unexpected(c.cls, c.ctx, na_record_cb, &r_send,
                                             buf, sizeof(buf), NULL, srv, 0, 1,
                                             op_send),
                      NA_SUCCESS);
-    progress_until(&c, NULL, &r_send.count, 1);
+    progress_until(&c, NULL, &r_send.calls, 1);
     assert_int_equal(r_send.ret, NA_SUCCESS);
     t0 = now_ms();
-    progress_until(&c, NULL, &r_recv.count, 1);
+    progress_until(&c, NULL, &r_recv.calls, 1);
     print_message("receive from a killed peer: %s after %llu ms\n",
                   NA_Error_to_string(r_recv.ret),
                   (unsigned long long) (now_ms() - t0));

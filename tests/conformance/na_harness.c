@@ -48,23 +48,6 @@ print_replay(FILE *f)
         fprintf(f, "replay: QS_TEST_INFO=%s %s\n", ct_suite_info(), na_argv0);
 }
 
-void
-na_record_cb(const struct na_cb_info *info)
-{
-    struct na_result *r = info->arg;
-
-    r->calls++;
-    r->ret = info->ret;
-    r->type = info->type;
-    if (info->type == NA_CB_RECV_UNEXPECTED) {
-        r->size = info->info.recv_unexpected.actual_buf_size;
-        r->tag = info->info.recv_unexpected.tag;
-        r->source = info->info.recv_unexpected.source;
-    } else if (info->type == NA_CB_RECV_EXPECTED) {
-        r->size = info->info.recv_expected.actual_buf_size;
-    }
-}
-
 na_class_t *
 na_env_class(const struct na_env *env, const char *role, bool listen,
              const struct na_init_info *init)

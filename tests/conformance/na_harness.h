@@ -19,6 +19,7 @@
 #ifndef NA_CT_HARNESS_H
 #define NA_CT_HARNESS_H
 
+#include "conformance/na_peer.h"
 #include "conformance/suite.h"
 
 #include "na.h"
@@ -45,19 +46,6 @@ struct na_env {
     na_context_t *ctx[NA_CT_MAX_CONTEXTS];
     unsigned nctx;
 };
-
-/* One completion as the callback saw it. */
-struct na_result {
-    int calls;
-    na_return_t ret;
-    na_cb_type_t type;
-    size_t size;      /* receives: actual_buf_size                        */
-    na_tag_t tag;     /* unexpected receives                              */
-    na_addr_t source; /* unexpected receives: owned by the test          */
-};
-
-/* Completion callback: arg is a struct na_result. */
-void na_record_cb(const struct na_cb_info *info);
 
 /* cmocka setup / teardown, and the entry of a case. */
 int na_env_setup(void **state);
