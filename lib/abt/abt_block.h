@@ -24,6 +24,7 @@
 #include "abt.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <time.h>
 
 void abt_block_begin(void);
@@ -101,5 +102,14 @@ int abt_stream_held(void);
  * cancellation point (a no-op when none waits or elsewhere). */
 int abt_stream_busy(void);
 void abt_stream_yield(void);
+
+/* Whether a stream other than the caller's has work that will run soon:
+ * ULTs waiting in its pools or for its token, or a ULT running on it
+ * outside a fabric wait (na_runtime.h's probe, which Margo installs). A
+ * thread holding its stream's token brackets its waits in the fabric with
+ * abt_fabric_enter / abt_fabric_leave (no-ops on other threads). */
+bool abt_busy_elsewhere(void);
+void abt_fabric_enter(void);
+void abt_fabric_leave(void);
 
 #endif

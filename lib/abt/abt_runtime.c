@@ -210,6 +210,37 @@ abt_xs_has_work_locked(ABT_xstream xs)
     return 0;
 }
 
+bool
+abt_busy_elsewhere(void)
+{
+    bool busy = false;
+
+    pthread_mutex_lock(&abt_g.lock);
+    for (ABT_xstream xs = abt_g.xstreams; xs != NULL && !busy; xs = xs->next) {
+        if (xs->terminated || (xs == abt_self.xs && abt_self.token))
+            continue;
+        busy =
+            (xs->token && !__atomic_load_n(&xs->in_fabric, __ATOMIC_RELAXED)) ||
+            xs->token_q != NULL || abt_xs_has_work_locked(xs);
+    }
+    pthread_mutex_unlock(&abt_g.lock);
+    return busy;
+}
+
+void
+abt_fabric_enter(void)
+{
+    if (abt_self.token && abt_self.xs != NULL)
+        __atomic_add_fetch(&abt_self.xs->in_fabric, 1, __ATOMIC_RELAXED);
+}
+
+void
+abt_fabric_leave(void)
+{
+    if (abt_self.token && abt_self.xs != NULL)
+        __atomic_sub_fetch(&abt_self.xs->in_fabric, 1, __ATOMIC_RELAXED);
+}
+
 static void *
 worker_main(void *arg)
 {

@@ -507,7 +507,7 @@ margo_wait_for_finalize(margo_instance_id mid)
     /* Another thread may be the one tearing down: return after it. */
     pthread_mutex_lock(&margo_lock);
     while (!mid->finalized)
-        pthread_cond_wait(&margo_finalized_cond, &margo_lock);
+        margo_cond_wait(&margo_finalized_cond, NULL);
     pthread_mutex_unlock(&margo_lock);
     margo_instance_release(mid);
 }
@@ -530,7 +530,7 @@ margo_finalize_and_wait(margo_instance_id mid)
     margo_finalize(mid);
     pthread_mutex_lock(&margo_lock);
     while (!mid->finalized)
-        pthread_cond_wait(&margo_finalized_cond, &margo_lock);
+        margo_cond_wait(&margo_finalized_cond, NULL);
     pthread_mutex_unlock(&margo_lock);
     margo_instance_release(mid);
 }

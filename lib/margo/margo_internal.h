@@ -251,6 +251,10 @@ void margo_spawn_work(struct margo_instance *mid,
                       struct margo_handler_entry *e);
 /* Remove a queued entry that has not started (lock held); false if it was
  * not in the queue. */
+/* pthread_cond_wait (abstime NULL) or _timedwait on margo_lock, for a
+ * thread that counts as idle meanwhile: a simulated fabric's clock does
+ * not wait for it (na_runtime.h). */
+int margo_cond_wait(pthread_cond_t *cond, const struct timespec *abstime);
 bool margo_unqueue_work(struct margo_instance *mid,
                         struct margo_handler_entry *e);
 

@@ -30,6 +30,7 @@
 #include "margo_internal.h"
 
 #include "abt/abt_block.h"
+#include "na/na_runtime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,11 @@ struct margo_sleeper {
     struct margo_sleeper *next;
 };
 static struct margo_sleeper *margo_sleepers; /* (L) in arrival order */
+/* Progress threads at work in their loop: not waiting in the fabric, not
+ * idle, not running handlers (which may block anywhere). A simulated
+ * fabric keeps its clock while one of them may be about to hand a request
+ * to a handler (margo_runtime_busy). */
+static atomic_int margo_pt_outside;
 /* The role handed to a margo_role_take() sleeper, still on its way. */
 static struct margo_sleeper *margo_role_reserved; /* (L) */
 
@@ -91,6 +97,9 @@ struct margo_tls {
     const struct margo_instance *handler_of[MARGO_MAX_HANDLER_DEPTH];
     const struct margo_instance *own_instance;
     bool is_progress_thread;
+    /* A progress thread counted in margo_pt_outside, and whether it was
+     * when its current wait in the fabric began. */
+    bool pt_counted, pt_counted_before_wait;
     /* The instance whose progress thread this is, and the same while its
      * progress is lent out. */
     struct margo_instance *progress_of, *lent_progress;
@@ -196,9 +205,9 @@ margo_sleep_on(struct margo_sleeper *me, unsigned int timeout_ms)
         (void) abt_sleep_end(&me->s, timeout_ms > 0 ? &ts : NULL);
         pthread_mutex_lock(&margo_lock);
     } else if (timeout_ms > 0) {
-        (void) pthread_cond_timedwait(&margo_driver_cond, &margo_lock, &ts);
+        (void) margo_cond_wait(&margo_driver_cond, &ts);
     } else {
-        pthread_cond_wait(&margo_driver_cond, &margo_lock);
+        margo_cond_wait(&margo_driver_cond, NULL);
     }
     for (p = &margo_sleepers; *p; p = &(*p)->next) {
         if (*p == me) {
@@ -434,6 +443,63 @@ margo_run_caller_handler(struct margo_instance *mid)
     return false;
 }
 
+/*
+ * The probe a simulated fabric asks before its clock jumps to a waiter's
+ * deadline (na_runtime.h): whether a progress thread is at work outside
+ * the fabric, or a ULT of another stream waits to run or runs. Handlers
+ * queued for the callers' threads do not count: the waiter may be the
+ * thread that is to run them once its wait ends.
+ */
+static bool
+margo_runtime_busy(void)
+{
+    return atomic_load(&margo_pt_outside) > 0 || abt_busy_elsewhere();
+}
+
+static void
+margo_pt_count(bool on)
+{
+    if (margo_tls.pt_counted != on) {
+        atomic_fetch_add(&margo_pt_outside, on ? 1 : -1);
+        margo_tls.pt_counted = on;
+    }
+}
+
+/* Around a wait, in a simulated fabric or on a condition: the calling
+ * thread is not about to act meanwhile. */
+static void
+margo_idle_enter(void)
+{
+    margo_tls.pt_counted_before_wait = margo_tls.pt_counted;
+    margo_pt_count(false);
+    abt_fabric_enter();
+}
+
+static void
+margo_idle_leave(void)
+{
+    abt_fabric_leave();
+    margo_pt_count(margo_tls.pt_counted_before_wait);
+}
+
+int
+margo_cond_wait(pthread_cond_t *cond, const struct timespec *abstime)
+{
+    int rc;
+
+    margo_idle_enter();
+    rc = abstime != NULL ? pthread_cond_timedwait(cond, &margo_lock, abstime)
+                         : pthread_cond_wait(cond, &margo_lock);
+    margo_idle_leave();
+    return rc;
+}
+
+static const struct na_runtime_hooks margo_runtime_hooks = {
+    .busy = margo_runtime_busy,
+    .wait_enter = margo_idle_enter,
+    .wait_leave = margo_idle_leave,
+};
+
 void
 margo_all_add(struct margo_instance *mid)
 {
@@ -443,6 +509,8 @@ margo_all_add(struct margo_instance *mid)
         p = &(*p)->all_next;
     mid->all_next = NULL;
     *p = mid;
+    /* A simulated fabric keeps its clock while ULTs wait to run. */
+    na_runtime_set_hooks(&margo_runtime_hooks);
     if (mid->has_progress_thread && margo_callers_run_handlers(mid))
         margo_caller_pt_count++;
 }
@@ -632,7 +700,7 @@ margo_role_take(void)
             continue;
         }
         margo_role_waiters++;
-        pthread_cond_wait(&margo_driver_cond, &margo_lock);
+        margo_cond_wait(&margo_driver_cond, NULL);
         margo_role_waiters--;
     }
     if (margo_role_reserved == &me)
@@ -673,7 +741,7 @@ margo_role_release(void)
         return;
     while (margo_role_waiters > 0 && margo_role_generation == gen &&
            !margo_driver_active)
-        pthread_cond_wait(&margo_driver_cond, &margo_lock);
+        margo_cond_wait(&margo_driver_cond, NULL);
 }
 
 /*
@@ -718,7 +786,7 @@ margo_abt_wait_after(void)
          * within its short slice. */
         mid->progress_lent = false;
         while (mid->progress_borrowed)
-            pthread_cond_wait(&margo_driver_cond, &margo_lock);
+            margo_cond_wait(&margo_driver_cond, NULL);
         margo_tls.lent_progress = NULL;
     }
     if (margo_tls.lent_depth > 0) {
@@ -781,7 +849,7 @@ margo_timed_cond_wait(pthread_cond_t *cond, unsigned int ms)
     struct timespec ts;
 
     margo_abstime(&ts, ms);
-    (void) pthread_cond_timedwait(cond, &margo_lock, &ts);
+    (void) margo_cond_wait(cond, &ts);
 }
 
 /*
@@ -863,7 +931,7 @@ margo_block_until_free(struct margo_instance *mid, margo_pred_t pred, void *arg,
              * may have to serve instances without a progress thread. */
             if (counted && margo_driven_head == NULL &&
                 margo_tls.deadline_ns == 0)
-                pthread_cond_wait(&margo_driver_cond, &margo_lock);
+                margo_cond_wait(&margo_driver_cond, NULL);
             else
                 margo_timed_cond_wait(&margo_driver_cond,
                                       counted ? 1 : MARGO_BLOCK_MS);
@@ -879,7 +947,7 @@ margo_block_until_free(struct margo_instance *mid, margo_pred_t pred, void *arg,
         }
         if (margo_driver_active) {
             margo_role_waiters++;
-            pthread_cond_wait(&margo_driver_cond, &margo_lock);
+            margo_cond_wait(&margo_driver_cond, NULL);
             margo_role_waiters--;
             /* The holder may be waiting to hand the role over. */
             pthread_cond_broadcast(&margo_driver_cond);
@@ -1128,6 +1196,7 @@ margo_progress_main(void *arg)
     margo_tls.own_instance = mid;
     margo_tls.is_progress_thread = true;
     margo_tls.progress_of = mid;
+    margo_tls.pt_counted = true; /* counted by margo_threads_start */
     pthread_mutex_lock(&margo_lock);
     while (!mid->stop_threads) {
         bool queued = mid->rpc_thread_count < 0 && mid->queue_head;
@@ -1135,17 +1204,21 @@ margo_progress_main(void *arg)
         if (!margo_progress_needed(mid)) {
             /* Idle and told to progress only when needed: no HG_Progress()
              * until margo_wake() says something changed. */
-            pthread_cond_wait(&margo_driver_cond, &margo_lock);
+            margo_cond_wait(&margo_driver_cond, NULL);
             continue;
         }
         pthread_mutex_unlock(&margo_lock);
         (void) margo_progress_instance(mid, queued ? 0 : margo_idle_ms(mid));
         pthread_mutex_lock(&margo_lock);
-        if (mid->rpc_thread_count < 0)
+        if (mid->rpc_thread_count < 0) {
+            margo_pt_count(false);
             while (margo_run_one_handler(mid))
                 ;
+            margo_pt_count(true);
+        }
     }
     pthread_mutex_unlock(&margo_lock);
+    margo_pt_count(false);
     return NULL;
 }
 
@@ -1155,9 +1228,12 @@ margo_threads_start(struct margo_instance *mid)
     int rc;
 
     if (mid->has_progress_thread) {
+        /* At work from the start (margo_progress_main counts on it). */
+        atomic_fetch_add(&margo_pt_outside, 1);
         rc = pthread_create(&mid->progress_thread, NULL, margo_progress_main,
                             mid);
         if (rc != 0) {
+            atomic_fetch_sub(&margo_pt_outside, 1);
             margo_log(mid, MARGO_LOG_ERROR,
                       "margo: cannot start the progress thread: %s",
                       strerror(rc));
@@ -1178,7 +1254,10 @@ margo_threads_stop(struct margo_instance *mid)
     pthread_mutex_unlock(&margo_lock);
 
     if (mid->progress_thread_started) {
+        /* Idle meanwhile: the thread may have to wait out its deadline. */
+        margo_idle_enter();
         pthread_join(mid->progress_thread, NULL);
+        margo_idle_leave();
         mid->progress_thread_started = false;
     }
 }

@@ -6,6 +6,8 @@
  */
 #include "na_sim_internal.h"
 
+#include "na/na_runtime.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,15 +478,16 @@ na_sim_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
  * (an abandoned class, say) must not freeze time for everyone. Called with
  * the world lock held.
  */
-static bool
-na_sim_hold_clock(struct na_sim_world *world, struct na_sim_ctx *self)
+/* Completions queued on contexts other than `self` that nobody has
+ * triggered yet. Only contexts that got a completion since they were
+ * last seen empty can hold one: the sum is that of every context of the
+ * world, at a cost that does not grow with the world. World lock held. */
+static uint64_t
+na_sim_pending_elsewhere(struct na_sim_world *world, struct na_sim_ctx *self)
 {
     struct na_sim_ctx *ctx, *next;
-    uint64_t pending = 0, key;
+    uint64_t pending = 0;
 
-    /* Only contexts that got a completion since they were last seen empty
-     * can hold one: the sum is that of every context of the world, at a
-     * cost that does not grow with the world. */
     for (ctx = TAILQ_FIRST(&world->queued); ctx != NULL; ctx = next) {
         unsigned int n = NA_Context_get_completion_count(ctx->na_context);
 
@@ -495,6 +498,14 @@ na_sim_hold_clock(struct na_sim_world *world, struct na_sim_ctx *self)
         } else if (ctx != self)
             pending += n;
     }
+    return pending;
+}
+
+static bool
+na_sim_hold_clock(struct na_sim_world *world, struct na_sim_ctx *self)
+{
+    uint64_t pending = na_sim_pending_elsewhere(world, self), key;
+
     if (pending == 0) {
         self->hold_valid = false;
         return false;
@@ -529,6 +540,33 @@ na_sim_wait_real(struct na_sim_world *world)
 }
 
 /*
+ * Whether the clock must wait for work about to run elsewhere: what the
+ * thread runtime says is queued or running (na_runtime.h) and, in a world
+ * polled by several threads, completions that another context's thread
+ * has not yet triggered (a single-threaded world returns to its driver
+ * for those: na_sim_hold_clock). True while there is such work, for at
+ * most NA_RUNTIME_GRACE_MS of real time counted from *since (0: none seen
+ * yet in this wait).
+ */
+static bool
+na_sim_others_hold(struct na_sim_world *world, struct na_sim_ctx *self,
+                   uint64_t *since)
+{
+    struct timespec ts;
+    uint64_t now;
+
+    if ((!world->multi_threaded ||
+         na_sim_pending_elsewhere(world, self) == 0) &&
+        !na_runtime_busy())
+        return false;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    if (*since == 0)
+        *since = now;
+    return now - *since < (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u;
+}
+
+/*
  * Run due events until one completes on `context`; when nothing is due,
  * move the clock to the next event or the deadline, whichever is first.
  * Returns early (NA_TIMEOUT, *count 0) when a completion lands on another
@@ -542,10 +580,13 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
     struct na_sim_ctx *ctx = context->plugin_context;
-    uint64_t ctx_start, world_start, deadline, next;
+    uint64_t ctx_start, world_start, deadline, next, busy_since = 0;
     na_return_t ret;
     bool may_jump;
 
+    /* This thread waits in the fabric: not work about to run elsewhere
+     * for the other waiters (na_sim_others_hold). */
+    na_runtime_wait_enter();
     pthread_mutex_lock(&world->lock);
     na_sim_note_poller(world);
     na_plugin_set_clock_approximate(na_class, !world->single_driver ||
@@ -582,13 +623,23 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
             ret = NA_TIMEOUT;
             break;
         }
-        if (!na_sim_event_next_time(world, &next) || next > deadline)
+        if (!na_sim_event_next_time(world, &next) || next > deadline) {
+            /* Nothing is due before the deadline: a jump to it would
+             * expire timers that ULTs about to run may still meet, so it
+             * waits for them (events due earlier still run). */
+            if (!node->no_block &&
+                na_sim_others_hold(world, ctx, &busy_since)) {
+                na_sim_wait_real(world);
+                continue;
+            }
             next = deadline;
+        }
         na_sim_set_now(world, next);
         may_jump = !world->multi_threaded || node->no_block;
     }
     *count = (unsigned int) (ctx->completions - ctx_start);
     pthread_mutex_unlock(&world->lock);
+    na_runtime_wait_leave();
     return ret;
 }
 

@@ -1,0 +1,160 @@
+/*
+ * Virtual time on the simulator and the ULTs of other execution streams:
+ * computing takes no virtual time, so a timed call whose handler runs on
+ * a handler thread must not expire because that thread was slow to be
+ * scheduled, or computed for a while before answering (na_runtime.h).
+ * And a ULT that never stops running must not freeze the clock for good.
+ * Simulator only: elsewhere the deadline is real time.
+ */
+#include "tm.h"
+
+#include <sched.h>
+#include <time.h>
+
+/* Real time a handler computes before it answers: far beyond the 1 ms
+ * that a waiter would once wait for a post before jumping to its
+ * deadline, well below the runtime's grace period. */
+#define TC_COMPUTE_MS 30
+
+static uint64_t
+tc_real_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* Computes (no yield point, no fabric call) for TC_COMPUTE_MS, then
+ * answers tm_add. */
+static void
+tc_slow_add(hg_handle_t h)
+{
+    uint64_t until = tc_real_ns() + TC_COMPUTE_MS * 1000000ull;
+    tm_add_in_t in;
+    tm_add_out_t out = {0};
+
+    while (tc_real_ns() < until)
+        ;
+    if (margo_get_input(h, &in) == HG_SUCCESS) {
+        out.sum = in.a + in.b;
+        margo_free_input(h, &in);
+    }
+    margo_respond(h, &out);
+    margo_destroy(h);
+}
+DEFINE_MARGO_RPC_HANDLER(tc_slow_add)
+
+/* A server with one handler thread (and a progress thread or not), a
+ * client driven by this thread: a 100 ms call to the slow handler
+ * succeeds, and took less than 100 ms of virtual time. */
+static void
+tc_run(int use_progress_thread)
+{
+    char addr_str[64];
+    margo_instance_id server, client;
+    tm_add_in_t in = {20, 22};
+    tm_add_out_t out;
+    hg_addr_t addr;
+    hg_handle_t h;
+    hg_id_t id;
+    uint64_t v0, v1;
+
+    if (!tm_is_sim())
+        skip();
+    tm_addr_for(addr_str, sizeof(addr_str), "clock");
+    server = margo_init(addr_str, MARGO_SERVER_MODE, use_progress_thread, 1);
+    assert_non_null(server);
+    MARGO_REGISTER(server, "tc_slow_add", tm_add_in_t, tm_add_out_t,
+                   tc_slow_add);
+    client = margo_init("sim", MARGO_CLIENT_MODE, 0, 0);
+    assert_non_null(client);
+    id = MARGO_REGISTER(client, "tc_slow_add", tm_add_in_t, tm_add_out_t,
+                        NULL);
+    addr = tm_lookup_self(client, server);
+    for (int i = 0; i < 3; i++) {
+        assert_hg_ok(margo_create(client, addr, id, &h));
+        v0 = HG_Clock_now(margo_get_class(client));
+        assert_hg_ok(margo_forward_timed(h, &in, 100.0));
+        v1 = HG_Clock_now(margo_get_class(client));
+        assert_hg_ok(margo_get_output(h, &out));
+        assert_int_equal(out.sum, 42);
+        margo_free_output(h, &out);
+        assert_hg_ok(margo_destroy(h));
+        assert_true(v1 - v0 < 100ull * 1000000ull);
+    }
+    assert_hg_ok(margo_addr_free(client, addr));
+    margo_finalize(client);
+    margo_finalize(server);
+}
+
+static void
+test_handler_thread_computes(void **state)
+{
+    (void) state;
+    tc_run(0);
+}
+
+static void
+test_handler_thread_computes_progress_thread(void **state)
+{
+    (void) state;
+    tc_run(1);
+}
+
+/* A ULT of another stream that spins until told to stop (a yield loop
+ * that is not an Argobots yield point): this thread's 50 ms sleep still
+ * ends, once the grace period has passed. */
+static atomic_int tc_stop;
+
+static void
+tc_spin(void *arg)
+{
+    (void) arg;
+    while (!atomic_load(&tc_stop))
+        sched_yield();
+}
+
+static void
+test_spinning_ult_does_not_freeze_time(void **state)
+{
+    margo_instance_id mid;
+    ABT_xstream xs;
+    ABT_pool pool;
+    ABT_thread t;
+    uint64_t v0, v1;
+
+    (void) state;
+    if (!tm_is_sim())
+        skip();
+    mid = margo_init("sim", MARGO_CLIENT_MODE, 0, 0);
+    assert_non_null(mid);
+    assert_int_equal(ABT_xstream_create(ABT_SCHED_NULL, &xs), ABT_SUCCESS);
+    assert_int_equal(ABT_xstream_get_main_pools(xs, 1, &pool), ABT_SUCCESS);
+    atomic_store(&tc_stop, 0);
+    assert_int_equal(
+        ABT_thread_create(pool, tc_spin, NULL, ABT_THREAD_ATTR_NULL, &t),
+        ABT_SUCCESS);
+    v0 = HG_Clock_now(margo_get_class(mid));
+    margo_thread_sleep(mid, 50.0);
+    v1 = HG_Clock_now(margo_get_class(mid));
+    assert_true(v1 - v0 >= 50ull * 1000000ull);
+    atomic_store(&tc_stop, 1);
+    assert_int_equal(ABT_thread_free(&t), ABT_SUCCESS);
+    assert_int_equal(ABT_xstream_join(xs), ABT_SUCCESS);
+    assert_int_equal(ABT_xstream_free(&xs), ABT_SUCCESS);
+    margo_finalize(mid);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_handler_thread_computes),
+        cmocka_unit_test(test_handler_thread_computes_progress_thread),
+        cmocka_unit_test(test_spinning_ult_does_not_freeze_time),
+    };
+
+    return tm_main("test_margo_clock", tests,
+                   sizeof(tests) / sizeof(tests[0]));
+}
