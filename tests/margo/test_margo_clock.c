@@ -9,32 +9,22 @@
 #include "tm.h"
 
 #include <sched.h>
-#include <time.h>
 
 /* Real time a handler computes before it answers: far beyond the 1 ms
  * that a waiter would once wait for a post before jumping to its
  * deadline, well below the runtime's grace period. */
 #define TC_COMPUTE_MS 30
 
-static uint64_t
-tc_real_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 /* Computes (no yield point, no fabric call) for TC_COMPUTE_MS, then
  * answers tm_add. */
 static void
 tc_slow_add(hg_handle_t h)
 {
-    uint64_t until = tc_real_ns() + TC_COMPUTE_MS * 1000000ull;
+    uint64_t until = tm_real_ns() + TC_COMPUTE_MS * 1000000ull;
     tm_add_in_t in;
     tm_add_out_t out = {0};
 
-    while (tc_real_ns() < until)
+    while (tm_real_ns() < until)
         ;
     if (margo_get_input(h, &in) == HG_SUCCESS) {
         out.sum = in.a + in.b;
@@ -69,8 +59,7 @@ tc_run(int use_progress_thread)
                    tc_slow_add);
     client = margo_init("sim", MARGO_CLIENT_MODE, 0, 0);
     assert_non_null(client);
-    id = MARGO_REGISTER(client, "tc_slow_add", tm_add_in_t, tm_add_out_t,
-                        NULL);
+    id = MARGO_REGISTER(client, "tc_slow_add", tm_add_in_t, tm_add_out_t, NULL);
     addr = tm_lookup_self(client, server);
     for (int i = 0; i < 3; i++) {
         assert_hg_ok(margo_create(client, addr, id, &h));
@@ -155,6 +144,5 @@ main(void)
         cmocka_unit_test(test_spinning_ult_does_not_freeze_time),
     };
 
-    return tm_main("test_margo_clock", tests,
-                   sizeof(tests) / sizeof(tests[0]));
+    return tm_main("test_margo_clock", tests, sizeof(tests) / sizeof(tests[0]));
 }

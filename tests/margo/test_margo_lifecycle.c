@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static margo_instance_id
@@ -248,28 +247,19 @@ test_two_waiters(void **state)
     }
 }
 
-static uint64_t
-tl_real_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
-}
-
 static void
 tl_check_sleep(int pt)
 {
     margo_instance_id mid = tl_init("sleep", MARGO_SERVER_MODE, pt, 0);
     double ms = tm_is_sim() ? 10000 : 50;
-    uint64_t t0 = HG_Clock_now(margo_get_class(mid)), r0 = tl_real_ns();
+    uint64_t t0 = HG_Clock_now(margo_get_class(mid)), r0 = tm_real_ns();
 
     margo_thread_sleep(mid, ms);
     assert_true(HG_Clock_now(margo_get_class(mid)) - t0 >=
                 (uint64_t) (ms * 1e6));
     if (tm_is_sim())
         /* Virtual time: ten seconds on the fabric clock in far less. */
-        assert_true(tl_real_ns() - r0 < 3000000000ull);
+        assert_true(tm_real_ns() - r0 < 3000000000ull);
     margo_thread_sleep(mid, 0);
     margo_thread_sleep(MARGO_INSTANCE_NULL, 10);
     margo_finalize(mid);

@@ -9,7 +9,6 @@
 #include <margo-timer.h>
 
 #include <stdatomic.h>
-#include <time.h>
 
 struct tt_count {
     atomic_int fired;
@@ -44,15 +43,6 @@ tt_init(int pt, int rt)
     return mid;
 }
 
-static uint64_t
-tt_real_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
-}
-
 /* Sleep on the fabric clock until the counter reaches `want` (bounded). */
 static void
 tt_wait_fired(margo_instance_id mid, struct tt_count *c, int want)
@@ -73,7 +63,7 @@ tt_fires_once(int pt, int rt)
     struct tt_count c = {0};
     double ms = tm_is_sim() ? 10000 : 30;
     margo_timer_t t;
-    uint64_t start, r0 = tt_real_ns();
+    uint64_t start, r0 = tm_real_ns();
 
     c.mid = mid;
     assert_int_equal(margo_timer_create(mid, tt_cb, &c, &t), 0);
@@ -97,7 +87,7 @@ tt_fires_once(int pt, int rt)
     tt_wait_fired(mid, &c, 1);
     assert_true(c.fired_at - start >= (uint64_t) (ms * 1e6));
     if (tm_is_sim())
-        assert_true(tt_real_ns() - r0 < 3000000000ull);
+        assert_true(tm_real_ns() - r0 < 3000000000ull);
     /* Once only. */
     margo_thread_sleep(mid, ms);
     assert_int_equal(atomic_load(&c.fired), 1);

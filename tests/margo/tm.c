@@ -8,9 +8,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const int32_t tm_values[10] = {1, 4, 2, 5, 6, 3, 5, 3, 2, 5};
 static unsigned tm_serial;
+
+uint64_t
+tm_real_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
 
 const char *
 tm_info(void)

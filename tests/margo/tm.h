@@ -34,6 +34,9 @@ MERCURY_GEN_PROC(tm_add_out_t, ((int32_t) (sum)))
 MERCURY_GEN_PROC(tm_sum_in_t, ((int32_t) (n))((hg_bulk_t) (bulk)))
 MERCURY_GEN_PROC(tm_sum_out_t, ((int32_t) (ret)))
 
+/* Real (monotonic) time in nanoseconds, for bounds on real time. */
+uint64_t tm_real_ns(void);
+
 /* The plugin's info string, and whether it is the simulator. */
 const char *tm_info(void);
 int tm_is_sim(void);
