@@ -552,15 +552,13 @@ static bool
 na_sim_others_hold(struct na_sim_world *world, struct na_sim_ctx *self,
                    uint64_t *since)
 {
-    struct timespec ts;
     uint64_t now;
 
     if ((!world->multi_threaded ||
          na_sim_pending_elsewhere(world, self) == 0) &&
         !na_runtime_busy())
         return false;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    now = na_plugin_clock_monotonic_ns();
     if (*since == 0)
         *since = now;
     return now - *since < (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u;
