@@ -104,12 +104,13 @@ int abt_stream_busy(void);
 void abt_stream_yield(void);
 
 /* Whether a stream other than the caller's has work that will run soon:
- * ULTs waiting in its pools or for its token, or a ULT running on it
- * outside a fabric wait (na_runtime.h's probe, which Margo installs). A
- * thread holding its stream's token brackets its waits in the fabric with
- * abt_fabric_enter / abt_fabric_leave (no-ops on other threads). */
+ * ULTs waiting in its pools or for its token, or a ULT running on it and
+ * not waiting (na_runtime.h's probe, which Margo installs). A thread that
+ * holds its stream's token while it waits outside abt.h (in the fabric,
+ * on one of Margo's conditions) brackets the wait with abt_idle_enter /
+ * abt_idle_leave (no-ops on other threads). */
 bool abt_busy_elsewhere(void);
-void abt_fabric_enter(void);
-void abt_fabric_leave(void);
+void abt_idle_enter(void);
+void abt_idle_leave(void);
 
 #endif

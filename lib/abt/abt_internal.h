@@ -79,7 +79,7 @@ struct ABT_xstream_opaque {
                         waiting for the token back */
     int idle;        /* (S) workers sleeping on wake */
     int token;       /* (S) a pthread runs the stream's ULTs */
-    int in_fabric;   /* atomic: the token holder waits in the fabric */
+    int idle_waits;  /* atomic: the token holder waits (abt_idle_enter) */
     struct abt_waiter *token_q; /* (S) FIFO of direct token waiters */
     ABT_thread ready;           /* (S) resume markers of this stream that
                                    another stream popped (FIFO by next) */

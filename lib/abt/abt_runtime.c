@@ -219,26 +219,26 @@ abt_busy_elsewhere(void)
     for (ABT_xstream xs = abt_g.xstreams; xs != NULL && !busy; xs = xs->next) {
         if (xs->terminated || (xs == abt_self.xs && abt_self.token))
             continue;
-        busy =
-            (xs->token && !__atomic_load_n(&xs->in_fabric, __ATOMIC_RELAXED)) ||
-            xs->token_q != NULL || abt_xs_has_work_locked(xs);
+        busy = (xs->token &&
+                !__atomic_load_n(&xs->idle_waits, __ATOMIC_RELAXED)) ||
+               xs->token_q != NULL || abt_xs_has_work_locked(xs);
     }
     pthread_mutex_unlock(&abt_g.lock);
     return busy;
 }
 
 void
-abt_fabric_enter(void)
+abt_idle_enter(void)
 {
     if (abt_self.token && abt_self.xs != NULL)
-        __atomic_add_fetch(&abt_self.xs->in_fabric, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&abt_self.xs->idle_waits, 1, __ATOMIC_RELAXED);
 }
 
 void
-abt_fabric_leave(void)
+abt_idle_leave(void)
 {
     if (abt_self.token && abt_self.xs != NULL)
-        __atomic_sub_fetch(&abt_self.xs->in_fabric, 1, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&abt_self.xs->idle_waits, 1, __ATOMIC_RELAXED);
 }
 
 static void *

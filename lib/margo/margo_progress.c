@@ -472,13 +472,13 @@ margo_idle_enter(void)
 {
     margo_tls.pt_counted_before_wait = margo_tls.pt_counted;
     margo_pt_count(false);
-    abt_fabric_enter();
+    abt_idle_enter();
 }
 
 static void
 margo_idle_leave(void)
 {
-    abt_fabric_leave();
+    abt_idle_leave();
     margo_pt_count(margo_tls.pt_counted_before_wait);
 }
 
