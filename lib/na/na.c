@@ -8,7 +8,6 @@
  */
 #include "na/na_internal.h"
 #include "na/na_auto_sm.h"
-#include "na/na_runtime.h"
 #include "na/na_clock.h"
 
 #include <assert.h>
@@ -54,40 +53,6 @@ na_plugin_find(const char *want, const char *protocol_name)
             return ops;
     }
     return NULL;
-}
-
-static _Atomic(const struct na_runtime_hooks *) na_runtime_hooks_set;
-
-void
-na_runtime_set_hooks(const struct na_runtime_hooks *hooks)
-{
-    atomic_store(&na_runtime_hooks_set, hooks);
-}
-
-bool
-na_runtime_busy(void)
-{
-    const struct na_runtime_hooks *h = atomic_load(&na_runtime_hooks_set);
-
-    return h != NULL && h->busy != NULL && h->busy();
-}
-
-void
-na_runtime_wait_enter(void)
-{
-    const struct na_runtime_hooks *h = atomic_load(&na_runtime_hooks_set);
-
-    if (h != NULL && h->wait_enter != NULL)
-        h->wait_enter();
-}
-
-void
-na_runtime_wait_leave(void)
-{
-    const struct na_runtime_hooks *h = atomic_load(&na_runtime_hooks_set);
-
-    if (h != NULL && h->wait_leave != NULL)
-        h->wait_leave();
 }
 
 /* The plugin that provides auto_sm, if this build has one. */
