@@ -5,10 +5,11 @@
 #
 # Usage: run-vm-tests.sh --build-dir DIR [--kvm] [--timeout SEC] [--] CMD...
 #   CMD   commands run from the build tree, e.g. plugins/verbs/test_verbs
-#         (one argument each; a command may contain spaces and arguments;
-#         its program is relative to the build tree or absolute). The guest
-#         sets QS_VERBS_INFO and QS_TEST_INFO to the verbs info string.
-#         QS_VM_TESTS, if set, replaces them (commands separated by ';').
+#         (one argument each; a command may contain spaces and arguments
+#         and begin with "env NAME=value"; its program is relative to the
+#         build tree or absolute). The guest sets QS_VERBS_INFO and
+#         QS_TEST_INFO to the verbs info string. QS_VM_TESTS, if set,
+#         replaces them (commands separated by ';').
 #   --kvm use KVM (QS_VM_KVM=1 too); the default is TCG, the only mode
 #         that boots Debian's kernel on the machines this project runs on.
 #   --timeout  whole-VM wall-clock limit (QS_VM_TIMEOUT, default 600 s).
@@ -61,7 +62,12 @@ die() { log "ERROR: $*"; exit 1; }
 build_dir=$(cd "$build_dir" && pwd) || die "no build directory $build_dir"
 [ ${#tests[@]} -gt 0 ] || die "no test command given"
 for t in "${tests[@]}"; do
-    bin=${t%% *}
+    # A command may begin with "env NAME=value ...": check the program.
+    read -r -a words <<< "$t"
+    i=0
+    [ "${words[0]}" = env ] && i=1
+    while [[ "${words[$i]:-}" == *=* ]]; do i=$((i + 1)); done
+    bin=${words[$i]:-}
     case "$bin" in /*) ;; *) bin="$build_dir/$bin" ;; esac
     [ -x "$bin" ] || die "test command not found or not built: $bin"
 done
