@@ -14,7 +14,9 @@
 #         that boots Debian's kernel on the machines this project runs on.
 #   --timeout  whole-VM wall-clock limit (QS_VM_TIMEOUT, default 600 s).
 # Other environment: QS_VM_CMD_TIMEOUT (per command, default 300 s),
-# QS_VERBS_INFO (passed to the tests), QS_VM_QEMU (the qemu binary).
+# QS_VERBS_INFO (passed to the tests), QS_VM_QEMU (the qemu binary),
+# QS_VM_KERNEL_DIR (where the kernel package is kept and unpacked; default
+# DIR/verbs-vm/kernel, so another build tree can share one download).
 #
 # Exit status: that of the commands in the guest (the first failing one);
 # 77 (ctest's skip code) when qemu, busybox or the kernel package is not
@@ -90,7 +92,7 @@ command -v rdma >/dev/null || skip "the rdma tool (package iproute2) is needed i
     skip "the rxe provider (package ibverbs-providers) is not installed"
 
 work="$build_dir/verbs-vm"
-kdir="$work/kernel"
+kdir=${QS_VM_KERNEL_DIR:-$work/kernel}
 mkdir -p "$kdir"
 
 # The newest Debian 6.1 kernel image the package lists know about.
