@@ -376,20 +376,6 @@ na_plugin_addr_dup_interned(na_class_t *na_class, na_addr_t addr,
 }
 
 bool
-na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a, na_addr_t b)
-{
-    (void) na_class;
-    return a == b;
-}
-
-uint64_t
-na_plugin_clock_now_monotonic(na_class_t *na_class)
-{
-    (void) na_class;
-    return na_plugin_clock_monotonic_ns();
-}
-
-bool
 na_plugin_iface_ipv4(const char *name, struct in_addr *ip)
 {
     struct ifaddrs *ifs, *i;
