@@ -475,7 +475,7 @@ struct na_msg_ops {
     void (*op_fini)(na_class_t *na_class, na_op_id_t *op_id);
 
     /* Optional, both or neither (NULL: na_plugin_msg_buf_alloc/free,
-     * plain zeroed memory and plugin_data NULL). A message buffer of
+     * plain 64-byte-aligned memory and plugin_data NULL). A message buffer of
      * buf_size bytes, or NULL; plugin_data travels with the buffer to the
      * send and recv ops. The caller owns the buffer until buf_free. */
     void *(*buf_alloc)(na_class_t *na_class, size_t buf_size,
@@ -582,10 +582,12 @@ struct na_class_ops {
      * classes of this process exist: it must not touch those. */
     void (*cleanup)(void);
 
-    const struct na_context_ops *context;
-    const struct na_addr_ops *addr;
-    const struct na_msg_ops *msg;
-    const struct na_mem_ops *mem;
+    /* The group tables, all required; each is defined in the plugin file
+     * of its concern and lives as long as the program. */
+    const struct na_context_ops *context; /* contexts, progress, cancel   */
+    const struct na_addr_ops *addr;       /* addresses and their forms    */
+    const struct na_msg_ops *msg;         /* op ids and messages          */
+    const struct na_mem_ops *mem;         /* memory handles and RMA       */
 };
 
 /*
