@@ -294,6 +294,21 @@ na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
     return p;
 }
 
+na_return_t
+na_plugin_addr_string_out(const char *str, char *buf, size_t *buf_size)
+{
+    size_t need = strlen(str) + 1;
+    bool query = buf == NULL, fits = *buf_size >= need;
+
+    *buf_size = need;
+    if (query)
+        return NA_SUCCESS;
+    if (!fits)
+        return NA_OVERFLOW;
+    memcpy(buf, str, need);
+    return NA_SUCCESS;
+}
+
 void
 na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
 {

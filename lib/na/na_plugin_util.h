@@ -254,6 +254,13 @@ void *na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                               unsigned long flags, void **plugin_data);
 void na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
 
+/* The end of every to_string op (the NA_Addr_to_string contract), once
+ * the address is formatted in str: *buf_size becomes strlen(str) + 1;
+ * buf NULL asks for that size (NA_SUCCESS), a smaller buf is NA_OVERFLOW
+ * with nothing written, else str is copied with its terminating NUL. */
+na_return_t na_plugin_addr_string_out(const char *str, char *buf,
+                                      size_t *buf_size);
+
 /* The free and dup ops of a plugin whose addresses are interned (one
  * object per peer, starting with the struct na_plugin_addr head). */
 void na_plugin_addr_free_interned(na_class_t *na_class, na_addr_t addr);

@@ -399,28 +399,19 @@ na_ofi_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
     char ip[INET_ADDRSTRLEN], str[96], name[64];
-    int len;
 
     if (addr->sin.sin_family == AF_UNIX) {
         /* "ofi+shm://<pid>:<d>:<e>": the provider's name without its
          * scheme, so it reads like the other ofi addresses. */
         na_ofi_shm_name(&addr->sin, name, sizeof(name));
-        len =
-            snprintf(str, sizeof(str), "ofi+%s://%s", cls->protocol, name + 9);
+        snprintf(str, sizeof(str), "ofi+%s://%s", cls->protocol, name + 9);
     } else {
         if (inet_ntop(AF_INET, &addr->sin.sin_addr, ip, sizeof(ip)) == NULL)
             return NA_PROTOCOL_ERROR;
-        len = snprintf(str, sizeof(str), "ofi+%s://%s:%u", cls->protocol, ip,
-                       ntohs(addr->sin.sin_port));
+        snprintf(str, sizeof(str), "ofi+%s://%s:%u", cls->protocol, ip,
+                 ntohs(addr->sin.sin_port));
     }
-    if (buf == NULL || *buf_size < (size_t) len + 1) {
-        bool probe = buf == NULL;
-        *buf_size = (size_t) len + 1;
-        return probe ? NA_SUCCESS : NA_OVERFLOW;
-    }
-    memcpy(buf, str, (size_t) len + 1);
-    *buf_size = (size_t) len + 1;
-    return NA_SUCCESS;
+    return na_plugin_addr_string_out(str, buf, buf_size);
 }
 
 /* Serialized form: one version byte, then the wire address. */

@@ -8,6 +8,8 @@
  */
 #include "na_sm_auto_internal.h"
 
+#include "na/na_plugin_util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +79,7 @@ na_auto_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
 {
     struct na_auto_class *cls = na_auto_class(na_class);
     char net[256] = "", sm[256] = "", out[600];
-    size_t n = sizeof(net), need;
+    size_t n = sizeof(net);
 
     if (addr->part[NA_AUTO_NET] != NULL &&
         NA_Addr_to_string(cls->inner[NA_AUTO_NET], net, &n,
@@ -90,15 +92,7 @@ na_auto_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
         return NA_OVERFLOW;
     snprintf(out, sizeof(out), "%s%s%s%s%s", net, net[0] && sm[0] ? "#" : "",
              sm, sm[0] ? "@" : "", sm[0] ? cls->node : "");
-    need = strlen(out) + 1;
-    if (buf == NULL || *buf_size < need) {
-        bool query = buf == NULL;
-        *buf_size = need;
-        return query ? NA_SUCCESS : NA_OVERFLOW;
-    }
-    memcpy(buf, out, need);
-    *buf_size = need;
-    return NA_SUCCESS;
+    return na_plugin_addr_string_out(out, buf, buf_size);
 }
 
 /*

@@ -113,23 +113,10 @@ na_tcp_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
                       na_addr_t addr)
 {
     char tmp[NA_TCP_ADDR_STR_MAX];
-    size_t need;
 
     (void) na_class;
-    if (buf_size == NULL)
-        return NA_INVALID_ARG;
-    need = na_tcp_addr_print(&addr->ip, addr->port, tmp, sizeof(tmp)) + 1;
-    if (buf == NULL) {
-        *buf_size = need;
-        return NA_SUCCESS;
-    }
-    if (*buf_size < need) {
-        *buf_size = need;
-        return NA_OVERFLOW;
-    }
-    memcpy(buf, tmp, need);
-    *buf_size = need;
-    return NA_SUCCESS;
+    (void) na_tcp_addr_print(&addr->ip, addr->port, tmp, sizeof(tmp));
+    return na_plugin_addr_string_out(tmp, buf, buf_size);
 }
 
 static na_return_t

@@ -74,27 +74,13 @@ na_verbs_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
     char tmp[NA_VERBS_ADDR_STRING_MAX];
-    size_t need;
 
-    if (addr == NULL || buf_size == NULL)
-        return NA_INVALID_ARG;
     /* Only our own device is known; a peer's string leaves it out, which
      * lookup accepts just the same. */
-    need =
-        na_verbs_addr_format(tmp, sizeof(tmp), addr->self ? cls->device : NULL,
-                             addr->ip, addr->port) +
-        1;
-    if (buf == NULL) {
-        *buf_size = need;
-        return NA_SUCCESS;
-    }
-    if (*buf_size < need) {
-        *buf_size = need;
-        return NA_OVERFLOW;
-    }
-    memcpy(buf, tmp, need);
-    *buf_size = need;
-    return NA_SUCCESS;
+    (void) na_verbs_addr_format(tmp, sizeof(tmp),
+                                addr->self ? cls->device : NULL, addr->ip,
+                                addr->port);
+    return na_plugin_addr_string_out(tmp, buf, buf_size);
 }
 
 static na_return_t
