@@ -591,13 +591,6 @@ struct na_class_ops {
 };
 
 /*
- * The first required op missing from the tables of ops ("addr->lookup"),
- * or NULL when none is. NA_Initialize() refuses such a plugin with this
- * name in its error.
- */
-const char *na_plugin_ops_missing(const struct na_class_ops *ops);
-
-/*
  * The start of every serialize op: `need` is the bytes the object takes.
  * Sets *buf_size to need; false (the op returns NA_OVERFLOW and writes
  * nothing) when buf is NULL or has less room than that.
