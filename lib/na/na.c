@@ -9,6 +9,7 @@
 #include "na/na_internal.h"
 #include "na/na_auto_sm.h"
 #include "na/na_clock.h"
+#include "na/na_plugin_util.h"
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -267,6 +268,7 @@ NA_Initialize_opt2(const char *info_string, bool listen, unsigned int version,
     struct na_info *info = NULL;
     na_class_t *na_class = NULL;
     const struct na_class_ops *ops;
+    const char *missing;
     na_return_t ret;
 
     if (info_string == NULL) {
@@ -302,6 +304,16 @@ NA_Initialize_opt2(const char *info_string, bool listen, unsigned int version,
                    "no plugin accepts protocol \"%s\" (info string "
                    "\"%s\")",
                    info->protocol_name, info_string);
+        goto error;
+    }
+
+    missing = na_plugin_ops_missing(ops);
+    if (missing != NULL) {
+        qs_log("na", QS_LOG_ERROR,
+               "plugin \"%s\" is refused: it lacks the op %s (info "
+               "string \"%s\")",
+               ops->class_name != NULL ? ops->class_name : "?", missing,
+               info_string);
         goto error;
     }
 
@@ -403,13 +415,14 @@ NA_Context_create_id(na_class_t *na_class, uint8_t id)
     context->id = id;
     STAILQ_INIT(&context->queue);
     pthread_mutex_init(&context->lock, NULL);
-    if (na_class->ops->context_size > 0) {
-        context->plugin_context = calloc(1, na_class->ops->context_size);
+    if (na_class->ops->context->context_size > 0) {
+        context->plugin_context =
+            calloc(1, na_class->ops->context->context_size);
         if (context->plugin_context == NULL)
             goto free_context;
     }
-    ret = na_class->ops->context_create(na_class, context, id,
-                                        context->plugin_context);
+    ret = na_class->ops->context->create(na_class, context, id,
+                                         context->plugin_context);
     if (ret != NA_SUCCESS)
         goto free_context;
     pthread_mutex_lock(&na_class->lock);
@@ -441,7 +454,7 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
                atomic_load(&context->count));
         return NA_BUSY;
     }
-    ret = na_class->ops->context_destroy(na_class, context->plugin_context);
+    ret = na_class->ops->context->destroy(na_class, context->plugin_context);
     if (ret != NA_SUCCESS)
         return ret;
     pthread_mutex_lock(&na_class->lock);
@@ -462,14 +475,14 @@ NA_Op_create(na_class_t *na_class, unsigned long flags)
 
     if (na_class == NULL)
         return NULL;
-    op_id = calloc(1, na_class->ops->op_size);
+    op_id = calloc(1, na_class->ops->msg->op_size);
     if (op_id == NULL)
         return NULL;
     base = na_op_base(op_id);
     base->na_class = na_class;
     atomic_init(&base->state, NA_OP_IDLE);
-    if (na_class->ops->op_init != NULL &&
-        na_class->ops->op_init(na_class, op_id, flags) != NA_SUCCESS) {
+    if (na_class->ops->msg->op_init != NULL &&
+        na_class->ops->msg->op_init(na_class, op_id, flags) != NA_SUCCESS) {
         free(op_id);
         return NULL;
     }
@@ -489,8 +502,8 @@ NA_Op_destroy(na_class_t *na_class, na_op_id_t *op_id)
         qs_log("na", QS_LOG_ERROR, "NA_Op_destroy: operation still pending");
         return NA_BUSY;
     }
-    if (na_class->ops->op_fini != NULL)
-        na_class->ops->op_fini(na_class, op_id);
+    if (na_class->ops->msg->op_fini != NULL)
+        na_class->ops->msg->op_fini(na_class, op_id);
     free(op_id);
     return NA_SUCCESS;
 }
@@ -504,14 +517,14 @@ NA_Addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
         return NA_INVALID_ARG;
     if (na_addr_lookup_check(na_class, name) != NA_SUCCESS)
         return NA_PROTONOSUPPORT;
-    return na_class->ops->addr_lookup(na_class, name, addr);
+    return na_class->ops->addr->lookup(na_class, name, addr);
 }
 
 void
 NA_Addr_free(na_class_t *na_class, na_addr_t addr)
 {
     if (na_class != NULL && addr != NA_ADDR_NULL)
-        na_class->ops->addr_free(na_class, addr);
+        na_class->ops->addr->free(na_class, addr);
 }
 
 na_return_t
@@ -519,11 +532,11 @@ NA_Addr_set_remove(na_class_t *na_class, na_addr_t addr)
 {
     if (na_class == NULL || addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
-    if (na_class->ops->addr_is_self(na_class, addr))
+    if (na_class->ops->addr->is_self(na_class, addr))
         return NA_INVALID_ARG;
-    if (na_class->ops->addr_set_remove == NULL)
+    if (na_class->ops->addr->set_remove == NULL)
         return NA_SUCCESS;
-    return na_class->ops->addr_set_remove(na_class, addr);
+    return na_class->ops->addr->set_remove(na_class, addr);
 }
 
 na_return_t
@@ -531,7 +544,7 @@ NA_Addr_self(na_class_t *na_class, na_addr_t *addr)
 {
     if (na_class == NULL || addr == NULL)
         return NA_INVALID_ARG;
-    return na_class->ops->addr_self(na_class, addr);
+    return na_class->ops->addr->self(na_class, addr);
 }
 
 na_return_t
@@ -539,7 +552,7 @@ NA_Addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
 {
     if (na_class == NULL || addr == NA_ADDR_NULL || new_addr == NULL)
         return NA_INVALID_ARG;
-    return na_class->ops->addr_dup(na_class, addr, new_addr);
+    return na_class->ops->addr->dup(na_class, addr, new_addr);
 }
 
 bool
@@ -549,7 +562,9 @@ NA_Addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
         return false;
     if (addr1 == NA_ADDR_NULL || addr2 == NA_ADDR_NULL)
         return addr1 == addr2;
-    return na_class->ops->addr_cmp(na_class, addr1, addr2);
+    if (na_class->ops->addr->cmp == NULL)
+        return addr1 == addr2; /* interned: one object per peer */
+    return na_class->ops->addr->cmp(na_class, addr1, addr2);
 }
 
 bool
@@ -557,7 +572,7 @@ NA_Addr_is_self(na_class_t *na_class, na_addr_t addr)
 {
     if (na_class == NULL || addr == NA_ADDR_NULL)
         return false;
-    return na_class->ops->addr_is_self(na_class, addr);
+    return na_class->ops->addr->is_self(na_class, addr);
 }
 
 na_return_t
@@ -566,15 +581,18 @@ NA_Addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
 {
     if (na_class == NULL || buf_size == NULL || addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
-    return na_class->ops->addr_to_string(na_class, buf, buf_size, addr);
+    return na_class->ops->addr->codec->to_string(na_class, buf, buf_size, addr);
 }
 
 size_t
 NA_Addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
 {
+    size_t size = 0;
+
     if (na_class == NULL || addr == NA_ADDR_NULL)
         return 0;
-    return na_class->ops->addr_get_serialize_size(na_class, addr);
+    (void) na_class->ops->addr->codec->serialize(na_class, NULL, &size, addr);
+    return size;
 }
 
 na_return_t
@@ -583,7 +601,8 @@ NA_Addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
 {
     if (na_class == NULL || buf == NULL || addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
-    return na_class->ops->addr_serialize(na_class, buf, buf_size, addr);
+    return na_class->ops->addr->codec->serialize(na_class, buf, &buf_size,
+                                                 addr);
 }
 
 na_return_t
@@ -592,7 +611,8 @@ NA_Addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
 {
     if (na_class == NULL || addr == NULL || (buf == NULL && buf_size > 0))
         return NA_INVALID_ARG;
-    return na_class->ops->addr_deserialize(na_class, addr, buf, buf_size);
+    return na_class->ops->addr->codec->deserialize(na_class, addr, buf,
+                                                   buf_size);
 }
 
 /* Messages. */
@@ -625,6 +645,12 @@ na_plugin_set_msg_limits(na_class_t *na_class, size_t max_unexpected_size,
 }
 
 void
+na_plugin_set_max_segments(na_class_t *na_class, size_t max_segments)
+{
+    na_class->max_segments = max_segments;
+}
+
+void
 na_plugin_set_clock_approximate(na_class_t *na_class, bool approximate)
 {
     atomic_store_explicit(&na_class->clock_approximate, approximate,
@@ -645,7 +671,10 @@ NA_Msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
 {
     if (na_class == NULL || buf_size == 0 || plugin_data == NULL)
         return NULL;
-    return na_class->ops->msg_buf_alloc(na_class, buf_size, flags, plugin_data);
+    if (na_class->ops->msg->buf_alloc == NULL)
+        return na_plugin_msg_buf_alloc(na_class, buf_size, flags, plugin_data);
+    return na_class->ops->msg->buf_alloc(na_class, buf_size, flags,
+                                         plugin_data);
 }
 
 na_return_t
@@ -653,8 +682,12 @@ NA_Msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
 {
     if (na_class == NULL)
         return NA_INVALID_ARG;
-    if (buf != NULL)
-        na_class->ops->msg_buf_free(na_class, buf, plugin_data);
+    if (buf == NULL)
+        return NA_SUCCESS;
+    if (na_class->ops->msg->buf_free == NULL)
+        na_plugin_msg_buf_free(na_class, buf, plugin_data);
+    else
+        na_class->ops->msg->buf_free(na_class, buf, plugin_data);
     return NA_SUCCESS;
 }
 
@@ -699,21 +732,19 @@ na_post(na_plugin_post_t op, na_class_t *na_class,
     return ret;
 }
 
-/* Both sends make the same checks; only the size limit and the plugin op
- * differ. */
+/* Both sends make the same checks and post through the plugin's one send
+ * op; only the size limit and the kind differ. */
 static na_return_t
 na_msg_send(bool expected, na_class_t *na_class, na_context_t *context,
             na_cb_t callback, void *arg, const void *buf, size_t buf_size,
             void *plugin_data, na_addr_t dest_addr, uint8_t dest_id,
             na_tag_t tag, na_op_id_t *op_id)
 {
-    const struct na_class_ops *ops;
     size_t max_size;
 
     if (!na_post_args_ok(na_class, context, op_id) ||
         (buf == NULL && buf_size > 0) || dest_addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
-    ops = na_class->ops;
     max_size =
         expected ? na_class->max_expected_size : na_class->max_unexpected_size;
     if (buf_size > max_size)
@@ -721,7 +752,7 @@ na_msg_send(bool expected, na_class_t *na_class, na_context_t *context,
     if (tag > na_class->max_tag)
         return NA_INVALID_ARG;
     return na_post(
-        expected ? ops->msg_send_expected : ops->msg_send_unexpected, na_class,
+        na_class->ops->msg->send, na_class,
         &(struct na_op_desc){
             .type = expected ? NA_CB_SEND_EXPECTED : NA_CB_SEND_UNEXPECTED,
             .context = context,
@@ -753,7 +784,7 @@ NA_Msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
     if (!na_post_args_ok(na_class, context, op_id) || buf == NULL ||
         buf_size == 0)
         return NA_INVALID_ARG;
-    return na_post(na_class->ops->msg_recv_unexpected, na_class,
+    return na_post(na_class->ops->msg->recv_unexpected, na_class,
                    &(struct na_op_desc){
                        .type = NA_CB_RECV_UNEXPECTED,
                        .context = context,
@@ -785,7 +816,7 @@ NA_Msg_recv_expected(na_class_t *na_class, na_context_t *context,
         return NA_INVALID_ARG;
     if (tag > na_class->max_tag)
         return NA_INVALID_ARG;
-    return na_post(na_class->ops->msg_recv_expected, na_class,
+    return na_post(na_class->ops->msg->recv_expected, na_class,
                    &(struct na_op_desc){
                        .type = NA_CB_RECV_EXPECTED,
                        .context = context,
@@ -815,8 +846,8 @@ NA_Mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
     if (na_class == NULL || mem_handle == NULL ||
         (buf == NULL && buf_size > 0) || !na_mem_flags_ok(flags))
         return NA_INVALID_ARG;
-    return na_class->ops->mem_handle_create(na_class, buf, buf_size, flags,
-                                            mem_handle);
+    return na_class->ops->mem->handle_create(na_class, buf, buf_size, flags,
+                                             mem_handle);
 }
 
 na_return_t
@@ -827,7 +858,9 @@ NA_Mem_handle_create_segments(na_class_t *na_class, struct na_segment *segments,
     if (na_class == NULL || mem_handle == NULL || segments == NULL ||
         segment_count == 0 || !na_mem_flags_ok(flags))
         return NA_INVALID_ARG;
-    return na_class->ops->mem_handle_create_segments(
+    if (na_class->ops->mem->handle_create_segments == NULL)
+        return NA_OPNOTSUPPORTED;
+    return na_class->ops->mem->handle_create_segments(
         na_class, segments, segment_count, flags, mem_handle);
 }
 
@@ -835,7 +868,7 @@ void
 NA_Mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
     if (na_class != NULL && mem_handle != NA_MEM_HANDLE_NULL)
-        na_class->ops->mem_handle_free(na_class, mem_handle);
+        na_class->ops->mem->handle_free(na_class, mem_handle);
 }
 
 na_return_t
@@ -846,7 +879,8 @@ NA_Mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
         return NA_INVALID_ARG;
     if (mem_type != NA_MEM_TYPE_HOST && mem_type != NA_MEM_TYPE_UNKNOWN)
         return NA_OPNOTSUPPORTED;
-    return na_class->ops->mem_register(na_class, mem_handle, mem_type, device);
+    return na_class->ops->mem->mem_register(na_class, mem_handle, mem_type,
+                                            device);
 }
 
 na_return_t
@@ -854,16 +888,20 @@ NA_Mem_deregister(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
     if (na_class == NULL || mem_handle == NA_MEM_HANDLE_NULL)
         return NA_INVALID_ARG;
-    return na_class->ops->mem_deregister(na_class, mem_handle);
+    return na_class->ops->mem->mem_deregister(na_class, mem_handle);
 }
 
 size_t
 NA_Mem_handle_get_serialize_size(na_class_t *na_class,
                                  na_mem_handle_t mem_handle)
 {
+    size_t size = 0;
+
     if (na_class == NULL || mem_handle == NA_MEM_HANDLE_NULL)
         return 0;
-    return na_class->ops->mem_handle_get_serialize_size(na_class, mem_handle);
+    (void) na_class->ops->mem->handle_serialize(na_class, NULL, &size,
+                                                mem_handle);
+    return size;
 }
 
 na_return_t
@@ -872,8 +910,8 @@ NA_Mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
 {
     if (na_class == NULL || buf == NULL || mem_handle == NA_MEM_HANDLE_NULL)
         return NA_INVALID_ARG;
-    return na_class->ops->mem_handle_serialize(na_class, buf, buf_size,
-                                               mem_handle);
+    return na_class->ops->mem->handle_serialize(na_class, buf, &buf_size,
+                                                mem_handle);
 }
 
 na_return_t
@@ -882,8 +920,8 @@ NA_Mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
 {
     if (na_class == NULL || mem_handle == NULL || (buf == NULL && buf_size > 0))
         return NA_INVALID_ARG;
-    return na_class->ops->mem_handle_deserialize(na_class, mem_handle, buf,
-                                                 buf_size);
+    return na_class->ops->mem->handle_deserialize(na_class, mem_handle, buf,
+                                                  buf_size);
 }
 
 /* RMA. Put and get share their checks; only the plugin op differs. */
@@ -899,7 +937,7 @@ na_rma(bool put, na_class_t *na_class, na_context_t *context, na_cb_t callback,
         local_mem_handle == NA_MEM_HANDLE_NULL ||
         remote_mem_handle == NA_MEM_HANDLE_NULL || remote_addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
-    return na_post(put ? na_class->ops->put : na_class->ops->get, na_class,
+    return na_post(na_class->ops->mem->rma, na_class,
                    &(struct na_op_desc){
                        .type = put ? NA_CB_PUT : NA_CB_GET,
                        .context = context,
@@ -956,7 +994,7 @@ NA_Poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 
     if (na_class == NULL || context == NULL || context->na_class != na_class)
         return NA_INVALID_ARG;
-    ret = na_class->ops->poll(na_class, context, &n);
+    ret = na_class->ops->context->poll(na_class, context, &n);
     if (count != NULL)
         *count = n;
     return ret;
@@ -973,12 +1011,12 @@ NA_Poll_wait(na_class_t *na_class, na_context_t *context,
         return NA_INVALID_ARG;
     /* Completions already queued need no waiting, only triggering. */
     if (NA_Context_get_completion_count(context) > 0) {
-        ret = na_class->ops->poll(na_class, context, &n);
+        ret = na_class->ops->context->poll(na_class, context, &n);
         if (count != NULL)
             *count = n;
         return ret == NA_TIMEOUT ? NA_SUCCESS : ret;
     }
-    ret = na_class->ops->poll_wait(na_class, context, timeout_ms, &n);
+    ret = na_class->ops->context->poll_wait(na_class, context, timeout_ms, &n);
     if (count != NULL)
         *count = n;
     return ret;
@@ -989,7 +1027,7 @@ NA_Poll_get_fd(na_class_t *na_class, na_context_t *context)
 {
     if (na_class == NULL || context == NULL)
         return -1;
-    return na_class->ops->poll_get_fd(na_class, context);
+    return na_class->ops->context->poll_get_fd(na_class, context);
 }
 
 bool
@@ -1127,7 +1165,7 @@ NA_Cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op_id)
     /* Posted, not started: na_op_start() reports the mark to the plugin. */
     if ((s & NA_OP_STATE_MASK) == NA_OP_POSTED)
         return NA_SUCCESS;
-    return na_class->ops->cancel(na_class, context, op_id);
+    return na_class->ops->context->cancel(na_class, context, op_id);
 }
 
 uint64_t
@@ -1135,7 +1173,9 @@ NA_Clock_now(na_class_t *na_class)
 {
     if (na_class == NULL)
         return na_plugin_clock_monotonic_ns();
-    return na_class->ops->clock_now(na_class);
+    if (na_class->ops->context->clock_now == NULL)
+        return na_plugin_clock_monotonic_ns();
+    return na_class->ops->context->clock_now(na_class);
 }
 
 bool
@@ -1180,7 +1220,7 @@ NA_Msg_init_expected(na_class_t *na_class, void *buf, size_t buf_size)
 size_t
 NA_Mem_handle_get_max_segments(const na_class_t *na_class)
 {
-    if (na_class == NULL || na_class->ops->mem_handle_get_max_segments == NULL)
+    if (na_class == NULL || na_class->max_segments == 0)
         return 1;
-    return na_class->ops->mem_handle_get_max_segments(na_class);
+    return na_class->max_segments;
 }

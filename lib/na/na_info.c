@@ -121,18 +121,3 @@ na_plugin_clock_monotonic_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
-
-na_return_t
-na_plugin_mem_handle_create_segments_opnotsupported(na_class_t *na_class,
-                                                    struct na_segment *segments,
-                                                    size_t segment_count,
-                                                    unsigned long flags,
-                                                    na_mem_handle_t *mem_handle)
-{
-    (void) na_class;
-    (void) segments;
-    (void) segment_count;
-    (void) flags;
-    (void) mem_handle;
-    return NA_OPNOTSUPPORTED;
-}

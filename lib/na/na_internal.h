@@ -7,6 +7,13 @@
 /* NULL-terminated, in selection order. */
 extern const struct na_class_ops *const na_plugin_table[];
 
+/*
+ * The first required op missing from a plugin's tables of ops
+ * ("addr->lookup"), or NULL when none is (na_plugin_table.c).
+ * NA_Initialize() refuses such a plugin with this name in its error.
+ */
+const char *na_plugin_ops_missing(const struct na_class_ops *ops);
+
 /* Process-wide counts NA_Diag_dump_counters() writes (na_protocol.c). */
 struct na_diag_counters {
     atomic_llong classes;   /* live NA classes                  */

@@ -2,12 +2,13 @@
  * The NA plugin contract.
  *
  * A plugin is one folder under plugins/ that exports exactly one symbol: a
- * `const struct na_class_ops`. The core (lib/na) owns classes, contexts and
- * their completion queues; a plugin owns its addresses, memory handles and
- * the rest of its operation ids (the core owns each op's life: its state,
- * completion entry, cancel mark and list link, struct na_op_base), starts
- * an operation that will wait with na_op_start() and completes every
- * operation it accepted exactly once with na_op_finish().
+ * `const struct na_class_ops`, which points to its group tables (contexts,
+ * addresses, messages, memory; struct na_context_ops ... na_mem_ops). The core
+ * (lib/na) owns classes, contexts and their completion queues; a plugin owns
+ * its addresses, memory handles and the rest of its operation ids (the core
+ * owns each op's life: its state, completion entry, cancel mark and list link,
+ * struct na_op_base), starts an operation that will wait with na_op_start() and
+ * completes every operation it accepted exactly once with na_op_finish().
  *
  * Rules every op follows unless its comment says otherwise:
  *  - Ops never block, except poll_wait, which may sleep up to its timeout.
@@ -16,8 +17,9 @@
  *    where required, op ids) before an op is called.
  *  - Ops may be called from several threads at once unless the class was
  *    initialized with NA_THREAD_MODE_SINGLE: a plugin locks what it shares.
- *  - Ops that cannot be supported point to na_plugin_opnotsupported-style
- *    stubs returning NA_OPNOTSUPPORTED; no field is ever NULL.
+ *  - An op marked optional may be NULL: the core then does what its
+ *    comment says (the default). Every other op is required, and
+ *    NA_Initialize() refuses a plugin whose tables lack one.
  */
 #ifndef NA_PLUGIN_H
 #define NA_PLUGIN_H
@@ -255,6 +257,10 @@ struct na_class {
     size_t max_unexpected_size;
     size_t max_expected_size;
     na_tag_t max_tag;
+    /* Most segments one memory handle takes (NA_Mem_handle_get_max_
+     * segments); 0 is read as 1. Set once by a plugin with
+     * handle_create_segments (na_plugin_set_max_segments). */
+    size_t max_segments;
     /* Set by a plugin whose clock can run ahead of its peers' work (the
      * simulated fabric, unless one thread is declared to drive its whole
      * world): liveness verdicts that assume a peer acts within a span of
@@ -280,6 +286,11 @@ na_op_plugin_class(const na_op_id_t *op_id)
  */
 void na_plugin_set_msg_limits(na_class_t *na_class, size_t max_unexpected_size,
                               size_t max_expected_size, na_tag_t max_tag);
+
+/* Called by the initialize of a plugin whose handle_create_segments takes
+ * several segments: the most one handle takes (the class's max_segments,
+ * 1 unless set). */
+void na_plugin_set_max_segments(na_class_t *na_class, size_t max_segments);
 
 /* Say whether the class's clock is approximate (see struct na_class). */
 void na_plugin_set_clock_approximate(na_class_t *na_class, bool approximate);
@@ -319,166 +330,49 @@ struct na_context {
 void na_op_finish(na_op_id_t *op_id, na_return_t ret);
 
 /*
- * The signature of the six post ops (msg_send_unexpected ... get). The core
- * has checked the arguments (class, context and op id belong together;
- * buffers, addresses and handles present where the kind needs them; message
- * sizes within the plugin's limits; tags at most the class's max_tag) and moved
- * the op to NA_OP_POSTED. On NA_SUCCESS the plugin owns desc->buf (a
- * message) and the op until the op completes, exactly once, through
- * na_op_finish(); an op that does not finish inside the post is started
- * first (na_op_start). On error nothing was posted, no completion will
- * come and the core returns the op to NA_OP_IDLE.
+ * The signature of the four post ops (send, recv_unexpected, recv_expected,
+ * rma; desc->type tells which kind of post it is). The core has checked the
+ * arguments (class, context and op id belong together; buffers, addresses
+ * and handles present where the kind needs them; message sizes within the
+ * plugin's limits; tags at most the class's max_tag) and moved the op to
+ * NA_OP_POSTED. On NA_SUCCESS the plugin owns desc->buf (a message) and
+ * the op until the op completes, exactly once, through na_op_finish(); an
+ * op that does not finish inside the post is started first (na_op_start).
+ * On error nothing was posted, no completion will come and the core
+ * returns the op to NA_OP_IDLE.
  */
 typedef na_return_t (*na_plugin_post_t)(na_class_t *na_class,
                                         const struct na_op_desc *desc,
                                         na_op_id_t *op_id);
 
-struct na_class_ops {
-    /* Plugin name as used before '+' in info strings: "sim", "ofi". */
-    const char *class_name;
-
-    /* Whether the plugin serves this protocol ("sim", "tcp", ...). Pure. */
-    bool (*check_protocol)(const char *protocol_name);
-
-    /* Set na_class->plugin_class. Errors: NA_INVALID_ARG (bad host),
-     * NA_NOMEM, NA_NODEV / NA_PROTONOSUPPORT (fabric absent),
-     * NA_ADDRINUSE, NA_OPNOTSUPPORTED (an init_info field it cannot honour).
-     * On error nothing is left allocated. */
-    na_return_t (*initialize)(na_class_t *na_class, const struct na_info *info,
-                              bool listen);
-    /* Release everything. Called only once no context remains. */
-    na_return_t (*finalize)(na_class_t *na_class);
-    /* Optional (NULL for most): a class of this plugin paired with the
-     * network class named by info_string, reaching peers on this node
-     * through this plugin and the others through the network class
-     * (auto_sm, na_auto_sm.h). Returns a whole class, or NULL after
-     * logging why. */
-    na_class_t *(*auto_initialize)(const char *info_string,
-                                   const char *sm_info_string, bool listen,
-                                   const struct na_init_info *na_init_info);
-
+/*
+ * Contexts and progress on them (NA_Context_*, NA_Poll*, NA_Cancel,
+ * NA_Clock_now). Required unless marked optional.
+ */
+struct na_context_ops {
     /* Bytes of the plugin's per-context state. The core allocates it zeroed
      * (aligned for any type), stores it in context->plugin_context, hands
-     * it to context_create and frees it after context_destroy succeeded
-     * or context_create failed. 0: the plugin keeps no per-context state. */
+     * it to create and frees it after destroy succeeded or create failed.
+     * 0: the plugin keeps no per-context state. */
     size_t context_size;
     /* Set up the per-context state in plugin_context (context_size zeroed
      * bytes). Errors: NA_NOMEM, NA_EXIST (a context with that id exists).
      * On error the plugin releases what it acquired; the core frees the
      * memory. */
-    na_return_t (*context_create)(na_class_t *na_class, na_context_t *context,
-                                  uint8_t id, void *plugin_context);
+    na_return_t (*create)(na_class_t *na_class, na_context_t *context,
+                          uint8_t id, void *plugin_context);
     /* Fails with NA_BUSY while operations posted on it are pending; on
-     * success releases what context_create acquired (not the memory). */
-    na_return_t (*context_destroy)(na_class_t *na_class, void *plugin_context);
-
-    /* Bytes of the plugin's struct na_op_id, whose first member is a
-     * struct na_op_base. The core allocates op ids (zeroed), initializes
-     * the base and frees them; one is reused for one operation at a time. */
-    size_t op_size;
-    /* Optional (NULL: nothing to set up). Set up an op id just allocated
-     * (the base is initialized); on error the core frees it. */
-    na_return_t (*op_init)(na_class_t *na_class, na_op_id_t *op_id,
-                           unsigned long flags);
-    /* Optional (NULL: nothing to release). Release what op_init acquired;
-     * called only for an idle op (the core checks), before it is freed. */
-    void (*op_fini)(na_class_t *na_class, na_op_id_t *op_id);
-
-    /* Addresses: the plugin allocates; the caller frees with addr_free. */
-    na_return_t (*addr_lookup)(na_class_t *na_class, const char *name,
-                               na_addr_t *addr);
-    void (*addr_free)(na_class_t *na_class, na_addr_t addr);
-    na_return_t (*addr_self)(na_class_t *na_class, na_addr_t *addr);
-    na_return_t (*addr_dup)(na_class_t *na_class, na_addr_t addr,
-                            na_addr_t *new_addr);
-    bool (*addr_cmp)(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2);
-    /* Optional (NULL: the plugin keeps nothing per peer). Forget what the
-     * plugin keeps about the peer of `addr` so a later lookup starts
-     * afresh; `addr` stays valid until its references are freed. Never
-     * called with the class's own address. */
-    na_return_t (*addr_set_remove)(na_class_t *na_class, na_addr_t addr);
-    bool (*addr_is_self)(na_class_t *na_class, na_addr_t addr);
-    /* Same contract as NA_Addr_to_string(). */
-    na_return_t (*addr_to_string)(na_class_t *na_class, char *buf,
-                                  size_t *buf_size, na_addr_t addr);
-    size_t (*addr_get_serialize_size)(na_class_t *na_class, na_addr_t addr);
-    /* NA_OVERFLOW if buf_size is too small. */
-    na_return_t (*addr_serialize)(na_class_t *na_class, void *buf,
-                                  size_t buf_size, na_addr_t addr);
-    /* Untrusted bytes: NA_PROTOCOL_ERROR / NA_MSGSIZE on malformed input,
-     * never a crash or an out-of-bounds read. */
-    na_return_t (*addr_deserialize)(na_class_t *na_class, na_addr_t *addr,
-                                    const void *buf, size_t buf_size);
-
-    /* Message buffers; plugin_data travels with the buffer to the send and
-     * recv ops. */
-    void *(*msg_buf_alloc)(na_class_t *na_class, size_t buf_size,
-                           unsigned long flags, void **plugin_data);
-    void (*msg_buf_free)(na_class_t *na_class, void *buf, void *plugin_data);
-
-    /*
-     * Messages (na_plugin_post_t). Errors at post time: NA_AGAIN
-     * (resources exhausted, retry), NA_HOSTUNREACH, NA_NOMEM. Errors at
-     * completion: NA_HOSTUNREACH, NA_CANCELED, NA_IO_ERROR, ...
-     * recv_unexpected reports source (a new address the callee frees) and
-     * tag in info.info.recv_unexpected; a message longer than buf_size
-     * completes with NA_MSGSIZE. recv_expected matches the first expected
-     * message from (addr, addr_id) with this tag.
-     */
-    na_plugin_post_t msg_send_unexpected;
-    na_plugin_post_t msg_recv_unexpected;
-    na_plugin_post_t msg_send_expected;
-    na_plugin_post_t msg_recv_expected;
-
-    /* Memory handles: the plugin allocates; mem_handle_free releases. The
-     * memory itself stays the caller's. */
-    na_return_t (*mem_handle_create)(na_class_t *na_class, void *buf,
-                                     size_t buf_size, unsigned long flags,
-                                     na_mem_handle_t *mem_handle);
-    /* NA_OPNOTSUPPORTED if the plugin cannot describe several segments in
-     * one handle (the bulk layer then uses one handle per segment). */
-    na_return_t (*mem_handle_create_segments)(na_class_t *na_class,
-                                              struct na_segment *segments,
-                                              size_t segment_count,
-                                              unsigned long flags,
-                                              na_mem_handle_t *mem_handle);
-    void (*mem_handle_free)(na_class_t *na_class, na_mem_handle_t mem_handle);
-    /* Make the region reachable by peers' RMA (pin and key it). */
-    na_return_t (*mem_register)(na_class_t *na_class,
-                                na_mem_handle_t mem_handle,
-                                enum na_mem_type mem_type, uint64_t device);
-    /* After this, peers' RMA on the region fails with NA_ACCESS/NA_FAULT. */
-    na_return_t (*mem_deregister)(na_class_t *na_class,
-                                  na_mem_handle_t mem_handle);
-    size_t (*mem_handle_get_serialize_size)(na_class_t *na_class,
-                                            na_mem_handle_t mem_handle);
-    na_return_t (*mem_handle_serialize)(na_class_t *na_class, void *buf,
-                                        size_t buf_size,
-                                        na_mem_handle_t mem_handle);
-    /* Untrusted bytes: same rule as addr_deserialize. The resulting handle
-     * describes remote memory and may only be used as an RMA target. */
-    na_return_t (*mem_handle_deserialize)(na_class_t *na_class,
-                                          na_mem_handle_t *mem_handle,
-                                          const void *buf, size_t buf_size);
-
-    /*
-     * RMA. Local and remote ranges must lie inside their handles and the
-     * handles must grant the access (remote write for put, remote read for
-     * get): a violation is either refused at post time (NA_INVALID_ARG,
-     * NA_PERMISSION) or completes with NA_ACCESS / NA_PERMISSION / NA_FAULT,
-     * and never touches memory outside the regions.
-     */
-    na_plugin_post_t put; /* local_mem_handle -> remote_mem_handle */
-    na_plugin_post_t get; /* remote_mem_handle -> local_mem_handle */
+     * success releases what create acquired (not the memory). */
+    na_return_t (*destroy)(na_class_t *na_class, void *plugin_context);
 
     /* A file descriptor to sleep on, or -1 if the plugin has none. */
     int (*poll_get_fd)(na_class_t *na_class, na_context_t *context);
-    /* The one optional op (may be NULL): whether blocking on poll_get_fd's
-     * descriptor is safe now, for a plugin whose descriptor alone does not
-     * tell (ofi: fi_trywait() must be asked first, and work it holds on
-     * its own queues needs a poll). Called by NA_Poll_try_wait() once no
-     * completion waits for NA_Trigger(). Non-blocking. NULL: the
-     * descriptor tells. */
+    /* Optional (NULL: the descriptor tells). Whether blocking on
+     * poll_get_fd's descriptor is safe now, for a plugin whose descriptor
+     * alone does not tell (ofi: fi_trywait() must be asked first, and work
+     * it holds on its own queues needs a poll). Called by
+     * NA_Poll_try_wait() once no completion waits for NA_Trigger().
+     * Non-blocking. */
     bool (*poll_try_wait)(na_class_t *na_class, na_context_t *context);
     /* Non-blocking progress; *count = completions queued on `context`. */
     na_return_t (*poll)(na_class_t *na_class, na_context_t *context,
@@ -501,28 +395,219 @@ struct na_class_ops {
     na_return_t (*cancel)(na_class_t *na_class, na_context_t *context,
                           na_op_id_t *op_id);
 
-    /* Monotonic clock in nanoseconds; virtual on the simulated fabric. */
+    /* Optional (NULL: real monotonic time, na_plugin_clock_monotonic_ns).
+     * The class's clock in nanoseconds, never going back; virtual on the
+     * simulated fabric. Non-blocking, cannot fail. */
     uint64_t (*clock_now)(na_class_t *na_class);
+};
 
+/*
+ * An address's forms as text and bytes (NA_Addr_to_string,
+ * NA_Addr_*serialize*), and back. Required; none blocks.
+ */
+struct na_addr_codec_ops {
+    /* Same contract as NA_Addr_to_string(). */
+    na_return_t (*to_string)(na_class_t *na_class, char *buf, size_t *buf_size,
+                             na_addr_t addr);
+    /* The address's bytes for a peer. *buf_size: on entry the room in buf
+     * (buf NULL and 0 to ask), on return the bytes the address takes,
+     * which the core reports as NA_Addr_get_serialize_size(). NA_OVERFLOW
+     * when buf is NULL or too small (nothing written): start with
+     * na_plugin_serialize_room(). The address stays the caller's. */
+    na_return_t (*serialize)(na_class_t *na_class, void *buf, size_t *buf_size,
+                             na_addr_t addr);
+    /* Untrusted bytes: NA_PROTOCOL_ERROR / NA_MSGSIZE on malformed input,
+     * never a crash or an out-of-bounds read. On success the caller owns
+     * one reference to *addr. */
+    na_return_t (*deserialize)(na_class_t *na_class, na_addr_t *addr,
+                               const void *buf, size_t buf_size);
+};
+
+/*
+ * Addresses (NA_Addr_*): the plugin allocates them; the caller frees each
+ * with free. Required unless marked optional; none blocks.
+ */
+struct na_addr_ops {
+    /* Resolve a name ("host:port", a node name...). Errors: NA_INVALID_ARG
+     * (malformed), NA_NOMEM, NA_HOSTUNREACH. On success the caller owns
+     * one reference to *addr. */
+    na_return_t (*lookup)(na_class_t *na_class, const char *name,
+                          na_addr_t *addr);
+    /* Drop the caller's reference; the address dies with its last. */
+    void (*free)(na_class_t *na_class, na_addr_t addr);
+    /* The class's own address, a new reference. Errors: NA_NOMEM. */
+    na_return_t (*self)(na_class_t *na_class, na_addr_t *addr);
+    /* Another reference to addr (a new one the caller frees). */
+    na_return_t (*dup)(na_class_t *na_class, na_addr_t addr,
+                       na_addr_t *new_addr);
+    /* Optional (NULL: addresses are interned, one object per peer, and two
+     * are equal when they are the same pointer). Whether two addresses
+     * name the same peer. Pure. */
+    bool (*cmp)(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2);
+    /* Optional (NULL: the plugin keeps nothing per peer, nothing to do).
+     * Forget what the plugin keeps about the peer of `addr` so a later
+     * lookup starts afresh; `addr` stays valid until its references are
+     * freed. Never called with the class's own address. */
+    na_return_t (*set_remove)(na_class_t *na_class, na_addr_t addr);
+    /* Whether addr is the class's own address. Pure. */
+    bool (*is_self)(na_class_t *na_class, na_addr_t addr);
+    /* The addresses' forms as text and bytes, and back. */
+    const struct na_addr_codec_ops *codec;
+};
+
+/*
+ * Operation ids and messages (NA_Op_*, NA_Msg_*). Message posts follow
+ * na_plugin_post_t. Errors at post time: NA_AGAIN (resources exhausted,
+ * retry), NA_HOSTUNREACH, NA_NOMEM. Errors at completion: NA_HOSTUNREACH,
+ * NA_CANCELED, NA_IO_ERROR, ...
+ */
+struct na_msg_ops {
+    /* Bytes of the plugin's struct na_op_id, whose first member is a
+     * struct na_op_base. The core allocates op ids (zeroed), initializes
+     * the base and frees them; one is reused for one operation at a time. */
+    size_t op_size;
+    /* Optional (NULL: nothing to set up). Set up an op id just allocated
+     * (the base is initialized); on error the core frees it. */
+    na_return_t (*op_init)(na_class_t *na_class, na_op_id_t *op_id,
+                           unsigned long flags);
+    /* Optional (NULL: nothing to release). Release what op_init acquired;
+     * called only for an idle op (the core checks), before it is freed. */
+    void (*op_fini)(na_class_t *na_class, na_op_id_t *op_id);
+
+    /* Optional, both or neither (NULL: na_plugin_msg_buf_alloc/free,
+     * plain 64-byte-aligned memory and plugin_data NULL). A message buffer of
+     * buf_size bytes, or NULL; plugin_data travels with the buffer to the
+     * send and recv ops. The caller owns the buffer until buf_free. */
+    void *(*buf_alloc)(na_class_t *na_class, size_t buf_size,
+                       unsigned long flags, void **plugin_data);
+    void (*buf_free)(na_class_t *na_class, void *buf, void *plugin_data);
+
+    /* Both sends: NA_CB_SEND_UNEXPECTED or NA_CB_SEND_EXPECTED in
+     * desc->type; an expected send matches the peer's recv_expected. */
+    na_plugin_post_t send;
+    /* Reports the source (a new address the callee frees) and the tag in
+     * info.info.recv_unexpected; a message longer than buf_size completes
+     * with NA_MSGSIZE. */
+    na_plugin_post_t recv_unexpected;
+    /* Matches the first expected message from (addr, addr_id) with this
+     * tag. */
+    na_plugin_post_t recv_expected;
+};
+
+/*
+ * Memory handles and RMA (NA_Mem_*, NA_Put, NA_Get). The plugin allocates
+ * handles; handle_free releases them. The memory itself stays the
+ * caller's. Required unless marked optional; only mem_register may block
+ * (pinning memory).
+ */
+struct na_mem_ops {
+    /* One contiguous region. Errors: NA_NOMEM, NA_INVALID_ARG (flags). */
+    na_return_t (*handle_create)(na_class_t *na_class, void *buf,
+                                 size_t buf_size, unsigned long flags,
+                                 na_mem_handle_t *mem_handle);
+    /* Optional (NULL: NA_OPNOTSUPPORTED, and the bulk layer uses one
+     * handle per segment). Several segments in one handle, at most the
+     * class's max_segments (na_plugin_set_max_segments). */
+    na_return_t (*handle_create_segments)(na_class_t *na_class,
+                                          struct na_segment *segments,
+                                          size_t segment_count,
+                                          unsigned long flags,
+                                          na_mem_handle_t *mem_handle);
+    void (*handle_free)(na_class_t *na_class, na_mem_handle_t mem_handle);
+    /* Make the region reachable by peers' RMA (pin and key it). */
+    na_return_t (*mem_register)(na_class_t *na_class,
+                                na_mem_handle_t mem_handle,
+                                enum na_mem_type mem_type, uint64_t device);
+    /* After this, peers' RMA on the region fails with NA_ACCESS/NA_FAULT. */
+    na_return_t (*mem_deregister)(na_class_t *na_class,
+                                  na_mem_handle_t mem_handle);
+    /* Same contract as the address's serialize (na_addr_codec_ops), for a
+     * handle: NA_Mem_handle_get_serialize_size() asks it with buf NULL. */
+    na_return_t (*handle_serialize)(na_class_t *na_class, void *buf,
+                                    size_t *buf_size,
+                                    na_mem_handle_t mem_handle);
+    /* Untrusted bytes: same rule as the address's
+     * deserialize. The
+     * resulting handle describes remote memory and may only be used as an
+     * RMA target. */
+    na_return_t (*handle_deserialize)(na_class_t *na_class,
+                                      na_mem_handle_t *mem_handle,
+                                      const void *buf, size_t buf_size);
+
+    /*
+     * Put (NA_CB_PUT: local_mem_handle -> remote_mem_handle) and get
+     * (NA_CB_GET: the other way), told apart by desc->type. Local and
+     * remote ranges must lie inside their handles and the handles must
+     * grant the access (remote write for put, remote read for get): a
+     * violation is either refused at post time (NA_INVALID_ARG,
+     * NA_PERMISSION; na_plugin_rma_check) or completes with NA_ACCESS /
+     * NA_PERMISSION / NA_FAULT, and never touches memory outside the
+     * regions.
+     */
+    na_plugin_post_t rma;
+};
+
+/*
+ * A plugin's table: what identifies it, its class's life, and one table
+ * per concern, each defined in the plugin file that implements it
+ * (na_X_addr.c defines na_X_addr_ops, ...). NA_Initialize() refuses a
+ * plugin whose tables lack a required op (na_plugin_ops_missing).
+ */
+struct na_class_ops {
+    /* Plugin name as used before '+' in info strings: "sim", "ofi". */
+    const char *class_name;
+
+    /* Whether the plugin serves this protocol ("sim", "tcp", ...). Pure. */
+    bool (*check_protocol)(const char *protocol_name);
+
+    /* Set na_class->plugin_class. Errors: NA_INVALID_ARG (bad host),
+     * NA_NOMEM, NA_NODEV / NA_PROTONOSUPPORT (fabric absent),
+     * NA_ADDRINUSE, NA_OPNOTSUPPORTED (an init_info field it cannot honour).
+     * On error nothing is left allocated. May block (opening devices). */
+    na_return_t (*initialize)(na_class_t *na_class, const struct na_info *info,
+                              bool listen);
+    /* Release everything. Called only once no context remains. */
+    na_return_t (*finalize)(na_class_t *na_class);
+    /* Optional (NULL for most): a class of this plugin paired with the
+     * network class named by info_string, reaching peers on this node
+     * through this plugin and the others through the network class
+     * (auto_sm, na_auto_sm.h). Returns a whole class, or NULL after
+     * logging why. */
+    na_class_t *(*auto_initialize)(const char *info_string,
+                                   const char *sm_info_string, bool listen,
+                                   const struct na_init_info *na_init_info);
     /* Optional (NULL: nothing to do). Remove what earlier processes of this
      * plugin left behind when they ended without finalizing (files in
      * /dev/shm, sockets). Called by NA_Cleanup(), which may run while
      * classes of this process exist: it must not touch those. */
     void (*cleanup)(void);
 
-    /* Optional (NULL: 1). Most segments mem_handle_create_segments takes. */
-    size_t (*mem_handle_get_max_segments)(const na_class_t *na_class);
+    /* The group tables, all required; each is defined in the plugin file
+     * of its concern and lives as long as the program. */
+    const struct na_context_ops *context; /* contexts, progress, cancel   */
+    const struct na_addr_ops *addr;       /* addresses and their forms    */
+    const struct na_msg_ops *msg;         /* op ids and messages          */
+    const struct na_mem_ops *mem;         /* memory handles and RMA       */
 };
+
+/*
+ * The start of every serialize op: `need` is the bytes the object takes.
+ * Sets *buf_size to need; false (the op returns NA_OVERFLOW and writes
+ * nothing) when buf is NULL or has less room than that.
+ */
+static inline bool
+na_plugin_serialize_room(const void *buf, size_t *buf_size, size_t need)
+{
+    bool fits = buf != NULL && *buf_size >= need;
+
+    *buf_size = need;
+    return fits;
+}
 
 /* Shared helpers for plugins. */
 
 /* Real monotonic time in nanoseconds (CLOCK_MONOTONIC). */
 uint64_t na_plugin_clock_monotonic_ns(void);
-
-/* Stub for ops a plugin cannot support. */
-na_return_t na_plugin_mem_handle_create_segments_opnotsupported(
-    na_class_t *na_class, struct na_segment *segments, size_t segment_count,
-    unsigned long flags, na_mem_handle_t *mem_handle);
 
 /*
  * Plugins log through the library's single sink (util/qs_log.h) under

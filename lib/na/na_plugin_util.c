@@ -294,6 +294,21 @@ na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
     return p;
 }
 
+na_return_t
+na_plugin_addr_string_out(const char *str, char *buf, size_t *buf_size)
+{
+    size_t need = strlen(str) + 1;
+    bool query = buf == NULL, fits = *buf_size >= need;
+
+    *buf_size = need;
+    if (query)
+        return NA_SUCCESS;
+    if (!fits)
+        return NA_OVERFLOW;
+    memcpy(buf, str, need);
+    return NA_SUCCESS;
+}
+
 void
 na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
 {
@@ -373,20 +388,6 @@ na_plugin_addr_dup_interned(na_class_t *na_class, na_addr_t addr,
     na_plugin_addr_ref(addr);
     *new_addr = addr;
     return NA_SUCCESS;
-}
-
-bool
-na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a, na_addr_t b)
-{
-    (void) na_class;
-    return a == b;
-}
-
-uint64_t
-na_plugin_clock_now_monotonic(na_class_t *na_class)
-{
-    (void) na_class;
-    return na_plugin_clock_monotonic_ns();
 }
 
 bool

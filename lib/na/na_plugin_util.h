@@ -13,8 +13,8 @@
  *    was posted, with the class's table of contexts;
  *  - receive completion (na_plugin_recv_fill) and op completion
  *    (na_plugin_op_done);
- *  - ops that are the same in every such plugin (message buffers,
- *    address comparison, the clock).
+ *  - ops that are the same in every such plugin (the message buffers the
+ *    core uses by default, free and dup of interned addresses).
  *
  * Nothing here takes the class lock unless its comment says so; "lock
  * held" means the caller holds the plugin's class lock. docs/
@@ -247,19 +247,25 @@ void na_plugin_addr_unref(struct na_addr *addr);
  * away: addresses the user did not free die with it). */
 void na_plugin_addr_list_clear(struct na_plugin_addr_list *list);
 
-/* Ops the same in every plugin whose addresses are interned (one object
- * per peer; addr_free and addr_dup also need the struct na_plugin_addr
- * head), whose message buffers need no registration and whose clock
- * is the real one. */
+/* Message buffers that need no registration: what the core uses when a
+ * plugin leaves buf_alloc and buf_free NULL (plain 64-byte-aligned
+ * memory, plugin_data NULL). */
 void *na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                               unsigned long flags, void **plugin_data);
 void na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
-bool na_plugin_addr_cmp_interned(na_class_t *na_class, na_addr_t a,
-                                 na_addr_t b);
+
+/* The end of every to_string op (the NA_Addr_to_string contract), once
+ * the address is formatted in str: *buf_size becomes strlen(str) + 1;
+ * buf NULL asks for that size (NA_SUCCESS), a smaller buf is NA_OVERFLOW
+ * with nothing written, else str is copied with its terminating NUL. */
+na_return_t na_plugin_addr_string_out(const char *str, char *buf,
+                                      size_t *buf_size);
+
+/* The free and dup ops of a plugin whose addresses are interned (one
+ * object per peer, starting with the struct na_plugin_addr head). */
 void na_plugin_addr_free_interned(na_class_t *na_class, na_addr_t addr);
 na_return_t na_plugin_addr_dup_interned(na_class_t *na_class, na_addr_t addr,
                                         na_addr_t *new_addr);
-uint64_t na_plugin_clock_now_monotonic(na_class_t *na_class);
 
 /*
  * The NA code of a positive errno from the system or a fabric library

@@ -118,8 +118,8 @@ NA_Poll_try_wait(na_class_t *na_class, na_context_t *context)
      * on the descriptor would wait for the next one instead. */
     if (NA_Context_get_completion_count(context) != 0)
         return false;
-    return na_class->ops->poll_try_wait == NULL ||
-           na_class->ops->poll_try_wait(na_class, context);
+    return na_class->ops->context->poll_try_wait == NULL ||
+           na_class->ops->context->poll_try_wait(na_class, context);
 }
 
 na_return_t

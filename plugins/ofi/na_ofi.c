@@ -440,82 +440,13 @@ na_ofi_finalize(na_class_t *na_class)
     return NA_SUCCESS;
 }
 
-static na_return_t
-na_ofi_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                      void *plugin_context)
-{
-    struct na_ofi_class *cls = na_ofi_class(na_class);
-    struct na_ofi_context *pc = plugin_context;
-
-    pc->cls = cls;
-    pc->context = context;
-    pc->id = id;
-    atomic_init(&pc->pending, 0);
-    na_op_list_init(&pc->unexp_ops);
-    STAILQ_INIT(&pc->backlog);
-    pthread_mutex_lock(&cls->rx_lock);
-    TAILQ_INSERT_TAIL(&cls->contexts, pc, entry);
-    pthread_mutex_unlock(&cls->rx_lock);
-    return NA_SUCCESS;
-}
-
-/* Messages still in the backlog were never asked for: they are dropped. */
-static na_return_t
-na_ofi_context_destroy(na_class_t *na_class, void *plugin_context)
-{
-    struct na_ofi_class *cls = na_ofi_class(na_class);
-    struct na_ofi_context *pc = plugin_context;
-
-    if (atomic_load(&pc->pending) != 0)
-        return NA_BUSY;
-    pthread_mutex_lock(&cls->rx_lock);
-    TAILQ_REMOVE(&cls->contexts, pc, entry);
-    pthread_mutex_unlock(&cls->rx_lock);
-    na_ofi_backlog_destroy(pc);
-    return NA_SUCCESS;
-}
-
 const struct na_class_ops na_ofi_class_ops = {
     .class_name = NA_OFI_CLASS_NAME,
     .check_protocol = na_ofi_check_protocol,
     .initialize = na_ofi_initialize,
     .finalize = na_ofi_finalize,
-    .context_size = sizeof(struct na_ofi_context),
-    .context_create = na_ofi_context_create,
-    .context_destroy = na_ofi_context_destroy,
-    .op_size = sizeof(struct na_op_id),
-    .addr_lookup = na_ofi_addr_lookup,
-    .addr_free = na_ofi_addr_free,
-    .addr_self = na_ofi_addr_self,
-    .addr_dup = na_ofi_addr_dup,
-    .addr_cmp = na_plugin_addr_cmp_interned,
-    .addr_set_remove = na_ofi_addr_set_remove,
-    .addr_is_self = na_ofi_addr_is_self,
-    .addr_to_string = na_ofi_addr_to_string,
-    .addr_get_serialize_size = na_ofi_addr_get_serialize_size,
-    .addr_serialize = na_ofi_addr_serialize,
-    .addr_deserialize = na_ofi_addr_deserialize,
-    .msg_buf_alloc = na_ofi_msg_buf_alloc,
-    .msg_buf_free = na_ofi_msg_buf_free,
-    .msg_send_unexpected = na_ofi_msg_send,
-    .msg_recv_unexpected = na_ofi_msg_recv_unexpected,
-    .msg_send_expected = na_ofi_msg_send,
-    .msg_recv_expected = na_ofi_msg_recv_expected,
-    .mem_handle_create = na_ofi_mem_handle_create,
-    .mem_handle_create_segments =
-        na_plugin_mem_handle_create_segments_opnotsupported,
-    .mem_handle_free = na_ofi_mem_handle_free,
-    .mem_register = na_ofi_mem_register,
-    .mem_deregister = na_ofi_mem_deregister,
-    .mem_handle_get_serialize_size = na_ofi_mem_handle_get_serialize_size,
-    .mem_handle_serialize = na_ofi_mem_handle_serialize,
-    .mem_handle_deserialize = na_ofi_mem_handle_deserialize,
-    .put = na_ofi_rma,
-    .get = na_ofi_rma,
-    .poll_get_fd = na_ofi_poll_get_fd,
-    .poll_try_wait = na_ofi_poll_try_wait,
-    .poll = na_ofi_poll,
-    .poll_wait = na_ofi_poll_wait,
-    .cancel = na_ofi_cancel,
-    .clock_now = na_plugin_clock_now_monotonic,
+    .context = &na_ofi_context_ops,
+    .addr = &na_ofi_addr_ops,
+    .msg = &na_ofi_msg_ops,
+    .mem = &na_ofi_mem_ops,
 };

@@ -255,26 +255,6 @@ na_ofi_addr_sweep_removed(struct na_ofi_class *cls)
     }
 }
 
-na_return_t
-na_ofi_addr_set_remove(na_class_t *na_class, na_addr_t addr)
-{
-    struct na_ofi_class *cls = na_class->plugin_class;
-    struct na_addr **pp;
-
-    pthread_mutex_lock(&cls->addr_lock);
-    pp = &cls->addr_hash[addr->hash % NA_OFI_ADDR_HASH_SIZE];
-    while (*pp != NULL && *pp != addr)
-        pp = &(*pp)->hash_next;
-    if (*pp == addr) {
-        *pp = addr->hash_next;
-        cls->addr_count--;
-        addr->hash_next = cls->addr_removed;
-        cls->addr_removed = addr;
-    }
-    pthread_mutex_unlock(&cls->addr_lock);
-    return NA_SUCCESS;
-}
-
 /*
  * Find or create the address object for `sin` and return a new reference.
  * A new peer is inserted into the address vector here, once.
@@ -413,115 +393,46 @@ na_ofi_addr_from_wire(const uint8_t *wire, struct sockaddr_in *sin)
     return NA_SUCCESS;
 }
 
-na_return_t
-na_ofi_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
-{
-    struct na_ofi_class *cls = na_ofi_class(na_class);
-    const char *host = na_ofi_strip_scheme(cls, name);
-    struct sockaddr_in sin;
-
-    if (host == NULL)
-        return NA_INVALID_ARG;
-    if (cls->shm) {
-        if (na_ofi_shm_parse(host, &sin) != NA_SUCCESS)
-            return NA_INVALID_ARG;
-    } else if (na_ofi_addr_parse_host(host, &sin, true) != NA_SUCCESS ||
-               sin.sin_addr.s_addr == htonl(INADDR_ANY)) {
-        return NA_INVALID_ARG;
-    }
-    return na_ofi_addr_intern(cls, &sin, addr);
-}
-
-void
-na_ofi_addr_free(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    if (addr != NULL)
-        na_ofi_addr_unref(addr);
-}
-
-na_return_t
-na_ofi_addr_self(na_class_t *na_class, na_addr_t *addr)
-{
-    struct na_addr *self = na_ofi_class(na_class)->self;
-
-    na_ofi_addr_ref(self);
-    *addr = self;
-    return NA_SUCCESS;
-}
-
-na_return_t
-na_ofi_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
-{
-    (void) na_class;
-    na_ofi_addr_ref(addr);
-    *new_addr = addr;
-    return NA_SUCCESS;
-}
-
-bool
-na_ofi_addr_is_self(na_class_t *na_class, na_addr_t addr)
-{
-    return addr == na_ofi_class(na_class)->self;
-}
-
-na_return_t
+static na_return_t
 na_ofi_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
                       na_addr_t addr)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
     char ip[INET_ADDRSTRLEN], str[96], name[64];
-    int len;
 
     if (addr->sin.sin_family == AF_UNIX) {
         /* "ofi+shm://<pid>:<d>:<e>": the provider's name without its
          * scheme, so it reads like the other ofi addresses. */
         na_ofi_shm_name(&addr->sin, name, sizeof(name));
-        len =
-            snprintf(str, sizeof(str), "ofi+%s://%s", cls->protocol, name + 9);
+        snprintf(str, sizeof(str), "ofi+%s://%s", cls->protocol, name + 9);
     } else {
         if (inet_ntop(AF_INET, &addr->sin.sin_addr, ip, sizeof(ip)) == NULL)
             return NA_PROTOCOL_ERROR;
-        len = snprintf(str, sizeof(str), "ofi+%s://%s:%u", cls->protocol, ip,
-                       ntohs(addr->sin.sin_port));
+        snprintf(str, sizeof(str), "ofi+%s://%s:%u", cls->protocol, ip,
+                 ntohs(addr->sin.sin_port));
     }
-    if (buf == NULL || *buf_size < (size_t) len + 1) {
-        bool probe = buf == NULL;
-        *buf_size = (size_t) len + 1;
-        return probe ? NA_SUCCESS : NA_OVERFLOW;
-    }
-    memcpy(buf, str, (size_t) len + 1);
-    *buf_size = (size_t) len + 1;
-    return NA_SUCCESS;
+    return na_plugin_addr_string_out(str, buf, buf_size);
 }
 
 /* Serialized form: one version byte, then the wire address. */
 #define NA_OFI_ADDR_SER_VERSION 1
 #define NA_OFI_ADDR_SER_SIZE (1 + NA_OFI_WIRE_ADDR_SIZE)
 
-size_t
-na_ofi_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    (void) addr;
-    return NA_OFI_ADDR_SER_SIZE;
-}
-
-na_return_t
-na_ofi_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+static na_return_t
+na_ofi_addr_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
                       na_addr_t addr)
 {
     uint8_t *p = buf;
 
     (void) na_class;
-    if (buf_size < NA_OFI_ADDR_SER_SIZE)
+    if (!na_plugin_serialize_room(buf, buf_size, NA_OFI_ADDR_SER_SIZE))
         return NA_OVERFLOW;
     p[0] = NA_OFI_ADDR_SER_VERSION;
     na_ofi_addr_to_wire(addr, p + 1);
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
                         size_t buf_size)
 {
@@ -535,6 +446,12 @@ na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
         return NA_PROTOCOL_ERROR;
     return na_ofi_addr_intern(na_ofi_class(na_class), &sin, addr);
 }
+
+static const struct na_addr_codec_ops na_ofi_addr_codec_ops = {
+    .to_string = na_ofi_addr_to_string,
+    .serialize = na_ofi_addr_serialize,
+    .deserialize = na_ofi_addr_deserialize,
+};
 
 /*
  * Close a probe socket with a reset rather than an orderly shutdown. The
@@ -595,3 +512,85 @@ na_ofi_addr_refused(const struct na_addr *addr)
     return err == ECONNREFUSED || err == ECONNRESET || err == EHOSTUNREACH ||
            err == ENETUNREACH;
 }
+
+static na_return_t
+na_ofi_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    const char *host = na_ofi_strip_scheme(cls, name);
+    struct sockaddr_in sin;
+
+    if (host == NULL)
+        return NA_INVALID_ARG;
+    if (cls->shm) {
+        if (na_ofi_shm_parse(host, &sin) != NA_SUCCESS)
+            return NA_INVALID_ARG;
+    } else if (na_ofi_addr_parse_host(host, &sin, true) != NA_SUCCESS ||
+               sin.sin_addr.s_addr == htonl(INADDR_ANY)) {
+        return NA_INVALID_ARG;
+    }
+    return na_ofi_addr_intern(cls, &sin, addr);
+}
+
+static void
+na_ofi_addr_free(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    if (addr != NULL)
+        na_ofi_addr_unref(addr);
+}
+
+static na_return_t
+na_ofi_addr_self(na_class_t *na_class, na_addr_t *addr)
+{
+    struct na_addr *self = na_ofi_class(na_class)->self;
+
+    na_ofi_addr_ref(self);
+    *addr = self;
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_ofi_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
+{
+    (void) na_class;
+    na_ofi_addr_ref(addr);
+    *new_addr = addr;
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_ofi_addr_set_remove(na_class_t *na_class, na_addr_t addr)
+{
+    struct na_ofi_class *cls = na_class->plugin_class;
+    struct na_addr **pp;
+
+    pthread_mutex_lock(&cls->addr_lock);
+    pp = &cls->addr_hash[addr->hash % NA_OFI_ADDR_HASH_SIZE];
+    while (*pp != NULL && *pp != addr)
+        pp = &(*pp)->hash_next;
+    if (*pp == addr) {
+        *pp = addr->hash_next;
+        cls->addr_count--;
+        addr->hash_next = cls->addr_removed;
+        cls->addr_removed = addr;
+    }
+    pthread_mutex_unlock(&cls->addr_lock);
+    return NA_SUCCESS;
+}
+
+static bool
+na_ofi_addr_is_self(na_class_t *na_class, na_addr_t addr)
+{
+    return addr == na_ofi_class(na_class)->self;
+}
+
+const struct na_addr_ops na_ofi_addr_ops = {
+    .lookup = na_ofi_addr_lookup,
+    .free = na_ofi_addr_free,
+    .self = na_ofi_addr_self,
+    .dup = na_ofi_addr_dup,
+    .set_remove = na_ofi_addr_set_remove,
+    .is_self = na_ofi_addr_is_self,
+    .codec = &na_ofi_addr_codec_ops,
+};

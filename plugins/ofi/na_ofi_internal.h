@@ -409,21 +409,6 @@ uint32_t na_ofi_shm_key_slot(uint64_t key);
 na_return_t na_ofi_shm_keys_check(const struct na_ofi_class *cls,
                                   const struct na_addr *target, uint64_t key,
                                   uint64_t remote, size_t size, uint32_t need);
-na_return_t na_ofi_addr_lookup(na_class_t *na_class, const char *name,
-                               na_addr_t *addr);
-void na_ofi_addr_free(na_class_t *na_class, na_addr_t addr);
-na_return_t na_ofi_addr_self(na_class_t *na_class, na_addr_t *addr);
-na_return_t na_ofi_addr_dup(na_class_t *na_class, na_addr_t addr,
-                            na_addr_t *new_addr);
-na_return_t na_ofi_addr_set_remove(na_class_t *na_class, na_addr_t addr);
-bool na_ofi_addr_is_self(na_class_t *na_class, na_addr_t addr);
-na_return_t na_ofi_addr_to_string(na_class_t *na_class, char *buf,
-                                  size_t *buf_size, na_addr_t addr);
-size_t na_ofi_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
-na_return_t na_ofi_addr_serialize(na_class_t *na_class, void *buf,
-                                  size_t buf_size, na_addr_t addr);
-na_return_t na_ofi_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                                    const void *buf, size_t buf_size);
 
 /* na_ofi_msg.c */
 na_return_t na_ofi_rx_bufs_post(struct na_ofi_class *cls);
@@ -436,38 +421,8 @@ void na_ofi_rx_buf_error(struct na_ofi_rx_buf *rx,
 void na_ofi_rx_bufs_repost(struct na_ofi_class *cls);
 void na_ofi_backlog_destroy(struct na_ofi_context *pc);
 bool na_ofi_unexp_cancel(struct na_ofi_class *cls, struct na_op_id *op);
-void *na_ofi_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
-                           unsigned long flags, void **plugin_data);
-void na_ofi_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
-na_return_t na_ofi_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
-                            na_op_id_t *op_id);
-na_return_t na_ofi_msg_recv_unexpected(na_class_t *na_class,
-                                       const struct na_op_desc *desc,
-                                       na_op_id_t *op_id);
-na_return_t na_ofi_msg_recv_expected(na_class_t *na_class,
-                                     const struct na_op_desc *desc,
-                                     na_op_id_t *op_id);
 
 /* na_ofi_rma.c */
-na_return_t na_ofi_mem_handle_create(na_class_t *na_class, void *buf,
-                                     size_t buf_size, unsigned long flags,
-                                     na_mem_handle_t *mem_handle);
-void na_ofi_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
-na_return_t na_ofi_mem_register(na_class_t *na_class,
-                                na_mem_handle_t mem_handle,
-                                enum na_mem_type mem_type, uint64_t device);
-na_return_t na_ofi_mem_deregister(na_class_t *na_class,
-                                  na_mem_handle_t mem_handle);
-size_t na_ofi_mem_handle_get_serialize_size(na_class_t *na_class,
-                                            na_mem_handle_t mem_handle);
-na_return_t na_ofi_mem_handle_serialize(na_class_t *na_class, void *buf,
-                                        size_t buf_size,
-                                        na_mem_handle_t mem_handle);
-na_return_t na_ofi_mem_handle_deserialize(na_class_t *na_class,
-                                          na_mem_handle_t *mem_handle,
-                                          const void *buf, size_t buf_size);
-na_return_t na_ofi_rma(na_class_t *na_class, const struct na_op_desc *desc,
-                       na_op_id_t *op_id);
 
 /* na_ofi_progress.c */
 void na_ofi_op_init(struct na_op_id *op, const struct na_op_desc *desc,
@@ -477,13 +432,12 @@ na_return_t na_ofi_op_submit(struct na_op_id *op, na_ofi_post_fn post);
 void na_ofi_op_complete(struct na_op_id *op, na_return_t ret);
 void na_ofi_wake(struct na_ofi_class *cls);
 na_return_t na_ofi_error_to_na(int fi_err);
-int na_ofi_poll_get_fd(na_class_t *na_class, na_context_t *context);
-bool na_ofi_poll_try_wait(na_class_t *na_class, na_context_t *context);
-na_return_t na_ofi_poll(na_class_t *na_class, na_context_t *context,
-                        unsigned int *count);
-na_return_t na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
-                             unsigned int timeout_ms, unsigned int *count);
-na_return_t na_ofi_cancel(na_class_t *na_class, na_context_t *context,
-                          na_op_id_t *op_id);
+
+/* The tables of ops na_ofi_class_ops points to, each defined in the file
+ * of its concern (contracts: lib/na/na_plugin.h). */
+extern const struct na_context_ops na_ofi_context_ops;
+extern const struct na_addr_ops na_ofi_addr_ops;
+extern const struct na_msg_ops na_ofi_msg_ops;
+extern const struct na_mem_ops na_ofi_mem_ops;
 
 #endif /* NA_OFI_INTERNAL_H */

@@ -321,7 +321,7 @@ na_ofi_unexp_cancel(struct na_ofi_class *cls, struct na_op_id *op)
     return found;
 }
 
-void *
+static void *
 na_ofi_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
                      void **plugin_data)
 {
@@ -336,7 +336,7 @@ na_ofi_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
     return (uint8_t *) base + NA_OFI_HDR_RESERVE;
 }
 
-void
+static void
 na_ofi_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
 {
     (void) na_class;
@@ -404,7 +404,7 @@ na_ofi_msg_set(struct na_op_id *op, const void *buf, size_t size,
     op->u.msg.tag = tag;
 }
 
-na_return_t
+static na_return_t
 na_ofi_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
                            na_op_id_t *op_id)
 {
@@ -453,7 +453,7 @@ na_ofi_post_send_expected(struct na_op_id *op)
 }
 
 /* The core checked the size against our limits and the tag. */
-na_return_t
+static na_return_t
 na_ofi_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
                 na_op_id_t *op_id)
 {
@@ -478,7 +478,7 @@ na_ofi_post_recv_expected(struct na_op_id *op)
                           op->u.msg.fi_tag, 0, &op->hdr.fi_ctx);
 }
 
-na_return_t
+static na_return_t
 na_ofi_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
                          na_op_id_t *op_id)
 {
@@ -490,3 +490,12 @@ na_ofi_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
         na_ofi_exp_tag(desc->context->id, desc->addr_id, desc->tag);
     return na_ofi_op_submit(op_id, na_ofi_post_recv_expected);
 }
+
+const struct na_msg_ops na_ofi_msg_ops = {
+    .op_size = sizeof(struct na_op_id),
+    .buf_alloc = na_ofi_msg_buf_alloc,
+    .buf_free = na_ofi_msg_buf_free,
+    .send = na_ofi_msg_send,
+    .recv_unexpected = na_ofi_msg_recv_unexpected,
+    .recv_expected = na_ofi_msg_recv_expected,
+};

@@ -439,7 +439,7 @@ static void na_ofi_drain_wake_fd(struct na_ofi_class *cls);
  * NA_OFI_WAIT_NONE). Blocking on it is safe only after
  * na_ofi_poll_try_wait() said so.
  */
-int
+static int
 na_ofi_poll_get_fd(na_class_t *na_class, na_context_t *context)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
@@ -475,7 +475,7 @@ na_ofi_poll_get_fd(na_class_t *na_class, na_context_t *context)
  * is emptied before the last look at the context's queue, and
  * fi_trywait() agrees (it refuses while CQ entries are pending, and
  * re-arms the CQ's descriptor otherwise). */
-bool
+static bool
 na_ofi_poll_try_wait(na_class_t *na_class, na_context_t *context)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
@@ -491,7 +491,7 @@ na_ofi_poll_try_wait(na_class_t *na_class, na_context_t *context)
     return rc == FI_SUCCESS || rc == -FI_ENOSYS;
 }
 
-na_return_t
+static na_return_t
 na_ofi_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 {
     unsigned int n = na_ofi_progress(na_ofi_class(na_class), context);
@@ -589,7 +589,7 @@ na_ofi_spin_adapt(struct na_ofi_class *cls, bool found, bool while_spinning,
     atomic_store(&cls->spin_ns, (unsigned int) s);
 }
 
-na_return_t
+static na_return_t
 na_ofi_poll_wait(na_class_t *na_class, na_context_t *context,
                  unsigned int timeout_ms, unsigned int *count)
 {
@@ -658,7 +658,7 @@ done:
  * once, with FI_ECANCELED or its real result. One between the two is
  * passed on by whoever hands it to libfabric (na_ofi_op_handed).
  */
-na_return_t
+static na_return_t
 na_ofi_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
@@ -670,3 +670,49 @@ na_ofi_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
         (void) fi_cancel(&cls->ep->fid, &op->hdr.fi_ctx);
     return NA_SUCCESS;
 }
+
+static na_return_t
+na_ofi_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                      void *plugin_context)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    struct na_ofi_context *pc = plugin_context;
+
+    pc->cls = cls;
+    pc->context = context;
+    pc->id = id;
+    atomic_init(&pc->pending, 0);
+    na_op_list_init(&pc->unexp_ops);
+    STAILQ_INIT(&pc->backlog);
+    pthread_mutex_lock(&cls->rx_lock);
+    TAILQ_INSERT_TAIL(&cls->contexts, pc, entry);
+    pthread_mutex_unlock(&cls->rx_lock);
+    return NA_SUCCESS;
+}
+
+/* Messages still in the backlog were never asked for: they are dropped. */
+static na_return_t
+na_ofi_context_destroy(na_class_t *na_class, void *plugin_context)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    struct na_ofi_context *pc = plugin_context;
+
+    if (atomic_load(&pc->pending) != 0)
+        return NA_BUSY;
+    pthread_mutex_lock(&cls->rx_lock);
+    TAILQ_REMOVE(&cls->contexts, pc, entry);
+    pthread_mutex_unlock(&cls->rx_lock);
+    na_ofi_backlog_destroy(pc);
+    return NA_SUCCESS;
+}
+
+const struct na_context_ops na_ofi_context_ops = {
+    .context_size = sizeof(struct na_ofi_context),
+    .create = na_ofi_context_create,
+    .destroy = na_ofi_context_destroy,
+    .poll_get_fd = na_ofi_poll_get_fd,
+    .poll_try_wait = na_ofi_poll_try_wait,
+    .poll = na_ofi_poll,
+    .poll_wait = na_ofi_poll_wait,
+    .cancel = na_ofi_cancel,
+};

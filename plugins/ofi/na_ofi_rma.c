@@ -19,7 +19,7 @@
 /* How many keys to try when the provider reports one as taken. */
 #define NA_OFI_MR_KEY_TRIES 16
 
-na_return_t
+static na_return_t
 na_ofi_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
                          unsigned long flags, na_mem_handle_t *mem_handle)
 {
@@ -39,7 +39,7 @@ na_ofi_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
     return NA_SUCCESS;
 }
 
-void
+static void
 na_ofi_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
     if (mem_handle == NULL)
@@ -64,7 +64,7 @@ na_ofi_mr_access(uint32_t flags)
     return access;
 }
 
-na_return_t
+static na_return_t
 na_ofi_mem_register(na_class_t *na_class, na_mem_handle_t mh,
                     enum na_mem_type mem_type, uint64_t device)
 {
@@ -102,7 +102,7 @@ na_ofi_mem_register(na_class_t *na_class, na_mem_handle_t mh,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_ofi_mem_deregister(na_class_t *na_class, na_mem_handle_t mh)
 {
     int rc;
@@ -116,15 +116,6 @@ na_ofi_mem_deregister(na_class_t *na_class, na_mem_handle_t mh)
     mh->mr = NULL;
     mh->key = 0;
     return rc == 0 ? NA_SUCCESS : na_ofi_error_to_na(-rc);
-}
-
-size_t
-na_ofi_mem_handle_get_serialize_size(na_class_t *na_class,
-                                     na_mem_handle_t mem_handle)
-{
-    (void) na_class;
-    (void) mem_handle;
-    return NA_OFI_MEM_SER_SIZE;
 }
 
 static void
@@ -148,14 +139,14 @@ na_ofi_get_le64(const uint8_t *p)
  * Layout: 0 version, 1 flags, 2..7 zero, 8..15 base, 16..23 length,
  * 24..31 key.
  */
-na_return_t
-na_ofi_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+static na_return_t
+na_ofi_mem_handle_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
                             na_mem_handle_t mh)
 {
     uint8_t *p = buf;
 
     (void) na_class;
-    if (buf_size < NA_OFI_MEM_SER_SIZE)
+    if (!na_plugin_serialize_room(buf, buf_size, NA_OFI_MEM_SER_SIZE))
         return NA_OVERFLOW;
     memset(p, 0, NA_OFI_MEM_SER_SIZE);
     p[0] = NA_OFI_MEM_SER_VERSION;
@@ -166,7 +157,7 @@ na_ofi_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_ofi_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
                               const void *buf, size_t buf_size)
 {
@@ -267,7 +258,7 @@ na_ofi_post_get(struct na_op_id *op)
 }
 
 /* Put and get: the remote context id plays no part in RMA here. */
-na_return_t
+static na_return_t
 na_ofi_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
 {
     struct na_ofi_class *cls = na_ofi_class(na_class);
@@ -286,3 +277,13 @@ na_ofi_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
     }
     return na_ofi_op_submit(op, put ? na_ofi_post_put : na_ofi_post_get);
 }
+
+const struct na_mem_ops na_ofi_mem_ops = {
+    .handle_create = na_ofi_mem_handle_create,
+    .handle_free = na_ofi_mem_handle_free,
+    .mem_register = na_ofi_mem_register,
+    .mem_deregister = na_ofi_mem_deregister,
+    .handle_serialize = na_ofi_mem_handle_serialize,
+    .handle_deserialize = na_ofi_mem_handle_deserialize,
+    .rma = na_ofi_rma,
+};

@@ -203,6 +203,7 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     na_class->plugin_class = node;
     na_plugin_set_msg_limits(na_class, node->max_unexpected_size,
                              node->max_expected_size, NA_SIM_MAX_TAG);
+    na_plugin_set_max_segments(na_class, NA_SIM_MEM_MAX_SEGMENTS);
     /* Until a poll says otherwise (na_sim_set_single_driver()). */
     na_plugin_set_clock_approximate(na_class, true);
 
@@ -657,68 +658,24 @@ na_sim_clock_now_op(na_class_t *na_class)
     return na_sim_now(node->world);
 }
 
-/*
- * Message limits and buffers.
- */
-
-/* Simulated memory needs no pinning: plain heap buffers. */
-static void *
-na_sim_msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
-                     void **plugin_data)
-{
-    (void) na_class;
-    (void) flags;
-    *plugin_data = NULL;
-    return malloc(buf_size);
-}
-
-static void
-na_sim_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
-{
-    (void) na_class;
-    (void) plugin_data;
-    free(buf);
-}
+static const struct na_context_ops na_sim_context_ops = {
+    .context_size = sizeof(struct na_sim_ctx),
+    .create = na_sim_context_create,
+    .destroy = na_sim_context_destroy,
+    .poll_get_fd = na_sim_poll_get_fd,
+    .poll = na_sim_poll,
+    .poll_wait = na_sim_poll_wait,
+    .cancel = na_sim_cancel,
+    .clock_now = na_sim_clock_now_op,
+};
 
 const struct na_class_ops na_sim_class_ops = {
     .class_name = "sim",
     .check_protocol = na_sim_check_protocol,
     .initialize = na_sim_initialize,
     .finalize = na_sim_finalize,
-    .context_size = sizeof(struct na_sim_ctx),
-    .context_create = na_sim_context_create,
-    .context_destroy = na_sim_context_destroy,
-    .op_size = sizeof(struct na_op_id),
-    .addr_lookup = na_sim_addr_lookup,
-    .addr_free = na_sim_addr_free,
-    .addr_self = na_sim_addr_self,
-    .addr_dup = na_sim_addr_dup,
-    .addr_cmp = na_sim_addr_cmp,
-    .addr_is_self = na_sim_addr_is_self,
-    .addr_to_string = na_sim_addr_to_string,
-    .addr_get_serialize_size = na_sim_addr_get_serialize_size,
-    .addr_serialize = na_sim_addr_serialize,
-    .addr_deserialize = na_sim_addr_deserialize,
-    .msg_buf_alloc = na_sim_msg_buf_alloc,
-    .msg_buf_free = na_sim_msg_buf_free,
-    .msg_send_unexpected = na_sim_msg_send,
-    .msg_recv_unexpected = na_sim_msg_recv,
-    .msg_send_expected = na_sim_msg_send,
-    .msg_recv_expected = na_sim_msg_recv,
-    .mem_handle_create = na_sim_mem_handle_create,
-    .mem_handle_create_segments = na_sim_mem_handle_create_segments,
-    .mem_handle_get_max_segments = na_sim_mem_handle_get_max_segments,
-    .mem_handle_free = na_sim_mem_handle_free,
-    .mem_register = na_sim_mem_register,
-    .mem_deregister = na_sim_mem_deregister,
-    .mem_handle_get_serialize_size = na_sim_mem_handle_get_serialize_size,
-    .mem_handle_serialize = na_sim_mem_handle_serialize,
-    .mem_handle_deserialize = na_sim_mem_handle_deserialize,
-    .put = na_sim_rma_post,
-    .get = na_sim_rma_post,
-    .poll_get_fd = na_sim_poll_get_fd,
-    .poll = na_sim_poll,
-    .poll_wait = na_sim_poll_wait,
-    .cancel = na_sim_cancel,
-    .clock_now = na_sim_clock_now_op,
+    .context = &na_sim_context_ops,
+    .addr = &na_sim_addr_ops,
+    .msg = &na_sim_msg_ops,
+    .mem = &na_sim_mem_ops,
 };

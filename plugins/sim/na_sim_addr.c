@@ -119,7 +119,111 @@ na_sim_node_source(struct na_sim_node *node)
  * Ops.
  */
 
-na_return_t
+/* Two addresses are equal when they name the same incarnation of the same
+ * node. An address looked up before its node existed (incarnation 0) is
+ * bound to no incarnation and equals any address of that name: it reaches
+ * whichever node holds the name when its traffic arrives. */
+static bool
+na_sim_incarnation_match(uint64_t a, uint64_t b)
+{
+    return a == b || a == 0 || b == 0;
+}
+
+static na_return_t
+na_sim_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
+                      na_addr_t addr)
+{
+    size_t need = NA_SIM_PREFIX_LEN + addr->name.len + 1;
+
+    (void) na_class;
+    if (buf == NULL) {
+        *buf_size = need;
+        return NA_SUCCESS;
+    }
+    if (*buf_size < need) {
+        *buf_size = need;
+        return NA_OVERFLOW;
+    }
+    memcpy(buf, NA_SIM_PREFIX, NA_SIM_PREFIX_LEN);
+    memcpy(buf + NA_SIM_PREFIX_LEN, addr->name.str, addr->name.len + 1u);
+    *buf_size = need;
+    return NA_SUCCESS;
+}
+
+/* The bytes of an address's serialized form. */
+static size_t
+na_sim_addr_wire_size(na_addr_t addr)
+{
+    return NA_SIM_ADDR_FIXED_SIZE + addr->name.len;
+}
+
+void
+na_sim_put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char) (v >> (8 * i));
+}
+
+uint64_t
+na_sim_get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static na_return_t
+na_sim_addr_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
+                      na_addr_t addr)
+{
+    unsigned char *p = buf;
+
+    (void) na_class;
+    if (!na_plugin_serialize_room(buf, buf_size, na_sim_addr_wire_size(addr)))
+        return NA_OVERFLOW;
+    p[0] = NA_SIM_ADDR_VERSION;
+    p[1] = addr->name.len;
+    memcpy(p + 2, addr->name.str, addr->name.len);
+    na_sim_put_u64(p + 2 + addr->name.len, addr->incarnation);
+    return NA_SUCCESS;
+}
+
+/* Untrusted bytes: every length is checked before it is used. Trailing
+ * bytes after the address are ignored, since callers may hand over a
+ * larger buffer than the address needs. */
+static na_return_t
+na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
+                        size_t buf_size)
+{
+    const unsigned char *p = buf;
+    struct na_sim_name name;
+    na_addr_t a;
+
+    (void) na_class;
+    if (buf_size < NA_SIM_ADDR_FIXED_SIZE)
+        return NA_MSGSIZE;
+    if (p[0] != NA_SIM_ADDR_VERSION)
+        return NA_PROTOCOL_ERROR;
+    if (buf_size - NA_SIM_ADDR_FIXED_SIZE < p[1])
+        return NA_MSGSIZE;
+    if (!na_sim_name_parse((const char *) p + 2, p[1], &name))
+        return NA_PROTOCOL_ERROR;
+    a = na_sim_addr_new(&name, na_sim_get_u64(p + 2 + name.len));
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}
+
+static const struct na_addr_codec_ops na_sim_addr_codec_ops = {
+    .to_string = na_sim_addr_to_string,
+    .serialize = na_sim_addr_serialize,
+    .deserialize = na_sim_addr_deserialize,
+};
+
+static na_return_t
 na_sim_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
 {
     struct na_sim_node *self = na_class->plugin_class, *node;
@@ -144,14 +248,14 @@ na_sim_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
     return NA_SUCCESS;
 }
 
-void
+static void
 na_sim_addr_free(na_class_t *na_class, na_addr_t addr)
 {
     (void) na_class;
     na_sim_addr_unref(addr);
 }
 
-na_return_t
+static na_return_t
 na_sim_addr_self(na_class_t *na_class, na_addr_t *addr)
 {
     struct na_sim_node *self = na_class->plugin_class;
@@ -168,7 +272,7 @@ na_sim_addr_self(na_class_t *na_class, na_addr_t *addr)
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_sim_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
 {
     (void) na_class;
@@ -176,17 +280,7 @@ na_sim_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
     return NA_SUCCESS;
 }
 
-/* Two addresses are equal when they name the same incarnation of the same
- * node. An address looked up before its node existed (incarnation 0) is
- * bound to no incarnation and equals any address of that name: it reaches
- * whichever node holds the name when its traffic arrives. */
 static bool
-na_sim_incarnation_match(uint64_t a, uint64_t b)
-{
-    return a == b || a == 0 || b == 0;
-}
-
-bool
 na_sim_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
 {
     (void) na_class;
@@ -197,7 +291,7 @@ na_sim_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
 /* An address of an earlier incarnation of this node is not this node: its
  * traffic goes out to the fabric and is fenced there. The node's
  * incarnation changes only under the world lock. */
-bool
+static bool
 na_sim_addr_is_self(na_class_t *na_class, na_addr_t addr)
 {
     struct na_sim_node *self = na_class->plugin_class;
@@ -210,89 +304,12 @@ na_sim_addr_is_self(na_class_t *na_class, na_addr_t addr)
            na_sim_incarnation_match(addr->incarnation, inc);
 }
 
-na_return_t
-na_sim_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
-                      na_addr_t addr)
-{
-    size_t need = NA_SIM_PREFIX_LEN + addr->name.len + 1;
-
-    (void) na_class;
-    if (buf == NULL) {
-        *buf_size = need;
-        return NA_SUCCESS;
-    }
-    if (*buf_size < need) {
-        *buf_size = need;
-        return NA_OVERFLOW;
-    }
-    memcpy(buf, NA_SIM_PREFIX, NA_SIM_PREFIX_LEN);
-    memcpy(buf + NA_SIM_PREFIX_LEN, addr->name.str, addr->name.len + 1u);
-    *buf_size = need;
-    return NA_SUCCESS;
-}
-
-size_t
-na_sim_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    return NA_SIM_ADDR_FIXED_SIZE + addr->name.len;
-}
-
-void
-na_sim_put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char) (v >> (8 * i));
-}
-
-uint64_t
-na_sim_get_u64(const unsigned char *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-na_return_t
-na_sim_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
-                      na_addr_t addr)
-{
-    unsigned char *p = buf;
-
-    if (buf_size < na_sim_addr_get_serialize_size(na_class, addr))
-        return NA_OVERFLOW;
-    p[0] = NA_SIM_ADDR_VERSION;
-    p[1] = addr->name.len;
-    memcpy(p + 2, addr->name.str, addr->name.len);
-    na_sim_put_u64(p + 2 + addr->name.len, addr->incarnation);
-    return NA_SUCCESS;
-}
-
-/* Untrusted bytes: every length is checked before it is used. Trailing
- * bytes after the address are ignored, since callers may hand over a
- * larger buffer than the address needs. */
-na_return_t
-na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
-                        size_t buf_size)
-{
-    const unsigned char *p = buf;
-    struct na_sim_name name;
-    na_addr_t a;
-
-    (void) na_class;
-    if (buf_size < NA_SIM_ADDR_FIXED_SIZE)
-        return NA_MSGSIZE;
-    if (p[0] != NA_SIM_ADDR_VERSION)
-        return NA_PROTOCOL_ERROR;
-    if (buf_size - NA_SIM_ADDR_FIXED_SIZE < p[1])
-        return NA_MSGSIZE;
-    if (!na_sim_name_parse((const char *) p + 2, p[1], &name))
-        return NA_PROTOCOL_ERROR;
-    a = na_sim_addr_new(&name, na_sim_get_u64(p + 2 + name.len));
-    if (a == NULL)
-        return NA_NOMEM;
-    *addr = a;
-    return NA_SUCCESS;
-}
+const struct na_addr_ops na_sim_addr_ops = {
+    .lookup = na_sim_addr_lookup,
+    .free = na_sim_addr_free,
+    .self = na_sim_addr_self,
+    .dup = na_sim_addr_dup,
+    .cmp = na_sim_addr_cmp,
+    .is_self = na_sim_addr_is_self,
+    .codec = &na_sim_addr_codec_ops,
+};

@@ -446,56 +446,15 @@ void na_sim_fault_trace(struct na_sim_world *world, const struct na_op_id *op,
                         const char *what, const char *src, const char *dst,
                         size_t size);
 
-/* Ops referenced by the table (defined in the concern's own file). */
+/* More segments than any bulk descriptor sensibly holds: a bound on what a
+ * hostile buffer can make us allocate. */
+#define NA_SIM_MEM_MAX_SEGMENTS (1U << 20)
 
-/*
- * Ops defined outside na_sim.c and referenced by its table. Their
- * contracts are those of lib/na/na_plugin.h.
- */
-na_return_t na_sim_addr_lookup(na_class_t *na_class, const char *name,
-                               na_addr_t *addr);
-void na_sim_addr_free(na_class_t *na_class, na_addr_t addr);
-na_return_t na_sim_addr_self(na_class_t *na_class, na_addr_t *addr);
-na_return_t na_sim_addr_dup(na_class_t *na_class, na_addr_t addr,
-                            na_addr_t *new_addr);
-bool na_sim_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2);
-bool na_sim_addr_is_self(na_class_t *na_class, na_addr_t addr);
-na_return_t na_sim_addr_to_string(na_class_t *na_class, char *buf,
-                                  size_t *buf_size, na_addr_t addr);
-size_t na_sim_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
-na_return_t na_sim_addr_serialize(na_class_t *na_class, void *buf,
-                                  size_t buf_size, na_addr_t addr);
-na_return_t na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                                    const void *buf, size_t buf_size);
-na_return_t na_sim_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
-                            na_op_id_t *op_id);
-na_return_t na_sim_msg_recv(na_class_t *na_class, const struct na_op_desc *desc,
-                            na_op_id_t *op_id);
-na_return_t na_sim_mem_handle_create(na_class_t *na_class, void *buf,
-                                     size_t buf_size, unsigned long flags,
-                                     na_mem_handle_t *mem_handle);
-size_t na_sim_mem_handle_get_max_segments(const na_class_t *na_class);
-na_return_t na_sim_mem_handle_create_segments(na_class_t *na_class,
-                                              struct na_segment *segments,
-                                              size_t segment_count,
-                                              unsigned long flags,
-                                              na_mem_handle_t *mem_handle);
-void na_sim_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
-na_return_t na_sim_mem_register(na_class_t *na_class,
-                                na_mem_handle_t mem_handle,
-                                enum na_mem_type mem_type, uint64_t device);
-na_return_t na_sim_mem_deregister(na_class_t *na_class,
-                                  na_mem_handle_t mem_handle);
-size_t na_sim_mem_handle_get_serialize_size(na_class_t *na_class,
-                                            na_mem_handle_t mem_handle);
-na_return_t na_sim_mem_handle_serialize(na_class_t *na_class, void *buf,
-                                        size_t buf_size,
-                                        na_mem_handle_t mem_handle);
-na_return_t na_sim_mem_handle_deserialize(na_class_t *na_class,
-                                          na_mem_handle_t *mem_handle,
-                                          const void *buf, size_t buf_size);
-na_return_t na_sim_rma_post(na_class_t *na_class, const struct na_op_desc *desc,
-                            na_op_id_t *op_id);
+/* The tables of ops na_sim_class_ops points to, each defined in the
+ * file of its concern (contracts: lib/na/na_plugin.h). */
+extern const struct na_addr_ops na_sim_addr_ops;
+extern const struct na_msg_ops na_sim_msg_ops;
+extern const struct na_mem_ops na_sim_mem_ops;
 
 /* Little-endian integers in serialized forms (na_sim_addr.c). */
 void na_sim_put_u64(unsigned char *p, uint64_t v);

@@ -12,7 +12,7 @@
 
 /* Sends reach here within the limits and with a tag the core checked.
  * The core's descriptor carries the kind: expected or not. */
-na_return_t
+static na_return_t
 na_sim_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
                 na_op_id_t *op)
 {
@@ -420,7 +420,7 @@ na_sim_recv_post(struct na_sim_world *world, struct na_op_id *recv)
 
 /* A receive buffer larger than the class's limit is refused (NA_MSGSIZE):
  * no message could need it, so it is a caller's mistake. */
-na_return_t
+static na_return_t
 na_sim_msg_recv(na_class_t *na_class, const struct na_op_desc *desc,
                 na_op_id_t *op)
 {
@@ -541,3 +541,10 @@ na_sim_ctx_drain(struct na_sim_world *world, struct na_sim_ctx *ctx)
     }
     na_sim_ctx_free_msgs(ctx);
 }
+
+const struct na_msg_ops na_sim_msg_ops = {
+    .op_size = sizeof(struct na_op_id),
+    .send = na_sim_msg_send,
+    .recv_unexpected = na_sim_msg_recv,
+    .recv_expected = na_sim_msg_recv,
+};

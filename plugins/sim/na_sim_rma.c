@@ -18,9 +18,6 @@
 /* version, flags, name length | name | incarnation, key, total, count. */
 #define NA_SIM_MEM_HEAD_SIZE 3
 #define NA_SIM_MEM_TAIL_SIZE (8 + 8 + 8 + 4)
-/* More segments than any bulk descriptor sensibly holds: a bound on what a
- * hostile buffer can make us allocate. */
-#define NA_SIM_MEM_MAX_SEGMENTS (1U << 20)
 
 struct na_mem_handle {
     unsigned long flags;           /* access granted to peers             */
@@ -105,18 +102,7 @@ na_sim_regions_drop_node(struct na_sim_world *world, struct na_sim_node *node)
  * Handle ops.
  */
 
-na_return_t
-na_sim_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
-                         unsigned long flags, na_mem_handle_t *mem_handle)
-{
-    struct na_segment seg = {.base = (uint64_t) (uintptr_t) buf,
-                             .len = buf_size};
-
-    return na_sim_mem_handle_create_segments(na_class, &seg, 1, flags,
-                                             mem_handle);
-}
-
-na_return_t
+static na_return_t
 na_sim_mem_handle_create_segments(na_class_t *na_class,
                                   struct na_segment *segments,
                                   size_t segment_count, unsigned long flags,
@@ -146,7 +132,18 @@ na_sim_mem_handle_create_segments(na_class_t *na_class,
     return NA_SUCCESS;
 }
 
-void
+static na_return_t
+na_sim_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
+                         unsigned long flags, na_mem_handle_t *mem_handle)
+{
+    struct na_segment seg = {.base = (uint64_t) (uintptr_t) buf,
+                             .len = buf_size};
+
+    return na_sim_mem_handle_create_segments(na_class, &seg, 1, flags,
+                                             mem_handle);
+}
+
+static void
 na_sim_mem_handle_free(na_class_t *na_class, na_mem_handle_t h)
 {
     struct na_sim_node *node = na_class->plugin_class;
@@ -162,7 +159,7 @@ na_sim_mem_handle_free(na_class_t *na_class, na_mem_handle_t h)
     free(h);
 }
 
-na_return_t
+static na_return_t
 na_sim_mem_register(na_class_t *na_class, na_mem_handle_t h,
                     enum na_mem_type mem_type, uint64_t device)
 {
@@ -204,7 +201,7 @@ unlock:
     return ret;
 }
 
-na_return_t
+static na_return_t
 na_sim_mem_deregister(na_class_t *na_class, na_mem_handle_t h)
 {
     struct na_sim_node *node = na_class->plugin_class;
@@ -241,18 +238,18 @@ na_sim_mem_owner(const struct na_mem_handle *h, uint64_t *incarnation)
     return &h->owner->name;
 }
 
-size_t
-na_sim_mem_handle_get_serialize_size(na_class_t *na_class, na_mem_handle_t h)
+/* The bytes of a handle's serialized form. */
+static size_t
+na_sim_mem_wire_size(na_mem_handle_t h)
 {
     uint64_t inc;
 
-    (void) na_class;
     return NA_SIM_MEM_HEAD_SIZE + na_sim_mem_owner(h, &inc)->len +
            NA_SIM_MEM_TAIL_SIZE + 8 * h->seg_count;
 }
 
-na_return_t
-na_sim_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+static na_return_t
+na_sim_mem_handle_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
                             na_mem_handle_t h)
 {
     struct na_sim_node *node = na_class->plugin_class;
@@ -260,7 +257,7 @@ na_sim_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
     const struct na_sim_name *owner;
     uint64_t inc, key;
 
-    if (buf_size < na_sim_mem_handle_get_serialize_size(na_class, h))
+    if (!na_plugin_serialize_room(buf, buf_size, na_sim_mem_wire_size(h)))
         return NA_OVERFLOW;
     pthread_mutex_lock(&node->world->lock);
     owner = na_sim_mem_owner(h, &inc); /* a restart changes incarnations */
@@ -286,7 +283,7 @@ na_sim_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
 
 /* Untrusted bytes: every field is checked against what remains of the
  * buffer before it is read, and the lengths must add up to the total. */
-na_return_t
+static na_return_t
 na_sim_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
                               const void *buf, size_t buf_size)
 {
@@ -352,7 +349,7 @@ na_sim_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
  * Put and get.
  */
 
-na_return_t
+static na_return_t
 na_sim_rma_post(na_class_t *na_class, const struct na_op_desc *desc,
                 na_op_id_t *op)
 {
@@ -539,9 +536,13 @@ na_sim_rma_execute(struct na_sim_world *world, struct na_op_id *op)
     na_sim_op_complete(world, op, na_sim_rma_transfer(world, op, op->size));
 }
 
-size_t
-na_sim_mem_handle_get_max_segments(const na_class_t *na_class)
-{
-    (void) na_class;
-    return NA_SIM_MEM_MAX_SEGMENTS;
-}
+const struct na_mem_ops na_sim_mem_ops = {
+    .handle_create = na_sim_mem_handle_create,
+    .handle_create_segments = na_sim_mem_handle_create_segments,
+    .handle_free = na_sim_mem_handle_free,
+    .mem_register = na_sim_mem_register,
+    .mem_deregister = na_sim_mem_deregister,
+    .handle_serialize = na_sim_mem_handle_serialize,
+    .handle_deserialize = na_sim_mem_handle_deserialize,
+    .rma = na_sim_rma_post,
+};

@@ -130,68 +130,14 @@ na_sm_finalize(na_class_t *na_class)
     return NA_SUCCESS;
 }
 
-static na_return_t
-na_sm_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                     void *plugin_context)
-{
-    struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = plugin_context;
-
-    na_plugin_context_init(&pc->base, context, id);
-    pc->cls = cls;
-    return na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
-}
-
-static na_return_t
-na_sm_context_destroy(na_class_t *na_class, void *plugin_context)
-{
-    struct na_sm_class *cls = na_sm_class(na_class);
-    struct na_sm_context *pc = plugin_context;
-
-    return na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
-                                    na_plugin_addr_unref_locked);
-}
-
 const struct na_class_ops na_sm_class_ops = {
     .class_name = NA_SM_CLASS_NAME,
     .check_protocol = na_sm_check_protocol,
     .initialize = na_sm_initialize,
     .finalize = na_sm_finalize,
     .auto_initialize = na_sm_auto_initialize,
-    .context_size = sizeof(struct na_sm_context),
-    .context_create = na_sm_context_create,
-    .context_destroy = na_sm_context_destroy,
-    .op_size = sizeof(struct na_op_id),
-    .addr_lookup = na_sm_addr_lookup,
-    .addr_free = na_plugin_addr_free_interned,
-    .addr_self = na_sm_addr_self,
-    .addr_dup = na_plugin_addr_dup_interned,
-    .addr_cmp = na_plugin_addr_cmp_interned,
-    .addr_is_self = na_sm_addr_is_self,
-    .addr_to_string = na_sm_addr_to_string,
-    .addr_get_serialize_size = na_sm_addr_get_serialize_size,
-    .addr_serialize = na_sm_addr_serialize,
-    .addr_deserialize = na_sm_addr_deserialize,
-    .msg_buf_alloc = na_plugin_msg_buf_alloc,
-    .msg_buf_free = na_plugin_msg_buf_free,
-    .msg_send_unexpected = na_sm_msg_send,
-    .msg_recv_unexpected = na_sm_msg_recv_unexpected,
-    .msg_send_expected = na_sm_msg_send,
-    .msg_recv_expected = na_sm_msg_recv_expected,
-    .mem_handle_create = na_sm_mem_handle_create,
-    .mem_handle_create_segments =
-        na_plugin_mem_handle_create_segments_opnotsupported,
-    .mem_handle_free = na_sm_mem_handle_free,
-    .mem_register = na_sm_mem_register,
-    .mem_deregister = na_sm_mem_deregister,
-    .mem_handle_get_serialize_size = na_sm_mem_handle_get_serialize_size,
-    .mem_handle_serialize = na_sm_mem_handle_serialize,
-    .mem_handle_deserialize = na_sm_mem_handle_deserialize,
-    .put = na_sm_rma,
-    .get = na_sm_rma,
-    .poll_get_fd = na_sm_poll_get_fd,
-    .poll = na_sm_poll,
-    .poll_wait = na_sm_poll_wait,
-    .cancel = na_sm_cancel,
-    .clock_now = na_plugin_clock_now_monotonic,
+    .context = &na_sm_context_ops,
+    .addr = &na_sm_addr_ops,
+    .msg = &na_sm_msg_ops,
+    .mem = &na_sm_mem_ops,
 };

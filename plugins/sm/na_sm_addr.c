@@ -77,85 +77,26 @@ na_sm_addr_intern(struct na_sm_class *cls, const char *name)
     return a;
 }
 
-/* Lookups never connect: a name nobody serves fails its first send. */
-na_return_t
-na_sm_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
-{
-    struct na_sm_class *cls = na_sm_class(na_class);
-    char n[NA_SM_NAME_MAX + 1];
-    struct na_addr *a;
-
-    if (name == NULL || addr == NULL)
-        return NA_INVALID_ARG;
-    if (na_sm_name_parse(name, n) != NA_SUCCESS)
-        return NA_INVALID_ARG;
-    pthread_mutex_lock(&cls->lock);
-    a = na_sm_addr_intern(cls, n);
-    pthread_mutex_unlock(&cls->lock);
-    if (a == NULL)
-        return NA_NOMEM;
-    *addr = a;
-    return NA_SUCCESS;
-}
-
-na_return_t
-na_sm_addr_self(na_class_t *na_class, na_addr_t *addr)
-{
-    struct na_sm_class *cls = na_sm_class(na_class);
-
-    na_plugin_addr_ref(cls->self);
-    *addr = cls->self;
-    return NA_SUCCESS;
-}
-
-bool
-na_sm_addr_is_self(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    return addr->self;
-}
-
-na_return_t
+static na_return_t
 na_sm_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
                      na_addr_t addr)
 {
     char tmp[NA_SM_NAME_MAX + 16];
-    size_t need;
 
     (void) na_class;
-    if (buf_size == NULL)
-        return NA_INVALID_ARG;
     snprintf(tmp, sizeof(tmp), "na+sm://%s", addr->name);
-    need = strlen(tmp) + 1;
-    if (buf == NULL) {
-        *buf_size = need;
-        return NA_SUCCESS;
-    }
-    if (*buf_size < need) {
-        *buf_size = need;
-        return NA_OVERFLOW;
-    }
-    memcpy(buf, tmp, need);
-    *buf_size = need;
-    return NA_SUCCESS;
+    return na_plugin_addr_string_out(tmp, buf, buf_size);
 }
 
-size_t
-na_sm_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    return 3 + strlen(addr->name);
-}
-
-na_return_t
-na_sm_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+static na_return_t
+na_sm_addr_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
                      na_addr_t addr)
 {
     size_t len = strlen(addr->name);
     uint8_t *p = buf;
 
     (void) na_class;
-    if (buf_size < 3 + len)
+    if (!na_plugin_serialize_room(buf, buf_size, 3 + len))
         return NA_OVERFLOW;
     p[0] = (uint8_t) (NA_SM_ADDR_WIRE_MAGIC >> 8);
     p[1] = (uint8_t) (NA_SM_ADDR_WIRE_MAGIC & 0xff);
@@ -165,7 +106,7 @@ na_sm_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
 }
 
 /* Untrusted bytes: every length is checked before it is used. */
-na_return_t
+static na_return_t
 na_sm_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
                        size_t buf_size)
 {
@@ -194,3 +135,56 @@ na_sm_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
     *addr = a;
     return NA_SUCCESS;
 }
+
+static const struct na_addr_codec_ops na_sm_addr_codec_ops = {
+    .to_string = na_sm_addr_to_string,
+    .serialize = na_sm_addr_serialize,
+    .deserialize = na_sm_addr_deserialize,
+};
+
+/* Lookups never connect: a name nobody serves fails its first send. */
+static na_return_t
+na_sm_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    char n[NA_SM_NAME_MAX + 1];
+    struct na_addr *a;
+
+    if (name == NULL || addr == NULL)
+        return NA_INVALID_ARG;
+    if (na_sm_name_parse(name, n) != NA_SUCCESS)
+        return NA_INVALID_ARG;
+    pthread_mutex_lock(&cls->lock);
+    a = na_sm_addr_intern(cls, n);
+    pthread_mutex_unlock(&cls->lock);
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_sm_addr_self(na_class_t *na_class, na_addr_t *addr)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+
+    na_plugin_addr_ref(cls->self);
+    *addr = cls->self;
+    return NA_SUCCESS;
+}
+
+static bool
+na_sm_addr_is_self(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    return addr->self;
+}
+
+const struct na_addr_ops na_sm_addr_ops = {
+    .lookup = na_sm_addr_lookup,
+    .free = na_plugin_addr_free_interned,
+    .self = na_sm_addr_self,
+    .dup = na_plugin_addr_dup_interned,
+    .is_self = na_sm_addr_is_self,
+    .codec = &na_sm_addr_codec_ops,
+};

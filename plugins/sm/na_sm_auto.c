@@ -94,39 +94,6 @@ na_auto_inner_cb(const struct na_cb_info *info)
     na_auto_op_finish(op, info->ret);
 }
 
-static na_return_t
-na_auto_op_init(na_class_t *na_class, na_op_id_t *op, unsigned long flags)
-{
-    struct na_auto_class *cls = na_auto_class(na_class);
-
-    for (int s = 0; s < 2; s++) {
-        op->inner[s] = NA_Op_create(cls->inner[s], flags);
-        if (op->inner[s] == NULL) {
-            if (s == 1)
-                NA_Op_destroy(cls->inner[0], op->inner[0]);
-            return NA_NOMEM;
-        }
-    }
-    return NA_SUCCESS;
-}
-
-static void
-na_auto_op_fini(na_class_t *na_class, na_op_id_t *op)
-{
-    struct na_auto_class *cls = na_auto_class(na_class);
-
-    /* The core has checked that the op is idle. */
-    for (int s = 0; s < 2; s++)
-        NA_Op_destroy(cls->inner[s], op->inner[s]);
-}
-
-static uint64_t
-na_auto_clock_now(na_class_t *na_class)
-{
-    (void) na_class;
-    return na_plugin_clock_monotonic_ns();
-}
-
 static bool
 na_auto_check_protocol(const char *protocol_name)
 {
@@ -169,44 +136,10 @@ static const struct na_class_ops na_auto_class_ops = {
     .check_protocol = na_auto_check_protocol,
     .initialize = na_auto_initialize_op,
     .finalize = na_auto_finalize,
-    .context_size = sizeof(struct na_auto_context),
-    .context_create = na_auto_context_create,
-    .context_destroy = na_auto_context_destroy,
-    .op_size = sizeof(struct na_op_id),
-    .op_init = na_auto_op_init,
-    .op_fini = na_auto_op_fini,
-    .addr_lookup = na_auto_addr_lookup,
-    .addr_free = na_auto_addr_free,
-    .addr_self = na_auto_addr_self,
-    .addr_dup = na_auto_addr_dup,
-    .addr_cmp = na_auto_addr_cmp,
-    .addr_is_self = na_auto_addr_is_self,
-    .addr_to_string = na_auto_addr_to_string,
-    .addr_get_serialize_size = na_auto_addr_get_serialize_size,
-    .addr_serialize = na_auto_addr_serialize,
-    .addr_deserialize = na_auto_addr_deserialize,
-    .msg_buf_alloc = na_auto_msg_buf_alloc,
-    .msg_buf_free = na_auto_msg_buf_free,
-    .msg_send_unexpected = na_auto_msg_forward,
-    .msg_recv_unexpected = na_auto_recv_unexpected,
-    .msg_send_expected = na_auto_msg_forward,
-    .msg_recv_expected = na_auto_msg_forward,
-    .mem_handle_create = na_auto_mem_handle_create,
-    .mem_handle_create_segments =
-        na_plugin_mem_handle_create_segments_opnotsupported,
-    .mem_handle_free = na_auto_mem_handle_free,
-    .mem_register = na_auto_mem_register,
-    .mem_deregister = na_auto_mem_deregister,
-    .mem_handle_get_serialize_size = na_auto_mem_handle_get_serialize_size,
-    .mem_handle_serialize = na_auto_mem_handle_serialize,
-    .mem_handle_deserialize = na_auto_mem_handle_deserialize,
-    .put = na_auto_rma,
-    .get = na_auto_rma,
-    .poll_get_fd = na_auto_poll_get_fd,
-    .poll = na_auto_poll,
-    .poll_wait = na_auto_poll_wait,
-    .cancel = na_auto_cancel,
-    .clock_now = na_auto_clock_now,
+    .context = &na_auto_context_ops,
+    .addr = &na_auto_addr_ops,
+    .msg = &na_auto_msg_ops,
+    .mem = &na_auto_mem_ops,
 };
 
 static size_t

@@ -8,6 +8,8 @@
  */
 #include "na_sm_auto_internal.h"
 
+#include "na/na_plugin_util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,13 +51,6 @@ na_auto_addr_release(struct na_addr *addr)
     free(addr);
 }
 
-void
-na_auto_addr_free(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    na_auto_addr_release(addr);
-}
-
 /* "na+sm://<name>@<node>": the sm part if <node> is ours, else NULL. */
 static na_return_t
 na_auto_lookup_sm(struct na_auto_class *cls, const char *s, size_t len,
@@ -78,102 +73,13 @@ na_auto_lookup_sm(struct na_auto_class *cls, const char *s, size_t len,
     return NA_Addr_lookup(cls->inner[NA_AUTO_SM], buf, sm);
 }
 
-na_return_t
-na_auto_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
-{
-    struct na_auto_class *cls = na_auto_class(na_class);
-    const char *hash = strchr(name, '#');
-    na_addr_t net = NULL, sm = NULL;
-    na_return_t ret = NA_SUCCESS;
-    struct na_addr *a;
-
-    if (strncmp(name, "na+sm://", 8) == 0 && hash == NULL) {
-        ret = na_auto_lookup_sm(cls, name, strlen(name), &sm);
-    } else {
-        char net_name[256];
-        size_t n = hash ? (size_t) (hash - name) : strlen(name);
-        if (n >= sizeof(net_name))
-            return NA_INVALID_ARG;
-        memcpy(net_name, name, n);
-        net_name[n] = '\0';
-        ret = NA_Addr_lookup(cls->inner[NA_AUTO_NET], net_name, &net);
-        if (ret == NA_SUCCESS && hash != NULL)
-            ret = na_auto_lookup_sm(cls, hash + 1, strlen(hash + 1), &sm);
-    }
-    if (ret == NA_SUCCESS && net == NULL && sm == NULL)
-        ret = NA_HOSTUNREACH; /* shared memory of another node only */
-    if (ret != NA_SUCCESS) {
-        if (net != NULL)
-            NA_Addr_free(cls->inner[NA_AUTO_NET], net);
-        if (sm != NULL)
-            NA_Addr_free(cls->inner[NA_AUTO_SM], sm);
-        return ret;
-    }
-    a = na_auto_addr_new(cls, net, sm);
-    if (a == NULL)
-        return NA_NOMEM;
-    *addr = a;
-    return NA_SUCCESS;
-}
-
-na_return_t
-na_auto_addr_self(na_class_t *na_class, na_addr_t *addr)
-{
-    struct na_auto_class *cls = na_auto_class(na_class);
-    na_addr_t net = NULL, sm = NULL;
-    struct na_addr *a;
-
-    if (NA_Addr_self(cls->inner[NA_AUTO_NET], &net) != NA_SUCCESS)
-        return NA_NOMEM;
-    if (NA_Addr_self(cls->inner[NA_AUTO_SM], &sm) != NA_SUCCESS) {
-        NA_Addr_free(cls->inner[NA_AUTO_NET], net);
-        return NA_NOMEM;
-    }
-    a = na_auto_addr_new(cls, net, sm);
-    if (a == NULL)
-        return NA_NOMEM;
-    *addr = a;
-    return NA_SUCCESS;
-}
-
-na_return_t
-na_auto_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
-{
-    (void) na_class;
-    atomic_fetch_add(&addr->refcount, 1);
-    *new_addr = addr;
-    return NA_SUCCESS;
-}
-
-bool
-na_auto_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b)
-{
-    struct na_auto_class *cls = na_auto_class(na_class);
-
-    if (a == b)
-        return true;
-    for (int s = 1; s >= 0; s--)
-        if (a->part[s] != NULL && b->part[s] != NULL)
-            return NA_Addr_cmp(cls->inner[s], a->part[s], b->part[s]);
-    return false;
-}
-
-bool
-na_auto_addr_is_self(na_class_t *na_class, na_addr_t addr)
-{
-    struct na_auto_class *cls = na_auto_class(na_class);
-    int s = na_auto_addr_side(addr);
-
-    return NA_Addr_is_self(cls->inner[s], addr->part[s]);
-}
-
-na_return_t
+static na_return_t
 na_auto_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
                        na_addr_t addr)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
     char net[256] = "", sm[256] = "", out[600];
-    size_t n = sizeof(net), need;
+    size_t n = sizeof(net);
 
     if (addr->part[NA_AUTO_NET] != NULL &&
         NA_Addr_to_string(cls->inner[NA_AUTO_NET], net, &n,
@@ -186,15 +92,7 @@ na_auto_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
         return NA_OVERFLOW;
     snprintf(out, sizeof(out), "%s%s%s%s%s", net, net[0] && sm[0] ? "#" : "",
              sm, sm[0] ? "@" : "", sm[0] ? cls->node : "");
-    need = strlen(out) + 1;
-    if (buf == NULL || *buf_size < need) {
-        bool query = buf == NULL;
-        *buf_size = need;
-        return query ? NA_SUCCESS : NA_OVERFLOW;
-    }
-    memcpy(buf, out, need);
-    *buf_size = need;
-    return NA_SUCCESS;
+    return na_plugin_addr_string_out(out, buf, buf_size);
 }
 
 /*
@@ -223,14 +121,14 @@ na_auto_pair_size(struct na_auto_class *cls, void *const part[2],
 }
 
 static na_return_t
-na_auto_pair_serialize(struct na_auto_class *cls, uint8_t *p, size_t len,
+na_auto_pair_serialize(struct na_auto_class *cls, uint8_t *p, size_t *len,
                        void *const part[2], na_auto_size_fn size,
                        na_auto_ser_fn ser)
 {
     size_t node_len = strlen(cls->node), off = 0, n[2];
     uint32_t magic = NA_AUTO_MAGIC;
 
-    if (len < na_auto_pair_size(cls, part, size))
+    if (!na_plugin_serialize_room(p, len, na_auto_pair_size(cls, part, size)))
         return NA_OVERFLOW;
     for (int s = 0; s < 2; s++) {
         n[s] = part[s] != NULL ? size(cls->inner[s], part[s]) : 0;
@@ -288,15 +186,8 @@ na_auto_pair_split(struct na_auto_class *cls, const uint8_t *p, size_t len,
     return NA_SUCCESS;
 }
 
-size_t
-na_auto_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
-{
-    return na_auto_pair_size(na_auto_class(na_class), (void **) addr->part,
-                             (na_auto_size_fn) NA_Addr_get_serialize_size);
-}
-
-na_return_t
-na_auto_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+static na_return_t
+na_auto_addr_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
                        na_addr_t addr)
 {
     return na_auto_pair_serialize(na_auto_class(na_class), buf, buf_size,
@@ -305,7 +196,7 @@ na_auto_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
                                   (na_auto_ser_fn) NA_Addr_serialize);
 }
 
-na_return_t
+static na_return_t
 na_auto_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
                          size_t buf_size)
 {
@@ -341,7 +232,13 @@ na_auto_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
     return NA_SUCCESS;
 }
 
-na_return_t
+static const struct na_addr_codec_ops na_auto_addr_codec_ops = {
+    .to_string = na_auto_addr_to_string,
+    .serialize = na_auto_addr_serialize,
+    .deserialize = na_auto_addr_deserialize,
+};
+
+static na_return_t
 na_auto_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
                           unsigned long flags, na_mem_handle_t *mem_handle)
 {
@@ -367,7 +264,7 @@ na_auto_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
     return NA_SUCCESS;
 }
 
-void
+static void
 na_auto_mem_handle_free(na_class_t *na_class, na_mem_handle_t h)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
@@ -380,7 +277,7 @@ na_auto_mem_handle_free(na_class_t *na_class, na_mem_handle_t h)
     free(h);
 }
 
-na_return_t
+static na_return_t
 na_auto_mem_register(na_class_t *na_class, na_mem_handle_t h,
                      enum na_mem_type mem_type, uint64_t device)
 {
@@ -396,7 +293,7 @@ na_auto_mem_register(na_class_t *na_class, na_mem_handle_t h,
     return ret;
 }
 
-na_return_t
+static na_return_t
 na_auto_mem_deregister(na_class_t *na_class, na_mem_handle_t h)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
@@ -408,16 +305,8 @@ na_auto_mem_deregister(na_class_t *na_class, na_mem_handle_t h)
     return r0 != NA_SUCCESS ? r0 : r1;
 }
 
-size_t
-na_auto_mem_handle_get_serialize_size(na_class_t *na_class, na_mem_handle_t h)
-{
-    return na_auto_pair_size(
-        na_auto_class(na_class), (void **) h->part,
-        (na_auto_size_fn) NA_Mem_handle_get_serialize_size);
-}
-
-na_return_t
-na_auto_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+static na_return_t
+na_auto_mem_handle_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
                              na_mem_handle_t h)
 {
     return na_auto_pair_serialize(
@@ -426,7 +315,7 @@ na_auto_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
         (na_auto_ser_fn) NA_Mem_handle_serialize);
 }
 
-na_return_t
+static na_return_t
 na_auto_mem_handle_deserialize(na_class_t *na_class,
                                na_mem_handle_t *mem_handle, const void *buf,
                                size_t buf_size)
@@ -461,7 +350,7 @@ na_auto_mem_handle_deserialize(na_class_t *na_class,
 
 /* Put and get go through the class of the peer's side, or through the
  * network for a handle described by a peer of another node. */
-na_return_t
+static na_return_t
 na_auto_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
@@ -485,3 +374,119 @@ na_auto_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
         peer->part[s], desc->addr_id, op->inner[s]);
     return na_auto_op_handed(op, cls, ac, s, ret);
 }
+
+const struct na_mem_ops na_auto_mem_ops = {
+    .handle_create = na_auto_mem_handle_create,
+    .handle_free = na_auto_mem_handle_free,
+    .mem_register = na_auto_mem_register,
+    .mem_deregister = na_auto_mem_deregister,
+    .handle_serialize = na_auto_mem_handle_serialize,
+    .handle_deserialize = na_auto_mem_handle_deserialize,
+    .rma = na_auto_rma,
+};
+
+static na_return_t
+na_auto_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
+{
+    struct na_auto_class *cls = na_auto_class(na_class);
+    const char *hash = strchr(name, '#');
+    na_addr_t net = NULL, sm = NULL;
+    na_return_t ret = NA_SUCCESS;
+    struct na_addr *a;
+
+    if (strncmp(name, "na+sm://", 8) == 0 && hash == NULL) {
+        ret = na_auto_lookup_sm(cls, name, strlen(name), &sm);
+    } else {
+        char net_name[256];
+        size_t n = hash ? (size_t) (hash - name) : strlen(name);
+        if (n >= sizeof(net_name))
+            return NA_INVALID_ARG;
+        memcpy(net_name, name, n);
+        net_name[n] = '\0';
+        ret = NA_Addr_lookup(cls->inner[NA_AUTO_NET], net_name, &net);
+        if (ret == NA_SUCCESS && hash != NULL)
+            ret = na_auto_lookup_sm(cls, hash + 1, strlen(hash + 1), &sm);
+    }
+    if (ret == NA_SUCCESS && net == NULL && sm == NULL)
+        ret = NA_HOSTUNREACH; /* shared memory of another node only */
+    if (ret != NA_SUCCESS) {
+        if (net != NULL)
+            NA_Addr_free(cls->inner[NA_AUTO_NET], net);
+        if (sm != NULL)
+            NA_Addr_free(cls->inner[NA_AUTO_SM], sm);
+        return ret;
+    }
+    a = na_auto_addr_new(cls, net, sm);
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}
+
+static void
+na_auto_addr_free(na_class_t *na_class, na_addr_t addr)
+{
+    (void) na_class;
+    na_auto_addr_release(addr);
+}
+
+static na_return_t
+na_auto_addr_self(na_class_t *na_class, na_addr_t *addr)
+{
+    struct na_auto_class *cls = na_auto_class(na_class);
+    na_addr_t net = NULL, sm = NULL;
+    struct na_addr *a;
+
+    if (NA_Addr_self(cls->inner[NA_AUTO_NET], &net) != NA_SUCCESS)
+        return NA_NOMEM;
+    if (NA_Addr_self(cls->inner[NA_AUTO_SM], &sm) != NA_SUCCESS) {
+        NA_Addr_free(cls->inner[NA_AUTO_NET], net);
+        return NA_NOMEM;
+    }
+    a = na_auto_addr_new(cls, net, sm);
+    if (a == NULL)
+        return NA_NOMEM;
+    *addr = a;
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_auto_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
+{
+    (void) na_class;
+    atomic_fetch_add(&addr->refcount, 1);
+    *new_addr = addr;
+    return NA_SUCCESS;
+}
+
+static bool
+na_auto_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b)
+{
+    struct na_auto_class *cls = na_auto_class(na_class);
+
+    if (a == b)
+        return true;
+    for (int s = 1; s >= 0; s--)
+        if (a->part[s] != NULL && b->part[s] != NULL)
+            return NA_Addr_cmp(cls->inner[s], a->part[s], b->part[s]);
+    return false;
+}
+
+static bool
+na_auto_addr_is_self(na_class_t *na_class, na_addr_t addr)
+{
+    struct na_auto_class *cls = na_auto_class(na_class);
+    int s = na_auto_addr_side(addr);
+
+    return NA_Addr_is_self(cls->inner[s], addr->part[s]);
+}
+
+const struct na_addr_ops na_auto_addr_ops = {
+    .lookup = na_auto_addr_lookup,
+    .free = na_auto_addr_free,
+    .self = na_auto_addr_self,
+    .dup = na_auto_addr_dup,
+    .cmp = na_auto_addr_cmp,
+    .is_self = na_auto_addr_is_self,
+    .codec = &na_auto_addr_codec_ops,
+};

@@ -69,7 +69,7 @@ na_auto_rx_close(struct na_auto_context *ac)
     return !live;
 }
 
-na_return_t
+static na_return_t
 na_auto_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
                        void *plugin_context)
 {
@@ -107,7 +107,7 @@ fail:
     return NA_NOMEM;
 }
 
-na_return_t
+static na_return_t
 na_auto_context_destroy(na_class_t *na_class, void *plugin_context)
 {
     struct na_auto_context *ac = plugin_context;
@@ -121,7 +121,7 @@ na_auto_context_destroy(na_class_t *na_class, void *plugin_context)
     return NA_SUCCESS;
 }
 
-int
+static int
 na_auto_poll_get_fd(na_class_t *na_class, na_context_t *context)
 {
     (void) na_class;
@@ -129,7 +129,7 @@ na_auto_poll_get_fd(na_class_t *na_class, na_context_t *context)
     return -1; /* two classes, two fds: waiting is poll_wait's */
 }
 
-na_return_t
+static na_return_t
 na_auto_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 {
     struct na_auto_context *ac = na_auto_ctx(context);
@@ -147,7 +147,7 @@ na_auto_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
  * (woken by its peers) with the network class's fd beside it; without
  * such an fd the sleep is cut into 1 ms slices.
  */
-na_return_t
+static na_return_t
 na_auto_poll_wait(na_class_t *na_class, na_context_t *context,
                   unsigned int timeout_ms, unsigned int *count)
 {
@@ -189,3 +189,35 @@ done:
         *count = n;
     return n != 0 ? NA_SUCCESS : NA_TIMEOUT;
 }
+
+/* The core calls this once per post, for a started op: a receive on our
+ * posted list is ours to finish; any other op is its inner op's. */
+static na_return_t
+na_auto_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
+{
+    struct na_auto_class *cls = na_auto_class(na_class);
+    struct na_auto_context *ac = na_auto_ctx(op->context);
+    bool mine;
+
+    (void) context;
+    pthread_mutex_lock(&ac->lock);
+    mine = na_op_list_active(op);
+    na_op_list_remove(op);
+    pthread_mutex_unlock(&ac->lock);
+    if (mine)
+        na_auto_op_finish(op, NA_CANCELED);
+    else if (op->side >= 0)
+        return NA_Cancel(cls->inner[op->side], ac->inner[op->side],
+                         op->inner[op->side]);
+    return NA_SUCCESS;
+}
+
+const struct na_context_ops na_auto_context_ops = {
+    .context_size = sizeof(struct na_auto_context),
+    .create = na_auto_context_create,
+    .destroy = na_auto_context_destroy,
+    .poll_get_fd = na_auto_poll_get_fd,
+    .poll = na_auto_poll,
+    .poll_wait = na_auto_poll_wait,
+    .cancel = na_auto_cancel,
+};

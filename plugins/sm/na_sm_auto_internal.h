@@ -124,63 +124,21 @@ na_return_t na_auto_op_handed(struct na_op_id *op, struct na_auto_class *cls,
 void na_auto_inner_cb(const struct na_cb_info *info);
 
 /* na_sm_auto_ctx.c */
-na_return_t na_auto_context_create(na_class_t *na_class, na_context_t *context,
-                                   uint8_t id, void *plugin_context);
-na_return_t na_auto_context_destroy(na_class_t *na_class, void *plugin_context);
-int na_auto_poll_get_fd(na_class_t *na_class, na_context_t *context);
-na_return_t na_auto_poll(na_class_t *na_class, na_context_t *context,
-                         unsigned int *count);
-na_return_t na_auto_poll_wait(na_class_t *na_class, na_context_t *context,
-                              unsigned int timeout_ms, unsigned int *count);
 
 /* na_sm_auto_msg.c */
 void na_auto_rx_post(struct na_auto_rx *rx);
-void *na_auto_msg_buf_alloc(na_class_t *na_class, size_t size,
-                            unsigned long flags, void **plugin_data);
-void na_auto_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
-na_return_t na_auto_msg_forward(na_class_t *na_class,
-                                const struct na_op_desc *desc, na_op_id_t *op);
-na_return_t na_auto_recv_unexpected(na_class_t *na_class,
-                                    const struct na_op_desc *desc,
-                                    na_op_id_t *op);
-na_return_t na_auto_cancel(na_class_t *na_class, na_context_t *context,
-                           na_op_id_t *op);
 
 /* na_sm_auto_addr.c */
 struct na_addr *na_auto_addr_new(struct na_auto_class *cls, na_addr_t net,
                                  na_addr_t sm);
 int na_auto_addr_side(const struct na_addr *addr);
 void na_auto_addr_release(struct na_addr *addr);
-na_return_t na_auto_addr_lookup(na_class_t *na_class, const char *name,
-                                na_addr_t *addr);
-void na_auto_addr_free(na_class_t *na_class, na_addr_t addr);
-na_return_t na_auto_addr_self(na_class_t *na_class, na_addr_t *addr);
-na_return_t na_auto_addr_dup(na_class_t *na_class, na_addr_t addr,
-                             na_addr_t *new_addr);
-bool na_auto_addr_cmp(na_class_t *na_class, na_addr_t a, na_addr_t b);
-bool na_auto_addr_is_self(na_class_t *na_class, na_addr_t addr);
-na_return_t na_auto_addr_to_string(na_class_t *na_class, char *buf,
-                                   size_t *buf_size, na_addr_t addr);
-size_t na_auto_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
-na_return_t na_auto_addr_serialize(na_class_t *na_class, void *buf,
-                                   size_t buf_size, na_addr_t addr);
-na_return_t na_auto_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                                     const void *buf, size_t buf_size);
-na_return_t na_auto_mem_handle_create(na_class_t *na_class, void *buf,
-                                      size_t buf_size, unsigned long flags,
-                                      na_mem_handle_t *mem_handle);
-void na_auto_mem_handle_free(na_class_t *na_class, na_mem_handle_t h);
-na_return_t na_auto_mem_register(na_class_t *na_class, na_mem_handle_t h,
-                                 enum na_mem_type mem_type, uint64_t device);
-na_return_t na_auto_mem_deregister(na_class_t *na_class, na_mem_handle_t h);
-size_t na_auto_mem_handle_get_serialize_size(na_class_t *na_class,
-                                             na_mem_handle_t h);
-na_return_t na_auto_mem_handle_serialize(na_class_t *na_class, void *buf,
-                                         size_t buf_size, na_mem_handle_t h);
-na_return_t na_auto_mem_handle_deserialize(na_class_t *na_class,
-                                           na_mem_handle_t *mem_handle,
-                                           const void *buf, size_t buf_size);
-na_return_t na_auto_rma(na_class_t *na_class, const struct na_op_desc *desc,
-                        na_op_id_t *op);
+
+/* The tables of ops the auto_sm class points to, each defined in the file
+ * of its concern (contracts: lib/na/na_plugin.h). */
+extern const struct na_context_ops na_auto_context_ops;
+extern const struct na_addr_ops na_auto_addr_ops;
+extern const struct na_msg_ops na_auto_msg_ops;
+extern const struct na_mem_ops na_auto_mem_ops;
 
 #endif /* NA_SM_AUTO_INTERNAL_H */

@@ -81,7 +81,7 @@ na_auto_rx_post(struct na_auto_rx *rx)
 }
 
 /* Buffers come from the network class; shared memory needs nothing. */
-void *
+static void *
 na_auto_msg_buf_alloc(na_class_t *na_class, size_t size, unsigned long flags,
                       void **plugin_data)
 {
@@ -89,7 +89,7 @@ na_auto_msg_buf_alloc(na_class_t *na_class, size_t size, unsigned long flags,
                             flags, plugin_data);
 }
 
-void
+static void
 na_auto_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
 {
     NA_Msg_buf_free(na_auto_class(na_class)->inner[NA_AUTO_NET], buf,
@@ -101,7 +101,7 @@ na_auto_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
  * match a message from either side, is na_auto_recv_unexpected). The core
  * checked the size against our limits (the smaller of both classes') and
  * the tag. */
-na_return_t
+static na_return_t
 na_auto_msg_forward(na_class_t *na_class, const struct na_op_desc *desc,
                     na_op_id_t *op)
 {
@@ -128,7 +128,7 @@ na_auto_msg_forward(na_class_t *na_class, const struct na_op_desc *desc,
     return na_auto_op_handed(op, cls, ac, s, ret);
 }
 
-na_return_t
+static na_return_t
 na_auto_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
                         na_op_id_t *op)
 {
@@ -154,24 +154,39 @@ na_auto_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     return NA_SUCCESS;
 }
 
-/* The core calls this once per post, for a started op: a receive on our
- * posted list is ours to finish; any other op is its inner op's. */
-na_return_t
-na_auto_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
+static na_return_t
+na_auto_op_init(na_class_t *na_class, na_op_id_t *op, unsigned long flags)
 {
     struct na_auto_class *cls = na_auto_class(na_class);
-    struct na_auto_context *ac = na_auto_ctx(op->context);
-    bool mine;
 
-    (void) context;
-    pthread_mutex_lock(&ac->lock);
-    mine = na_op_list_active(op);
-    na_op_list_remove(op);
-    pthread_mutex_unlock(&ac->lock);
-    if (mine)
-        na_auto_op_finish(op, NA_CANCELED);
-    else if (op->side >= 0)
-        return NA_Cancel(cls->inner[op->side], ac->inner[op->side],
-                         op->inner[op->side]);
+    for (int s = 0; s < 2; s++) {
+        op->inner[s] = NA_Op_create(cls->inner[s], flags);
+        if (op->inner[s] == NULL) {
+            if (s == 1)
+                NA_Op_destroy(cls->inner[0], op->inner[0]);
+            return NA_NOMEM;
+        }
+    }
     return NA_SUCCESS;
 }
+
+static void
+na_auto_op_fini(na_class_t *na_class, na_op_id_t *op)
+{
+    struct na_auto_class *cls = na_auto_class(na_class);
+
+    /* The core has checked that the op is idle. */
+    for (int s = 0; s < 2; s++)
+        NA_Op_destroy(cls->inner[s], op->inner[s]);
+}
+
+const struct na_msg_ops na_auto_msg_ops = {
+    .op_size = sizeof(struct na_op_id),
+    .op_init = na_auto_op_init,
+    .op_fini = na_auto_op_fini,
+    .buf_alloc = na_auto_msg_buf_alloc,
+    .buf_free = na_auto_msg_buf_free,
+    .send = na_auto_msg_forward,
+    .recv_unexpected = na_auto_recv_unexpected,
+    .recv_expected = na_auto_msg_forward,
+};

@@ -295,17 +295,6 @@ na_sm_ctx(const struct na_sm_class *cls, uint8_t id)
 bool na_sm_name_valid(const char *name, size_t len);
 na_return_t na_sm_name_parse(const char *str, char *name);
 struct na_addr *na_sm_addr_intern(struct na_sm_class *cls, const char *name);
-na_return_t na_sm_addr_lookup(na_class_t *na_class, const char *name,
-                              na_addr_t *addr);
-na_return_t na_sm_addr_self(na_class_t *na_class, na_addr_t *addr);
-bool na_sm_addr_is_self(na_class_t *na_class, na_addr_t addr);
-na_return_t na_sm_addr_to_string(na_class_t *na_class, char *buf,
-                                 size_t *buf_size, na_addr_t addr);
-size_t na_sm_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
-na_return_t na_sm_addr_serialize(na_class_t *na_class, void *buf,
-                                 size_t buf_size, na_addr_t addr);
-na_return_t na_sm_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                                   const void *buf, size_t buf_size);
 
 /* na_sm_conn.c */
 na_return_t na_sm_listen(struct na_sm_class *cls);
@@ -332,14 +321,6 @@ bool na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
                      uint8_t dst_id, na_tag_t tag, const void *buf, size_t len,
                      const void *buf2, size_t len2);
 void na_sm_tx_progress(struct na_sm_conn *conn);
-na_return_t na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
-                           na_op_id_t *op_id);
-na_return_t na_sm_msg_recv_unexpected(na_class_t *na_class,
-                                      const struct na_op_desc *desc,
-                                      na_op_id_t *op_id);
-na_return_t na_sm_msg_recv_expected(na_class_t *na_class,
-                                    const struct na_op_desc *desc,
-                                    na_op_id_t *op_id);
 
 /* na_sm_rma.c */
 na_return_t na_sm_regs_create(struct na_sm_class *cls);
@@ -361,24 +342,6 @@ void na_sm_rma_msg_cancel(struct na_op_id *op);
  * whose data was pushed, a get none of whose data arrived. */
 bool na_sm_rma_msg_cancelable(const struct na_op_id *op);
 void na_sm_rma_msg_conn_free(struct na_sm_conn *conn);
-na_return_t na_sm_mem_handle_create(na_class_t *na_class, void *buf,
-                                    size_t buf_size, unsigned long flags,
-                                    na_mem_handle_t *mem_handle);
-void na_sm_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
-na_return_t na_sm_mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
-                               enum na_mem_type mem_type, uint64_t device);
-na_return_t na_sm_mem_deregister(na_class_t *na_class,
-                                 na_mem_handle_t mem_handle);
-size_t na_sm_mem_handle_get_serialize_size(na_class_t *na_class,
-                                           na_mem_handle_t mem_handle);
-na_return_t na_sm_mem_handle_serialize(na_class_t *na_class, void *buf,
-                                       size_t buf_size,
-                                       na_mem_handle_t mem_handle);
-na_return_t na_sm_mem_handle_deserialize(na_class_t *na_class,
-                                         na_mem_handle_t *mem_handle,
-                                         const void *buf, size_t buf_size);
-na_return_t na_sm_rma(na_class_t *na_class, const struct na_op_desc *desc,
-                      na_op_id_t *op_id);
 
 /* na_sm_progress.c */
 void na_sm_op_init(struct na_op_id *op, const struct na_op_desc *desc,
@@ -387,13 +350,13 @@ bool na_sm_op_wait(struct na_op_list *list, struct na_op_id *op);
 void na_sm_op_complete(struct na_op_id *op, na_return_t ret);
 void na_sm_wake_local(struct na_sm_class *cls);
 void na_sm_peer_failed(struct na_sm_class *cls, struct na_sm_conn *conn);
-int na_sm_poll_get_fd(na_class_t *na_class, na_context_t *context);
-na_return_t na_sm_poll(na_class_t *na_class, na_context_t *context,
-                       unsigned int *count);
-na_return_t na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
-                            unsigned int timeout_ms, unsigned int *count);
-na_return_t na_sm_cancel(na_class_t *na_class, na_context_t *context,
-                         na_op_id_t *op_id);
 void na_sm_sleep_with(na_class_t *na_class, int fd, unsigned int timeout_ms);
+
+/* The tables of ops na_sm_class_ops points to, each defined in the file
+ * of its concern (contracts: lib/na/na_plugin.h). */
+extern const struct na_context_ops na_sm_context_ops;
+extern const struct na_addr_ops na_sm_addr_ops;
+extern const struct na_msg_ops na_sm_msg_ops;
+extern const struct na_mem_ops na_sm_mem_ops;
 
 #endif /* NA_SM_INTERNAL_H */

@@ -258,7 +258,7 @@ na_sm_tx_progress(struct na_sm_conn *conn)
 }
 
 /* The core checked the size against our limits and the tag. */
-na_return_t
+static na_return_t
 na_sm_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
                na_op_id_t *op)
 {
@@ -307,7 +307,7 @@ done:
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_sm_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
                           na_op_id_t *op_id)
 {
@@ -330,7 +330,7 @@ na_sm_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
                         na_op_id_t *op_id)
 {
@@ -365,3 +365,10 @@ na_sm_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
         na_sm_wake_local(cls);
     return NA_SUCCESS;
 }
+
+const struct na_msg_ops na_sm_msg_ops = {
+    .op_size = sizeof(struct na_op_id),
+    .send = na_sm_msg_send,
+    .recv_unexpected = na_sm_msg_recv_unexpected,
+    .recv_expected = na_sm_msg_recv_expected,
+};

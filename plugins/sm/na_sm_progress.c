@@ -216,7 +216,7 @@ static void na_sm_set_sleeping(struct na_sm_class *cls, uint32_t v);
  * sleeper for good: its producers write a wake-up byte for every message,
  * as the fd's contract (readable when progress is needed) requires of a
  * caller that polls it instead of calling NA_Poll_wait. */
-int
+static int
 na_sm_poll_get_fd(na_class_t *na_class, na_context_t *context)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
@@ -276,7 +276,7 @@ na_sm_progress_cb(void *cls, bool force)
 static const struct na_plugin_wait_ops na_sm_wait_ops = {
     .progress = na_sm_progress_cb, .sleep = na_sm_sleep};
 
-na_return_t
+static na_return_t
 na_sm_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 {
     return na_plugin_poll(&na_sm_pctx(context)->base, &na_sm_wait_ops,
@@ -285,7 +285,7 @@ na_sm_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 
 /* Spin first, then sleep (na_plugin_poll_wait); a sleeper is announced to
  * every producer through the `sleeping` flag of its incoming rings. */
-na_return_t
+static na_return_t
 na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
                 unsigned int timeout_ms, unsigned int *count)
 {
@@ -298,7 +298,7 @@ na_sm_poll_wait(na_class_t *na_class, na_context_t *context,
 /* The core calls this once per post, for a started op. An op on a list
  * is still ours to finish, unless it is an RMA through the rings that has
  * begun to move data: that one completes with its result. */
-na_return_t
+static na_return_t
 na_sm_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
@@ -347,3 +347,35 @@ na_sm_sleep_with(na_class_t *na_class, int fd, unsigned int timeout_ms)
         na_sm_set_sleeping(cls, 0);
     pthread_mutex_unlock(&cls->lock);
 }
+
+static na_return_t
+na_sm_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                     void *plugin_context)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_sm_context *pc = plugin_context;
+
+    na_plugin_context_init(&pc->base, context, id);
+    pc->cls = cls;
+    return na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
+}
+
+static na_return_t
+na_sm_context_destroy(na_class_t *na_class, void *plugin_context)
+{
+    struct na_sm_class *cls = na_sm_class(na_class);
+    struct na_sm_context *pc = plugin_context;
+
+    return na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
+                                    na_plugin_addr_unref_locked);
+}
+
+const struct na_context_ops na_sm_context_ops = {
+    .context_size = sizeof(struct na_sm_context),
+    .create = na_sm_context_create,
+    .destroy = na_sm_context_destroy,
+    .poll_get_fd = na_sm_poll_get_fd,
+    .poll = na_sm_poll,
+    .poll_wait = na_sm_poll_wait,
+    .cancel = na_sm_cancel,
+};

@@ -64,7 +64,7 @@ na_sm_regs_destroy(struct na_sm_class *cls)
     free(cls->reg_free);
 }
 
-na_return_t
+static na_return_t
 na_sm_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
                         unsigned long flags, na_mem_handle_t *mem_handle)
 {
@@ -80,7 +80,7 @@ na_sm_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_sm_mem_register(na_class_t *na_class, na_mem_handle_t h,
                    enum na_mem_type mem_type, uint64_t device)
 {
@@ -114,7 +114,7 @@ na_sm_mem_register(na_class_t *na_class, na_mem_handle_t h,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_sm_mem_deregister(na_class_t *na_class, na_mem_handle_t h)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
@@ -129,7 +129,7 @@ na_sm_mem_deregister(na_class_t *na_class, na_mem_handle_t h)
     return NA_SUCCESS;
 }
 
-void
+static void
 na_sm_mem_handle_free(na_class_t *na_class, na_mem_handle_t h)
 {
     if (h == NULL)
@@ -138,23 +138,15 @@ na_sm_mem_handle_free(na_class_t *na_class, na_mem_handle_t h)
     free(h);
 }
 
-size_t
-na_sm_mem_handle_get_serialize_size(na_class_t *na_class, na_mem_handle_t h)
-{
-    (void) na_class;
-    (void) h;
-    return NA_SM_MEM_HANDLE_SIZE;
-}
-
-na_return_t
-na_sm_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+static na_return_t
+na_sm_mem_handle_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
                            na_mem_handle_t h)
 {
     uint32_t w[4] = {NA_SM_MEM_HANDLE_MAGIC, h->flags, h->slot, 0};
     uint8_t *p = buf;
 
     (void) na_class;
-    if (buf_size < NA_SM_MEM_HANDLE_SIZE)
+    if (!na_plugin_serialize_room(buf, buf_size, NA_SM_MEM_HANDLE_SIZE))
         return NA_OVERFLOW;
     memcpy(p, w, sizeof(w));
     memcpy(p + 16, &h->gen, 8);
@@ -164,7 +156,7 @@ na_sm_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
 }
 
 /* Untrusted bytes: the result is only ever checked against a table. */
-na_return_t
+static na_return_t
 na_sm_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
                              const void *buf, size_t buf_size)
 {
@@ -319,7 +311,7 @@ na_sm_rma_run(struct na_op_id *op)
 }
 
 /* Put and get: the remote context id plays no part in RMA here. */
-na_return_t
+static na_return_t
 na_sm_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
 {
     struct na_sm_class *cls = na_sm_class(na_class);
@@ -359,3 +351,13 @@ na_sm_rma(na_class_t *na_class, const struct na_op_desc *desc, na_op_id_t *op)
     na_sm_wake_local(cls);
     return NA_SUCCESS;
 }
+
+const struct na_mem_ops na_sm_mem_ops = {
+    .handle_create = na_sm_mem_handle_create,
+    .handle_free = na_sm_mem_handle_free,
+    .mem_register = na_sm_mem_register,
+    .mem_deregister = na_sm_mem_deregister,
+    .handle_serialize = na_sm_mem_handle_serialize,
+    .handle_deserialize = na_sm_mem_handle_deserialize,
+    .rma = na_sm_rma,
+};

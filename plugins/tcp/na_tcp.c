@@ -187,6 +187,7 @@ na_tcp_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     na_class->plugin_class = cls;
     na_plugin_set_msg_limits(na_class, cls->limits.max_unexp,
                              cls->limits.max_exp, UINT32_MAX);
+    na_plugin_set_max_segments(na_class, NA_TCP_SEG_MAX);
     return NA_SUCCESS;
 
 fail:
@@ -206,68 +207,13 @@ na_tcp_finalize(na_class_t *na_class)
     return NA_SUCCESS;
 }
 
-static na_return_t
-na_tcp_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                      void *plugin_context)
-{
-    struct na_tcp_class *cls = na_tcp_class(na_class);
-    struct na_tcp_context *pc = plugin_context;
-
-    na_plugin_context_init(&pc->base, context, id);
-    pc->cls = cls;
-    return na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
-}
-
-static na_return_t
-na_tcp_context_destroy(na_class_t *na_class, void *plugin_context)
-{
-    struct na_tcp_class *cls = na_tcp_class(na_class);
-    struct na_tcp_context *pc = plugin_context;
-
-    return na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
-                                    na_plugin_addr_unref_locked);
-}
-
 const struct na_class_ops na_tcp_class_ops = {
     .class_name = NA_TCP_CLASS_NAME,
     .check_protocol = na_tcp_check_protocol,
     .initialize = na_tcp_initialize,
     .finalize = na_tcp_finalize,
-    .context_size = sizeof(struct na_tcp_context),
-    .context_create = na_tcp_context_create,
-    .context_destroy = na_tcp_context_destroy,
-    .op_size = sizeof(struct na_op_id),
-    .addr_lookup = na_tcp_addr_lookup,
-    .addr_free = na_plugin_addr_free_interned,
-    .addr_self = na_tcp_addr_self,
-    .addr_dup = na_plugin_addr_dup_interned,
-    .addr_cmp = na_plugin_addr_cmp_interned,
-    .addr_set_remove = na_tcp_addr_set_remove,
-    .addr_is_self = na_tcp_addr_is_self,
-    .addr_to_string = na_tcp_addr_to_string,
-    .addr_get_serialize_size = na_tcp_addr_get_serialize_size,
-    .addr_serialize = na_tcp_addr_serialize,
-    .addr_deserialize = na_tcp_addr_deserialize,
-    .msg_buf_alloc = na_plugin_msg_buf_alloc,
-    .msg_buf_free = na_plugin_msg_buf_free,
-    .msg_send_unexpected = na_tcp_msg_send,
-    .msg_recv_unexpected = na_tcp_msg_recv_unexpected,
-    .msg_send_expected = na_tcp_msg_send,
-    .msg_recv_expected = na_tcp_msg_recv_expected,
-    .mem_handle_create = na_tcp_mem_handle_create,
-    .mem_handle_create_segments = na_tcp_mem_handle_create_segments,
-    .mem_handle_free = na_tcp_mem_handle_free,
-    .mem_register = na_tcp_mem_register,
-    .mem_deregister = na_tcp_mem_deregister,
-    .mem_handle_get_serialize_size = na_tcp_mem_handle_get_serialize_size,
-    .mem_handle_serialize = na_tcp_mem_handle_serialize,
-    .mem_handle_deserialize = na_tcp_mem_handle_deserialize,
-    .put = na_tcp_rma,
-    .get = na_tcp_rma,
-    .poll_get_fd = na_tcp_poll_get_fd,
-    .poll = na_tcp_poll,
-    .poll_wait = na_tcp_poll_wait,
-    .cancel = na_tcp_cancel,
-    .clock_now = na_plugin_clock_now_monotonic,
-    .mem_handle_get_max_segments = na_tcp_mem_handle_get_max_segments,
+    .context = &na_tcp_context_ops,
+    .addr = &na_tcp_addr_ops,
+    .msg = &na_tcp_msg_ops,
+    .mem = &na_tcp_mem_ops,
 };

@@ -108,8 +108,52 @@ na_tcp_resolve(const char *str, struct na_tcp_ip *ip, uint16_t *port)
     return na_tcp_addr_string_parse(buf, ip, port);
 }
 
+static na_return_t
+na_tcp_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
+                      na_addr_t addr)
+{
+    char tmp[NA_TCP_ADDR_STR_MAX];
+
+    (void) na_class;
+    (void) na_tcp_addr_print(&addr->ip, addr->port, tmp, sizeof(tmp));
+    return na_plugin_addr_string_out(tmp, buf, buf_size);
+}
+
+static na_return_t
+na_tcp_addr_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
+                      na_addr_t addr)
+{
+    (void) na_class;
+    if (!na_plugin_serialize_room(buf, buf_size, na_tcp_addr_size(&addr->ip)))
+        return NA_OVERFLOW;
+    na_tcp_addr_encode(buf, &addr->ip, addr->port);
+    return NA_SUCCESS;
+}
+
+/* Untrusted bytes: decoded by na_tcp_addr_decode() before any use. */
+static na_return_t
+na_tcp_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
+                        size_t buf_size)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct na_tcp_ip ip;
+    uint16_t port;
+    na_return_t ret;
+
+    ret = na_tcp_addr_decode(buf, buf_size, &ip, &port);
+    if (ret != NA_SUCCESS)
+        return ret;
+    return na_tcp_addr_get(cls, &ip, port, addr);
+}
+
+static const struct na_addr_codec_ops na_tcp_addr_codec_ops = {
+    .to_string = na_tcp_addr_to_string,
+    .serialize = na_tcp_addr_serialize,
+    .deserialize = na_tcp_addr_deserialize,
+};
+
 /* Lookups never connect: an address nobody serves fails its first send. */
-na_return_t
+static na_return_t
 na_tcp_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
@@ -124,7 +168,7 @@ na_tcp_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
     return na_tcp_addr_get(cls, &ip, port, addr);
 }
 
-na_return_t
+static na_return_t
 na_tcp_addr_self(na_class_t *na_class, na_addr_t *addr)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
@@ -135,7 +179,7 @@ na_tcp_addr_self(na_class_t *na_class, na_addr_t *addr)
 }
 
 /* Forget the connection to the peer: the next send connects afresh. */
-na_return_t
+static na_return_t
 na_tcp_addr_set_remove(na_class_t *na_class, na_addr_t addr)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
@@ -148,67 +192,19 @@ na_tcp_addr_set_remove(na_class_t *na_class, na_addr_t addr)
     return NA_SUCCESS;
 }
 
-bool
+static bool
 na_tcp_addr_is_self(na_class_t *na_class, na_addr_t addr)
 {
     (void) na_class;
     return addr->self;
 }
 
-na_return_t
-na_tcp_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
-                      na_addr_t addr)
-{
-    char tmp[NA_TCP_ADDR_STR_MAX];
-    size_t need;
-
-    (void) na_class;
-    if (buf_size == NULL)
-        return NA_INVALID_ARG;
-    need = na_tcp_addr_print(&addr->ip, addr->port, tmp, sizeof(tmp)) + 1;
-    if (buf == NULL) {
-        *buf_size = need;
-        return NA_SUCCESS;
-    }
-    if (*buf_size < need) {
-        *buf_size = need;
-        return NA_OVERFLOW;
-    }
-    memcpy(buf, tmp, need);
-    *buf_size = need;
-    return NA_SUCCESS;
-}
-
-size_t
-na_tcp_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    return na_tcp_addr_size(&addr->ip);
-}
-
-na_return_t
-na_tcp_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
-                      na_addr_t addr)
-{
-    (void) na_class;
-    if (buf_size < na_tcp_addr_size(&addr->ip))
-        return NA_OVERFLOW;
-    na_tcp_addr_encode(buf, &addr->ip, addr->port);
-    return NA_SUCCESS;
-}
-
-/* Untrusted bytes: decoded by na_tcp_addr_decode() before any use. */
-na_return_t
-na_tcp_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
-                        size_t buf_size)
-{
-    struct na_tcp_class *cls = na_tcp_class(na_class);
-    struct na_tcp_ip ip;
-    uint16_t port;
-    na_return_t ret;
-
-    ret = na_tcp_addr_decode(buf, buf_size, &ip, &port);
-    if (ret != NA_SUCCESS)
-        return ret;
-    return na_tcp_addr_get(cls, &ip, port, addr);
-}
+const struct na_addr_ops na_tcp_addr_ops = {
+    .lookup = na_tcp_addr_lookup,
+    .free = na_plugin_addr_free_interned,
+    .self = na_tcp_addr_self,
+    .dup = na_plugin_addr_dup_interned,
+    .set_remove = na_tcp_addr_set_remove,
+    .is_self = na_tcp_addr_is_self,
+    .codec = &na_tcp_addr_codec_ops,
+};

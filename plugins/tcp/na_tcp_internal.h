@@ -351,18 +351,6 @@ na_return_t na_tcp_mem_decode(const uint8_t *in, size_t size, uint32_t *flags,
 /* na_tcp_addr.c */
 struct na_addr *na_tcp_addr_intern(struct na_tcp_class *cls,
                                    const struct na_tcp_ip *ip, uint16_t port);
-na_return_t na_tcp_addr_lookup(na_class_t *na_class, const char *name,
-                               na_addr_t *addr);
-na_return_t na_tcp_addr_self(na_class_t *na_class, na_addr_t *addr);
-na_return_t na_tcp_addr_set_remove(na_class_t *na_class, na_addr_t addr);
-bool na_tcp_addr_is_self(na_class_t *na_class, na_addr_t addr);
-na_return_t na_tcp_addr_to_string(na_class_t *na_class, char *buf,
-                                  size_t *buf_size, na_addr_t addr);
-size_t na_tcp_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
-na_return_t na_tcp_addr_serialize(na_class_t *na_class, void *buf,
-                                  size_t buf_size, na_addr_t addr);
-na_return_t na_tcp_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                                    const void *buf, size_t buf_size);
 
 /* na_tcp_conn.c (class lock held unless said otherwise) */
 na_return_t na_tcp_listen(struct na_tcp_class *cls, uint16_t port);
@@ -388,14 +376,6 @@ void na_tcp_conn_destroy(struct na_tcp_conn *conn);
 /* na_tcp_msg.c */
 void na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
                     const struct na_tcp_hdr *h, const void *data);
-na_return_t na_tcp_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
-                            na_op_id_t *op_id);
-na_return_t na_tcp_msg_recv_unexpected(na_class_t *na_class,
-                                       const struct na_op_desc *desc,
-                                       na_op_id_t *op_id);
-na_return_t na_tcp_msg_recv_expected(na_class_t *na_class,
-                                     const struct na_op_desc *desc,
-                                     na_op_id_t *op_id);
 
 /* na_tcp_mem.c */
 void na_tcp_regions_destroy(struct na_tcp_class *cls);
@@ -405,29 +385,6 @@ uint8_t *na_tcp_seg(const struct na_mem_handle *h, uint32_t i, uint64_t *len);
  * (at most NA_TCP_SEG_MAX). */
 int na_tcp_mem_iov(const struct na_mem_handle *h, uint64_t off, uint64_t len,
                    struct iovec *iov);
-na_return_t na_tcp_mem_handle_create(na_class_t *na_class, void *buf,
-                                     size_t buf_size, unsigned long flags,
-                                     na_mem_handle_t *mem_handle);
-void na_tcp_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
-na_return_t na_tcp_mem_register(na_class_t *na_class,
-                                na_mem_handle_t mem_handle,
-                                enum na_mem_type mem_type, uint64_t device);
-na_return_t na_tcp_mem_deregister(na_class_t *na_class,
-                                  na_mem_handle_t mem_handle);
-size_t na_tcp_mem_handle_get_serialize_size(na_class_t *na_class,
-                                            na_mem_handle_t mem_handle);
-na_return_t na_tcp_mem_handle_serialize(na_class_t *na_class, void *buf,
-                                        size_t buf_size,
-                                        na_mem_handle_t mem_handle);
-na_return_t na_tcp_mem_handle_deserialize(na_class_t *na_class,
-                                          na_mem_handle_t *mem_handle,
-                                          const void *buf, size_t buf_size);
-na_return_t na_tcp_mem_handle_create_segments(na_class_t *na_class,
-                                              struct na_segment *segments,
-                                              size_t segment_count,
-                                              unsigned long flags,
-                                              na_mem_handle_t *mem_handle);
-size_t na_tcp_mem_handle_get_max_segments(const na_class_t *na_class);
 
 /* na_tcp_rma.c */
 na_return_t na_tcp_rma(na_class_t *na_class, const struct na_op_desc *desc,
@@ -447,12 +404,12 @@ void na_tcp_op_init(struct na_op_id *op, const struct na_op_desc *desc,
 bool na_tcp_op_wait(struct na_op_list *list, struct na_op_id *op);
 void na_tcp_op_complete(struct na_op_id *op, na_return_t ret);
 void na_tcp_wake_local(struct na_tcp_class *cls);
-int na_tcp_poll_get_fd(na_class_t *na_class, na_context_t *context);
-na_return_t na_tcp_poll(na_class_t *na_class, na_context_t *context,
-                        unsigned int *count);
-na_return_t na_tcp_poll_wait(na_class_t *na_class, na_context_t *context,
-                             unsigned int timeout_ms, unsigned int *count);
-na_return_t na_tcp_cancel(na_class_t *na_class, na_context_t *context,
-                          na_op_id_t *op_id);
+
+/* The tables of ops na_tcp_class_ops points to, each defined in the file
+ * of its concern (contracts: lib/na/na_plugin.h). */
+extern const struct na_context_ops na_tcp_context_ops;
+extern const struct na_addr_ops na_tcp_addr_ops;
+extern const struct na_msg_ops na_tcp_msg_ops;
+extern const struct na_mem_ops na_tcp_mem_ops;
 
 #endif /* NA_TCP_INTERNAL_H */

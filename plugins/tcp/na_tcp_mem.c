@@ -19,7 +19,7 @@ na_tcp_regions_destroy(struct na_tcp_class *cls)
     cls->regions = NULL;
 }
 
-na_return_t
+static na_return_t
 na_tcp_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
                          unsigned long flags, na_mem_handle_t *mem_handle)
 {
@@ -36,7 +36,7 @@ na_tcp_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_tcp_mem_handle_create_segments(na_class_t *na_class,
                                   struct na_segment *segments,
                                   size_t segment_count, unsigned long flags,
@@ -72,13 +72,6 @@ na_tcp_mem_handle_create_segments(na_class_t *na_class,
     h->flags = (uint32_t) flags;
     *mem_handle = h;
     return NA_SUCCESS;
-}
-
-size_t
-na_tcp_mem_handle_get_max_segments(const na_class_t *na_class)
-{
-    (void) na_class;
-    return NA_TCP_SEG_MAX;
 }
 
 uint8_t *
@@ -127,7 +120,7 @@ na_tcp_region_release(struct na_tcp_class *cls, struct na_mem_handle *h)
     h->key = 0;
 }
 
-void
+static void
 na_tcp_mem_handle_free(na_class_t *na_class, na_mem_handle_t h)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
@@ -143,7 +136,7 @@ na_tcp_mem_handle_free(na_class_t *na_class, na_mem_handle_t h)
     free(h);
 }
 
-na_return_t
+static na_return_t
 na_tcp_mem_register(na_class_t *na_class, na_mem_handle_t h,
                     enum na_mem_type mem_type, uint64_t device)
 {
@@ -180,7 +173,7 @@ na_tcp_mem_register(na_class_t *na_class, na_mem_handle_t h,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_tcp_mem_deregister(na_class_t *na_class, na_mem_handle_t h)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
@@ -194,20 +187,12 @@ na_tcp_mem_deregister(na_class_t *na_class, na_mem_handle_t h)
     return NA_SUCCESS;
 }
 
-size_t
-na_tcp_mem_handle_get_serialize_size(na_class_t *na_class, na_mem_handle_t h)
-{
-    (void) na_class;
-    (void) h;
-    return NA_TCP_MEM_HANDLE_SIZE;
-}
-
-na_return_t
-na_tcp_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+static na_return_t
+na_tcp_mem_handle_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
                             na_mem_handle_t h)
 {
     (void) na_class;
-    if (buf_size < NA_TCP_MEM_HANDLE_SIZE)
+    if (!na_plugin_serialize_room(buf, buf_size, NA_TCP_MEM_HANDLE_SIZE))
         return NA_OVERFLOW;
     na_tcp_mem_encode(buf, h->flags, h->key, h->len);
     return NA_SUCCESS;
@@ -215,7 +200,7 @@ na_tcp_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
 
 /* Untrusted bytes: the result is only ever an RMA target, whose key the
  * target checks against its own table. */
-na_return_t
+static na_return_t
 na_tcp_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
                               const void *buf, size_t buf_size)
 {
@@ -238,3 +223,14 @@ na_tcp_mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
     *mem_handle = h;
     return NA_SUCCESS;
 }
+
+const struct na_mem_ops na_tcp_mem_ops = {
+    .handle_create = na_tcp_mem_handle_create,
+    .handle_create_segments = na_tcp_mem_handle_create_segments,
+    .handle_free = na_tcp_mem_handle_free,
+    .mem_register = na_tcp_mem_register,
+    .mem_deregister = na_tcp_mem_deregister,
+    .handle_serialize = na_tcp_mem_handle_serialize,
+    .handle_deserialize = na_tcp_mem_handle_deserialize,
+    .rma = na_tcp_rma,
+};

@@ -81,7 +81,7 @@ na_tcp_deliver(struct na_tcp_class *cls, struct na_addr *source,
 }
 
 /* The core checked the size against our limits and the tag. */
-na_return_t
+static na_return_t
 na_tcp_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
                 na_op_id_t *op)
 {
@@ -125,7 +125,7 @@ done:
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_tcp_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
                            na_op_id_t *op_id)
 {
@@ -148,7 +148,7 @@ na_tcp_msg_recv_unexpected(na_class_t *na_class, const struct na_op_desc *desc,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_tcp_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
                          na_op_id_t *op_id)
 {
@@ -181,3 +181,10 @@ na_tcp_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
         na_tcp_wake_local(cls);
     return NA_SUCCESS;
 }
+
+const struct na_msg_ops na_tcp_msg_ops = {
+    .op_size = sizeof(struct na_op_id),
+    .send = na_tcp_msg_send,
+    .recv_unexpected = na_tcp_msg_recv_unexpected,
+    .recv_expected = na_tcp_msg_recv_expected,
+};

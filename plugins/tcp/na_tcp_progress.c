@@ -196,7 +196,7 @@ na_tcp_progress(struct na_tcp_class *cls, bool force_epoll)
 
 /* From the first call on, every send is written at once: a caller that
  * sleeps on the fd itself runs no progress pass to write queued ones. */
-int
+static int
 na_tcp_poll_get_fd(na_class_t *na_class, na_context_t *context)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
@@ -231,7 +231,7 @@ na_tcp_sleep(void *arg, na_context_t *context, unsigned int timeout_ms)
 static const struct na_plugin_wait_ops na_tcp_wait_ops = {
     .progress = na_tcp_progress_cb, .sleep = na_tcp_sleep};
 
-na_return_t
+static na_return_t
 na_tcp_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 {
     return na_plugin_poll(&na_tcp_pctx(context)->base, &na_tcp_wait_ops,
@@ -239,7 +239,7 @@ na_tcp_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 }
 
 /* Spin, then sleep: the spin window is learned as the sm plugin's is. */
-na_return_t
+static na_return_t
 na_tcp_poll_wait(na_class_t *na_class, na_context_t *context,
                  unsigned int timeout_ms, unsigned int *count)
 {
@@ -267,7 +267,7 @@ na_tcp_cancelable(const struct na_op_id *op)
 /* The core calls this once per post, for a started op: one that still
  * waits (on a list, or its frame in a txq) and has moved nothing is
  * finished here; any other completes with its result. */
-na_return_t
+static na_return_t
 na_tcp_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 {
     struct na_tcp_class *cls = na_tcp_class(na_class);
@@ -290,3 +290,35 @@ na_tcp_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
         na_tcp_wake_local(cls);
     return NA_SUCCESS;
 }
+
+static na_return_t
+na_tcp_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                      void *plugin_context)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct na_tcp_context *pc = plugin_context;
+
+    na_plugin_context_init(&pc->base, context, id);
+    pc->cls = cls;
+    return na_plugin_context_add(&cls->lock, cls->contexts, &pc->base);
+}
+
+static na_return_t
+na_tcp_context_destroy(na_class_t *na_class, void *plugin_context)
+{
+    struct na_tcp_class *cls = na_tcp_class(na_class);
+    struct na_tcp_context *pc = plugin_context;
+
+    return na_plugin_context_remove(&cls->lock, cls->contexts, &pc->base,
+                                    na_plugin_addr_unref_locked);
+}
+
+const struct na_context_ops na_tcp_context_ops = {
+    .context_size = sizeof(struct na_tcp_context),
+    .create = na_tcp_context_create,
+    .destroy = na_tcp_context_destroy,
+    .poll_get_fd = na_tcp_poll_get_fd,
+    .poll = na_tcp_poll,
+    .poll_wait = na_tcp_poll_wait,
+    .cancel = na_tcp_cancel,
+};

@@ -143,118 +143,13 @@ na_verbs_finalize(na_class_t *na_class)
     return NA_SUCCESS;
 }
 
-static na_return_t
-na_verbs_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
-                        void *plugin_context)
-{
-    struct na_verbs_class *cls = na_verbs_class(na_class);
-    struct na_verbs_context *ctx = plugin_context, *other;
-    na_return_t ret = NA_SUCCESS;
-
-    ctx->context = context;
-    ctx->id = id;
-    na_op_list_init(&ctx->unexpected_ops);
-    na_op_list_init(&ctx->expected_ops);
-    TAILQ_INIT(&ctx->unexpected_msgs);
-    TAILQ_INIT(&ctx->expected_msgs);
-    pthread_mutex_lock(&cls->lock);
-    /* Peers address contexts by id, so two with one id are ambiguous. */
-    LIST_FOREACH(other, &cls->contexts, entry)
-    {
-        if (other->id == id)
-            ret = NA_EXIST;
-    }
-    if (ret == NA_SUCCESS)
-        LIST_INSERT_HEAD(&cls->contexts, ctx, entry);
-    pthread_mutex_unlock(&cls->lock);
-    if (ret != NA_SUCCESS) {
-        NA_VERBS_LOG("a context with id %u already exists", (unsigned) id);
-        return ret;
-    }
-    return NA_SUCCESS;
-}
-
-static na_return_t
-na_verbs_context_destroy(na_class_t *na_class, void *plugin_context)
-{
-    struct na_verbs_class *cls = na_verbs_class(na_class);
-    struct na_verbs_context *ctx = plugin_context;
-    unsigned int pending;
-
-    pthread_mutex_lock(&cls->lock);
-    pending = ctx->pending;
-    if (pending == 0) {
-        /* Messages no receive claimed die with their context. */
-        LIST_REMOVE(ctx, entry);
-        na_verbs_msg_lists_clear(ctx);
-    }
-    pthread_mutex_unlock(&cls->lock);
-    if (pending > 0) {
-        NA_VERBS_LOG("context still has %u operation(s) pending", pending);
-        return NA_BUSY;
-    }
-    return NA_SUCCESS;
-}
-
-/* Message payloads are copied into the connection's registered slots, so
- * message buffers need no registration and plugin_data stays NULL. */
-static void *
-na_verbs_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
-                       unsigned long flags, void **plugin_data)
-{
-    (void) na_class;
-    (void) flags;
-    *plugin_data = NULL;
-    return calloc(1, buf_size ? buf_size : 1);
-}
-
-static void
-na_verbs_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
-{
-    (void) na_class;
-    (void) plugin_data;
-    free(buf);
-}
-
 const struct na_class_ops na_verbs_class_ops = {
     .class_name = NA_VERBS_CLASS_NAME,
     .check_protocol = na_verbs_check_protocol,
     .initialize = na_verbs_initialize,
     .finalize = na_verbs_finalize,
-    .context_size = sizeof(struct na_verbs_context),
-    .context_create = na_verbs_context_create,
-    .context_destroy = na_verbs_context_destroy,
-    .op_size = sizeof(struct na_op_id),
-    .addr_lookup = na_verbs_addr_lookup,
-    .addr_free = na_verbs_addr_free,
-    .addr_self = na_verbs_addr_self,
-    .addr_dup = na_verbs_addr_dup,
-    .addr_cmp = na_verbs_addr_cmp,
-    .addr_is_self = na_verbs_addr_is_self,
-    .addr_to_string = na_verbs_addr_to_string,
-    .addr_get_serialize_size = na_verbs_addr_get_serialize_size,
-    .addr_serialize = na_verbs_addr_serialize,
-    .addr_deserialize = na_verbs_addr_deserialize,
-    .msg_buf_alloc = na_verbs_msg_buf_alloc,
-    .msg_buf_free = na_verbs_msg_buf_free,
-    .msg_send_unexpected = na_verbs_msg_send,
-    .msg_recv_unexpected = na_verbs_msg_recv_unexpected,
-    .msg_send_expected = na_verbs_msg_send,
-    .msg_recv_expected = na_verbs_msg_recv_expected,
-    .mem_handle_create = na_verbs_mem_handle_create,
-    .mem_handle_create_segments =
-        na_plugin_mem_handle_create_segments_opnotsupported,
-    .mem_handle_free = na_verbs_mem_handle_free,
-    .mem_register = na_verbs_mem_register,
-    .mem_deregister = na_verbs_mem_deregister,
-    .mem_handle_get_serialize_size = na_verbs_mem_handle_get_serialize_size,
-    .mem_handle_serialize = na_verbs_mem_handle_serialize,
-    .mem_handle_deserialize = na_verbs_mem_handle_deserialize,
-    .put = na_verbs_rma,
-    .get = na_verbs_rma,
-    .poll_get_fd = na_verbs_poll_get_fd,
-    .poll = na_verbs_poll,
-    .poll_wait = na_verbs_poll_wait,
-    .cancel = na_verbs_cancel,
-    .clock_now = na_plugin_clock_now_monotonic,
+    .context = &na_verbs_context_ops,
+    .addr = &na_verbs_addr_ops,
+    .msg = &na_verbs_msg_ops,
+    .mem = &na_verbs_mem_ops,
 };

@@ -68,7 +68,57 @@ na_verbs_addr_table_clear(struct na_verbs_class *cls)
     cls->self = NULL;
 }
 
-na_return_t
+static na_return_t
+na_verbs_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
+                        na_addr_t addr)
+{
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+    char tmp[NA_VERBS_ADDR_STRING_MAX];
+
+    /* Only our own device is known; a peer's string leaves it out, which
+     * lookup accepts just the same. */
+    (void) na_verbs_addr_format(tmp, sizeof(tmp),
+                                addr->self ? cls->device : NULL, addr->ip,
+                                addr->port);
+    return na_plugin_addr_string_out(tmp, buf, buf_size);
+}
+
+static na_return_t
+na_verbs_addr_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
+                        na_addr_t addr)
+{
+    (void) na_class;
+    if (!na_plugin_serialize_room(buf, buf_size, NA_VERBS_ADDR_SERIALIZE_SIZE))
+        return NA_OVERFLOW;
+    na_verbs_addr_encode(buf, addr->ip, addr->port);
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_verbs_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
+                          const void *buf, size_t buf_size)
+{
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+    uint32_t ip;
+    uint16_t port;
+    na_return_t ret;
+
+    ret = na_verbs_addr_decode(buf, buf_size, &ip, &port);
+    if (ret != NA_SUCCESS)
+        return ret;
+    pthread_mutex_lock(&cls->lock);
+    ret = na_verbs_addr_get(cls, ip, port, addr);
+    pthread_mutex_unlock(&cls->lock);
+    return ret;
+}
+
+static const struct na_addr_codec_ops na_verbs_addr_codec_ops = {
+    .to_string = na_verbs_addr_to_string,
+    .serialize = na_verbs_addr_serialize,
+    .deserialize = na_verbs_addr_deserialize,
+};
+
+static na_return_t
 na_verbs_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
@@ -90,7 +140,7 @@ na_verbs_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
     return ret;
 }
 
-void
+static void
 na_verbs_addr_free(na_class_t *na_class, na_addr_t addr)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
@@ -102,7 +152,7 @@ na_verbs_addr_free(na_class_t *na_class, na_addr_t addr)
     pthread_mutex_unlock(&cls->lock);
 }
 
-na_return_t
+static na_return_t
 na_verbs_addr_self(na_class_t *na_class, na_addr_t *addr)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
@@ -114,7 +164,7 @@ na_verbs_addr_self(na_class_t *na_class, na_addr_t *addr)
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_verbs_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
@@ -128,7 +178,7 @@ na_verbs_addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
     return NA_SUCCESS;
 }
 
-bool
+static bool
 na_verbs_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
 {
     (void) na_class;
@@ -137,77 +187,19 @@ na_verbs_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
     return addr1->ip == addr2->ip && addr1->port == addr2->port;
 }
 
-bool
+static bool
 na_verbs_addr_is_self(na_class_t *na_class, na_addr_t addr)
 {
     (void) na_class;
     return addr != NULL && addr->self;
 }
 
-na_return_t
-na_verbs_addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
-                        na_addr_t addr)
-{
-    struct na_verbs_class *cls = na_verbs_class(na_class);
-    char tmp[NA_VERBS_ADDR_STRING_MAX];
-    size_t need;
-
-    if (addr == NULL || buf_size == NULL)
-        return NA_INVALID_ARG;
-    /* Only our own device is known; a peer's string leaves it out, which
-     * lookup accepts just the same. */
-    need =
-        na_verbs_addr_format(tmp, sizeof(tmp), addr->self ? cls->device : NULL,
-                             addr->ip, addr->port) +
-        1;
-    if (buf == NULL) {
-        *buf_size = need;
-        return NA_SUCCESS;
-    }
-    if (*buf_size < need) {
-        *buf_size = need;
-        return NA_OVERFLOW;
-    }
-    memcpy(buf, tmp, need);
-    *buf_size = need;
-    return NA_SUCCESS;
-}
-
-size_t
-na_verbs_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
-{
-    (void) na_class;
-    (void) addr;
-    return NA_VERBS_ADDR_SERIALIZE_SIZE;
-}
-
-na_return_t
-na_verbs_addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
-                        na_addr_t addr)
-{
-    (void) na_class;
-    if (addr == NULL || buf == NULL)
-        return NA_INVALID_ARG;
-    if (buf_size < NA_VERBS_ADDR_SERIALIZE_SIZE)
-        return NA_OVERFLOW;
-    na_verbs_addr_encode(buf, addr->ip, addr->port);
-    return NA_SUCCESS;
-}
-
-na_return_t
-na_verbs_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                          const void *buf, size_t buf_size)
-{
-    struct na_verbs_class *cls = na_verbs_class(na_class);
-    uint32_t ip;
-    uint16_t port;
-    na_return_t ret;
-
-    ret = na_verbs_addr_decode(buf, buf_size, &ip, &port);
-    if (ret != NA_SUCCESS)
-        return ret;
-    pthread_mutex_lock(&cls->lock);
-    ret = na_verbs_addr_get(cls, ip, port, addr);
-    pthread_mutex_unlock(&cls->lock);
-    return ret;
-}
+const struct na_addr_ops na_verbs_addr_ops = {
+    .lookup = na_verbs_addr_lookup,
+    .free = na_verbs_addr_free,
+    .self = na_verbs_addr_self,
+    .dup = na_verbs_addr_dup,
+    .cmp = na_verbs_addr_cmp,
+    .is_self = na_verbs_addr_is_self,
+    .codec = &na_verbs_addr_codec_ops,
+};

@@ -344,59 +344,15 @@ void na_verbs_progress_fini(struct na_verbs_class *cls);
 /* Wake threads sleeping in poll_wait (class lock held). */
 void na_verbs_wake(struct na_verbs_class *cls);
 
-/* The ops, by file. */
-na_return_t na_verbs_addr_lookup(na_class_t *na_class, const char *name,
-                                 na_addr_t *addr);
-void na_verbs_addr_free(na_class_t *na_class, na_addr_t addr);
-na_return_t na_verbs_addr_self(na_class_t *na_class, na_addr_t *addr);
-na_return_t na_verbs_addr_dup(na_class_t *na_class, na_addr_t addr,
-                              na_addr_t *new_addr);
-bool na_verbs_addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2);
-bool na_verbs_addr_is_self(na_class_t *na_class, na_addr_t addr);
-na_return_t na_verbs_addr_to_string(na_class_t *na_class, char *buf,
-                                    size_t *buf_size, na_addr_t addr);
-size_t na_verbs_addr_get_serialize_size(na_class_t *na_class, na_addr_t addr);
-na_return_t na_verbs_addr_serialize(na_class_t *na_class, void *buf,
-                                    size_t buf_size, na_addr_t addr);
-na_return_t na_verbs_addr_deserialize(na_class_t *na_class, na_addr_t *addr,
-                                      const void *buf, size_t buf_size);
-
+/* na_verbs_op.c: the cancel hook of na_verbs_context_ops. */
 na_return_t na_verbs_cancel(na_class_t *na_class, na_context_t *context,
                             na_op_id_t *op_id);
 
-na_return_t na_verbs_msg_send(na_class_t *na_class,
-                              const struct na_op_desc *desc, na_op_id_t *op_id);
-na_return_t na_verbs_msg_recv_unexpected(na_class_t *na_class,
-                                         const struct na_op_desc *desc,
-                                         na_op_id_t *op_id);
-na_return_t na_verbs_msg_recv_expected(na_class_t *na_class,
-                                       const struct na_op_desc *desc,
-                                       na_op_id_t *op_id);
-
-na_return_t na_verbs_mem_handle_create(na_class_t *na_class, void *buf,
-                                       size_t buf_size, unsigned long flags,
-                                       na_mem_handle_t *mem_handle);
-void na_verbs_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle);
-na_return_t na_verbs_mem_register(na_class_t *na_class,
-                                  na_mem_handle_t mem_handle,
-                                  enum na_mem_type mem_type, uint64_t device);
-na_return_t na_verbs_mem_deregister(na_class_t *na_class,
-                                    na_mem_handle_t mem_handle);
-size_t na_verbs_mem_handle_get_serialize_size(na_class_t *na_class,
-                                              na_mem_handle_t mem_handle);
-na_return_t na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf,
-                                          size_t buf_size,
-                                          na_mem_handle_t mem_handle);
-na_return_t na_verbs_mem_handle_deserialize(na_class_t *na_class,
-                                            na_mem_handle_t *mem_handle,
-                                            const void *buf, size_t buf_size);
-na_return_t na_verbs_rma(na_class_t *na_class, const struct na_op_desc *desc,
-                         na_op_id_t *op_id);
-
-int na_verbs_poll_get_fd(na_class_t *na_class, na_context_t *context);
-na_return_t na_verbs_poll(na_class_t *na_class, na_context_t *context,
-                          unsigned int *count);
-na_return_t na_verbs_poll_wait(na_class_t *na_class, na_context_t *context,
-                               unsigned int timeout_ms, unsigned int *count);
+/* The tables of ops na_verbs_class_ops points to, each defined in the file
+ * of its concern (contracts: lib/na/na_plugin.h). */
+extern const struct na_context_ops na_verbs_context_ops;
+extern const struct na_addr_ops na_verbs_addr_ops;
+extern const struct na_msg_ops na_verbs_msg_ops;
+extern const struct na_mem_ops na_verbs_mem_ops;
 
 #endif /* NA_VERBS_INTERNAL_H */

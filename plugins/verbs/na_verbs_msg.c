@@ -464,7 +464,7 @@ na_verbs_send_self(struct na_verbs_class *cls, na_op_id_t *op)
 }
 
 /* The core checked the size against our limits and the tag. */
-na_return_t
+static na_return_t
 na_verbs_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
                   na_op_id_t *op)
 {
@@ -490,7 +490,7 @@ na_verbs_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
     return ret;
 }
 
-na_return_t
+static na_return_t
 na_verbs_msg_recv_unexpected(na_class_t *na_class,
                              const struct na_op_desc *desc, na_op_id_t *op_id)
 {
@@ -516,7 +516,7 @@ na_verbs_msg_recv_unexpected(na_class_t *na_class,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_verbs_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
                            na_op_id_t *op_id)
 {
@@ -548,3 +548,10 @@ na_verbs_msg_recv_expected(na_class_t *na_class, const struct na_op_desc *desc,
     pthread_mutex_unlock(&cls->lock);
     return NA_SUCCESS;
 }
+
+const struct na_msg_ops na_verbs_msg_ops = {
+    .op_size = sizeof(struct na_op_id),
+    .send = na_verbs_msg_send,
+    .recv_unexpected = na_verbs_msg_recv_unexpected,
+    .recv_expected = na_verbs_msg_recv_expected,
+};

@@ -169,7 +169,7 @@ na_verbs_arm(struct na_verbs_class *cls, struct na_verbs_context *ctx)
     return na_verbs_progress(cls, ctx);
 }
 
-int
+static int
 na_verbs_poll_get_fd(na_class_t *na_class, na_context_t *context)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
@@ -183,7 +183,7 @@ na_verbs_poll_get_fd(na_class_t *na_class, na_context_t *context)
     return cls->epoll_fd;
 }
 
-na_return_t
+static na_return_t
 na_verbs_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
@@ -206,7 +206,7 @@ na_verbs_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_verbs_poll_wait(na_class_t *na_class, na_context_t *context,
                    unsigned int timeout_ms, unsigned int *count)
 {
@@ -267,3 +267,66 @@ na_verbs_poll_wait(na_class_t *na_class, na_context_t *context,
     *count = (unsigned int) (now_done - before);
     return now_done != before ? NA_SUCCESS : NA_TIMEOUT;
 }
+
+static na_return_t
+na_verbs_context_create(na_class_t *na_class, na_context_t *context, uint8_t id,
+                        void *plugin_context)
+{
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+    struct na_verbs_context *ctx = plugin_context, *other;
+    na_return_t ret = NA_SUCCESS;
+
+    ctx->context = context;
+    ctx->id = id;
+    na_op_list_init(&ctx->unexpected_ops);
+    na_op_list_init(&ctx->expected_ops);
+    TAILQ_INIT(&ctx->unexpected_msgs);
+    TAILQ_INIT(&ctx->expected_msgs);
+    pthread_mutex_lock(&cls->lock);
+    /* Peers address contexts by id, so two with one id are ambiguous. */
+    LIST_FOREACH(other, &cls->contexts, entry)
+    {
+        if (other->id == id)
+            ret = NA_EXIST;
+    }
+    if (ret == NA_SUCCESS)
+        LIST_INSERT_HEAD(&cls->contexts, ctx, entry);
+    pthread_mutex_unlock(&cls->lock);
+    if (ret != NA_SUCCESS) {
+        NA_VERBS_LOG("a context with id %u already exists", (unsigned) id);
+        return ret;
+    }
+    return NA_SUCCESS;
+}
+
+static na_return_t
+na_verbs_context_destroy(na_class_t *na_class, void *plugin_context)
+{
+    struct na_verbs_class *cls = na_verbs_class(na_class);
+    struct na_verbs_context *ctx = plugin_context;
+    unsigned int pending;
+
+    pthread_mutex_lock(&cls->lock);
+    pending = ctx->pending;
+    if (pending == 0) {
+        /* Messages no receive claimed die with their context. */
+        LIST_REMOVE(ctx, entry);
+        na_verbs_msg_lists_clear(ctx);
+    }
+    pthread_mutex_unlock(&cls->lock);
+    if (pending > 0) {
+        NA_VERBS_LOG("context still has %u operation(s) pending", pending);
+        return NA_BUSY;
+    }
+    return NA_SUCCESS;
+}
+
+const struct na_context_ops na_verbs_context_ops = {
+    .context_size = sizeof(struct na_verbs_context),
+    .create = na_verbs_context_create,
+    .destroy = na_verbs_context_destroy,
+    .poll_get_fd = na_verbs_poll_get_fd,
+    .poll = na_verbs_poll,
+    .poll_wait = na_verbs_poll_wait,
+    .cancel = na_verbs_cancel,
+};

@@ -27,7 +27,7 @@ na_verbs_mem_flags_ok(unsigned long flags)
            flags == NA_MEM_READWRITE;
 }
 
-na_return_t
+static na_return_t
 na_verbs_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
                            unsigned long flags, na_mem_handle_t *mem_handle)
 {
@@ -46,17 +46,7 @@ na_verbs_mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
     return NA_SUCCESS;
 }
 
-void
-na_verbs_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle)
-{
-    if (mem_handle == NULL)
-        return;
-    if (!mem_handle->remote && mem_handle->mr != NULL)
-        (void) na_verbs_mem_deregister(na_class, mem_handle);
-    free(mem_handle);
-}
-
-na_return_t
+static na_return_t
 na_verbs_mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
                       enum na_mem_type mem_type, uint64_t device)
 {
@@ -94,7 +84,7 @@ na_verbs_mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_verbs_mem_deregister(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
     struct na_verbs_class *cls = na_verbs_class(na_class);
@@ -114,25 +104,24 @@ na_verbs_mem_deregister(na_class_t *na_class, na_mem_handle_t mem_handle)
     return NA_SUCCESS;
 }
 
-size_t
-na_verbs_mem_handle_get_serialize_size(na_class_t *na_class,
-                                       na_mem_handle_t mem_handle)
+static void
+na_verbs_mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
-    (void) na_class;
-    (void) mem_handle;
-    return NA_VERBS_MEM_SERIALIZE_SIZE;
+    if (mem_handle == NULL)
+        return;
+    if (!mem_handle->remote && mem_handle->mr != NULL)
+        (void) na_verbs_mem_deregister(na_class, mem_handle);
+    free(mem_handle);
 }
 
-na_return_t
-na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
+static na_return_t
+na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf, size_t *buf_size,
                               na_mem_handle_t mem_handle)
 {
     struct na_verbs_mem_desc desc;
 
     (void) na_class;
-    if (mem_handle == NULL || buf == NULL)
-        return NA_INVALID_ARG;
-    if (buf_size < NA_VERBS_MEM_SERIALIZE_SIZE)
+    if (!na_plugin_serialize_room(buf, buf_size, NA_VERBS_MEM_SERIALIZE_SIZE))
         return NA_OVERFLOW;
     if (mem_handle->remote) {
         desc = mem_handle->desc;
@@ -152,7 +141,7 @@ na_verbs_mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
     return NA_SUCCESS;
 }
 
-na_return_t
+static na_return_t
 na_verbs_mem_handle_deserialize(na_class_t *na_class,
                                 na_mem_handle_t *mem_handle, const void *buf,
                                 size_t buf_size)
@@ -301,7 +290,7 @@ na_verbs_rma_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
 }
 
 /* Put and get: the remote context id plays no part in RMA here. */
-na_return_t
+static na_return_t
 na_verbs_rma(na_class_t *na_class, const struct na_op_desc *desc,
              na_op_id_t *op)
 {
@@ -329,3 +318,13 @@ unlock:
     pthread_mutex_unlock(&cls->lock);
     return ret;
 }
+
+const struct na_mem_ops na_verbs_mem_ops = {
+    .handle_create = na_verbs_mem_handle_create,
+    .handle_free = na_verbs_mem_handle_free,
+    .mem_register = na_verbs_mem_register,
+    .mem_deregister = na_verbs_mem_deregister,
+    .handle_serialize = na_verbs_mem_handle_serialize,
+    .handle_deserialize = na_verbs_mem_handle_deserialize,
+    .rma = na_verbs_rma,
+};
