@@ -14,6 +14,17 @@ extern const struct na_class_ops *const na_plugin_table[];
  */
 const char *na_plugin_ops_missing(const struct na_class_ops *ops);
 
+/* Plugin selection and the checks on transport names (na_select.c). */
+/* "tcp" or "tcp;ofi_rxm": one transport, whatever the class. */
+bool na_protocol_is_tcp(const char *protocol_name);
+/* The plugin an info string selects, or NULL. */
+const struct na_class_ops *na_plugin_select(const struct na_info *info);
+/* NA_PROTONOSUPPORT (logged) when `name` names a protocol that is not
+ * this class's; NA_SUCCESS for a bare address. */
+na_return_t na_addr_lookup_check(na_class_t *na_class, const char *name);
+/* The info string to use: QS_NA_INFO's when set and of another protocol. */
+const char *na_info_override(const char *info_string);
+
 /* Process-wide counts NA_Diag_dump_counters() writes (na_protocol.c). */
 struct na_diag_counters {
     atomic_llong classes;   /* live NA classes                  */
