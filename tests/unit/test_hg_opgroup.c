@@ -121,8 +121,12 @@ test_follow_up(void **state)
 
 /* Threads end sub-operations while the main thread posts more, all under
  * one lock as an owner would: exactly one call reports the end, and it
- * comes after every sub-operation was posted. */
+ * comes after every sub-operation was posted. Every STRESS_BATCH posts the
+ * poster waits until all it posted have ended, so the count falls to zero
+ * while the group is open, as when a sub-operation ends during the
+ * posting loop. */
 #define STRESS_SUBOPS 2000
+#define STRESS_BATCH 50
 #define STRESS_THREADS 4
 
 struct stress {
@@ -164,6 +168,7 @@ stress_worker(void *arg)
             HG_OPGROUP_DONE)
             stress_report(s);
         s->ends_seen++;
+        pthread_cond_broadcast(&s->cond);
     }
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
@@ -187,7 +192,9 @@ test_threads(void **state)
         pthread_mutex_lock(&s.lock);
         hg_opgroup_add(&s.g, 1);
         s.posted++;
-        pthread_cond_signal(&s.cond);
+        pthread_cond_broadcast(&s.cond);
+        while (s.posted % STRESS_BATCH == 0 && s.ends_seen < s.posted)
+            pthread_cond_wait(&s.cond, &s.lock);
         pthread_mutex_unlock(&s.lock);
     }
     pthread_mutex_lock(&s.lock);
