@@ -4,6 +4,7 @@
 
 #include "bulk/hg_bulk_rpc.h"
 #include "core/hg_core.h"
+#include "core/hg_opgroup.h"
 #include "util/qs_log.h"
 
 #include <stdlib.h>
@@ -58,10 +59,10 @@ struct hg_bulk_xfer {
     void *arg;
     hg_bulk_internal_cb_t internal_cb;
     void *internal_arg;
-    hg_return_t ret;
-    bool canceled;
-    hg_size_t origin_off, local_off, remaining;
-    unsigned int in_flight;
+    /* The pieces in flight and the first error; open while pieces are
+     * still to be posted (idle for a copy). */
+    struct hg_opgroup ops;
+    hg_size_t origin_off, local_off, remaining; /* what is not posted yet */
     struct hg_bulk_piece pieces[HG_BULK_PIPELINE];
     STAILQ_ENTRY(hg_bulk_xfer) entry;
 };

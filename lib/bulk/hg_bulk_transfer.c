@@ -5,9 +5,12 @@
  * staging copy). Eager descriptors and local-to-local transfers are plain
  * memory copies.
  *
- * Completion rule: a transfer finishes when nothing is in flight and either
- * every byte moved or an error / cancel stopped it; the callback is queued
- * exactly once.
+ * Completion rule: a transfer's pieces form a group (lib/core/hg_opgroup.h)
+ * under op->lock. It is open while pieces remain to be posted; each piece
+ * is counted before it is posted, and the group closes once every byte is
+ * posted or an error or cancel stopped the posting. The transfer finishes
+ * when the group ends (closed, nothing in flight), so the callback is
+ * queued exactly once, with the first error.
  */
 #include "bulk/hg_bulk_internal.h"
 
@@ -137,7 +140,7 @@ hg_bulk_op_finish(struct hg_bulk_xfer *op)
         /* The RPC layer's overflow pull: no user callback to queue. */
         hg_bulk_internal_cb_t cb = op->internal_cb;
         void *arg = op->internal_arg;
-        hg_return_t ret = op->ret;
+        hg_return_t ret = hg_opgroup_result(&op->ops);
 
         hg_bulk_op_put(op);
         cb(arg, ret);
@@ -153,7 +156,7 @@ hg_bulk_trigger(struct hg_completion *comp)
 {
     struct hg_bulk_xfer *op = comp->object;
     struct hg_cb_info info = {
-        .arg = op->arg, .type = HG_CB_BULK, .ret = op->ret};
+        .arg = op->arg, .type = HG_CB_BULK, .ret = hg_opgroup_result(&op->ops)};
 
     info.info.bulk.origin_handle = op->origin;
     info.info.bulk.local_handle = op->local;
@@ -164,70 +167,93 @@ hg_bulk_trigger(struct hg_completion *comp)
     hg_bulk_op_put(op);
 }
 
-static void hg_bulk_post_more(struct hg_bulk_xfer *op);
+static void hg_bulk_na_cb(const struct na_cb_info *info);
 
+/* Post the next piece (op->lock held, a pipeline slot free): at most
+ * HG_BULK_PIECE_MAX bytes, within one segment on each side. It is counted
+ * before the post; a post that fails ends it with its error. */
+static void
+hg_bulk_post_piece(struct hg_bulk_xfer *op)
+{
+    na_class_t *na_class = op->core->cls->na_class;
+    struct hg_bulk_piece *piece = NULL;
+    hg_size_t o_off, l_off, len;
+    uint32_t oi, li;
+    na_return_t na_ret;
+
+    for (int i = 0; i < HG_BULK_PIPELINE; i++)
+        if (!op->pieces[i].busy) {
+            piece = &op->pieces[i];
+            break;
+        }
+    oi = hg_bulk_seek(op->origin, op->origin_off, &o_off);
+    li = hg_bulk_seek(op->local, op->local_off, &l_off);
+    len = op->remaining;
+    if (op->origin->segs[oi].len - o_off < len)
+        len = op->origin->segs[oi].len - o_off;
+    if (op->local->segs[li].len - l_off < len)
+        len = op->local->segs[li].len - l_off;
+    if (len > HG_BULK_PIECE_MAX)
+        len = HG_BULK_PIECE_MAX;
+    piece->busy = true;
+    hg_opgroup_add(&op->ops, 1);
+    op->origin_off += len;
+    op->local_off += len;
+    op->remaining -= len;
+    na_ret = (op->op == HG_BULK_PULL ? NA_Get : NA_Put)(
+        na_class, op->core->na_context, hg_bulk_na_cb, piece,
+        op->local->segs[li].mh, l_off, op->origin->segs[oi].mh, o_off, len,
+        op->addr->na_addr, op->origin_id, piece->na_op);
+    if (na_ret != NA_SUCCESS) {
+        piece->busy = false;
+        /* The group is open: this cannot end it. */
+        (void) hg_opgroup_end(&op->ops, hg_from_na(na_ret));
+    }
+}
+
+/* Post pieces until the pipeline is full or the range is covered, and
+ * close the group once nothing more will be posted: every byte is, or an
+ * error or cancel stopped it. op->lock held and the group open; true when
+ * the close ended the transfer (nothing was in flight). */
+static bool
+hg_bulk_post_locked(struct hg_bulk_xfer *op)
+{
+    while (hg_opgroup_result(&op->ops) == HG_SUCCESS && op->remaining > 0 &&
+           hg_opgroup_running(&op->ops) < HG_BULK_PIPELINE)
+        hg_bulk_post_piece(op);
+    if (hg_opgroup_result(&op->ops) == HG_SUCCESS && op->remaining > 0)
+        return false; /* the pipeline is full: completions post the rest */
+    return hg_opgroup_close(&op->ops);
+}
+
+/* A piece ended: record it and, while the group is open, post the next
+ * ones in the same lock section. */
 static void
 hg_bulk_na_cb(const struct na_cb_info *info)
 {
     struct hg_bulk_piece *piece = info->arg;
     struct hg_bulk_xfer *op = piece->op;
-
-    qs_mutex_lock(&op->lock);
-    piece->busy = false;
-    op->in_flight--;
-    if (info->ret != NA_SUCCESS && op->ret == HG_SUCCESS)
-        op->ret = hg_from_na(info->ret);
-    pthread_mutex_unlock(&op->lock);
-    hg_bulk_post_more(op);
-}
-
-/* Post pieces until the pipeline is full or the range is covered; finish
- * the transfer when nothing is left in flight. */
-static void
-hg_bulk_post_more(struct hg_bulk_xfer *op)
-{
-    na_class_t *na_class = op->core->cls->na_class;
     bool finished;
 
     qs_mutex_lock(&op->lock);
-    while (op->ret == HG_SUCCESS && !op->canceled && op->remaining > 0 &&
-           op->in_flight < HG_BULK_PIPELINE) {
-        struct hg_bulk_piece *piece = NULL;
-        hg_size_t o_off, l_off, len;
-        uint32_t oi, li;
-        na_return_t na_ret;
+    piece->busy = false;
+    finished =
+        hg_opgroup_end(&op->ops, hg_from_na(info->ret)) == HG_OPGROUP_DONE;
+    if (hg_opgroup_is_open(&op->ops))
+        finished = hg_bulk_post_locked(op);
+    pthread_mutex_unlock(&op->lock);
+    if (finished)
+        hg_bulk_op_finish(op);
+}
 
-        for (int i = 0; i < HG_BULK_PIPELINE; i++)
-            if (!op->pieces[i].busy) {
-                piece = &op->pieces[i];
-                break;
-            }
-        oi = hg_bulk_seek(op->origin, op->origin_off, &o_off);
-        li = hg_bulk_seek(op->local, op->local_off, &l_off);
-        len = op->remaining;
-        if (op->origin->segs[oi].len - o_off < len)
-            len = op->origin->segs[oi].len - o_off;
-        if (op->local->segs[li].len - l_off < len)
-            len = op->local->segs[li].len - l_off;
-        if (len > HG_BULK_PIECE_MAX)
-            len = HG_BULK_PIECE_MAX;
-        piece->busy = true;
-        op->in_flight++;
-        op->origin_off += len;
-        op->local_off += len;
-        op->remaining -= len;
-        na_ret = (op->op == HG_BULK_PULL ? NA_Get : NA_Put)(
-            na_class, op->core->na_context, hg_bulk_na_cb, piece,
-            op->local->segs[li].mh, l_off, op->origin->segs[oi].mh, o_off, len,
-            op->addr->na_addr, op->origin_id, piece->na_op);
-        if (na_ret != NA_SUCCESS) {
-            piece->busy = false;
-            op->in_flight--;
-            op->ret = hg_from_na(na_ret);
-        }
-    }
-    finished = op->in_flight == 0 &&
-               (op->remaining == 0 || op->ret != HG_SUCCESS || op->canceled);
+/* Start posting a transfer's pieces (its group is open). */
+static void
+hg_bulk_post_first(struct hg_bulk_xfer *op)
+{
+    bool finished;
+
+    qs_mutex_lock(&op->lock);
+    finished = hg_bulk_post_locked(op);
     pthread_mutex_unlock(&op->lock);
     if (finished)
         hg_bulk_op_finish(op);
@@ -239,13 +265,12 @@ hg_bulk_op_cancel(struct hg_bulk_xfer *op)
     na_class_t *na_class = op->core->cls->na_class;
 
     qs_mutex_lock(&op->lock);
-    if (!op->active || (op->remaining == 0 && op->in_flight == 0)) {
+    if (!op->active || !hg_opgroup_busy(&op->ops)) {
         pthread_mutex_unlock(&op->lock);
         return;
     }
-    op->canceled = true;
-    if (op->ret == HG_SUCCESS)
-        op->ret = HG_CANCELED;
+    /* The error stops the posting; the pieces in flight end cancelled. */
+    hg_opgroup_fail(&op->ops, HG_CANCELED);
     for (int i = 0; i < HG_BULK_PIPELINE; i++)
         if (op->pieces[i].busy)
             NA_Cancel(na_class, op->core->na_context, op->pieces[i].na_op);
@@ -269,8 +294,7 @@ hg_bulk_expire(struct hg_timer *timer)
                                  offsetof(struct hg_bulk_xfer, timer));
 
     qs_mutex_lock(&op->lock);
-    if (op->ret == HG_SUCCESS)
-        op->ret = HG_TIMEOUT;
+    hg_opgroup_fail(&op->ops, HG_TIMEOUT);
     pthread_mutex_unlock(&op->lock);
     hg_bulk_op_cancel(op);
 }
@@ -316,18 +340,15 @@ hg_bulk_copy(const struct hg_bulk *dst, hg_size_t dst_off,
     }
 }
 
+/* Whether a transfer may run: HG_INVALID_ARG for a bad handle, context or
+ * range, HG_PERMISSION for a handle without the access it needs (both
+ * logged). */
 static hg_return_t
-hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
-                       hg_bulk_internal_cb_t internal_cb, void *internal_arg,
-                       hg_bulk_op_t op_type, hg_addr_t origin_addr,
-                       uint8_t origin_id, hg_bulk_t origin,
-                       hg_size_t origin_offset, hg_bulk_t local,
-                       hg_size_t local_offset, hg_size_t size,
-                       unsigned int timeout_ms, struct hg_bulk_xfer **op_p)
+hg_bulk_transfer_check(hg_context_t *context, hg_bulk_op_t op_type,
+                       hg_bulk_t origin, hg_size_t origin_offset,
+                       hg_bulk_t local, hg_size_t local_offset, hg_size_t size)
 {
-    struct hg_bulk_xfer *op;
     uint8_t need_origin, need_local;
-    bool copy;
 
     if (context == NULL || origin == HG_BULK_NULL || local == HG_BULK_NULL ||
         (op_type != HG_BULK_PULL && op_type != HG_BULK_PUSH) || local->remote ||
@@ -358,6 +379,49 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
                need_local == HG_BULK_READ_ONLY ? "read" : "write");
         return HG_PERMISSION;
     }
+    return HG_SUCCESS;
+}
+
+/* Eager data or local memory: copy at once (the op's group stays idle). A
+ * user's callback is still deferred to HG_Trigger(): callbacks never run
+ * inside the call that started the operation. The RPC layer's internal
+ * continuation runs at once. */
+static void
+hg_bulk_transfer_copy(struct hg_bulk_xfer *op, hg_size_t origin_offset,
+                      hg_size_t local_offset)
+{
+    if (op->op == HG_BULK_PULL)
+        hg_bulk_copy(op->local, local_offset, op->origin, op->origin->eager,
+                     origin_offset, op->size);
+    else
+        hg_bulk_copy(op->origin, origin_offset, op->local, NULL, local_offset,
+                     op->size);
+    op->remaining = 0;
+    if (op->internal_cb != NULL) {
+        op->internal_cb(op->internal_arg, HG_SUCCESS);
+        hg_bulk_op_put(op);
+        return;
+    }
+    hg_bulk_op_finish(op);
+}
+
+static hg_return_t
+hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
+                       hg_bulk_internal_cb_t internal_cb, void *internal_arg,
+                       hg_bulk_op_t op_type, hg_addr_t origin_addr,
+                       uint8_t origin_id, hg_bulk_t origin,
+                       hg_size_t origin_offset, hg_bulk_t local,
+                       hg_size_t local_offset, hg_size_t size,
+                       unsigned int timeout_ms, struct hg_bulk_xfer **op_p)
+{
+    struct hg_bulk_xfer *op;
+    hg_return_t ret;
+    bool copy;
+
+    ret = hg_bulk_transfer_check(context, op_type, origin, origin_offset, local,
+                                 local_offset, size);
+    if (ret != HG_SUCCESS)
+        return ret;
     /* RMA needs a peer; eager data and local memory need none. */
     copy = size == 0 || !origin->remote ||
            (origin->eager != NULL && op_type == HG_BULK_PULL);
@@ -384,12 +448,14 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
     op->arg = arg;
     op->internal_cb = internal_cb;
     op->internal_arg = internal_arg;
-    op->ret = HG_SUCCESS;
-    op->canceled = false;
+    /* Open before the op can be seen: a cancel from here on stops it. */
+    if (copy)
+        hg_opgroup_init(&op->ops);
+    else
+        hg_opgroup_open(&op->ops);
     op->origin_off = origin_offset;
     op->local_off = local_offset;
     op->remaining = size;
-    op->in_flight = 0;
     op->timer.armed = false;
     op->active = true;
     if (internal_cb == NULL)
@@ -397,29 +463,13 @@ hg_bulk_transfer_start(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
                       HG_CHECK_TRANSFER);
     if (op_p != NULL)
         *op_p = op;
-
     if (copy) {
-        if (op_type == HG_BULK_PULL)
-            hg_bulk_copy(local, local_offset, origin, origin->eager,
-                         origin_offset, size);
-        else
-            hg_bulk_copy(origin, origin_offset, local, NULL, local_offset,
-                         size);
-        op->remaining = 0;
-        /* A user's callback is still deferred to HG_Trigger(): callbacks
-         * never run inside the call that started the operation. The RPC
-         * layer's internal continuation runs at once. */
-        if (internal_cb != NULL) {
-            internal_cb(internal_arg, HG_SUCCESS);
-            hg_bulk_op_put(op);
-            return HG_SUCCESS;
-        }
-        hg_bulk_op_finish(op);
+        hg_bulk_transfer_copy(op, origin_offset, local_offset);
         return HG_SUCCESS;
     }
     if (timeout_ms > 0)
         hg_core_timer_arm(op->core, &op->timer, timeout_ms, hg_bulk_expire);
-    hg_bulk_post_more(op);
+    hg_bulk_post_first(op);
     return HG_SUCCESS;
 }
 

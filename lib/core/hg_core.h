@@ -5,7 +5,8 @@
  * trigger loops. Per class: the NA class, addresses (hg_addr.c: HG_Addr_*)
  * and the counts of live addresses and bulk handles. It knows no kind of
  * completion: a completion carries the function that runs it, set by whoever
- * queued it.
+ * queued it. hg_opgroup.h counts the sub-operations of one operation (an
+ * RPC's NA operations, a transfer's RMA pieces) for the layers above.
  *
  * Layering: lib/core includes only public headers and lib/util; lib/bulk
  * includes lib/core; lib/hg includes lib/core and lib/bulk

@@ -11,6 +11,7 @@
 
 #include "bulk/hg_bulk_rpc.h"
 #include "core/hg_core.h"
+#include "core/hg_opgroup.h"
 #include "hg/hg_header.h"
 
 #include <pthread.h>
@@ -162,10 +163,11 @@ struct hg_handle {
 
     /* Per-operation state, guarded by lock. */
     pthread_mutex_t lock;
-    unsigned int pending; /* NA/bulk operations still outstanding */
-    hg_return_t ret;      /* first error wins                      */
-    bool active;          /* a forward/respond is in flight        */
-    bool discard;         /* post failed: complete silently         */
+    /* The NA operations, overflow pull and loopback reply the forward
+     * or respond waits for, and its first error (hg_rpc.c). */
+    struct hg_opgroup ops;
+    bool active;  /* a forward/respond is in flight        */
+    bool discard; /* post failed: complete silently         */
     bool responded;
     bool loopback_pending; /* loopback: origin waits for the target  */
     hg_cb_t callback;

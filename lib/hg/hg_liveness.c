@@ -55,12 +55,12 @@ static void
 hg_probe_fail(struct hg_handle *handle, unsigned int gen, const char *why)
 {
     qs_mutex_lock(&handle->lock);
-    if (!handle->active || handle->pending == 0 || handle->probe.gen != gen) {
+    if (!handle->active || !hg_opgroup_busy(&handle->ops) ||
+        handle->probe.gen != gen) {
         pthread_mutex_unlock(&handle->lock);
         return;
     }
-    if (handle->ret == HG_SUCCESS)
-        handle->ret = HG_HOSTUNREACH;
+    hg_opgroup_fail(&handle->ops, HG_HOSTUNREACH);
     pthread_mutex_unlock(&handle->lock);
     qs_log("hg", QS_LOG_DEBUG, "RPC %llu: target presumed dead (%s)",
            (unsigned long long) handle->info.id, why);
@@ -181,7 +181,7 @@ hg_probe_expire(struct hg_timer *timer)
     due = timer->deadline_ns;
     pthread_mutex_unlock(&core->timer_lock);
     qs_mutex_lock(&handle->lock);
-    if (!handle->active || handle->pending == 0) {
+    if (!handle->active || !hg_opgroup_busy(&handle->ops)) {
         pthread_mutex_unlock(&handle->lock);
         return;
     }

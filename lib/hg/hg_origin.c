@@ -31,7 +31,7 @@ hg_forward_pull_cb(void *arg, hg_return_t ret)
         /* Tell the target it may release the exposed output, whether the
          * pull worked, failed or was cancelled: it waits for this. */
         qs_mutex_lock(&handle->lock);
-        handle->pending++;
+        hg_opgroup_add(&handle->ops, 1); /* before the pull ends, below */
         pthread_mutex_unlock(&handle->lock);
         handle->ack_byte = 1;
         na_ret = NA_Msg_send_expected(
@@ -62,8 +62,9 @@ hg_forward_check_response(struct hg_handle *handle, size_t size)
     return ret;
 }
 
-/* The output overflowed: pull it from the target, counted in pending
- * until hg_forward_pull_cb() (which acknowledges it) has run. */
+/* The output overflowed: pull it from the target, counted in the group
+ * (before the response receive that starts it ends) until
+ * hg_forward_pull_cb() (which acknowledges it) has run. */
 static hg_return_t
 hg_forward_pull_output(struct hg_handle *handle, const void *payload,
                        size_t payload_len)
@@ -82,14 +83,14 @@ hg_forward_pull_output(struct hg_handle *handle, const void *payload,
     handle->out_extra = extra;
     handle->out_extra_size = header->payload_size;
     qs_mutex_lock(&handle->lock);
-    handle->pending++;
+    hg_opgroup_add(&handle->ops, 1);
     pthread_mutex_unlock(&handle->lock);
     atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
     ret =
         hg_bulk_pull_internal(handle->ctx, handle->info.addr, handle->target_id,
                               desc, desc_len, extra, header->payload_size,
                               hg_forward_pull_cb, handle, &handle->bulk_op);
-    /* On success the pull's own completion lowers pending again. */
+    /* On success the pull's own completion ends it in the group. */
     if (ret != HG_SUCCESS)
         hg_rpc_op_done(handle, ret);
     return ret;
@@ -188,8 +189,12 @@ hg_forward_loopback(struct hg_handle *handle, size_t msg_len, void *extra,
     if (!(handle->req_header.flags & HG_HEADER_NO_RESPONSE)) {
         HG_Ref_incr(handle);
         target->lb_origin = handle;
+        /* Nothing goes on the wire: the request's send, counted by the
+         * claim, ends here, and the group waits for the reply alone. */
+        qs_mutex_lock(&handle->lock);
         handle->loopback_pending = true;
-        handle->pending = 1;
+        (void) hg_opgroup_end(&handle->ops, HG_SUCCESS);
+        pthread_mutex_unlock(&handle->lock);
     }
     if (target->rpc == NULL || target->rpc->rpc_cb == NULL) {
         hg_rpc_respond_error(target, HG_NOENTRY);
@@ -200,8 +205,8 @@ hg_forward_loopback(struct hg_handle *handle, size_t msg_len, void *extra,
         hg_core_complete(&target_ctx->core, &target->comp);
     }
     if (handle->req_header.flags & HG_HEADER_NO_RESPONSE) {
-        /* One-way: complete as soon as the request is "sent". */
-        handle->pending = 1;
+        /* One-way: complete as soon as the request is "sent" (the one
+         * operation the claim counted). */
         hg_rpc_op_done(handle, HG_SUCCESS);
     }
     return HG_SUCCESS;
@@ -215,19 +220,19 @@ hg_forward_expire(struct hg_timer *timer)
                               offsetof(struct hg_handle, timer));
 
     qs_mutex_lock(&handle->lock);
-    if (!handle->active || handle->pending == 0) {
+    if (!handle->active || !hg_opgroup_busy(&handle->ops)) {
         pthread_mutex_unlock(&handle->lock);
         return;
     }
-    if (handle->ret == HG_SUCCESS)
-        handle->ret = HG_TIMEOUT;
+    hg_opgroup_fail(&handle->ops, HG_TIMEOUT);
     pthread_mutex_unlock(&handle->lock);
     HG_Cancel(handle);
 }
 
-/* The one lock section of a forward: claim the handle, and count from here
- * the operations it will wait for (the request send, and the response
- * unless one-way); a loopback forward sets its own count. */
+/* The one lock section of a forward: claim the handle, and arm its group
+ * with the operations it will wait for (the request send, and the
+ * response unless one-way) before any is posted. A loopback forward ends
+ * the send at once (hg_forward_loopback()). */
 static hg_return_t
 hg_forward_claim(struct hg_handle *handle, bool no_response)
 {
@@ -237,10 +242,9 @@ hg_forward_claim(struct hg_handle *handle, bool no_response)
         return HG_BUSY;
     }
     handle->active = true;
-    handle->ret = HG_SUCCESS;
     handle->discard = false;
     handle->loopback_pending = false;
-    handle->pending = no_response ? 1 : 2;
+    hg_opgroup_arm(&handle->ops, no_response ? 1 : 2);
     handle->probe.gen++; /* a probe of an earlier forward no longer counts */
     pthread_mutex_unlock(&handle->lock);
     return HG_SUCCESS;
@@ -253,6 +257,7 @@ hg_forward_unclaim(struct hg_handle *handle)
     HG_CHECK(hg_check_op_end(handle));
     qs_mutex_lock(&handle->lock);
     handle->active = false;
+    hg_opgroup_init(&handle->ops); /* nothing it counted was posted */
     pthread_mutex_unlock(&handle->lock);
 }
 
@@ -361,12 +366,13 @@ hg_forward_post(struct hg_handle *handle, size_t msg_len)
             hg_forward_unstart(handle);
             return ret;
         }
-        /* The receive is posted: cancel it and let its completion clean
-         * up silently, since the caller gets the error now. */
+        /* The receive is posted: end the send that never started, cancel
+         * the receive and let its completion clean up silently, since the
+         * caller gets the error now. */
         qs_mutex_lock(&handle->lock);
         handle->discard = true;
-        handle->pending--;
         pthread_mutex_unlock(&handle->lock);
+        hg_rpc_op_done(handle, HG_SUCCESS);
         NA_Cancel(na_class, handle->ctx->core.na_context, handle->recv_op);
         return ret;
     }

@@ -5,12 +5,15 @@
  * hg_target.c (request receipt and respond), the wire format in
  * hg_codec.c.
  *
- * A forward or respond counts the operations it waits for in
- * handle->pending (NA sends and receives, overflow pulls, the loopback
- * reply). Each completion lowers it once; the one that reaches zero
- * finishes the operation, so the user callback is queued exactly once
- * whatever order completions, cancels and deadlines arrive in. The first
- * error recorded in handle->ret wins.
+ * A forward or respond counts the operations it waits for in its group,
+ * handle->ops (lib/core/hg_opgroup.h), under handle->lock: NA sends and
+ * receives, overflow pulls and their acknowledgement, the loopback reply.
+ * It arms the group with the operations it posts before posting any; one
+ * that starts a follow-up from its completion (the response receive's
+ * pull, the pull's acknowledgement) adds it before it ends itself. The end
+ * that empties the group finishes the operation, so the user callback is
+ * queued exactly once whatever order completions, cancels and deadlines
+ * arrive in. The first error recorded in the group wins.
  */
 #include "hg/hg_rpc.h"
 #include "proc/hg_proc_pin.h"
@@ -26,16 +29,12 @@ static void hg_rpc_finish(struct hg_handle *handle, bool silent, bool probing);
 void
 hg_rpc_op_done(struct hg_handle *handle, hg_return_t ret)
 {
-    bool finished, first_error = false, silent = false, probing = false;
+    enum hg_opgroup_step step;
+    bool silent = false, probing = false;
 
     qs_mutex_lock(&handle->lock);
-    if (ret != HG_SUCCESS && handle->ret == HG_SUCCESS) {
-        handle->ret = ret;
-        first_error = true;
-    }
-    handle->pending--;
-    finished = handle->pending == 0;
-    if (finished) {
+    step = hg_opgroup_end(&handle->ops, ret);
+    if (step == HG_OPGROUP_DONE) {
         /* A failed post already reported its error; nobody waits for a
          * callback. A respond without a callback has nobody to tell
          * either. */
@@ -46,9 +45,9 @@ hg_rpc_op_done(struct hg_handle *handle, hg_return_t ret)
         probing = hg_probe_busy(&handle->probe);
     }
     pthread_mutex_unlock(&handle->lock);
-    if (finished)
+    if (step == HG_OPGROUP_DONE)
         hg_rpc_finish(handle, silent, probing);
-    else if (first_error)
+    else if (step == HG_OPGROUP_FIRST_ERROR)
         hg_rpc_cancel_ops(handle);
 }
 
@@ -101,7 +100,7 @@ hg_rpc_complete(struct hg_completion *comp)
 
     qs_mutex_lock(&handle->lock);
     handle->active = false;
-    ret = handle->ret;
+    ret = hg_opgroup_result(&handle->ops);
     pthread_mutex_unlock(&handle->lock);
     memset(&info, 0, sizeof(info));
     info.arg = handle->arg;
@@ -127,14 +126,14 @@ HG_Cancel(hg_handle_t handle)
     if (handle == HG_HANDLE_NULL)
         return HG_INVALID_ARG;
     qs_mutex_lock(&handle->lock);
-    if (!handle->active || handle->pending == 0) {
+    if (!handle->active || !hg_opgroup_busy(&handle->ops)) {
         pthread_mutex_unlock(&handle->lock);
         return HG_SUCCESS;
     }
     loopback = handle->loopback_pending;
     handle->loopback_pending = false;
-    if (loopback && handle->ret == HG_SUCCESS)
-        handle->ret = HG_CANCELED;
+    if (loopback)
+        hg_opgroup_fail(&handle->ops, HG_CANCELED);
     pthread_mutex_unlock(&handle->lock);
 
     if (loopback) {

@@ -1,6 +1,7 @@
 /*
  * The RPC layer's operation functions shared between its files:
- * hg_rpc.c (the pending count, finish, cancel, completion runs),
+ * hg_rpc.c (the group of pending operations, finish, cancel, completion
+ * runs),
  * hg_codec.c (wire format), hg_origin.c (forward), hg_target.c (receipt
  * and respond). Internal to lib/hg.
  */

@@ -292,8 +292,7 @@ hg_respond_expire(struct hg_timer *timer)
                               offsetof(struct hg_handle, timer));
 
     qs_mutex_lock(&handle->lock);
-    if (handle->ret == HG_SUCCESS)
-        handle->ret = HG_TIMEOUT;
+    hg_opgroup_fail(&handle->ops, HG_TIMEOUT);
     pthread_mutex_unlock(&handle->lock);
     NA_Cancel(handle->ctx->hg_class->core.na_class,
               handle->ctx->core.na_context, handle->ack_op);
@@ -338,9 +337,8 @@ hg_respond_claim(struct hg_handle *handle, hg_cb_t callback, void *arg)
     handle->responded = true;
     handle->callback = callback;
     handle->arg = arg;
-    handle->ret = HG_SUCCESS;
     handle->active = true;
-    handle->pending = 1;
+    hg_opgroup_arm(&handle->ops, 1);
     pthread_mutex_unlock(&handle->lock);
     return HG_SUCCESS;
 }
@@ -396,8 +394,9 @@ hg_respond_await_ack(struct hg_handle *handle, uint32_t cookie)
     hg_class_t *hg_class = handle->ctx->hg_class;
     na_return_t na_ret;
 
+    /* Counted while the response send, not posted yet, holds the group. */
     qs_mutex_lock(&handle->lock);
-    handle->pending++;
+    hg_opgroup_add(&handle->ops, 1);
     pthread_mutex_unlock(&handle->lock);
     na_ret = NA_Msg_recv_expected(
         hg_class->core.na_class, handle->ctx->core.na_context, hg_respond_na_cb,

@@ -96,8 +96,7 @@ hg_handle_reset(struct hg_handle *handle)
     handle->rpc = NULL;
     atomic_init(&handle->refcount, 1);
     handle->is_target = false;
-    handle->pending = 0;
-    handle->ret = HG_SUCCESS;
+    hg_opgroup_init(&handle->ops);
     handle->active = false;
     handle->discard = false;
     handle->responded = false;
