@@ -69,6 +69,9 @@ extern atomic_uint na_sm_fence_word __attribute__((visibility("hidden")));
 
 /* Bytes of each ring (one per direction of a connection). */
 #define NA_SM_RING_SIZE (1u << 20)
+/* While the consumer keeps up, a producer stays in the first this many
+ * bytes of the ring (na_sm_ring_push). */
+#define NA_SM_RING_WINDOW (64u << 10)
 
 /* Payload limits: the default, and the largest a class may ask for. */
 #define NA_SM_DEFAULT_MSG_SIZE 4096

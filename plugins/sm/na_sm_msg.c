@@ -60,6 +60,7 @@ na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
     size_t off = (size_t) (tail % NA_SM_RING_SIZE);
     size_t to_end = NA_SM_RING_SIZE - off;
     size_t need = rec > to_end ? to_end + rec : rec;
+    bool rec_wraps = false;
     struct na_sm_rec h = {.len = (uint32_t) len,
                           .tag = tag,
                           .kind = kind,
@@ -68,7 +69,14 @@ na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
 
     if (tail - head > NA_SM_RING_SIZE || NA_SM_RING_SIZE - (tail - head) < need)
         return false;
-    if (rec > to_end) {
+    /* Past the window, start over at the ring's beginning as soon as the
+     * records not yet read fit before the window's end: while the
+     * consumer keeps up, records then land on the same NA_SM_RING_WINDOW
+     * bytes, still in both caches, instead of a line last written a
+     * megabyte ago. Further on only while it lags. */
+    if (off >= NA_SM_RING_WINDOW && tail - head + rec <= NA_SM_RING_WINDOW)
+        rec_wraps = true; /* the unread bytes lie past [0, rec) */
+    if (rec > to_end || rec_wraps) {
         /* Positions are line-aligned: a whole header always fits. */
         struct na_sm_rec w = {.kind = NA_SM_REC_WRAP};
         na_sm_rec_publish(r, tail, &w);
