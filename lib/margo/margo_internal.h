@@ -3,8 +3,9 @@
  *
  * Files by concern:
  *   margo_instance.c  init, finalize, wait_for_finalize, class accessors
- *   margo_progress.c  who drives HG progress, blocking waits, the
- *                     progress and handler threads, handler dispatch
+ *   margo_progress.c  who drives HG progress, blocking waits, handler
+ *                     dispatch
+ *   margo_threads.c   margo_thread_sleep(), the progress threads
  *   margo_rpc.c       registration, addresses, handles, forward, respond,
  *                     requests
  *   margo_bulk.c      bulk handles and transfers
@@ -223,7 +224,7 @@ void margo_all_remove(struct margo_instance *mid);
 /* Wake every thread blocked on mid (lock held): a request completed, a
  * handler was queued or finished, finalize was requested. */
 void margo_wake(struct margo_instance *mid);
-/* Start / stop the instance's own threads. */
+/* Start / stop the instance's own threads (margo_threads.c). */
 int margo_threads_start(struct margo_instance *mid);
 void margo_threads_stop(struct margo_instance *mid);
 /* Add to / remove from the driven list (lock held). Removal waits for the

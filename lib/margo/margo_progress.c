@@ -28,6 +28,7 @@
  * blocking calls never nest HG_Trigger().
  */
 #include "margo_internal.h"
+#include "margo_progress.h"
 
 #include "abt/abt_block.h"
 #include "na/na_runtime.h"
@@ -40,7 +41,7 @@ pthread_mutex_t margo_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Threads waiting for the driving role or for an operation on a driven
  * instance sleep here; every completion and every role release wakes them. */
-static pthread_cond_t margo_driver_cond = PTHREAD_COND_INITIALIZER;
+pthread_cond_t margo_driver_cond = PTHREAD_COND_INITIALIZER;
 static bool margo_driver_active;                 /* (L) the role is taken     */
 static unsigned int margo_role_waiters;          /* (L) threads that want it  */
 static uint64_t margo_role_generation;           /* (L) bumped at every take  */
@@ -79,38 +80,13 @@ static struct margo_sleeper *margo_sleepers; /* (L) in arrival order */
  * idle, not running handlers (which may block anywhere). A simulated
  * fabric keeps its clock while one of them may be about to hand a request
  * to a handler (margo_runtime_busy). */
-static atomic_int margo_pt_outside;
+atomic_int margo_pt_outside;
 /* The role handed to a margo_role_take() sleeper, still on its way. */
 static struct margo_sleeper *margo_role_reserved; /* (L) */
 
-/*
- * What the calling thread is doing, for the decisions that depend on it:
- * whether it already holds the driving role (a handler it runs made a
- * nested blocking call), which handlers it is inside, and whether it is
- * one of an instance's own threads.
- */
-struct margo_tls {
-    int drive_depth;
-    /* drive_depth while the role is lent out for an abt.h wait. */
-    int lent_depth;
-    int handler_depth;
-    const struct margo_instance *handler_of[MARGO_MAX_HANDLER_DEPTH];
-    const struct margo_instance *own_instance;
-    bool is_progress_thread;
-    /* A progress thread counted in margo_pt_outside, and whether it was
-     * when its current wait in the fabric began. */
-    bool pt_counted, pt_counted_before_wait;
-    /* The instance whose progress thread this is, and the same while its
-     * progress is lent out. */
-    struct margo_instance *progress_of, *lent_progress;
-    /* margo_thread_sleep()'s deadline on the NA clock, 0 when not
-     * sleeping: progress waits are cut short to it. */
-    uint64_t deadline_ns;
-};
-static _Thread_local struct margo_tls margo_tls;
+_Thread_local struct margo_tls margo_tls;
 
 static bool margo_caller_work_queued(void);
-static uint64_t margo_sleepers_next(const struct margo_instance *mid);
 
 /*
  * Put back in line the sleepers whose wait is over, in arrival order:
@@ -386,7 +362,7 @@ margo_may_nest(void)
            ABT_self_is_primary(&primary) == ABT_SUCCESS && primary;
 }
 
-static bool
+bool
 margo_run_one_handler(struct margo_instance *mid)
 {
     struct margo_handler_entry *e = mid->queue_head;
@@ -456,7 +432,7 @@ margo_runtime_busy(void)
     return atomic_load(&margo_pt_outside) > 0 || abt_busy_elsewhere();
 }
 
-static void
+void
 margo_pt_count(bool on)
 {
     if (margo_tls.pt_counted != on) {
@@ -467,7 +443,7 @@ margo_pt_count(bool on)
 
 /* Around a wait, in a simulated fabric or on a condition: the calling
  * thread is not about to act meanwhile. */
-static void
+void
 margo_idle_enter(void)
 {
     margo_tls.pt_counted_before_wait = margo_tls.pt_counted;
@@ -475,7 +451,7 @@ margo_idle_enter(void)
     abt_idle_enter();
 }
 
-static void
+void
 margo_idle_leave(void)
 {
     abt_idle_leave();
@@ -597,7 +573,7 @@ margo_progress_instance(struct margo_instance *mid, unsigned int timeout_ms)
  * progress timeout upper bound, capped at MARGO_BLOCK_MS so that stop
  * requests and waiting finalizers are still seen in time.
  */
-static unsigned int
+unsigned int
 margo_idle_ms(struct margo_instance *mid)
 {
     unsigned int ub = atomic_load(&mid->progress_timeout_ub_ms);
@@ -1089,187 +1065,4 @@ margo_poke_progress(struct margo_instance *mid)
     margo_drive_round(MARGO_ROUND_POKE, false);
     pthread_mutex_lock(&margo_lock);
     margo_role_release();
-}
-
-/* ---- Sleeping -------------------------------------------------------- */
-
-struct margo_sleep {
-    struct margo_instance *mid;
-    uint64_t deadline_ns;
-    const struct margo_tls *thread; /* the sleeping thread's */
-    struct margo_sleep *next;       /* (L) in mid->sleepers */
-};
-
-/* Recompute mid->sleep_deadline_min (lock held). */
-static void
-margo_sleepers_update(struct margo_instance *mid)
-{
-    uint64_t min = 0;
-
-    for (struct margo_sleep *s = mid->sleepers; s; s = s->next)
-        if (min == 0 || s->deadline_ns < min)
-            min = s->deadline_ns;
-    mid->sleep_deadline_min = min;
-}
-
-/* The earliest deadline of mid's sleepers that may wake before this
- * thread returns: another thread's, or this thread's innermost (its
- * outer sleeps wait for the inner one). 0 if none. Lock held. */
-static uint64_t
-margo_sleepers_next(const struct margo_instance *mid)
-{
-    uint64_t min = margo_tls.deadline_ns;
-
-    if (mid->sleep_deadline_min == 0)
-        return min;
-    for (const struct margo_sleep *s = mid->sleepers; s; s = s->next)
-        if (s->thread != &margo_tls && (min == 0 || s->deadline_ns < min))
-            min = s->deadline_ns;
-    return min;
-}
-
-static bool
-margo_sleep_done(void *arg)
-{
-    struct margo_sleep *s = arg;
-
-    return HG_Clock_now(s->mid->hg_class) >= s->deadline_ns ||
-           s->mid->teardown_started;
-}
-
-void
-margo_thread_sleep(margo_instance_id mid, double timeout_ms)
-{
-    struct margo_sleep s;
-    uint64_t saved = margo_tls.deadline_ns;
-
-    if (mid == MARGO_INSTANCE_NULL || !(timeout_ms > 0))
-        return;
-    s.mid = mid;
-    s.thread = &margo_tls;
-    s.deadline_ns =
-        HG_Clock_now(mid->hg_class) + (uint64_t) (timeout_ms * 1e6 + 0.5);
-    /* Sleeping is waiting like any other blocking call: this thread keeps
-     * doing its share of progress and handlers meanwhile, as a ULT's
-     * scheduler would. On the simulator the clock is virtual. */
-    /* A sleep nested in another (a handler run from inside this thread's
-     * own sleep) ends first whatever the outer deadline says: cutting its
-     * waits to the outer one would stop the virtual clock short of its
-     * own. */
-    margo_tls.deadline_ns = s.deadline_ns;
-    pthread_mutex_lock(&margo_lock);
-    s.next = mid->sleepers;
-    mid->sleepers = &s;
-    margo_sleepers_update(mid);
-    margo_wake(mid); /* a progress thread idle "when needed" now is needed */
-    margo_block_until(mid, margo_sleep_done, &s, true);
-    for (struct margo_sleep **p = &mid->sleepers; *p; p = &(*p)->next) {
-        if (*p == &s) {
-            *p = s.next;
-            break;
-        }
-    }
-    margo_sleepers_update(mid);
-    pthread_mutex_unlock(&margo_lock);
-    margo_tls.deadline_ns = saved;
-}
-
-/* ---- Threads --------------------------------------------------------- */
-
-/* With progress_when_needed, whether the progress thread has a reason to
- * make progress: an operation in flight, work queued for it, a timer or a
- * sleeper, finalize (lock held). */
-static bool
-margo_progress_needed(const struct margo_instance *mid)
-{
-    return !mid->progress_when_needed || mid->inflight != NULL ||
-           (mid->rpc_thread_count < 0 && mid->queue_head != NULL) ||
-           mid->timers != NULL || mid->sleepers != NULL ||
-           mid->finalize_requested;
-}
-
-static void *
-margo_progress_main(void *arg)
-{
-    struct margo_instance *mid = arg;
-
-    margo_tls.own_instance = mid;
-    margo_tls.is_progress_thread = true;
-    margo_tls.progress_of = mid;
-    margo_tls.pt_counted = true; /* counted by margo_threads_start */
-    pthread_mutex_lock(&margo_lock);
-    while (!mid->stop_threads) {
-        bool queued = mid->rpc_thread_count < 0 && mid->queue_head;
-
-        if (!margo_progress_needed(mid)) {
-            /* Idle and told to progress only when needed: no HG_Progress()
-             * until margo_wake() says something changed. */
-            margo_cond_wait(&margo_driver_cond, NULL);
-            continue;
-        }
-        pthread_mutex_unlock(&margo_lock);
-        (void) margo_progress_instance(mid, queued ? 0 : margo_idle_ms(mid));
-        pthread_mutex_lock(&margo_lock);
-        if (mid->rpc_thread_count < 0) {
-            margo_pt_count(false);
-            while (margo_run_one_handler(mid))
-                ;
-            margo_pt_count(true);
-        }
-    }
-    pthread_mutex_unlock(&margo_lock);
-    margo_pt_count(false);
-    return NULL;
-}
-
-int
-margo_threads_start(struct margo_instance *mid)
-{
-    int rc;
-
-    if (mid->has_progress_thread) {
-        /* At work from the start (margo_progress_main counts on it). */
-        atomic_fetch_add(&margo_pt_outside, 1);
-        rc = pthread_create(&mid->progress_thread, NULL, margo_progress_main,
-                            mid);
-        if (rc != 0) {
-            atomic_fetch_sub(&margo_pt_outside, 1);
-            margo_log(mid, MARGO_LOG_ERROR,
-                      "margo: cannot start the progress thread: %s",
-                      strerror(rc));
-            return -1;
-        }
-        mid->progress_thread_started = true;
-        pthread_setname_np(mid->progress_thread, "margo-progress");
-    }
-    return 0;
-}
-
-void
-margo_threads_stop(struct margo_instance *mid)
-{
-    pthread_mutex_lock(&margo_lock);
-    mid->stop_threads = true;
-    margo_wake(mid);
-    pthread_mutex_unlock(&margo_lock);
-
-    if (mid->progress_thread_started) {
-        /* Idle meanwhile: the thread may have to wait out its deadline. */
-        margo_idle_enter();
-        pthread_join(mid->progress_thread, NULL);
-        margo_idle_leave();
-        mid->progress_thread_started = false;
-    }
-}
-
-int
-margo_set_progress_when_needed(margo_instance_id mid, bool when_needed)
-{
-    if (mid == MARGO_INSTANCE_NULL)
-        return -1;
-    pthread_mutex_lock(&margo_lock);
-    mid->progress_when_needed = when_needed;
-    margo_wake(mid);
-    pthread_mutex_unlock(&margo_lock);
-    return 0;
 }
