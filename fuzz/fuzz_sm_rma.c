@@ -16,6 +16,7 @@
  * base and addr are offsets from the registered region's first byte (the
  * harness adds its address), so inputs reach inside and outside it.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,19 @@ sent_cb(const struct na_cb_info *info)
     *(int *) info->arg = 1;
 }
 
+/* Both ends hold a live connection with its rings mapped. A record the
+ * target refused ends the connection, and the client finds that out only
+ * when it next looks at its sockets. */
+static bool
+world_connected(void)
+{
+    struct na_sm_conn *c = LIST_FIRST(&na_sm_class(w.cli)->conns);
+    struct na_sm_conn *s = LIST_FIRST(&na_sm_class(w.srv)->conns);
+
+    return c != NULL && s != NULL && c->tx != NULL && !c->dead &&
+           s->rx != NULL && !s->dead;
+}
+
 /* Two classes, a connection between them and a registered region. */
 static struct na_sm_conn *
 world_up(void)
@@ -83,8 +97,7 @@ world_up(void)
     na_op_id_t *op;
     int sent = 0;
 
-    if (w.srv != NULL && !LIST_EMPTY(&na_sm_class(w.cli)->conns) &&
-        !LIST_EMPTY(&na_sm_class(w.srv)->conns))
+    if (w.srv != NULL && world_connected())
         return LIST_FIRST(&na_sm_class(w.cli)->conns);
     world_down();
     setenv("QS_SM_RMA", "msg", 1);
@@ -114,10 +127,14 @@ world_up(void)
     if (NA_Msg_send_unexpected(w.cli, w.cctx, sent_cb, &sent, "x", 1, NULL,
                                w.at_srv, 0, 0, op) != NA_SUCCESS)
         abort();
-    for (int i = 0; i < 1000 && !sent; i++)
+    /* A busy pass looks at the sockets only now and then, so the
+     * handshake takes many passes: wait until both ends hold it. */
+    for (int i = 0;
+         i < 1000000 && (!sent || LIST_EMPTY(&na_sm_class(w.srv)->conns)); i++)
         progress();
     NA_Op_destroy(w.cli, op);
-    if (LIST_EMPTY(&na_sm_class(w.cli)->conns))
+    if (LIST_EMPTY(&na_sm_class(w.cli)->conns) ||
+        LIST_EMPTY(&na_sm_class(w.srv)->conns))
         abort();
     return LIST_FIRST(&na_sm_class(w.cli)->conns);
 }

@@ -270,6 +270,8 @@ struct na_sm_class {
     uint32_t reg_free_count;
     uint64_t reg_gen;
     unsigned int poll_count;
+    long sock_tick; /* coarse clock at the last look at the sockets */
+    time_t sock_tick_sec;
     /* NA_Poll_get_fd was called: someone may sleep on the fd without
      * NA_Poll_wait, so the sleeping flags stay set (re-armed after each
      * progress) and every message to us makes the fd readable. */

@@ -23,13 +23,17 @@ atomic_uint na_sm_fence_word;
 
 #include <poll.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Sockets (new connections, handshakes, wake-up bytes, a peer's end of
- * file) are looked at once every this many polls, and before sleeping: an
- * epoll_wait per poll would put a system call on the busy path, where an
- * idle ring is the common case (a round trip waiting for its reply). */
-#define NA_SM_SOCK_EVERY 32u
+ * file) are looked at before sleeping, and on a busy pass only when this
+ * many passes have gone by or the coarse clock has ticked (every few
+ * milliseconds; reading it costs no system call) since the last look. An
+ * epoll_wait on the busy path costs far more than an idle pass and finds
+ * nothing there: a spinning consumer gets no wake-up bytes, so only
+ * connection set-up and a peer's death wait, by at most a tick. */
+#define NA_SM_SOCK_EVERY 1024u
 
 static struct na_sm_context *
 na_sm_pctx(na_context_t *context)
@@ -192,6 +196,22 @@ na_sm_rearm(struct na_sm_class *cls)
     }
 }
 
+/* A busy pass looks at the sockets (lock held)? */
+static bool
+na_sm_sockets_due(struct na_sm_class *cls)
+{
+    struct timespec ts;
+
+    if (++cls->poll_count % NA_SM_SOCK_EVERY == 0)
+        return true;
+    (void) clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    if (ts.tv_nsec == cls->sock_tick && ts.tv_sec == cls->sock_tick_sec)
+        return false;
+    cls->sock_tick = ts.tv_nsec;
+    cls->sock_tick_sec = ts.tv_sec;
+    return true;
+}
+
 /* force: about to sleep, or just woken; look at the sockets too. */
 static void
 na_sm_progress(struct na_sm_class *cls, bool force)
@@ -201,7 +221,7 @@ na_sm_progress(struct na_sm_class *cls, bool force)
 
     pthread_mutex_lock(&cls->lock);
     (void) na_sm_rings(cls, publish);
-    if (force || ++cls->poll_count % NA_SM_SOCK_EVERY == 0) {
+    if (force || na_sm_sockets_due(cls)) {
         if (na_sm_sockets(cls))
             (void) na_sm_rings(cls, publish); /* new connections, wake-ups */
     }
