@@ -23,6 +23,9 @@ hg_core_init(struct hg_core *core, hg_class_t *hg_class,
     pthread_mutex_init(&core->timer_lock, NULL);
     TAILQ_INIT(&core->timers);
     atomic_init(&core->timer_hint, UINT64_MAX);
+    atomic_init(&core->n_fine, 0);
+    atomic_init(&core->coarse_pass, 0);
+    atomic_init(&core->coarse_now, 0);
     pthread_mutex_init(&core->queue_lock, NULL);
     /* HG_Trigger()'s wait must not stretch when the wall clock is set:
      * time it on the monotonic clock. */
@@ -80,23 +83,54 @@ hg_core_has_completions(struct hg_core *core)
 
 /* Deadlines. */
 
-void
-hg_core_timer_arm(struct hg_core *core, struct hg_timer *timer,
-                  unsigned int timeout_ms, void (*expire)(struct hg_timer *))
+/* Timer lock held: take a timer off the list, keeping the fine count. */
+static void
+hg_core_timer_remove(struct hg_core *core, struct hg_timer *timer)
+{
+    TAILQ_REMOVE(&core->timers, timer, entry);
+    timer->linked = false;
+    if (!timer->coarse)
+        atomic_fetch_sub_explicit(&core->n_fine, 1, memory_order_relaxed);
+}
+
+static void
+hg_core_timer_arm_kind(struct hg_core *core, struct hg_timer *timer,
+                       unsigned int timeout_ms,
+                       void (*expire)(struct hg_timer *), bool coarse)
 {
     uint64_t deadline = hg_core_now(core) + (uint64_t) timeout_ms * 1000000ull;
 
     qs_mutex_lock(&core->timer_lock);
+    if (timer->linked && timer->coarse != coarse)
+        hg_core_timer_remove(core, timer);
     timer->deadline_ns = deadline;
     timer->expire = expire;
+    timer->coarse = coarse;
     atomic_store(&timer->armed, true);
     if (!timer->linked) {
         TAILQ_INSERT_TAIL(&core->timers, timer, entry);
         timer->linked = true;
+        if (!coarse)
+            atomic_fetch_add_explicit(&core->n_fine, 1, memory_order_relaxed);
     }
     if (deadline < atomic_load(&core->timer_hint))
         atomic_store(&core->timer_hint, deadline);
     pthread_mutex_unlock(&core->timer_lock);
+}
+
+void
+hg_core_timer_arm(struct hg_core *core, struct hg_timer *timer,
+                  unsigned int timeout_ms, void (*expire)(struct hg_timer *))
+{
+    hg_core_timer_arm_kind(core, timer, timeout_ms, expire, false);
+}
+
+void
+hg_core_timer_arm_coarse(struct hg_core *core, struct hg_timer *timer,
+                         unsigned int timeout_ms,
+                         void (*expire)(struct hg_timer *))
+{
+    hg_core_timer_arm_kind(core, timer, timeout_ms, expire, true);
 }
 
 /* No lock: the next sweep unlinks it (hg_core_sweep_timers). */
@@ -112,10 +146,8 @@ hg_core_timer_unlink(struct hg_core *core, struct hg_timer *timer)
 {
     atomic_store(&timer->armed, false);
     qs_mutex_lock(&core->timer_lock);
-    if (timer->linked) {
-        TAILQ_REMOVE(&core->timers, timer, entry);
-        timer->linked = false;
-    }
+    if (timer->linked)
+        hg_core_timer_remove(core, timer);
     pthread_mutex_unlock(&core->timer_lock);
 }
 
@@ -134,12 +166,10 @@ hg_core_sweep_timers(struct hg_core *core, uint64_t now, uint64_t *next)
     for (timer = TAILQ_FIRST(&core->timers); timer != NULL; timer = tmp) {
         tmp = TAILQ_NEXT(timer, entry);
         if (!atomic_load(&timer->armed)) {
-            TAILQ_REMOVE(&core->timers, timer, entry);
-            timer->linked = false;
+            hg_core_timer_remove(core, timer);
         } else if (expired == NULL && timer->deadline_ns <= now &&
                    atomic_exchange(&timer->armed, false)) {
-            TAILQ_REMOVE(&core->timers, timer, entry);
-            timer->linked = false;
+            hg_core_timer_remove(core, timer);
             expired = timer;
         } else if (timer->deadline_ns < nearest) {
             nearest = timer->deadline_ns;
@@ -179,13 +209,32 @@ hg_core_check_timers(struct hg_core *core, uint64_t now)
 /* The time for a timer check: the NA clock if a linked timer may be due,
  * else 0 without reading it (with no timer linked the hint is UINT64_MAX
  * and hg_core_check_timers() fires nothing whatever the time), so a busy
- * loop on a context without timers reads no clock. */
+ * loop on a context without timers reads no clock. With only coarse
+ * timers linked (an origin with RPCs in flight, each with its liveness
+ * probe), the clock is read on one call in HG_CORE_COARSE_PASSES and the
+ * others reuse that reading: a reading that is a little old only makes
+ * a timer fire a few passes late. */
 static uint64_t
 hg_core_timer_now(struct hg_core *core)
 {
+    unsigned int pass;
+    uint64_t now;
+
     if (atomic_load(&core->timer_hint) == UINT64_MAX)
         return 0;
-    return hg_core_now(core);
+    if (atomic_load_explicit(&core->n_fine, memory_order_relaxed) == 0) {
+        /* A plain load and store, not a locked add: threads that race
+         * here only move the next reading by a pass. */
+        pass = atomic_load_explicit(&core->coarse_pass, memory_order_relaxed);
+        atomic_store_explicit(&core->coarse_pass, pass + 1,
+                              memory_order_relaxed);
+        if (pass % HG_CORE_COARSE_PASSES != 0)
+            return atomic_load_explicit(&core->coarse_now,
+                                        memory_order_relaxed);
+    }
+    now = hg_core_now(core);
+    atomic_store_explicit(&core->coarse_now, now, memory_order_relaxed);
+    return now;
 }
 
 /* The exact nearest deadline of an armed timer if it may come before

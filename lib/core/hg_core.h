@@ -48,16 +48,24 @@ struct hg_completion {
  * probe). Disarming only clears `armed`, without a lock: a disarmed timer
  * stays on the list until the next sweep unlinks it (or its owner calls
  * hg_core_timer_unlink() before freeing it), and arming it again only
- * updates it. `linked`, `deadline_ns` and `expire` are guarded by the
- * timer lock.
+ * updates it. `linked`, `coarse`, `deadline_ns` and `expire` are guarded
+ * by the timer lock.
+ *
+ * A coarse timer (hg_core_timer_arm_coarse(): liveness probes, a second
+ * apart) may fire some passes late: while only coarse timers are linked,
+ * a busy loop of zero-timeout passes reads the clock on one pass in
+ * HG_CORE_COARSE_PASSES instead of twice on every pass.
  */
 struct hg_timer {
     uint64_t deadline_ns;
     void (*expire)(struct hg_timer *timer);
     atomic_bool armed;
     bool linked;
+    bool coarse;
     TAILQ_ENTRY(hg_timer) entry;
 };
+
+#define HG_CORE_COARSE_PASSES 16u
 
 /* The class's ground floor: the first member of struct hg_class. */
 struct hg_core_class {
@@ -79,6 +87,12 @@ struct hg_core {
     pthread_mutex_t timer_lock;
     TAILQ_HEAD(, hg_timer) timers;
     atomic_uint_fast64_t timer_hint; /* no linked timer is due before */
+    atomic_uint n_fine; /* linked timers that are not coarse (timer lock) */
+    /* While n_fine is 0: zero-timeout passes since the last clock read,
+     * and that reading (any thread may update them; a race only moves
+     * the next reading). */
+    atomic_uint coarse_pass;
+    atomic_uint_fast64_t coarse_now;
 
     pthread_mutex_t queue_lock;
     pthread_cond_t queue_cond;
@@ -178,6 +192,10 @@ bool hg_core_has_completions(struct hg_core *core);
 void hg_core_timer_arm(struct hg_core *core, struct hg_timer *timer,
                        unsigned int timeout_ms,
                        void (*expire)(struct hg_timer *));
+/* The same for a deadline that may be met a few progress passes late. */
+void hg_core_timer_arm_coarse(struct hg_core *core, struct hg_timer *timer,
+                              unsigned int timeout_ms,
+                              void (*expire)(struct hg_timer *));
 /* Lock-free; the expire function will not be called after it returns
  * unless it is already running. */
 void hg_core_timer_disarm(struct hg_timer *timer);

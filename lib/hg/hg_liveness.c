@@ -213,7 +213,8 @@ hg_probe_expire(struct hg_timer *timer)
         return;
     }
     /* Armed before the post: the probe's callbacks may run at once. */
-    hg_core_timer_arm(&handle->ctx->core, &probe->timer, ms, hg_probe_expire);
+    hg_core_timer_arm_coarse(&handle->ctx->core, &probe->timer, ms,
+                             hg_probe_expire);
     if (!post)
         return;
     ret = hg_probe_post(handle, cookie);
@@ -250,8 +251,8 @@ hg_probe_start(struct hg_handle *handle)
     }
     /* The generation was advanced when the forward started; arming an
      * armed timer only moves its deadline. */
-    hg_core_timer_arm(&handle->ctx->core, &handle->probe.timer, ms,
-                      hg_probe_expire);
+    hg_core_timer_arm_coarse(&handle->ctx->core, &handle->probe.timer, ms,
+                             hg_probe_expire);
 }
 
 void
