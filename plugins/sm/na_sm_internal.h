@@ -102,7 +102,8 @@ enum na_sm_rec_kind {
     NA_SM_REC_UNEXP = 1,
     NA_SM_REC_EXP = 2,
     NA_SM_REC_WRAP = 3,
-    NA_SM_REC_RMA = 4 /* payload: struct na_sm_rma_wire, then data */
+    NA_SM_REC_RMA = 4,   /* payload: struct na_sm_rma_wire, then data */
+    NA_SM_REC_ASSIST = 5 /* payload: struct na_sm_assist_wire */
 };
 
 /* How RMA copies: QS_SM_RMA=auto (the default), vm or msg. */
@@ -124,6 +125,23 @@ struct na_sm_rec {
 
 #define NA_SM_REC_ALIGN 64u
 
+/* An RMA of the ring's producer that its consumer may help copy
+ * (na_sm_assist.c): the claim word and the chunks the consumer copied or
+ * failed to copy, one bit each. */
+struct na_sm_assist {
+    _Atomic uint64_t claim; /* sequence << 32 | next chunk */
+    _Atomic uint64_t done;
+    _Atomic uint64_t failed;
+    uint8_t pad[40];
+};
+
+/* An RMA of at least this many bytes is offered to the peer to help
+ * with, in chunks of at least NA_SM_ASSIST_CHUNK bytes, at most
+ * NA_SM_ASSIST_CHUNKS_MAX of them. */
+#define NA_SM_ASSIST_MIN (512u << 10)
+#define NA_SM_ASSIST_CHUNK (256u << 10)
+#define NA_SM_ASSIST_CHUNKS_MAX 64u
+
 /* A ring in shared memory; positions count bytes and only grow. The
  * consumer publishes `head` lazily (at its next pass, or before it
  * sleeps): a store that has to take the line from the producer, and the
@@ -137,6 +155,7 @@ struct na_sm_ring {
     _Atomic uint32_t sleeping;   /* consumer asleep: producer must wake it */
     _Atomic uint32_t tx_blocked; /* producer waits for room: consumer wakes */
     uint8_t pad2[56];
+    struct na_sm_assist assist; /* the producer's RMA the consumer helps */
     uint8_t data[NA_SM_RING_SIZE];
 };
 
@@ -190,8 +209,10 @@ struct na_sm_conn {
     const struct na_sm_reg_entry *peer_regs; /* NA_SM_REG_MAX entries */
     struct na_op_list tx_wait;               /* sends waiting for ring room */
     struct na_op_list rma_wait;              /* RMA waiting for the handshake */
-    bool rma_msg;     /* RMA through ring records (na_sm_rma_msg.c) */
-    uint64_t rma_seq; /* the last token given to one of our RMA */
+    bool rma_msg;        /* RMA through ring records (na_sm_rma_msg.c) */
+    uint64_t rma_seq;    /* the last token given to one of our RMA */
+    uint32_t assist_seq; /* the last sequence number of an ASSIST record */
+    bool cma_ok;         /* the kernel has taken a process_vm_* call */
     struct na_op_list rma_pending;      /* our RMA waiting for the peer */
     struct na_sm_rma_out_queue rma_out; /* RMA records waiting for room */
     LIST_ENTRY(na_sm_conn) entry;
@@ -278,6 +299,9 @@ struct na_sm_class {
     atomic_bool fd_exported;
     bool ptrace_warned;
     enum na_sm_rma_mode rma_mode; /* immutable after initialize */
+    bool assist_on; /* QS_SM_ASSIST: large RMA copied by both peers */
+    /* Chunks of our RMA that peers copied for us (na_sm_assist.c). */
+    _Atomic uint64_t assist_chunks;
     /* Hellos refused because the peer process is not the one that serves
      * the name it claims (na_sm_conn.c). */
     atomic_uint forged_dropped;
@@ -347,6 +371,15 @@ void na_sm_rma_msg_cancel(struct na_op_id *op);
  * whose data was pushed, a get none of whose data arrived. */
 bool na_sm_rma_msg_cancelable(const struct na_op_id *op);
 void na_sm_rma_msg_conn_free(struct na_sm_conn *conn);
+
+/* na_sm_assist.c (lock held) */
+bool na_sm_assist_enabled_from_env(void);
+/* Copy the RMA `op` (checked, on a ready connection) with the peer's help:
+ * 0 or an errno, as na_sm_rma_copy. */
+int na_sm_assist_copy(struct na_sm_conn *conn, struct na_op_id *op);
+/* An NA_SM_REC_ASSIST record from the ring (hostile bytes). false:
+ * malformed, end the connection. */
+bool na_sm_assist_recv(struct na_sm_conn *conn, const uint8_t *rec, size_t len);
 
 /* na_sm_progress.c */
 void na_sm_op_init(struct na_op_id *op, const struct na_op_desc *desc,

@@ -215,7 +215,7 @@ na_sm_ring_drain(struct na_sm_conn *conn, bool publish)
         }
         rec = na_sm_rec_size(h.len);
         if ((h.kind != NA_SM_REC_UNEXP && h.kind != NA_SM_REC_EXP &&
-             h.kind != NA_SM_REC_RMA) ||
+             h.kind != NA_SM_REC_RMA && h.kind != NA_SM_REC_ASSIST) ||
             h.len > NA_SM_MAX_MSG_SIZE || rec > to_end) {
             na_plugin_log_error("sm", "peer %s: malformed ring record",
                                 conn->addr ? conn->addr->name : "?");
@@ -225,6 +225,13 @@ na_sm_ring_drain(struct na_sm_conn *conn, bool publish)
         if (h.kind == NA_SM_REC_RMA) {
             if (!na_sm_rma_msg_recv(conn, r->data + off + sizeof(h), h.len)) {
                 na_plugin_log_error("sm", "peer %s: malformed RMA record",
+                                    conn->addr ? conn->addr->name : "?");
+                conn->dead = true;
+                break;
+            }
+        } else if (h.kind == NA_SM_REC_ASSIST) {
+            if (!na_sm_assist_recv(conn, r->data + off + sizeof(h), h.len)) {
+                na_plugin_log_error("sm", "peer %s: malformed ASSIST record",
                                     conn->addr ? conn->addr->name : "?");
                 conn->dead = true;
                 break;

@@ -244,14 +244,18 @@ na_sm_errno_to_na(struct na_sm_class *cls, int e)
     }
 }
 
-/* 0, or the errno of the copy that failed. */
+/* 0, or the errno of the copy that failed. A large copy is offered to
+ * the peer to help with, once the kernel has taken a first call. */
 static int
-na_sm_rma_copy(pid_t pid, struct na_op_id *op)
+na_sm_rma_copy(struct na_sm_conn *conn, struct na_op_id *op, bool assist)
 {
+    pid_t pid = conn->pid;
     uint8_t *local = op->u.rma.local;
     uint64_t remote = op->u.rma.remote;
     size_t left = op->u.rma.size;
 
+    if (assist && conn->cma_ok && left >= NA_SM_ASSIST_MIN)
+        return na_sm_assist_copy(conn, op);
     while (left != 0) {
         struct iovec l = {.iov_base = local, .iov_len = left};
         struct iovec r = {.iov_base = (void *) (uintptr_t) remote,
@@ -266,6 +270,7 @@ na_sm_rma_copy(pid_t pid, struct na_op_id *op)
         remote += (uint64_t) n;
         left -= (size_t) n;
     }
+    conn->cma_ok = true;
     return 0;
 }
 
@@ -295,7 +300,7 @@ na_sm_rma_run(struct na_op_id *op)
         }
         ret = na_sm_rma_check(conn->peer_regs, op);
         if (ret == NA_SUCCESS && op->u.rma.size != 0) {
-            int e = na_sm_rma_copy(conn->pid, op);
+            int e = na_sm_rma_copy(conn, op, cls->assist_on);
             if (e == EPERM && cls->rma_mode == NA_SM_RMA_AUTO) {
                 /* Nothing was copied: the kernel refused the first call.
                  * This peer's RMA goes through the rings from now on. */
