@@ -93,6 +93,7 @@ na_sm_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
         ii->max_expected_size ? ii->max_expected_size : NA_SM_DEFAULT_MSG_SIZE;
     cls->rma_mode = na_sm_rma_mode_from_env();
     cls->assist_on = na_sm_assist_enabled_from_env();
+    cls->assist_test = na_sm_assist_test_from_env();
 
     ret =
         na_plugin_wait_init(&cls->wait, (ii->progress_mode & NA_NO_BLOCK) != 0);

@@ -29,10 +29,13 @@
 #include "na_sm_internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The payload of an NA_SM_REC_ASSIST record (native byte order). */
 struct na_sm_assist_wire {
@@ -55,6 +58,28 @@ na_sm_assist_enabled_from_env(void)
     const char *v = getenv("QS_SM_ASSIST");
 
     return v == NULL || strcmp(v, "0") != 0;
+}
+
+/* Test hooks (test_sm_assist.c), QS_SM_ASSIST_TEST: "hold" makes a
+ * requester wait (up to about a second) for its helper's first claim
+ * before it claims anything, so the helper's paths run every time;
+ * "fail" makes a helper fail every chunk it claims without copying it;
+ * "die" makes a helper process exit (status 3) right after its first
+ * claim. */
+enum na_sm_assist_test
+na_sm_assist_test_from_env(void)
+{
+    const char *v = getenv("QS_SM_ASSIST_TEST");
+
+    if (v == NULL)
+        return NA_SM_ASSIST_TEST_NONE;
+    if (strcmp(v, "hold") == 0)
+        return NA_SM_ASSIST_TEST_HOLD;
+    if (strcmp(v, "fail") == 0)
+        return NA_SM_ASSIST_TEST_FAIL;
+    if (strcmp(v, "die") == 0)
+        return NA_SM_ASSIST_TEST_DIE;
+    return NA_SM_ASSIST_TEST_NONE;
 }
 
 /* Copy [off, off + len) of a transfer, as `pid`'s peer: `mine` is this
@@ -101,6 +126,18 @@ na_sm_assist_own(struct na_sm_conn *conn, const struct na_sm_assist_wire *w,
                              na_sm_assist_len(w, i), w->put != 0);
 }
 
+/* The helper's process has ended: its socket reports the hang-up (also
+ * for a zombie, which kill() still finds), or the process is gone. */
+static bool
+na_sm_assist_peer_gone(struct na_sm_conn *conn)
+{
+    struct pollfd p = {.fd = conn->sock, .events = POLLRDHUP};
+
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)))
+        return true;
+    return kill(conn->pid, 0) != 0 && errno == ESRCH;
+}
+
 /* Wait until the chunks in `want` are done or failed, or the helper is
  * gone; returns the ones done. */
 static uint64_t
@@ -116,7 +153,7 @@ na_sm_assist_wait(struct na_sm_conn *conn, struct na_sm_assist *a,
             break;
         /* A claimed chunk is a copy in progress; only a helper that died
          * during it leaves it unfinished. */
-        if (spin % 4096 == 0 && kill(conn->pid, 0) != 0 && errno == ESRCH)
+        if (spin % 4096 == 0 && na_sm_assist_peer_gone(conn))
             break;
     }
     return done & want;
@@ -154,6 +191,15 @@ na_sm_assist_copy(struct na_sm_conn *conn, struct na_op_id *op)
         for (i = 0; i < w.nchunks && err == 0; i++)
             err = na_sm_assist_own(conn, &w, i);
         return err;
+    }
+    if (conn->cls->assist_test == NA_SM_ASSIST_TEST_HOLD) {
+        struct timespec t0, t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        while ((uint32_t) atomic_load(&a->claim) == 0 &&
+               t.tv_sec - t0.tv_sec < 2);
     }
     for (;;) {
         i = (uint32_t) atomic_fetch_add(&a->claim, 1);
@@ -217,6 +263,12 @@ na_sm_assist_recv(struct na_sm_conn *conn, const uint8_t *rec, size_t len)
             continue;
         off = (uint64_t) i * w.chunk;
         bit = UINT64_C(1) << i;
+        if (cls->assist_test == NA_SM_ASSIST_TEST_DIE)
+            _exit(3);
+        if (cls->assist_test == NA_SM_ASSIST_TEST_FAIL) {
+            atomic_fetch_or_explicit(&a->failed, bit, memory_order_release);
+            break;
+        }
         /* A get: our region into the requester; a put: the other way. */
         e = na_sm_assist_move(conn->pid, w.remote + off, w.local + off,
                               na_sm_assist_len(&w, i), w.put == 0);

@@ -106,6 +106,14 @@ enum na_sm_rec_kind {
     NA_SM_REC_ASSIST = 5 /* payload: struct na_sm_assist_wire */
 };
 
+/* Test hooks of na_sm_assist.c (QS_SM_ASSIST_TEST). */
+enum na_sm_assist_test {
+    NA_SM_ASSIST_TEST_NONE,
+    NA_SM_ASSIST_TEST_HOLD,
+    NA_SM_ASSIST_TEST_FAIL,
+    NA_SM_ASSIST_TEST_DIE
+};
+
 /* How RMA copies: QS_SM_RMA=auto (the default), vm or msg. */
 enum na_sm_rma_mode {
     NA_SM_RMA_AUTO, /* process_vm_*, and ring records where refused */
@@ -300,6 +308,7 @@ struct na_sm_class {
     bool ptrace_warned;
     enum na_sm_rma_mode rma_mode; /* immutable after initialize */
     bool assist_on; /* QS_SM_ASSIST: large RMA copied by both peers */
+    enum na_sm_assist_test assist_test; /* QS_SM_ASSIST_TEST */
     /* Chunks of our RMA that peers copied for us (na_sm_assist.c). */
     _Atomic uint64_t assist_chunks;
     /* Hellos refused because the peer process is not the one that serves
@@ -374,6 +383,7 @@ void na_sm_rma_msg_conn_free(struct na_sm_conn *conn);
 
 /* na_sm_assist.c (lock held) */
 bool na_sm_assist_enabled_from_env(void);
+enum na_sm_assist_test na_sm_assist_test_from_env(void);
 /* Copy the RMA `op` (checked, on a ready connection) with the peer's help:
  * 0 or an errno, as na_sm_rma_copy. */
 int na_sm_assist_copy(struct na_sm_conn *conn, struct na_op_id *op);

@@ -9,7 +9,10 @@
  * sequence number, an unknown region or a region without the right
  * permission), and end the connection on a malformed record. Then whole
  * gets and puts of 8 MiB, with and without a thread that keeps the helper
- * progressing, must move every byte.
+ * progressing, must move every byte; chunks a helper claims and fails are
+ * copied again by the requester; and a helper process that exits in the
+ * middle of a get makes it fail instead of hang. The last two use the
+ * test hooks of QS_SM_ASSIST_TEST (na_sm_assist.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define REGION (8u << 20)
 
@@ -325,6 +330,155 @@ test_rma_moves_every_byte(void **state)
            (unsigned long long) atomic_load(&rcls->assist_chunks), 16u * 32u);
 }
 
+/* The requester holds until the helper claims; the helper fails every
+ * chunk it claims: the requester copies them again. Then the helper
+ * copies: it always gets at least the chunk the requester waited for. */
+static void
+test_failed_chunks_copied_again(void **state)
+{
+    struct world *w = *state;
+    struct na_sm_class *rcls = na_sm_class(w->rc);
+    pthread_t t;
+
+    rcls->assist_test = NA_SM_ASSIST_TEST_HOLD;
+    na_sm_class(w->hc)->assist_test = NA_SM_ASSIST_TEST_FAIL;
+    atomic_store(&w->stop, false);
+    assert_int_equal(pthread_create(&t, NULL, helper_thread, w), 0);
+    for (unsigned i = 0; i < 4; i++)
+        rma_all(w, i % 2 == 1, 60 + i);
+    assert_int_equal(atomic_load(&rcls->assist_chunks), 0);
+    na_sm_class(w->hc)->assist_test = NA_SM_ASSIST_TEST_NONE;
+    for (unsigned i = 0; i < 4; i++)
+        rma_all(w, i % 2 == 1, 70 + i);
+    atomic_store(&w->stop, true);
+    pthread_join(t, NULL);
+    assert_true(atomic_load(&rcls->assist_chunks) >= 4);
+}
+
+static void
+poll_until(na_class_t *c, na_context_t *ctx, const int *flag)
+{
+    for (int i = 0; i < 10000000 && *flag == 0; i++) {
+        NA_Poll(c, ctx, NULL);
+        NA_Trigger(ctx, 64, NULL);
+    }
+}
+
+/* The helper process of test_helper_dies: one region, its address and
+ * handle to the parent, then progress until it exits in its first claim. */
+static void
+dying_helper(int fd)
+{
+    char msg[512] = {0};
+    size_t n = 256;
+    char *region = malloc(REGION);
+    na_class_t *c;
+    na_context_t *ctx;
+    na_addr_t self;
+    na_mem_handle_t h;
+    na_op_id_t *rop;
+    char rbuf[64];
+    int received = 0;
+
+    setenv("QS_SM_ASSIST_TEST", "die", 1);
+    c = NA_Initialize("na+sm", true);
+    if (c == NULL || region == NULL)
+        _exit(2);
+    ctx = NA_Context_create(c);
+    memset(region, 7, REGION);
+    rop = NA_Op_create(c, 0);
+    if (NA_Addr_self(c, &self) != NA_SUCCESS ||
+        NA_Addr_to_string(c, msg, &n, self) != NA_SUCCESS ||
+        NA_Mem_handle_create(c, region, REGION, NA_MEM_READWRITE, &h) !=
+            NA_SUCCESS ||
+        NA_Mem_register(c, h, NA_MEM_TYPE_HOST, 0) != NA_SUCCESS ||
+        NA_Mem_handle_serialize(c, msg + 256, 64, h) != NA_SUCCESS ||
+        NA_Msg_recv_unexpected(c, ctx, flag_cb, &received, rbuf, sizeof(rbuf),
+                               NULL, rop) != NA_SUCCESS ||
+        write(fd, msg, sizeof(msg)) != (ssize_t) sizeof(msg))
+        _exit(2);
+    for (;;) {
+        NA_Poll(c, ctx, NULL);
+        NA_Trigger(ctx, 64, NULL);
+    }
+}
+
+/* A helper process that exits in the middle of a get: the get completes
+ * with an error instead of waiting for it. */
+static void
+test_helper_dies(void **state)
+{
+    struct world w = {0};
+    char msg[512];
+    size_t got = 0;
+    na_op_id_t *op;
+    int fds[2], done = 0, sent = 0, status = 0;
+    pid_t pid;
+
+    (void) state;
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dying_helper(fds[1]);
+    }
+    close(fds[1]);
+    while (got < sizeof(msg)) {
+        ssize_t r = read(fds[0], msg + got, sizeof(msg) - got);
+        assert_true(r > 0);
+        got += (size_t) r;
+    }
+    close(fds[0]);
+    setenv("QS_SM_ASSIST_TEST", "hold", 1);
+    w.rc = NA_Initialize("na+sm", false);
+    unsetenv("QS_SM_ASSIST_TEST");
+    assert_non_null(w.rc);
+    w.rctx = NA_Context_create(w.rc);
+    w.sink = malloc(REGION);
+    assert_non_null(w.sink);
+    assert_int_equal(NA_Addr_lookup(w.rc, msg, &w.at_helper), NA_SUCCESS);
+    assert_int_equal(NA_Mem_handle_deserialize(w.rc, &w.remote, msg + 256,
+                                               NA_SM_MEM_HANDLE_SIZE),
+                     NA_SUCCESS);
+    assert_int_equal(
+        NA_Mem_handle_create(w.rc, w.sink, REGION, NA_MEM_READWRITE, &w.local),
+        NA_SUCCESS);
+    assert_int_equal(NA_Mem_register(w.rc, w.local, NA_MEM_TYPE_HOST, 0),
+                     NA_SUCCESS);
+    op = NA_Op_create(w.rc, 0);
+    assert_int_equal(NA_Msg_send_unexpected(w.rc, w.rctx, flag_cb, &sent, "x",
+                                            1, NULL, w.at_helper, 0, 0, op),
+                     NA_SUCCESS);
+    poll_until(w.rc, w.rctx, &sent);
+    assert_int_equal(sent, 1);
+    /* A small get first, so the kernel has taken a call on the connection
+     * (a large RMA is offered to the helper only then). */
+    assert_int_equal(NA_Get(w.rc, w.rctx, flag_cb, &done, w.local, 0, w.remote,
+                            0, 4096, w.at_helper, 0, op),
+                     NA_SUCCESS);
+    poll_until(w.rc, w.rctx, &done);
+    assert_int_equal(done, 1);
+    assert_int_equal(w.sink[0], 7);
+    done = 0;
+    assert_int_equal(NA_Get(w.rc, w.rctx, flag_cb, &done, w.local, 0, w.remote,
+                            0, REGION, w.at_helper, 0, op),
+                     NA_SUCCESS);
+    poll_until(w.rc, w.rctx, &done);
+    assert_int_equal(done, -1);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 3);
+    NA_Op_destroy(w.rc, op);
+    NA_Mem_deregister(w.rc, w.local);
+    NA_Mem_handle_free(w.rc, w.local);
+    NA_Mem_handle_free(w.rc, w.remote);
+    NA_Addr_free(w.rc, w.at_helper);
+    NA_Context_destroy(w.rc, w.rctx);
+    NA_Finalize(w.rc);
+    free(w.sink);
+}
+
 int
 main(void)
 {
@@ -337,6 +491,9 @@ main(void)
                                         world_teardown),
         cmocka_unit_test_setup_teardown(test_rma_moves_every_byte, world_setup,
                                         world_teardown),
+        cmocka_unit_test_setup_teardown(test_failed_chunks_copied_again,
+                                        world_setup, world_teardown),
+        cmocka_unit_test(test_helper_dies),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
