@@ -180,6 +180,11 @@ na_sm_assist_copy(struct na_sm_conn *conn, struct na_op_id *op)
     w.gen = op->u.rma.rh.gen;
     w.slot = op->u.rma.rh.slot;
     w.put = op->u.rma.put;
+    /* The fences around the chunks order the two processes' copies with
+     * the caller's use of its buffers; the atomics on the header already
+     * do, but ThreadSanitizer cannot see them when both classes live in
+     * one process, since each maps the header at its own address. */
+    NA_SM_FENCE_SEQ_CST();
     atomic_store_explicit(&a->done, 0, memory_order_relaxed);
     atomic_store_explicit(&a->failed, 0, memory_order_relaxed);
     atomic_store_explicit(&a->claim, (uint64_t) w.seq << 32,
@@ -217,6 +222,7 @@ na_sm_assist_copy(struct na_sm_conn *conn, struct na_op_id *op)
         claimed = w.nchunks;
     claimed = claimed >= 64 ? UINT64_MAX : (UINT64_C(1) << claimed) - 1;
     done = na_sm_assist_wait(conn, a, claimed & ~mine);
+    NA_SM_FENCE_SEQ_CST();
     atomic_fetch_add_explicit(&conn->cls->assist_chunks,
                               (uint64_t) __builtin_popcountll(done),
                               memory_order_relaxed);
@@ -249,7 +255,8 @@ na_sm_assist_recv(struct na_sm_conn *conn, const uint8_t *rec, size_t len)
     if (!cls->assist_on ||
         na_sm_region_check(cls->regs, w.slot, w.gen, w.remote, w.size,
                            w.put != 0) != NA_SUCCESS)
-        return true; /* well formed; not ours to help with */
+        return true;       /* well formed; not ours to help with */
+    NA_SM_FENCE_SEQ_CST(); /* see na_sm_assist_copy */
     prefix = (uint64_t) w.seq << 32;
     c = atomic_load_explicit(&a->claim, memory_order_acquire);
     for (;;) {
@@ -276,6 +283,7 @@ na_sm_assist_recv(struct na_sm_conn *conn, const uint8_t *rec, size_t len)
             atomic_fetch_or_explicit(&a->failed, bit, memory_order_release);
             break;
         }
+        NA_SM_FENCE_SEQ_CST();
         atomic_fetch_or_explicit(&a->done, bit, memory_order_release);
         c = atomic_load_explicit(&a->claim, memory_order_acquire);
     }
