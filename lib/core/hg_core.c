@@ -99,11 +99,17 @@ hg_core_timer_arm(struct hg_core *core, struct hg_timer *timer,
     pthread_mutex_unlock(&core->timer_lock);
 }
 
-/* No lock: the next sweep unlinks it (hg_core_sweep_timers). */
+/* No lock: the next sweep unlinks it (hg_core_sweep_timers). Most RPCs
+ * never arm their deadline, so a timer that is not armed is only read; an
+ * armed one is cleared with a release store, not a full barrier. Either
+ * way the sweep's exchange sees the flag in one order: it claims the timer
+ * before the store (the expire function is then already running, which
+ * the contract allows) or finds it disarmed after. */
 void
 hg_core_timer_disarm(struct hg_timer *timer)
 {
-    atomic_store(&timer->armed, false);
+    if (atomic_load_explicit(&timer->armed, memory_order_relaxed))
+        atomic_store_explicit(&timer->armed, false, memory_order_release);
 }
 
 /* Before the memory of a timer is freed or reused for something else. */
