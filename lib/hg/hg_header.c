@@ -36,7 +36,7 @@
     {                                                                          \
         uint##bits##_t v = 0;                                                  \
         for (unsigned i = sizeof(v); i-- > 0;)                                 \
-            v = (uint##bits##_t) ((v << 8) | p[i]);                            \
+            v = (uint##bits##_t)((v << 8) | p[i]);                             \
         return v;                                                              \
     }
 #endif
