@@ -292,10 +292,9 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
         dctx->backlog_count++;
     } else
         TAILQ_INSERT_TAIL(&dctx->early, msg, link);
-    na_sim_trace_names(world, now, send->seq,
-                       unexpected ? "arrive:backlog" : "arrive:early", NULL,
-                       NULL, &send->node->name, &send->peer->name, size,
-                       send->tag);
+    na_sim_trace_names(
+        world, now, send->seq, unexpected ? "arrive:backlog" : "arrive:early",
+        NULL, NULL, &send->node->name, &send->peer->name, size, send->tag);
     na_sim_op_complete(world, send, NA_SUCCESS);
 out:
     free(mangled);

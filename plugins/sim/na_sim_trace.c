@@ -448,8 +448,8 @@ na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
 void
 na_sim_trace_names(struct na_sim_world *world, uint64_t time, uint64_t seq,
                    const char *kind, const char *kind2, const char *kind3,
-                   const struct na_sim_name *src,
-                   const struct na_sim_name *dst, size_t size, na_tag_t tag)
+                   const struct na_sim_name *src, const struct na_sim_name *dst,
+                   size_t size, na_tag_t tag)
 {
     /* T("*"): one word, the byte '*', mixed into the length 1. */
     uint64_t any = na_sim_hash_word(1, (unsigned char) NA_SIM_TRACE_ANY[0]);
