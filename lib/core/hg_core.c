@@ -89,7 +89,9 @@ hg_core_timer_arm(struct hg_core *core, struct hg_timer *timer,
     qs_mutex_lock(&core->timer_lock);
     timer->deadline_ns = deadline;
     timer->expire = expire;
-    atomic_store(&timer->armed, true);
+    /* The sweep reads the flag under this lock, and a disarm needs no
+     * ordering with the fields above: a release store, not a barrier. */
+    atomic_store_explicit(&timer->armed, true, memory_order_release);
     if (!timer->linked) {
         TAILQ_INSERT_TAIL(&core->timers, timer, entry);
         timer->linked = true;
