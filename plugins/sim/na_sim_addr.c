@@ -57,12 +57,6 @@ na_sim_name_from_string(const char *str, struct na_sim_name *name)
     return na_sim_name_parse(str, strlen(str), name);
 }
 
-bool
-na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b)
-{
-    return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
-}
-
 void
 na_sim_name_seal(struct na_sim_name *name)
 {

@@ -41,6 +41,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Longest node name, not counting the terminating NUL. */
 #define NA_SIM_NAME_MAX 63
@@ -57,12 +58,14 @@
  * two hashes of its text computed once when the name is made
  * (na_sim_name_seal()), since every event hashes two names: T(text) of the
  * trace hash (na_sim_trace.c) and the key of the plugin's tables. Every
- * function that writes a name's text seals it; copies carry the hashes. */
+ * function that writes a name's text seals it; copies carry the hashes.
+ * The hashes and the length come first, so that with a short name
+ * everything an event reads of it is in one cache line. */
 struct na_sim_name {
-    uint8_t len;
-    char str[NA_SIM_NAME_MAX + 1];
     uint64_t trace_t;  /* T(str), as the trace hash defines it */
     size_t table_hash; /* na_sim_name_hash()                    */
+    uint8_t len;
+    char str[NA_SIM_NAME_MAX + 1];
 };
 
 /*
@@ -155,18 +158,21 @@ TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);
  * A node: what one NA class is on the fabric. plugin_class points here.
  */
 struct na_sim_node {
-    TAILQ_ENTRY(na_sim_node) link; /* in world->nodes, creation order */
+    /* What every event of the node's operations reads comes first: in a
+     * large world each event's first touch of its node is a cache miss,
+     * and these (with a short name) share one line. */
     struct na_sim_node *hash_next; /* in world->node_table's bucket    */
     struct na_sim_world *world;
-    na_class_t *na_class;
-    struct na_sim_name name;
     uint64_t incarnation; /* unique in the world, never reused        */
+    bool no_block;        /* NA_NO_BLOCK: never wait on real time      */
+    bool crashed;         /* its operations are held back until restart */
+    struct na_sim_name name;
+    struct na_sim_ctx_list contexts;
+    TAILQ_ENTRY(na_sim_node) link; /* in world->nodes, creation order */
+    na_class_t *na_class;
     size_t max_unexpected_size;
     size_t max_expected_size;
-    bool no_block; /* NA_NO_BLOCK: never wait on real time            */
-    bool crashed;  /* its operations are held back until restart     */
     struct na_op_list frozen; /* ops held back while crashed     */
-    struct na_sim_ctx_list contexts;
     /* The source address its messages carry to their receivers, for the
      * current incarnation, made on first use and shared (reference
      * counted) by every receive it completes: no allocation per message. */
@@ -392,10 +398,17 @@ struct na_sim_ctx *na_sim_ctx_find(struct na_sim_node *node, uint8_t id);
 /* Addresses (na_sim_addr.c). */
 bool na_sim_name_parse(const char *str, size_t len, struct na_sim_name *name);
 bool na_sim_name_from_string(const char *str, struct na_sim_name *name);
-bool na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b);
 /* Compute the hashes a name carries, after its text and length were
  * written. */
 void na_sim_name_seal(struct na_sim_name *name);
+/* Sealed names with different hashes differ: most unequal names are told
+ * apart without reading their text. */
+static inline bool
+na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b)
+{
+    return a->table_hash == b->table_hash && a->len == b->len &&
+           memcmp(a->str, b->str, a->len) == 0;
+}
 /* A hash of the name for the plugin's tables (FNV-1a, computed when the
  * name was sealed); never part of a trace or of any order. */
 static inline size_t
