@@ -29,10 +29,10 @@ const char *na_info_override(const char *info_string);
 struct na_diag_counters {
     atomic_llong classes;  /* live NA classes                  */
     atomic_llong contexts; /* live NA contexts                 */
-    /* Callbacks NA_Trigger() has run, less fewer than
-     * NA_DIAG_TRIGGER_BATCH per live context: each context counts its own
-     * under its lock and adds them here in batches, so the trigger path
-     * does not write a line that every thread shares. */
+    /* Callbacks NA_Trigger() has run, except up to
+     * NA_DIAG_TRIGGER_BATCH - 1 per live context: each context counts its
+     * own under its lock and adds them here in batches, so the trigger
+     * path does not write a line that every thread shares. */
     atomic_llong triggered;
 };
 #define NA_DIAG_TRIGGER_BATCH 1024u
