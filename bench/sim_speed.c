@@ -141,26 +141,28 @@ sp_handler(hg_handle_t handle)
 {
     const struct hg_info *hi = HG_Get_info(handle);
     struct pull *p;
+    sp_in_t in;
     hg_size_t size;
     hg_return_t ret;
 
-    p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        HG_Destroy(handle);
-        return HG_NOMEM;
-    }
-    p->handle = handle;
-    ret = HG_Get_input(handle, &p->in);
+    ret = HG_Get_input(handle, &in);
     if (ret != HG_SUCCESS) {
-        free(p);
         HG_Destroy(handle);
         return ret;
     }
-    if (p->in.bulk == HG_BULK_NULL || p->in.bulk_size < 16) {
-        respond_and_free(handle, &p->in, small_value(p->in.seq));
-        free(p);
+    /* Only a pull needs state that outlives the handler. */
+    if (in.bulk == HG_BULK_NULL || in.bulk_size < 16) {
+        respond_and_free(handle, &in, small_value(in.seq));
         return HG_SUCCESS;
     }
+    /* Answered with 0 when it cannot be served, like a failed pull. */
+    p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        respond_and_free(handle, &in, 0);
+        return HG_SUCCESS;
+    }
+    p->handle = handle;
+    p->in = in;
     /* A region per request, allocated by the library: registration is part
      * of what a real service pays per transfer. */
     size = p->in.bulk_size;

@@ -106,7 +106,9 @@ hg_core_timer_arm_kind(struct hg_core *core, struct hg_timer *timer,
     timer->deadline_ns = deadline;
     timer->expire = expire;
     timer->coarse = coarse;
-    atomic_store(&timer->armed, true);
+    /* The sweep reads the flag under this lock, and a disarm needs no
+     * ordering with the fields above: a release store, not a barrier. */
+    atomic_store_explicit(&timer->armed, true, memory_order_release);
     if (!timer->linked) {
         TAILQ_INSERT_TAIL(&core->timers, timer, entry);
         timer->linked = true;
@@ -133,11 +135,17 @@ hg_core_timer_arm_coarse(struct hg_core *core, struct hg_timer *timer,
     hg_core_timer_arm_kind(core, timer, timeout_ms, expire, true);
 }
 
-/* No lock: the next sweep unlinks it (hg_core_sweep_timers). */
+/* No lock: the next sweep unlinks it (hg_core_sweep_timers). Most RPCs
+ * never arm their deadline, so a timer that is not armed is only read; an
+ * armed one is cleared with a release store, not a full barrier. Either
+ * way the sweep's exchange sees the flag in one order: it claims the timer
+ * before the store (the expire function is then already running, which
+ * the contract allows) or finds it disarmed after. */
 void
 hg_core_timer_disarm(struct hg_timer *timer)
 {
-    atomic_store(&timer->armed, false);
+    if (atomic_load_explicit(&timer->armed, memory_order_relaxed))
+        atomic_store_explicit(&timer->armed, false, memory_order_release);
 }
 
 /* Before the memory of a timer is freed or reused for something else. */

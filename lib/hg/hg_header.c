@@ -11,50 +11,39 @@
 
 #include <string.h>
 
-static inline void
-put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t) v;
-    p[1] = (uint8_t) (v >> 8);
-}
-
-static inline void
-put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static inline void
-put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static inline uint16_t
-get16(const uint8_t *p)
-{
-    return (uint16_t) (p[0] | (p[1] << 8));
-}
-
-static inline uint32_t
-get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static inline uint64_t
-get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
+/* Little-endian fields. On a little-endian host they are plain unaligned
+ * loads and stores; elsewhere they are assembled byte by byte. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HG_HEADER_LE(bits)                                                     \
+    static inline void put##bits(uint8_t *p, uint##bits##_t v)                 \
+    {                                                                          \
+        memcpy(p, &v, sizeof(v));                                              \
+    }                                                                          \
+    static inline uint##bits##_t get##bits(const uint8_t *p)                   \
+    {                                                                          \
+        uint##bits##_t v;                                                      \
+        memcpy(&v, p, sizeof(v));                                              \
+        return v;                                                              \
+    }
+#else
+#define HG_HEADER_LE(bits)                                                     \
+    static inline void put##bits(uint8_t *p, uint##bits##_t v)                 \
+    {                                                                          \
+        for (unsigned i = 0; i < sizeof(v); i++)                               \
+            p[i] = (uint8_t) (v >> (8 * i));                                   \
+    }                                                                          \
+    static inline uint##bits##_t get##bits(const uint8_t *p)                   \
+    {                                                                          \
+        uint##bits##_t v = 0;                                                  \
+        for (unsigned i = sizeof(v); i-- > 0;)                                 \
+            v = (uint##bits##_t)((v << 8) | p[i]);                             \
+        return v;                                                              \
+    }
+#endif
+HG_HEADER_LE(16)
+HG_HEADER_LE(32)
+HG_HEADER_LE(64)
+#undef HG_HEADER_LE
 
 void
 hg_header_encode(void *buf, const struct hg_header *header)

@@ -289,6 +289,7 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
     na_class->context_count--;
     pthread_mutex_unlock(&na_class->lock);
     pthread_mutex_destroy(&context->lock);
+    na_diag_count(&na_diag.triggered, context->triggered);
     na_diag_count(&na_diag.contexts, -1);
     free(context->plugin_context);
     free(context);
@@ -924,7 +925,7 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
     while (done < max_count &&
            atomic_load_explicit(&context->count, memory_order_acquire) != 0) {
         struct na_op_base *batch[NA_TRIGGER_BATCH];
-        unsigned int want = max_count - done, n = 0;
+        unsigned int want = max_count - done, n = 0, diag = 0;
 
         if (want > NA_TRIGGER_BATCH)
             want = NA_TRIGGER_BATCH;
@@ -933,7 +934,14 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
             batch[n++] = STAILQ_FIRST(&context->queue);
             STAILQ_REMOVE_HEAD(&context->queue, entry);
         }
+        context->triggered += n;
+        if (context->triggered >= NA_DIAG_TRIGGER_BATCH) {
+            diag = context->triggered;
+            context->triggered = 0;
+        }
         pthread_mutex_unlock(&context->lock);
+        if (diag > 0)
+            na_diag_count(&na_diag.triggered, diag);
         for (unsigned int i = 0; i < n; i++) {
             /* Copy what the callback needs, then make the op id reusable:
              * the callback may repost it. */
@@ -955,8 +963,6 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
         if (n == 0)
             break;
     }
-    if (done > 0)
-        na_diag_count(&na_diag.triggered, done);
     if (actual_count != NULL)
         *actual_count = done;
     return done > 0 ? NA_SUCCESS : NA_TIMEOUT;

@@ -27,10 +27,15 @@ const char *na_info_override(const char *info_string);
 
 /* Process-wide counts NA_Diag_dump_counters() writes (na_protocol.c). */
 struct na_diag_counters {
-    atomic_llong classes;   /* live NA classes                  */
-    atomic_llong contexts;  /* live NA contexts                 */
-    atomic_llong triggered; /* callbacks NA_Trigger() has run   */
+    atomic_llong classes;  /* live NA classes                  */
+    atomic_llong contexts; /* live NA contexts                 */
+    /* Callbacks NA_Trigger() has run, except up to
+     * NA_DIAG_TRIGGER_BATCH - 1 per live context: each context counts its
+     * own under its lock and adds them here in batches, so the trigger
+     * path does not write a line that every thread shares. */
+    atomic_llong triggered;
 };
+#define NA_DIAG_TRIGGER_BATCH 1024u
 extern struct na_diag_counters na_diag;
 
 static inline void

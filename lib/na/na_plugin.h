@@ -309,6 +309,10 @@ struct na_context {
      * NA_Context_get_completion_count look before they lock, so an empty
      * queue costs no lock); written only under it. */
     _Atomic unsigned int count;
+    /* Callbacks NA_Trigger() ran that the process-wide diagnostic count
+     * does not show yet: added to it in batches (NA_DIAG_TRIGGER_BATCH)
+     * and when the context is destroyed. Guarded by lock. */
+    unsigned int triggered;
 };
 
 /*

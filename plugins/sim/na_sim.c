@@ -135,6 +135,7 @@ na_sim_auto_name(struct na_sim_world *world, struct na_sim_name *name)
                          (unsigned long long) world->next_auto_name++);
 
         name->len = (uint8_t) n;
+        na_sim_name_seal(name);
         if (na_sim_node_find(world, name) == NULL)
             return;
     }
@@ -328,13 +329,13 @@ na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
 
 na_return_t
 na_sim_op_posted(struct na_sim_world *world, struct na_op_id *op,
-                 const char *src, const char *dst,
-                 const struct na_sim_name *dst_name, uint64_t *when)
+                 const struct na_sim_name *src, const struct na_sim_name *dst,
+                 uint64_t *when)
 {
-    na_sim_trace_op(world, na_sim_now(world), op->seq, "post",
-                    na_sim_op_kind(op->type), NULL, src, dst, op->size,
-                    op->tag);
-    return na_sim_fault_on_post(world, op, dst_name, when);
+    na_sim_trace_names(world, na_sim_now(world), op->seq, "post",
+                       na_sim_op_kind(op->type), NULL, src, dst, op->size,
+                       op->tag);
+    return na_sim_fault_on_post(world, op, dst, when);
 }
 
 na_return_t
@@ -344,7 +345,7 @@ na_sim_op_schedule(struct na_sim_world *world, struct na_op_id *op,
 {
     na_return_t ret;
 
-    ret = na_sim_op_posted(world, op, src->str, dst->str, dst, &when);
+    ret = na_sim_op_posted(world, op, src, dst, &when);
     if (ret == NA_SUCCESS)
         ret = na_sim_schedule(world, when, kind, op);
     if (ret != NA_SUCCESS)
@@ -359,14 +360,14 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
                    na_return_t ret)
 {
     struct na_sim_ctx *ctx = op->ctx;
-    const char *peer = op->peer ? op->peer->name.str : "*";
+    const struct na_sim_name *peer = op->peer ? &op->peer->name : NULL;
     bool inbound =
         op->type == NA_CB_RECV_UNEXPECTED || op->type == NA_CB_RECV_EXPECTED;
 
-    na_sim_trace_op(world, na_sim_now(world), op->seq, "done",
-                    na_sim_op_kind(op->type), na_sim_ret_names[ret],
-                    inbound ? peer : op->node->name.str,
-                    inbound ? op->node->name.str : peer, op->size, op->tag);
+    na_sim_trace_names(world, na_sim_now(world), op->seq, "done",
+                       na_sim_op_kind(op->type), na_sim_ret_names[ret],
+                       inbound ? peer : &op->node->name,
+                       inbound ? &op->node->name : peer, op->size, op->tag);
     if (op->type != NA_CB_RECV_UNEXPECTED) /* its peer is borrowed */
         na_sim_addr_unref(op->peer);
     op->peer = NULL;

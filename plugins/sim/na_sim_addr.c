@@ -35,6 +35,7 @@ na_sim_name_parse(const char *str, size_t len, struct na_sim_name *name)
     memcpy(name->str, str, len);
     name->str[len] = '\0';
     name->len = (uint8_t) len;
+    na_sim_name_seal(name);
     return true;
 }
 
@@ -56,20 +57,15 @@ na_sim_name_from_string(const char *str, struct na_sim_name *name)
     return na_sim_name_parse(str, strlen(str), name);
 }
 
-bool
-na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b)
-{
-    return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
-}
-
-size_t
-na_sim_name_hash(const struct na_sim_name *name)
+void
+na_sim_name_seal(struct na_sim_name *name)
 {
     uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
 
     for (size_t i = 0; i < name->len; i++)
         h = (h ^ (unsigned char) name->str[i]) * 0x100000001b3ULL;
-    return (size_t) (h ^ (h >> 32));
+    name->table_hash = (size_t) (h ^ (h >> 32));
+    name->trace_t = na_sim_trace_text_hash(name->str, name->len);
 }
 
 na_addr_t

@@ -41,6 +41,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Longest node name, not counting the terminating NUL. */
 #define NA_SIM_NAME_MAX 63
@@ -53,8 +54,16 @@
 #define NA_SIM_DEFAULT_BANDWIDTH 10000000000ULL /* 10 GB/s */
 #define NA_SIM_DEFAULT_BACKLOG 256
 
-/* A node name with its length, as addresses and messages carry it. */
+/* A node name with its length, as addresses and messages carry it, and
+ * two hashes of its text computed once when the name is made
+ * (na_sim_name_seal()), since every event hashes two names: T(text) of the
+ * trace hash (na_sim_trace.c) and the key of the plugin's tables. Every
+ * function that writes a name's text seals it; copies carry the hashes.
+ * The hashes and the length come first, so that with a short name
+ * everything an event reads of it is in one cache line. */
 struct na_sim_name {
+    uint64_t trace_t;  /* T(str), as the trace hash defines it */
+    size_t table_hash; /* na_sim_name_hash()                    */
     uint8_t len;
     char str[NA_SIM_NAME_MAX + 1];
 };
@@ -149,18 +158,21 @@ TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);
  * A node: what one NA class is on the fabric. plugin_class points here.
  */
 struct na_sim_node {
-    TAILQ_ENTRY(na_sim_node) link; /* in world->nodes, creation order */
+    /* What every event of the node's operations reads comes first: in a
+     * large world each event's first touch of its node is a cache miss,
+     * and these (with a short name) share one line. */
     struct na_sim_node *hash_next; /* in world->node_table's bucket    */
     struct na_sim_world *world;
-    na_class_t *na_class;
-    struct na_sim_name name;
     uint64_t incarnation; /* unique in the world, never reused        */
+    bool no_block;        /* NA_NO_BLOCK: never wait on real time      */
+    bool crashed;         /* its operations are held back until restart */
+    struct na_sim_name name;
+    struct na_sim_ctx_list contexts;
+    TAILQ_ENTRY(na_sim_node) link; /* in world->nodes, creation order */
+    na_class_t *na_class;
     size_t max_unexpected_size;
     size_t max_expected_size;
-    bool no_block; /* NA_NO_BLOCK: never wait on real time            */
-    bool crashed;  /* its operations are held back until restart     */
     struct na_op_list frozen; /* ops held back while crashed     */
-    struct na_sim_ctx_list contexts;
     /* The source address its messages carry to their receivers, for the
      * current incarnation, made on first use and shared (reference
      * counted) by every receive it completes: no allocation per message. */
@@ -208,7 +220,6 @@ struct na_sim_link_entry {
 #define NA_SIM_KIND_MEMO_BITS 6
 struct na_sim_kind_memo {
     const char *part[3];
-    size_t len;
     uint64_t t;
 };
 
@@ -338,6 +349,15 @@ void na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
                      const char *kind, const char *kind2, const char *kind3,
                      const char *src, const char *dst, size_t size,
                      na_tag_t tag);
+/* The same line with the ends given as sealed names (NULL: "*"), whose
+ * hashes are not computed again: the form of the per-operation events. */
+void na_sim_trace_names(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                        const char *kind, const char *kind2, const char *kind3,
+                        const struct na_sim_name *src,
+                        const struct na_sim_name *dst, size_t size,
+                        na_tag_t tag);
+/* T(text) of the trace hash, for na_sim_name_seal(). */
+uint64_t na_sim_trace_text_hash(const char *text, size_t len);
 
 /* Operations (na_sim.c). Callers hold world->lock. */
 void na_sim_op_post(struct na_sim_node *node, struct na_sim_ctx *ctx,
@@ -349,11 +369,11 @@ void na_sim_op_started(struct na_sim_world *world, struct na_op_id *op);
 void na_sim_op_abort(struct na_sim_world *world, struct na_op_id *op,
                      na_return_t ret);
 /* Trace the post of op and ask the fault model about it: it may refuse a
- * send (NA_AGAIN) or move its arrival (*when; NULL for a receive). */
+ * send (NA_AGAIN) or move its arrival (*when; NULL for a receive). src is
+ * NULL for an unexpected receive ("*": any source). */
 na_return_t na_sim_op_posted(struct na_sim_world *world, struct na_op_id *op,
-                             const char *src, const char *dst,
-                             const struct na_sim_name *dst_name,
-                             uint64_t *when);
+                             const struct na_sim_name *src,
+                             const struct na_sim_name *dst, uint64_t *when);
 /* Finish posting a send or an RMA op from src to dst that would arrive at
  * when: trace it, let the fault model refuse or delay it, and schedule its
  * event. On failure the post is undone with na_sim_op_abort() and the error
@@ -378,10 +398,24 @@ struct na_sim_ctx *na_sim_ctx_find(struct na_sim_node *node, uint8_t id);
 /* Addresses (na_sim_addr.c). */
 bool na_sim_name_parse(const char *str, size_t len, struct na_sim_name *name);
 bool na_sim_name_from_string(const char *str, struct na_sim_name *name);
-bool na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b);
-/* A hash of the name for the plugin's tables (FNV-1a); never part of a
- * trace or of any order. */
-size_t na_sim_name_hash(const struct na_sim_name *name);
+/* Compute the hashes a name carries, after its text and length were
+ * written. */
+void na_sim_name_seal(struct na_sim_name *name);
+/* Sealed names with different hashes differ: most unequal names are told
+ * apart without reading their text. */
+static inline bool
+na_sim_name_eq(const struct na_sim_name *a, const struct na_sim_name *b)
+{
+    return a->table_hash == b->table_hash && a->len == b->len &&
+           memcmp(a->str, b->str, a->len) == 0;
+}
+/* A hash of the name for the plugin's tables (FNV-1a, computed when the
+ * name was sealed); never part of a trace or of any order. */
+static inline size_t
+na_sim_name_hash(const struct na_sim_name *name)
+{
+    return name->table_hash;
+}
 na_addr_t na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation);
 na_addr_t na_sim_addr_ref(na_addr_t addr);
 /* A new reference to node's source address (node->source), made again

@@ -254,8 +254,9 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
     recv = na_sim_recv_find(dctx, unexpected, &send->node->name, send->ctx->id,
                             send->tag);
     if (recv != NULL) {
-        na_sim_trace(world, now, send->seq, "arrive:matched", src, dst, size,
-                     send->tag);
+        na_sim_trace_names(world, now, send->seq, "arrive:matched", NULL, NULL,
+                           &send->node->name, &send->peer->name, size,
+                           send->tag);
         na_op_list_remove(recv);
         na_sim_recv_fill(world, recv, send->node, &send->node->name,
                          send->node->incarnation, send->tag, data, size);
@@ -291,9 +292,9 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
         dctx->backlog_count++;
     } else
         TAILQ_INSERT_TAIL(&dctx->early, msg, link);
-    na_sim_trace(world, now, send->seq,
-                 unexpected ? "arrive:backlog" : "arrive:early", src, dst, size,
-                 send->tag);
+    na_sim_trace_names(
+        world, now, send->seq, unexpected ? "arrive:backlog" : "arrive:early",
+        NULL, NULL, &send->node->name, &send->peer->name, size, send->tag);
     na_sim_op_complete(world, send, NA_SUCCESS);
 out:
     free(mangled);
@@ -444,8 +445,8 @@ na_sim_msg_recv(na_class_t *na_class, const struct na_op_desc *desc,
         op->peer_ctx_id = desc->addr_id;
         op->peer = na_sim_addr_ref(source_addr);
     }
-    ret = na_sim_op_posted(world, op, unexpected ? "*" : source_addr->name.str,
-                           node->name.str, &node->name, NULL);
+    ret = na_sim_op_posted(world, op, unexpected ? NULL : &source_addr->name,
+                           &node->name, NULL);
     if (ret == NA_SUCCESS)
         ret = na_sim_recv_post(world, op);
     if (ret != NA_SUCCESS)

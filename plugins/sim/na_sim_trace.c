@@ -113,23 +113,6 @@ na_sim_text_end(struct na_sim_text_hash *th)
     return th->n > 0 ? na_sim_hash_word(th->t, th->w) : th->t;
 }
 
-static inline uint64_t
-na_sim_trace_hash_fields(uint64_t h, uint64_t time, uint64_t seq, uint64_t k,
-                         const char *src, size_t src_len, const char *dst,
-                         size_t dst_len, uint64_t size, uint64_t tag)
-{
-    uint64_t s = na_sim_hash_text(src, src_len);
-    uint64_t d = na_sim_hash_text(dst, dst_len);
-
-    h = na_sim_hash_word(h, time);
-    h = na_sim_hash_word(h, seq);
-    h = na_sim_hash_word(h, k);
-    h = na_sim_hash_word(h, s);
-    h = na_sim_hash_word(h, d);
-    h = na_sim_hash_word(h, size);
-    return na_sim_hash_word(h, tag);
-}
-
 /*
  * QS_SIM_TRACE_OUT: every line goes to the file as it is made, with one
  * write(2) each, so the trace survives a run that aborts or is killed,
@@ -327,24 +310,15 @@ na_sim_kind_put(char *buf, size_t cap, size_t at, const char *s, size_t len)
  * entry of a constant table (all callers pass such), so its text is fixed
  * by its address, and the value is remembered by the parts' addresses in
  * a small direct-mapped memo of the world: most events cost no kind
- * hashing at all. Returns the token's length in *len.
+ * hashing at all.
  */
-static uint64_t
-na_sim_kind_hash(struct na_sim_world *world, const char *kind,
-                 const char *kind2, const char *kind3, size_t *len)
+static __attribute__((noinline)) void
+na_sim_kind_memo_fill(struct na_sim_kind_memo *m, const char *kind,
+                      const char *kind2, const char *kind3)
 {
-    uintptr_t key =
-        (uintptr_t) kind * 3 + (uintptr_t) kind2 * 5 + (uintptr_t) kind3 * 7;
-    struct na_sim_kind_memo *m =
-        &world->trace_kinds[(key * 0x9e3779b97f4a7c15ULL) >>
-                            (64 - NA_SIM_KIND_MEMO_BITS)];
     struct na_sim_text_hash th = {0, 0, 0};
     size_t klen[3] = {0, 0, 0};
 
-    if (m->part[0] == kind && m->part[1] == kind2 && m->part[2] == kind3) {
-        *len = m->len;
-        return m->t;
-    }
     klen[0] = strlen(kind);
     if (kind2 != NULL)
         klen[1] = strlen(kind2);
@@ -364,9 +338,21 @@ na_sim_kind_hash(struct na_sim_world *world, const char *kind,
     m->part[0] = kind;
     m->part[1] = kind2;
     m->part[2] = kind3;
-    m->len = th.t;
     m->t = na_sim_text_end(&th);
-    *len = m->len;
+}
+
+static inline uint64_t
+na_sim_kind_hash(struct na_sim_world *world, const char *kind,
+                 const char *kind2, const char *kind3)
+{
+    uintptr_t key =
+        (uintptr_t) kind * 3 + (uintptr_t) kind2 * 5 + (uintptr_t) kind3 * 7;
+    struct na_sim_kind_memo *m =
+        &world->trace_kinds[(key * 0x9e3779b97f4a7c15ULL) >>
+                            (64 - NA_SIM_KIND_MEMO_BITS)];
+
+    if (m->part[0] != kind || m->part[1] != kind2 || m->part[2] != kind3)
+        na_sim_kind_memo_fill(m, kind, kind2, kind3);
     return m->t;
 }
 
@@ -388,35 +374,91 @@ na_sim_kind_text(char *buf, size_t cap, const char *kind, const char *kind2,
     return kl;
 }
 
-void
-na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
-                const char *kind, const char *kind2, const char *kind3,
-                const char *src, const char *dst, size_t size, na_tag_t tag)
+uint64_t
+na_sim_trace_text_hash(const char *text, size_t len)
 {
-    size_t klen, slen, dlen;
-    uint64_t k;
+    return na_sim_hash_text(text, len);
+}
+
+/* Format and write a line (QS_SIM_TRACE_OUT or na_sim_trace_enable()):
+ * out of line, so that the hashing, which every event does, keeps a small
+ * frame. */
+static __attribute__((noinline)) void
+na_sim_trace_emit(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                  const char *kind, const char *kind2, const char *kind3,
+                  const char *src, size_t slen, const char *dst, size_t dlen,
+                  size_t size, na_tag_t tag)
+{
+    char kbuf[3 * NA_SIM_NAME_MAX];
+    size_t klen = na_sim_kind_text(kbuf, sizeof(kbuf), kind, kind2, kind3);
+
+    na_sim_trace_write(world, time, seq, kbuf, klen, src, slen, dst, dlen, size,
+                       tag);
+}
+
+/* One line whose ends' T values are known (s, d): hash it, and write it
+ * when asked to. */
+static inline void
+na_sim_trace_line(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                  const char *kind, const char *kind2, const char *kind3,
+                  const char *src, size_t slen, uint64_t s, const char *dst,
+                  size_t dlen, uint64_t d, size_t size, na_tag_t tag)
+{
+    uint64_t h, k;
 
     if (kind == NULL)
         kind = "(null)";
     if (kind2 == NULL)
         kind3 = NULL;
+    k = na_sim_kind_hash(world, kind, kind2, kind3);
+    h = na_sim_hash_word(world->trace_hash, time);
+    h = na_sim_hash_word(h, seq);
+    h = na_sim_hash_word(h, k);
+    h = na_sim_hash_word(h, s);
+    h = na_sim_hash_word(h, d);
+    h = na_sim_hash_word(h, size);
+    world->trace_hash = na_sim_hash_word(h, tag);
+    world->trace_lines++;
+    if (world->trace_fd >= 0 || world->trace_keep)
+        na_sim_trace_emit(world, time, seq, kind, kind2, kind3, src, slen, dst,
+                          dlen, size, tag);
+}
+
+void
+na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                const char *kind, const char *kind2, const char *kind3,
+                const char *src, const char *dst, size_t size, na_tag_t tag)
+{
+    size_t slen, dlen;
+
     if (src == NULL)
         src = "(null)";
     if (dst == NULL)
         dst = "(null)";
-    k = na_sim_kind_hash(world, kind, kind2, kind3, &klen);
     slen = strlen(src);
     dlen = strlen(dst);
-    world->trace_hash = na_sim_trace_hash_fields(
-        world->trace_hash, time, seq, k, src, slen, dst, dlen, size, tag);
-    world->trace_lines++;
-    if (world->trace_fd >= 0 || world->trace_keep) {
-        char kbuf[3 * NA_SIM_NAME_MAX];
+    na_sim_trace_line(world, time, seq, kind, kind2, kind3, src, slen,
+                      na_sim_hash_text(src, slen), dst, dlen,
+                      na_sim_hash_text(dst, dlen), size, tag);
+}
 
-        klen = na_sim_kind_text(kbuf, sizeof(kbuf), kind, kind2, kind3);
-        na_sim_trace_write(world, time, seq, kbuf, klen, src, slen, dst, dlen,
-                           size, tag);
-    }
+/* "*", the source of an unexpected receive's line before it matched. */
+#define NA_SIM_TRACE_ANY "*"
+
+void
+na_sim_trace_names(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                   const char *kind, const char *kind2, const char *kind3,
+                   const struct na_sim_name *src, const struct na_sim_name *dst,
+                   size_t size, na_tag_t tag)
+{
+    /* T("*"): one word, the byte '*', mixed into the length 1. */
+    uint64_t any = na_sim_hash_word(1, (unsigned char) NA_SIM_TRACE_ANY[0]);
+
+    na_sim_trace_line(world, time, seq, kind, kind2, kind3,
+                      src ? src->str : NA_SIM_TRACE_ANY, src ? src->len : 1,
+                      src ? src->trace_t : any,
+                      dst ? dst->str : NA_SIM_TRACE_ANY, dst ? dst->len : 1,
+                      dst ? dst->trace_t : any, size, tag);
 }
 
 void
