@@ -245,8 +245,7 @@ na_sm_errno_to_na(struct na_sm_class *cls, int e)
 }
 
 /* 0, or the errno of the copy that failed. A large copy is offered to
- * the peer to help with, once the kernel has taken a first call, while
- * the peer is not asleep. */
+ * the peer to help with, once the kernel has taken a first call. */
 static int
 na_sm_rma_copy(struct na_sm_conn *conn, struct na_op_id *op, bool assist)
 {
@@ -255,10 +254,9 @@ na_sm_rma_copy(struct na_sm_conn *conn, struct na_op_id *op, bool assist)
     uint64_t remote = op->u.rma.remote;
     size_t left = op->u.rma.size;
 
-    /* Only a peer that is polling now: waking a sleeping one for it costs
-     * more than its help brings (measured at 1 MiB, hg_bw --mode wait). */
-    if (assist && conn->cma_ok && left >= NA_SM_ASSIST_MIN &&
-        atomic_load_explicit(&conn->tx->sleeping, memory_order_relaxed) == 0)
+    /* A sleeping peer is offered the work too: the record's wake-up costs
+     * a few microseconds, its help far more than that from 512 KiB on. */
+    if (assist && conn->cma_ok && left >= NA_SM_ASSIST_MIN)
         return na_sm_assist_copy(conn, op);
     while (left != 0) {
         struct iovec l = {.iov_base = local, .iov_len = left};
