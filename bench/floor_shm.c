@@ -19,6 +19,10 @@
  * - memcpy: one process copies between two private buffers, per size.
  * - cma: the parent pulls from its child with process_vm_readv, per size
  *   (the copy na+sm's RMA makes).
+ * - cma2: the same copy made by both processes at once, as na+sm's ASSIST
+ *   record does from 512 KiB on: the parent pulls the first half while
+ *   its child, busy-polling a shared word, pushes the second half with
+ *   process_vm_writev; a copy ends when both halves are in.
  * Every measurement prints a human line and a JSON line, like the other
  * tools. Loops are bounded by count and by --max-seconds.
  */
@@ -322,6 +326,89 @@ copy_bw(const struct opts *o, uint64_t size, bool cma, pid_t pid, uint8_t *src)
     free(mbs);
 }
 
+/* The shared word of cma2: the parent posts (seq, dst, size), the child
+ * answers with seq once its half is in. */
+struct split_cmd {
+    _Atomic uint64_t seq;
+    uint64_t dst;
+    uint64_t size;
+    _Atomic uint64_t ack;
+};
+
+static void
+split_child(struct split_cmd *c, const uint8_t *src)
+{
+    uint64_t seen = 0;
+
+    for (;;) {
+        uint64_t s = atomic_load(&c->seq);
+        if (s == seen)
+            continue;
+        seen = s;
+        if (c->size == 0)
+            _exit(0);
+        {
+            uint64_t half = c->size / 2;
+            struct iovec l = {(void *) (src + half), c->size - half};
+            struct iovec r = {(void *) (uintptr_t) (c->dst + half),
+                              c->size - half};
+            if (process_vm_writev(getppid(), &l, 1, &r, 1, 0) !=
+                (ssize_t) (c->size - half))
+                _exit(1);
+        }
+        atomic_store(&c->ack, s);
+    }
+}
+
+/* cma2: median MB/s of copies of `size` made by both processes. */
+static void
+copy_bw_split(const struct opts *o, uint64_t size, pid_t pid,
+              struct split_cmd *c, uint8_t *src)
+{
+    uint64_t reps = o->bytes / size < 4 ? 4 : o->bytes / size;
+    double *mbs = malloc(reps * sizeof(*mbs));
+    uint8_t *dst = malloc(size);
+    double end = bu_now_s() + o->max_seconds;
+    char label[32];
+    struct bu_json j;
+    uint64_t n = 0, half = size / 2;
+
+    if (mbs == NULL || dst == NULL)
+        exit(1);
+    memset(dst, 1, size);
+    for (uint64_t r = 0; r < reps && bu_now_s() < end; r++) {
+        uint64_t t0 = bu_now_ns(), t, seq = atomic_load(&c->seq) + 1;
+        struct iovec l = {dst, half}, rv = {src, half};
+
+        c->dst = (uint64_t) (uintptr_t) dst;
+        c->size = size;
+        atomic_store(&c->seq, seq);
+        if (process_vm_readv(pid, &l, 1, &rv, 1, 0) != (ssize_t) half) {
+            perror("floor_shm: process_vm_readv");
+            exit(1);
+        }
+        while (atomic_load(&c->ack) != seq)
+            ;
+        t = bu_now_ns() - t0;
+        mbs[n++] = (double) size / (t ? (double) t : 1.0) * 1000.0;
+    }
+    if (memcmp(dst, src, size) != 0) {
+        fprintf(stderr, "floor_shm: cma2 copied the wrong bytes\n");
+        exit(1);
+    }
+    bu_size_label(size, label, sizeof(label));
+    printf("floor_shm %-6s %8s: %10.1f MB/s median of %" PRIu64 " copies\n",
+           "cma2", label, bu_quantile(mbs, n, 0.5), n);
+    bu_json_begin(&j, "floor_shm");
+    bu_json_str(&j, "metric", "cma2");
+    bu_json_u64(&j, "size", size);
+    bu_json_u64(&j, "copies", n);
+    bu_json_dbl(&j, "median_mbs", bu_quantile(mbs, n, 0.5));
+    bu_json_end(&j);
+    free(dst);
+    free(mbs);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -354,6 +441,23 @@ main(int argc, char **argv)
         copy_bw(&o, o.sizes[i], true, pid, src);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    {
+        struct split_cmd *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (c == MAP_FAILED)
+            return 1;
+        atomic_init(&c->seq, 0);
+        atomic_init(&c->ack, 0);
+        pid = fork();
+        if (pid == 0)
+            split_child(c, src);
+        for (unsigned i = 0; i < o.nsizes; i++)
+            copy_bw_split(&o, o.sizes[i], pid, c, src);
+        c->size = 0;
+        atomic_store(&c->seq, atomic_load(&c->seq) + 1);
+        waitpid(pid, NULL, 0);
+        munmap(c, sizeof(*c));
+    }
     free(src);
     return 0;
 }
