@@ -282,50 +282,6 @@ msgrate(const struct opts *o, uint64_t payload)
     munmap(r, sizeof(*r));
 }
 
-/* Copies of `size` bytes until o->bytes moved (at least 4 copies);
- * median MB/s of the copies. `cma`: process_vm_readv from `pid`. */
-static void
-copy_bw(const struct opts *o, uint64_t size, bool cma, pid_t pid, uint8_t *src)
-{
-    uint64_t reps = o->bytes / size < 4 ? 4 : o->bytes / size;
-    double *mbs = malloc(reps * sizeof(*mbs));
-    uint8_t *dst = malloc(size);
-    double end = bu_now_s() + o->max_seconds;
-    char label[32];
-    struct bu_json j;
-    uint64_t n = 0;
-
-    if (mbs == NULL || dst == NULL)
-        exit(1);
-    memset(dst, 1, size);
-    for (uint64_t r = 0; r < reps && bu_now_s() < end; r++) {
-        uint64_t t0 = bu_now_ns(), t;
-        if (cma) {
-            struct iovec l = {dst, size}, rv = {src, size};
-            if (process_vm_readv(pid, &l, 1, &rv, 1, 0) != (ssize_t) size) {
-                perror("floor_shm: process_vm_readv");
-                exit(1);
-            }
-        } else {
-            memcpy(dst, src, size);
-            __asm__ volatile("" : : "r"(dst) : "memory");
-        }
-        t = bu_now_ns() - t0;
-        mbs[n++] = (double) size / (t ? (double) t : 1.0) * 1000.0;
-    }
-    bu_size_label(size, label, sizeof(label));
-    printf("floor_shm %-6s %8s: %10.1f MB/s median of %" PRIu64 " copies\n",
-           cma ? "cma" : "memcpy", label, bu_quantile(mbs, n, 0.5), n);
-    bu_json_begin(&j, "floor_shm");
-    bu_json_str(&j, "metric", cma ? "cma" : "memcpy");
-    bu_json_u64(&j, "size", size);
-    bu_json_u64(&j, "copies", n);
-    bu_json_dbl(&j, "median_mbs", bu_quantile(mbs, n, 0.5));
-    bu_json_end(&j);
-    free(dst);
-    free(mbs);
-}
-
 /* The shared word of cma2: the parent posts (seq, dst, size), the child
  * answers with seq once its half is in. */
 struct split_cmd {
@@ -360,10 +316,45 @@ split_child(struct split_cmd *c, const uint8_t *src)
     }
 }
 
-/* cma2: median MB/s of copies of `size` made by both processes. */
+enum copy_kind { COPY_MEMCPY, COPY_CMA, COPY_CMA2 };
+
+static const char *const copy_names[] = {"memcpy", "cma", "cma2"};
+
+/* One copy of `size` bytes from src to dst: memcpy, process_vm_readv from
+ * `pid`, or half of it read from `pid` while that child pushes the other
+ * half (cma2, through `c`). */
 static void
-copy_bw_split(const struct opts *o, uint64_t size, pid_t pid,
-              struct split_cmd *c, uint8_t *src)
+copy_once(enum copy_kind kind, uint8_t *dst, uint8_t *src, uint64_t size,
+          pid_t pid, struct split_cmd *c)
+{
+    uint64_t part = kind == COPY_CMA2 ? size / 2 : size, seq = 0;
+    struct iovec l = {dst, part}, rv = {src, part};
+
+    if (kind == COPY_MEMCPY) {
+        memcpy(dst, src, size);
+        __asm__ volatile("" : : "r"(dst) : "memory");
+        return;
+    }
+    if (kind == COPY_CMA2) {
+        seq = atomic_load(&c->seq) + 1;
+        c->dst = (uint64_t) (uintptr_t) dst;
+        c->size = size;
+        atomic_store(&c->seq, seq);
+    }
+    if (process_vm_readv(pid, &l, 1, &rv, 1, 0) != (ssize_t) part) {
+        perror("floor_shm: process_vm_readv");
+        exit(1);
+    }
+    if (kind == COPY_CMA2)
+        while (atomic_load(&c->ack) != seq)
+            ;
+}
+
+/* Copies of `size` bytes until o->bytes moved (at least 4 copies);
+ * median MB/s of the copies. */
+static void
+copy_bw(const struct opts *o, uint64_t size, enum copy_kind kind, pid_t pid,
+        struct split_cmd *c, uint8_t *src)
 {
     uint64_t reps = o->bytes / size < 4 ? 4 : o->bytes / size;
     double *mbs = malloc(reps * sizeof(*mbs));
@@ -371,36 +362,27 @@ copy_bw_split(const struct opts *o, uint64_t size, pid_t pid,
     double end = bu_now_s() + o->max_seconds;
     char label[32];
     struct bu_json j;
-    uint64_t n = 0, half = size / 2;
+    uint64_t n = 0;
 
     if (mbs == NULL || dst == NULL)
         exit(1);
     memset(dst, 1, size);
     for (uint64_t r = 0; r < reps && bu_now_s() < end; r++) {
-        uint64_t t0 = bu_now_ns(), t, seq = atomic_load(&c->seq) + 1;
-        struct iovec l = {dst, half}, rv = {src, half};
-
-        c->dst = (uint64_t) (uintptr_t) dst;
-        c->size = size;
-        atomic_store(&c->seq, seq);
-        if (process_vm_readv(pid, &l, 1, &rv, 1, 0) != (ssize_t) half) {
-            perror("floor_shm: process_vm_readv");
-            exit(1);
-        }
-        while (atomic_load(&c->ack) != seq)
-            ;
+        uint64_t t0 = bu_now_ns(), t;
+        copy_once(kind, dst, src, size, pid, c);
         t = bu_now_ns() - t0;
         mbs[n++] = (double) size / (t ? (double) t : 1.0) * 1000.0;
     }
     if (memcmp(dst, src, size) != 0) {
-        fprintf(stderr, "floor_shm: cma2 copied the wrong bytes\n");
+        fprintf(stderr, "floor_shm: %s copied the wrong bytes\n",
+                copy_names[kind]);
         exit(1);
     }
     bu_size_label(size, label, sizeof(label));
     printf("floor_shm %-6s %8s: %10.1f MB/s median of %" PRIu64 " copies\n",
-           "cma2", label, bu_quantile(mbs, n, 0.5), n);
+           copy_names[kind], label, bu_quantile(mbs, n, 0.5), n);
     bu_json_begin(&j, "floor_shm");
-    bu_json_str(&j, "metric", "cma2");
+    bu_json_str(&j, "metric", copy_names[kind]);
     bu_json_u64(&j, "size", size);
     bu_json_u64(&j, "copies", n);
     bu_json_dbl(&j, "median_mbs", bu_quantile(mbs, n, 0.5));
@@ -430,7 +412,7 @@ main(int argc, char **argv)
         return 1;
     memset(src, 7, max);
     for (unsigned i = 0; i < o.nsizes; i++)
-        copy_bw(&o, o.sizes[i], false, 0, src);
+        copy_bw(&o, o.sizes[i], COPY_MEMCPY, 0, NULL, src);
     /* The child keeps the same buffer at the same address (fork). */
     pid = fork();
     if (pid == 0) {
@@ -438,7 +420,7 @@ main(int argc, char **argv)
         _exit(0);
     }
     for (unsigned i = 0; i < o.nsizes; i++)
-        copy_bw(&o, o.sizes[i], true, pid, src);
+        copy_bw(&o, o.sizes[i], COPY_CMA, pid, NULL, src);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     {
@@ -452,7 +434,7 @@ main(int argc, char **argv)
         if (pid == 0)
             split_child(c, src);
         for (unsigned i = 0; i < o.nsizes; i++)
-            copy_bw_split(&o, o.sizes[i], pid, c, src);
+            copy_bw(&o, o.sizes[i], COPY_CMA2, pid, c, src);
         c->size = 0;
         atomic_store(&c->seq, atomic_load(&c->seq) + 1);
         waitpid(pid, NULL, 0);

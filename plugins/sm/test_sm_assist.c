@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "na.h"
+#include "conformance/na_peer.h"
 #include "na_sm_internal.h"
 
 #include <pthread.h>
@@ -410,26 +411,15 @@ test_helper_dies(void **state)
 {
     struct world w = {0};
     char msg[512];
-    size_t got = 0;
     na_op_id_t *op;
-    int fds[2], done = 0, sent = 0, status = 0;
+    int fd, done = 0, sent = 0, status = 0;
     pid_t pid;
 
     (void) state;
-    assert_int_equal(pipe(fds), 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        dying_helper(fds[1]);
-    }
-    close(fds[1]);
-    while (got < sizeof(msg)) {
-        ssize_t r = read(fds[0], msg + got, sizeof(msg) - got);
-        assert_true(r > 0);
-        got += (size_t) r;
-    }
-    close(fds[0]);
+    pid = na_peer_fork(dying_helper, &fd);
+    assert_true(pid > 0);
+    assert_true(na_peer_read_all(fd, msg, sizeof(msg)));
+    close(fd);
     setenv("QS_SM_ASSIST_TEST", "hold", 1);
     w.rc = NA_Initialize("na+sm", false);
     unsetenv("QS_SM_ASSIST_TEST");

@@ -640,7 +640,7 @@ child_serve(int fd)
 static void
 test_peer_killed(void **state)
 {
-    int fds[2];
+    int fd;
     char name[64];
     uint8_t ser[24];
     unsigned char local[64], rbuf[16];
@@ -653,17 +653,11 @@ test_peer_killed(void **state)
     pid_t pid;
 
     (void) state;
-    assert_int_equal(pipe(fds), 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        child_serve(fds[1]);
-    }
-    close(fds[1]);
-    assert_int_equal(read(fds[0], name, sizeof(name)), (ssize_t) sizeof(name));
-    assert_int_equal(read(fds[0], ser, sizeof(ser)), (ssize_t) sizeof(ser));
-    close(fds[0]);
+    pid = na_peer_fork(child_serve, &fd);
+    assert_true(pid > 0);
+    assert_true(na_peer_read_all(fd, name, sizeof(name)));
+    assert_true(na_peer_read_all(fd, ser, sizeof(ser)));
+    close(fd);
 
     cli = NA_Initialize(INFO, false);
     ctx = NA_Context_create(cli);

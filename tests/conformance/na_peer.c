@@ -4,6 +4,7 @@
 #include "conformance/na_peer.h"
 
 #include <stddef.h>
+#include <unistd.h>
 
 void
 na_record_cb(const struct na_cb_info *info)
@@ -46,6 +47,43 @@ na_peers_progress(const struct na_peer *peers, unsigned n, const int *calls,
                 NA_Poll_wait(peers[i].cls, peers[i].ctx, poll_ms, NULL);
             NA_Trigger(peers[i].ctx, 64, NULL);
         }
+    }
+    return true;
+}
+
+pid_t
+na_peer_fork(void (*child)(int fd), int *rfd)
+{
+    int fds[2];
+    pid_t pid;
+
+    if (pipe(fds) != 0)
+        return -1;
+    pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child(fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    *rfd = fds[0];
+    return pid;
+}
+
+bool
+na_peer_read_all(int fd, void *buf, size_t len)
+{
+    size_t got = 0;
+
+    while (got < len) {
+        ssize_t r = read(fd, (char *) buf + got, len - got);
+        if (r <= 0)
+            return false;
+        got += (size_t) r;
     }
     return true;
 }

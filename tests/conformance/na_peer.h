@@ -12,7 +12,9 @@
 #include "na.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* One completion as the callback saw it. */
 struct na_result {
@@ -42,5 +44,15 @@ struct na_peer {
 bool na_peers_progress(const struct na_peer *peers, unsigned n,
                        const int *calls, int want, unsigned int poll_ms,
                        uint64_t timeout_ns);
+
+/*
+ * A peer process: fork a child that runs child(fd) with the write end of
+ * a pipe (child must not return) and give the parent the read end in
+ * *rfd. The child's pid, or -1.
+ */
+pid_t na_peer_fork(void (*child)(int fd), int *rfd);
+
+/* Read exactly len bytes of fd; false at end of file or an error. */
+bool na_peer_read_all(int fd, void *buf, size_t len);
 
 #endif /* NA_CT_PEER_H */
