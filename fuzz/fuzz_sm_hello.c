@@ -12,7 +12,7 @@
  * are refused.
  *
  * Seed corpus (corpus/sm_hello/), native byte order:
- *   u32 magic 0x51534d48 ("QSMH") | u32 version (2) | u32 name length n |
+ *   u32 magic 0x51534d48 ("QSMH") | u32 version (3) | u32 name length n |
  *   64 name bytes, the first n from [A-Za-z0-9._:-]
  * (76 bytes in all; any other length is refused).
  *
@@ -25,6 +25,36 @@
 #include "../plugins/sm/na_sm_internal.h"
 #include "na_fuzz_util.h"
 
+/* Of the inputs with this protocol's magic and version: those accepted,
+ * and those refused for their name. A replayed corpus must have both, or
+ * its inputs no longer reach the name checks (as when the protocol
+ * version moves on and the corpus stays). */
+static unsigned long accepted, name_refused;
+
+const char *fuzz_replay_check(void);
+
+const char *
+fuzz_replay_check(void)
+{
+    if (accepted == 0)
+        return "no hello of this protocol version was accepted";
+    if (name_refused == 0)
+        return "no hello of this protocol version was refused for its name";
+    return NULL;
+}
+
+/* The input has this protocol's magic and version. */
+static bool
+current_header(const uint8_t *data, size_t size)
+{
+    uint32_t w[2];
+
+    if (size < sizeof(w))
+        return false;
+    memcpy(w, data, sizeof(w));
+    return w[0] == NA_SM_HELLO_MAGIC && w[1] == NA_SM_PROTO_VERSION;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -35,6 +65,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!na_sm_hello_parse(data, size, 2, name)) {
         if (na_sm_hello_parse(data, size, 1, name))
             abort(); /* refused with two descriptors, accepted with one */
+        if (current_header(data, size) && size == 76)
+            name_refused++;
         return 0;
     }
     if (na_sm_hello_parse(data, size, 1, again))
@@ -51,5 +83,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (n != size || memcmp(msg, data, 12) != 0 ||
         memcmp(msg + 12, data + 12, strlen(name)) != 0)
         abort();
+    accepted++;
     return 0;
 }

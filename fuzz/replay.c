@@ -2,7 +2,11 @@
  * Replays a fuzz target's corpus as an ordinary test: every file in the
  * directories (or files) named on the command line is fed to
  * LLVMFuzzerTestOneInput(). A crash or sanitizer report fails the test; an
- * empty corpus fails too, so a missing corpus cannot pass silently.
+ * empty corpus fails too, so a missing corpus cannot pass silently. A
+ * target may also define fuzz_replay_check(), called after the corpus:
+ * it returns NULL, or what makes the replay worthless (for example, a
+ * corpus none of whose inputs gets past the first check any more), which
+ * fails the test.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -12,6 +16,7 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+const char *fuzz_replay_check(void) __attribute__((weak));
 
 static int
 replay_file(const char *path)
@@ -95,6 +100,13 @@ main(int argc, char **argv)
     if (count == 0) {
         fprintf(stderr, "no corpus inputs found\n");
         return 1;
+    }
+    if (fuzz_replay_check != NULL) {
+        const char *why = fuzz_replay_check();
+        if (why != NULL) {
+            fprintf(stderr, "replayed %lu inputs, but %s\n", count, why);
+            return 1;
+        }
     }
     printf("replayed %lu inputs: 0 crashes\n", count);
     return 0;

@@ -28,10 +28,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define NA_SM_HELLO_MAGIC 0x51534d48u /* "QSMH" */
 #define NA_SM_REPLY_MAGIC 0x51534d52u /* "QSMR" */
-/* 2: marked, line-aligned records; 3: the ASSIST record and block. */
-#define NA_SM_PROTO_VERSION 3u
 
 struct na_sm_hello {
     uint32_t magic;

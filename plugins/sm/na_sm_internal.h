@@ -84,6 +84,10 @@ extern atomic_uint na_sm_fence_word __attribute__((visibility("hidden")));
 #define NA_SM_MEM_HANDLE_SIZE 40
 #define NA_SM_MEM_HANDLE_MAGIC 0x51534d4du /* "QSMM" */
 #define NA_SM_ADDR_WIRE_MAGIC 0x4d53u      /* "SM" */
+/* The hello a connecting peer sends starts with these two words. */
+#define NA_SM_HELLO_MAGIC 0x51534d48u /* "QSMH" */
+/* 2: marked, line-aligned records; 3: the ASSIST record and block. */
+#define NA_SM_PROTO_VERSION 3u
 
 /*
  * A ring record: this header, then `len` payload bytes, the whole padded
