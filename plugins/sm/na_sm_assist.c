@@ -33,7 +33,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,31 +81,6 @@ na_sm_assist_test_from_env(void)
     return NA_SM_ASSIST_TEST_NONE;
 }
 
-/* Copy [off, off + len) of a transfer, as `pid`'s peer: `mine` is this
- * process's address, `theirs` the other's; `to_them` writes them. 0 or
- * an errno. */
-static int
-na_sm_assist_move(pid_t pid, uint64_t mine, uint64_t theirs, uint64_t len,
-                  bool to_them)
-{
-    while (len != 0) {
-        struct iovec l = {.iov_base = (void *) (uintptr_t) mine,
-                          .iov_len = len};
-        struct iovec r = {.iov_base = (void *) (uintptr_t) theirs,
-                          .iov_len = len};
-        ssize_t n = to_them ? process_vm_writev(pid, &l, 1, &r, 1, 0)
-                            : process_vm_readv(pid, &l, 1, &r, 1, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? errno : EFAULT;
-        mine += (uint64_t) n;
-        theirs += (uint64_t) n;
-        len -= (uint64_t) n;
-    }
-    return 0;
-}
-
 static uint64_t
 na_sm_assist_len(const struct na_sm_assist_wire *w, uint32_t i)
 {
@@ -122,8 +96,8 @@ na_sm_assist_own(struct na_sm_conn *conn, const struct na_sm_assist_wire *w,
 {
     uint64_t off = (uint64_t) i * w->chunk;
 
-    return na_sm_assist_move(conn->pid, w->local + off, w->remote + off,
-                             na_sm_assist_len(w, i), w->put != 0);
+    return na_sm_vm_copy(conn->pid, w->local + off, w->remote + off,
+                         na_sm_assist_len(w, i), w->put != 0);
 }
 
 /* The helper's process has ended: its socket reports the hang-up (also
@@ -193,9 +167,7 @@ na_sm_assist_copy(struct na_sm_conn *conn, struct na_op_id *op)
                          0)) {
         /* No room for the record: copy alone, as without the option. */
         atomic_store(&a->claim, (uint64_t) w.seq << 32 | NA_SM_ASSIST_CLOSED);
-        for (i = 0; i < w.nchunks && err == 0; i++)
-            err = na_sm_assist_own(conn, &w, i);
-        return err;
+        return na_sm_vm_copy(conn->pid, w.local, w.remote, w.size, w.put);
     }
     if (conn->cls->assist_test == NA_SM_ASSIST_TEST_HOLD) {
         struct timespec t0, t;
@@ -277,8 +249,8 @@ na_sm_assist_recv(struct na_sm_conn *conn, const uint8_t *rec, size_t len)
             break;
         }
         /* A get: our region into the requester; a put: the other way. */
-        e = na_sm_assist_move(conn->pid, w.remote + off, w.local + off,
-                              na_sm_assist_len(&w, i), w.put == 0);
+        e = na_sm_vm_copy(conn->pid, w.remote + off, w.local + off,
+                          na_sm_assist_len(&w, i), w.put == 0);
         if (e != 0) {
             atomic_fetch_or_explicit(&a->failed, bit, memory_order_release);
             break;

@@ -368,6 +368,10 @@ void na_sm_tx_progress(struct na_sm_conn *conn);
 na_return_t na_sm_regs_create(struct na_sm_class *cls);
 void na_sm_regs_destroy(struct na_sm_class *cls);
 void na_sm_rma_run(struct na_op_id *op); /* called with the lock held */
+/* len bytes between our `local` and `remote` in process `pid`, with
+ * process_vm_writev (`write`) or process_vm_readv: 0 or an errno. */
+int na_sm_vm_copy(pid_t pid, uint64_t local, uint64_t remote, uint64_t len,
+                  bool write);
 na_return_t na_sm_region_check(const struct na_sm_reg_entry *tab, uint32_t slot,
                                uint64_t gen, uint64_t lo, uint64_t size,
                                bool put);

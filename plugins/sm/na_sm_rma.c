@@ -244,36 +244,45 @@ na_sm_errno_to_na(struct na_sm_class *cls, int e)
     }
 }
 
-/* 0, or the errno of the copy that failed. A large copy is offered to
- * the peer to help with, once the kernel has taken a first call. */
-static int
-na_sm_rma_copy(struct na_sm_conn *conn, struct na_op_id *op, bool assist)
+int
+na_sm_vm_copy(pid_t pid, uint64_t local, uint64_t remote, uint64_t len,
+              bool write)
 {
-    pid_t pid = conn->pid;
-    uint8_t *local = op->u.rma.local;
-    uint64_t remote = op->u.rma.remote;
-    size_t left = op->u.rma.size;
-
-    /* A sleeping peer is offered the work too: the record's wake-up costs
-     * a few microseconds, its help far more than that from 512 KiB on. */
-    if (assist && conn->cma_ok && left >= NA_SM_ASSIST_MIN)
-        return na_sm_assist_copy(conn, op);
-    while (left != 0) {
-        struct iovec l = {.iov_base = local, .iov_len = left};
+    while (len != 0) {
+        struct iovec l = {.iov_base = (void *) (uintptr_t) local,
+                          .iov_len = len};
         struct iovec r = {.iov_base = (void *) (uintptr_t) remote,
-                          .iov_len = left};
-        ssize_t n = op->u.rma.put ? process_vm_writev(pid, &l, 1, &r, 1, 0)
-                                  : process_vm_readv(pid, &l, 1, &r, 1, 0);
+                          .iov_len = len};
+        ssize_t n = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                          : process_vm_readv(pid, &l, 1, &r, 1, 0);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             return n < 0 ? errno : EFAULT;
-        local += n;
+        local += (uint64_t) n;
         remote += (uint64_t) n;
-        left -= (size_t) n;
+        len -= (uint64_t) n;
     }
-    conn->cma_ok = true;
     return 0;
+}
+
+/* 0, or the errno of the copy that failed. A large copy is offered to
+ * the peer to help with, once the kernel has taken a first call; a
+ * sleeping peer too: the record's wake-up costs a few microseconds, its
+ * help far more than that from NA_SM_ASSIST_MIN on. */
+static int
+na_sm_rma_copy(struct na_sm_conn *conn, struct na_op_id *op)
+{
+    int e;
+
+    if (conn->cls->assist_on && conn->cma_ok &&
+        op->u.rma.size >= NA_SM_ASSIST_MIN)
+        return na_sm_assist_copy(conn, op);
+    e = na_sm_vm_copy(conn->pid, (uint64_t) (uintptr_t) op->u.rma.local,
+                      op->u.rma.remote, op->u.rma.size, op->u.rma.put);
+    if (e == 0)
+        conn->cma_ok = true;
+    return e;
 }
 
 /* Check and copy, then complete (lock held; the connection is ready). */
@@ -302,7 +311,7 @@ na_sm_rma_run(struct na_op_id *op)
         }
         ret = na_sm_rma_check(conn->peer_regs, op);
         if (ret == NA_SUCCESS && op->u.rma.size != 0) {
-            int e = na_sm_rma_copy(conn, op, cls->assist_on);
+            int e = na_sm_rma_copy(conn, op);
             if (e == EPERM && cls->rma_mode == NA_SM_RMA_AUTO) {
                 /* Nothing was copied: the kernel refused the first call.
                  * This peer's RMA goes through the rings from now on. */
