@@ -294,7 +294,9 @@ QS_EXPORT void NA_Free_protocol_info(struct na_protocol_info *na_protocol_info);
 
 /* Write NA's process-wide counts (live classes and contexts, callbacks
  * triggered) to the log at the "min_debug" level of the "na" subsystem:
- * nothing appears at the default level, as in Mercury. */
+ * nothing appears at the default level, as in Mercury. The callback count
+ * may lag by up to 1,023 per live context: each context adds its own in
+ * batches, and all of them when it is destroyed. */
 QS_EXPORT void NA_Diag_dump_counters(void);
 
 /* Set the log level (same names as HG_Set_log_level()) and enable the "na"
