@@ -7,7 +7,7 @@
 #   bench/compare_mercury.sh -m MERCURY_PREFIX [-b QS_BUILD_DIR] [-n ROUNDS]
 #                            [-B QS_BEFORE_BUILD_DIR] [-o OUT_DIR] [--quick]
 #                            [--one-process] [--tcp-only] [--no-native]
-#                            [--payload LIST] [--no-bw] [--pin]
+#                            [--payload LIST] [--no-bw] [--pin] [--rt]
 #
 # -B adds a third library, an earlier build of this one (a before/after
 # comparison of a change, in the same session as Mercury).
@@ -41,6 +41,14 @@
 # processes on one CPU, where each round trip waits for a scheduler tick
 # (4 ms here): the same library then measures 30 us in one run and 8 ms
 # in the next.
+#
+# --rt runs every measured process (both libraries' servers and clients,
+# and the floors) under SCHED_RR priority 10 (chrt; needs root). On a
+# shared machine other work then runs only in the kernel's real-time
+# throttle window (sched_rt_runtime_us: 50 ms in every second here), which
+# the window medians of hg_rate leave out, instead of preempting a busy
+# poller at any moment. Same treatment for every library; say it with the
+# numbers.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,6 +66,7 @@ payload=""
 bw_runs=1
 pin_srv=()
 pin_cli=()
+rt=()
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -73,10 +82,13 @@ while [ $# -gt 0 ]; do
     --payload) payload=$2; shift 2 ;;
     --no-bw) bw_runs=0; shift ;;
     --pin) pin_srv=(taskset -c 0); pin_cli=(taskset -c 1); shift ;;
-    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
+    --rt) rt=(chrt -r 10); shift ;;
+    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
     *) echo "compare_mercury: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+pin_srv=("${rt[@]}" "${pin_srv[@]}")
+pin_cli=("${rt[@]}" "${pin_cli[@]}")
 if [ -z "$mercury" ] || [ ! -f "$mercury/include/mercury.h" ]; then
     echo "compare_mercury: -m must name a Mercury install prefix" \
         "(see docs/performance.md)" >&2
@@ -163,7 +175,7 @@ run_pair() {
         rc=${PIPESTATUS[0]}
         wait "$spid" 2>/dev/null
     else
-        timeout 300 "$bin" --mode busy --driver thread "$@" "$info" \
+        timeout 300 "${rt[@]}" "$bin" --mode busy --driver thread "$@" "$info" \
             2>>"$log" | tee -a "$log" | grep '^{' |
             sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
                 >>"$out/records.jsonl"
@@ -202,12 +214,12 @@ for r in $(seq "$rounds"); do
                 --sizes 64K,1M,16M
     done
     if [ -x "$floor" ]; then
-        timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
+        timeout 300 "${rt[@]}" "$floor" --procs "$procs" --sizes 64K,1M,16M \
             "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed 's/^{/{"lib":"floor","fabric":"tcp",/' >>"$out/records.jsonl"
     fi
     if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then
-        timeout 300 "$floor_shm" --sizes 2K,64K,1M,16M "${bw_args[@]}" \
+        timeout 300 "${rt[@]}" "$floor_shm" --sizes 2K,64K,1M,16M "${bw_args[@]}" \
             ${floor_payload:+--payload "$floor_payload"} \
             2>>"$log" | tee -a "$log" | grep '^{' |
             sed 's/^{/{"lib":"floor","fabric":"shm",/' >>"$out/records.jsonl"

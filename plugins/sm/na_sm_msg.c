@@ -70,11 +70,17 @@ na_sm_ring_push(struct na_sm_conn *conn, uint8_t kind, uint8_t src_id,
     if (tail - head > NA_SM_RING_SIZE || NA_SM_RING_SIZE - (tail - head) < need)
         return false;
     /* Past the window, start over at the ring's beginning as soon as the
-     * records not yet read fit before the window's end: while the
-     * consumer keeps up, records then land on the same NA_SM_RING_WINDOW
-     * bytes, still in both caches, instead of a line last written a
-     * megabyte ago. Further on only while it lags. */
-    if (off >= NA_SM_RING_WINDOW && tail - head + rec <= NA_SM_RING_WINDOW)
+     * consumer has shown that it read past the window too: while it keeps
+     * up, records then land on the same NA_SM_RING_WINDOW bytes (and the
+     * few past it that its lag covers), still in both caches, instead of
+     * a line last written a megabyte ago. Further on only while it lags.
+     * The room after the wrap is then the whole window, not only what the
+     * unread records leave of it: with the head shown one pass late, a
+     * wrap taken as soon as the unread bytes fit would leave so little
+     * room that 16 records of 2 KiB in flight fill it, and the sender
+     * would wait for a wake-up through the socket. */
+    if (off >= NA_SM_RING_WINDOW && tail - head <= off - NA_SM_RING_WINDOW &&
+        rec <= off - (tail - head))
         rec_wraps = true; /* the unread bytes lie past [0, rec) */
     if (rec > to_end || rec_wraps) {
         /* Positions are line-aligned: a whole header always fits. */

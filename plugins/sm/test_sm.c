@@ -206,6 +206,81 @@ test_messages(void **state)
     NA_Op_destroy(fx->cli, r2);
 }
 
+/* A stream of 2 KiB-class messages, up to 16 at a time (batches of 15, 16
+ * and 16), each batch drained by one server pass, the way a busy service
+ * with 16 RPCs in flight runs: a send must find room in the ring at once
+ * (its completion is queued when it is posted), never wait for the
+ * receiver to show its head. The ring's window once wrapped as soon as the
+ * unread bytes fit, leaving the sender less room than one batch: it then
+ * waited for a wake-up through the socket. */
+static void
+test_window_no_wait(void **state)
+{
+    enum { BATCH = 16, ROUNDS = 63, LEN = 2100 };
+    struct fixture *fx = *state;
+    na_op_id_t *sops[BATCH], *rops[BATCH];
+    struct na_result rs[BATCH], rr[BATCH];
+    static char out[LEN], in[BATCH][LEN];
+    int waited = 0;
+
+    memset(out, 'w', sizeof(out));
+    for (int i = 0; i < BATCH; i++) {
+        sops[i] = NA_Op_create(fx->cli, 0);
+        rops[i] = NA_Op_create(fx->srv, 0);
+    }
+    for (int round = 0; round < ROUNDS; round++) {
+        int batch = round % 3 == 0 ? BATCH - 1 : BATCH, done = 0, got = 0;
+        unsigned int n = 0;
+
+        memset(rs, 0, sizeof(rs));
+        memset(rr, 0, sizeof(rr));
+        for (int i = 0; i < batch; i++)
+            assert_int_equal(NA_Msg_recv_unexpected(fx->srv, fx->sctx,
+                                                    na_record_cb, &rr[i], in[i],
+                                                    LEN, NULL, rops[i]),
+                             NA_SUCCESS);
+        for (int i = 0; i < batch; i++)
+            assert_int_equal(NA_Msg_send_unexpected(fx->cli, fx->cctx,
+                                                    na_record_cb, &rs[i], out,
+                                                    LEN, NULL, fx->srv_addr, 0,
+                                                    (na_tag_t) i, sops[i]),
+                             NA_SUCCESS);
+        /* No progress on the client: only sends already in the ring have
+         * completed. */
+        while (NA_Trigger(fx->cctx, BATCH, &n) == NA_SUCCESS && n > 0)
+            ;
+        for (int i = 0; i < batch; i++)
+            done += rs[i].calls;
+        waited += batch - done;
+        /* One server pass reads the batch (its head is shown at the next). */
+        for (int i = 0; i < batch && got < done; i++) {
+            got = 0;
+            NA_Poll(fx->srv, fx->sctx, &n);
+            while (NA_Trigger(fx->sctx, BATCH, &n) == NA_SUCCESS && n > 0)
+                ;
+            for (int j = 0; j < batch; j++)
+                got += rr[j].calls;
+        }
+        for (int i = 0; i < batch; i++) {
+            assert_true(progress_until(fx, &rs[i].calls, 1));
+            assert_true(progress_until(fx, &rr[i].calls, 1));
+        }
+        for (int i = 0; i < batch; i++) {
+            assert_int_equal(rr[i].ret, NA_SUCCESS);
+            assert_int_equal(rr[i].size, LEN);
+            assert_int_equal(rr[i].tag, i);
+            NA_Addr_free(fx->srv, rr[i].source);
+        }
+    }
+    for (int i = 0; i < BATCH; i++) {
+        NA_Op_destroy(fx->cli, sops[i]);
+        NA_Op_destroy(fx->srv, rops[i]);
+    }
+    print_message("sends that waited for room: %d of %d\n", waited,
+                  (3 * BATCH - 1) * ROUNDS / 3);
+    assert_int_equal(waited, 0);
+}
+
 /* One RMA from the client on the server's region described by `bytes`. */
 static na_return_t
 rma_once(struct fixture *fx, bool put, const uint8_t *bytes, size_t n,
@@ -555,6 +630,7 @@ main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test_setup_teardown(test_addr, setup, teardown),
         cmocka_unit_test_setup_teardown(test_messages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_window_no_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rma, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
