@@ -42,13 +42,15 @@
 # (4 ms here): the same library then measures 30 us in one run and 8 ms
 # in the next.
 #
-# --rt runs every measured process (both libraries' servers and clients,
-# and the floors) under SCHED_RR priority 10 (chrt; needs root). On a
-# shared machine other work then runs only in the kernel's real-time
+# --rt runs the shared-memory measurements (both libraries' servers and
+# clients, and floor_shm) under SCHED_RR priority 10 (chrt; needs root).
+# On a shared machine other work then runs only in the kernel's real-time
 # throttle window (sched_rt_runtime_us: 50 ms in every second here), which
 # the window medians of hg_rate leave out, instead of preempting a busy
 # poller at any moment. Same treatment for every library; say it with the
-# numbers.
+# numbers. The TCP runs stay at normal priority: loopback TCP needs the
+# kernel's softirq threads, which two real-time pollers would starve
+# (tried: round trips 25% longer, floors halved).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -87,8 +89,6 @@ while [ $# -gt 0 ]; do
     *) echo "compare_mercury: unknown argument $1" >&2; exit 2 ;;
     esac
 done
-pin_srv=("${rt[@]}" "${pin_srv[@]}")
-pin_cli=("${rt[@]}" "${pin_cli[@]}")
 if [ -z "$mercury" ] || [ ! -f "$mercury/include/mercury.h" ]; then
     echo "compare_mercury: -m must name a Mercury install prefix" \
         "(see docs/performance.md)" >&2
@@ -148,7 +148,8 @@ fi
 run_pair() {
     local tool=$1 which=$2 info=$3 fabric=$4
     shift 4
-    local bin=$out/bin/$tool.$which addr=$out/addr.$$ spid rc
+    local bin=$out/bin/$tool.$which addr=$out/addr.$$ spid rc rtp=()
+    [ "$fabric" = shm ] && rtp=("${rt[@]}")
     # Our ofi+tcp rows are libfabric's tcp provider (the opt-in of
     # docs/architecture.md, "Transport names"); the native rows are not.
     if [ "$which" = native ]; then unset QS_OFI_TCP; else export QS_OFI_TCP=libfabric; fi
@@ -156,7 +157,7 @@ run_pair() {
     [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"
     if [ "$procs" -eq 2 ]; then
-        timeout 300 "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode busy \
+        timeout 300 "${rtp[@]}" "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode busy \
             --server-seconds 240 "$info" >>"$log" 2>&1 &
         spid=$!
         for _ in $(seq 200); do
@@ -168,14 +169,14 @@ run_pair() {
             kill "$spid" 2>/dev/null
             return 1
         fi
-        timeout 300 "${pin_cli[@]}" "$bin" --client "$(cat "$addr")" --mode busy "$@" \
+        timeout 300 "${rtp[@]}" "${pin_cli[@]}" "$bin" --client "$(cat "$addr")" --mode busy "$@" \
             "$info" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
                 >>"$out/records.jsonl"
         rc=${PIPESTATUS[0]}
         wait "$spid" 2>/dev/null
     else
-        timeout 300 "${rt[@]}" "$bin" --mode busy --driver thread "$@" "$info" \
+        timeout 300 "${rtp[@]}" "$bin" --mode busy --driver thread "$@" "$info" \
             2>>"$log" | tee -a "$log" | grep '^{' |
             sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
                 >>"$out/records.jsonl"
@@ -214,7 +215,7 @@ for r in $(seq "$rounds"); do
                 --sizes 64K,1M,16M
     done
     if [ -x "$floor" ]; then
-        timeout 300 "${rt[@]}" "$floor" --procs "$procs" --sizes 64K,1M,16M \
+        timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
             "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed 's/^{/{"lib":"floor","fabric":"tcp",/' >>"$out/records.jsonl"
     fi
