@@ -15,18 +15,44 @@
  *
  * If libfabric's tcp provider cannot start here the target says why once
  * and accepts every input: there is no decoder to exercise without it.
+ *
+ * The replay fails (where the plugin is built) unless some serialized
+ * address is accepted and some of version 1 and full length is refused
+ * (family, port 0, the any address), and likewise an "ofi+tcp://" string
+ * accepted and one refused.
  */
+#include <string.h>
+
+#include "na_config.h"
 #include "na_fuzz_util.h"
+
+static struct na_fuzz_tally bytes = {.what = "serialized ofi address"},
+                            strings = {.what = "ofi+tcp:// lookup string"};
+
+const char *
+fuzz_replay_check(void)
+{
+    const char *why;
+
+    if (!QS_PLUGIN_OFI_ENABLED)
+        return NULL;
+    why = na_fuzz_tally_check(&bytes);
+    return why != NULL ? why : na_fuzz_tally_check(&strings);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     na_class_t *c =
         na_fuzz_class("fuzz_ofi_addr", "ofi+tcp://127.0.0.1:0", false, false);
+    bool ok;
 
     if (c == NULL)
         return 0;
-    na_fuzz_check_addr_bytes(c, data, size);
-    na_fuzz_check_addr_string(c, data, size);
+    ok = na_fuzz_check_addr_bytes(c, data, size);
+    na_fuzz_count(&bytes, ok, size >= 8 && data[0] == 1);
+    ok = na_fuzz_check_addr_string(c, data, size);
+    na_fuzz_count(&strings, ok,
+                  size > 10 && memcmp(data, "ofi+tcp://", 10) == 0);
     return 0;
 }

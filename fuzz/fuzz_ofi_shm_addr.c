@@ -18,17 +18,44 @@
  *
  * If libfabric's shm provider cannot start here the target says why once
  * and accepts every input: there is no decoder to exercise without it.
+ *
+ * The replay fails (where the plugin is built) unless some serialized shm
+ * address is accepted and some of version 1, family 'S' and full length is
+ * refused (pid, endpoint bounds), and likewise an "ofi+shm://" or
+ * "fi_shm://" string accepted and one refused.
  */
+#include <string.h>
+
+#include "na_config.h"
 #include "na_fuzz_util.h"
+
+static struct na_fuzz_tally bytes = {.what = "serialized shm address"},
+                            strings = {.what = "ofi+shm:// lookup string"};
+
+const char *
+fuzz_replay_check(void)
+{
+    const char *why;
+
+    if (!QS_PLUGIN_OFI_ENABLED)
+        return NULL;
+    why = na_fuzz_tally_check(&bytes);
+    return why != NULL ? why : na_fuzz_tally_check(&strings);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     na_class_t *c = na_fuzz_class("fuzz_ofi_shm_addr", "ofi+shm", false, false);
+    bool ok;
 
     if (c == NULL)
         return 0;
-    na_fuzz_check_addr_bytes(c, data, size);
-    na_fuzz_check_addr_string(c, data, size);
+    ok = na_fuzz_check_addr_bytes(c, data, size);
+    na_fuzz_count(&bytes, ok, size >= 8 && data[0] == 1 && data[1] == 'S');
+    ok = na_fuzz_check_addr_string(c, data, size);
+    na_fuzz_count(&strings, ok,
+                  (size > 10 && memcmp(data, "ofi+shm://", 10) == 0) ||
+                      (size > 9 && memcmp(data, "fi_shm://", 9) == 0));
     return 0;
 }

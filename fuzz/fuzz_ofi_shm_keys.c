@@ -20,6 +20,12 @@
  * only entry) gives the verdict computed here from the query.
  *
  * Seed corpus: corpus/ofi_shm_keys/. Built only with the ofi plugin.
+ *
+ * The replay fails unless, of the tables built from its inputs that are
+ * full-size with a key table's magic, some allow the access through an
+ * entry (the table lists every region) and some refuse it (header values,
+ * entry flags, a wrapping region, a range outside the region, missing
+ * permission, no entry for the key).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,6 +38,30 @@
 #define QUERY_SIZE 32
 #define HDR_SIZE 16
 #define ENTRY_SIZE 40
+#define KEYS_MAGIC 0x51534b59u
+
+static struct na_fuzz_tally tables = {.what = "full-size key table"};
+
+const char *
+fuzz_replay_check(void)
+{
+    return na_fuzz_tally_check(&tables);
+}
+
+/* Counts the verdict on a table built from the input: allowed through an
+ * entry, or refused, for a full-size table with the magic. */
+static void
+count_verdict(const void *tab, size_t size, na_return_t ret)
+{
+    uint32_t hdr[2];
+
+    if (size < na_ofi_shm_keys_size())
+        return;
+    memcpy(hdr, tab, sizeof(hdr));
+    if (ret == NA_SUCCESS && hdr[1] != 0)
+        return; /* not every region listed: nothing was checked */
+    na_fuzz_count(&tables, ret == NA_SUCCESS, hdr[0] == KEYS_MAGIC);
+}
 
 static void
 check_verdict(na_return_t ret, const char *why)
@@ -57,7 +87,7 @@ check_well_formed(uint64_t *tab, size_t tab_size, uint64_t key, uint64_t remote,
     na_return_t ret, want;
 
     memset(tab, 0, tab_size);
-    ((uint32_t *) tab)[0] = 0x51534b59u;
+    ((uint32_t *) tab)[0] = KEYS_MAGIC;
     e = tab + (HDR_SIZE + (size_t) na_ofi_shm_key_slot(key) * ENTRY_SIZE) / 8;
     e[0] = 7;
     e[1] = key;
@@ -121,6 +151,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ret = na_ofi_shm_keys_lookup(obj, n, key, remote, len, need, virt,
                                          &why);
             check_verdict(ret, why);
+            count_verdict(obj, n, ret);
             if (n < tab_size && ret != NA_PROTOCOL_ERROR)
                 abort(); /* a short object is never read as a table */
             free(obj);
@@ -141,6 +172,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ret = na_ofi_shm_keys_lookup(tab, tab_size, key, remote, len, need,
                                      virt, &why);
         check_verdict(ret, why);
+        count_verdict(tab, tab_size, ret);
         /* Allowed by an entry (the table lists every region): the bytes
          * lie inside a region, which no address wraps around. */
         if (ret == NA_SUCCESS && ((const uint32_t *) tab)[1] == 0 &&

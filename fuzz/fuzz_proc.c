@@ -10,15 +10,25 @@
  *    accepts something the encoder cannot produce);
  *  - a decode that fails leaves nothing allocated and its string fields NULL.
  *
+ * The replay fails unless some input decodes and re-encodes to its bytes
+ * with a checksum that verifies, and some is refused for what it holds
+ * rather than for running out (HG_PROTOCOL_ERROR: a string whose NUL is
+ * not its last byte, a boolean other than 0 or 1).
+ *
  * The seed corpus in corpus/proc/ was produced by this file itself: build it
  * with -DFUZZ_PROC_MAKE_CORPUS and it gets a main() that writes valid
  * encodings and truncations of them into the directory named on its command
  * line. From the top of the tree:
  *
- *   cc -std=c11 -DFUZZ_PROC_MAKE_CORPUS -Iinclude -Ilib fuzz/fuzz_proc.c
- *      lib/proc/hg_proc.c lib/proc/hg_proc_string.c lib/util/qs_checksum.c
+ *   cc -std=c11 -D_GNU_SOURCE -DFUZZ_PROC_MAKE_CORPUS -Iinclude -Ilib
+ *      fuzz/fuzz_proc.c lib/proc/hg_proc.c lib/proc/hg_proc_string.c
+ *      lib/proc/hg_string_object.c lib/util/qs_checksum.c
  *      -pthread -o make_corpus
  *   ./make_corpus fuzz/corpus/proc
+ *
+ * It writes no input refused for its content; typical-name-inner-nul and
+ * typical-flag-two (typical-valid with a NUL inside its name, with a
+ * boolean of 2) were written by hand.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +38,28 @@
 #include "mercury_macros.h"
 #include "mercury_proc.h"
 #include "mercury_proc_string.h"
+
+#ifndef FUZZ_PROC_MAKE_CORPUS
+#include "na_fuzz_util.h"
+
+static struct na_fuzz_tally structs = {.what = "argument structure"};
+static unsigned long crc_ok;
+
+const char *
+fuzz_replay_check(void)
+{
+    const char *why = na_fuzz_tally_check(&structs);
+
+    if (why == NULL && crc_ok == 0)
+        why = "no decoded structure's checksum verified";
+    return why;
+}
+#define FUZZ_COUNT(ok, ret)                                                    \
+    na_fuzz_count(&structs, ok, (ok) || (ret) == HG_PROTOCOL_ERROR)
+#else
+#define FUZZ_COUNT(ok, ret) ((void) (ok), (void) (ret))
+static unsigned long crc_ok;
+#endif
 
 /* A fixed-size opaque region, serialized with hg_proc_raw(). */
 typedef struct {
@@ -79,6 +111,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&args, 0, sizeof(args));
     ret = hg_proc_fz_args_t(dec, &args);
     if (ret != HG_SUCCESS) {
+        FUZZ_COUNT(false, ret);
         fz_check(args.name == NULL && args.inner.label == NULL &&
                      args.path == NULL && args.tail == NULL,
                  "failed decode left string fields set");
@@ -93,6 +126,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ret = hg_proc_checksum_verify(dec, &crc, sizeof(crc));
         fz_check(ret == HG_SUCCESS || ret == HG_CHECKSUM_ERROR,
                  "checksum verify returned an unexpected error");
+        if (ret == HG_SUCCESS)
+            crc_ok++;
     }
 
     /* Canonical: encoding the decoded values (through the overflow path,
@@ -107,6 +142,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                      "re-encoded size differs");
             fz_check(memcmp(out, data, (size_t) used) == 0,
                      "re-encoded bytes differ");
+            FUZZ_COUNT(true, HG_SUCCESS);
         }
         hg_proc_free(enc);
     }

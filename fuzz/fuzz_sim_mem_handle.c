@@ -12,16 +12,34 @@
  *   u8 version (1) | u8 flags (1 read, 2 write, 3 both) | u8 name length |
  *   name | u64 owner incarnation | u64 key | u64 total length |
  *   u32 segment count | u64 length of each segment
- * all little endian.
+ * all little endian. The put_region_* seeds name the target's region (in
+ * the world of the default seed: the key is drawn from it).
+ *
+ * The replay fails unless some handle of version 1, with valid flags and
+ * a name and tail the input holds, is accepted and some such one refused
+ * (its name, segment count, or lengths that do not add up), and unless
+ * some put through an accepted handle succeeds.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "na.h"
+#include "na_fuzz_util.h"
 #include "na_sim.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static struct na_fuzz_tally handles = {.what = "sim memory handle"};
+static unsigned long puts_done;
+
+const char *
+fuzz_replay_check(void)
+{
+    const char *why = na_fuzz_tally_check(&handles);
+
+    if (why == NULL && puts_done == 0)
+        why = "no put through an accepted handle succeeded";
+    return why;
+}
 
 /* Built once for the whole run; all of it stays reachable until exit. */
 static struct {
@@ -38,6 +56,9 @@ fuzz_init(void)
 {
     if (fuzz.na_class != NULL)
         return;
+    /* The world of the default seed, whose one region the corpus's
+     * put_region_* seeds name (its key comes from the seed). */
+    unsetenv("QS_SIM_SEED");
     fuzz.na_class = NA_Initialize("sim://fuzz", true);
     if (fuzz.na_class == NULL)
         abort();
@@ -52,10 +73,13 @@ fuzz_init(void)
         abort();
 }
 
+static na_return_t put_ret;
+
 static void
 put_done(const struct na_cb_info *info)
 {
     (*(int *) info->arg)++;
+    put_ret = info->ret;
 }
 
 /* Put 16 bytes of our own region into whatever the handle names, on this
@@ -73,6 +97,8 @@ fuzz_put(na_mem_handle_t remote)
     NA_Trigger(fuzz.context, 16, NULL);
     if (calls != 1)
         abort();
+    if (put_ret == NA_SUCCESS)
+        puts_done++;
 }
 
 static uint64_t
@@ -108,10 +134,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     na_mem_handle_t h;
     char *str;
     na_addr_t addr;
+    bool ok;
 
     fuzz_init();
     c = fuzz.na_class;
-    if (NA_Mem_handle_deserialize(c, &h, data, size) == NA_SUCCESS) {
+    ok = NA_Mem_handle_deserialize(c, &h, data, size) == NA_SUCCESS;
+    na_fuzz_count(&handles, ok,
+                  size >= 3 && data[0] == 1 && data[1] >= 1 && data[1] <= 3 &&
+                      size - 3 >= (size_t) data[2] + 28);
+    if (ok) {
         size_t len = NA_Mem_handle_get_serialize_size(c, h);
         uint8_t *again = malloc(len ? len : 1);
 

@@ -15,17 +15,45 @@
  *
  * If the plugin is not in this build (not Linux) the target says why once
  * and accepts every input.
+ *
+ * The replay fails (where the plugin is built) unless some serialized
+ * address is accepted and some refused for its name (magic and length
+ * right), and likewise an "na+sm://" or "sm://" string.
  */
+#include <string.h>
+
+#include "na_config.h"
 #include "na_fuzz_util.h"
+
+static struct na_fuzz_tally bytes = {.what = "serialized sm address"},
+                            strings = {.what = "sm:// lookup string"};
+
+const char *
+fuzz_replay_check(void)
+{
+    const char *why;
+
+    if (!QS_PLUGIN_SM_ENABLED)
+        return NULL;
+    why = na_fuzz_tally_check(&bytes);
+    return why != NULL ? why : na_fuzz_tally_check(&strings);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     na_class_t *c = na_fuzz_class("fuzz_sm_addr", "na+sm", false, false);
+    bool ok;
 
     if (c == NULL)
         return 0;
-    na_fuzz_check_addr_bytes(c, data, size);
-    na_fuzz_check_addr_string(c, data, size);
+    ok = na_fuzz_check_addr_bytes(c, data, size);
+    na_fuzz_count(&bytes, ok,
+                  size >= 3 && data[0] == 0x4d && data[1] == 0x53 &&
+                      size >= 3u + data[2]);
+    ok = na_fuzz_check_addr_string(c, data, size);
+    na_fuzz_count(&strings, ok,
+                  (size > 8 && memcmp(data, "na+sm://", 8) == 0) ||
+                      (size > 5 && memcmp(data, "sm://", 5) == 0));
     return 0;
 }

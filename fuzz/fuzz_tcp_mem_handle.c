@@ -13,20 +13,36 @@
  *
  * If the plugin is not in this build (not Linux) the target says why once
  * and accepts every input.
+ *
+ * The replay fails (where the plugin is built) unless some handle is
+ * accepted and some of 24 bytes or more with the magic is refused.
  */
 #include <stdlib.h>
 
+#include "na_config.h"
 #include "na_fuzz_util.h"
+
+static struct na_fuzz_tally handles = {.what = "tcp memory handle"};
+
+const char *
+fuzz_replay_check(void)
+{
+    return QS_PLUGIN_TCP_ENABLED ? na_fuzz_tally_check(&handles) : NULL;
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     na_class_t *c =
         na_fuzz_class("fuzz_tcp_mem_handle", "tcp://127.0.0.1:0", false, false);
+    bool ok;
 
     if (c == NULL)
         return 0;
-    na_fuzz_check_mem_handle(c, data, size);
+    ok = na_fuzz_check_mem_handle(c, data, size);
+    na_fuzz_count(&handles, ok,
+                  size >= 24 && data[0] == 'Q' && data[1] == 'S' &&
+                      data[2] == 'T' && data[3] == 'M');
     if (size >= 8) {
         na_mem_handle_t mh;
         uint32_t flags = (uint32_t) data[4] | (uint32_t) data[5] << 8 |

@@ -14,6 +14,12 @@
  * Input: frames as docs/wire.md describes them (40-byte little-endian
  * headers, then payloads): messages, get requests, gets' answers and
  * acknowledgements nobody asked for, puts inside and outside the region.
+ *
+ * What the class answers (get answers, put acknowledgements) is parsed
+ * for its statuses, and the replay fails unless some unexpected message
+ * is delivered, some get or put is carried out (answered OK) and some is
+ * refused by the region check (an unknown key, a range outside the
+ * region, a missing permission).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -49,12 +55,88 @@ static struct fuzz_world {
     uint8_t sbuf[SBUF_SIZE];
 } w;
 
+/* What the replay reached: messages delivered, RMA answered OK and RMA
+ * refused by the region check. */
+static unsigned long delivered, rma_ok, rma_refused;
+
+const char *
+fuzz_replay_check(void)
+{
+    if (getenv("QS_FUZZ_TALLY") != NULL)
+        fprintf(stderr,
+                "messages delivered %lu, RMA carried out %lu, RMA refused "
+                "by the region check %lu\n",
+                delivered, rma_ok, rma_refused);
+    if (delivered == 0)
+        return "no unexpected message was delivered";
+    if (rma_ok == 0)
+        return "no get or put was carried out";
+    if (rma_refused == 0)
+        return "no get or put was refused by the region check";
+    return NULL;
+}
+
+/* The frames the class answers with, parsed as they are read: a header,
+ * then (a get's answer) its payload, skipped. */
+static struct {
+    uint8_t hdr[NA_TCP_HDR_SIZE];
+    size_t have;
+    uint64_t skip;
+} answer;
+
+static void
+answer_feed(const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        size_t k;
+
+        if (answer.skip > 0) {
+            k = answer.skip < n ? (size_t) answer.skip : n;
+            answer.skip -= k;
+        } else {
+            k = NA_TCP_HDR_SIZE - answer.have < n
+                    ? NA_TCP_HDR_SIZE - answer.have
+                    : n;
+            memcpy(answer.hdr + answer.have, p, k);
+            answer.have += k;
+            if (answer.have == NA_TCP_HDR_SIZE) {
+                uint8_t type = answer.hdr[0], status = answer.hdr[3];
+
+                answer.have = 0;
+                if (type == NA_TCP_GET_RESP && status == NA_TCP_ST_OK)
+                    for (int i = 7; i >= 0; i--)
+                        answer.skip = answer.skip << 8 | answer.hdr[8 + i];
+                if (type == NA_TCP_GET_RESP || type == NA_TCP_PUT_ACK) {
+                    if (status == NA_TCP_ST_OK)
+                        rma_ok++;
+                    else
+                        rma_refused++;
+                }
+            }
+        }
+        p += k;
+        n -= k;
+    }
+}
+
+/* Reads what the class answered, without waiting. */
+static void
+answer_read(int s, uint8_t *sink, size_t size)
+{
+    ssize_t n = recv(s, sink, size, MSG_DONTWAIT);
+
+    if (n > 0)
+        answer_feed(sink, (size_t) n);
+}
+
 static void
 recv_cb(const struct na_cb_info *info)
 {
     w.posted = false;
-    if (info->ret == NA_SUCCESS)
+    if (info->ret == NA_SUCCESS) {
+        delivered++;
         NA_Addr_free(w.cls, info->info.recv_unexpected.source);
+    }
 }
 
 static void
@@ -114,6 +196,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (w.cls == NULL)
         world_up();
+    memset(&answer, 0, sizeof(answer));
     accepted = na_tcp_class(w.cls)->accepted;
     if (size > 256 * 1024)
         size = 256 * 1024;
@@ -133,7 +216,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             break; /* the class closed it: a malformed frame */
         progress();
-        (void) recv(s, sink, sizeof(sink), MSG_DONTWAIT);
+        answer_read(s, sink, sizeof(sink));
     }
     shutdown(s, SHUT_WR);
     /* Until the class has accepted the connection, then until it closed
@@ -142,8 +225,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         progress();
     for (i = 0; i < 100000 && na_tcp_class(w.cls)->conn_count != 0; i++) {
         progress();
-        (void) recv(s, sink, sizeof(sink), MSG_DONTWAIT);
+        answer_read(s, sink, sizeof(sink));
     }
+    /* What the class wrote before it closed. */
+    for (i = 0; i < 64; i++)
+        answer_read(s, sink, sizeof(sink));
     close(s);
     if (na_tcp_class(w.cls)->conn_count != 0)
         abort(); /* the class never saw the end of the stream */

@@ -16,6 +16,11 @@
  * version 1 | u16 port | u32 0), address strings ("tcp://a.b.c.d:port",
  * "tcp://[v6]:port") and serialized addresses (u16 "TS" | u16 port |
  * IPv4, or u16 "T6" | u16 port | IPv6), which must also round-trip.
+ *
+ * The replay fails unless each decoder accepts some input of its current
+ * form and refuses some: a 40-byte header of a known type, a 12-byte hello
+ * with this protocol's magic and version, a "tcp://" string, serialized
+ * bytes with a known magic and the length it asks for.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -25,6 +30,29 @@
 #include "../plugins/tcp/na_tcp_internal.h"
 #include "na_fuzz_util.h"
 
+static struct na_fuzz_tally headers = {.what = "frame header"},
+                            hellos = {.what = "hello"},
+                            strings = {.what = "tcp:// address string"},
+                            addrs = {.what = "serialized address"};
+
+const char *
+fuzz_replay_check(void)
+{
+    const struct na_fuzz_tally *all[] = {&headers, &hellos, &strings, &addrs};
+    const char *why = NULL;
+
+    for (size_t i = 0; why == NULL && i < sizeof(all) / sizeof(all[0]); i++)
+        why = na_fuzz_tally_check(all[i]);
+    return why;
+}
+
+static uint32_t
+le32(const uint8_t *p)
+{
+    return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+           (uint32_t) p[3] << 24;
+}
+
 static void
 check_header(const uint8_t *data, size_t size)
 {
@@ -32,7 +60,12 @@ check_header(const uint8_t *data, size_t size)
     uint8_t again[NA_TCP_HDR_SIZE];
     struct na_tcp_hdr h;
 
-    if (na_tcp_hdr_decode(data, size, &lim, &h) != NA_SUCCESS)
+    bool ok = na_tcp_hdr_decode(data, size, &lim, &h) == NA_SUCCESS;
+
+    na_fuzz_count(&headers, ok,
+                  size >= NA_TCP_HDR_SIZE && data[0] >= NA_TCP_UNEXP &&
+                      data[0] <= NA_TCP_PUT_ACK);
+    if (!ok)
         return;
     if ((h.type == NA_TCP_UNEXP && h.len > lim.max_unexp) ||
         (h.type == NA_TCP_EXP && h.len > lim.max_exp))
@@ -54,7 +87,13 @@ check_hello(const uint8_t *data, size_t size)
     uint8_t again[NA_TCP_HELLO_SIZE];
     uint16_t port;
 
-    if (na_tcp_hello_decode(data, size, &port) != NA_SUCCESS)
+    bool ok = na_tcp_hello_decode(data, size, &port) == NA_SUCCESS;
+
+    na_fuzz_count(&hellos, ok,
+                  size >= NA_TCP_HELLO_SIZE &&
+                      le32(data) == NA_TCP_HELLO_MAGIC &&
+                      (le32(data + 4) & 0xffff) == NA_TCP_VERSION);
+    if (!ok)
         return;
     na_tcp_hello_encode(again, port);
     if (port == 0 || memcmp(again, data, NA_TCP_HELLO_SIZE) != 0)
@@ -72,7 +111,10 @@ check_string(const uint8_t *data, size_t size)
         size = sizeof(str) - 1;
     memcpy(str, data, size);
     str[size] = '\0';
-    if (na_tcp_addr_string_parse(str, &ip, &port) != NA_SUCCESS)
+    bool ok = na_tcp_addr_string_parse(str, &ip, &port) == NA_SUCCESS;
+
+    na_fuzz_count(&strings, ok, strncmp(str, "tcp://", 6) == 0);
+    if (!ok)
         return;
     if (na_tcp_addr_print(&ip, port, printed, sizeof(printed)) >=
             sizeof(printed) ||
@@ -89,7 +131,13 @@ check_addr_bytes(const uint8_t *data, size_t size)
     uint16_t port;
     size_t n;
 
-    if (na_tcp_addr_decode(data, size, &ip, &port) != NA_SUCCESS)
+    bool ok = na_tcp_addr_decode(data, size, &ip, &port) == NA_SUCCESS;
+
+    na_fuzz_count(
+        &addrs, ok,
+        (size >= NA_TCP_ADDR_SIZE && data[0] == 'T' && data[1] == 'S') ||
+            (size >= NA_TCP_ADDR6_SIZE && data[0] == 'T' && data[1] == '6'));
+    if (!ok)
         return;
     n = na_tcp_addr_size(&ip);
     if (n > size || port == 0 || na_tcp_ip_is_any(&ip))

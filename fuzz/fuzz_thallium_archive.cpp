@@ -5,9 +5,16 @@
  * throwing tl::exception (turned into an error code here): never a crash,
  * an out-of-bounds read or an allocation larger than a bounded multiple of
  * the input.
+ *
+ * The replay fails unless some argument list decodes with more than its
+ * first count or length read, and some is refused after a count or length
+ * was read (a count or length larger than what follows, a bad value
+ * further in), not merely for lacking its first 8 bytes.
  */
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <tuple>
@@ -23,8 +30,13 @@
 
 namespace tl = thallium;
 
+/* The fuzz_replay_check() hook of replay.c. */
+extern "C" const char *fuzz_replay_check(void);
+
 namespace
 {
+
+unsigned long lists_decoded, lists_refused_deep;
 
 struct item {
     std::string name;
@@ -48,11 +60,31 @@ decode_as(const std::uint8_t *data, std::size_t size)
                            &proc) != HG_SUCCESS)
         return;
     tl::detail::input_proc<T...> in(MARGO_INSTANCE_NULL);
-    (void) tl::detail::proc_object_cb(proc, &in);
+    hg_return_t ret = tl::detail::proc_object_cb(proc, &in);
+    /* Every list starts with a u64 count or length. */
+    if (hg_proc_get_size_used(proc) > 8 && ret == HG_SUCCESS)
+        lists_decoded++;
+    else if (hg_proc_get_size_used(proc) >= 8 && ret != HG_SUCCESS)
+        lists_refused_deep++;
     hg_proc_free(proc);
 }
 
 } // namespace
+
+extern "C" const char *
+fuzz_replay_check(void)
+{
+    if (std::getenv("QS_FUZZ_TALLY") != nullptr)
+        std::fprintf(stderr,
+                     "argument lists: %lu decoded, %lu refused after "
+                     "a count\n",
+                     lists_decoded, lists_refused_deep);
+    if (lists_decoded == 0)
+        return "no argument list decoded past its first count";
+    if (lists_refused_deep == 0)
+        return "no argument list was refused after its first count";
+    return nullptr;
+}
 
 extern "C" int
 LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)

@@ -33,7 +33,7 @@ na_fuzz_class(const char *target, const char *info, bool listen, bool required)
     return na_class;
 }
 
-void
+bool
 na_fuzz_check_addr_bytes(na_class_t *c, const uint8_t *data, size_t size)
 {
     na_addr_t addr;
@@ -41,7 +41,7 @@ na_fuzz_check_addr_bytes(na_class_t *c, const uint8_t *data, size_t size)
     size_t len;
 
     if (NA_Addr_deserialize(c, &addr, data, size) != NA_SUCCESS)
-        return;
+        return false;
     len = NA_Addr_get_serialize_size(c, addr);
     if (len == 0 || len > size)
         abort();
@@ -53,9 +53,10 @@ na_fuzz_check_addr_bytes(na_class_t *c, const uint8_t *data, size_t size)
         abort();
     free(again);
     NA_Addr_free(c, addr);
+    return true;
 }
 
-void
+bool
 na_fuzz_check_addr_string(na_class_t *c, const uint8_t *data, size_t size)
 {
     char str[NA_FUZZ_MAX_STRING + 1], printed[256];
@@ -67,7 +68,7 @@ na_fuzz_check_addr_string(na_class_t *c, const uint8_t *data, size_t size)
     memcpy(str, data, size);
     str[size] = '\0';
     if (NA_Addr_lookup(c, str, &addr) != NA_SUCCESS)
-        return;
+        return false;
     if (NA_Addr_to_string(c, printed, &printed_size, addr) != NA_SUCCESS ||
         NA_Addr_lookup(c, printed, &again) != NA_SUCCESS)
         abort();
@@ -75,9 +76,10 @@ na_fuzz_check_addr_string(na_class_t *c, const uint8_t *data, size_t size)
         abort();
     NA_Addr_free(c, again);
     NA_Addr_free(c, addr);
+    return true;
 }
 
-void
+bool
 na_fuzz_check_mem_handle(na_class_t *c, const uint8_t *data, size_t size)
 {
     na_mem_handle_t mh;
@@ -85,7 +87,7 @@ na_fuzz_check_mem_handle(na_class_t *c, const uint8_t *data, size_t size)
     size_t len;
 
     if (NA_Mem_handle_deserialize(c, &mh, data, size) != NA_SUCCESS)
-        return;
+        return false;
     len = NA_Mem_handle_get_serialize_size(c, mh);
     if (len == 0 || len > size)
         abort();
@@ -97,4 +99,36 @@ na_fuzz_check_mem_handle(na_class_t *c, const uint8_t *data, size_t size)
         abort();
     free(again);
     NA_Mem_handle_free(c, mh);
+    return true;
+}
+
+void
+na_fuzz_count(struct na_fuzz_tally *t, bool accepted, bool current)
+{
+    if (current && accepted)
+        t->accepted++;
+    else if (current)
+        t->refused_deep++;
+}
+
+const char *
+na_fuzz_tally_check(const struct na_fuzz_tally *t)
+{
+    static char why[160];
+
+    if (getenv("QS_FUZZ_TALLY") != NULL)
+        fprintf(stderr, "%s: %lu accepted, %lu refused past the first checks\n",
+                t->what, t->accepted, t->refused_deep);
+
+    if (t->accepted == 0)
+        snprintf(why, sizeof(why), "no %s of the current form was accepted",
+                 t->what);
+    else if (t->refused_deep == 0)
+        snprintf(why, sizeof(why),
+                 "no %s of the current form was refused (past the "
+                 "decoder's first checks)",
+                 t->what);
+    else
+        return NULL;
+    return why;
 }

@@ -11,7 +11,13 @@
  *  - na_fuzz_check_mem_handle(): a deserialized memory handle serializes
  *    back to the bytes it was read from.
  * A broken round trip calls abort(), which the fuzzer and the corpus
- * replay (replay.c) report as a failure.
+ * replay (replay.c) report as a failure. Each check returns whether the
+ * decoder accepted the input.
+ *
+ * A replay of a corpus none of whose inputs gets past a decoder's first
+ * check passes while it tests nothing, so a target also keeps a tally of
+ * what its inputs reached: na_fuzz_count() after each decode, and
+ * na_fuzz_tally_check() from its fuzz_replay_check() (replay.c).
  */
 #ifndef QS_FUZZ_NA_FUZZ_UTIL_H
 #define QS_FUZZ_NA_FUZZ_UTIL_H
@@ -34,8 +40,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 na_class_t *na_fuzz_class(const char *target, const char *info, bool listen,
                           bool required);
 
-void na_fuzz_check_addr_bytes(na_class_t *c, const uint8_t *data, size_t size);
-void na_fuzz_check_addr_string(na_class_t *c, const uint8_t *data, size_t size);
-void na_fuzz_check_mem_handle(na_class_t *c, const uint8_t *data, size_t size);
+bool na_fuzz_check_addr_bytes(na_class_t *c, const uint8_t *data, size_t size);
+bool na_fuzz_check_addr_string(na_class_t *c, const uint8_t *data, size_t size);
+bool na_fuzz_check_mem_handle(na_class_t *c, const uint8_t *data, size_t size);
+
+/*
+ * What one decoder's inputs reached: those of its current form that it
+ * accepted, and those of its current form that it refused, which its
+ * first checks let through (the form is what the target knows of the
+ * decoder's first checks: the length for the kind of input, its magic
+ * and version, or a scheme the class serves). Only inputs of the current
+ * form count, so a corpus left behind by a version bump fails even if
+ * some stray input happens to carry the new version. `what` names the
+ * inputs in the reason given, e.g. "serialized address".
+ */
+struct na_fuzz_tally {
+    const char *what;
+    unsigned long accepted, refused_deep;
+};
+
+/* Counts one decode: `accepted` is its verdict, `current` whether the
+ * input has the current form. */
+void na_fuzz_count(struct na_fuzz_tally *t, bool accepted, bool current);
+
+/* NULL when the tally has an accepted input and a deeply refused one,
+ * else why the replay tested too little (a static string, overwritten by
+ * the next call). With QS_FUZZ_TALLY set in the environment it also
+ * prints the tally on stderr. */
+const char *na_fuzz_tally_check(const struct na_fuzz_tally *t);
+
+/* The fuzz_replay_check() hook of replay.c, declared for the targets that
+ * define it. */
+const char *fuzz_replay_check(void);
 
 #endif
