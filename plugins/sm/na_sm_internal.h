@@ -72,6 +72,11 @@ extern atomic_uint na_sm_fence_word __attribute__((visibility("hidden")));
 /* While the consumer keeps up, a producer stays in the first this many
  * bytes of the ring (na_sm_ring_push). */
 #define NA_SM_RING_WINDOW (64u << 10)
+/* Lines after the next record's mark that a consumer finding no record
+ * prefetches: a request with up to about 250 bytes of input (24 bytes of
+ * record header, 40 of HG's) then costs one wait for the other core, not
+ * two (docs/plugin-sm.md). */
+#define NA_SM_SPIN_PREFETCH 4u
 
 /* Payload limits: the default, and the largest a class may ask for. */
 #define NA_SM_DEFAULT_MSG_SIZE 4096
