@@ -8,6 +8,7 @@
 #                            [-B QS_BEFORE_BUILD_DIR] [-o OUT_DIR] [--quick]
 #                            [--one-process] [--tcp-only] [--no-native]
 #                            [--payload LIST] [--no-bw] [--pin] [--rt]
+#                            [--wait]
 #
 # -B adds a third library, an earlier build of this one (a before/after
 # comparison of a change, in the same session as Mercury).
@@ -42,6 +43,10 @@
 # (4 ms here): the same library then measures 30 us in one run and 8 ms
 # in the next.
 #
+# --wait adds, over TCP, the empty RPC with 1 and 16 in flight with both
+# processes in wait mode (HG_Progress with a timeout: they sleep in the
+# kernel until a message comes) beside the busy-polling runs.
+#
 # --rt runs the shared-memory measurements (both libraries' servers and
 # clients, and floor_shm) under SCHED_RR priority 10 (chrt; needs root).
 # On a shared machine other work then runs only in the kernel's real-time
@@ -69,6 +74,8 @@ bw_runs=1
 pin_srv=()
 pin_cli=()
 rt=()
+wait_runs=0
+run_mode=busy
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -85,7 +92,8 @@ while [ $# -gt 0 ]; do
     --no-bw) bw_runs=0; shift ;;
     --pin) pin_srv=(taskset -c 0); pin_cli=(taskset -c 1); shift ;;
     --rt) rt=(chrt -r 10); shift ;;
-    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
+    --wait) wait_runs=1; shift ;;
+    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
     *) echo "compare_mercury: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -157,7 +165,7 @@ run_pair() {
     [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"
     if [ "$procs" -eq 2 ]; then
-        timeout 300 "${rtp[@]}" "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode busy \
+        timeout 300 "${rtp[@]}" "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode "$run_mode" \
             --server-seconds 240 "$info" >>"$log" 2>&1 &
         spid=$!
         for _ in $(seq 200); do
@@ -169,7 +177,7 @@ run_pair() {
             kill "$spid" 2>/dev/null
             return 1
         fi
-        timeout 300 "${rtp[@]}" "${pin_cli[@]}" "$bin" --client "$(cat "$addr")" --mode busy "$@" \
+        timeout 300 "${rtp[@]}" "${pin_cli[@]}" "$bin" --client "$(cat "$addr")" --mode "$run_mode" "$@" \
             "$info" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
                 >>"$out/records.jsonl"
@@ -205,6 +213,11 @@ for r in $(seq "$rounds"); do
             tcp="ofi+tcp://127.0.0.1" shm="na+sm"
         fi
         run_pair hg_rate "$which" "$tcp" tcp "${rate_args[@]}" "${sweep[@]}"
+        if [ "$wait_runs" -eq 1 ]; then
+            run_mode=wait
+            run_pair hg_rate "$which" "$tcp" tcp "${rate_args[@]}" --inflight 1,16
+            run_mode=busy
+        fi
         [ "$shm_here" -eq 1 ] &&
             run_pair hg_rate "$which" "$shm" shm "${rate_args[@]}" "${sweep[@]}"
         [ "$bw_runs" -eq 1 ] &&

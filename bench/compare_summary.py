@@ -88,7 +88,8 @@ def floor_table(recs, specs):
 
 def sweep_table(recs):
     """The payload sweep: rate with 16 in flight and round trip per size."""
-    sw = [r for r in recs if r.get("tool") == "hg_rate" and "payload_spec" in r]
+    sw = [r for r in recs if r.get("tool") == "hg_rate" and
+          "payload_spec" in r and r.get("mode") == "busy"]
     specs = sorted({r["payload_spec"] for r in sw}, key=spec_key)
     if len(specs) < 2:
         return
@@ -153,8 +154,8 @@ def main():
     rows = []
     for fabric, label in (("tcp", "TCP"), ("shm", "shared memory")):
         lat = {lib: median([r["median_us"] for r in pick(
-            recs, lib=lib, fabric=fabric, tool="hg_rate", metric="latency")
-            if r.get("payload", 0) == 0]) for lib in LIBS}
+            recs, lib=lib, fabric=fabric, tool="hg_rate", metric="latency",
+            mode="busy") if r.get("payload", 0) == 0]) for lib in LIBS}
         floor = None
         if fabric == "tcp":
             floor = median([r["median_us"] for r in pick(
@@ -167,8 +168,16 @@ def main():
         rows.append((f"empty RPC round trip, {label}", lat, floor, "us"))
         rate = {lib: median([r["rpc_per_s_window_median"] for r in pick(
             recs, lib=lib, fabric=fabric, tool="hg_rate", metric="rate",
-            inflight=16) if r.get("payload", 0) == 0]) for lib in LIBS}
+            inflight=16, mode="busy") if r.get("payload", 0) == 0])
+            for lib in LIBS}
         rows.append((f"rate, 16 in flight, {label}", rate, None, "/s"))
+        # compare_mercury.sh --wait: both processes waiting in the kernel.
+        for inflight in (1, 16):
+            wrate = {lib: median([r["rpc_per_s_window_median"] for r in pick(
+                recs, lib=lib, fabric=fabric, tool="hg_rate", metric="rate",
+                inflight=inflight, mode="wait")]) for lib in LIBS}
+            rows.append((f"rate, {inflight} in flight, {label}, waiting",
+                         wrate, None, "/s"))
         for size, name in ((65536, "64 KiB"), (1 << 20, "1 MiB"),
                            (16 << 20, "16 MiB")):
             bw = {lib: median([r["MBps"] for r in pick(
