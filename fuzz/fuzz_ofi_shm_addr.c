@@ -35,12 +35,8 @@ static struct na_fuzz_tally bytes = {.what = "serialized shm address"},
 const char *
 fuzz_replay_check(void)
 {
-    const char *why;
-
-    if (!QS_PLUGIN_OFI_ENABLED)
-        return NULL;
-    why = na_fuzz_tally_check(&bytes);
-    return why != NULL ? why : na_fuzz_tally_check(&strings);
+    return QS_PLUGIN_OFI_ENABLED ? na_fuzz_tally_check2(&bytes, &strings)
+                                 : NULL;
 }
 
 int

@@ -26,9 +26,7 @@ static struct na_fuzz_tally bytes = {.what = "serialized sim address"},
 const char *
 fuzz_replay_check(void)
 {
-    const char *why = na_fuzz_tally_check(&bytes);
-
-    return why != NULL ? why : na_fuzz_tally_check(&strings);
+    return na_fuzz_tally_check2(&bytes, &strings);
 }
 
 int

@@ -31,12 +31,7 @@ static struct na_fuzz_tally bytes = {.what = "serialized sm address"},
 const char *
 fuzz_replay_check(void)
 {
-    const char *why;
-
-    if (!QS_PLUGIN_SM_ENABLED)
-        return NULL;
-    why = na_fuzz_tally_check(&bytes);
-    return why != NULL ? why : na_fuzz_tally_check(&strings);
+    return QS_PLUGIN_SM_ENABLED ? na_fuzz_tally_check2(&bytes, &strings) : NULL;
 }
 
 int

@@ -35,12 +35,8 @@ static struct na_fuzz_tally bytes = {.what = "serialized tcp address"},
 const char *
 fuzz_replay_check(void)
 {
-    const char *why;
-
-    if (!QS_PLUGIN_TCP_ENABLED)
-        return NULL;
-    why = na_fuzz_tally_check(&bytes);
-    return why != NULL ? why : na_fuzz_tally_check(&strings);
+    return QS_PLUGIN_TCP_ENABLED ? na_fuzz_tally_check2(&bytes, &strings)
+                                 : NULL;
 }
 
 /* "TS" with 8 bytes or "T6" with 20: the decoder reads the address. */

@@ -27,9 +27,7 @@ static struct na_fuzz_tally strings = {.what = "verbs:// address string"},
 const char *
 fuzz_replay_check(void)
 {
-    const char *why = na_fuzz_tally_check(&strings);
-
-    return why != NULL ? why : na_fuzz_tally_check(&bytes);
+    return na_fuzz_tally_check2(&strings, &bytes);
 }
 
 static void

@@ -132,3 +132,12 @@ na_fuzz_tally_check(const struct na_fuzz_tally *t)
         return NULL;
     return why;
 }
+
+const char *
+na_fuzz_tally_check2(const struct na_fuzz_tally *a,
+                     const struct na_fuzz_tally *b)
+{
+    const char *why = na_fuzz_tally_check(a);
+
+    return why != NULL ? why : na_fuzz_tally_check(b);
+}

@@ -69,6 +69,11 @@ void na_fuzz_count(struct na_fuzz_tally *t, bool accepted, bool current);
  * prints the tally on stderr. */
 const char *na_fuzz_tally_check(const struct na_fuzz_tally *t);
 
+/* The same for two tallies (an address's bytes and its lookup strings):
+ * the first one's reason, else the second's. */
+const char *na_fuzz_tally_check2(const struct na_fuzz_tally *a,
+                                 const struct na_fuzz_tally *b);
+
 /* The fuzz_replay_check() hook of replay.c, declared for the targets that
  * define it. */
 const char *fuzz_replay_check(void);
