@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/queue.h>
 
 /* Errors are logged once where they start, through the single sink:
@@ -208,11 +209,13 @@ struct hg_handle {
     hg_size_t in_extra_size;
     hg_size_t out_extra_size;
 };
+#if UINTPTR_MAX == UINT64_MAX /* the lines are counted for 64-bit hosts */
 _Static_assert(offsetof(struct hg_handle, ctx) == 64 &&
                    offsetof(struct hg_handle, in_size) == 128 &&
                    offsetof(struct hg_handle, req_header) == 192 &&
                    offsetof(struct hg_handle, lock) == 256,
                "what hg_handle_reset() writes is in the handle's lines 0-3");
+#endif
 
 /* A reference an operation in flight holds on its handle (a forward or
  * respond until its callback has run, a liveness probe's send or answer
