@@ -17,6 +17,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/queue.h>
 
 /* Errors are logged once where they start, through the single sink:
@@ -145,56 +147,75 @@ struct hg_context {
     struct hg_event *event;
 };
 
-/* Handle states, for the origin's forward and the target's respond. */
+/*
+ * Handle states, for the origin's forward and the target's respond.
+ *
+ * Laid out by cache line (a handle is allocated on a line boundary,
+ * hg_target_pool.c): in a large world thousands of RPCs are in flight and
+ * every step of one touches its handle cold, so what a step reads sits
+ * together and what few steps read sits last. Lines 0 to 3 hold all that
+ * hg_handle_reset() writes; the probe's first 63 bytes, which every
+ * forward and finish reads, are one line.
+ */
 struct hg_handle {
+    /* Line 0. */
     struct hg_info info;
     struct hg_addr src_addr; /* target side: the request's source */
+    /* Line 1. */
     hg_context_t *ctx;
     const struct hg_rpc *rpc; /* resolved at create / receipt */
     atomic_uint refcount;
     bool is_target;
-
-    /* Message buffers and NA operations, allocated once per handle. */
-    void *in_buf, *in_buf_data;
-    void *out_buf, *out_buf_data;
-    na_op_id_t *send_op, *recv_op, *ack_op;
-    uint8_t ack_byte;
-    hg_proc_t in_proc, out_proc;
-
     /* Per-operation state, guarded by lock. */
-    pthread_mutex_t lock;
+    bool active;           /* a forward/respond is in flight        */
+    bool discard;          /* post failed: complete silently         */
+    bool responded;        /* HG_Respond() was called                */
+    bool loopback_pending; /* loopback: origin waits for the target  */
+    uint8_t target_id;     /* origin: context id of the target      */
     /* The NA operations, overflow pull and loopback reply the forward
      * or respond waits for, and its first error (hg_rpc.c). */
     struct hg_opgroup ops;
-    bool active;  /* a forward/respond is in flight        */
-    bool discard; /* post failed: complete silently         */
-    bool responded;
-    bool loopback_pending; /* loopback: origin waits for the target  */
     hg_cb_t callback;
     void *arg;
-    struct hg_timer timer;
-    struct hg_probe probe; /* liveness of the target (hg_liveness.c) */
-    struct hg_completion comp;
     struct hg_bulk_xfer *bulk_op; /* overflow transfer in flight */
-
-    /* Request / response as received. */
-    struct hg_header req_header;
-    struct hg_header resp_header;
-    uint8_t target_id; /* origin: context id of the target */
-    size_t in_size;    /* bytes of the request message     */
-    size_t out_size;   /* bytes of the response message    */
-    void *in_extra;    /* overflowed input (owned)         */
-    hg_size_t in_extra_size;
-    void *out_extra; /* overflowed output (owned)        */
-    hg_size_t out_extra_size;
+    /* Line 2. */
+    size_t in_size;              /* bytes of the request message     */
+    size_t out_size;             /* bytes of the response message    */
+    void *in_extra;              /* overflowed input (owned)         */
+    void *out_extra;             /* overflowed output (owned)        */
     hg_bulk_t extra_bulk;        /* exposes in_extra/out_extra to the peer */
     struct hg_handle *lb_origin; /* loopback: the origin handle */
-
     void *user_data;
     void (*free_user_data)(void *);
-
+    /* Line 3: request / response as received. */
+    struct hg_header req_header;
+    struct hg_header resp_header;
+    /* Line 4. */
+    pthread_mutex_t lock; /* guards the per-operation state */
+    struct hg_completion comp;
+    /* Line 5: message buffers and NA operations, allocated once per
+     * handle. */
+    void *in_buf, *out_buf;
+    na_op_id_t *send_op, *recv_op, *ack_op;
+    hg_proc_t in_proc, out_proc;
+    uint8_t ack_byte;
+    /* Line 6. */
+    struct hg_timer timer;
     LIST_ENTRY(hg_handle) entry; /* pool or posted list */
+    /* Line 7, and the probe's tail in line 8 with the rest. */
+    _Alignas(64) struct hg_probe probe; /* liveness of the target
+                                           (hg_liveness.c) */
+    void *in_buf_data, *out_buf_data;
+    hg_size_t in_extra_size;
+    hg_size_t out_extra_size;
 };
+#if UINTPTR_MAX == UINT64_MAX /* the lines are counted for 64-bit hosts */
+_Static_assert(offsetof(struct hg_handle, ctx) == 64 &&
+                   offsetof(struct hg_handle, in_size) == 128 &&
+                   offsetof(struct hg_handle, req_header) == 192 &&
+                   offsetof(struct hg_handle, lock) == 256,
+               "what hg_handle_reset() writes is in the handle's lines 0-3");
+#endif
 
 /* A reference an operation in flight holds on its handle (a forward or
  * respond until its callback has run, a liveness probe's send or answer

@@ -22,6 +22,7 @@
 #include "na.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct hg_handle;
@@ -36,17 +37,22 @@ struct hg_class;
 
 /* Per-handle probe state (embedded in struct hg_handle). */
 struct hg_probe {
+    /* What every forward reads or writes comes first (63 bytes: one
+     * cache line where the handle places it); the rest only once a probe
+     * is sent. */
     struct hg_timer timer; /* the next probe, and the last one's limit */
     na_op_id_t *op;        /* the probe send, created on first use     */
-    na_op_id_t *ans_op;    /* the answer's receive                     */
-    void *buf, *buf_data;  /* probe, then answer: 2 * HG_HEADER_SIZE   */
     unsigned int gen;      /* forward generation being watched         */
     unsigned int sent_gen; /* generation of the last probe sent        */
     uint32_t cookie;       /* the last probe's cookie, echoed back     */
     bool in_flight;        /* the probe send is posted                 */
     bool ans_posted;       /* the answer's receive is posted           */
     bool waiting;          /* the last probe has no answer yet         */
+    na_op_id_t *ans_op;    /* the answer's receive                     */
+    void *buf, *buf_data;  /* probe, then answer: 2 * HG_HEADER_SIZE   */
 };
+_Static_assert(offsetof(struct hg_probe, ans_op) <= 64,
+               "a probe's hot fields fit in one cache line");
 
 /* The interval in ms for this class (0: probing is off). */
 unsigned int hg_probe_interval_ms(struct hg_class *hg_class);

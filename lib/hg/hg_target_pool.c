@@ -14,10 +14,13 @@ static struct hg_handle *
 hg_handle_alloc(hg_context_t *context)
 {
     hg_class_t *hg_class = context->hg_class;
-    struct hg_handle *handle = calloc(1, sizeof(*handle));
+    struct hg_handle *handle;
+    void *mem;
 
-    if (handle == NULL)
+    /* On a line boundary: the layout of struct hg_handle counts lines. */
+    if (posix_memalign(&mem, _Alignof(struct hg_handle), sizeof(*handle)) != 0)
         return NULL;
+    handle = memset(mem, 0, sizeof(*handle));
     handle->ctx = context;
     handle->src_addr.hg_class = hg_class;
     handle->src_addr.embedded = true;

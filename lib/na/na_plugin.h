@@ -467,8 +467,9 @@ struct na_addr_ops {
  */
 struct na_msg_ops {
     /* Bytes of the plugin's struct na_op_id, whose first member is a
-     * struct na_op_base. The core allocates op ids (zeroed), initializes
-     * the base and frees them; one is reused for one operation at a time. */
+     * struct na_op_base. The core allocates op ids (zeroed, on a 64-byte
+     * cache line boundary and rounded up to whole lines), initializes the
+     * base and frees them; one is reused for one operation at a time. */
     size_t op_size;
     /* Optional (NULL: nothing to set up). Set up an op id just allocated
      * (the base is initialized); on error the core frees it. */

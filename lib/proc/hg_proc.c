@@ -14,6 +14,7 @@
 #include "util/qs_checksum.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,24 +23,14 @@
  * small fields past a tiny user buffer does not reallocate on each one. */
 #define QS_PROC_EXTRA_MIN 4096
 
+/*
+ * The first cache line holds everything a reset, a scalar's encode or
+ * decode and a flush read or write, so that a proc whose operation neither
+ * overflows nor pins anything touches that one line (procs are allocated
+ * on a line boundary, hg_proc_create()). The rest is read only on the
+ * rarer paths: overflow, pins, checksums, the class and handle getters.
+ */
 struct hg_proc {
-    hg_class_t *hg_class; /* given at creation, may be NULL         */
-    hg_proc_hash_t hash;  /* HG_NOHASH or HG_CRC32                   */
-    hg_proc_op_t op;      /* current direction                       */
-
-    unsigned char *user_buf; /* caller's buffer (not owned)          */
-    hg_size_t user_size;     /* its size                             */
-
-    unsigned char *extra_buf; /* malloc'ed spill buffer, or NULL     */
-    hg_size_t extra_size;     /* its allocated size                  */
-    bool extra_is_mine;       /* true: the caller frees extra_buf    */
-
-    /* A former extra buffer that the current reset points into (decoding
-     * what this proc just encoded): kept alive until the next reset or
-     * free instead of being freed under the caller's feet. */
-    unsigned char *held_buf;
-    hg_size_t held_size;
-
     /* The buffer being read or written: user_buf, or extra_buf once an
      * encode has overflowed. pos is the offset of the next byte in it,
      * which is also the number of bytes processed since the reset. */
@@ -47,11 +38,28 @@ struct hg_proc {
     hg_size_t cur_size;
     hg_size_t pos;
 
-    bool flushed;    /* checksum computed since the reset          */
-    uint32_t crc32c; /* valid when flushed and hash == HG_CRC32    */
+    unsigned char *user_buf; /* caller's buffer (not owned)          */
+    hg_size_t user_size;     /* its size                             */
 
+    unsigned char *extra_buf; /* malloc'ed spill buffer, or NULL     */
+    /* A former extra buffer that the current reset points into (decoding
+     * what this proc just encoded): kept alive until the next reset or
+     * free instead of being freed under the caller's feet. */
+    unsigned char *held_buf;
+
+    uint8_t op;         /* hg_proc_op_t: current direction           */
+    uint8_t hash;       /* hg_proc_hash_t: HG_NOHASH or HG_CRC32     */
     uint8_t flags;      /* hg_proc_set_flags(), cleared at each reset */
-    hg_handle_t handle; /* hg_proc_set_handle(), kept across resets   */
+    bool flushed;       /* checksum computed since the reset          */
+    bool extra_is_mine; /* true: the caller frees extra_buf           */
+    bool pinned;        /* npins > 0                                  */
+
+    /* Second line and beyond: the rarer paths. */
+    hg_size_t extra_size; /* extra_buf's allocated size              */
+    hg_size_t held_size;
+    uint32_t crc32c;      /* valid when flushed and hash == HG_CRC32 */
+    hg_class_t *hg_class; /* given at creation, may be NULL         */
+    hg_handle_t handle;   /* hg_proc_set_handle(), kept across resets */
 
     /* Objects kept alive for the encoded operation (hg_proc_pin.h). */
     struct hg_proc_pinned {
@@ -60,6 +68,9 @@ struct hg_proc {
     } * pins;
     unsigned int npins, pins_cap;
 };
+
+_Static_assert(offsetof(struct hg_proc, extra_size) <= 64,
+               "a reset's fields fit in the proc's first cache line");
 
 static bool
 proc_op_is_valid(hg_proc_op_t op)
@@ -116,6 +127,7 @@ hg_return_t
 hg_proc_create(hg_class_t *hg_class, hg_proc_hash_t hash, hg_proc_t *proc)
 {
     struct hg_proc *p;
+    void *mem;
 
     if (proc == NULL)
         return HG_INVALID_ARG;
@@ -129,11 +141,11 @@ hg_proc_create(hg_class_t *hg_class, hg_proc_hash_t hash, hg_proc_t *proc)
     default:
         return HG_INVALID_ARG;
     }
-    p = calloc(1, sizeof(*p));
-    if (p == NULL)
+    if (posix_memalign(&mem, 64, sizeof(*p)) != 0)
         return HG_NOMEM;
+    p = memset(mem, 0, sizeof(*p));
     p->hg_class = hg_class;
-    p->hash = hash;
+    p->hash = (uint8_t) hash;
     p->op = HG_FREE;
     *proc = p;
     return HG_SUCCESS;
@@ -172,7 +184,7 @@ hg_proc_reset(hg_proc_t proc, void *buf, hg_size_t buf_size, hg_proc_op_t op)
 
     proc_release_buffers(proc, op == HG_FREE ? NULL : buf);
     hg_proc_unpin_all(proc);
-    proc->op = op;
+    proc->op = (uint8_t) op;
     if (op == HG_FREE) {
         /* Freeing reads no bytes; keeping no buffer makes any stray read
          * fail instead of touching memory the caller may have released. */
@@ -184,8 +196,7 @@ hg_proc_reset(hg_proc_t proc, void *buf, hg_size_t buf_size, hg_proc_op_t op)
     proc->cur_buf = buf;
     proc->cur_size = buf_size;
     proc->pos = 0;
-    proc->flushed = false;
-    proc->crc32c = 0;
+    proc->flushed = false; /* crc32c is stale from here */
     proc->flags = 0;
     return HG_SUCCESS;
 }
@@ -221,14 +232,15 @@ hg_proc_pin(hg_proc_t proc, void *obj, void (*release)(void *))
     proc->pins[proc->npins].obj = obj;
     proc->pins[proc->npins].release = release;
     proc->npins++;
+    proc->pinned = true;
     return HG_SUCCESS;
 }
 
-void
-hg_proc_unpin_all(hg_proc_t proc)
+/* The pins' release, out of line: most resets have nothing pinned, and
+ * see that in the proc's first line. */
+static __attribute__((noinline)) void
+proc_unpin(struct hg_proc *proc)
 {
-    if (proc == HG_PROC_NULL)
-        return;
     /* A release may free what pinned it (a bulk handle's last reference
      * frees its registration): take the list first. */
     while (proc->npins > 0) {
@@ -236,6 +248,14 @@ hg_proc_unpin_all(hg_proc_t proc)
 
         pin.release(pin.obj);
     }
+    proc->pinned = false;
+}
+
+void
+hg_proc_unpin_all(hg_proc_t proc)
+{
+    if (proc != HG_PROC_NULL && proc->pinned)
+        proc_unpin(proc);
 }
 
 hg_class_t *
@@ -259,7 +279,7 @@ qs_proc_swap_op(hg_proc_t proc, hg_proc_op_t op)
         return HG_FREE;
     old = proc->op;
     if (proc_op_is_valid(op))
-        proc->op = op;
+        proc->op = (uint8_t) op;
     return old;
 }
 

@@ -12,7 +12,13 @@
 #include <pthread.h>
 #include <stdint.h>
 
-extern _Thread_local uint64_t qs_lock_count_tls;
+/* The initial-exec model makes each increment one %fs-relative add: in
+ * the shared library the default model calls __tls_get_addr on every
+ * acquisition. It takes 8 bytes of the static TLS block, which glibc keeps
+ * a surplus of for libraries loaded with dlopen() too. */
+#define QS_LOCK_TLS_MODEL __attribute__((tls_model("initial-exec")))
+
+extern _Thread_local uint64_t qs_lock_count_tls QS_LOCK_TLS_MODEL;
 
 /* Acquisitions made through the wrappers by this thread so far. */
 uint64_t qs_lock_count(void);

@@ -199,8 +199,9 @@ na_sim_rnr_delay_ns(const struct na_sim_world *world,
 }
 
 void
-na_sim_fault_backlog(struct na_sim_world *world, const struct na_sim_node *node,
-                     size_t *limit, bool *fails)
+na_sim_fault_backlog_profiled(struct na_sim_world *world,
+                              const struct na_sim_node *node, size_t *limit,
+                              bool *fails)
 {
     const struct na_sim_profile *prof = world->profile;
 
@@ -286,8 +287,9 @@ na_sim_fifo_clamp(struct na_sim_world *world, const struct na_sim_name *src,
  */
 
 na_return_t
-na_sim_fault_on_post(struct na_sim_world *world, const struct na_op_id *op,
-                     const struct na_sim_name *dst, uint64_t *when)
+na_sim_fault_on_post_profiled(struct na_sim_world *world,
+                              const struct na_op_id *op,
+                              const struct na_sim_name *dst, uint64_t *when)
 {
     const struct na_sim_profile *prof = world->profile;
     const struct na_sim_name *src = &op->node->name;
@@ -327,8 +329,9 @@ na_sim_fault_fail(na_return_t ret, uint64_t delay)
 }
 
 struct na_sim_fault
-na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op,
-                        const struct na_sim_node *target)
+na_sim_fault_on_deliver_checked(struct na_sim_world *world,
+                                const struct na_op_id *op,
+                                const struct na_sim_node *target)
 {
     struct na_sim_fault f = {.verdict = NA_SIM_V_DELIVER, .ret = NA_SUCCESS};
     const struct na_sim_name *src = &op->node->name, *dst = &op->peer->name;
@@ -454,7 +457,7 @@ na_sim_freeze(struct na_sim_world *world, struct na_op_id *op)
 }
 
 bool
-na_sim_fault_intercept(struct na_sim_world *world, struct na_op_id *op)
+na_sim_fault_intercept_checked(struct na_sim_world *world, struct na_op_id *op)
 {
     bool outbound = op->type == NA_CB_SEND_UNEXPECTED ||
                     op->type == NA_CB_SEND_EXPECTED || op->type == NA_CB_PUT ||

@@ -133,12 +133,39 @@ void na_sim_fault_free(struct na_sim_world *world);
 void na_sim_fault_action_run(struct na_sim_world *world, uint64_t arg);
 /* An op event came due on a crashed node (true: held back) or for an
  * op of an older incarnation (true: completed as fenced). */
-bool na_sim_fault_intercept(struct na_sim_world *world, struct na_op_id *op);
+bool na_sim_fault_intercept_checked(struct na_sim_world *world,
+                                    struct na_op_id *op);
 void na_sim_fault_fail_execute(struct na_sim_world *world, struct na_op_id *op);
-/* Backlog bound and policy for a context of `node`. */
-void na_sim_fault_backlog(struct na_sim_world *world,
-                          const struct na_sim_node *node, size_t *limit,
-                          bool *fails);
+/* Backlog bound and policy for a context of `node` under a fault profile. */
+void na_sim_fault_backlog_profiled(struct na_sim_world *world,
+                                   const struct na_sim_node *node,
+                                   size_t *limit, bool *fails);
+
+/* The common cases inline (the functions they call decide every case):
+ * an op that is not canceled, of a live node in the incarnation it was
+ * posted in, is neither held back nor fenced. */
+static inline bool
+na_sim_fault_intercept(struct na_sim_world *world, struct na_op_id *op)
+{
+    if (op->canceled ||
+        (!op->node->crashed && op->src_incarnation == op->node->incarnation))
+        return false;
+    return na_sim_fault_intercept_checked(world, op);
+}
+
+/* Backlog bound and policy for a context of `node`: the world's, unless a
+ * fault profile's rule sets them. */
+static inline void
+na_sim_fault_backlog(struct na_sim_world *world, const struct na_sim_node *node,
+                     size_t *limit, bool *fails)
+{
+    if (world->profile != NULL) {
+        na_sim_fault_backlog_profiled(world, node, limit, fails);
+        return;
+    }
+    *limit = world->backlog_limit;
+    *fails = world->backlog_full_fails;
+}
 na_return_t na_sim_fault_install(struct na_sim_world *world,
                                  struct na_sim_profile *profile);
 

@@ -464,14 +464,41 @@ struct na_sim_fault {
     bool dup, trunc, corrupt, partial; /* message or RMA mangling   */
     uint64_t bits;                     /* randomness for the mangling */
 };
-na_return_t na_sim_fault_on_post(struct na_sim_world *world,
-                                 const struct na_op_id *op,
-                                 const struct na_sim_name *dst, uint64_t *when);
+na_return_t na_sim_fault_on_post_profiled(struct na_sim_world *world,
+                                          const struct na_op_id *op,
+                                          const struct na_sim_name *dst,
+                                          uint64_t *when);
 /* target: the node that now holds the name op->peer names, or NULL (the
  * caller has looked it up already). */
-struct na_sim_fault na_sim_fault_on_deliver(struct na_sim_world *world,
-                                            const struct na_op_id *op,
-                                            const struct na_sim_node *target);
+struct na_sim_fault
+na_sim_fault_on_deliver_checked(struct na_sim_world *world,
+                                const struct na_op_id *op,
+                                const struct na_sim_node *target);
+
+/* The decisions above, with their common case inline: a world without a
+ * fault profile refuses and delays nothing at post, and delivers to a
+ * live node of the incarnation the address was made for. The functions
+ * they call decide every case, the common one included. */
+static inline na_return_t
+na_sim_fault_on_post(struct na_sim_world *world, const struct na_op_id *op,
+                     const struct na_sim_name *dst, uint64_t *when)
+{
+    if (world->profile == NULL || when == NULL)
+        return NA_SUCCESS;
+    return na_sim_fault_on_post_profiled(world, op, dst, when);
+}
+
+static inline struct na_sim_fault
+na_sim_fault_on_deliver(struct na_sim_world *world, const struct na_op_id *op,
+                        const struct na_sim_node *target)
+{
+    if (world->profile == NULL && target != NULL && !target->crashed &&
+        (op->peer->incarnation == 0 ||
+         op->peer->incarnation == target->incarnation))
+        return (struct na_sim_fault){.verdict = NA_SIM_V_DELIVER,
+                                     .ret = NA_SUCCESS};
+    return na_sim_fault_on_deliver_checked(world, op, target);
+}
 /* Complete op with ret after delay ns (through an EV_FAIL event). */
 void na_sim_fault_fail_later(struct na_sim_world *world, struct na_op_id *op,
                              na_return_t ret, uint64_t delay);
