@@ -20,16 +20,19 @@ and those that build and install a project of their own (--exclude-tests).
 --sample N runs N entries picked by --seed (CI runs a small rotating sample,
 scripts/mutation-sample.sh). --quick runs, for an entry that names them
 ("by:", the tests that caught it when the whole labels ran), only those
-tests: quick, and still a failure if they stop catching it.
+tests, building only the library and the programs those tests run: quick,
+and still a failure if they stop catching it.
 
 An entry may say "equivalent: <why>": a change no test can tell from the
 original (a guard that another guard repeats). It is still planted; if it
 survives it is listed apart and left out of caught/total.
 """
 import argparse
+import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -96,9 +99,51 @@ def mutate(text, entry):
 
 
 def run(cmd, cwd, timeout=None):
-    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=timeout)
-    return p.returncode, p.stdout
+    """(exit status, output); with TIMEOUT, a command still running after
+    that many seconds is killed with its whole process group and its
+    status is None."""
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True,
+                         start_new_session=timeout is not None)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        return None, out
+    return p.returncode, out
+
+
+def test_targets(build, names):
+    """The build targets whose programs the ctest cases NAMES run: every
+    argument of a case's command that is a program in BUILD and has a
+    target of the same name. None when a case is unknown, runs no such
+    program, or the build is not a Makefile one (then build everything).
+    Building these (and, through them, the library) instead of the whole
+    tree is what makes --quick quick: a planted bug in the library
+    otherwise relinks every program of the build, twice."""
+    rc, out = run(["cmake", "--build", build, "--target", "help"], ROOT)
+    if rc != 0:
+        return None
+    known = {l[4:].split(" ")[0] for l in out.splitlines()
+             if l.startswith("... ")}
+    rc, out = run(["ctest", "--test-dir", build, "--show-only=json-v1"],
+                  ROOT)
+    if rc != 0:
+        return None
+    commands = {t["name"]: t.get("command", [])
+                for t in json.loads(out).get("tests", [])}
+    prefix = os.path.realpath(build) + os.sep
+    targets = set()
+    for name in names:
+        progs = [os.path.basename(a) for a in commands.get(name, [])
+                 if os.path.realpath(a).startswith(prefix)
+                 and os.path.isfile(a) and os.access(a, os.X_OK)]
+        progs = [p for p in progs if p in known]
+        if not progs:
+            return None
+        targets.update(progs)
+    return sorted(targets)
 
 
 def main():
@@ -141,6 +186,7 @@ def main():
         sys.exit("the unmutated tree does not build:\n" + out)
 
     caught, survivors, invalid, equivalent = [], [], [], []
+    full_rebuild = False
     for e in entries:
         path = os.path.join(ROOT, e["file"])
         with open(path) as f:
@@ -152,10 +198,21 @@ def main():
             continue
         mutated, lineno = m
         t0 = time.time()
+        # --quick builds only the programs of the tests it runs, and builds
+        # them again once the file is restored, so that no program is left
+        # holding this bug when the next entry's tests run.
+        targets = None
+        if args.quick and e.get("by"):
+            targets = test_targets(args.build, e["by"].split(","))
+        entry_build = build
+        if targets is not None:
+            entry_build = build + ["--target"] + targets
+        else:
+            full_rebuild = True
         try:
             with open(path, "w") as f:
                 f.write(mutated)
-            rc, out = run(build, ROOT)
+            rc, out = run(entry_build, ROOT)
             if rc != 0:
                 invalid.append((e, "does not build"))
                 print("%-26s INVALID (does not build)" % e["name"],
@@ -166,12 +223,30 @@ def main():
             else:
                 select = ["-L", args.labels, "-LE", args.exclude,
                           "-E", args.exclude_tests]
+            # ctest's --timeout only applies to cases without a TIMEOUT
+            # property, and most have one (tests/timeouts.txt, scaled by
+            # the build: 90 s for a 30 s case under ASan), so the limit is
+            # also kept here: a named case that is still running when
+            # TIMEOUT seconds per round of JOBS cases have passed has hung
+            # on the bug.
+            limit = None
+            if args.quick and e.get("by"):
+                rounds = -(-len(e["by"].split(",")) // args.jobs)
+                limit = args.timeout * rounds
             rc, out = run(["ctest", "--test-dir", args.build] + select +
                           ["--timeout", str(args.timeout),
-                           "--stop-on-failure", "-j%d" % args.jobs], ROOT)
+                           "--stop-on-failure", "-j%d" % args.jobs], ROOT,
+                          timeout=limit)
+            if rc is None:
+                out += "\n\t0 - %s (limit of %d s)\n" % (e["by"], limit)
         finally:
             with open(path, "w") as f:
                 f.write(original)
+            if targets is not None:
+                rc_restore, out_restore = run(entry_build, ROOT)
+                if rc_restore != 0:
+                    sys.exit("the restored tree does not build:\n" +
+                             out_restore)
         failed = [l.split("-", 1)[1].strip().split(" ")[0]
                   for l in out.splitlines() if l.startswith("\t")
                   and " - " in l]
@@ -187,7 +262,8 @@ def main():
         else:
             survivors.append((e, lineno))
             print("%-26s SURVIVED (%.0f s)" % (e["name"], took), flush=True)
-    run(build, ROOT)  # leave the build matching the restored tree
+    if full_rebuild:
+        run(build, ROOT)  # leave the build matching the restored tree
 
     total = len(caught) + len(survivors)
     print("\ncaught %d of %d (%.0f%%), %d invalid, %d equivalent (not "

@@ -5,7 +5,9 @@
 # a time in BUILD (an existing, configured build tree; default build), each
 # checked by its own tests only, with a 60 s per-test limit. Fails if either
 # survives: a test stopped catching a bug it used to catch. Under two
-# minutes: one incremental library build and one test program per entry.
+# minutes: per entry, the library and only the programs its tests run are
+# built (and built again once the file is restored); a bug that makes its
+# test hang costs the 60 s limit.
 #
 #   scripts/mutation-sample.sh [BUILD] [SEED]
 #
