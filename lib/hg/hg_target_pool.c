@@ -6,6 +6,7 @@
  * Guarded by the context lock (struct hg_context).
  */
 #include "hg/hg_internal.h"
+#include "util/qs_alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,13 @@ static struct hg_handle *
 hg_handle_alloc(hg_context_t *context)
 {
     hg_class_t *hg_class = context->hg_class;
-    struct hg_handle *handle;
-    void *mem;
-
     /* On a line boundary: the layout of struct hg_handle counts lines. */
-    if (posix_memalign(&mem, _Alignof(struct hg_handle), sizeof(*handle)) != 0)
+    _Static_assert(_Alignof(struct hg_handle) <= QS_LINE,
+                   "qs_calloc_lines() aligns a handle");
+    struct hg_handle *handle = qs_calloc_lines(sizeof(*handle));
+
+    if (handle == NULL)
         return NULL;
-    handle = memset(mem, 0, sizeof(*handle));
     handle->ctx = context;
     handle->src_addr.hg_class = hg_class;
     handle->src_addr.embedded = true;

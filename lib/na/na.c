@@ -9,6 +9,7 @@
 #include "na/na_internal.h"
 #include "na/na_clock.h"
 #include "na/na_plugin_util.h"
+#include "util/qs_alloc.h"
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -301,8 +302,6 @@ NA_Op_create(na_class_t *na_class, unsigned long flags)
 {
     na_op_id_t *op_id;
     struct na_op_base *base;
-    void *mem;
-    size_t size;
 
     if (na_class == NULL)
         return NULL;
@@ -310,11 +309,9 @@ NA_Op_create(na_class_t *na_class, unsigned long flags)
      * callback, state, queue entry) then take two lines, not three, and an
      * op shares no line with another object, which matters when thousands
      * are in flight and each completion's first touch misses. */
-    size = (na_class->ops->msg->op_size + 63) & ~(size_t) 63;
-    if (posix_memalign(&mem, 64, size) != 0)
+    op_id = qs_calloc_lines(na_class->ops->msg->op_size);
+    if (op_id == NULL)
         return NULL;
-    memset(mem, 0, size);
-    op_id = mem;
     base = na_op_base(op_id);
     base->na_class = na_class;
     atomic_init(&base->state, NA_OP_IDLE);

@@ -11,6 +11,7 @@
 #include "mercury_proc.h"
 #include "proc/hg_proc_pin.h"
 
+#include "util/qs_alloc.h"
 #include "util/qs_checksum.h"
 
 #include <stdbool.h>
@@ -127,7 +128,6 @@ hg_return_t
 hg_proc_create(hg_class_t *hg_class, hg_proc_hash_t hash, hg_proc_t *proc)
 {
     struct hg_proc *p;
-    void *mem;
 
     if (proc == NULL)
         return HG_INVALID_ARG;
@@ -141,9 +141,9 @@ hg_proc_create(hg_class_t *hg_class, hg_proc_hash_t hash, hg_proc_t *proc)
     default:
         return HG_INVALID_ARG;
     }
-    if (posix_memalign(&mem, 64, sizeof(*p)) != 0)
+    p = qs_calloc_lines(sizeof(*p));
+    if (p == NULL)
         return HG_NOMEM;
-    p = memset(mem, 0, sizeof(*p));
     p->hg_class = hg_class;
     p->hash = (uint8_t) hash;
     p->op = HG_FREE;

@@ -7,6 +7,7 @@
 #include "na_sim_internal.h"
 
 #include "na/na_runtime.h"
+#include "util/qs_alloc.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -147,7 +148,6 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     const struct na_init_info *init = &info->init_info;
     struct na_sim_world *world;
     struct na_sim_node *node;
-    void *mem;
     struct na_sim_name name = {0};
     bool named = info->host_name[0] != '\0';
     na_return_t ret;
@@ -165,9 +165,9 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
     }
     /* On a cache line, so that the fields every event reads (first in
      * struct na_sim_node, a short name included) are one line. */
-    if (posix_memalign(&mem, 64, sizeof(*node)) != 0)
+    node = qs_calloc_lines(sizeof(*node));
+    if (node == NULL)
         return NA_NOMEM;
-    node = memset(mem, 0, sizeof(*node));
     node->na_class = na_class;
     node->max_unexpected_size = init->max_unexpected_size
                                     ? init->max_unexpected_size

@@ -7,6 +7,7 @@
  * so looking up a node that does not exist yet is not an error.
  */
 #include "na_sim_internal.h"
+#include "util/qs_alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +72,12 @@ na_sim_name_seal(struct na_sim_name *name)
 na_addr_t
 na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation)
 {
-    void *mem;
-    na_addr_t addr;
-
     /* On a cache line: with a short name, all an event reads of an
      * address (its count, incarnation, hashes and text) is one line. */
-    if (posix_memalign(&mem, 64, sizeof(*addr)) != 0)
+    na_addr_t addr = qs_calloc_lines(sizeof(*addr));
+
+    if (addr == NULL)
         return NULL;
-    addr = mem;
     atomic_init(&addr->refcount, 1);
     addr->incarnation = incarnation;
     addr->name = *name;

@@ -216,9 +216,11 @@ na_sm_ring_drain(struct na_sm_conn *conn, bool publish)
             /* Nothing yet: ask for the lines after the mark's now, so
              * that a small record's payload is not a second wait after
              * the mark is seen (NA_SM_SPIN_PREFETCH). */
-            if (off + 64 * (NA_SM_SPIN_PREFETCH + 1) <= NA_SM_RING_SIZE)
+            if (off + NA_SM_REC_ALIGN * (NA_SM_SPIN_PREFETCH + 1) <=
+                NA_SM_RING_SIZE)
                 for (size_t l = 1; l <= NA_SM_SPIN_PREFETCH; l++)
-                    __builtin_prefetch(r->data + off + 64 * l, 0, 3);
+                    __builtin_prefetch(r->data + off + NA_SM_REC_ALIGN * l, 0,
+                                       3);
             break;
         }
         memcpy(&h, r->data + off, offsetof(struct na_sm_rec, mark));
