@@ -196,6 +196,19 @@ struct na_sim_event {
     uint64_t arg; /* EV_ACTION: profile generation and action index  */
 };
 
+/* A lane of the event queue: events in (time, seq) order, appended at
+ * the tail and taken from the head of a ring of cap entries (a power of
+ * two). Events scheduled at the same delay from the clock arrive in time
+ * order, so most events enter a lane in constant time instead of the heap
+ * in logarithmic time; an event that does not fit behind a lane's tail
+ * goes to the heap. */
+#define NA_SIM_LANES 4
+struct na_sim_lane {
+    struct na_sim_event *ev;
+    size_t head, len, cap;
+    uint64_t delay; /* what the lane was last given */
+};
+
 struct na_sim_profile;
 /* Per-link time of the latest message arrival, for FIFO under jitter. */
 struct na_sim_fifo {
@@ -253,9 +266,14 @@ struct na_sim_world {
      * them, in the order of their first one; and contexts that may hold
      * untriggered completions (see na_sim_ctx). */
     struct na_sim_ctx_list ready, queued;
-    /* Event heap ordered by (time, seq). */
+    /* Events, in (time, seq) order: a binary heap, and lanes for the
+     * common case (na_sim_world.c); the next event is the least of the
+     * heap's top and the lanes' heads. */
     struct na_sim_event *heap;
     size_t heap_len, heap_cap;
+    struct na_sim_lane lanes[NA_SIM_LANES];
+    size_t events;      /* in the heap and the lanes */
+    size_t lane_events; /* in the lanes */
     /* Registry of regions, sorted by key. */
     struct na_sim_region *regions;
     size_t region_len, region_cap;

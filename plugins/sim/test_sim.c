@@ -400,6 +400,132 @@ test_virtual_time(void **state)
 }
 
 /*
+ * The event order. Events run in (time, sequence) order whichever of the
+ * world's structures holds them (most enter a lane of their delay, the
+ * rest the heap).
+ */
+
+struct order_log {
+    int seen[16];
+    int n;
+};
+
+struct order_arg {
+    struct order_log *log;
+    int index;
+    na_return_t ret;
+};
+
+static void
+order_cb(const struct na_cb_info *info)
+{
+    struct order_arg *a = info->arg;
+
+    a->ret = info->ret;
+    if (a->log->n < 16)
+        a->log->seen[a->log->n++] = a->index;
+}
+
+/* Receives posted in one order and canceled in the other at one virtual
+ * time complete in the order they were posted: each cancel's event has
+ * the delay of the one before it but an earlier sequence number, so it
+ * cannot join that lane behind it. */
+static void
+test_event_order_same_time(void **state)
+{
+    struct pair p;
+    struct order_log log = {.n = 0};
+    struct order_arg args[3];
+    na_op_id_t *ops[3];
+    char bufs[3][16];
+
+    (void) state;
+    pair_open(&p);
+    for (int i = 0; i < 3; i++) {
+        args[i] = (struct order_arg){.log = &log, .index = i};
+        ops[i] = NA_Op_create(p.b, 0);
+        assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, order_cb, &args[i],
+                                              bufs[i], sizeof(bufs[i]), NULL,
+                                              p.b_to_a, 0, (na_tag_t) i,
+                                              ops[i]),
+                         NA_SUCCESS);
+    }
+    for (int i = 2; i >= 0; i--)
+        assert_int_equal(NA_Cancel(p.b, p.cb, ops[i]), NA_SUCCESS);
+    pair_settle(&p);
+    assert_int_equal(log.n, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(log.seen[i], i);
+        assert_int_equal(args[i].ret, NA_CANCELED);
+        NA_Op_destroy(p.b, ops[i]);
+    }
+    pair_close(&p);
+}
+
+/* Messages of six sizes, so six delays (more than there are lanes), sent
+ * twice over at two times in a shuffled order of sizes: they arrive in
+ * the order of their arrival times, ties (none here) by sequence. */
+static void
+test_event_order_many_delays(void **state)
+{
+    static const size_t sizes[6] = {600, 100, 500, 200, 400, 300};
+    struct na_sim_link link = {.latency_ns = 1000, .bandwidth = 1000000000};
+    struct pair p;
+    struct order_log log = {.n = 0};
+    struct order_arg rargs[12], sargs[12];
+    na_op_id_t *rops[12], *sops[12];
+    char rbufs[12][600], sbuf[600];
+    uint64_t t0, when[12];
+
+    (void) state;
+    pair_open(&p);
+    assert_int_equal(na_sim_set_link_default(&link), NA_SUCCESS);
+    memset(sbuf, 0x5a, sizeof(sbuf));
+    for (int i = 0; i < 12; i++) {
+        struct order_log *none = calloc(1, sizeof(*none));
+
+        assert_non_null(none);
+        rargs[i] = (struct order_arg){.log = &log, .index = i};
+        sargs[i] = (struct order_arg){.log = none, .index = i};
+        rops[i] = NA_Op_create(p.b, 0);
+        sops[i] = NA_Op_create(p.a, 0);
+        assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, order_cb, &rargs[i],
+                                              rbufs[i], sizeof(rbufs[i]), NULL,
+                                              p.b_to_a, 0, (na_tag_t) i,
+                                              rops[i]),
+                         NA_SUCCESS);
+    }
+    t0 = na_sim_clock_now();
+    for (int i = 0; i < 12; i++) {
+        /* The second six go 150 ns later, so their arrivals interleave
+         * with the first six's. */
+        if (i == 6)
+            assert_int_equal(na_sim_run_until(t0 + 150, NULL), NA_SUCCESS);
+        when[i] = na_sim_clock_now() + 1000 + sizes[i % 6];
+        assert_int_equal(NA_Msg_send_expected(p.a, p.ca, order_cb, &sargs[i],
+                                              sbuf, sizes[i % 6], NULL,
+                                              p.a_to_b, 0, (na_tag_t) i,
+                                              sops[i]),
+                         NA_SUCCESS);
+    }
+    pair_settle(&p);
+    assert_int_equal(log.n, 12);
+    for (int k = 1; k < 12; k++) {
+        int prev = log.seen[k - 1], cur = log.seen[k];
+
+        assert_true(when[prev] < when[cur] ||
+                    (when[prev] == when[cur] && prev < cur));
+    }
+    for (int i = 0; i < 12; i++) {
+        assert_int_equal(rargs[i].ret, NA_SUCCESS);
+        free(sargs[i].log);
+        NA_Op_destroy(p.b, rops[i]);
+        NA_Op_destroy(p.a, sops[i]);
+    }
+    pair_close(&p);
+}
+
+/*
  * Determinism.
  */
 
@@ -806,6 +932,10 @@ main(void)
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_determinism, test_setup,
                                         test_teardown),
+        cmocka_unit_test_setup_teardown(test_event_order_same_time,
+                                        test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_event_order_many_delays,
+                                        test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_source_address_shared, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_names_and_info_strings, test_setup,
