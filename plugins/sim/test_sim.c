@@ -502,10 +502,9 @@ test_event_order_many_delays(void **state)
         if (i == 6)
             assert_int_equal(na_sim_run_until(t0 + 150, NULL), NA_SUCCESS);
         when[i] = na_sim_clock_now() + 1000 + sizes[i % 6];
-        assert_int_equal(NA_Msg_send_expected(p.a, p.ca, order_cb, &sargs[i],
-                                              sbuf, sizes[i % 6], NULL,
-                                              p.a_to_b, 0, (na_tag_t) i,
-                                              sops[i]),
+        assert_int_equal(NA_Msg_send_expected(
+                             p.a, p.ca, order_cb, &sargs[i], sbuf, sizes[i % 6],
+                             NULL, p.a_to_b, 0, (na_tag_t) i, sops[i]),
                          NA_SUCCESS);
     }
     pair_settle(&p);
@@ -932,8 +931,8 @@ main(void)
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_determinism, test_setup,
                                         test_teardown),
-        cmocka_unit_test_setup_teardown(test_event_order_same_time,
-                                        test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_event_order_same_time, test_setup,
+                                        test_teardown),
         cmocka_unit_test_setup_teardown(test_event_order_many_delays,
                                         test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_source_address_shared, test_setup,
