@@ -195,6 +195,11 @@ run_pair() {
 
 : >"$out/records.jsonl"
 uptime >"$out/load.txt"
+# The processor, since ratios move with it: family and model tell the
+# generations apart where the model name is only "AMD EPYC".
+lscpu | awk -F: '/^(Model name|CPU family|Model|CPU\(s\)):/ {
+    gsub(/^ +/, "", $2); printf "%s%s: %s", sep, $1, $2; sep = ", " }
+    END { print "" }' >"$out/cpu.txt"
 for r in $(seq "$rounds"); do
     if [ $((r % 2)) -eq 1 ]; then order="qs mercury"; else order="mercury qs"; fi
     [ -n "$before" ] && order="$order before"
@@ -242,4 +247,5 @@ for r in $(seq "$rounds"); do
 done
 
 python3 "$here/compare_summary.py" "$out/records.jsonl" "$out/load.txt"
+echo "cpu: $(cat "$out/cpu.txt")"
 echo "records: $out/records.jsonl, log: $log" >&2
