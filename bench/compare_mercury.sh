@@ -8,7 +8,7 @@
 #                            [-B QS_BEFORE_BUILD_DIR] [-o OUT_DIR] [--quick]
 #                            [--one-process] [--tcp-only] [--no-native]
 #                            [--payload LIST] [--no-bw] [--pin] [--rt]
-#                            [--wait]
+#                            [--wait] [--shm-only]
 #
 # -B adds a third library, an earlier build of this one (a before/after
 # comparison of a change, in the same session as Mercury).
@@ -28,7 +28,9 @@
 # median window of each run (see hg_rate.c); then the median over rounds.
 # The load average is printed with the table: on a loaded machine the
 # ratios mean more than the absolute numbers. --tcp-only skips the
-# shared-memory runs.
+# shared-memory runs; --shm-only skips every TCP run (ofi+tcp, the native
+# plugin and the TCP floor), for a machine whose other work would disturb
+# loopback TCP but not real-time shared-memory runs (--rt).
 #
 # --payload LIST sweeps hg_rate's input size (hg_rate --payload, for
 # example 0,64,512,2K,4K,eager,eager+1): each size is measured with 1 and
@@ -68,6 +70,7 @@ out=""
 quick=0
 procs=2
 shm_runs=1
+tcp_runs=1
 native=1
 payload=""
 bw_runs=1
@@ -87,13 +90,14 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --one-process) procs=1; shift ;;
     --tcp-only) shm_runs=0; shift ;;
+    --shm-only) tcp_runs=0; native=0; shift ;;
     --no-native) native=0; shift ;;
     --payload) payload=$2; shift 2 ;;
     --no-bw) bw_runs=0; shift ;;
     --pin) pin_srv=(taskset -c 0); pin_cli=(taskset -c 1); shift ;;
     --rt) rt=(chrt -r 10); shift ;;
     --wait) wait_runs=1; shift ;;
-    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,60p' "$0"; exit 0 ;;
     *) echo "compare_mercury: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -217,22 +221,23 @@ for r in $(seq "$rounds"); do
         else
             tcp="ofi+tcp://127.0.0.1" shm="na+sm"
         fi
-        run_pair hg_rate "$which" "$tcp" tcp "${rate_args[@]}" "${sweep[@]}"
-        if [ "$wait_runs" -eq 1 ]; then
+        [ "$tcp_runs" -eq 1 ] &&
+            run_pair hg_rate "$which" "$tcp" tcp "${rate_args[@]}" "${sweep[@]}"
+        if [ "$wait_runs" -eq 1 ] && [ "$tcp_runs" -eq 1 ]; then
             run_mode=wait
             run_pair hg_rate "$which" "$tcp" tcp "${rate_args[@]}" --inflight 1,16
             run_mode=busy
         fi
         [ "$shm_here" -eq 1 ] &&
             run_pair hg_rate "$which" "$shm" shm "${rate_args[@]}" "${sweep[@]}"
-        [ "$bw_runs" -eq 1 ] &&
+        [ "$bw_runs" -eq 1 ] && [ "$tcp_runs" -eq 1 ] &&
             run_pair hg_bw "$which" "$tcp" tcp "${bw_args[@]}" --ops pull \
                 --sizes 64K,1M,16M
         [ "$bw_runs" -eq 1 ] && [ "$shm_here" -eq 1 ] &&
             run_pair hg_bw "$which" "$shm" shm "${bw_args[@]}" --ops pull \
                 --sizes 64K,1M,16M
     done
-    if [ -x "$floor" ]; then
+    if [ -x "$floor" ] && [ "$tcp_runs" -eq 1 ]; then
         timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
             "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed 's/^{/{"lib":"floor","fabric":"tcp",/' >>"$out/records.jsonl"
