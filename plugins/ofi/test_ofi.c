@@ -369,21 +369,53 @@ exchange(struct fixture *fx, size_t size, bool use_msg_buf)
     }
 }
 
-/* Many distinct peers looked up and freed do not break the class: the
- * cache drops unreferenced peers past its bound, never a held one. */
+/* Peers the cache holds (and the address vector with them). */
+static size_t
+addr_cache_count(na_class_t *na_class)
+{
+    struct na_ofi_class *cls = na_ofi_class(na_class);
+    size_t n;
+
+    pthread_mutex_lock(&cls->addr_lock);
+    n = cls->addr_count;
+    pthread_mutex_unlock(&cls->addr_lock);
+    return n;
+}
+
+/* Many distinct peers looked up, or decoded from bytes a peer sent, and
+ * freed: the cache drops unreferenced peers past its bound, so it never
+ * holds more than NA_OFI_ADDR_CACHE_MAX, and never drops a held one. */
 static void
 test_addr_cache_bound(void **state)
 {
     struct fixture *fx = fixture_or_skip(state);
+    uint8_t buf[64];
     char name[64];
+    na_addr_t a;
+    size_t n;
 
     for (unsigned i = 0; i < 3000; i++) {
-        na_addr_t a;
         snprintf(name, sizeof(name), "ofi+%s://10.%u.%u.1:%u", fx->protocol,
                  i / 250, i % 250, 1000 + i);
         assert_int_equal(NA_Addr_lookup(fx->cli, name, &a), NA_SUCCESS);
         NA_Addr_free(fx->cli, a);
     }
+    assert_true(addr_cache_count(fx->cli) <= NA_OFI_ADDR_CACHE_MAX);
+    /* The same through NA_Addr_deserialize, from one serialized peer with
+     * its address bytes rewritten. */
+    snprintf(name, sizeof(name), "ofi+%s://10.200.0.1:1000", fx->protocol);
+    assert_int_equal(NA_Addr_lookup(fx->cli, name, &a), NA_SUCCESS);
+    n = NA_Addr_get_serialize_size(fx->cli, a);
+    assert_true(n >= 1 + NA_OFI_WIRE_ADDR_SIZE && n <= sizeof(buf));
+    assert_int_equal(NA_Addr_serialize(fx->cli, buf, n, a), NA_SUCCESS);
+    NA_Addr_free(fx->cli, a);
+    for (unsigned i = 0; i < 3000; i++) {
+        buf[3] = (uint8_t) (201 + i / 250); /* 10.<201..212>.<i%250>.1 */
+        buf[4] = (uint8_t) (i % 250);
+        assert_int_equal(NA_Addr_deserialize(fx->cli, &a, buf, n), NA_SUCCESS);
+        NA_Addr_free(fx->cli, a);
+    }
+    assert_true(addr_cache_count(fx->cli) <= NA_OFI_ADDR_CACHE_MAX);
     exchange(fx, 8, false); /* the held server address still works */
 }
 
