@@ -274,6 +274,10 @@ struct na_sim_world {
     struct na_sim_lane lanes[NA_SIM_LANES];
     size_t events;      /* in the heap and the lanes */
     size_t lane_events; /* in the lanes */
+    /* The next event: its time (UINT64_MAX when none), its sequence
+     * number, and where it is (a lane's index, NA_SIM_LANES: the heap). */
+    uint64_t first_time, first_seq;
+    unsigned int first_from;
     /* Registry of regions, sorted by key. */
     struct na_sim_region *regions;
     size_t region_len, region_cap;

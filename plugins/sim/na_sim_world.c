@@ -90,6 +90,7 @@ na_sim_world_reset_state(struct na_sim_world *world, uint64_t seed)
         world->lanes[i].len = 0;
     world->events = 0;
     world->lane_events = 0;
+    world->first_time = UINT64_MAX;
     world->trace_hash = NA_SIM_TRACE_HASH_BASIS;
     world->trace_lines = 0;
     world->trace_len = 0;
@@ -337,30 +338,41 @@ na_sim_lane_reserve(struct na_sim_lane *lane)
 }
 
 /* The lane an event of this delay may join at the tail, or NULL: the lane
- * of its delay if the event does not come before its tail, else an empty
- * lane, which takes the delay. */
+ * of its delay if the event does not come before its tail; else an empty
+ * lane, which takes the delay; else, when no lane has the delay, the lane
+ * with the latest tail the event does not come before (delays that vary,
+ * as under jitter, then still find a lane for most events). */
 static struct na_sim_lane *
 na_sim_lane_for(struct na_sim_world *world, const struct na_sim_event *ev,
                 uint64_t delay)
 {
-    struct na_sim_lane *empty = NULL;
+    struct na_sim_lane *empty = NULL, *fit = NULL;
+    const struct na_sim_event *fit_tail = NULL;
     size_t i;
 
     for (i = 0; i < NA_SIM_LANES; i++) {
         struct na_sim_lane *lane = &world->lanes[i];
+        const struct na_sim_event *tail;
 
         if (lane->len == 0) {
             if (empty == NULL)
                 empty = lane;
-        } else if (lane->delay == delay) {
-            return na_sim_event_before(ev, na_sim_lane_at(lane, lane->len - 1))
-                       ? NULL
-                       : lane;
+            continue;
+        }
+        tail = na_sim_lane_at(lane, lane->len - 1);
+        if (lane->delay == delay)
+            return na_sim_event_before(ev, tail) ? NULL : lane;
+        if (!na_sim_event_before(ev, tail) &&
+            (fit_tail == NULL || na_sim_event_before(fit_tail, tail))) {
+            fit = lane;
+            fit_tail = tail;
         }
     }
-    if (empty != NULL)
+    if (empty != NULL) {
         empty->delay = delay;
-    return empty;
+        return empty;
+    }
+    return fit;
 }
 
 static na_return_t
@@ -409,18 +421,29 @@ na_sim_schedule_arg(struct na_sim_world *world, uint64_t time,
         world->events < NA_SIM_LANE_FROM
             ? NULL
             : na_sim_lane_for(world, &ev, time > now ? time - now : 0);
+    unsigned int from = NA_SIM_LANES;
     na_return_t ret;
 
     if (lane != NULL && na_sim_lane_reserve(lane) == NA_SUCCESS) {
         *na_sim_lane_at(lane, lane->len++) = ev;
         world->lane_events++;
+        from = (unsigned int) (lane - world->lanes);
         ret = NA_SUCCESS;
     } else {
         ret = na_sim_heap_push(world, &ev);
     }
-    if (ret == NA_SUCCESS)
-        world->events++;
-    return ret;
+    if (ret != NA_SUCCESS)
+        return ret;
+    /* The noted next event stays where it was unless this one comes
+     * first: a later event joins a lane behind its head, or the heap below
+     * its top. */
+    if (world->events++ == 0 || ev.time < world->first_time ||
+        (ev.time == world->first_time && ev.seq < world->first_seq)) {
+        world->first_time = ev.time;
+        world->first_seq = ev.seq;
+        world->first_from = from;
+    }
+    return NA_SUCCESS;
 }
 
 na_return_t
@@ -464,62 +487,65 @@ na_sim_heap_pop(struct na_sim_world *world)
     return top;
 }
 
-/* The next event (world->events > 0): the lane holding it, or NULL for
- * the heap's top. */
-static struct na_sim_lane *
-na_sim_event_first(const struct na_sim_world *world,
-                   const struct na_sim_event **first)
+/* Find the next event (world->events > 0), the least of the heap's top
+ * and the lanes' heads, and note it: its time and sequence number, and
+ * where it is (a lane's index, or NA_SIM_LANES for the heap). */
+static void
+na_sim_event_find_next(struct na_sim_world *world)
 {
     const struct na_sim_event *best =
         world->heap_len > 0 ? &world->heap[0] : NULL;
-    struct na_sim_lane *from = NULL;
-    size_t i;
+    unsigned int from = NA_SIM_LANES;
 
-    *first = best;
-    if (world->lane_events == 0)
-        return NULL;
-    for (i = 0; i < NA_SIM_LANES; i++) {
-        struct na_sim_lane *lane = (struct na_sim_lane *) &world->lanes[i];
+    if (world->lane_events > 0) {
+        for (unsigned int i = 0; i < NA_SIM_LANES; i++) {
+            const struct na_sim_lane *lane = &world->lanes[i];
 
-        if (lane->len > 0) {
-            const struct na_sim_event *head = na_sim_lane_at(lane, 0);
+            if (lane->len > 0) {
+                const struct na_sim_event *head = na_sim_lane_at(lane, 0);
 
-            if (best == NULL || na_sim_event_before(head, best)) {
-                best = head;
-                from = lane;
+                if (best == NULL || na_sim_event_before(head, best)) {
+                    best = head;
+                    from = i;
+                }
             }
         }
     }
-    *first = best;
-    return from;
+    world->first_time = best->time;
+    world->first_seq = best->seq;
+    world->first_from = from;
 }
 
-/* Take the event na_sim_event_first() found. */
+/* Take the next event (world->events > 0) and find the one after it. */
 static struct na_sim_event
-na_sim_event_take(struct na_sim_world *world, struct na_sim_lane *lane,
-                  const struct na_sim_event *first)
+na_sim_event_take(struct na_sim_world *world)
 {
     struct na_sim_event ev;
 
     world->events--;
-    if (lane == NULL)
-        return na_sim_heap_pop(world);
-    ev = *first;
-    lane->head = (lane->head + 1) & (lane->cap - 1);
-    lane->len--;
-    world->lane_events--;
+    if (world->first_from == NA_SIM_LANES) {
+        ev = na_sim_heap_pop(world);
+    } else {
+        struct na_sim_lane *lane = &world->lanes[world->first_from];
+
+        ev = *na_sim_lane_at(lane, 0);
+        lane->head = (lane->head + 1) & (lane->cap - 1);
+        lane->len--;
+        world->lane_events--;
+    }
+    if (world->events > 0)
+        na_sim_event_find_next(world);
+    else
+        world->first_time = UINT64_MAX;
     return ev;
 }
 
 bool
 na_sim_event_next_time(const struct na_sim_world *world, uint64_t *time)
 {
-    const struct na_sim_event *first;
-
     if (world->events == 0)
         return false;
-    na_sim_event_first(world, &first);
-    *time = first->time;
+    *time = world->first_time;
     return true;
 }
 
@@ -552,12 +578,12 @@ na_sim_dispatch(struct na_sim_world *world, const struct na_sim_event *ev)
     }
 }
 
-/* Advance the clock to the event and run it. */
+/* Take the next event (world->events > 0), advance the clock to it and
+ * run it. */
 static void
-na_sim_event_run(struct na_sim_world *world, struct na_sim_lane *lane,
-                 const struct na_sim_event *first)
+na_sim_event_run(struct na_sim_world *world)
 {
-    struct na_sim_event ev = na_sim_event_take(world, lane, first);
+    struct na_sim_event ev = na_sim_event_take(world);
 
     na_sim_set_now(world, ev.time);
     na_sim_dispatch(world, &ev);
@@ -566,13 +592,9 @@ na_sim_event_run(struct na_sim_world *world, struct na_sim_lane *lane,
 bool
 na_sim_step_locked(struct na_sim_world *world)
 {
-    const struct na_sim_event *first;
-    struct na_sim_lane *lane;
-
     if (world->events == 0)
         return false;
-    lane = na_sim_event_first(world, &first);
-    na_sim_event_run(world, lane, first);
+    na_sim_event_run(world);
     return true;
 }
 
@@ -582,13 +604,8 @@ na_sim_run_due(struct na_sim_world *world)
     uint64_t before = world->completions;
     unsigned int ran = 0;
 
-    while (world->events > 0) {
-        const struct na_sim_event *first;
-        struct na_sim_lane *lane = na_sim_event_first(world, &first);
-
-        if (first->time > na_sim_now(world))
-            break;
-        na_sim_event_run(world, lane, first);
+    while (world->events > 0 && world->first_time <= na_sim_now(world)) {
+        na_sim_event_run(world);
         ran++;
     }
     if (world->completions != before)

@@ -406,7 +406,7 @@ test_virtual_time(void **state)
  */
 
 struct order_log {
-    int seen[16];
+    int seen[64];
     int n;
 };
 
@@ -422,26 +422,28 @@ order_cb(const struct na_cb_info *info)
     struct order_arg *a = info->arg;
 
     a->ret = info->ret;
-    if (a->log->n < 16)
+    if (a->log->n < 64)
         a->log->seen[a->log->n++] = a->index;
 }
 
 /* Receives posted in one order and canceled in the other at one virtual
- * time complete in the order they were posted: each cancel's event has
- * the delay of the one before it but an earlier sequence number, so it
- * cannot join that lane behind it. */
+ * time complete in the order they were posted. There are more of them
+ * than the world queues in its heap alone, so the last cancels meet the
+ * lanes: each has the delay of the one before it but an earlier sequence
+ * number, so it cannot join that lane behind it. */
+#define ORDER_RECVS 40
 static void
 test_event_order_same_time(void **state)
 {
     struct pair p;
     struct order_log log = {.n = 0};
-    struct order_arg args[3];
-    na_op_id_t *ops[3];
-    char bufs[3][16];
+    struct order_arg args[ORDER_RECVS];
+    na_op_id_t *ops[ORDER_RECVS];
+    char bufs[ORDER_RECVS][16];
 
     (void) state;
     pair_open(&p);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < ORDER_RECVS; i++) {
         args[i] = (struct order_arg){.log = &log, .index = i};
         ops[i] = NA_Op_create(p.b, 0);
         assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, order_cb, &args[i],
@@ -450,11 +452,11 @@ test_event_order_same_time(void **state)
                                               ops[i]),
                          NA_SUCCESS);
     }
-    for (int i = 2; i >= 0; i--)
+    for (int i = ORDER_RECVS - 1; i >= 0; i--)
         assert_int_equal(NA_Cancel(p.b, p.cb, ops[i]), NA_SUCCESS);
     pair_settle(&p);
-    assert_int_equal(log.n, 3);
-    for (int i = 0; i < 3; i++) {
+    assert_int_equal(log.n, ORDER_RECVS);
+    for (int i = 0; i < ORDER_RECVS; i++) {
         assert_int_equal(log.seen[i], i);
         assert_int_equal(args[i].ret, NA_CANCELED);
         NA_Op_destroy(p.b, ops[i]);
@@ -462,31 +464,85 @@ test_event_order_same_time(void **state)
     pair_close(&p);
 }
 
+/* An event due now, scheduled while a later one is the next: a cancel of
+ * a posted receive while a message is on the wire. A poll at the same
+ * virtual time runs it; the message arrives later. */
+static void
+test_event_order_due_now(void **state)
+{
+    struct na_sim_link link = {.latency_ns = 1000, .bandwidth = 1000000000};
+    struct pair p;
+    struct order_log log = {.n = 0}, none = {.n = 0};
+    struct order_arg rarg[2], sarg;
+    na_op_id_t *rops[2], *sop;
+    char rbufs[2][600], sbuf[600];
+    unsigned int n;
+    uint64_t t0;
+
+    (void) state;
+    pair_open(&p);
+    assert_int_equal(na_sim_set_link_default(&link), NA_SUCCESS);
+    memset(sbuf, 0x3c, sizeof(sbuf));
+    for (int i = 0; i < 2; i++) {
+        rarg[i] = (struct order_arg){.log = &log, .index = i};
+        rops[i] = NA_Op_create(p.b, 0);
+        assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, order_cb, &rarg[i],
+                                              rbufs[i], sizeof(rbufs[i]), NULL,
+                                              p.b_to_a, 0, (na_tag_t) i,
+                                              rops[i]),
+                         NA_SUCCESS);
+    }
+    sarg = (struct order_arg){.log = &none, .index = 9};
+    sop = NA_Op_create(p.a, 0);
+    t0 = na_sim_clock_now();
+    assert_int_equal(NA_Msg_send_expected(p.a, p.ca, order_cb, &sarg, sbuf,
+                                          sizeof(sbuf), NULL, p.a_to_b, 0, 0,
+                                          sop),
+                     NA_SUCCESS);
+    assert_int_equal(NA_Cancel(p.b, p.cb, rops[1]), NA_SUCCESS);
+    assert_int_equal(NA_Poll(p.b, p.cb, NULL), NA_SUCCESS);
+    NA_Trigger(p.cb, 16, &n);
+    assert_int_equal(na_sim_clock_now(), t0);
+    assert_int_equal(log.n, 1);
+    assert_int_equal(log.seen[0], 1);
+    assert_int_equal(rarg[1].ret, NA_CANCELED);
+    pair_settle(&p);
+    assert_int_equal(log.n, 2);
+    assert_int_equal(log.seen[1], 0);
+    assert_int_equal(rarg[0].ret, NA_SUCCESS);
+    assert_true(na_sim_clock_now() >= t0 + 1000 + sizeof(sbuf));
+    for (int i = 0; i < 2; i++)
+        NA_Op_destroy(p.b, rops[i]);
+    NA_Op_destroy(p.a, sop);
+    pair_close(&p);
+}
+
 /* Messages of six sizes, so six delays (more than there are lanes), sent
- * twice over at two times in a shuffled order of sizes: they arrive in
- * the order of their arrival times, ties (none here) by sequence. */
+ * in eight groups 150 ns apart, sizes shuffled: they arrive in the order
+ * of their arrival times (ties, none here, by sequence). The first
+ * messages' events wait in the heap, the later ones' in lanes, and their
+ * arrivals interleave. */
+#define ORDER_SENDS 48
 static void
 test_event_order_many_delays(void **state)
 {
     static const size_t sizes[6] = {600, 100, 500, 200, 400, 300};
     struct na_sim_link link = {.latency_ns = 1000, .bandwidth = 1000000000};
     struct pair p;
-    struct order_log log = {.n = 0};
-    struct order_arg rargs[12], sargs[12];
-    na_op_id_t *rops[12], *sops[12];
-    char rbufs[12][600], sbuf[600];
-    uint64_t t0, when[12];
+    struct order_log log = {.n = 0}, none = {.n = 0};
+    struct order_arg rargs[ORDER_SENDS], sargs[ORDER_SENDS];
+    na_op_id_t *rops[ORDER_SENDS], *sops[ORDER_SENDS];
+    static char rbufs[ORDER_SENDS][600];
+    char sbuf[600];
+    uint64_t t0, when[ORDER_SENDS];
 
     (void) state;
     pair_open(&p);
     assert_int_equal(na_sim_set_link_default(&link), NA_SUCCESS);
     memset(sbuf, 0x5a, sizeof(sbuf));
-    for (int i = 0; i < 12; i++) {
-        struct order_log *none = calloc(1, sizeof(*none));
-
-        assert_non_null(none);
+    for (int i = 0; i < ORDER_SENDS; i++) {
         rargs[i] = (struct order_arg){.log = &log, .index = i};
-        sargs[i] = (struct order_arg){.log = none, .index = i};
+        sargs[i] = (struct order_arg){.log = &none, .index = i};
         rops[i] = NA_Op_create(p.b, 0);
         sops[i] = NA_Op_create(p.a, 0);
         assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, order_cb, &rargs[i],
@@ -496,11 +552,11 @@ test_event_order_many_delays(void **state)
                          NA_SUCCESS);
     }
     t0 = na_sim_clock_now();
-    for (int i = 0; i < 12; i++) {
-        /* The second six go 150 ns later, so their arrivals interleave
-         * with the first six's. */
-        if (i == 6)
-            assert_int_equal(na_sim_run_until(t0 + 150, NULL), NA_SUCCESS);
+    for (int i = 0; i < ORDER_SENDS; i++) {
+        if (i > 0 && i % 6 == 0)
+            assert_int_equal(
+                na_sim_run_until(t0 + 150 * (uint64_t) (i / 6), NULL),
+                NA_SUCCESS);
         when[i] = na_sim_clock_now() + 1000 + sizes[i % 6];
         assert_int_equal(NA_Msg_send_expected(
                              p.a, p.ca, order_cb, &sargs[i], sbuf, sizes[i % 6],
@@ -508,16 +564,15 @@ test_event_order_many_delays(void **state)
                          NA_SUCCESS);
     }
     pair_settle(&p);
-    assert_int_equal(log.n, 12);
-    for (int k = 1; k < 12; k++) {
+    assert_int_equal(log.n, ORDER_SENDS);
+    for (int k = 1; k < ORDER_SENDS; k++) {
         int prev = log.seen[k - 1], cur = log.seen[k];
 
         assert_true(when[prev] < when[cur] ||
                     (when[prev] == when[cur] && prev < cur));
     }
-    for (int i = 0; i < 12; i++) {
+    for (int i = 0; i < ORDER_SENDS; i++) {
         assert_int_equal(rargs[i].ret, NA_SUCCESS);
-        free(sargs[i].log);
         NA_Op_destroy(p.b, rops[i]);
         NA_Op_destroy(p.a, sops[i]);
     }
@@ -932,6 +987,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_determinism, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_event_order_same_time, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_event_order_due_now, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_event_order_many_delays,
                                         test_setup, test_teardown),
