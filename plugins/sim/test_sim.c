@@ -426,6 +426,23 @@ order_cb(const struct na_cb_info *info)
         a->log->seen[a->log->n++] = a->index;
 }
 
+/* Post n expected receives on b, tags 0 to n-1, each of buf_size bytes at
+ * bufs + i * buf_size, logging into `log` with index i. */
+static void
+post_order_recvs(struct pair *p, struct order_log *log, struct order_arg *args,
+                 na_op_id_t **ops, char *bufs, size_t buf_size, int n)
+{
+    for (int i = 0; i < n; i++) {
+        args[i] = (struct order_arg){.log = log, .index = i};
+        ops[i] = NA_Op_create(p->b, 0);
+        assert_int_equal(NA_Msg_recv_expected(p->b, p->cb, order_cb, &args[i],
+                                              bufs + (size_t) i * buf_size,
+                                              buf_size, NULL, p->b_to_a, 0,
+                                              (na_tag_t) i, ops[i]),
+                         NA_SUCCESS);
+    }
+}
+
 /* Receives posted in one order and canceled in the other at one virtual
  * time complete in the order they were posted. There are more of them
  * than the world queues in its heap alone, so the last cancels meet the
@@ -443,15 +460,8 @@ test_event_order_same_time(void **state)
 
     (void) state;
     pair_open(&p);
-    for (int i = 0; i < ORDER_RECVS; i++) {
-        args[i] = (struct order_arg){.log = &log, .index = i};
-        ops[i] = NA_Op_create(p.b, 0);
-        assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, order_cb, &args[i],
-                                              bufs[i], sizeof(bufs[i]), NULL,
-                                              p.b_to_a, 0, (na_tag_t) i,
-                                              ops[i]),
-                         NA_SUCCESS);
-    }
+    post_order_recvs(&p, &log, args, ops, &bufs[0][0], sizeof(bufs[0]),
+                     ORDER_RECVS);
     for (int i = ORDER_RECVS - 1; i >= 0; i--)
         assert_int_equal(NA_Cancel(p.b, p.cb, ops[i]), NA_SUCCESS);
     pair_settle(&p);
@@ -483,15 +493,7 @@ test_event_order_due_now(void **state)
     pair_open(&p);
     assert_int_equal(na_sim_set_link_default(&link), NA_SUCCESS);
     memset(sbuf, 0x3c, sizeof(sbuf));
-    for (int i = 0; i < 2; i++) {
-        rarg[i] = (struct order_arg){.log = &log, .index = i};
-        rops[i] = NA_Op_create(p.b, 0);
-        assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, order_cb, &rarg[i],
-                                              rbufs[i], sizeof(rbufs[i]), NULL,
-                                              p.b_to_a, 0, (na_tag_t) i,
-                                              rops[i]),
-                         NA_SUCCESS);
-    }
+    post_order_recvs(&p, &log, rarg, rops, &rbufs[0][0], sizeof(rbufs[0]), 2);
     sarg = (struct order_arg){.log = &none, .index = 9};
     sop = NA_Op_create(p.a, 0);
     t0 = na_sim_clock_now();
@@ -540,16 +542,11 @@ test_event_order_many_delays(void **state)
     pair_open(&p);
     assert_int_equal(na_sim_set_link_default(&link), NA_SUCCESS);
     memset(sbuf, 0x5a, sizeof(sbuf));
+    post_order_recvs(&p, &log, rargs, rops, &rbufs[0][0], sizeof(rbufs[0]),
+                     ORDER_SENDS);
     for (int i = 0; i < ORDER_SENDS; i++) {
-        rargs[i] = (struct order_arg){.log = &log, .index = i};
         sargs[i] = (struct order_arg){.log = &none, .index = i};
-        rops[i] = NA_Op_create(p.b, 0);
         sops[i] = NA_Op_create(p.a, 0);
-        assert_int_equal(NA_Msg_recv_expected(p.b, p.cb, order_cb, &rargs[i],
-                                              rbufs[i], sizeof(rbufs[i]), NULL,
-                                              p.b_to_a, 0, (na_tag_t) i,
-                                              rops[i]),
-                         NA_SUCCESS);
     }
     t0 = na_sim_clock_now();
     for (int i = 0; i < ORDER_SENDS; i++) {
