@@ -3,6 +3,7 @@
  * trigger.
  */
 #include "core/hg_core.h"
+#include "na/na_clock.h"
 
 #include <errno.h>
 #include <time.h>
@@ -281,7 +282,16 @@ hg_core_progress(struct hg_core *core, unsigned int timeout_ms)
         bool exact, fired;
         na_return_t na_ret;
 
-        /* NA callbacks turn network completions into HG completions. */
+        /* NA callbacks turn network completions into HG completions. On
+         * a real clock, a timer that is due fires only after NA has been
+         * polled in this pass: an answer that reached us before its
+         * deadline (a probe's, a timed forward's response) is read first,
+         * not judged missing because this side had not looked yet (seen
+         * under ThreadSanitizer on a loaded machine: a forward failed with
+         * HG_HOSTUNREACH while its target answered every probe). */
+        if (atomic_load(&core->timer_hint) <= now &&
+            na_clock_is_real(core->cls->na_class))
+            NA_Poll(core->cls->na_class, core->na_context, NULL);
         NA_Trigger(core->na_context, UINT32_MAX, NULL);
         hg_core_check_timers(core, now);
         if (hg_core_has_completions(core))

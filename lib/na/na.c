@@ -499,6 +499,12 @@ na_clock_is_approximate(na_class_t *na_class)
                                 memory_order_relaxed);
 }
 
+bool
+na_clock_is_real(na_class_t *na_class)
+{
+    return na_class == NULL || na_class->ops->context->clock_now == NULL;
+}
+
 void *
 NA_Msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
                  void **plugin_data)

@@ -17,4 +17,11 @@
  * of an answer within an interval. */
 bool na_clock_is_approximate(na_class_t *na_class);
 
+/* Whether the class's clock is the system's monotonic clock (its plugin
+ * has no clock of its own): time then passes whether or not anyone polls,
+ * so a message can be waiting unread when a deadline comes. On a virtual
+ * clock (the simulated fabric) an arrival is an event, run in its place in
+ * time before any later deadline. */
+bool na_clock_is_real(na_class_t *na_class);
+
 #endif /* NA_CLOCK_H */

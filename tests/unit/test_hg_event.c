@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <poll.h>
@@ -332,6 +333,54 @@ test_deadline_wakes(void **state)
     assert_int_equal(HG_Destroy(handle), HG_SUCCESS);
 }
 
+static uint64_t
+mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* A response that waits unread when its forward's deadline passes is read
+ * before the deadline is judged, and the forward succeeds: the client does
+ * not progress between the answer's arrival and the deadline. (The test
+ * waits for the deadline by reading the clock: what it checks does not
+ * depend on how late it looks, only on looking after the deadline.) */
+static void
+test_answer_read_before_deadline(void **state)
+{
+    struct env *e = *state;
+    ev_in_t in = {.x = 4};
+    hg_handle_t handle;
+    uint64_t start;
+    int i;
+
+    rpc_strict(e, 2); /* connected: the request goes out in HG_Forward */
+    settle(e->cctx, e->cfd);
+    assert_int_equal(HG_Create(e->cctx, e->addr, e->id, &handle), HG_SUCCESS);
+    start = mono_ns();
+    assert_int_equal(
+        HG_Forward_timed(handle, ev_forward_cb, NULL, &in, DEADLINE_MS),
+        HG_SUCCESS);
+    for (i = 0; i < MAX_PASSES && seen.requests < 2; i++) {
+        if (!HG_Event_ready(e->sctx))
+            assert_true(readable(e->sfd, WAIT_MS));
+        pass(e->sctx);
+    }
+    assert_int_equal(seen.requests, 2);
+    /* The answer has arrived; the client has not looked. */
+    assert_true(readable(e->cfd, WAIT_MS));
+    while (mono_ns() - start < (DEADLINE_MS + 20) * 1000000ull)
+        ;
+    for (i = 0; i < MAX_PASSES && seen.forwards < 2; i++)
+        pass(e->cctx);
+    assert_int_equal(seen.forwards, 2);
+    assert_int_equal(seen.ret, HG_SUCCESS);
+    assert_int_equal(seen.y, 12);
+    assert_int_equal(HG_Destroy(handle), HG_SUCCESS);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -340,6 +389,8 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_rpc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loopback_notify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deadline_wakes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_read_before_deadline, setup,
+                                        teardown),
     };
 
     if (argc > 1)
