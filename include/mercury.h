@@ -400,7 +400,9 @@ QS_EXPORT hg_return_t HG_Forward(hg_handle_t handle, hg_cb_t callback,
  * Extension: HG_Forward() with a deadline of timeout_ms on the NA clock
  * (virtual time on the simulated fabric). When it passes, the forward is
  * cancelled and completes with HG_TIMEOUT; a response arriving later is
- * dropped. timeout_ms 0 means no deadline.
+ * dropped. The deadline is judged in progress, after NA has been polled:
+ * a response already waiting when it passes still completes the forward.
+ * timeout_ms 0 means no deadline.
  */
 QS_EXPORT hg_return_t HG_Forward_timed(hg_handle_t handle, hg_cb_t callback,
                                        void *arg, void *in_struct,
