@@ -295,10 +295,11 @@ na_sim_prng_next(struct na_sim_world *world)
  * of one size on one link), and the clock only moves forward, so events of
  * one delay are scheduled in time order. Each such event goes to the tail
  * of the lane of its delay in constant time, where a heap of the 4,000
- * events of a 1,000-node world took a dozen levels each way. An event that
- * would come before its lane's tail (an equal time with a smaller
- * sequence number), or whose delay has no lane while none is free, goes to
- * the heap. So does every event while fewer than NA_SIM_LANE_FROM are
+ * events of a 1,000-node world took a dozen levels each way. An event whose
+ * delay has no lane takes a free one, else joins the lane with the latest
+ * tail it does not come before (na_sim_lane_for()); one that would come
+ * before its lane's tail (an equal time with a smaller sequence number),
+ * or that no lane takes, goes to the heap. So does every event while fewer than NA_SIM_LANE_FROM are
  * queued: a heap that small costs less than a look at the lanes.
  */
 #define NA_SIM_LANE_FROM 32
