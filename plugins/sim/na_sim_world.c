@@ -299,8 +299,9 @@ na_sim_prng_next(struct na_sim_world *world)
  * delay has no lane takes a free one, else joins the lane with the latest
  * tail it does not come before (na_sim_lane_for()); one that would come
  * before its lane's tail (an equal time with a smaller sequence number),
- * or that no lane takes, goes to the heap. So does every event while fewer than NA_SIM_LANE_FROM are
- * queued: a heap that small costs less than a look at the lanes.
+ * or that no lane takes, goes to the heap. So does every event while fewer than
+ * NA_SIM_LANE_FROM are queued: a heap that small costs less than a look at the
+ * lanes.
  */
 #define NA_SIM_LANE_FROM 32
 
