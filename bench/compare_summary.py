@@ -147,6 +147,26 @@ def sweep_table(recs):
             floor_table(recs, specs)
 
 
+def spread_table(recs):
+    """Each pull run of 1 MiB and more, in the order it ran: its rate over
+    all transfers beside the spread of the single transfers. A run that is
+    slow throughout and one that stalls now and then have the same rate
+    and different spreads."""
+    runs = [r for r in recs if r.get("tool") == "hg_bw" and
+            r.get("metric") == "pull" and r.get("size", 0) >= (1 << 20) and
+            "us_p10" in r]
+    if not runs:
+        return
+    print()
+    print("| pull run | size | MB/s | transfer p10 / median / p90 / slowest "
+          "(us) |")
+    print("|---|---|---|---|")
+    for r in runs:
+        print(f"| {r['lib']} {r['fabric']} | {r['size'] >> 20} MiB "
+              f"| {r['MBps']:.0f} | {r['us_p10']:.0f} / {r['us_median']:.0f} "
+              f"/ {r['us_p90']:.0f} / {r['us_max']:.0f} |")
+
+
 def main():
     recs = load(sys.argv[1])
     has_before = any(r.get("lib") == "before" for r in recs)
@@ -225,6 +245,7 @@ def main():
             print(f"| {name} | {fmt(v['qs'], unit)} | {fmt(v['mercury'], unit)} "
                   f"| {ratio(v['qs'], v['mercury'])} | {fl} |")
     sweep_table(recs)
+    spread_table(recs)
     if len(sys.argv) > 2:
         with open(sys.argv[2]) as f:
             loads = [l.strip() for l in f if l.strip()]

@@ -68,11 +68,13 @@ hg_proc_bw_in_t(hg_proc_t proc, void *data)
     return ret;
 }
 
-/* The answer: the server's own timing and the pull check. */
+/* The answer: the server's own timing and the pull check. The spread of
+ * the single transfers (10th and 90th percentile, slowest) tells a path
+ * that is slow throughout from one that stalls now and then. */
 typedef struct {
     int32_t ret;
     uint32_t done;
-    uint64_t elapsed_ns, median_ns;
+    uint64_t elapsed_ns, median_ns, p10_ns, p90_ns, max_ns;
     int64_t bad_offset;
 } bw_out_t;
 
@@ -89,6 +91,12 @@ hg_proc_bw_out_t(hg_proc_t proc, void *data)
         ret = hg_proc_uint64_t(proc, &out->elapsed_ns);
     if (ret == HG_SUCCESS)
         ret = hg_proc_uint64_t(proc, &out->median_ns);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint64_t(proc, &out->p10_ns);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint64_t(proc, &out->p90_ns);
+    if (ret == HG_SUCCESS)
+        ret = hg_proc_uint64_t(proc, &out->max_ns);
     if (ret == HG_SUCCESS)
         ret = hg_proc_int64_t(proc, &out->bad_offset);
     return ret;
@@ -184,9 +192,12 @@ xfer_finish(struct xfer *x)
     out.elapsed_ns = x->t_end - x->t0 - x->excluded_ns;
     /* One transfer's median time is what the path does when nothing else
      * takes the CPU; the total is what it did. */
-    out.median_ns = x->durs != NULL && x->done > 0
-                        ? (uint64_t) bu_quantile(x->durs, x->done, 0.5)
-                        : 0;
+    if (x->durs != NULL && x->done > 0) {
+        out.median_ns = (uint64_t) bu_quantile(x->durs, x->done, 0.5);
+        out.p10_ns = (uint64_t) bu_quantile(x->durs, x->done, 0.1);
+        out.p90_ns = (uint64_t) bu_quantile(x->durs, x->done, 0.9);
+        out.max_ns = (uint64_t) bu_quantile(x->durs, x->done, 1.0);
+    }
     out.bad_offset = -1;
     /* The check runs after the clock stopped: it is not part of the
      * bandwidth. */
@@ -498,6 +509,10 @@ measure(struct client *cl, int op, uint64_t size, uint32_t seed)
     bu_json_dbl(&j, "MBps", mbps);
     bu_json_dbl(&j, "MBps_median_transfer", mbps_med);
     bu_json_dbl(&j, "MBps_with_rpc", mbps_rpc);
+    bu_json_dbl(&j, "us_p10", (double) c.out.p10_ns / 1e3);
+    bu_json_dbl(&j, "us_median", (double) c.out.median_ns / 1e3);
+    bu_json_dbl(&j, "us_p90", (double) c.out.p90_ns / 1e3);
+    bu_json_dbl(&j, "us_max", (double) c.out.max_ns / 1e3);
     bu_json_bool(&j, "check_ok", bad < 0);
     bu_json_end(&j);
     return bad < 0 ? 0 : -1;
