@@ -108,6 +108,10 @@ hg_probe_answer_cb(const struct na_cb_info *info)
             qs_log("hg", QS_LOG_DEBUG, "dropped a malformed probe answer");
         }
     }
+    if (valid)
+        hg_probe_heard(&handle->ctx->hg_class->probe_epoch,
+                       handle->ctx->hg_class->heard,
+                       handle->info.addr->na_addr);
     qs_mutex_lock(&handle->lock);
     probe->ans_posted = false;
     gen = probe->sent_gen;
@@ -165,6 +169,20 @@ hg_probe_post(struct hg_handle *handle, uint32_t cookie)
     return ret;
 }
 
+/* Whether the target at na_addr stamped its slot at or after epoch mark
+ * (the stamp's epoch is its low 32 bits; the comparison survives the
+ * counter's wrap). */
+static bool
+hg_heard_since(struct hg_class *hg_class, const void *na_addr,
+               unsigned int mark)
+{
+    uint64_t v = atomic_load_explicit(&hg_class->heard[hg_heard_slot(na_addr)],
+                                      memory_order_relaxed);
+
+    return (v & ~0xffffffffull) == hg_heard_tag(na_addr) &&
+           (int32_t) ((uint32_t) v - mark) >= 0;
+}
+
 static void
 hg_probe_expire(struct hg_timer *timer)
 {
@@ -174,6 +192,7 @@ hg_probe_expire(struct hg_timer *timer)
     unsigned int ms = hg_probe_interval_ms(handle->ctx->hg_class), gen;
     uint64_t due, now = hg_core_now(core);
     uint32_t cookie = 0;
+    unsigned int epoch;
     bool post, silent;
     na_return_t ret;
 
@@ -192,6 +211,17 @@ hg_probe_expire(struct hg_timer *timer)
      * fabric's verdicts count. */
     silent = probe->waiting && probe->sent_gen == gen &&
              !na_clock_is_approximate(handle->ctx->hg_class->core.na_class);
+    /* A target heard from during the interval (an answer to another
+     * forward to this address, another probe's answer) is alive, however
+     * long this probe waits behind the requests queued before it. */
+    if (silent && hg_heard_since(handle->ctx->hg_class,
+                                 handle->info.addr->na_addr, probe->mark))
+        silent = false;
+    /* The next interval begins: what comes in from now on is its
+     * evidence. */
+    epoch = atomic_fetch_add_explicit(&handle->ctx->hg_class->probe_epoch, 1,
+                                      memory_order_relaxed);
+    probe->mark = epoch + 1;
     /* A timer that fires more than half an interval late says this side
      * did not progress (a handler computing on the thread that drives
      * this context): the answer may be waiting unread. The probe gets

@@ -7,12 +7,13 @@
  * header-only expected message flagged HG_HEADER_PROBE | RESPONSE that
  * echoes the probe's cookie. The origin sends one probe per interval
  * while the forward waits; a probe still unanswered when the next
- * interval ends, or one the fabric fails with NA_HOSTUNREACH, fails the
- * forward with HG_HOSTUNREACH, exactly once, through the same path as a
- * timeout. Everything is timed on the NA clock, so the sim runs it in
- * virtual time. A target whose program does not progress (a handler
- * computing on its only thread) answers through its class's watchdog
- * thread (hg_watchdog.h).
+ * interval ends, unless the target was heard from meanwhile (a response
+ * to another forward, another probe's answer: hg_probe_heard()), or one
+ * the fabric fails with NA_HOSTUNREACH, fails the forward with
+ * HG_HOSTUNREACH, exactly once, through the same path as a timeout. Everything
+ * is timed on the NA clock, so the sim runs it in virtual time. A target whose
+ * program does not progress (a handler computing on its only thread) answers
+ * through its class's watchdog thread (hg_watchdog.h).
  *
  * Included by hg_internal.h once struct hg_timer is defined.
  */
@@ -21,6 +22,7 @@
 
 #include "na.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,6 +52,7 @@ struct hg_probe {
     bool waiting;          /* the last probe has no answer yet         */
     na_op_id_t *ans_op;    /* the answer's receive                     */
     void *buf, *buf_data;  /* probe, then answer: 2 * HG_HEADER_SIZE   */
+    unsigned int mark;     /* class probe epoch when this interval began */
 };
 _Static_assert(offsetof(struct hg_probe, ans_op) <= 64,
                "a probe's hot fields fit in one cache line");
@@ -70,6 +73,43 @@ static inline bool
 hg_probe_busy(const struct hg_probe *probe)
 {
     return probe->in_flight || probe->ans_posted;
+}
+
+/* Slots of the class's table of signs of life (struct hg_class.heard):
+ * one 64-bit word per slot, the target's tag and the epoch of its last
+ * message, so that a reader never pairs one target's tag with another's
+ * epoch. Two targets that share a slot only lose each other's evidence:
+ * their probes then decide alone, as without the table. */
+#define HG_HEARD_SLOTS 32u
+
+static inline unsigned int
+hg_heard_slot(const void *na_addr)
+{
+    return (unsigned int) (((uint64_t) (uintptr_t) na_addr *
+                            0x9e3779b97f4a7c15ull) >>
+                           59); /* the top 5 bits: 32 slots */
+}
+
+/* The tag: distinct for the NA addresses of one process (heap objects of
+ * at least 16 bytes less than 64 GiB apart). */
+static inline uint64_t
+hg_heard_tag(const void *na_addr)
+{
+    return (uint64_t) (uint32_t) ((uintptr_t) na_addr >> 4) << 32;
+}
+
+/* A message from the target at na_addr came in (a response, a probe's
+ * answer): stamp its slot with the epoch. Two loads, and a store only when
+ * the epoch or the target changed since the slot's last stamp. */
+static inline void
+hg_probe_heard(atomic_uint *epoch, _Atomic uint64_t *heard, const void *na_addr)
+{
+    uint64_t v = hg_heard_tag(na_addr) |
+                 atomic_load_explicit(epoch, memory_order_relaxed);
+    _Atomic uint64_t *slot = &heard[hg_heard_slot(na_addr)];
+
+    if (atomic_load_explicit(slot, memory_order_relaxed) != v)
+        atomic_store_explicit(slot, v, memory_order_relaxed);
 }
 
 /* Target side: a request receive brought a probe (header decoded into

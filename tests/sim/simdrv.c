@@ -169,6 +169,18 @@ sd_release_held(struct sd_world *w)
     w->nheld = 0;
 }
 
+void
+sd_release_first(struct sd_world *w)
+{
+    if (w->nheld == 0)
+        return;
+    sd_respond_echo(w, w->held[0], 0, 0);
+    HG_Destroy(w->held[0]);
+    memmove(&w->held[0], &w->held[1],
+            (size_t) (w->nheld - 1) * sizeof(w->held[0]));
+    w->nheld--;
+}
+
 static hg_return_t
 sd_oneway_handler(hg_handle_t h)
 {

@@ -146,6 +146,8 @@ void sd_drain(struct sd_world *w, unsigned budget_ms);
 
 /* Answer every handle SD_HOLD handlers kept. */
 void sd_release_held(struct sd_world *w);
+/* Answer the oldest one only (none held: nothing). */
+void sd_release_first(struct sd_world *w);
 
 /* Crash / restart node i through na_sim.h; a restart makes every other
  * node look i up again (the old addresses are fenced off). */

@@ -246,6 +246,53 @@ test_silent_partition(void **state)
     lv_silent_partition(39, LV_PROBE_MS / 2, false);
 }
 
+/* A target that keeps answering other calls is alive, however long one
+ * call's probe waits. Here the path from n0 to n1 is cut silently (n0's
+ * probes wait on the link) while n1 answers n0's held calls one at a
+ * time, half an interval apart, for four intervals: twice the bound.
+ * Every call succeeds, because each answer is a sign of life for the
+ * calls still waiting. Before answers counted, the calls still held two
+ * intervals into the cut ended with HG_HOSTUNREACH (a server working
+ * through a deep queue under a loaded ThreadSanitizer run did the same
+ * to conformance_rpc's test_many_in_flight). */
+static void
+test_answers_are_signs_of_life(void **state)
+{
+    struct sd_world *w = malloc(sizeof(*w));
+    struct sd_op *op[8];
+    char spec[128];
+    uint64_t t;
+
+    (void) state;
+    lv_seed(40);
+    sd_open(w, &lv_default);
+    assert_int_equal(na_sim_set_single_driver(true), NA_SUCCESS);
+    for (int i = 0; i < 8; i++)
+        op[i] = sd_forward(w, SD_HOLD, 0, 1, 32 + i, 0);
+    sd_run_until(w, &w->handled, 8, 1000);
+    t = sd_now();
+    snprintf(spec, sizeof(spec), "partition:n0>n1@%llu-%llu:silent",
+             (unsigned long long) t,
+             (unsigned long long) (t + 5ull * LV_PROBE_MS * 1000000ull));
+    sd_faults(spec);
+    for (int i = 0; i < 8; i++) {
+        sd_run_for(w, LV_PROBE_MS / 2);
+        sd_release_first(w);
+    }
+    sd_drain(w, 10000);
+    assert_true(na_sim_fault_count("partition") > 0);
+    for (int i = 0; i < 8; i++) {
+        sd_assert_once(op[i]);
+        if (op[i]->ret != HG_SUCCESS)
+            fail_msg("op %u: ended with %s %llu ms into the cut, while its "
+                     "target answered every half interval",
+                     op[i]->seq, HG_Error_to_string(op[i]->ret),
+                     (unsigned long long) (op[i]->done_ns - t) / 1000000);
+    }
+    sd_close(w);
+    free(w);
+}
+
 /* With probing off (hg_init_info.no_probe, or QS_HG_PROBE_MS=0), the
  * crashed target's forward waits: it ends only by an explicit cancel. */
 static void
@@ -369,6 +416,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_probe_off),
         cmocka_unit_test(test_probe_interval),
         cmocka_unit_test(test_many_pending),
+        cmocka_unit_test(test_answers_are_signs_of_life),
     };
     struct CMUnitTest pick[sizeof(all) / sizeof(all[0])];
     size_t n = 0;
