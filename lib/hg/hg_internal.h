@@ -113,14 +113,8 @@ struct hg_class {
             overflow_transfers, handles_allocated, protocol_errors,
             probes_answered, watchdog_wakeups, watchdog_drives;
     } stats;
-    atomic_uint probe_ms; /* probe interval + 1; 0 until first read */
-    /* Signs of life of the targets (hg_liveness.h): the epoch advances
-     * once per probe interval of each forward that waits, and a message
-     * from a target stamps its slot with the epoch; a stamp at least a
-     * forward's probe.mark says its target was heard from since its last
-     * interval began. */
-    atomic_uint probe_epoch;
-    _Atomic uint64_t heard[HG_HEARD_SLOTS];
+    atomic_uint probe_ms;  /* probe interval + 1; 0 until first read */
+    struct hg_heard heard; /* signs of life of the targets (hg_liveness.h) */
     /* The probe-answering thread (hg_watchdog.c); NULL until a context
      * of a class that wants one is attached. Set under lock. */
     struct hg_watchdog *watchdog;

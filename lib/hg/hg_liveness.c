@@ -109,8 +109,7 @@ hg_probe_answer_cb(const struct na_cb_info *info)
         }
     }
     if (valid)
-        hg_probe_heard(&handle->ctx->hg_class->probe_epoch,
-                       handle->ctx->hg_class->heard,
+        hg_probe_heard(&handle->ctx->hg_class->heard,
                        handle->info.addr->na_addr);
     qs_mutex_lock(&handle->lock);
     probe->ans_posted = false;
@@ -173,10 +172,9 @@ hg_probe_post(struct hg_handle *handle, uint32_t cookie)
  * (the stamp's epoch is its low 32 bits; the comparison survives the
  * counter's wrap). */
 static bool
-hg_heard_since(struct hg_class *hg_class, const void *na_addr,
-               unsigned int mark)
+hg_heard_since(struct hg_heard *heard, const void *na_addr, unsigned int mark)
 {
-    uint64_t v = atomic_load_explicit(&hg_class->heard[hg_heard_slot(na_addr)],
+    uint64_t v = atomic_load_explicit(&heard->slot[hg_heard_slot(na_addr)],
                                       memory_order_relaxed);
 
     return (v & ~0xffffffffull) == hg_heard_tag(na_addr) &&
@@ -214,12 +212,12 @@ hg_probe_expire(struct hg_timer *timer)
     /* A target heard from during the interval (an answer to another
      * forward to this address, another probe's answer) is alive, however
      * long this probe waits behind the requests queued before it. */
-    if (silent && hg_heard_since(handle->ctx->hg_class,
+    if (silent && hg_heard_since(&handle->ctx->hg_class->heard,
                                  handle->info.addr->na_addr, probe->mark))
         silent = false;
     /* The next interval begins: what comes in from now on is its
      * evidence. */
-    epoch = atomic_fetch_add_explicit(&handle->ctx->hg_class->probe_epoch, 1,
+    epoch = atomic_fetch_add_explicit(&handle->ctx->hg_class->heard.epoch, 1,
                                       memory_order_relaxed);
     probe->mark = epoch + 1;
     /* A timer that fires more than half an interval late says this side

@@ -75,12 +75,20 @@ hg_probe_busy(const struct hg_probe *probe)
     return probe->in_flight || probe->ans_posted;
 }
 
-/* Slots of the class's table of signs of life (struct hg_class.heard):
- * one 64-bit word per slot, the target's tag and the epoch of its last
- * message, so that a reader never pairs one target's tag with another's
- * epoch. Two targets that share a slot only lose each other's evidence:
- * their probes then decide alone, as without the table. */
+/* A class's signs of life of its targets. The epoch advances once per
+ * probe interval of each forward that waits; a message from a target
+ * stamps the target's slot with it, one 64-bit word holding the target's
+ * tag and the epoch, so that a reader never pairs one target's tag with
+ * another's epoch. A stamp at least a forward's probe.mark says its target
+ * was heard from since its last interval began. Two targets that share a
+ * slot only lose each other's evidence: their probes then decide alone, as
+ * without the table. */
 #define HG_HEARD_SLOTS 32u
+
+struct hg_heard {
+    atomic_uint epoch;
+    _Atomic uint64_t slot[HG_HEARD_SLOTS];
+};
 
 static inline unsigned int
 hg_heard_slot(const void *na_addr)
@@ -102,11 +110,11 @@ hg_heard_tag(const void *na_addr)
  * answer): stamp its slot with the epoch. Two loads, and a store only when
  * the epoch or the target changed since the slot's last stamp. */
 static inline void
-hg_probe_heard(atomic_uint *epoch, _Atomic uint64_t *heard, const void *na_addr)
+hg_probe_heard(struct hg_heard *heard, const void *na_addr)
 {
     uint64_t v = hg_heard_tag(na_addr) |
-                 atomic_load_explicit(epoch, memory_order_relaxed);
-    _Atomic uint64_t *slot = &heard[hg_heard_slot(na_addr)];
+                 atomic_load_explicit(&heard->epoch, memory_order_relaxed);
+    _Atomic uint64_t *slot = &heard->slot[hg_heard_slot(na_addr)];
 
     if (atomic_load_explicit(slot, memory_order_relaxed) != v)
         atomic_store_explicit(slot, v, memory_order_relaxed);

@@ -120,8 +120,7 @@ hg_forward_recv_cb(const struct na_cb_info *info)
         return;
     }
     /* The target answered: alive, for every forward to this address. */
-    hg_probe_heard(&hg_class->probe_epoch, hg_class->heard,
-                   handle->info.addr->na_addr);
+    hg_probe_heard(&hg_class->heard, handle->info.addr->na_addr);
     if (header->ret != HG_SUCCESS) {
         hg_rpc_op_done(handle, (hg_return_t) header->ret);
         return;
