@@ -3,6 +3,7 @@
  * NA (one memory handle per segment), references, access and binding.
  */
 #include "bulk/hg_bulk_internal.h"
+#include "util/qs_atomic.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,7 @@ HG_Bulk_free(hg_bulk_t handle)
 {
     if (handle == HG_BULK_NULL)
         return HG_SUCCESS;
-    if (atomic_fetch_sub(&handle->refcount, 1) == 1)
+    if (qs_atomic_fetch_sub(&handle->refcount, 1, memory_order_acq_rel) == 1)
         hg_bulk_destroy(handle);
     return HG_SUCCESS;
 }
@@ -161,7 +162,7 @@ HG_Bulk_ref_incr(hg_bulk_t handle)
 {
     if (handle == HG_BULK_NULL)
         return HG_INVALID_ARG;
-    atomic_fetch_add(&handle->refcount, 1);
+    qs_atomic_fetch_add(&handle->refcount, 1, memory_order_relaxed);
     return HG_SUCCESS;
 }
 

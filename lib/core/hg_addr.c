@@ -3,6 +3,7 @@
  * immediate, as the RPC-layer document describes.
  */
 #include "core/hg_core.h"
+#include "util/qs_atomic.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +140,7 @@ HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr)
     /* The address inside a handle's hg_info belongs to the handle. */
     if (addr->embedded)
         return HG_SUCCESS;
-    if (atomic_fetch_sub(&addr->refcount, 1) == 1) {
+    if (qs_atomic_fetch_sub(&addr->refcount, 1, memory_order_acq_rel) == 1) {
         NA_Addr_free(hg_core_class_of(hg_class)->na_class, addr->na_addr);
         atomic_fetch_sub(&hg_core_class_of(hg_class)->n_addrs, 1);
         HG_CORE_CHECK(obj_del, addr);
@@ -166,7 +167,7 @@ HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr, hg_addr_t *new_addr)
     /* A handle's embedded address dies with the handle, so its duplicate
      * needs its own NA address; others just gain a reference. */
     if (!addr->embedded) {
-        atomic_fetch_add(&addr->refcount, 1);
+        qs_atomic_fetch_add(&addr->refcount, 1, memory_order_relaxed);
         *new_addr = addr;
         return HG_SUCCESS;
     }

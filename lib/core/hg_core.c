@@ -4,6 +4,7 @@
  */
 #include "core/hg_core.h"
 #include "na/na_clock.h"
+#include "util/qs_atomic.h"
 
 #include <errno.h>
 #include <time.h>
@@ -63,7 +64,7 @@ hg_core_complete(struct hg_core *core, struct hg_completion *comp)
 
     qs_mutex_lock(&core->queue_lock);
     STAILQ_INSERT_TAIL(&core->queue, comp, entry);
-    atomic_fetch_add_explicit(&core->n_queued, 1, memory_order_release);
+    qs_atomic_fetch_add(&core->n_queued, 1, memory_order_release);
     pthread_cond_signal(&core->queue_cond);
     pthread_mutex_unlock(&core->queue_lock);
     /* A program blocked in poll() on HG_Event_get_wait_fd() wakes up. */
@@ -362,7 +363,7 @@ hg_core_trigger(struct hg_core *core, unsigned int timeout_ms,
         comp = STAILQ_FIRST(&core->queue);
         if (comp != NULL) {
             STAILQ_REMOVE_HEAD(&core->queue, entry);
-            atomic_fetch_sub_explicit(&core->n_queued, 1, memory_order_relaxed);
+            qs_atomic_fetch_sub(&core->n_queued, 1, memory_order_relaxed);
         }
         pthread_mutex_unlock(&core->queue_lock);
         if (comp == NULL)

@@ -457,8 +457,9 @@ hg_class_next_tag(hg_class_t *hg_class)
 
     /* Tags cycle below the acknowledgement bit and skip 0. */
     do {
-        tag = atomic_fetch_add(&hg_class->tag_next, 1) &
-              (hg_class->tag_ack_bit - 1);
+        tag =
+            qs_atomic_fetch_add(&hg_class->tag_next, 1, memory_order_relaxed) &
+            (hg_class->tag_ack_bit - 1);
     } while (tag == 0);
     return (na_tag_t) tag;
 }

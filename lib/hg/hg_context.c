@@ -326,11 +326,11 @@ HG_Progress(hg_context_t *context, unsigned int timeout_ms)
         return HG_INVALID_ARG;
     /* The watchdog leaves alone a context someone progresses. */
     w = &context->watch;
-    atomic_fetch_add_explicit(&w->progress_in, 1, memory_order_relaxed);
+    qs_atomic_fetch_add(&w->progress_in, 1, memory_order_relaxed);
     if (atomic_load_explicit(&w->deferred, memory_order_relaxed))
         hg_watchdog_run_deferred(context);
     ret = hg_core_progress(&context->core, timeout_ms);
-    atomic_fetch_add_explicit(&w->progress_out, 1, memory_order_release);
+    qs_atomic_fetch_add(&w->progress_out, 1, memory_order_release);
     return ret;
 }
 

@@ -72,7 +72,7 @@ HG_Destroy(hg_handle_t handle)
 {
     if (handle == HG_HANDLE_NULL)
         return HG_INVALID_ARG;
-    if (atomic_fetch_sub(&handle->refcount, 1) == 1)
+    if (qs_atomic_fetch_sub(&handle->refcount, 1, memory_order_acq_rel) == 1)
         hg_handle_put(handle);
     return HG_SUCCESS;
 }
@@ -82,7 +82,7 @@ HG_Ref_incr(hg_handle_t handle)
 {
     if (handle == HG_HANDLE_NULL)
         return HG_INVALID_ARG;
-    atomic_fetch_add(&handle->refcount, 1);
+    qs_atomic_fetch_add(&handle->refcount, 1, memory_order_relaxed);
     return HG_SUCCESS;
 }
 

@@ -23,6 +23,7 @@
 
 /* Errors are logged once where they start, through the single sink:
  * qs_log("hg", QS_LOG_ERROR, ...) (or "bulk", "proc"). */
+#include "util/qs_atomic.h"
 #include "util/qs_lock.h"
 #include "util/qs_log.h"
 
@@ -225,14 +226,14 @@ _Static_assert(offsetof(struct hg_handle, ctx) == 64 &&
 static inline void
 hg_rpc_op_ref(struct hg_handle *handle)
 {
-    atomic_fetch_add(&handle->ctx->n_ops, 1);
+    qs_atomic_fetch_add(&handle->ctx->n_ops, 1, memory_order_seq_cst);
     HG_Ref_incr(handle);
 }
 
 static inline void
 hg_rpc_op_unref(struct hg_handle *handle)
 {
-    atomic_fetch_sub(&handle->ctx->n_ops, 1);
+    qs_atomic_fetch_sub(&handle->ctx->n_ops, 1, memory_order_seq_cst);
     HG_Destroy(handle);
 }
 

@@ -201,7 +201,8 @@ hg_forward_loopback(struct hg_handle *handle, size_t msg_len, void *extra,
     if (target->rpc == NULL || target->rpc->rpc_cb == NULL) {
         hg_rpc_respond_error(target, HG_NOENTRY);
     } else {
-        atomic_fetch_add(&hg_class->stats.requests_received, 1);
+        qs_atomic_fetch_add(&hg_class->stats.requests_received, 1,
+                            memory_order_relaxed);
         target->comp.run = hg_request_run;
         target->comp.object = target;
         hg_core_complete(&target_ctx->core, &target->comp);
@@ -317,7 +318,8 @@ hg_forward_start(struct hg_handle *handle, hg_cb_t callback, void *arg,
     handle->arg = arg;
     HG_CHECK(hg_check_op_begin(hg_class, handle, HG_CHECK_FORWARD));
     hg_rpc_op_ref(handle); /* held until the callback has run */
-    atomic_fetch_add(&hg_class->stats.forwards_sent, 1);
+    qs_atomic_fetch_add(&hg_class->stats.forwards_sent, 1,
+                        memory_order_relaxed);
     if (timeout_ms > 0)
         hg_core_timer_arm(&handle->ctx->core, &handle->timer, timeout_ms,
                           hg_forward_expire);

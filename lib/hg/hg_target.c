@@ -94,7 +94,8 @@ hg_request_ready(struct hg_handle *handle)
         hg_rpc_respond_error(handle, ret);
         return;
     }
-    atomic_fetch_add(&hg_class->stats.requests_received, 1);
+    qs_atomic_fetch_add(&hg_class->stats.requests_received, 1,
+                        memory_order_relaxed);
     handle->comp.run = hg_request_run;
     handle->comp.object = handle;
     hg_core_complete(&handle->ctx->core, &handle->comp);
@@ -454,7 +455,8 @@ hg_rpc_respond_send(struct hg_handle *handle, hg_cb_t callback, void *arg,
     if (callback != NULL)
         HG_CHECK(hg_check_op_begin(hg_class, handle, HG_CHECK_RESPOND));
     hg_rpc_op_ref(handle); /* held until the respond completes */
-    atomic_fetch_add(&hg_class->stats.responses_sent, 1);
+    qs_atomic_fetch_add(&hg_class->stats.responses_sent, 1,
+                        memory_order_relaxed);
     if (handle->lb_origin != NULL) {
         /* The origin takes the overflowed output; the target keeps none. */
         handle->out_extra = NULL;

@@ -10,6 +10,7 @@
 #include "na/na_clock.h"
 #include "na/na_plugin_util.h"
 #include "util/qs_alloc.h"
+#include "util/qs_atomic.h"
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -557,9 +558,8 @@ na_post(na_plugin_post_t op, na_class_t *na_class,
     int idle = NA_OP_IDLE;
     na_return_t ret;
 
-    if (!atomic_compare_exchange_strong_explicit(
-            &base->state, &idle, NA_OP_POSTED, memory_order_acquire,
-            memory_order_relaxed))
+    if (!qs_atomic_cas_int(&base->state, &idle, NA_OP_POSTED,
+                           memory_order_acquire, memory_order_relaxed))
         return NA_BUSY;
     base->context = desc->context;
     base->callback = callback;
@@ -884,9 +884,8 @@ na_op_start(na_op_id_t *op_id)
         assert((s & NA_OP_STATE_MASK) == NA_OP_POSTED);
         if (s & NA_OP_CANCEL_REQUESTED)
             return false;
-        if (atomic_compare_exchange_weak_explicit(
-                &base->state, &s, NA_OP_STARTED, memory_order_acq_rel,
-                memory_order_acquire))
+        if (qs_atomic_cas_int(&base->state, &s, NA_OP_STARTED,
+                              memory_order_acq_rel, memory_order_acquire))
             return true;
     }
 }
@@ -915,7 +914,7 @@ na_op_finish(na_op_id_t *op_id, na_return_t ret)
 #endif
     (void) old;
     STAILQ_INSERT_TAIL(&context->queue, base, entry);
-    atomic_fetch_add_explicit(&context->count, 1, memory_order_release);
+    qs_atomic_fetch_add(&context->count, 1, memory_order_release);
     pthread_mutex_unlock(&context->lock);
 }
 
@@ -962,7 +961,7 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
 
             /* Counted until here, so the entries of the batch still keep
              * NA_Context_destroy() from a callback refused. */
-            atomic_fetch_sub_explicit(&context->count, 1, memory_order_relaxed);
+            qs_atomic_fetch_sub(&context->count, 1, memory_order_relaxed);
             atomic_store_explicit(&base->state, NA_OP_IDLE,
                                   memory_order_release);
             if (callback != NULL)

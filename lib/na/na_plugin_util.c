@@ -3,6 +3,7 @@
  * epoll wait fd (see na_plugin_util.h).
  */
 #include "na/na_plugin_util.h"
+#include "util/qs_atomic.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -337,7 +338,8 @@ na_plugin_addr_insert(struct na_plugin_addr_list *list, pthread_mutex_t *lock,
 void
 na_plugin_addr_ref(struct na_addr *addr)
 {
-    atomic_fetch_add(&na_plugin_addr_head(addr)->refcount, 1);
+    qs_atomic_fetch_add(&na_plugin_addr_head(addr)->refcount, 1,
+                        memory_order_relaxed);
 }
 
 void
@@ -345,7 +347,7 @@ na_plugin_addr_unref_locked(struct na_addr *addr)
 {
     struct na_plugin_addr *head = na_plugin_addr_head(addr);
 
-    if (atomic_fetch_sub(&head->refcount, 1) != 1)
+    if (qs_atomic_fetch_sub(&head->refcount, 1, memory_order_acq_rel) != 1)
         return;
     LIST_REMOVE(head, entry);
     free(addr);

@@ -8,6 +8,7 @@
  */
 #include "na_sim_internal.h"
 #include "util/qs_alloc.h"
+#include "util/qs_atomic.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,15 +88,15 @@ na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation)
 na_addr_t
 na_sim_addr_ref(na_addr_t addr)
 {
-    atomic_fetch_add_explicit(&addr->refcount, 1, memory_order_relaxed);
+    qs_atomic_fetch_add(&addr->refcount, 1, memory_order_relaxed);
     return addr;
 }
 
 void
 na_sim_addr_unref(na_addr_t addr)
 {
-    if (addr != NULL && atomic_fetch_sub_explicit(&addr->refcount, 1,
-                                                  memory_order_acq_rel) == 1)
+    if (addr != NULL &&
+        qs_atomic_fetch_sub(&addr->refcount, 1, memory_order_acq_rel) == 1)
         free(addr);
 }
 

@@ -1,0 +1,109 @@
+/*
+ * The hot path's read-modify-writes (lib/util/qs_atomic.h): exact while
+ * the process has one thread, when they load and store, and exact once
+ * it has more, when two threads hammer the same counters.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <pthread.h>
+
+#include <cmocka.h>
+
+#include "util/qs_atomic.h"
+
+/* Increments per thread: enough that two threads on two CPUs overlap
+ * for many thousands of them, so a plain load and store loses some. */
+#define HAMMER_N 2000000
+
+static atomic_uint counter_u;
+static atomic_ulong counter_ul;
+static atomic_int counter_cas;
+static pthread_barrier_t start;
+
+static void
+test_one_thread(void **state)
+{
+    atomic_uint u;
+    atomic_ulong ul;
+    atomic_int s;
+    int expected = 3;
+
+    (void) state;
+    /* Runs first, before this process makes a thread. */
+#if defined(__GLIBC__) &&                                                      \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+    assert_true(QS_SINGLE_THREADED());
+#endif
+    atomic_init(&u, 1);
+    atomic_init(&ul, 0);
+    atomic_init(&s, 2);
+    assert_int_equal(qs_atomic_fetch_add(&u, 4, memory_order_relaxed), 1);
+    assert_int_equal(qs_atomic_fetch_sub(&u, 5, memory_order_acq_rel), 5);
+    assert_int_equal(atomic_load(&u), 0);
+    assert_int_equal(qs_atomic_fetch_sub(&u, 1, memory_order_relaxed), 0);
+    assert_int_equal(atomic_load(&u), UINT32_MAX);
+    assert_int_equal(qs_atomic_fetch_add(&ul, 7, memory_order_relaxed), 0);
+    assert_int_equal(atomic_load(&ul), 7);
+    /* A failed exchange reports the value found and changes nothing. */
+    assert_false(qs_atomic_cas_int(&s, &expected, 9, memory_order_acquire,
+                                   memory_order_relaxed));
+    assert_int_equal(expected, 2);
+    assert_int_equal(atomic_load(&s), 2);
+    assert_true(qs_atomic_cas_int(&s, &expected, 9, memory_order_acquire,
+                                  memory_order_relaxed));
+    assert_int_equal(atomic_load(&s), 9);
+}
+
+static void *
+hammer(void *arg)
+{
+    (void) arg;
+    pthread_barrier_wait(&start);
+    for (int i = 0; i < HAMMER_N; i++) {
+        int cur = atomic_load_explicit(&counter_cas, memory_order_relaxed);
+
+        qs_atomic_fetch_add(&counter_u, 3, memory_order_relaxed);
+        qs_atomic_fetch_sub(&counter_u, 2, memory_order_relaxed);
+        qs_atomic_fetch_add(&counter_ul, 1, memory_order_relaxed);
+        while (!qs_atomic_cas_int(&counter_cas, &cur, cur + 1,
+                                  memory_order_relaxed, memory_order_relaxed))
+            ;
+    }
+    return NULL;
+}
+
+static void
+test_two_threads(void **state)
+{
+    pthread_t t;
+
+    (void) state;
+    atomic_init(&counter_u, 0);
+    atomic_init(&counter_ul, 0);
+    atomic_init(&counter_cas, 0);
+    assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+    assert_int_equal(pthread_create(&t, NULL, hammer, NULL), 0);
+    assert_false(QS_SINGLE_THREADED());
+    hammer(NULL);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    pthread_barrier_destroy(&start);
+    printf("counters: %u %lu %d of %d each\n", atomic_load(&counter_u),
+           atomic_load(&counter_ul), atomic_load(&counter_cas), 2 * HAMMER_N);
+    assert_int_equal(atomic_load(&counter_u), 2 * HAMMER_N);
+    assert_int_equal(atomic_load(&counter_ul), 2 * HAMMER_N);
+    assert_int_equal(atomic_load(&counter_cas), 2 * HAMMER_N);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_thread),
+        cmocka_unit_test(test_two_threads),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
