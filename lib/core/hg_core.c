@@ -62,11 +62,11 @@ hg_core_complete(struct hg_core *core, struct hg_completion *comp)
 {
     int notify_fd;
 
-    qs_mutex_lock(&core->queue_lock);
+    qs_hot_lock(&core->queue_lock);
     STAILQ_INSERT_TAIL(&core->queue, comp, entry);
     qs_atomic_fetch_add(&core->n_queued, 1, memory_order_release);
     pthread_cond_signal(&core->queue_cond);
-    pthread_mutex_unlock(&core->queue_lock);
+    qs_hot_unlock(&core->queue_lock);
     /* A program blocked in poll() on HG_Event_get_wait_fd() wakes up. */
     notify_fd = atomic_load_explicit(&core->notify_fd, memory_order_relaxed);
     if (notify_fd >= 0) {
@@ -102,7 +102,7 @@ hg_core_timer_arm_kind(struct hg_core *core, struct hg_timer *timer,
 {
     uint64_t deadline = hg_core_now(core) + (uint64_t) timeout_ms * 1000000ull;
 
-    qs_mutex_lock(&core->timer_lock);
+    qs_hot_lock(&core->timer_lock);
     if (timer->linked && timer->coarse != coarse)
         hg_core_timer_remove(core, timer);
     timer->deadline_ns = deadline;
@@ -119,7 +119,7 @@ hg_core_timer_arm_kind(struct hg_core *core, struct hg_timer *timer,
     }
     if (deadline < atomic_load(&core->timer_hint))
         atomic_store(&core->timer_hint, deadline);
-    pthread_mutex_unlock(&core->timer_lock);
+    qs_hot_unlock(&core->timer_lock);
 }
 
 void
@@ -155,10 +155,10 @@ void
 hg_core_timer_unlink(struct hg_core *core, struct hg_timer *timer)
 {
     atomic_store(&timer->armed, false);
-    qs_mutex_lock(&core->timer_lock);
+    qs_hot_lock(&core->timer_lock);
     if (timer->linked)
         hg_core_timer_remove(core, timer);
-    pthread_mutex_unlock(&core->timer_lock);
+    qs_hot_unlock(&core->timer_lock);
 }
 
 /*
@@ -172,7 +172,7 @@ hg_core_sweep_timers(struct hg_core *core, uint64_t now, uint64_t *next)
     struct hg_timer *timer, *tmp, *expired = NULL;
     uint64_t nearest = UINT64_MAX;
 
-    qs_mutex_lock(&core->timer_lock);
+    qs_hot_lock(&core->timer_lock);
     for (timer = TAILQ_FIRST(&core->timers); timer != NULL; timer = tmp) {
         tmp = TAILQ_NEXT(timer, entry);
         if (!atomic_load(&timer->armed)) {
@@ -188,7 +188,7 @@ hg_core_sweep_timers(struct hg_core *core, uint64_t now, uint64_t *next)
     /* With a timer fired, the hint stays low so the next pass looks
      * again: several may be due at once. */
     atomic_store(&core->timer_hint, expired != NULL ? now : nearest);
-    pthread_mutex_unlock(&core->timer_lock);
+    qs_hot_unlock(&core->timer_lock);
     *next = nearest;
     return expired;
 }
@@ -343,7 +343,12 @@ hg_core_trigger(struct hg_core *core, unsigned int timeout_ms,
         /* An empty queue is seen without the lock unless we wait. */
         if (!wait && !hg_core_has_completions(core))
             break;
-        qs_mutex_lock(&core->queue_lock);
+        /* Only a wait uses the condition variable, so only a wait needs
+         * the mutex in a process without threads (lib/util/qs_lock.h). */
+        if (wait)
+            qs_mutex_lock(&core->queue_lock);
+        else
+            qs_hot_lock(&core->queue_lock);
         if (STAILQ_EMPTY(&core->queue) && wait) {
             struct timespec ts;
 
@@ -365,7 +370,10 @@ hg_core_trigger(struct hg_core *core, unsigned int timeout_ms,
             STAILQ_REMOVE_HEAD(&core->queue, entry);
             qs_atomic_fetch_sub(&core->n_queued, 1, memory_order_relaxed);
         }
-        pthread_mutex_unlock(&core->queue_lock);
+        if (wait)
+            pthread_mutex_unlock(&core->queue_lock);
+        else
+            qs_hot_unlock(&core->queue_lock);
         if (comp == NULL)
             break;
         HG_CORE_CHECK(op_ran, comp);

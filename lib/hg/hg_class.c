@@ -496,9 +496,9 @@ hg_rpc_lookup(hg_class_t *hg_class, hg_id_t id)
 {
     const struct hg_rpc *rpc;
 
-    qs_rwlock_rdlock(&hg_class->rpc_lock);
+    qs_hot_rdlock(&hg_class->rpc_lock);
     rpc = *hg_rpc_slot(hg_class, id);
-    pthread_rwlock_unlock(&hg_class->rpc_lock);
+    qs_hot_rwunlock(&hg_class->rpc_lock);
     return rpc;
 }
 

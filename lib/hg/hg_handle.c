@@ -108,12 +108,12 @@ HG_Reset(hg_handle_t handle, hg_addr_t addr, hg_id_t id)
         if (rpc == NULL)
             return HG_NOENTRY;
     }
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     if (handle->active) {
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         return HG_BUSY;
     }
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     if (addr != HG_ADDR_NULL) {
         ret = HG_Addr_dup(hg_class, addr, &new_addr);
         if (ret != HG_SUCCESS)

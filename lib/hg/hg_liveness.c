@@ -54,14 +54,14 @@ hg_probe_handle(struct hg_timer *timer)
 static void
 hg_probe_fail(struct hg_handle *handle, unsigned int gen, const char *why)
 {
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     if (!handle->active || !hg_opgroup_busy(&handle->ops) ||
         handle->probe.gen != gen) {
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         return;
     }
     hg_opgroup_fail(&handle->ops, HG_HOSTUNREACH);
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     qs_log("hg", QS_LOG_DEBUG, "RPC %llu: target presumed dead (%s)",
            (unsigned long long) handle->info.id, why);
     HG_Cancel(handle);
@@ -73,10 +73,10 @@ hg_probe_send_cb(const struct na_cb_info *info)
     struct hg_handle *handle = info->arg;
     unsigned int gen;
 
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     handle->probe.in_flight = false;
     gen = handle->probe.sent_gen;
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     /* The fabric's verdict that the peer is gone ends the forward at once;
      * a delivered probe waits for its answer, and a transient error (an
      * injected send error, a full backlog) leaves the answer's limit to
@@ -111,12 +111,12 @@ hg_probe_answer_cb(const struct na_cb_info *info)
     if (valid)
         hg_probe_heard(&handle->ctx->hg_class->heard,
                        handle->info.addr->na_addr);
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     probe->ans_posted = false;
     gen = probe->sent_gen;
     if (valid)
         probe->waiting = false;
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     if (info->ret == NA_HOSTUNREACH)
         hg_probe_fail(handle, gen, "the fabric failed the probe's answer");
     hg_rpc_op_unref(handle); /* the receive's reference */
@@ -143,9 +143,9 @@ hg_probe_post(struct hg_handle *handle, uint32_t cookie)
                                HG_HEADER_SIZE, probe->buf_data, addr,
                                handle->target_id, cookie, probe->ans_op);
     if (ret != NA_SUCCESS) {
-        qs_mutex_lock(&handle->lock);
+        qs_hot_lock(&handle->lock);
         probe->in_flight = probe->ans_posted = probe->waiting = false;
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         hg_rpc_op_unref(handle);
         return ret;
     }
@@ -159,9 +159,9 @@ hg_probe_post(struct hg_handle *handle, uint32_t cookie)
                                  probe->buf, HG_HEADER_SIZE, probe->buf_data,
                                  addr, handle->target_id, cookie, probe->op);
     if (ret != NA_SUCCESS) {
-        qs_mutex_lock(&handle->lock);
+        qs_hot_lock(&handle->lock);
         probe->in_flight = probe->waiting = false;
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         hg_rpc_op_unref(handle);
         NA_Cancel(na_class, na_context, probe->ans_op);
     }
@@ -194,12 +194,12 @@ hg_probe_expire(struct hg_timer *timer)
     bool post, silent;
     na_return_t ret;
 
-    qs_mutex_lock(&core->timer_lock);
+    qs_hot_lock(&core->timer_lock);
     due = timer->deadline_ns;
-    pthread_mutex_unlock(&core->timer_lock);
-    qs_mutex_lock(&handle->lock);
+    qs_hot_unlock(&core->timer_lock);
+    qs_hot_lock(&handle->lock);
     if (!handle->active || !hg_opgroup_busy(&handle->ops)) {
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         return;
     }
     gen = probe->gen;
@@ -235,7 +235,7 @@ hg_probe_expire(struct hg_timer *timer)
         probe->sent_gen = gen;
         probe->cookie = cookie;
     }
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     if (silent) {
         hg_probe_fail(handle, gen, "no answer to a probe");
         return;

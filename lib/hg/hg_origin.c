@@ -21,18 +21,18 @@ hg_forward_pull_cb(void *arg, hg_return_t ret)
     hg_class_t *hg_class = handle->ctx->hg_class;
     na_return_t na_ret;
 
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     handle->bulk_op = NULL;
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     if (ret == HG_SUCCESS)
         ret = hg_rpc_check_crc(&handle->resp_header, handle->out_extra,
                                handle->out_extra_size);
     {
         /* Tell the target it may release the exposed output, whether the
          * pull worked, failed or was cancelled: it waits for this. */
-        qs_mutex_lock(&handle->lock);
+        qs_hot_lock(&handle->lock);
         hg_opgroup_add(&handle->ops, 1); /* before the pull ends, below */
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         handle->ack_byte = 1;
         na_ret = NA_Msg_send_expected(
             hg_class->core.na_class, handle->ctx->core.na_context,
@@ -82,9 +82,9 @@ hg_forward_pull_output(struct hg_handle *handle, const void *payload,
         return ret;
     handle->out_extra = extra;
     handle->out_extra_size = header->payload_size;
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     hg_opgroup_add(&handle->ops, 1);
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     atomic_fetch_add(&hg_class->stats.overflow_transfers, 1);
     ret =
         hg_bulk_pull_internal(handle->ctx, handle->info.addr, handle->target_id,
@@ -193,10 +193,10 @@ hg_forward_loopback(struct hg_handle *handle, size_t msg_len, void *extra,
         target->lb_origin = handle;
         /* Nothing goes on the wire: the request's send, counted by the
          * claim, ends here, and the group waits for the reply alone. */
-        qs_mutex_lock(&handle->lock);
+        qs_hot_lock(&handle->lock);
         handle->loopback_pending = true;
         (void) hg_opgroup_end(&handle->ops, HG_SUCCESS);
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
     }
     if (target->rpc == NULL || target->rpc->rpc_cb == NULL) {
         hg_rpc_respond_error(target, HG_NOENTRY);
@@ -222,13 +222,13 @@ hg_forward_expire(struct hg_timer *timer)
         (struct hg_handle *) ((char *) timer -
                               offsetof(struct hg_handle, timer));
 
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     if (!handle->active || !hg_opgroup_busy(&handle->ops)) {
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         return;
     }
     hg_opgroup_fail(&handle->ops, HG_TIMEOUT);
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     HG_Cancel(handle);
 }
 
@@ -239,9 +239,9 @@ hg_forward_expire(struct hg_timer *timer)
 static hg_return_t
 hg_forward_claim(struct hg_handle *handle, bool no_response)
 {
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     if (handle->active) {
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         return HG_BUSY;
     }
     handle->active = true;
@@ -249,7 +249,7 @@ hg_forward_claim(struct hg_handle *handle, bool no_response)
     handle->loopback_pending = false;
     hg_opgroup_arm(&handle->ops, no_response ? 1 : 2);
     handle->probe.gen++; /* a probe of an earlier forward no longer counts */
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     return HG_SUCCESS;
 }
 
@@ -258,10 +258,10 @@ static void
 hg_forward_unclaim(struct hg_handle *handle)
 {
     HG_CHECK(hg_check_op_end(handle));
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     handle->active = false;
     hg_opgroup_init(&handle->ops); /* nothing it counted was posted */
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
 }
 
 /* Drop what the previous forward left: its output and overflowed input. */
@@ -373,9 +373,9 @@ hg_forward_post(struct hg_handle *handle, size_t msg_len)
         /* The receive is posted: end the send that never started, cancel
          * the receive and let its completion clean up silently, since the
          * caller gets the error now. */
-        qs_mutex_lock(&handle->lock);
+        qs_hot_lock(&handle->lock);
         handle->discard = true;
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         hg_rpc_op_done(handle, HG_SUCCESS);
         NA_Cancel(na_class, handle->ctx->core.na_context, handle->recv_op);
         return ret;

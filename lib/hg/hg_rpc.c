@@ -32,7 +32,7 @@ hg_rpc_op_done(struct hg_handle *handle, hg_return_t ret)
     enum hg_opgroup_step step;
     bool silent = false, probing = false;
 
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     step = hg_opgroup_end(&handle->ops, ret);
     if (step == HG_OPGROUP_DONE) {
         /* A failed post already reported its error; nobody waits for a
@@ -44,7 +44,7 @@ hg_rpc_op_done(struct hg_handle *handle, hg_return_t ret)
             handle->active = false;
         probing = hg_probe_busy(&handle->probe);
     }
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     if (step == HG_OPGROUP_DONE)
         hg_rpc_finish(handle, silent, probing);
     else if (step == HG_OPGROUP_FIRST_ERROR)
@@ -98,10 +98,10 @@ hg_rpc_complete(struct hg_completion *comp)
     struct hg_cb_info info;
     hg_return_t ret;
 
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     handle->active = false;
     ret = hg_opgroup_result(&handle->ops);
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     memset(&info, 0, sizeof(info));
     info.arg = handle->arg;
     info.ret = ret;
@@ -125,16 +125,16 @@ HG_Cancel(hg_handle_t handle)
 
     if (handle == HG_HANDLE_NULL)
         return HG_INVALID_ARG;
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     if (!handle->active || !hg_opgroup_busy(&handle->ops)) {
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         return HG_SUCCESS;
     }
     loopback = handle->loopback_pending;
     handle->loopback_pending = false;
     if (loopback)
         hg_opgroup_fail(&handle->ops, HG_CANCELED);
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
 
     if (loopback) {
         /* Nothing is on the wire: the target's late reply is dropped. */
@@ -160,9 +160,9 @@ hg_rpc_cancel_ops(struct hg_handle *handle)
     na_context_t *na_context = handle->ctx->core.na_context;
     struct hg_bulk_xfer *bulk_op;
 
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     bulk_op = handle->bulk_op;
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     if (!handle->is_target)
         NA_Cancel(na_class, na_context, handle->recv_op);
     NA_Cancel(na_class, na_context, handle->send_op);

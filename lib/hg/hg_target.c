@@ -106,9 +106,9 @@ hg_request_pull_cb(void *arg, hg_return_t ret)
 {
     struct hg_handle *handle = arg;
 
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     handle->bulk_op = NULL;
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     if (ret != HG_SUCCESS) {
         hg_rpc_respond_error(handle, ret);
         return;
@@ -126,7 +126,7 @@ hg_request_replace(struct hg_handle *handle, na_return_t recv_ret)
     struct hg_handle *next = NULL;
     bool repost;
 
-    qs_mutex_lock(&context->lock);
+    qs_hot_lock(&context->lock);
     LIST_REMOVE(handle, entry);
     context->n_posted--;
     repost = !context->destroying && recv_ret != NA_CANCELED &&
@@ -145,7 +145,7 @@ hg_request_replace(struct hg_handle *handle, na_return_t recv_ret)
             context->n_posted++;
         }
     }
-    pthread_mutex_unlock(&context->lock);
+    qs_hot_unlock(&context->lock);
     if (next != NULL)
         hg_handle_repost(next);
     else if (repost)
@@ -292,9 +292,9 @@ hg_respond_expire(struct hg_timer *timer)
         (struct hg_handle *) ((char *) timer -
                               offsetof(struct hg_handle, timer));
 
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     hg_opgroup_fail(&handle->ops, HG_TIMEOUT);
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     NA_Cancel(handle->ctx->hg_class->core.na_class,
               handle->ctx->core.na_context, handle->ack_op);
 }
@@ -330,9 +330,9 @@ hg_respond_loopback(struct hg_handle *target, size_t msg_len, void *extra,
 static hg_return_t
 hg_respond_claim(struct hg_handle *handle, hg_cb_t callback, void *arg)
 {
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     if (handle->responded) {
-        pthread_mutex_unlock(&handle->lock);
+        qs_hot_unlock(&handle->lock);
         return HG_BUSY;
     }
     handle->responded = true;
@@ -340,7 +340,7 @@ hg_respond_claim(struct hg_handle *handle, hg_cb_t callback, void *arg)
     handle->arg = arg;
     handle->active = true;
     hg_opgroup_arm(&handle->ops, 1);
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     return HG_SUCCESS;
 }
 
@@ -396,9 +396,9 @@ hg_respond_await_ack(struct hg_handle *handle, uint32_t cookie)
     na_return_t na_ret;
 
     /* Counted while the response send, not posted yet, holds the group. */
-    qs_mutex_lock(&handle->lock);
+    qs_hot_lock(&handle->lock);
     hg_opgroup_add(&handle->ops, 1);
-    pthread_mutex_unlock(&handle->lock);
+    qs_hot_unlock(&handle->lock);
     na_ret = NA_Msg_recv_expected(
         hg_class->core.na_class, handle->ctx->core.na_context, hg_respond_na_cb,
         handle, &handle->ack_byte, 1, NULL, handle->src_addr.na_addr,

@@ -170,10 +170,10 @@ hg_handle_put(struct hg_handle *handle)
         HG_Destroy(handle->lb_origin);
     handle->lb_origin = NULL;
 
-    qs_mutex_lock(&context->lock);
+    qs_hot_lock(&context->lock);
     context->n_live_handles--;
     LIST_INSERT_HEAD(&context->pool, handle, entry);
-    pthread_mutex_unlock(&context->lock);
+    qs_hot_unlock(&context->lock);
 }
 
 /*

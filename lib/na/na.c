@@ -11,6 +11,7 @@
 #include "na/na_plugin_util.h"
 #include "util/qs_alloc.h"
 #include "util/qs_atomic.h"
+#include "util/qs_lock.h"
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -899,7 +900,7 @@ na_op_finish(na_op_id_t *op_id, na_return_t ret)
 
     assert(base->list == NULL);
     base->info.ret = ret;
-    pthread_mutex_lock(&context->lock);
+    qs_hot_lock_uncounted(&context->lock);
     /* Exactly once: only a posted or started op may finish. The check
      * costs an atomic exchange, so a release build stores instead (the
      * store was all there was before the check). */
@@ -915,7 +916,7 @@ na_op_finish(na_op_id_t *op_id, na_return_t ret)
     (void) old;
     STAILQ_INSERT_TAIL(&context->queue, base, entry);
     qs_atomic_fetch_add(&context->count, 1, memory_order_release);
-    pthread_mutex_unlock(&context->lock);
+    qs_hot_unlock(&context->lock);
 }
 
 /* Entries NA_Trigger takes off the queue under one lock acquisition. */
@@ -939,7 +940,7 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
 
         if (want > NA_TRIGGER_BATCH)
             want = NA_TRIGGER_BATCH;
-        pthread_mutex_lock(&context->lock);
+        qs_hot_lock_uncounted(&context->lock);
         while (n < want && !STAILQ_EMPTY(&context->queue)) {
             batch[n++] = STAILQ_FIRST(&context->queue);
             STAILQ_REMOVE_HEAD(&context->queue, entry);
@@ -949,7 +950,7 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
             diag = context->triggered;
             context->triggered = 0;
         }
-        pthread_mutex_unlock(&context->lock);
+        qs_hot_unlock(&context->lock);
         if (diag > 0)
             na_diag_count(&na_diag.triggered, diag);
         for (unsigned int i = 0; i < n; i++) {

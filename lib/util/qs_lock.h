@@ -12,10 +12,13 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "util/qs_atomic.h"
+
 /* The initial-exec model makes each increment one %fs-relative add: in
  * the shared library the default model calls __tls_get_addr on every
- * acquisition. It takes 8 bytes of the static TLS block, which glibc keeps
- * a surplus of for libraries loaded with dlopen() too. */
+ * acquisition. It and qs_hot_skipped_tls take 12 bytes of the static TLS
+ * block, which glibc keeps a surplus of for libraries loaded with dlopen()
+ * too. */
 #define QS_LOCK_TLS_MODEL __attribute__((tls_model("initial-exec")))
 
 extern _Thread_local uint64_t qs_lock_count_tls QS_LOCK_TLS_MODEL;
@@ -42,6 +45,84 @@ qs_rwlock_wrlock(pthread_rwlock_t *l)
 {
     qs_lock_count_tls++;
     pthread_rwlock_wrlock(l);
+}
+
+/*
+ * The locks an RPC takes most often (a handle's, an NA context's
+ * completion queue, the HG completion queue when nobody waits on it, the
+ * timer list, the target's pool and posted list when a handle returns or
+ * a receive is replaced, the RPC table's lookup, the simulated fabric's
+ * posts) guard a few fields each, and the
+ * code between their lock and unlock neither creates a thread, nor waits
+ * on a condition variable with them, nor calls the program. While the
+ * process has never created a thread nobody can contend for them, so
+ * these wrappers then skip the mutex (glibc's malloc skips its arena
+ * locks the same way); qs_hot_lock() still counts the acquisition. The
+ * unlock asks the same question and gets the same answer, because only
+ * pthread_create() changes it and no such section calls it. A per-thread
+ * count of skipped acquisitions checks that in every build: an unlock that
+ * finds threads while a skipped one is outstanding stops the process
+ * rather than unlock a mutex nobody locked.
+ */
+extern _Thread_local unsigned int qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
+
+/* Says which rule was broken, and aborts. */
+_Noreturn void qs_hot_lock_broken(void);
+
+/* For NA and the plugins, whose acquisitions the RPC layers' counter
+ * leaves out. */
+static inline void
+qs_hot_lock_uncounted(pthread_mutex_t *m)
+{
+    if (QS_SINGLE_THREADED()) {
+        qs_hot_skipped_tls++;
+        return;
+    }
+    pthread_mutex_lock(m);
+}
+
+static inline void
+qs_hot_lock(pthread_mutex_t *m)
+{
+    qs_lock_count_tls++;
+    qs_hot_lock_uncounted(m);
+}
+
+static inline void
+qs_hot_unlock(pthread_mutex_t *m)
+{
+    if (QS_SINGLE_THREADED()) {
+        qs_hot_skipped_tls--;
+        return;
+    }
+    if (qs_hot_skipped_tls != 0)
+        qs_hot_lock_broken();
+    pthread_mutex_unlock(m);
+}
+
+/* The read side of a hot rwlock (the RPC table's lookup), by the same
+ * rule. */
+static inline void
+qs_hot_rdlock(pthread_rwlock_t *l)
+{
+    qs_lock_count_tls++;
+    if (QS_SINGLE_THREADED()) {
+        qs_hot_skipped_tls++;
+        return;
+    }
+    pthread_rwlock_rdlock(l);
+}
+
+static inline void
+qs_hot_rwunlock(pthread_rwlock_t *l)
+{
+    if (QS_SINGLE_THREADED()) {
+        qs_hot_skipped_tls--;
+        return;
+    }
+    if (qs_hot_skipped_tls != 0)
+        qs_hot_lock_broken();
+    pthread_rwlock_unlock(l);
 }
 
 #endif /* QS_LOCK_H */

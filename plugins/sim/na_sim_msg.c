@@ -6,6 +6,7 @@
  * at delivery time, which is also when the send completes.
  */
 #include "na_sim_fault.h"
+#include "util/qs_lock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ na_sim_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
     uint64_t when;
     na_return_t ret;
 
-    pthread_mutex_lock(&world->lock);
+    qs_hot_lock_uncounted(&world->lock);
     na_sim_op_post(node, desc->context->plugin_context, op, desc->type);
     op->buf = desc->buf; /* only ever read: it is a send */
     op->size = desc->buf_size;
@@ -35,7 +36,7 @@ na_sim_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
                                             &dest_addr->name, desc->buf_size));
     ret = na_sim_op_schedule(world, op, &node->name, &dest_addr->name, when,
                              NA_SIM_EV_MSG);
-    pthread_mutex_unlock(&world->lock);
+    qs_hot_unlock(&world->lock);
     return ret;
 }
 
@@ -434,7 +435,7 @@ na_sim_msg_recv(na_class_t *na_class, const struct na_op_desc *desc,
     if (desc->buf_size >
         (unexpected ? node->max_unexpected_size : node->max_expected_size))
         return NA_MSGSIZE;
-    pthread_mutex_lock(&world->lock);
+    qs_hot_lock_uncounted(&world->lock);
     na_sim_op_post(node, desc->context->plugin_context, op, desc->type);
     op->buf = desc->buf;
     op->size = desc->buf_size;
@@ -453,7 +454,7 @@ na_sim_msg_recv(na_class_t *na_class, const struct na_op_desc *desc,
         na_sim_op_abort(world, op, ret);
     else
         na_sim_op_started(world, op);
-    pthread_mutex_unlock(&world->lock);
+    qs_hot_unlock(&world->lock);
     return ret;
 }
 

@@ -1,18 +1,25 @@
 /*
  * The hot path's read-modify-writes (lib/util/qs_atomic.h): exact while
  * the process has one thread, when they load and store, and exact once
- * it has more, when two threads hammer the same counters.
+ * it has more, when two threads hammer the same counters. The hot locks
+ * (lib/util/qs_lock.h): skipped without threads, taken with them, and a
+ * thread created inside a skipped section stops the process.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "util/qs_atomic.h"
+#include "util/qs_lock.h"
 
 /* Increments per thread: enough that two threads on two CPUs overlap
  * for many thousands of them, so a plain load and store loses some. */
@@ -55,6 +62,74 @@ test_one_thread(void **state)
     assert_true(qs_atomic_cas_int(&s, &expected, 9, memory_order_acquire,
                                   memory_order_relaxed));
     assert_int_equal(atomic_load(&s), 9);
+}
+
+static void *
+no_op_thread(void *arg)
+{
+    return arg;
+}
+
+static void
+test_hot_lock_one_thread(void **state)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    uint64_t counted = qs_lock_count();
+    pid_t pid;
+    int status;
+
+    (void) state;
+    qs_hot_lock(&m);
+    /* Skipped: the mutex is free inside the section. */
+#if defined(__GLIBC__) &&                                                      \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+    assert_int_equal(pthread_mutex_trylock(&m), 0);
+    pthread_mutex_unlock(&m);
+#endif
+    qs_hot_unlock(&m);
+    assert_int_equal(qs_lock_count() - counted, 1);
+    /* A thread made inside a skipped section: the unlock stops the
+     * process (a child, so that this one stays without threads). */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pthread_t t;
+
+        /* A sanitizer's runtime may own a thread in the child. */
+        if (!QS_SINGLE_THREADED())
+            _exit(4);
+        qs_hot_lock(&m);
+        if (pthread_create(&t, NULL, no_op_thread, NULL) != 0 ||
+            pthread_join(t, NULL) != 0)
+            _exit(3);
+        qs_hot_unlock(&m);
+        _exit(0);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+#if defined(__GLIBC__) &&                                                      \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 4) {
+        printf("the forked child has threads here: no section to skip\n");
+        return;
+    }
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGABRT);
+#endif
+}
+
+static void
+test_hot_lock_threads(void **state)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+    (void) state;
+    /* Runs after test_two_threads: taken for real now. */
+    assert_false(QS_SINGLE_THREADED());
+    qs_hot_lock(&m);
+    assert_int_equal(pthread_mutex_trylock(&m), EBUSY);
+    qs_hot_unlock(&m);
+    assert_int_equal(pthread_mutex_trylock(&m), 0);
+    pthread_mutex_unlock(&m);
 }
 
 static void *
@@ -102,7 +177,9 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_thread),
+        cmocka_unit_test(test_hot_lock_one_thread),
         cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_hot_lock_threads),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
