@@ -52,7 +52,7 @@ qs_rwlock_wrlock(pthread_rwlock_t *l)
  * completion queue, the HG completion queue when nobody waits on it, the
  * timer list, the target's pool and posted list when a handle returns or
  * a receive is replaced, the RPC table's lookup, the simulated fabric's
- * posts) guard a few fields each, and the
+ * posts and polls) guard a few fields each, and the
  * code between their lock and unlock neither creates a thread, nor waits
  * on a condition variable with them, nor calls the program. While the
  * process has never created a thread nobody can contend for them, so

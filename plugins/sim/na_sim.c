@@ -8,6 +8,7 @@
 
 #include "na/na_runtime.h"
 #include "util/qs_alloc.h"
+#include "util/qs_lock.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -464,14 +465,14 @@ na_sim_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
     struct na_sim_ctx *ctx = context->plugin_context;
     uint64_t start;
 
-    pthread_mutex_lock(&world->lock);
+    qs_hot_lock_uncounted(&world->lock);
     na_sim_note_poller(world);
     na_plugin_set_clock_approximate(na_class, !world->single_driver ||
                                                   world->multi_threaded);
     start = ctx->completions;
     na_sim_run_due(world);
     *count = (unsigned int) (ctx->completions - start);
-    pthread_mutex_unlock(&world->lock);
+    qs_hot_unlock(&world->lock);
     return NA_SUCCESS;
 }
 
@@ -539,6 +540,12 @@ na_sim_wait_real(struct na_sim_world *world)
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000;
     }
+    /* Without threads nobody can signal, and na_sim_poll_wait() skipped
+     * the world lock (util/qs_lock.h): the wait is its timeout. */
+    if (QS_SINGLE_THREADED()) {
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        return;
+    }
     world->waiters++;
     pthread_cond_timedwait(&world->cond, &world->lock, &ts);
     world->waiters--;
@@ -590,7 +597,7 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
     /* This thread waits in the fabric: not work about to run elsewhere
      * for the other waiters (na_sim_others_hold). */
     na_runtime_wait_enter();
-    pthread_mutex_lock(&world->lock);
+    qs_hot_lock_uncounted(&world->lock);
     na_sim_note_poller(world);
     na_plugin_set_clock_approximate(na_class, !world->single_driver ||
                                                   world->multi_threaded);
@@ -641,7 +648,7 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
         may_jump = !world->multi_threaded || node->no_block;
     }
     *count = (unsigned int) (ctx->completions - ctx_start);
-    pthread_mutex_unlock(&world->lock);
+    qs_hot_unlock(&world->lock);
     na_runtime_wait_leave();
     return ret;
 }
