@@ -37,12 +37,7 @@
  * The hash.
  */
 
-static inline uint64_t
-na_sim_hash_word(uint64_t h, uint64_t w)
-{
-    h = (h ^ w) * NA_SIM_TRACE_HASH_MUL;
-    return h ^ (h >> 32);
-}
+/* na_sim_hash_word(), mix() below, is in na_sim_internal.h. */
 
 /* Compilers turn this into one load on little-endian machines. */
 static inline uint64_t
@@ -342,16 +337,6 @@ na_sim_kind_memo_fill(struct na_sim_kind_memo *m, const char *kind,
 }
 
 /* The memo slot of a kind, by the parts' addresses. */
-static inline struct na_sim_kind_memo *
-na_sim_kind_slot(struct na_sim_world *world, const char *kind,
-                 const char *kind2, const char *kind3)
-{
-    uintptr_t key =
-        (uintptr_t) kind * 3 + (uintptr_t) kind2 * 5 + (uintptr_t) kind3 * 7;
-
-    return &world->trace_kinds[(key * 0x9e3779b97f4a7c15ULL) >>
-                               (64 - NA_SIM_KIND_MEMO_BITS)];
-}
 
 static inline uint64_t
 na_sim_kind_hash(struct na_sim_world *world, const char *kind,
@@ -453,73 +438,27 @@ na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
 /* "*", the source of an unexpected receive's line before it matched. */
 #define NA_SIM_TRACE_ANY "*"
 
-/* The rare halves of na_sim_trace_names(), out of line so that its
- * common path calls nothing but in tail position and keeps its frame
- * empty: a kind not yet in the memo, and a line to format and write. */
-static __attribute__((noinline)) void na_sim_trace_names_memo(
-    struct na_sim_world *world, uint64_t time, uint64_t seq, const char *kind,
-    const char *kind2, const char *kind3, const struct na_sim_name *src,
-    const struct na_sim_name *dst, size_t size, na_tag_t tag);
-
-static __attribute__((noinline)) void
-na_sim_trace_names_emit(struct na_sim_world *world, uint64_t time, uint64_t seq,
+/* The rare half of na_sim_trace_names() (na_sim_internal.h): a kind not
+ * yet in the memo, or a line to format and write. */
+void
+na_sim_trace_names_slow(struct na_sim_world *world, uint64_t time, uint64_t seq,
                         const char *kind, const char *kind2, const char *kind3,
                         const struct na_sim_name *src,
                         const struct na_sim_name *dst, size_t size,
                         na_tag_t tag)
 {
+    struct na_sim_kind_memo *m = na_sim_kind_slot(world, kind, kind2, kind3);
+
+    if (m->part[0] != kind || m->part[1] != kind2 || m->part[2] != kind3) {
+        na_sim_kind_memo_fill(m, kind, kind2, kind3);
+        na_sim_trace_names(world, time, seq, kind, kind2, kind3, src, dst, size,
+                           tag);
+        return;
+    }
     na_sim_trace_emit(world, time, seq, kind, kind2, kind3,
                       src ? src->str : NA_SIM_TRACE_ANY, src ? src->len : 1,
                       dst ? dst->str : NA_SIM_TRACE_ANY, dst ? dst->len : 1,
                       size, tag);
-}
-
-/* The same line as na_sim_trace_line() makes from the same parts. */
-void
-na_sim_trace_names(struct na_sim_world *world, uint64_t time, uint64_t seq,
-                   const char *kind, const char *kind2, const char *kind3,
-                   const struct na_sim_name *src, const struct na_sim_name *dst,
-                   size_t size, na_tag_t tag)
-{
-    /* T("*"): one word, the byte '*', mixed into the length 1. */
-    uint64_t any = na_sim_hash_word(1, (unsigned char) NA_SIM_TRACE_ANY[0]);
-    const struct na_sim_kind_memo *m;
-    uint64_t h;
-
-    if (kind == NULL)
-        kind = "(null)";
-    if (kind2 == NULL)
-        kind3 = NULL;
-    m = na_sim_kind_slot(world, kind, kind2, kind3);
-    if (m->part[0] != kind || m->part[1] != kind2 || m->part[2] != kind3) {
-        na_sim_trace_names_memo(world, time, seq, kind, kind2, kind3, src, dst,
-                                size, tag);
-        return;
-    }
-    h = na_sim_hash_word(world->trace_hash, time);
-    h = na_sim_hash_word(h, seq);
-    h = na_sim_hash_word(h, m->t);
-    h = na_sim_hash_word(h, src ? src->trace_t : any);
-    h = na_sim_hash_word(h, dst ? dst->trace_t : any);
-    h = na_sim_hash_word(h, size);
-    world->trace_hash = na_sim_hash_word(h, tag);
-    world->trace_lines++;
-    if (world->trace_fd >= 0 || world->trace_keep)
-        na_sim_trace_names_emit(world, time, seq, kind, kind2, kind3, src, dst,
-                                size, tag);
-}
-
-static void
-na_sim_trace_names_memo(struct na_sim_world *world, uint64_t time, uint64_t seq,
-                        const char *kind, const char *kind2, const char *kind3,
-                        const struct na_sim_name *src,
-                        const struct na_sim_name *dst, size_t size,
-                        na_tag_t tag)
-{
-    na_sim_kind_memo_fill(na_sim_kind_slot(world, kind, kind2, kind3), kind,
-                          kind2, kind3);
-    na_sim_trace_names(world, time, seq, kind, kind2, kind3, src, dst, size,
-                       tag);
 }
 
 void
