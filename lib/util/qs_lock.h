@@ -10,6 +10,7 @@
 #define QS_LOCK_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/qs_atomic.h"
@@ -69,16 +70,36 @@ extern _Thread_local unsigned int qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
 /* Says which rule was broken, and aborts. */
 _Noreturn void qs_hot_lock_broken(void);
 
+/* Whether this acquisition is skipped (and counted as skipped). */
+static inline bool
+qs_hot_skip_acquire(void)
+{
+    if (!QS_SINGLE_THREADED())
+        return false;
+    qs_hot_skipped_tls++;
+    return true;
+}
+
+/* Whether this release is of a skipped acquisition. */
+static inline bool
+qs_hot_skip_release(void)
+{
+    if (QS_SINGLE_THREADED()) {
+        qs_hot_skipped_tls--;
+        return true;
+    }
+    if (qs_hot_skipped_tls != 0)
+        qs_hot_lock_broken();
+    return false;
+}
+
 /* For NA and the plugins, whose acquisitions the RPC layers' counter
  * leaves out. */
 static inline void
 qs_hot_lock_uncounted(pthread_mutex_t *m)
 {
-    if (QS_SINGLE_THREADED()) {
-        qs_hot_skipped_tls++;
-        return;
-    }
-    pthread_mutex_lock(m);
+    if (!qs_hot_skip_acquire())
+        pthread_mutex_lock(m);
 }
 
 static inline void
@@ -91,13 +112,8 @@ qs_hot_lock(pthread_mutex_t *m)
 static inline void
 qs_hot_unlock(pthread_mutex_t *m)
 {
-    if (QS_SINGLE_THREADED()) {
-        qs_hot_skipped_tls--;
-        return;
-    }
-    if (qs_hot_skipped_tls != 0)
-        qs_hot_lock_broken();
-    pthread_mutex_unlock(m);
+    if (!qs_hot_skip_release())
+        pthread_mutex_unlock(m);
 }
 
 /* The read side of a hot rwlock (the RPC table's lookup), by the same
@@ -106,23 +122,15 @@ static inline void
 qs_hot_rdlock(pthread_rwlock_t *l)
 {
     qs_lock_count_tls++;
-    if (QS_SINGLE_THREADED()) {
-        qs_hot_skipped_tls++;
-        return;
-    }
-    pthread_rwlock_rdlock(l);
+    if (!qs_hot_skip_acquire())
+        pthread_rwlock_rdlock(l);
 }
 
 static inline void
 qs_hot_rwunlock(pthread_rwlock_t *l)
 {
-    if (QS_SINGLE_THREADED()) {
-        qs_hot_skipped_tls--;
-        return;
-    }
-    if (qs_hot_skipped_tls != 0)
-        qs_hot_lock_broken();
-    pthread_rwlock_unlock(l);
+    if (!qs_hot_skip_release())
+        pthread_rwlock_unlock(l);
 }
 
 #endif /* QS_LOCK_H */

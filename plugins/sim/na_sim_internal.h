@@ -229,8 +229,12 @@ struct na_sim_link_entry {
 };
 
 /* T(kind) of a kind token given in parts, by the parts' addresses (the
- * parts are static strings; na_sim_trace.c). */
-#define NA_SIM_KIND_MEMO_BITS 6
+ * parts are static strings; na_sim_trace.c). Open addressing: a kind
+ * lives in one of NA_SIM_KIND_MEMO_PROBES slots from its home, so two
+ * kinds whose addresses hash alike (which the link's layout decides) do
+ * not evict each other on every line. */
+#define NA_SIM_KIND_MEMO_BITS 7
+#define NA_SIM_KIND_MEMO_PROBES 4
 struct na_sim_kind_memo {
     const char *part[3];
     uint64_t t;
@@ -379,61 +383,107 @@ na_sim_hash_word(uint64_t h, uint64_t w)
     return h ^ (h >> 32);
 }
 
-/* The memo slot of a kind, by the addresses of its parts. */
-static inline struct na_sim_kind_memo *
-na_sim_kind_slot(struct na_sim_world *world, const char *kind,
-                 const char *kind2, const char *kind3)
+/* The home slot of a kind in the memo, by the addresses of its parts, and
+ * its p-th probe. */
+static inline size_t
+na_sim_kind_home(const char *kind, const char *kind2, const char *kind3)
 {
     uintptr_t key =
         (uintptr_t) kind * 3 + (uintptr_t) kind2 * 5 + (uintptr_t) kind3 * 7;
 
-    return &world->trace_kinds[(key * 0x9e3779b97f4a7c15ULL) >>
-                               (64 - NA_SIM_KIND_MEMO_BITS)];
+    return (size_t) ((key * 0x9e3779b97f4a7c15ULL) >>
+                     (64 - NA_SIM_KIND_MEMO_BITS));
 }
 
-void na_sim_trace_names_slow(struct na_sim_world *world, uint64_t time,
+static inline struct na_sim_kind_memo *
+na_sim_kind_probe(struct na_sim_world *world, size_t home, size_t p)
+{
+    return &world
+                ->trace_kinds[(home + p) & ((1u << NA_SIM_KIND_MEMO_BITS) - 1)];
+}
+
+/* The memo slot holding a kind, or NULL. */
+static inline const struct na_sim_kind_memo *
+na_sim_kind_find(struct na_sim_world *world, const char *kind,
+                 const char *kind2, const char *kind3)
+{
+    size_t home = na_sim_kind_home(kind, kind2, kind3);
+
+    for (size_t p = 0; p < NA_SIM_KIND_MEMO_PROBES; p++) {
+        const struct na_sim_kind_memo *m = na_sim_kind_probe(world, home, p);
+
+        if (m->part[0] == kind && m->part[1] == kind2 && m->part[2] == kind3)
+            return m;
+        if (m->part[0] == NULL)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* The out-of-line halves of na_sim_trace_names(): a kind not in its home
+ * slot of the memo, and a line to format and write. */
+void na_sim_trace_names_miss(struct na_sim_world *world, uint64_t time,
+                             uint64_t seq, const char *kind, const char *kind2,
+                             const char *kind3, const struct na_sim_name *src,
+                             const struct na_sim_name *dst, size_t size,
+                             na_tag_t tag);
+void na_sim_trace_names_emit(struct na_sim_world *world, uint64_t time,
                              uint64_t seq, const char *kind, const char *kind2,
                              const char *kind3, const struct na_sim_name *src,
                              const struct na_sim_name *dst, size_t size,
                              na_tag_t tag);
 
-/* The same line with the ends given as sealed names (NULL: "*"), whose
- * hashes are not computed again: the form of the per-operation events.
- * Inline, as three of them run per message: a kind already in the memo
- * and no line to keep cost seven mixes and no call. */
+/* A line whose kind hashes to t: the seven mixes, and the text when lines
+ * are kept or written. */
 static inline void
-na_sim_trace_names(struct na_sim_world *world, uint64_t time, uint64_t seq,
-                   const char *kind, const char *kind2, const char *kind3,
-                   const struct na_sim_name *src, const struct na_sim_name *dst,
-                   size_t size, na_tag_t tag)
+na_sim_trace_names_mix(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                       uint64_t t, const char *kind, const char *kind2,
+                       const char *kind3, const struct na_sim_name *src,
+                       const struct na_sim_name *dst, size_t size, na_tag_t tag)
 {
     /* T("*"): one word, the byte '*', mixed into the length 1. */
     const uint64_t any = na_sim_hash_word(1, (unsigned char) '*');
-    const struct na_sim_kind_memo *m;
     uint64_t h;
 
-    if (kind == NULL)
-        kind = "(null)";
-    if (kind2 == NULL)
-        kind3 = NULL;
-    m = na_sim_kind_slot(world, kind, kind2, kind3);
-    if (m->part[0] != kind || m->part[1] != kind2 || m->part[2] != kind3) {
-        na_sim_trace_names_slow(world, time, seq, kind, kind2, kind3, src, dst,
-                                size, tag);
-        return;
-    }
     h = na_sim_hash_word(world->trace_hash, time);
     h = na_sim_hash_word(h, seq);
-    h = na_sim_hash_word(h, m->t);
+    h = na_sim_hash_word(h, t);
     h = na_sim_hash_word(h, src ? src->trace_t : any);
     h = na_sim_hash_word(h, dst ? dst->trace_t : any);
     h = na_sim_hash_word(h, size);
     world->trace_hash = na_sim_hash_word(h, tag);
     world->trace_lines++;
     if (world->trace_fd >= 0 || world->trace_keep)
-        na_sim_trace_names_slow(world, time, seq, kind, kind2, kind3, src, dst,
+        na_sim_trace_names_emit(world, time, seq, kind, kind2, kind3, src, dst,
                                 size, tag);
 }
+
+/* The same line with the ends given as sealed names (NULL: "*"), whose
+ * hashes are not computed again: the form of the per-operation events.
+ * Inline, as three of them run per message: a kind in its home slot of the
+ * memo and no line to keep cost seven mixes and no call. */
+static inline void
+na_sim_trace_names(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                   const char *kind, const char *kind2, const char *kind3,
+                   const struct na_sim_name *src, const struct na_sim_name *dst,
+                   size_t size, na_tag_t tag)
+{
+    const struct na_sim_kind_memo *m;
+
+    if (kind == NULL)
+        kind = "(null)";
+    if (kind2 == NULL)
+        kind3 = NULL;
+    m = na_sim_kind_probe(world, na_sim_kind_home(kind, kind2, kind3), 0);
+    if (m->part[0] != kind || m->part[1] != kind2 || m->part[2] != kind3) {
+        na_sim_trace_names_miss(world, time, seq, kind, kind2, kind3, src, dst,
+                                size, tag);
+        return;
+    }
+    na_sim_trace_names_mix(world, time, seq, m->t, kind, kind2, kind3, src, dst,
+                           size, tag);
+}
+
 /* T(text) of the trace hash, for na_sim_name_seal(). */
 uint64_t na_sim_trace_text_hash(const char *text, size_t len);
 

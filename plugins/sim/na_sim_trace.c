@@ -336,18 +336,40 @@ na_sim_kind_memo_fill(struct na_sim_kind_memo *m, const char *kind,
     m->t = na_sim_text_end(&th);
 }
 
-/* The memo slot of a kind, by the parts' addresses. */
-
-static inline uint64_t
-na_sim_kind_hash(struct na_sim_world *world, const char *kind,
-                 const char *kind2, const char *kind3)
+/* The slot a kind not in the memo goes to: the first free one of its
+ * probes, else its home (the kind there is hashed again when next used). */
+static struct na_sim_kind_memo *
+na_sim_kind_place(struct na_sim_world *world, const char *kind,
+                  const char *kind2, const char *kind3)
 {
-    struct na_sim_kind_memo *m = na_sim_kind_slot(world, kind, kind2, kind3);
+    size_t home = na_sim_kind_home(kind, kind2, kind3);
 
-    if (m->part[0] != kind || m->part[1] != kind2 || m->part[2] != kind3)
-        na_sim_kind_memo_fill(m, kind, kind2, kind3);
-    return m->t;
+    for (size_t p = 0; p < NA_SIM_KIND_MEMO_PROBES; p++) {
+        struct na_sim_kind_memo *m = na_sim_kind_probe(world, home, p);
+
+        if (m->part[0] == NULL)
+            return m;
+    }
+    return na_sim_kind_probe(world, home, 0);
 }
+
+/* T(kind) from the memo, filling it on a miss. */
+static uint64_t
+na_sim_kind_lookup(struct na_sim_world *world, const char *kind,
+                   const char *kind2, const char *kind3)
+{
+    const struct na_sim_kind_memo *m =
+        na_sim_kind_find(world, kind, kind2, kind3);
+    struct na_sim_kind_memo *fill;
+
+    if (m != NULL)
+        return m->t;
+    fill = na_sim_kind_place(world, kind, kind2, kind3);
+    na_sim_kind_memo_fill(fill, kind, kind2, kind3);
+    return fill->t;
+}
+
+/* The memo slot of a kind, by the parts' addresses. */
 
 /* The token "kind[:kind2[:kind3]]" written into buf; its length. */
 static size_t
@@ -403,7 +425,7 @@ na_sim_trace_line(struct na_sim_world *world, uint64_t time, uint64_t seq,
         kind = "(null)";
     if (kind2 == NULL)
         kind3 = NULL;
-    k = na_sim_kind_hash(world, kind, kind2, kind3);
+    k = na_sim_kind_lookup(world, kind, kind2, kind3);
     h = na_sim_hash_word(world->trace_hash, time);
     h = na_sim_hash_word(h, seq);
     h = na_sim_hash_word(h, k);
@@ -438,23 +460,26 @@ na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
 /* "*", the source of an unexpected receive's line before it matched. */
 #define NA_SIM_TRACE_ANY "*"
 
-/* The rare half of na_sim_trace_names() (na_sim_internal.h): a kind not
- * yet in the memo, or a line to format and write. */
+/* The out-of-line halves of na_sim_trace_names() (na_sim_internal.h). */
 void
-na_sim_trace_names_slow(struct na_sim_world *world, uint64_t time, uint64_t seq,
+na_sim_trace_names_miss(struct na_sim_world *world, uint64_t time, uint64_t seq,
                         const char *kind, const char *kind2, const char *kind3,
                         const struct na_sim_name *src,
                         const struct na_sim_name *dst, size_t size,
                         na_tag_t tag)
 {
-    struct na_sim_kind_memo *m = na_sim_kind_slot(world, kind, kind2, kind3);
+    na_sim_trace_names_mix(world, time, seq,
+                           na_sim_kind_lookup(world, kind, kind2, kind3), kind,
+                           kind2, kind3, src, dst, size, tag);
+}
 
-    if (m->part[0] != kind || m->part[1] != kind2 || m->part[2] != kind3) {
-        na_sim_kind_memo_fill(m, kind, kind2, kind3);
-        na_sim_trace_names(world, time, seq, kind, kind2, kind3, src, dst, size,
-                           tag);
-        return;
-    }
+void
+na_sim_trace_names_emit(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                        const char *kind, const char *kind2, const char *kind3,
+                        const struct na_sim_name *src,
+                        const struct na_sim_name *dst, size_t size,
+                        na_tag_t tag)
+{
     na_sim_trace_emit(world, time, seq, kind, kind2, kind3,
                       src ? src->str : NA_SIM_TRACE_ANY, src ? src->len : 1,
                       dst ? dst->str : NA_SIM_TRACE_ANY, dst ? dst->len : 1,
