@@ -53,17 +53,18 @@ qs_rwlock_wrlock(pthread_rwlock_t *l)
  * completion queue, the HG completion queue when nobody waits on it, the
  * timer list, the target's pool and posted list when a handle returns or
  * a receive is replaced, the RPC table's lookup, the simulated fabric's
- * posts and polls) guard a few fields each, and the
- * code between their lock and unlock neither creates a thread, nor waits
- * on a condition variable with them, nor calls the program. While the
- * process has never created a thread nobody can contend for them, so
- * these wrappers then skip the mutex (glibc's malloc skips its arena
- * locks the same way); qs_hot_lock() still counts the acquisition. The
- * unlock asks the same question and gets the same answer, because only
- * pthread_create() changes it and no such section calls it. A per-thread
- * count of skipped acquisitions checks that in every build: an unlock that
- * finds threads while a skipped one is outstanding stops the process
- * rather than unlock a mutex nobody locked.
+ * posts and polls) guard a few fields each, and the code between their
+ * lock and unlock neither creates a thread nor calls the program, nor,
+ * while the lock is skipped, waits on a condition variable with it (the
+ * fabric's poll sleeps instead). While the process has never created a
+ * thread nobody can contend for them, so these wrappers then skip the
+ * mutex (glibc's malloc skips its arena locks the same way);
+ * qs_hot_lock() still counts the acquisition. The unlock asks the same
+ * question and gets the same answer, because only pthread_create()
+ * changes it and no such section calls it. A per-thread count of skipped
+ * acquisitions checks that in every build: an unlock that finds threads
+ * while a skipped one is outstanding stops the process rather than unlock
+ * a mutex nobody locked.
  */
 extern _Thread_local unsigned int qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
 

@@ -402,24 +402,6 @@ na_sim_kind_probe(struct na_sim_world *world, size_t home, size_t p)
                 ->trace_kinds[(home + p) & ((1u << NA_SIM_KIND_MEMO_BITS) - 1)];
 }
 
-/* The memo slot holding a kind, or NULL. */
-static inline const struct na_sim_kind_memo *
-na_sim_kind_find(struct na_sim_world *world, const char *kind,
-                 const char *kind2, const char *kind3)
-{
-    size_t home = na_sim_kind_home(kind, kind2, kind3);
-
-    for (size_t p = 0; p < NA_SIM_KIND_MEMO_PROBES; p++) {
-        const struct na_sim_kind_memo *m = na_sim_kind_probe(world, home, p);
-
-        if (m->part[0] == kind && m->part[1] == kind2 && m->part[2] == kind3)
-            return m;
-        if (m->part[0] == NULL)
-            return NULL;
-    }
-    return NULL;
-}
-
 /* The out-of-line halves of na_sim_trace_names(): a kind not in its home
  * slot of the memo, and a line to format and write. */
 void na_sim_trace_names_miss(struct na_sim_world *world, uint64_t time,
@@ -433,7 +415,26 @@ void na_sim_trace_names_emit(struct na_sim_world *world, uint64_t time,
                              const struct na_sim_name *dst, size_t size,
                              na_tag_t tag);
 
-/* A line whose kind hashes to t: the seven mixes, and the text when lines
+/* One line into the world's trace hash: the seven mixes of the definition
+ * (na_sim_trace.c), over T(kind), T(src) and T(dst) already computed. */
+static inline void
+na_sim_trace_fold(struct na_sim_world *world, uint64_t time, uint64_t seq,
+                  uint64_t t_kind, uint64_t t_src, uint64_t t_dst, size_t size,
+                  na_tag_t tag)
+{
+    uint64_t h;
+
+    h = na_sim_hash_word(world->trace_hash, time);
+    h = na_sim_hash_word(h, seq);
+    h = na_sim_hash_word(h, t_kind);
+    h = na_sim_hash_word(h, t_src);
+    h = na_sim_hash_word(h, t_dst);
+    h = na_sim_hash_word(h, size);
+    world->trace_hash = na_sim_hash_word(h, tag);
+    world->trace_lines++;
+}
+
+/* A line of sealed names whose kind hashes to t, and its text when lines
  * are kept or written. */
 static inline void
 na_sim_trace_names_mix(struct na_sim_world *world, uint64_t time, uint64_t seq,
@@ -443,16 +444,9 @@ na_sim_trace_names_mix(struct na_sim_world *world, uint64_t time, uint64_t seq,
 {
     /* T("*"): one word, the byte '*', mixed into the length 1. */
     const uint64_t any = na_sim_hash_word(1, (unsigned char) '*');
-    uint64_t h;
 
-    h = na_sim_hash_word(world->trace_hash, time);
-    h = na_sim_hash_word(h, seq);
-    h = na_sim_hash_word(h, t);
-    h = na_sim_hash_word(h, src ? src->trace_t : any);
-    h = na_sim_hash_word(h, dst ? dst->trace_t : any);
-    h = na_sim_hash_word(h, size);
-    world->trace_hash = na_sim_hash_word(h, tag);
-    world->trace_lines++;
+    na_sim_trace_fold(world, time, seq, t, src ? src->trace_t : any,
+                      dst ? dst->trace_t : any, size, tag);
     if (world->trace_fd >= 0 || world->trace_keep)
         na_sim_trace_names_emit(world, time, seq, kind, kind2, kind3, src, dst,
                                 size, tag);

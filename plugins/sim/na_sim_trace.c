@@ -336,40 +336,29 @@ na_sim_kind_memo_fill(struct na_sim_kind_memo *m, const char *kind,
     m->t = na_sim_text_end(&th);
 }
 
-/* The slot a kind not in the memo goes to: the first free one of its
- * probes, else its home (the kind there is hashed again when next used). */
-static struct na_sim_kind_memo *
-na_sim_kind_place(struct na_sim_world *world, const char *kind,
-                  const char *kind2, const char *kind3)
-{
-    size_t home = na_sim_kind_home(kind, kind2, kind3);
-
-    for (size_t p = 0; p < NA_SIM_KIND_MEMO_PROBES; p++) {
-        struct na_sim_kind_memo *m = na_sim_kind_probe(world, home, p);
-
-        if (m->part[0] == NULL)
-            return m;
-    }
-    return na_sim_kind_probe(world, home, 0);
-}
-
-/* T(kind) from the memo, filling it on a miss. */
+/* T(kind) from the memo: the kind is in one of the probes from its home,
+ * before the first free one, where a kind not yet seen is filled in; with
+ * no probe free the home slot is refilled (the kind there is hashed again
+ * when next used). */
 static uint64_t
 na_sim_kind_lookup(struct na_sim_world *world, const char *kind,
                    const char *kind2, const char *kind3)
 {
-    const struct na_sim_kind_memo *m =
-        na_sim_kind_find(world, kind, kind2, kind3);
-    struct na_sim_kind_memo *fill;
+    size_t home = na_sim_kind_home(kind, kind2, kind3);
+    struct na_sim_kind_memo *m = NULL;
 
-    if (m != NULL)
-        return m->t;
-    fill = na_sim_kind_place(world, kind, kind2, kind3);
-    na_sim_kind_memo_fill(fill, kind, kind2, kind3);
-    return fill->t;
+    for (size_t p = 0; p < NA_SIM_KIND_MEMO_PROBES; p++) {
+        m = na_sim_kind_probe(world, home, p);
+        if (m->part[0] == kind && m->part[1] == kind2 && m->part[2] == kind3)
+            return m->t;
+        if (m->part[0] == NULL)
+            break;
+    }
+    if (m->part[0] != NULL)
+        m = na_sim_kind_probe(world, home, 0);
+    na_sim_kind_memo_fill(m, kind, kind2, kind3);
+    return m->t;
 }
-
-/* The memo slot of a kind, by the parts' addresses. */
 
 /* The token "kind[:kind2[:kind3]]" written into buf; its length. */
 static size_t
@@ -419,21 +408,13 @@ na_sim_trace_line(struct na_sim_world *world, uint64_t time, uint64_t seq,
                   const char *src, size_t slen, uint64_t s, const char *dst,
                   size_t dlen, uint64_t d, size_t size, na_tag_t tag)
 {
-    uint64_t h, k;
-
     if (kind == NULL)
         kind = "(null)";
     if (kind2 == NULL)
         kind3 = NULL;
-    k = na_sim_kind_lookup(world, kind, kind2, kind3);
-    h = na_sim_hash_word(world->trace_hash, time);
-    h = na_sim_hash_word(h, seq);
-    h = na_sim_hash_word(h, k);
-    h = na_sim_hash_word(h, s);
-    h = na_sim_hash_word(h, d);
-    h = na_sim_hash_word(h, size);
-    world->trace_hash = na_sim_hash_word(h, tag);
-    world->trace_lines++;
+    na_sim_trace_fold(world, time, seq,
+                      na_sim_kind_lookup(world, kind, kind2, kind3), s, d, size,
+                      tag);
     if (world->trace_fd >= 0 || world->trace_keep)
         na_sim_trace_emit(world, time, seq, kind, kind2, kind3, src, slen, dst,
                           dlen, size, tag);
