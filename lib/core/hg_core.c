@@ -37,6 +37,7 @@ hg_core_init(struct hg_core *core, hg_class_t *hg_class,
     pthread_condattr_destroy(&attr);
     STAILQ_INIT(&core->queue);
     atomic_init(&core->n_queued, 0);
+    core->queue_waiters = 0;
     atomic_init(&core->notify_fd, -1);
     core->bulk_pool = NULL;
 }
@@ -65,7 +66,11 @@ hg_core_complete(struct hg_core *core, struct hg_completion *comp)
     qs_hot_lock(&core->queue_lock);
     STAILQ_INSERT_TAIL(&core->queue, comp, entry);
     qs_atomic_fetch_add(&core->n_queued, 1, memory_order_release);
-    pthread_cond_signal(&core->queue_cond);
+    /* Only a trigger waiting on the queue needs a signal. Waiters count
+     * themselves under the queue lock, which a process with threads takes
+     * here, so none can be missed; a process without them has none. */
+    if (core->queue_waiters > 0)
+        pthread_cond_signal(&core->queue_cond);
     qs_hot_unlock(&core->queue_lock);
     /* A program blocked in poll() on HG_Event_get_wait_fd() wakes up. */
     notify_fd = atomic_load_explicit(&core->notify_fd, memory_order_relaxed);
@@ -359,11 +364,13 @@ hg_core_trigger(struct hg_core *core, unsigned int timeout_ms,
                 ts.tv_sec++;
                 ts.tv_nsec -= 1000000000L;
             }
+            core->queue_waiters++;
             while (STAILQ_EMPTY(&core->queue)) {
                 if (pthread_cond_timedwait(&core->queue_cond, &core->queue_lock,
                                            &ts) == ETIMEDOUT)
                     break;
             }
+            core->queue_waiters--;
         }
         comp = STAILQ_FIRST(&core->queue);
         if (comp != NULL) {

@@ -97,7 +97,8 @@ struct hg_core {
     pthread_mutex_t queue_lock;
     pthread_cond_t queue_cond;
     STAILQ_HEAD(, hg_completion) queue;
-    atomic_uint n_queued; /* entries on queue, read without the lock */
+    atomic_uint n_queued;       /* entries on queue, read without the lock */
+    unsigned int queue_waiters; /* threads in queue_cond's wait (queue lock) */
     /* An eventfd written for each queued completion once a program waits
      * on the context's descriptor (lib/hg/hg_event.c); -1 until then. */
     atomic_int notify_fd;

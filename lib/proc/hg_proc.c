@@ -174,6 +174,15 @@ free_proc:
     return ret;
 }
 
+/* What a reset lets go of: the spill and held buffers (but one that `next`
+ * points into) and the pins. Out of line: most resets have none. */
+static __attribute__((noinline)) void
+proc_reset_release(struct hg_proc *proc, const void *next)
+{
+    proc_release_buffers(proc, next);
+    hg_proc_unpin_all(proc);
+}
+
 hg_return_t
 hg_proc_reset(hg_proc_t proc, void *buf, hg_size_t buf_size, hg_proc_op_t op)
 {
@@ -182,15 +191,17 @@ hg_proc_reset(hg_proc_t proc, void *buf, hg_size_t buf_size, hg_proc_op_t op)
     if (buf == NULL && buf_size != 0 && op != HG_FREE)
         return HG_INVALID_ARG;
 
-    proc_release_buffers(proc, op == HG_FREE ? NULL : buf);
-    hg_proc_unpin_all(proc);
-    proc->op = (uint8_t) op;
     if (op == HG_FREE) {
         /* Freeing reads no bytes; keeping no buffer makes any stray read
          * fail instead of touching memory the caller may have released. */
         buf = NULL;
         buf_size = 0;
     }
+    /* Most resets find nothing to let go, and see it in the first line. */
+    if (proc->extra_buf != NULL || proc->held_buf != NULL || proc->pinned)
+        proc_reset_release(proc, buf);
+    proc->extra_is_mine = false;
+    proc->op = (uint8_t) op;
     proc->user_buf = buf;
     proc->user_size = buf_size;
     proc->cur_buf = buf;

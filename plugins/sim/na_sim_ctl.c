@@ -3,6 +3,7 @@
  * global lock, so the world cannot disappear under it, then the world lock.
  */
 #include "na_sim_internal.h"
+#include "util/qs_lock.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -21,6 +22,24 @@
         __VA_ARGS__;                                                           \
         pthread_mutex_unlock(&world->lock);                                    \
         pthread_mutex_unlock(&na_sim_global_lock);                             \
+    } while (0)
+
+/* The same for the calls a single-threaded driver makes per event
+ * (na_sim_step(), na_sim_ready_next()): in a process without threads the
+ * locks are skipped (lib/util/qs_lock.h), as in the plugin's poll. */
+#define NA_SIM_WITH_WORLD_HOT(world, ...)                                      \
+    do {                                                                       \
+        struct na_sim_world *world;                                            \
+        qs_hot_lock_uncounted(&na_sim_global_lock);                            \
+        world = na_sim_world_current();                                        \
+        if (world == NULL) {                                                   \
+            qs_hot_unlock(&na_sim_global_lock);                                \
+            return NA_NOENTRY;                                                 \
+        }                                                                      \
+        qs_hot_lock_uncounted(&world->lock);                                   \
+        __VA_ARGS__;                                                           \
+        qs_hot_unlock(&world->lock);                                           \
+        qs_hot_unlock(&na_sim_global_lock);                                    \
     } while (0)
 
 na_return_t
@@ -157,7 +176,7 @@ na_sim_step(void)
 {
     bool ran = false;
 
-    NA_SIM_WITH_WORLD(world, {
+    NA_SIM_WITH_WORLD_HOT(world, {
         uint64_t before = world->completions;
 
         ran = na_sim_step_locked(world);
@@ -213,7 +232,7 @@ na_sim_ready_next(char *name, size_t size, uint8_t *id)
 
     if (name == NULL || id == NULL)
         return NA_INVALID_ARG;
-    NA_SIM_WITH_WORLD(world, {
+    NA_SIM_WITH_WORLD_HOT(world, {
         struct na_sim_ctx *ctx = TAILQ_FIRST(&world->ready);
 
         if (ctx != NULL && size <= ctx->node->name.len)

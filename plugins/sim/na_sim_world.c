@@ -668,7 +668,13 @@ na_sim_transfer_time(struct na_sim_world *world, const struct na_sim_name *src,
     if (link == NULL)
         link = &world->link_default;
     ns = link->latency_ns;
-    if (link->bandwidth != 0)
+    if (link->bandwidth != 0 && size <= UINT32_MAX &&
+        link->bandwidth <= INT64_MAX)
+        /* The same quotient in 64 bits, which cannot overflow here (size *
+         * 10^9 < 2^62, bandwidth < 2^63): no 128-bit division per message. */
+        ns += ((uint64_t) size * 1000000000U + link->bandwidth - 1) /
+              link->bandwidth;
+    else if (link->bandwidth != 0)
         ns += ((unsigned __int128) size * 1000000000U + link->bandwidth - 1) /
               link->bandwidth;
     return ns > UINT64_MAX ? UINT64_MAX : (uint64_t) ns;

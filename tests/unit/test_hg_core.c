@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "mercury.h"
@@ -379,6 +380,70 @@ test_trigger_counts(void **state)
     env_fini(&e);
 }
 
+/*
+ * A thread blocked in HG_Trigger() with a long timeout wakes when a
+ * completion arrives on its context from another thread's progress: the
+ * completion signals the waiter. If it did not, the trigger would sleep
+ * out its hour and the case would fail on its ctest timeout.
+ */
+struct waiter {
+    struct env *e;
+    atomic_int started, returned;
+    hg_return_t ret;
+    unsigned int n;
+};
+
+static void *
+waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+
+    atomic_store(&w->started, 1);
+    w->ret = HG_Trigger(w->e->cctx, 3600 * 1000, 1, &w->n);
+    atomic_store(&w->returned, 1);
+    return NULL;
+}
+
+static void
+test_trigger_wait_wakes(void **state)
+{
+    struct env e;
+
+    (void) state;
+    env_init(&e, "wake-server");
+    /* Several rounds: in each, the waiter is very likely inside its wait
+     * when the answer lands (the server's work comes first). */
+    for (int round = 0; round < 8; round++) {
+        struct call c = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                         .cond = PTHREAD_COND_INITIALIZER};
+        struct waiter w = {.e = &e};
+        add_in_t in = {round, 7};
+        hg_handle_t h;
+        pthread_t t;
+
+        assert_int_equal(HG_Create(e.cctx, e.addr, e.id, &h), HG_SUCCESS);
+        assert_int_equal(HG_Forward(h, add_cb, &c, &in), HG_SUCCESS);
+        assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
+        while (!atomic_load(&w.started))
+            sched_yield();
+        /* A progress with a timeout lets virtual time move on to the
+         * message's arrival; this thread never triggers the client. */
+        while (!atomic_load(&w.returned)) {
+            HG_Progress(e.sctx, 10);
+            HG_Trigger(e.sctx, 0, 64, NULL);
+            HG_Progress(e.cctx, 10);
+        }
+        pthread_join(t, NULL);
+        assert_int_equal(w.ret, HG_SUCCESS);
+        assert_int_equal(w.n, 1);
+        assert_int_equal(atomic_load(&c.done), 1);
+        assert_int_equal(c.ret, HG_SUCCESS);
+        assert_int_equal(c.sum, round + 7);
+        assert_int_equal(HG_Destroy(h), HG_SUCCESS);
+    }
+    env_fini(&e);
+}
+
 int
 main(void)
 {
@@ -389,6 +454,7 @@ main(void)
         cmocka_unit_test(test_respond_error),
         cmocka_unit_test(test_forward_from_threads),
         cmocka_unit_test(test_trigger_counts),
+        cmocka_unit_test(test_trigger_wait_wakes),
     };
     printf("sim seed %llu (replay with QS_SIM_SEED)\n",
            (unsigned long long) na_sim_get_seed());

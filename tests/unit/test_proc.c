@@ -19,6 +19,7 @@
 #include "mercury_macros.h"
 #include "mercury_proc.h"
 #include "mercury_proc_string.h"
+#include "proc/hg_proc_pin.h"
 #include "util/qs_checksum.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -939,6 +940,47 @@ test_register_macro(void **state)
                      sizeof(hg_id_t));
 }
 
+/* Objects pinned for an encoded operation are let go at the next reset,
+ * whatever its direction, and at the proc's free; a reset with nothing
+ * pinned releases nothing. */
+static int released;
+
+static void
+count_release(void *obj)
+{
+    (void) obj;
+    released++;
+}
+
+static void
+test_reset_releases_pins(void **state)
+{
+    unsigned char buf[16];
+    int a, b, c, d;
+    hg_proc_t proc;
+    (void) state;
+
+    released = 0;
+    assert_int_equal(
+        hg_proc_create_set(NULL, buf, sizeof(buf), HG_ENCODE, HG_NOHASH, &proc),
+        HG_SUCCESS);
+    assert_int_equal(hg_proc_pin(proc, &a, count_release), HG_SUCCESS);
+    assert_int_equal(hg_proc_pin(proc, &b, count_release), HG_SUCCESS);
+    assert_int_equal(released, 0);
+    assert_int_equal(hg_proc_reset(proc, buf, sizeof(buf), HG_DECODE),
+                     HG_SUCCESS);
+    assert_int_equal(released, 2);
+    assert_int_equal(hg_proc_reset(proc, buf, sizeof(buf), HG_ENCODE),
+                     HG_SUCCESS);
+    assert_int_equal(released, 2);
+    assert_int_equal(hg_proc_pin(proc, &c, count_release), HG_SUCCESS);
+    assert_int_equal(hg_proc_reset(proc, NULL, 0, HG_FREE), HG_SUCCESS);
+    assert_int_equal(released, 3);
+    assert_int_equal(hg_proc_pin(proc, &d, count_release), HG_SUCCESS);
+    assert_int_equal(hg_proc_free(proc), HG_SUCCESS);
+    assert_int_equal(released, 4);
+}
+
 int
 main(void)
 {
@@ -963,6 +1005,7 @@ main(void)
         cmocka_unit_test(test_hash_kinds),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_register_macro),
+        cmocka_unit_test(test_reset_releases_pins),
     };
 
     return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
