@@ -336,9 +336,18 @@ na_sim_op_posted(struct na_sim_world *world, struct na_op_id *op,
                  const struct na_sim_name *src, const struct na_sim_name *dst,
                  uint64_t *when)
 {
-    na_sim_trace_names(world, na_sim_now(world), op->seq, "post",
-                       na_sim_op_kind(op->type), NULL, src, dst, op->size,
-                       op->tag);
+    const char *kind = na_sim_op_kind(op->type);
+
+    if ((unsigned) op->type < NA_CB_MAX)
+        /* The kind's T by the op's type: no memo lookup per line. */
+        na_sim_trace_names_mix(world, na_sim_now(world), op->seq,
+                               na_sim_kind_slot(world,
+                                                &world->trace_t_post[op->type],
+                                                "post", kind, NULL),
+                               "post", kind, NULL, src, dst, op->size, op->tag);
+    else
+        na_sim_trace_names(world, na_sim_now(world), op->seq, "post", kind,
+                           NULL, src, dst, op->size, op->tag);
     return na_sim_fault_on_post(world, op, dst, when);
 }
 
@@ -367,11 +376,19 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
     const struct na_sim_name *peer = op->peer ? &op->peer->name : NULL;
     bool inbound =
         op->type == NA_CB_RECV_UNEXPECTED || op->type == NA_CB_RECV_EXPECTED;
+    const char *kind = na_sim_op_kind(op->type);
+    const struct na_sim_name *src = inbound ? peer : &op->node->name;
+    const struct na_sim_name *dst = inbound ? &op->node->name : peer;
 
-    na_sim_trace_names(world, na_sim_now(world), op->seq, "done",
-                       na_sim_op_kind(op->type), na_sim_ret_names[ret],
-                       inbound ? peer : &op->node->name,
-                       inbound ? &op->node->name : peer, op->size, op->tag);
+    if ((unsigned) op->type < NA_CB_MAX && (unsigned) ret < NA_RETURN_MAX)
+        na_sim_trace_names_mix(
+            world, na_sim_now(world), op->seq,
+            na_sim_kind_slot(world, &world->trace_t_done[op->type][ret], "done",
+                             kind, na_sim_ret_names[ret]),
+            "done", kind, na_sim_ret_names[ret], src, dst, op->size, op->tag);
+    else
+        na_sim_trace_names(world, na_sim_now(world), op->seq, "done", kind,
+                           na_sim_ret_names[ret], src, dst, op->size, op->tag);
     if (op->type != NA_CB_RECV_UNEXPECTED) /* its peer is borrowed */
         na_sim_addr_unref(op->peer);
     op->peer = NULL;

@@ -309,6 +309,11 @@ struct na_sim_world {
     int trace_fd;           /* QS_SIM_TRACE_OUT, written line by line, or -1 */
     uint64_t hang_after_ns; /* QS_SIM_HANG_S; 0: no bound            */
     struct na_sim_kind_memo trace_kinds[1 << NA_SIM_KIND_MEMO_BITS];
+    /* T(kind) of the per-operation lines, by operation type ("post:<op>")
+     * and by type and return code ("done:<op>:<ret>"); 0 until a line
+     * first needs it (na_sim_kind_slot()). */
+    uint64_t trace_t_post[NA_CB_MAX];
+    uint64_t trace_t_done[NA_CB_MAX][NA_RETURN_MAX];
 };
 
 extern pthread_mutex_t na_sim_global_lock;
@@ -476,6 +481,21 @@ na_sim_trace_names(struct na_sim_world *world, uint64_t time, uint64_t seq,
     }
     na_sim_trace_names_mix(world, time, seq, m->t, kind, kind2, kind3, src, dst,
                            size, tag);
+}
+
+/* T(kind) of a kind given in parts (the memo's lookup, na_sim_trace.c). */
+uint64_t na_sim_kind_lookup(struct na_sim_world *world, const char *kind,
+                            const char *kind2, const char *kind3);
+
+/* T(kind) kept in `slot` of the world, looked up the first time. A T that
+ * happens to be 0 is looked up every time, which is still right. */
+static inline uint64_t
+na_sim_kind_slot(struct na_sim_world *world, uint64_t *slot, const char *kind,
+                 const char *kind2, const char *kind3)
+{
+    if (*slot == 0)
+        *slot = na_sim_kind_lookup(world, kind, kind2, kind3);
+    return *slot;
 }
 
 /* T(text) of the trace hash, for na_sim_name_seal(). */

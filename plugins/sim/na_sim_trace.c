@@ -340,7 +340,7 @@ na_sim_kind_memo_fill(struct na_sim_kind_memo *m, const char *kind,
  * before the first free one, where a kind not yet seen is filled in; with
  * no probe free the home slot is refilled (the kind there is hashed again
  * when next used). */
-static uint64_t
+uint64_t
 na_sim_kind_lookup(struct na_sim_world *world, const char *kind,
                    const char *kind2, const char *kind3)
 {
