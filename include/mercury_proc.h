@@ -256,6 +256,13 @@ hg_proc_raw(hg_proc_t proc, void *data, hg_size_t data_size)
 QS_EXPORT hg_return_t qs_proc_uint_le(hg_proc_t proc, void *data,
                                       unsigned width);
 
+/* The same for one width each (1, 2, 4 and 8 bytes), which the typed
+ * procs below call: no choice of width at run time. */
+QS_EXPORT hg_return_t qs_proc_le8(hg_proc_t proc, void *data);
+QS_EXPORT hg_return_t qs_proc_le16(hg_proc_t proc, void *data);
+QS_EXPORT hg_return_t qs_proc_le32(hg_proc_t proc, void *data);
+QS_EXPORT hg_return_t qs_proc_le64(hg_proc_t proc, void *data);
+
 /* The same for an hg_bool_t: one byte, 0 or 1. Encoding writes any non-zero
  * value as 1; decoding rejects any other byte with HG_PROTOCOL_ERROR, so a
  * decoded hg_bool_t is always HG_TRUE or HG_FALSE. */
@@ -266,56 +273,56 @@ QS_EXPORT hg_return_t qs_proc_bool(hg_proc_t proc, void *data);
 static HG_INLINE hg_return_t
 hg_proc_int8_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 1);
+    return qs_proc_le8(proc, data);
 }
 
 /* Encodes, decodes or frees a uint8_t: one byte. */
 static HG_INLINE hg_return_t
 hg_proc_uint8_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 1);
+    return qs_proc_le8(proc, data);
 }
 
 /* An int16_t: two bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_int16_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 2);
+    return qs_proc_le16(proc, data);
 }
 
 /* A uint16_t: two bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_uint16_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 2);
+    return qs_proc_le16(proc, data);
 }
 
 /* An int32_t: four bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_int32_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 4);
+    return qs_proc_le32(proc, data);
 }
 
 /* A uint32_t: four bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_uint32_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 4);
+    return qs_proc_le32(proc, data);
 }
 
 /* An int64_t: eight bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_int64_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 8);
+    return qs_proc_le64(proc, data);
 }
 
 /* A uint64_t: eight bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_uint64_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 8);
+    return qs_proc_le64(proc, data);
 }
 
 /* hg_size_t and hg_id_t are 64-bit on every host, so they are 8 bytes on the
@@ -323,14 +330,14 @@ hg_proc_uint64_t(hg_proc_t proc, void *data)
 static HG_INLINE hg_return_t
 hg_proc_hg_size_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 8);
+    return qs_proc_le64(proc, data);
 }
 
 /* An hg_id_t (an RPC id): eight bytes, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_hg_id_t(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, 8);
+    return qs_proc_le64(proc, data);
 }
 
 /* An hg_bool_t: one byte, as qs_proc_bool() checks it. */
@@ -401,14 +408,14 @@ hg_proc_hg_uint64_t(hg_proc_t proc, void *data)
 static HG_INLINE hg_return_t
 hg_proc_float(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, (unsigned) sizeof(float));
+    return qs_proc_le32(proc, data);
 }
 
 /* A double: its eight-byte bit pattern, little-endian. */
 static HG_INLINE hg_return_t
 hg_proc_double(hg_proc_t proc, void *data)
 {
-    return qs_proc_uint_le(proc, data, (unsigned) sizeof(double));
+    return qs_proc_le64(proc, data);
 }
 
 /* A structure type of "void" has no proc: MERCURY_REGISTER(..., void, ...)

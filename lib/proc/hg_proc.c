@@ -174,13 +174,33 @@ free_proc:
     return ret;
 }
 
-/* What a reset lets go of: the spill and held buffers (but one that `next`
- * points into) and the pins. Out of line: most resets have none. */
-static __attribute__((noinline)) void
-proc_reset_release(struct hg_proc *proc, const void *next)
+/* The fields a reset sets, for buf (NULL for HG_FREE). */
+static inline void
+proc_reset_fields(struct hg_proc *proc, void *buf, hg_size_t buf_size,
+                  hg_proc_op_t op)
 {
-    proc_release_buffers(proc, next);
+    proc->extra_is_mine = false;
+    proc->op = (uint8_t) op;
+    proc->user_buf = buf;
+    proc->user_size = buf_size;
+    proc->cur_buf = buf;
+    proc->cur_size = buf_size;
+    proc->pos = 0;
+    proc->flushed = false; /* crc32c is stale from here */
+    proc->flags = 0;
+}
+
+/* A reset that has something to let go of first: the spill and held
+ * buffers (but one that buf points into) and the pins. Out of line, so
+ * that the common reset saves no registers. */
+static __attribute__((noinline)) hg_return_t
+proc_reset_release(struct hg_proc *proc, void *buf, hg_size_t buf_size,
+                   hg_proc_op_t op)
+{
+    proc_release_buffers(proc, buf);
     hg_proc_unpin_all(proc);
+    proc_reset_fields(proc, buf, buf_size, op);
+    return HG_SUCCESS;
 }
 
 hg_return_t
@@ -199,16 +219,8 @@ hg_proc_reset(hg_proc_t proc, void *buf, hg_size_t buf_size, hg_proc_op_t op)
     }
     /* Most resets find nothing to let go, and see it in the first line. */
     if (proc->extra_buf != NULL || proc->held_buf != NULL || proc->pinned)
-        proc_reset_release(proc, buf);
-    proc->extra_is_mine = false;
-    proc->op = (uint8_t) op;
-    proc->user_buf = buf;
-    proc->user_size = buf_size;
-    proc->cur_buf = buf;
-    proc->cur_size = buf_size;
-    proc->pos = 0;
-    proc->flushed = false; /* crc32c is stale from here */
-    proc->flags = 0;
+        return proc_reset_release(proc, buf, buf_size, op);
+    proc_reset_fields(proc, buf, buf_size, op);
     return HG_SUCCESS;
 }
 
@@ -606,6 +618,22 @@ qs_proc_uint_le(hg_proc_t proc, void *data, unsigned width)
         return HG_INVALID_ARG;
     }
 }
+
+#define QS_PROC_LE(name, width)                                                \
+    hg_return_t name(hg_proc_t proc, void *data)                               \
+    {                                                                          \
+        if (proc == HG_PROC_NULL || data == NULL)                              \
+            return HG_INVALID_ARG;                                             \
+        return proc_uint_le(proc, data, width);                                \
+    }
+
+QS_PROC_LE(qs_proc_le8, 1)
+QS_PROC_LE(qs_proc_le16, 2)
+QS_PROC_LE(qs_proc_le32, 4)
+QS_PROC_LE(qs_proc_le64, 8)
+
+_Static_assert(sizeof(float) == 4 && sizeof(double) == 8,
+               "hg_proc_float and hg_proc_double use the 4- and 8-byte procs");
 
 hg_return_t
 qs_proc_bool(hg_proc_t proc, void *data)
