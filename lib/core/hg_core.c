@@ -148,12 +148,6 @@ hg_core_timer_arm_coarse(struct hg_core *core, struct hg_timer *timer,
  * way the sweep's exchange sees the flag in one order: it claims the timer
  * before the store (the expire function is then already running, which
  * the contract allows) or finds it disarmed after. */
-void
-hg_core_timer_disarm(struct hg_timer *timer)
-{
-    if (atomic_load_explicit(&timer->armed, memory_order_relaxed))
-        atomic_store_explicit(&timer->armed, false, memory_order_release);
-}
 
 /* Before the memory of a timer is freed or reused for something else. */
 void
@@ -203,10 +197,9 @@ hg_core_sweep_timers(struct hg_core *core, uint64_t now, uint64_t *next)
  * nothing due reads only the hint and takes no lock. A timer is disarmed
  * before its expire function runs.
  */
-static bool
-hg_core_check_timers(struct hg_core *core, uint64_t now)
+static __attribute__((noinline)) bool
+hg_core_check_timers_due(struct hg_core *core, uint64_t now, uint64_t next)
 {
-    uint64_t next = atomic_load(&core->timer_hint);
     bool fired = false;
 
     while (next <= now) {
@@ -221,6 +214,14 @@ hg_core_check_timers(struct hg_core *core, uint64_t now)
     return fired;
 }
 
+static inline bool
+hg_core_check_timers(struct hg_core *core, uint64_t now)
+{
+    uint64_t next = atomic_load(&core->timer_hint);
+
+    return next <= now && hg_core_check_timers_due(core, now, next);
+}
+
 /* The time for a timer check: the NA clock if a linked timer may be due,
  * else 0 without reading it (with no timer linked the hint is UINT64_MAX
  * and hg_core_check_timers() fires nothing whatever the time), so a busy
@@ -229,7 +230,7 @@ hg_core_check_timers(struct hg_core *core, uint64_t now)
  * probe), the clock is read on one call in HG_CORE_COARSE_PASSES and the
  * others reuse that reading: a reading that is a little old only makes
  * a timer fire a few passes late. */
-static uint64_t
+static inline uint64_t
 hg_core_timer_now(struct hg_core *core)
 {
     unsigned int pass;

@@ -199,7 +199,12 @@ void hg_core_timer_arm_coarse(struct hg_core *core, struct hg_timer *timer,
                               void (*expire)(struct hg_timer *));
 /* Lock-free; the expire function will not be called after it returns
  * unless it is already running. */
-void hg_core_timer_disarm(struct hg_timer *timer);
+static inline void
+hg_core_timer_disarm(struct hg_timer *timer)
+{
+    if (atomic_load_explicit(&timer->armed, memory_order_relaxed))
+        atomic_store_explicit(&timer->armed, false, memory_order_release);
+}
 /* Before the timer's memory is freed. */
 void hg_core_timer_unlink(struct hg_core *core, struct hg_timer *timer);
 

@@ -159,10 +159,15 @@ hg_handle_put(struct hg_handle *handle)
         HG_Addr_free(hg_class, handle->info.addr);
     }
     handle->info.addr = HG_ADDR_NULL;
-    free(handle->in_extra);
-    handle->in_extra = NULL;
-    free(handle->out_extra);
-    handle->out_extra = NULL;
+    /* Overflow buffers are rare: no call into free() for none. */
+    if (handle->in_extra != NULL) {
+        free(handle->in_extra);
+        handle->in_extra = NULL;
+    }
+    if (handle->out_extra != NULL) {
+        free(handle->out_extra);
+        handle->out_extra = NULL;
+    }
     if (handle->extra_bulk != HG_BULK_NULL)
         HG_Bulk_free(handle->extra_bulk);
     handle->extra_bulk = HG_BULK_NULL;

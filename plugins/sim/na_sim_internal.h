@@ -353,7 +353,14 @@ bool na_sim_event_next_time(const struct na_sim_world *world, uint64_t *time);
 bool na_sim_step_locked(struct na_sim_world *world);
 /* Run every event due at the current time; returns how many ran. */
 unsigned int na_sim_run_due(struct na_sim_world *world);
-void na_sim_wake(struct na_sim_world *world);
+/* Wake threads blocked in poll_wait: a post may make work due, and a
+ * completion may be the one they wait for. */
+static inline void
+na_sim_wake(struct na_sim_world *world)
+{
+    if (world->waiters > 0)
+        pthread_cond_broadcast(&world->cond);
+}
 uint64_t na_sim_transfer_time(struct na_sim_world *world,
                               const struct na_sim_name *src,
                               const struct na_sim_name *dst, size_t size);

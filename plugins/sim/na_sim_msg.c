@@ -298,7 +298,8 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
         NULL, NULL, &send->node->name, &send->peer->name, size, send->tag);
     na_sim_op_complete(world, send, NA_SUCCESS);
 out:
-    free(mangled);
+    if (mangled != NULL)
+        free(mangled);
 }
 
 /*

@@ -615,15 +615,6 @@ na_sim_run_due(struct na_sim_world *world)
     return ran;
 }
 
-/* Wake threads blocked in poll_wait: a post may make work due, and a
- * completion may be the one they wait for. */
-void
-na_sim_wake(struct na_sim_world *world)
-{
-    if (world->waiters > 0)
-        pthread_cond_broadcast(&world->cond);
-}
-
 /*
  * Links.
  */
