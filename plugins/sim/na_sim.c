@@ -111,16 +111,6 @@ na_sim_node_table_remove(struct na_sim_world *world, struct na_sim_node *node)
 
 /* Several contexts may share an id (HG_Context_create() always asks for
  * 0); traffic for that id goes to the oldest of them. */
-struct na_sim_ctx *
-na_sim_ctx_find(struct na_sim_node *node, uint8_t id)
-{
-    struct na_sim_ctx *ctx;
-
-    TAILQ_FOREACH(ctx, &node->contexts, link)
-    if (ctx->id == id)
-        return ctx;
-    return NULL;
-}
 
 static bool
 na_sim_check_protocol(const char *protocol_name)
@@ -463,8 +453,12 @@ na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 static void
 na_sim_note_poller(struct na_sim_world *world)
 {
-    pthread_t self = pthread_self();
+    pthread_t self;
 
+    /* Known already, or only one thread has ever existed. */
+    if (world->multi_threaded || (world->has_poller && QS_SINGLE_THREADED()))
+        return;
+    self = pthread_self();
     if (!world->has_poller) {
         world->has_poller = true;
         world->poller = self;

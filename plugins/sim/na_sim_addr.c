@@ -86,21 +86,6 @@ na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation)
 }
 
 na_addr_t
-na_sim_addr_ref(na_addr_t addr)
-{
-    qs_atomic_fetch_add(&addr->refcount, 1, memory_order_relaxed);
-    return addr;
-}
-
-void
-na_sim_addr_unref(na_addr_t addr)
-{
-    if (addr != NULL &&
-        qs_atomic_fetch_sub(&addr->refcount, 1, memory_order_acq_rel) == 1)
-        free(addr);
-}
-
-na_addr_t
 na_sim_node_source(struct na_sim_node *node)
 {
     if (node->source == NULL ||

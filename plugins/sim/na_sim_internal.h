@@ -39,8 +39,11 @@
 #include "na/na_plugin_util.h"
 #include "na_sim.h"
 
+#include "util/qs_atomic.h"
+
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Longest node name, not counting the terminating NUL. */
@@ -339,13 +342,30 @@ na_sim_add_sat(uint64_t a, uint64_t b)
 {
     return a + b < a ? UINT64_MAX : a + b;
 }
-void na_sim_set_now(struct na_sim_world *world, uint64_t t);
+/* Past the hang bound (QS_SIM_HANG_AFTER): report and exit. */
+_Noreturn void na_sim_hang_exit(struct na_sim_world *world, uint64_t t);
+static inline void
+na_sim_set_now(struct na_sim_world *world, uint64_t t)
+{
+    if (t > na_sim_now(world)) {
+        if (world->hang_after_ns != 0 && t >= world->hang_after_ns)
+            na_sim_hang_exit(world, t);
+        atomic_store_explicit(&world->now, t, memory_order_relaxed);
+    }
+}
 /* Append a comment line ("# ...\n" included in `line`) to the
  * QS_SIM_TRACE_OUT file, if any. */
 void na_sim_trace_out_note(struct na_sim_world *world, const char *line);
 uint64_t na_sim_prng_next(struct na_sim_world *world);
-na_return_t na_sim_schedule(struct na_sim_world *world, uint64_t time,
-                            enum na_sim_event_kind kind, struct na_op_id *op);
+na_return_t na_sim_schedule_arg(struct na_sim_world *world, uint64_t time,
+                                enum na_sim_event_kind kind,
+                                struct na_op_id *op, uint64_t arg);
+static inline na_return_t
+na_sim_schedule(struct na_sim_world *world, uint64_t time,
+                enum na_sim_event_kind kind, struct na_op_id *op)
+{
+    return na_sim_schedule_arg(world, time, kind, op, 0);
+}
 na_return_t na_sim_schedule_action(struct na_sim_world *world, uint64_t time,
                                    uint64_t arg);
 bool na_sim_event_next_time(const struct na_sim_world *world, uint64_t *time);
@@ -542,7 +562,17 @@ na_return_t na_sim_node_table_add(struct na_sim_world *world,
                                   struct na_sim_node *node);
 void na_sim_node_table_remove(struct na_sim_world *world,
                               struct na_sim_node *node);
-struct na_sim_ctx *na_sim_ctx_find(struct na_sim_node *node, uint8_t id);
+/* The node's context of that id (the oldest, if several), or NULL. */
+static inline struct na_sim_ctx *
+na_sim_ctx_find(struct na_sim_node *node, uint8_t id)
+{
+    struct na_sim_ctx *ctx;
+
+    TAILQ_FOREACH(ctx, &node->contexts, link)
+    if (ctx->id == id)
+        return ctx;
+    return NULL;
+}
 
 /* Addresses (na_sim_addr.c). */
 bool na_sim_name_parse(const char *str, size_t len, struct na_sim_name *name);
@@ -566,12 +596,23 @@ na_sim_name_hash(const struct na_sim_name *name)
     return name->table_hash;
 }
 na_addr_t na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation);
-na_addr_t na_sim_addr_ref(na_addr_t addr);
+static inline na_addr_t
+na_sim_addr_ref(na_addr_t addr)
+{
+    qs_atomic_fetch_add(&addr->refcount, 1, memory_order_relaxed);
+    return addr;
+}
 /* A new reference to node's source address (node->source), made again
  * when the node's incarnation moved on; NULL when out of memory. Called
  * with the world lock held. */
 na_addr_t na_sim_node_source(struct na_sim_node *node);
-void na_sim_addr_unref(na_addr_t addr);
+static inline void
+na_sim_addr_unref(na_addr_t addr)
+{
+    if (addr != NULL &&
+        qs_atomic_fetch_sub(&addr->refcount, 1, memory_order_acq_rel) == 1)
+        free(addr);
+}
 
 /* Messages (na_sim_msg.c). */
 void na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *op);

@@ -156,7 +156,7 @@ na_sim_hang_from_env(void)
  * end the process with NA_SIM_HANG_EXIT (qs-sweep counts it as a hang).
  * Called with the world lock held; nothing is cleaned up, as for a run
  * killed at a wall-clock timeout. */
-static void
+_Noreturn void
 na_sim_hang_exit(struct na_sim_world *world, uint64_t t)
 {
     char line[200];
@@ -262,16 +262,6 @@ na_sim_world_unref(struct na_sim_world *world)
 /*
  * Clock and PRNG.
  */
-
-void
-na_sim_set_now(struct na_sim_world *world, uint64_t t)
-{
-    if (t > na_sim_now(world)) {
-        if (world->hang_after_ns != 0 && t >= world->hang_after_ns)
-            na_sim_hang_exit(world, t);
-        atomic_store_explicit(&world->now, t, memory_order_relaxed);
-    }
-}
 
 /* splitmix64: tiny, fast, and good enough to draw keys and, later, fault
  * decisions. Its output depends only on the seed and the draw count. */
@@ -408,7 +398,7 @@ na_sim_heap_push(struct na_sim_world *world, const struct na_sim_event *ev)
     return NA_SUCCESS;
 }
 
-static na_return_t
+na_return_t
 na_sim_schedule_arg(struct na_sim_world *world, uint64_t time,
                     enum na_sim_event_kind kind, struct na_op_id *op,
                     uint64_t arg)
@@ -446,13 +436,6 @@ na_sim_schedule_arg(struct na_sim_world *world, uint64_t time,
         world->first_from = from;
     }
     return NA_SUCCESS;
-}
-
-na_return_t
-na_sim_schedule(struct na_sim_world *world, uint64_t time,
-                enum na_sim_event_kind kind, struct na_op_id *op)
-{
-    return na_sim_schedule_arg(world, time, kind, op, 0);
 }
 
 /* Scheduled fault actions are events too, so the clock stops at them and
