@@ -571,20 +571,30 @@ proc_le_get(void *data, const unsigned char *wire, unsigned width)
 #endif
 }
 
+/* An encode of `width` bytes past the buffer: room first, then the bytes. */
+static __attribute__((noinline)) hg_return_t
+proc_uint_le_grow(hg_proc_t proc, const void *data, unsigned width)
+{
+    hg_return_t ret = proc_encode_reserve(proc, width);
+
+    if (ret != HG_SUCCESS)
+        return ret;
+    proc_le_put(proc->cur_buf + proc->pos, data, width);
+    proc->pos += width;
+    return HG_SUCCESS;
+}
+
 /* One integer of a width known at compile time: every caller below passes
  * a constant, so the copies become single loads and stores. */
 static inline __attribute__((always_inline)) hg_return_t
 proc_uint_le(hg_proc_t proc, void *data, unsigned width)
 {
-    hg_return_t ret;
-
     switch (proc->op) {
     case HG_ENCODE:
-        if (width > proc->cur_size - proc->pos) {
-            ret = proc_encode_reserve(proc, width);
-            if (ret != HG_SUCCESS)
-                return ret;
-        }
+        /* Past the buffer: grow it out of line (a tail call, so that the
+         * common case saves no registers). */
+        if (width > proc->cur_size - proc->pos)
+            return proc_uint_le_grow(proc, data, width);
         proc_le_put(proc->cur_buf + proc->pos, data, width);
         proc->pos += width;
         return HG_SUCCESS;
