@@ -248,6 +248,8 @@ hg_return_t hg_handle_target_create_cb(struct hg_handle *handle);
 struct hg_handle *hg_handle_get(hg_context_t *context);
 struct hg_handle *hg_handle_pool_take(hg_context_t *context);
 void hg_handle_reset(struct hg_handle *handle);
+/* Free the overflow buffers and their bulk handle, if any. */
+void hg_handle_drop_extras(struct hg_handle *handle);
 void hg_handle_put(struct hg_handle *handle);
 hg_return_t hg_handle_post_recv(struct hg_handle *handle);
 void hg_handle_free(struct hg_handle *handle);

@@ -268,20 +268,8 @@ hg_forward_unclaim(struct hg_handle *handle)
 static void
 hg_forward_clear(struct hg_handle *handle)
 {
-    /* Overflow buffers are rare: no call into free() for none. */
-    if (handle->out_extra != NULL) {
-        free(handle->out_extra);
-        handle->out_extra = NULL;
-    }
+    hg_handle_drop_extras(handle);
     handle->out_size = 0;
-    if (handle->extra_bulk != HG_BULK_NULL) {
-        HG_Bulk_free(handle->extra_bulk);
-        handle->extra_bulk = HG_BULK_NULL;
-    }
-    if (handle->in_extra != NULL) {
-        free(handle->in_extra);
-        handle->in_extra = NULL;
-    }
 }
 
 /* Encode the input and write the request message around it: the input

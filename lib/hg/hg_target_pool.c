@@ -117,6 +117,25 @@ hg_handle_reset(struct hg_handle *handle)
     handle->free_user_data = NULL;
 }
 
+/* Let go of an RPC's overflow: the bulk handle that exposed it, then the
+ * buffers. Overflow is rare: no call into free() for none. */
+void
+hg_handle_drop_extras(struct hg_handle *handle)
+{
+    if (handle->extra_bulk != HG_BULK_NULL) {
+        HG_Bulk_free(handle->extra_bulk);
+        handle->extra_bulk = HG_BULK_NULL;
+    }
+    if (handle->in_extra != NULL) {
+        free(handle->in_extra);
+        handle->in_extra = NULL;
+    }
+    if (handle->out_extra != NULL) {
+        free(handle->out_extra);
+        handle->out_extra = NULL;
+    }
+}
+
 /* Take a handle from the context's pool, or allocate one. */
 struct hg_handle *
 hg_handle_get(hg_context_t *context)
@@ -159,18 +178,7 @@ hg_handle_put(struct hg_handle *handle)
         HG_Addr_free(hg_class, handle->info.addr);
     }
     handle->info.addr = HG_ADDR_NULL;
-    /* Overflow buffers are rare: no call into free() for none. */
-    if (handle->in_extra != NULL) {
-        free(handle->in_extra);
-        handle->in_extra = NULL;
-    }
-    if (handle->out_extra != NULL) {
-        free(handle->out_extra);
-        handle->out_extra = NULL;
-    }
-    if (handle->extra_bulk != HG_BULK_NULL)
-        HG_Bulk_free(handle->extra_bulk);
-    handle->extra_bulk = HG_BULK_NULL;
+    hg_handle_drop_extras(handle);
     if (handle->lb_origin != NULL)
         HG_Destroy(handle->lb_origin);
     handle->lb_origin = NULL;

@@ -8,39 +8,33 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* Run `body` with `world` locked, or return NA_NOENTRY when none exists. */
-#define NA_SIM_WITH_WORLD(world, ...)                                          \
+/* Run `body` with `world` locked (by lock_fn and unlock_fn), or return
+ * NA_NOENTRY when none exists. */
+#define NA_SIM_WITH_WORLD_BY(lock_fn, unlock_fn, world, ...)                   \
     do {                                                                       \
         struct na_sim_world *world;                                            \
-        pthread_mutex_lock(&na_sim_global_lock);                               \
+        lock_fn(&na_sim_global_lock);                                          \
         world = na_sim_world_current();                                        \
         if (world == NULL) {                                                   \
-            pthread_mutex_unlock(&na_sim_global_lock);                         \
+            unlock_fn(&na_sim_global_lock);                                    \
             return NA_NOENTRY;                                                 \
         }                                                                      \
-        pthread_mutex_lock(&world->lock);                                      \
+        lock_fn(&world->lock);                                                 \
         __VA_ARGS__;                                                           \
-        pthread_mutex_unlock(&world->lock);                                    \
-        pthread_mutex_unlock(&na_sim_global_lock);                             \
+        unlock_fn(&world->lock);                                               \
+        unlock_fn(&na_sim_global_lock);                                        \
     } while (0)
 
-/* The same for the calls a single-threaded driver makes per event
- * (na_sim_step(), na_sim_ready_next()): in a process without threads the
- * locks are skipped (lib/util/qs_lock.h), as in the plugin's poll. */
+#define NA_SIM_WITH_WORLD(world, ...)                                          \
+    NA_SIM_WITH_WORLD_BY(pthread_mutex_lock, pthread_mutex_unlock, world,      \
+                         __VA_ARGS__)
+
+/* The calls a single-threaded driver makes per event (na_sim_step(),
+ * na_sim_ready_next()): in a process without threads the locks are
+ * skipped (lib/util/qs_lock.h), as in the plugin's poll. */
 #define NA_SIM_WITH_WORLD_HOT(world, ...)                                      \
-    do {                                                                       \
-        struct na_sim_world *world;                                            \
-        qs_hot_lock_uncounted(&na_sim_global_lock);                            \
-        world = na_sim_world_current();                                        \
-        if (world == NULL) {                                                   \
-            qs_hot_unlock(&na_sim_global_lock);                                \
-            return NA_NOENTRY;                                                 \
-        }                                                                      \
-        qs_hot_lock_uncounted(&world->lock);                                   \
-        __VA_ARGS__;                                                           \
-        qs_hot_unlock(&world->lock);                                           \
-        qs_hot_unlock(&na_sim_global_lock);                                    \
-    } while (0)
+    NA_SIM_WITH_WORLD_BY(qs_hot_lock_uncounted, qs_hot_unlock, world,          \
+                         __VA_ARGS__)
 
 na_return_t
 na_sim_set_seed(uint64_t seed)
