@@ -142,13 +142,6 @@ hg_core_timer_arm_coarse(struct hg_core *core, struct hg_timer *timer,
     hg_core_timer_arm_kind(core, timer, timeout_ms, expire, true);
 }
 
-/* No lock: the next sweep unlinks it (hg_core_sweep_timers). Most RPCs
- * never arm their deadline, so a timer that is not armed is only read; an
- * armed one is cleared with a release store, not a full barrier. Either
- * way the sweep's exchange sees the flag in one order: it claims the timer
- * before the store (the expire function is then already running, which
- * the contract allows) or finds it disarmed after. */
-
 /* Before the memory of a timer is freed or reused for something else. */
 void
 hg_core_timer_unlink(struct hg_core *core, struct hg_timer *timer)

@@ -198,7 +198,13 @@ void hg_core_timer_arm_coarse(struct hg_core *core, struct hg_timer *timer,
                               unsigned int timeout_ms,
                               void (*expire)(struct hg_timer *));
 /* Lock-free; the expire function will not be called after it returns
- * unless it is already running. */
+ * unless it is already running. No lock: the next sweep unlinks it
+ * (hg_core_sweep_timers). Most RPCs never arm their deadline, so a timer
+ * that is not armed is only read; an armed one is cleared with a release
+ * store, not a full barrier. Either way the sweep's exchange sees the flag
+ * in one order: it claims the timer before the store (the expire function
+ * is then already running, which the contract allows) or finds it
+ * disarmed after. */
 static inline void
 hg_core_timer_disarm(struct hg_timer *timer)
 {

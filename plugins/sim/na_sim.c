@@ -109,9 +109,6 @@ na_sim_node_table_remove(struct na_sim_world *world, struct na_sim_node *node)
     world->node_count--;
 }
 
-/* Several contexts may share an id (HG_Context_create() always asks for
- * 0); traffic for that id goes to the oldest of them. */
-
 static bool
 na_sim_check_protocol(const char *protocol_name)
 {
@@ -328,16 +325,13 @@ na_sim_op_posted(struct na_sim_world *world, struct na_op_id *op,
 {
     const char *kind = na_sim_op_kind(op->type);
 
-    if ((unsigned) op->type < NA_CB_MAX)
-        /* The kind's T by the op's type: no memo lookup per line. */
-        na_sim_trace_names_mix(world, na_sim_now(world), op->seq,
-                               na_sim_kind_slot(world,
-                                                &world->trace_t_post[op->type],
-                                                "post", kind, NULL),
-                               "post", kind, NULL, src, dst, op->size, op->tag);
-    else
-        na_sim_trace_names(world, na_sim_now(world), op->seq, "post", kind,
-                           NULL, src, dst, op->size, op->tag);
+    /* The kind's T by the op's type (the core posts only the types below
+     * NA_CB_MAX): no memo lookup per line. */
+    na_sim_trace_names_mix(world, na_sim_now(world), op->seq,
+                           na_sim_kind_slot(world,
+                                            &world->trace_t_post[op->type],
+                                            "post", kind, NULL),
+                           "post", kind, NULL, src, dst, op->size, op->tag);
     return na_sim_fault_on_post(world, op, dst, when);
 }
 
@@ -370,15 +364,12 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
     const struct na_sim_name *src = inbound ? peer : &op->node->name;
     const struct na_sim_name *dst = inbound ? &op->node->name : peer;
 
-    if ((unsigned) op->type < NA_CB_MAX && (unsigned) ret < NA_RETURN_MAX)
-        na_sim_trace_names_mix(
-            world, na_sim_now(world), op->seq,
-            na_sim_kind_slot(world, &world->trace_t_done[op->type][ret], "done",
-                             kind, na_sim_ret_names[ret]),
-            "done", kind, na_sim_ret_names[ret], src, dst, op->size, op->tag);
-    else
-        na_sim_trace_names(world, na_sim_now(world), op->seq, "done", kind,
-                           na_sim_ret_names[ret], src, dst, op->size, op->tag);
+    /* By type and return code, both in range (ret names its line). */
+    na_sim_trace_names_mix(
+        world, na_sim_now(world), op->seq,
+        na_sim_kind_slot(world, &world->trace_t_done[op->type][ret], "done",
+                         kind, na_sim_ret_names[ret]),
+        "done", kind, na_sim_ret_names[ret], src, dst, op->size, op->tag);
     if (op->type != NA_CB_RECV_UNEXPECTED) /* its peer is borrowed */
         na_sim_addr_unref(op->peer);
     op->peer = NULL;

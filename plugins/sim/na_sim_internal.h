@@ -562,7 +562,9 @@ na_return_t na_sim_node_table_add(struct na_sim_world *world,
                                   struct na_sim_node *node);
 void na_sim_node_table_remove(struct na_sim_world *world,
                               struct na_sim_node *node);
-/* The node's context of that id (the oldest, if several), or NULL. */
+/* The node's context of that id, or NULL. Several contexts may share an id
+ * (HG_Context_create() always asks for 0); traffic for that id goes to the
+ * oldest of them. */
 static inline struct na_sim_ctx *
 na_sim_ctx_find(struct na_sim_node *node, uint8_t id)
 {

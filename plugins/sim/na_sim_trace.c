@@ -37,7 +37,7 @@
  * The hash.
  */
 
-/* na_sim_hash_word(), mix() below, is in na_sim_internal.h. */
+/* mix() below is na_sim_hash_word() (na_sim_internal.h). */
 
 /* Compilers turn this into one load on little-endian machines. */
 static inline uint64_t
