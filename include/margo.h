@@ -232,6 +232,9 @@ QS_EXPORT int margo_provider_top_prefinalize_callback(
  * margo_finalize() from a handler: a thread in margo_wait_for_finalize()
  * completes it). margo_shutdown_remote_instance() returns 0 once the
  * target accepted, -1 if it refused (not enabled) or could not be reached.
+ * The target refuses (HG_CANCELED) every RPC that reaches it after it
+ * accepted, so a call made once this returns 0 fails rather than racing
+ * the target's finalize.
  */
 QS_EXPORT void margo_enable_remote_shutdown(margo_instance_id mid);
 QS_EXPORT int margo_shutdown_remote_instance(margo_instance_id mid,

@@ -219,6 +219,11 @@ margo_shutdown_handler(hg_handle_t h)
 
     pthread_mutex_lock(&margo_lock);
     enabled = mid->remote_shutdown;
+    /* Refuse every RPC that arrives from here on, before the origin can
+     * learn that the request was accepted: its next call to this instance
+     * fails (HG_CANCELED) instead of racing the finalize below. */
+    if (enabled)
+        mid->finalize_requested = true;
     pthread_mutex_unlock(&margo_lock);
     if (enabled)
         out.ret = 0;

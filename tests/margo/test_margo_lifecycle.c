@@ -148,6 +148,40 @@ test_remote_shutdown(void **state)
     margo_finalize(client);
 }
 
+/*
+ * Once margo_shutdown_remote_instance() has returned 0, the target answers
+ * no RPC: here its handler runs in its own thread, so without the refusal
+ * a call made at once could still be served before that thread finalizes.
+ * Repeated, since only a later scheduling opens that window.
+ */
+static void
+test_remote_shutdown_refuses_after(void **state)
+{
+    margo_instance_id client = tl_init("rsa-c", MARGO_CLIENT_MODE, 0, 0);
+    hg_id_t cid =
+        MARGO_REGISTER(client, "tm_add", tm_add_in_t, tm_add_out_t, NULL);
+
+    (void) state;
+    for (int i = 0; i < 20; i++) {
+        margo_instance_id server = tl_init("rsa-s", MARGO_SERVER_MODE, 1, 1);
+        hg_addr_t addr;
+        hg_handle_t h;
+        tm_add_in_t in = {1, 2};
+
+        MARGO_REGISTER(server, "tm_add", tm_add_in_t, tm_add_out_t, tm_add);
+        margo_enable_remote_shutdown(server);
+        addr = tm_lookup_self(client, server);
+        assert_int_equal(tm_call_add(client, addr, cid, 1, 2), 3);
+        assert_int_equal(margo_shutdown_remote_instance(client, addr), 0);
+        assert_hg_ok(margo_create(client, addr, cid, &h));
+        assert_int_equal(margo_forward_timed(h, &in, 5000), HG_CANCELED);
+        assert_hg_ok(margo_destroy(h));
+        margo_wait_for_finalize(server);
+        assert_hg_ok(margo_addr_free(client, addr));
+    }
+    margo_finalize(client);
+}
+
 static void
 test_refcount(void **state)
 {
@@ -445,6 +479,7 @@ main(void)
         cmocka_unit_test(test_finalize_callbacks),
         cmocka_unit_test(test_prefinalize_sends_rpc),
         cmocka_unit_test(test_remote_shutdown),
+        cmocka_unit_test(test_remote_shutdown_refuses_after),
         cmocka_unit_test(test_refcount),
         cmocka_unit_test(test_finalize_and_wait),
         cmocka_unit_test(test_two_waiters),
