@@ -94,6 +94,7 @@ na_sim_node_table_add(struct na_sim_world *world, struct na_sim_node *node)
     node->hash_next = world->node_table[na_sim_name_hash(&node->name) & mask];
     world->node_table[na_sim_name_hash(&node->name) & mask] = node;
     world->node_count++;
+    world->node_epoch++;
     return NA_SUCCESS;
 }
 
@@ -107,6 +108,7 @@ na_sim_node_table_remove(struct na_sim_world *world, struct na_sim_node *node)
         p = &(*p)->hash_next;
     *p = node->hash_next;
     world->node_count--;
+    world->node_epoch++;
 }
 
 static bool

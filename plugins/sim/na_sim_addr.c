@@ -71,7 +71,8 @@ na_sim_name_seal(struct na_sim_name *name)
 }
 
 na_addr_t
-na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation)
+na_sim_addr_new(struct na_sim_world *world, const struct na_sim_name *name,
+                uint64_t incarnation)
 {
     /* On a cache line: with a short name, all an event reads of an
      * address (its count, incarnation, hashes and text) is one line. */
@@ -81,6 +82,7 @@ na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation)
         return NULL;
     atomic_init(&addr->refcount, 1);
     addr->incarnation = incarnation;
+    addr->world = world;
     addr->name = *name;
     return addr;
 }
@@ -90,7 +92,8 @@ na_sim_node_source(struct na_sim_node *node)
 {
     if (node->source == NULL ||
         node->source->incarnation != node->incarnation) {
-        na_addr_t addr = na_sim_addr_new(&node->name, node->incarnation);
+        na_addr_t addr =
+            na_sim_addr_new(node->world, &node->name, node->incarnation);
 
         if (addr == NULL)
             return NULL;
@@ -186,7 +189,6 @@ na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
     struct na_sim_name name;
     na_addr_t a;
 
-    (void) na_class;
     if (buf_size < NA_SIM_ADDR_FIXED_SIZE)
         return NA_MSGSIZE;
     if (p[0] != NA_SIM_ADDR_VERSION)
@@ -195,7 +197,8 @@ na_sim_addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
         return NA_MSGSIZE;
     if (!na_sim_name_parse((const char *) p + 2, p[1], &name))
         return NA_PROTOCOL_ERROR;
-    a = na_sim_addr_new(&name, na_sim_get_u64(p + 2 + name.len));
+    a = na_sim_addr_new(((struct na_sim_node *) na_class->plugin_class)->world,
+                        &name, na_sim_get_u64(p + 2 + name.len));
     if (a == NULL)
         return NA_NOMEM;
     *addr = a;
@@ -226,7 +229,7 @@ na_sim_addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
     if (node != NULL)
         incarnation = node->incarnation;
     pthread_mutex_unlock(&world->lock);
-    a = na_sim_addr_new(&n, incarnation);
+    a = na_sim_addr_new(world, &n, incarnation);
     if (a == NULL)
         return NA_NOMEM;
     *addr = a;
@@ -250,7 +253,7 @@ na_sim_addr_self(na_class_t *na_class, na_addr_t *addr)
     pthread_mutex_lock(&self->world->lock);
     inc = self->incarnation;
     pthread_mutex_unlock(&self->world->lock);
-    a = na_sim_addr_new(&self->name, inc);
+    a = na_sim_addr_new(self->world, &self->name, inc);
     if (a == NULL)
         return NA_NOMEM;
     *addr = a;

@@ -74,11 +74,17 @@ struct na_sim_name {
 /*
  * An address: the peer's name and the incarnation of the node that bore
  * that name when the address was made (0 when no node did). Immutable but
- * for the reference count, so it is shared between threads without a lock.
+ * for the reference count, so it is shared between threads without a lock,
+ * and for the memo of na_sim_node_of(): the node that held the name when
+ * world's node table was at memo_epoch, read and written only under the
+ * lock of the world whose class made the address.
  */
 struct na_addr {
     atomic_uint refcount;
     uint64_t incarnation;
+    struct na_sim_world *world;
+    struct na_sim_node *memo_node;
+    uint64_t memo_epoch; /* 0 (NULL node) is right until a node enters */
     struct na_sim_name name;
 };
 
@@ -269,6 +275,10 @@ struct na_sim_world {
      * iterated, so its order cannot leak into a run. */
     struct na_sim_node **node_table;
     size_t node_buckets, node_count;
+    /* Moves on whenever a node enters or leaves the table, so that an
+     * address's memo of its node (na_sim_node_of) is trusted only while
+     * the table is as it was. */
+    uint64_t node_epoch;
     /* Contexts with completions since na_sim_ready_next() last returned
      * them, in the order of their first one; and contexts that may hold
      * untriggered completions (see na_sim_ctx). */
@@ -597,7 +607,22 @@ na_sim_name_hash(const struct na_sim_name *name)
 {
     return name->table_hash;
 }
-na_addr_t na_sim_addr_new(const struct na_sim_name *name, uint64_t incarnation);
+na_addr_t na_sim_addr_new(struct na_sim_world *world,
+                          const struct na_sim_name *name, uint64_t incarnation);
+/* The node that now holds addr's name, or NULL: na_sim_node_find() without
+ * the search while the table has not changed since the last one for the
+ * same address. World lock held. */
+static inline struct na_sim_node *
+na_sim_node_of(struct na_sim_world *world, struct na_addr *addr)
+{
+    if (addr->world != world)
+        return na_sim_node_find(world, &addr->name);
+    if (addr->memo_epoch != world->node_epoch) {
+        addr->memo_node = na_sim_node_find(world, &addr->name);
+        addr->memo_epoch = world->node_epoch;
+    }
+    return addr->memo_node;
+}
 static inline na_addr_t
 na_sim_addr_ref(na_addr_t addr)
 {

@@ -96,9 +96,9 @@ na_sim_recv_fill(struct na_sim_world *world, struct na_op_id *recv,
         recv->tag = tag;
         if (ret == NA_SUCCESS) {
             /* From a sender still in the world, its shared address. */
-            na_addr_t source = src_node != NULL
-                                   ? na_sim_node_source(src_node)
-                                   : na_sim_addr_new(src, src_incarnation);
+            na_addr_t source =
+                src_node != NULL ? na_sim_node_source(src_node)
+                                 : na_sim_addr_new(world, src, src_incarnation);
 
             if (source == NULL)
                 ret = NA_NOMEM;
@@ -221,7 +221,7 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
         return;
     }
     /* One lookup serves the fault model's checks and the delivery. */
-    node = na_sim_node_find(world, &send->peer->name);
+    node = na_sim_node_of(world, send->peer);
     fault = na_sim_fault_on_deliver(world, send, node);
     switch (fault.verdict) {
     case NA_SIM_V_FAIL:

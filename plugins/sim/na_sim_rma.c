@@ -475,7 +475,7 @@ na_sim_rma_transfer(struct na_sim_world *world, const struct na_op_id *op,
     local = na_sim_region_find(world, op->local_key);
     if (local == NULL || local->node != op->node)
         return NA_ACCESS;
-    target = na_sim_node_find(world, &op->peer->name);
+    target = na_sim_node_of(world, op->peer);
     if (target == NULL)
         return NA_HOSTUNREACH;
     remote = na_sim_region_find(world, op->remote_key);
@@ -508,8 +508,7 @@ na_sim_rma_execute(struct na_sim_world *world, struct na_op_id *op)
         na_sim_op_complete(world, op, NA_CANCELED);
         return;
     }
-    fault = na_sim_fault_on_deliver(world, op,
-                                    na_sim_node_find(world, &op->peer->name));
+    fault = na_sim_fault_on_deliver(world, op, na_sim_node_of(world, op->peer));
     if (fault.verdict == NA_SIM_V_RETRY) {
         /* Held by a silent partition until it ends. */
         if (na_sim_schedule(world,

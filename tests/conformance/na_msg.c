@@ -572,6 +572,71 @@ test_unreachable(void **state)
     na_env_finish(env);
 }
 
+/* A listening class named sim://<name> with a context, on the sim. */
+static na_class_t *
+sim_peer(const char *name, na_context_t **ctx)
+{
+    na_class_t *peer = NA_Initialize(name, true);
+
+    assert_non_null(peer);
+    *ctx = NA_Context_create(peer);
+    assert_non_null(*ctx);
+    return peer;
+}
+
+static void
+sim_peer_gone(na_class_t *peer, na_context_t *ctx)
+{
+    assert_na_ok(NA_Context_destroy(peer, ctx));
+    assert_na_ok(NA_Finalize(peer));
+}
+
+/*
+ * On the simulated fabric, addresses of a name whose class comes and goes:
+ * one looked up before any class held the name reaches whichever holds it;
+ * one looked up from a class is fenced off from the classes that take the
+ * name after it. Either fails while nobody holds the name, however often
+ * it was used before.
+ */
+static void
+test_gone_after_use(void **state)
+{
+    static const char name[] = "sim://gone-after-use";
+    struct na_env *env = *state;
+    na_op_id_t *op;
+    na_context_t *pctx;
+    na_class_t *peer;
+    na_addr_t early, first;
+
+    if (!env->is_sim) {
+        na_env_finish(env);
+        skip();
+    }
+    op = NA_Op_create(env->cli, 0);
+    assert_na_ok(NA_Addr_lookup(env->cli, name, &early));
+    assert_na_ret(to_gone(env, early, 1, op), NA_HOSTUNREACH);
+    peer = sim_peer(name, &pctx);
+    assert_na_ok(NA_Addr_lookup(env->cli, name, &first));
+    for (int i = 0; i < 3; i++) {
+        assert_na_ok(to_gone(env, early, 1, op));
+        assert_na_ok(to_gone(env, first, 1, op));
+    }
+    sim_peer_gone(peer, pctx);
+    for (int kind = 1; kind <= 2; kind++) {
+        assert_na_ret(to_gone(env, early, kind, op), NA_HOSTUNREACH);
+        assert_na_ret(to_gone(env, first, kind, op), NA_HOSTUNREACH);
+    }
+    peer = sim_peer(name, &pctx);
+    assert_na_ok(to_gone(env, early, 1, op));
+    assert_na_ret(to_gone(env, first, 1, op), NA_HOSTUNREACH);
+    sim_peer_gone(peer, pctx);
+    assert_na_ret(to_gone(env, early, 1, op), NA_HOSTUNREACH);
+    NA_Addr_free(env->cli, early);
+    NA_Addr_free(env->cli, first);
+    assert_na_ok(NA_Op_destroy(env->cli, op));
+    na_env_finish(env);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -586,6 +651,7 @@ main(int argc, char **argv)
         NA_TEST(test_cancel_recv),
         NA_TEST(test_cancel_send),
         NA_TEST(test_unreachable),
+        NA_TEST(test_gone_after_use),
     };
 
     return na_main(argc, argv, "na_msg", tests,
