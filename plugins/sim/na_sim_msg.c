@@ -44,19 +44,27 @@ na_sim_msg_send(na_class_t *na_class, const struct na_op_desc *desc,
  * Matching.
  */
 
+/* Whether recv expects a message from the name src. src_node, when not
+ * NULL, is the node that holds that name now (the sender of a message
+ * being delivered): the node recv's address leads to being that one
+ * proves the names equal without comparing them. */
 static bool
-na_sim_expected_match(const struct na_op_id *recv,
-                      const struct na_sim_name *src, uint8_t src_ctx_id,
+na_sim_expected_match(struct na_sim_world *world, const struct na_op_id *recv,
+                      const struct na_sim_name *src,
+                      const struct na_sim_node *src_node, uint8_t src_ctx_id,
                       na_tag_t tag)
 {
     return recv->tag == tag && recv->peer_ctx_id == src_ctx_id &&
-           na_sim_name_eq(&recv->peer->name, src);
+           ((src_node != NULL &&
+             na_sim_node_of(world, recv->peer) == src_node) ||
+            na_sim_name_eq(&recv->peer->name, src));
 }
 
 /* The first posted receive that would take a message from src, or NULL. */
 static struct na_op_id *
-na_sim_recv_find(struct na_sim_ctx *ctx, bool unexpected,
-                 const struct na_sim_name *src, uint8_t src_ctx_id,
+na_sim_recv_find(struct na_sim_world *world, struct na_sim_ctx *ctx,
+                 bool unexpected, const struct na_sim_name *src,
+                 const struct na_sim_node *src_node, uint8_t src_ctx_id,
                  na_tag_t tag)
 {
     struct na_op_id *recv;
@@ -65,7 +73,7 @@ na_sim_recv_find(struct na_sim_ctx *ctx, bool unexpected,
         return na_op_list_first(&ctx->unexpected_recvs);
     for (recv = na_op_list_first(&ctx->expected_recvs); recv != NULL;
          recv = na_op_list_next(recv))
-        if (na_sim_expected_match(recv, src, src_ctx_id, tag))
+        if (na_sim_expected_match(world, recv, src, src_node, src_ctx_id, tag))
             return recv;
     return NULL;
 }
@@ -140,8 +148,9 @@ na_sim_msg_dup(struct na_sim_world *world, struct na_op_id *send,
                struct na_sim_ctx *dctx, bool unexpected, const void *data,
                size_t size)
 {
-    struct na_op_id *recv = na_sim_recv_find(
-        dctx, unexpected, &send->node->name, send->ctx->id, send->tag);
+    struct na_op_id *recv =
+        na_sim_recv_find(world, dctx, unexpected, &send->node->name, send->node,
+                         send->ctx->id, send->tag);
     struct na_sim_msg *msg;
     size_t limit;
     bool fails;
@@ -252,8 +261,8 @@ na_sim_msg_deliver(struct na_sim_world *world, struct na_op_id *send)
     data = mangled != NULL ? (const void *) mangled : send->buf;
     if (fault.dup)
         na_sim_msg_dup(world, send, dctx, unexpected, data, size);
-    recv = na_sim_recv_find(dctx, unexpected, &send->node->name, send->ctx->id,
-                            send->tag);
+    recv = na_sim_recv_find(world, dctx, unexpected, &send->node->name,
+                            send->node, send->ctx->id, send->tag);
     if (recv != NULL) {
         na_sim_trace_names(world, now, send->seq, "arrive:matched", NULL, NULL,
                            &send->node->name, &send->peer->name, size,
@@ -387,7 +396,8 @@ na_sim_msg_take(struct na_sim_world *world, struct na_sim_ctx *ctx,
     }
     TAILQ_FOREACH(msg, &ctx->early, link)
     {
-        if (na_sim_expected_match(recv, &msg->src, msg->src_ctx_id, msg->tag)) {
+        if (na_sim_expected_match(world, recv, &msg->src, NULL, msg->src_ctx_id,
+                                  msg->tag)) {
             TAILQ_REMOVE(&ctx->early, msg, link);
             return msg;
         }
@@ -491,8 +501,8 @@ void
 na_sim_msg_requeue(struct na_sim_world *world, struct na_sim_ctx *ctx,
                    bool unexpected, struct na_sim_msg *msg)
 {
-    struct na_op_id *recv =
-        na_sim_recv_find(ctx, unexpected, &msg->src, msg->src_ctx_id, msg->tag);
+    struct na_op_id *recv = na_sim_recv_find(world, ctx, unexpected, &msg->src,
+                                             NULL, msg->src_ctx_id, msg->tag);
 
     if (recv != NULL) {
         na_op_list_remove(recv);
