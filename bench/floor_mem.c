@@ -4,7 +4,8 @@
  * step of an RPC finds its lines evicted by the RPCs in flight since its
  * last step.
  *
- *   floor_mem [--sizes LIST] [--loads N] [--ahead LIST] [--max-seconds S]
+ *   floor_mem [--sizes LIST] [--stride B] [--loads N] [--ahead LIST]
+ *             [--max-seconds S]
  *
  * For each working-set size, one 64-byte line per slot, linked into a
  * single random cycle (a fixed splitmix64 stream shuffles the slots, so a
@@ -14,13 +15,20 @@
  * level the working set fits in (or of memory, with its TLB misses, on
  * 4 KiB pages).
  *
+ * With --stride B (a power of two from 64 to 1 MiB; default 64), the slots
+ * are B bytes apart and the chase touches one line per slot, so a size
+ * holds size/B lines: --stride 4096 touches one line per 4 KiB page, and
+ * shows what a page costs when the lines themselves would fit in a cache
+ * (the TLB's reach, and the page walks past it). Within its slot, slot i's
+ * line is at (i mod B/64) lines, so the lines spread over the cache's sets.
+ *
  * With --ahead K (K > 0), the same cycle is walked with the slot K steps
  * ahead prefetched (__builtin_prefetch) at each step, its index read from
  * a side array: the cost of a miss when software knows K steps early
  * where it will load. 0 is the plain chase.
  *
- * One human line and one JSON line per size and K: "bytes", "ahead",
- * "ns_per_load", "loads".
+ * One human line and one JSON line per size and K: "bytes", "stride",
+ * "lines", "ahead", "ns_per_load", "loads".
  */
 #include "bench_util.h"
 
@@ -33,10 +41,13 @@
 #define FM_MAX_SIZES 32u
 #define FM_MAX_AHEAD 8u
 
-struct fm_slot {
-    uint64_t next;
-    unsigned char pad[FM_LINE - sizeof(uint64_t)];
-};
+/* The word of slot i, in a region of slots `stride` bytes apart. */
+static inline uint64_t *
+fm_at(unsigned char *base, uint64_t stride, uint64_t i)
+{
+    return (uint64_t *) (void *) (base + i * stride +
+                                  (i & (stride / FM_LINE - 1)) * FM_LINE);
+}
 
 static uint64_t
 fm_draw(uint64_t *state)
@@ -51,13 +62,13 @@ fm_draw(uint64_t *state)
 static void
 usage(void)
 {
-    fprintf(stderr, "usage: floor_mem [--sizes LIST] [--loads N] "
+    fprintf(stderr, "usage: floor_mem [--sizes LIST] [--stride B] [--loads N] "
                     "[--ahead LIST] [--max-seconds S]\n");
 }
 
 /* Link n slots into one random cycle; order[i] is the i-th slot visited. */
 static void
-fm_link(struct fm_slot *slots, uint64_t *order, uint64_t n)
+fm_link(unsigned char *base, uint64_t stride, uint64_t *order, uint64_t n)
 {
     uint64_t rng = 20271;
 
@@ -70,12 +81,12 @@ fm_link(struct fm_slot *slots, uint64_t *order, uint64_t n)
         order[j] = t;
     }
     for (uint64_t i = 0; i < n; i++)
-        slots[order[i]].next = order[(i + 1) % n];
+        *fm_at(base, stride, order[i]) = order[(i + 1) % n];
 }
 
 /* Walk `loads` steps from slot order[0]; returns ns per load. */
 static double
-fm_walk(const struct fm_slot *slots, const uint64_t *order, uint64_t n,
+fm_walk(unsigned char *base, uint64_t stride, const uint64_t *order, uint64_t n,
         uint64_t loads, unsigned ahead, double max_seconds, uint64_t *done,
         uint64_t *sink)
 {
@@ -86,10 +97,10 @@ fm_walk(const struct fm_slot *slots, const uint64_t *order, uint64_t n,
         if (ahead != 0) {
             uint64_t q = pos + ahead;
 
-            __builtin_prefetch(&slots[order[q < n ? q : q - n]]);
+            __builtin_prefetch(fm_at(base, stride, order[q < n ? q : q - n]));
             pos = pos + 1 < n ? pos + 1 : 0;
         }
-        p = slots[p].next;
+        p = *fm_at(base, stride, p);
         if ((i & 0xffff) == 0xffff && bu_now_s() > deadline) {
             i++;
             break;
@@ -106,7 +117,7 @@ main(int argc, char **argv)
     uint64_t sizes[FM_MAX_SIZES] = {32768,   262144,   1048576,  4194304,
                                     8388608, 16777216, 67108864, 268435456};
     unsigned nsizes = 8, aheads[FM_MAX_AHEAD] = {0}, naheads = 1;
-    uint64_t loads = 20000000, sink = 0;
+    uint64_t loads = 20000000, sink = 0, stride = FM_LINE;
     double max_seconds = 10.0;
 
     for (int i = 1; i < argc; i++) {
@@ -115,6 +126,9 @@ main(int argc, char **argv)
 
         if (strcmp(a, "--sizes") == 0 && ok)
             ok = bu_parse_size_list(v, sizes, FM_MAX_SIZES, &nsizes);
+        else if (strcmp(a, "--stride") == 0 && ok)
+            ok = bu_parse_size(v, &stride) && stride >= FM_LINE &&
+                 stride <= (1u << 20) && (stride & (stride - 1)) == 0;
         else if (strcmp(a, "--loads") == 0 && ok)
             ok = bu_parse_u64(v, &loads) && loads > 0;
         else if (strcmp(a, "--ahead") == 0 && ok)
@@ -131,17 +145,18 @@ main(int argc, char **argv)
         i++;
     }
     for (unsigned s = 0; s < nsizes; s++) {
-        uint64_t n = sizes[s] / FM_LINE;
-        struct fm_slot *slots;
+        uint64_t n = sizes[s] / stride;
+        unsigned char *slots;
         uint64_t *order;
         char label[32];
 
         if (n < 2) {
-            fprintf(stderr, "floor_mem: size %" PRIu64 " is under two lines\n",
+            fprintf(stderr,
+                    "floor_mem: size %" PRIu64 " holds under two slots\n",
                     sizes[s]);
             return 2;
         }
-        slots = aligned_alloc(FM_LINE, n * FM_LINE);
+        slots = aligned_alloc(4096, n * stride);
         order = malloc(n * sizeof(*order));
         if (slots == NULL || order == NULL) {
             fprintf(stderr, "floor_mem: no memory for %" PRIu64 " bytes\n",
@@ -150,26 +165,28 @@ main(int argc, char **argv)
             free(order);
             return 1;
         }
-        memset(slots, 0, n * FM_LINE);
-        fm_link(slots, order, n);
+        memset(slots, 0, n * stride);
+        fm_link(slots, stride, order, n);
         /* One pass touches every page and line before the clock starts. */
         {
             uint64_t warm;
 
-            fm_walk(slots, order, n, n, 0, max_seconds, &warm, &sink);
+            fm_walk(slots, stride, order, n, n, 0, max_seconds, &warm, &sink);
         }
         for (unsigned k = 0; k < naheads; k++) {
             uint64_t done;
-            double ns = fm_walk(slots, order, n, loads, aheads[k], max_seconds,
-                                &done, &sink);
+            double ns = fm_walk(slots, stride, order, n, loads, aheads[k],
+                                max_seconds, &done, &sink);
             struct bu_json j;
 
-            printf("floor_mem %8s ahead %2u: %7.1f ns per load (%" PRIu64
-                   " loads)\n",
-                   bu_size_label(sizes[s], label, sizeof(label)), aheads[k], ns,
-                   done);
+            printf("floor_mem %8s stride %7" PRIu64 " (%8" PRIu64
+                   " lines) ahead %2u: %7.1f ns per load (%" PRIu64 " loads)\n",
+                   bu_size_label(sizes[s], label, sizeof(label)), stride, n,
+                   aheads[k], ns, done);
             bu_json_begin(&j, "floor_mem");
             bu_json_u64(&j, "bytes", sizes[s]);
+            bu_json_u64(&j, "stride", stride);
+            bu_json_u64(&j, "lines", n);
             bu_json_u64(&j, "ahead", aheads[k]);
             bu_json_dbl(&j, "ns_per_load", ns);
             bu_json_u64(&j, "loads", done);
