@@ -49,16 +49,6 @@ fm_at(unsigned char *base, uint64_t stride, uint64_t i)
                                   (i & (stride / FM_LINE - 1)) * FM_LINE);
 }
 
-static uint64_t
-fm_draw(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static void
 usage(void)
 {
@@ -75,7 +65,7 @@ fm_link(unsigned char *base, uint64_t stride, uint64_t *order, uint64_t n)
     for (uint64_t i = 0; i < n; i++)
         order[i] = i;
     for (uint64_t i = n - 1; i > 0; i--) {
-        uint64_t j = fm_draw(&rng) % (i + 1), t = order[i];
+        uint64_t j = bu_splitmix64(&rng) % (i + 1), t = order[i];
 
         order[i] = order[j];
         order[j] = t;

@@ -107,11 +107,7 @@ struct result {
 static uint64_t
 sc_draw(struct world *w)
 {
-    uint64_t z = (w->rng += 0x9e3779b97f4a7c15ULL);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return bu_splitmix64(&w->rng);
 }
 
 static uint64_t
