@@ -110,7 +110,7 @@ main(int argc, char **argv)
     uint64_t loads = 20000000, sink = 0, stride = FM_LINE;
     double max_seconds = 10.0;
 
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
 
@@ -132,7 +132,6 @@ main(int argc, char **argv)
             usage();
             return 2;
         }
-        i++;
     }
     for (unsigned s = 0; s < nsizes; s++) {
         uint64_t n = sizes[s] / stride;
