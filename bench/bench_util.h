@@ -66,6 +66,8 @@ bu_pattern_byte(uint64_t i, uint32_t seed)
     return (uint8_t) ((i * 131u) ^ (i >> 11) ^ seed ^ (seed >> 8));
 }
 void bu_pattern_fill(void *buf, uint64_t size, uint32_t seed);
+/* Offset of the first byte that differs from the pattern, or -1. */
+int64_t bu_pattern_check(const void *buf, uint64_t size, uint32_t seed);
 
 /* splitmix64: the next draw of the stream whose state is *state. The
  * tools' own seeded streams (never the fabric's). */
@@ -78,8 +80,6 @@ bu_splitmix64(uint64_t *state)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
 }
-/* Offset of the first byte that differs from the pattern, or -1. */
-int64_t bu_pattern_check(const void *buf, uint64_t size, uint32_t seed);
 
 /*
  * A JSON object on one line. Keys are written in the order given. Strings
