@@ -26,6 +26,9 @@
 # The load average is recorded at the start and after every round.
 # Server and client are two processes unless --one-process. Rates are the
 # median window of each run (see hg_rate.c); then the median over rounds.
+# Every record carries its round, and a last table gives issue 27's
+# targets round by round beside each round's floors, with the number of
+# rounds that met each one (compare_summary.py).
 # The load average is printed with the table: on a loaded machine the
 # ratios mean more than the absolute numbers. --tcp-only skips the
 # shared-memory runs; --shm-only skips every TCP run (ofi+tcp, the native
@@ -156,7 +159,8 @@ else
 fi
 
 # run_pair TOOL LIB INFO ARGS...: one measurement, JSON lines tagged with
-# the library and the fabric appended to $out/records.jsonl.
+# the library, the fabric and the round ($round) appended to
+# $out/records.jsonl.
 run_pair() {
     local tool=$1 which=$2 info=$3 fabric=$4
     shift 4
@@ -183,14 +187,14 @@ run_pair() {
         fi
         timeout 300 "${rtp[@]}" "${pin_cli[@]}" "$bin" --client "$(cat "$addr")" --mode "$run_mode" "$@" \
             "$info" 2>>"$log" | tee -a "$log" | grep '^{' |
-            sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
+            sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",\"round\":$round,/" \
                 >>"$out/records.jsonl"
         rc=${PIPESTATUS[0]}
         wait "$spid" 2>/dev/null
     else
         timeout 300 "${rtp[@]}" "$bin" --mode busy --driver thread "$@" "$info" \
             2>>"$log" | tee -a "$log" | grep '^{' |
-            sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",/" \
+            sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",\"round\":$round,/" \
                 >>"$out/records.jsonl"
         rc=${PIPESTATUS[0]}
     fi
@@ -204,7 +208,9 @@ uptime >"$out/load.txt"
 lscpu | awk -F: '/^(Model name|CPU family|Model|CPU\(s\)):/ {
     gsub(/^ +/, "", $2); printf "%s%s: %s", sep, $1, $2; sep = ", " }
     END { print "" }' >"$out/cpu.txt"
+round=0
 for r in $(seq "$rounds"); do
+    round=$r
     if [ $((r % 2)) -eq 1 ]; then order="qs mercury"; else order="mercury qs"; fi
     [ -n "$before" ] && order="$order before"
     [ -n "$before" ] && [ $((r % 2)) -eq 0 ] && order="before $order"
@@ -240,13 +246,13 @@ for r in $(seq "$rounds"); do
     if [ -x "$floor" ] && [ "$tcp_runs" -eq 1 ]; then
         timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
             "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
-            sed 's/^{/{"lib":"floor","fabric":"tcp",/' >>"$out/records.jsonl"
+            sed "s/^{/{\"lib\":\"floor\",\"fabric\":\"tcp\",\"round\":$round,/" >>"$out/records.jsonl"
     fi
     if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then
         timeout 300 "${rt[@]}" "$floor_shm" --sizes 2K,64K,1M,16M "${bw_args[@]}" \
             ${floor_payload:+--payload "$floor_payload"} \
             2>>"$log" | tee -a "$log" | grep '^{' |
-            sed 's/^{/{"lib":"floor","fabric":"shm",/' >>"$out/records.jsonl"
+            sed "s/^{/{\"lib\":\"floor\",\"fabric\":\"shm\",\"round\":$round,/" >>"$out/records.jsonl"
     fi
     uptime >>"$out/load.txt"
 done

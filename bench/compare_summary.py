@@ -12,6 +12,12 @@ When the run swept hg_rate's payload (compare_mercury.sh --payload), a
 second table follows: per fabric and payload, each library's rate with 16
 in flight, the share of its own empty-RPC rate it keeps, its round trip
 with 1 in flight, and ours / Mercury.
+
+When the records carry their round (compare_mercury.sh tags each one), a
+last table gives each target of issue 27 round by round, each round's
+libraries having run back to back, with the floor of that round beside
+the targets that have one, and in how many rounds the target was met: a
+target asked for "in every run" is met only when it is met in all.
 """
 import json
 import statistics
@@ -167,6 +173,153 @@ def spread_table(recs):
               f"/ {r['us_p90']:.0f} / {r['us_max']:.0f} |")
 
 
+def one(values):
+    """The value of a round: the median of its records (normally one)."""
+    return median(values)
+
+
+def per_round(recs, rnd):
+    """Values of a round: lib -> fabric -> measure -> value."""
+    rr = [r for r in recs if r.get("round") == rnd]
+
+    def rate(lib, fabric, inflight, mode="busy", payload=0):
+        return one([r["rpc_per_s_window_median"] for r in rr
+                    if r.get("lib") == lib and r.get("fabric") == fabric and
+                    r.get("tool") == "hg_rate" and r.get("metric") == "rate"
+                    and r.get("inflight") == inflight and
+                    r.get("mode") == mode and
+                    r.get("payload", 0) == payload])
+
+    def lat(lib, fabric):
+        return one([r["median_us"] for r in rr
+                    if r.get("lib") == lib and r.get("fabric") == fabric and
+                    r.get("tool") == "hg_rate" and
+                    r.get("metric") == "latency" and r.get("mode") == "busy"
+                    and r.get("payload", 0) == 0])
+
+    def pull(lib, fabric, size):
+        return one([r["MBps"] for r in rr
+                    if r.get("lib") == lib and r.get("fabric") == fabric and
+                    r.get("tool") == "hg_bw" and r.get("metric") == "pull" and
+                    r.get("size") == size])
+
+    def floor(fabric, metric, key, **kw):
+        return one([r[key] for r in rr
+                    if r.get("lib") == "floor" and r.get("fabric") == fabric
+                    and r.get("metric") == metric and
+                    all(r.get(k) == v for k, v in kw.items())])
+
+    def sweep(lib):
+        """spec -> rate with 16 in flight, the specs up to the eager limit."""
+        out = {}
+        for r in rr:
+            spec = r.get("payload_spec")
+            if (r.get("lib") == lib and r.get("fabric") == "shm" and
+                    r.get("tool") == "hg_rate" and r.get("metric") == "rate"
+                    and r.get("inflight") == 16 and r.get("mode") == "busy"
+                    and spec is not None and not spec.startswith("eager+")):
+                out[spec] = r["rpc_per_s_window_median"]
+        return out
+
+    return rate, lat, pull, floor, sweep
+
+
+def ratio_of(a, b):
+    return a / b if a is not None and b else None
+
+
+def targets_table(recs):
+    """Issue 27's targets round by round (records tagged with "round")."""
+    rounds = sorted({r["round"] for r in recs
+                     if isinstance(r.get("round"), int)})
+    if not rounds:
+        return
+    rows = []  # (label, [value per round], format, test or None)
+    cols = {rnd: per_round(recs, rnd) for rnd in rounds}
+
+    def add(label, fn, form, test):
+        rows.append((label, [fn(*cols[rnd]) for rnd in rounds], form, test))
+
+    def kept_2k(rate, lat, pull, floor, sweep):
+        return ratio_of(rate("qs", "shm", 16, payload=2048),
+                        rate("qs", "shm", 16))
+
+    def sm_min_ratio(rate, lat, pull, floor, sweep):
+        ours, theirs = sweep("qs"), sweep("mercury")
+        common = [s for s in ours if s in theirs and theirs[s]]
+        if not common:
+            return None
+        return min(ours[s] / theirs[s] for s in common)
+
+    pct = "{:.0%}"
+    times = "{:.2f}x"
+    add("sm: a 2 KiB input keeps >= 80% of the empty rate, 16 in flight",
+        kept_2k, pct, lambda v: v >= 0.80)
+    add("  floor: floor_shm, 2 KiB messages/s, 16 unacknowledged",
+        lambda rate, lat, pull, floor, sweep:
+        floor("shm", "msgrate", "msg_per_s", payload=2048),
+        "{:,.0f}/s", None)
+    add("sm >= 2x Mercury's na+sm at every swept size up to the eager "
+        "limit (the least ratio)", sm_min_ratio, times, lambda v: v >= 2.0)
+    for size, name in ((1 << 20, "1 MiB"), (16 << 20, "16 MiB")):
+        add(f"sm pull {name} >= 1.1x Mercury's na+sm",
+            lambda rate, lat, pull, floor, sweep, size=size:
+            ratio_of(pull("qs", "shm", size), pull("mercury", "shm", size)),
+            times, lambda v: v >= 1.1)
+        add(f"  floor: memcpy, {name}",
+            lambda rate, lat, pull, floor, sweep, size=size:
+            floor("shm", "memcpy", "median_mbs", size=size),
+            "{:,.0f} MB/s", None)
+    for size, name in ((1 << 20, "1 MiB"), (16 << 20, "16 MiB")):
+        add(f"native tcp pull {name} >= 1.1x Mercury's ofi+tcp",
+            lambda rate, lat, pull, floor, sweep, size=size:
+            ratio_of(pull("native", "tcp", size),
+                     pull("mercury", "tcp", size)),
+            times, lambda v: v >= 1.1)
+        add(f"  floor: raw TCP stream, {name}",
+            lambda rate, lat, pull, floor, sweep, size=size:
+            floor("tcp", "stream", "MBps", size=size), "{:,.0f} MB/s", None)
+    for mode in ("busy", "wait"):
+        for inflight in (1, 16):
+            add(f"ofi+tcp rate >= 1.0x Mercury's, {mode}, {inflight} in "
+                "flight",
+                lambda rate, lat, pull, floor, sweep, mode=mode,
+                inflight=inflight:
+                ratio_of(rate("qs", "tcp", inflight, mode),
+                         rate("mercury", "tcp", inflight, mode)),
+                times, lambda v: v >= 1.0)
+    add("native tcp busy round trip <= 1.3x the raw TCP ping-pong",
+        lambda rate, lat, pull, floor, sweep:
+        ratio_of(lat("native", "tcp"),
+                 floor("tcp", "pingpong", "median_us", mode="busy")),
+        times, lambda v: v <= 1.3)
+    add("  floor: raw TCP ping-pong",
+        lambda rate, lat, pull, floor, sweep:
+        floor("tcp", "pingpong", "median_us", mode="busy"), "{:.2f} us",
+        None)
+    rows = [r for r in rows if any(v is not None for v in r[1])]
+    if not rows:
+        return
+    print()
+    print("Issue 27's targets, round by round (each round ran every library "
+          "back to back; a floor is that round's):")
+    print()
+    print("| target | " + " | ".join(f"round {r}" for r in rounds) +
+          " | met |")
+    print("|---" * (len(rounds) + 2) + "|")
+    for label, values, form, test in rows:
+        cells = [form.format(v) if v is not None else "-" for v in values]
+        if test is None:
+            met = ""
+        else:
+            got = [v for v in values if v is not None]
+            n_met = sum(1 for v in got if test(v))
+            met = f"{n_met} of {len(values)}"
+            if len(got) < len(values):
+                met += f" ({len(values) - len(got)} not measured)"
+        print(f"| {label} | " + " | ".join(cells) + f" | {met} |")
+
+
 def main():
     recs = load(sys.argv[1])
     has_before = any(r.get("lib") == "before" for r in recs)
@@ -246,6 +399,7 @@ def main():
                   f"| {ratio(v['qs'], v['mercury'])} | {fl} |")
     sweep_table(recs)
     spread_table(recs)
+    targets_table(recs)
     if len(sys.argv) > 2:
         with open(sys.argv[2]) as f:
             loads = [l.strip() for l in f if l.strip()]

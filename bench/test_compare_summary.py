@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Check compare_summary.py's per-round table of issue 27's targets.
+
+    test_compare_summary.py PATH/TO/compare_summary.py
+
+Writes records of two rounds, as compare_mercury.sh tags them, in which
+each target is met in a known set of rounds, runs the summary on them and
+checks every cell and every count of the table. Exit 1 on a difference.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def rate(lib, fabric, rnd, inflight, value, mode="busy", spec=None,
+         payload=0):
+    r = {"lib": lib, "fabric": fabric, "round": rnd, "tool": "hg_rate",
+         "metric": "rate", "mode": mode, "inflight": inflight,
+         "payload": payload, "rpc_per_s_window_median": value}
+    if spec is not None:
+        r["payload_spec"] = spec
+    return r
+
+
+def records():
+    recs = []
+    # sm: 2 KiB keeps 85% in round 1, 70% in round 2; Mercury's na+sm is
+    # 10x and 8.5x behind at 2 KiB, 10x when empty.
+    for rnd, kept in ((1, 850000), (2, 700000)):
+        recs.append(rate("qs", "shm", rnd, 16, 1000000, spec="0"))
+        recs.append(rate("qs", "shm", rnd, 16, kept, spec="2K",
+                         payload=2048))
+        recs.append(rate("mercury", "shm", rnd, 16, 100000, spec="0"))
+        recs.append(rate("mercury", "shm", rnd, 16, kept / 10 + 2500 * rnd,
+                         spec="2K", payload=2048))
+        # Past the eager limit is not a target: a ratio below 2x there
+        # must not count.
+        recs.append(rate("qs", "shm", rnd, 16, 10000, spec="eager+1",
+                         payload=4097))
+        recs.append(rate("mercury", "shm", rnd, 16, 90000, spec="eager+1",
+                         payload=4097))
+        recs.append({"lib": "floor", "fabric": "shm", "round": rnd,
+                     "tool": "floor_shm", "metric": "msgrate",
+                     "payload": 2048, "msg_per_s": 2000000 + rnd})
+    # Native pulls of 1 MiB: 1.125x, then 0.75x.
+    for rnd, mbps in ((1, 4500), (2, 3000)):
+        recs.append({"lib": "native", "fabric": "tcp", "round": rnd,
+                     "tool": "hg_bw", "metric": "pull", "size": 1 << 20,
+                     "MBps": mbps})
+        recs.append({"lib": "mercury", "fabric": "tcp", "round": rnd,
+                     "tool": "hg_bw", "metric": "pull", "size": 1 << 20,
+                     "MBps": 4000})
+        recs.append({"lib": "floor", "fabric": "tcp", "round": rnd,
+                     "tool": "floor_tcp", "metric": "stream",
+                     "size": 1 << 20, "MBps": 3000 + rnd})
+    # The native round trip against each round's own ping-pong: 1.2x and
+    # 1.4x (the second round's floor is lower, not its round trip higher).
+    for rnd, floor in ((1, 10.0), (2, 10.0 / 1.4 * 1.2)):
+        recs.append({"lib": "native", "fabric": "tcp", "round": rnd,
+                     "tool": "hg_rate", "metric": "latency", "mode": "busy",
+                     "payload": 0, "median_us": 12.0})
+        recs.append({"lib": "floor", "fabric": "tcp", "round": rnd,
+                     "tool": "floor_tcp", "metric": "pingpong",
+                     "mode": "busy", "median_us": floor})
+    # ofi+tcp, busy, one in flight: measured in round 1 only.
+    recs.append(rate("qs", "tcp", 1, 1, 40000))
+    recs.append(rate("mercury", "tcp", 1, 1, 38000))
+    recs.append(rate("mercury", "tcp", 2, 1, 38000))
+    return recs
+
+
+EXPECTED = {
+    "sm: a 2 KiB input keeps >= 80% of the empty rate, 16 in flight":
+        ["85%", "70%", "1 of 2"],
+    "floor: floor_shm, 2 KiB messages/s, 16 unacknowledged":
+        ["2,000,001/s", "2,000,002/s", ""],
+    "sm >= 2x Mercury's na+sm at every swept size up to the eager limit "
+    "(the least ratio)": ["9.71x", "9.33x", "2 of 2"],
+    "native tcp pull 1 MiB >= 1.1x Mercury's ofi+tcp":
+        ["1.12x", "0.75x", "1 of 2"],
+    "floor: raw TCP stream, 1 MiB": ["3,001 MB/s", "3,002 MB/s", ""],
+    "ofi+tcp rate >= 1.0x Mercury's, busy, 1 in flight":
+        ["1.05x", "-", "1 of 2 (1 not measured)"],
+    "native tcp busy round trip <= 1.3x the raw TCP ping-pong":
+        ["1.20x", "1.40x", "1 of 2"],
+    "floor: raw TCP ping-pong": ["10.00 us", "8.57 us", ""],
+}
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    import json
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "records.jsonl")
+        with open(path, "w") as f:
+            for r in records():
+                f.write(json.dumps(r) + "\n")
+        out = subprocess.run([sys.executable, sys.argv[1], path],
+                             check=True, capture_output=True,
+                             text=True).stdout
+    print(out)
+    table = out.split("Issue 27's targets, round by round", 1)
+    if len(table) != 2:
+        print("test_compare_summary: no per-round table")
+        return 1
+    rows = {}
+    for line in table[1].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] not in ("target", "---"):
+            rows[cells[0]] = cells[1:]
+    bad = 0
+    for label, want in EXPECTED.items():
+        got = rows.get(label)
+        if got != want:
+            print(f"test_compare_summary: {label!r}: {got} != {want}")
+            bad += 1
+    # Targets the records do not measure in any round have no row.
+    for label in rows:
+        if label not in EXPECTED:
+            print(f"test_compare_summary: unexpected row {label!r}")
+            bad += 1
+    print(f"test_compare_summary: {len(EXPECTED)} rows checked, "
+          f"{bad} wrong")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
