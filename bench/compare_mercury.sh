@@ -42,7 +42,8 @@
 # "eager" is each library's own limit (the sizes differ; the table says
 # them). --no-bw skips the hg_bw pulls.
 #
-# --pin runs the server on CPU 0 and the client on CPU 1 (taskset). On a
+# --pin runs the server on CPU 0 and the client on CPU 1 (taskset), and
+# floor_tcp's reader on CPU 0 and its writer on CPU 1 (--pin 1,0). On a
 # 2-CPU machine the scheduler otherwise sometimes puts both busy-polling
 # processes on one CPU, where each round trip waits for a scheduler tick
 # (4 ms here): the same library then measures 30 us in one run and 8 ms
@@ -245,7 +246,7 @@ for r in $(seq "$rounds"); do
     done
     if [ -x "$floor" ] && [ "$tcp_runs" -eq 1 ]; then
         timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
-            "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
+            ${pin_cli:+--pin 1,0} "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed "s/^{/{\"lib\":\"floor\",\"fabric\":\"tcp\",\"round\":$round,/" >>"$out/records.jsonl"
     fi
     if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then

@@ -45,6 +45,16 @@ def pick(recs, **want):
     return [r for r in recs if all(r.get(k) == v for k, v in want.items())]
 
 
+def stream_floor(recs):
+    """floor_tcp's stream records to compare with: the busy ones (the
+    libraries are measured busy), or those of a floor_tcp that measured
+    only blocking streams and did not say so."""
+    st = [r for r in recs if r.get("lib") == "floor" and
+          r.get("metric") == "stream"]
+    busy = [r for r in st if r.get("mode") == "busy"]
+    return busy if busy else [r for r in st if "mode" not in r]
+
+
 def fmt(v, unit):
     if v is None:
         return "-"
@@ -204,7 +214,8 @@ def per_round(recs, rnd):
                     r.get("size") == size])
 
     def floor(fabric, metric, key, **kw):
-        return one([r[key] for r in rr
+        src = stream_floor(rr) if metric == "stream" else rr
+        return one([r[key] for r in src
                     if r.get("lib") == "floor" and r.get("fabric") == fabric
                     and r.get("metric") == metric and
                     all(r.get(k) == v for k, v in kw.items())])
@@ -357,8 +368,8 @@ def main():
                 recs, lib=lib, fabric=fabric, tool="hg_bw", metric="pull",
                 size=size)]) for lib in LIBS}
             if fabric == "tcp":
-                floor = median([r["MBps"] for r in pick(
-                    recs, lib="floor", metric="stream", size=size)])
+                floor = median([r["MBps"] for r in stream_floor(recs)
+                                if r.get("size") == size])
             else:
                 floor = median([r["median_mbs"] for r in pick(
                     recs, lib="floor", metric="memcpy", size=size)])

@@ -12,11 +12,16 @@
  *  - stream bandwidth: one side writes `size`-byte chunks back to back, the
  *    other reads them, for the sizes hg_bw uses; the clock stops when the
  *    reader's one-byte acknowledgement of the last chunk arrives. The last
- *    chunk is checked byte for byte.
+ *    chunk is checked byte for byte. One chunk goes first, untimed, into
+ *    a reader's buffer it has already touched, and is acknowledged: the
+ *    clock starts on a warm connection, without the page faults of a
+ *    fresh buffer (hg_bw measures warm buffers too). Busy (both sides spin on
+ *    MSG_DONTWAIT, as busy-polling libraries do), then blocking.
  *
  * The echo / reader side is a thread (--procs 1, the default) or a forked
- * process (--procs 2). Only 127.0.0.1 is used. Every loop is bounded by its
- * count and by --max-seconds of real time.
+ * process (--procs 2). --pin A,B puts the measuring side on CPU A and the
+ * peer on CPU B, as a pinned client and server. Only 127.0.0.1 is used.
+ * Every loop is bounded by its count and by --max-seconds of real time.
  */
 #include "bench_util.h"
 
@@ -26,6 +31,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +52,32 @@ struct opts {
     uint64_t max_reps, min_reps;
     double max_seconds;
     int procs;
+    int cpu_self, cpu_peer; /* --pin A,B; -1: not pinned */
     bool do_pingpong, do_stream;
 };
 
 /* What the peer side is asked to do over one connection. */
 enum peer_job { JOB_ECHO_BUSY, JOB_ECHO_BLOCK, JOB_STREAM };
+
+/* The CPU the peer is pinned to, or -1 (set from --pin before any run). */
+static int ft_peer_cpu = -1;
+
+/* Pin the calling thread to `cpu` (nothing when -1). */
+static int
+pin_self(int cpu)
+{
+    cpu_set_t set;
+
+    if (cpu < 0)
+        return 0;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
+        fprintf(stderr, "floor_tcp: cannot pin to CPU %d\n", cpu);
+        return -1;
+    }
+    return 0;
+}
 
 struct peer {
     int fd;
@@ -59,6 +86,7 @@ struct peer {
     uint64_t chunk;    /* stream: chunk size                         */
     uint64_t chunks;   /* stream: chunks to read                     */
     uint32_t seed;     /* stream: pattern of the last chunk          */
+    bool busy;         /* stream: spin on MSG_DONTWAIT               */
     double deadline;   /* real-time bound of the peer's whole job    */
     int result;        /* 0, or -1 on an error or a failed check      */
 };
@@ -112,22 +140,36 @@ fail:
     return -1;
 }
 
-/* Send all of buf; blocking socket. */
+/* Send all of buf. Busy: spin on MSG_DONTWAIT, checking the deadline
+ * every few thousand full-buffer polls. */
 static int
-send_all(int fd, const void *buf, size_t len)
+send_all_mode(int fd, const void *buf, size_t len, bool busy, double deadline)
 {
     const char *p = buf;
+    unsigned spins = 0;
 
     while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | (busy ? MSG_DONTWAIT : 0));
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && busy && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (++spins % 4096 == 0 && bu_now_s() > deadline)
+                return -1;
+            continue;
+        }
         if (n <= 0)
             return -1;
         p += n;
         len -= (size_t) n;
     }
     return 0;
+}
+
+/* Send all of buf, blocking. */
+static int
+send_all(int fd, const void *buf, size_t len)
+{
+    return send_all_mode(fd, buf, len, false, 0.0);
 }
 
 /*
@@ -187,13 +229,17 @@ static void
 peer_stream(struct peer *p)
 {
     char *buf = malloc(p->chunk);
-    char ack = 'k';
+    char ack = 'k', warm = 'w';
 
     p->result = -1;
     if (buf == NULL)
         return;
+    memset(buf, 0, p->chunk);
+    if (recv_all(p->fd, buf, p->chunk, p->busy, p->deadline) != 0 ||
+        send_all(p->fd, &warm, 1) != 0)
+        goto out;
     for (uint64_t i = 0; i < p->chunks; i++)
-        if (recv_all(p->fd, buf, p->chunk, false, p->deadline) != 0)
+        if (recv_all(p->fd, buf, p->chunk, p->busy, p->deadline) != 0)
             goto out;
     if (bu_pattern_check(buf, p->chunk, p->seed) >= 0) {
         fprintf(stderr,
@@ -213,6 +259,10 @@ peer_main(void *arg)
 {
     struct peer *p = arg;
 
+    if (pin_self(ft_peer_cpu) != 0) {
+        p->result = -1;
+        return NULL;
+    }
     if (p->job == JOB_STREAM)
         peer_stream(p);
     else
@@ -360,7 +410,7 @@ pingpong(const struct opts *o, bool busy)
 }
 
 static int
-stream(const struct opts *o, uint64_t size, uint32_t seed)
+stream(const struct opts *o, uint64_t size, uint32_t seed, bool busy)
 {
     struct peer_run r;
     uint64_t reps = o->bytes_per_size / size;
@@ -388,6 +438,7 @@ stream(const struct opts *o, uint64_t size, uint32_t seed)
     r.peer.chunk = size;
     r.peer.chunks = reps;
     r.peer.seed = seed;
+    r.peer.busy = busy;
     r.peer.deadline = deadline + 10.0;
     if (peer_start(&r, o->procs) != 0) {
         close(fd);
@@ -395,9 +446,12 @@ stream(const struct opts *o, uint64_t size, uint32_t seed)
         free(buf);
         return -1;
     }
+    if (send_all_mode(fd, buf, size, busy, deadline + 10.0) != 0 ||
+        recv_all(fd, &ack, 1, false, deadline + 10.0) != 0 || ack != 'w')
+        rc = -1;
     t0 = bu_now_s();
-    for (sent = 0; sent < reps; sent++)
-        if (send_all(fd, buf, size) != 0) {
+    for (sent = 0; rc == 0 && sent < reps; sent++)
+        if (send_all_mode(fd, buf, size, busy, deadline + 10.0) != 0) {
             rc = -1;
             break;
         }
@@ -409,12 +463,14 @@ stream(const struct opts *o, uint64_t size, uint32_t seed)
     if (peer_join(&r) != 0)
         rc = -1;
     mbps = secs > 0 ? (double) size * (double) sent / secs / 1e6 : 0.0;
-    printf("floor_tcp stream   %8s procs=%d: %9.1f MB/s  (%" PRIu64
+    printf("floor_tcp stream   %8s %-8s procs=%d: %9.1f MB/s  (%" PRIu64
            " x in %.4f s)  check %s\n",
-           bu_size_label(size, label, sizeof(label)), o->procs, mbps, sent,
-           secs, rc == 0 ? "ok" : "FAILED");
+           bu_size_label(size, label, sizeof(label)),
+           busy ? "busy" : "blocking", o->procs, mbps, sent, secs,
+           rc == 0 ? "ok" : "FAILED");
     bu_json_begin(&j, "floor_tcp");
     bu_json_str(&j, "metric", "stream");
+    bu_json_str(&j, "mode", busy ? "busy" : "blocking");
     bu_json_u64(&j, "procs", (uint64_t) o->procs);
     bu_json_u64(&j, "size", size);
     bu_json_u64(&j, "reps", sent);
@@ -441,6 +497,7 @@ usage(FILE *f)
             "  --max-seconds S    bound of each measurement (default 5)\n"
             "  --procs 1|2        peer on a thread (1) or in a child process "
             "(2)\n"
+            "  --pin A,B          this side on CPU A, the peer on CPU B\n"
             "  --only pingpong|stream\n");
 }
 
@@ -456,6 +513,8 @@ main(int argc, char **argv)
         .min_reps = 4,
         .max_seconds = 5.0,
         .procs = 1,
+        .cpu_self = -1,
+        .cpu_peer = -1,
         .do_pingpong = true,
         .do_stream = true,
     };
@@ -493,6 +552,14 @@ main(int argc, char **argv)
         } else if (strcmp(a, "--procs") == 0) {
             ok = bu_parse_u64(v, &procs) && (procs == 1 || procs == 2);
             o.procs = (int) procs;
+        } else if (strcmp(a, "--pin") == 0) {
+            unsigned a_cpu, b_cpu;
+            char end;
+
+            ok = sscanf(v, "%u,%u%c", &a_cpu, &b_cpu, &end) == 2 &&
+                 a_cpu < CPU_SETSIZE && b_cpu < CPU_SETSIZE;
+            o.cpu_self = (int) a_cpu;
+            o.cpu_peer = (int) b_cpu;
         } else if (strcmp(a, "--only") == 0) {
             o.do_pingpong = strcmp(v, "pingpong") == 0;
             o.do_stream = strcmp(v, "stream") == 0;
@@ -510,6 +577,9 @@ main(int argc, char **argv)
         o.min_reps = o.max_reps;
     /* A peer that dies must not kill us with SIGPIPE; send() reports it. */
     signal(SIGPIPE, SIG_IGN);
+    ft_peer_cpu = o.cpu_peer;
+    if (pin_self(o.cpu_self) != 0)
+        return 1;
 
     if (o.do_pingpong) {
         if (pingpong(&o, true) != 0)
@@ -518,8 +588,9 @@ main(int argc, char **argv)
             rc = 1;
     }
     if (o.do_stream)
-        for (unsigned i = 0; i < o.nsizes; i++)
-            if (stream(&o, o.sizes[i], 0x7a11u + 131u * i) != 0)
-                rc = 1;
+        for (int busy = 1; busy >= 0; busy--)
+            for (unsigned i = 0; i < o.nsizes; i++)
+                if (stream(&o, o.sizes[i], 0x7a11u + 131u * i, busy) != 0)
+                    rc = 1;
     return rc;
 }
