@@ -21,6 +21,7 @@ target asked for "in every run" is met only when it is met in all.
 """
 import json
 import statistics
+import types
 import sys
 
 
@@ -189,35 +190,39 @@ def one(values):
 
 
 def per_round(recs, rnd):
-    """Values of a round: lib -> fabric -> measure -> value."""
+    """The measures of one round, as functions of the library, fabric and
+    size: m.rate, m.lat, m.pull, m.pull_median, m.floor, m.sweep."""
     rr = [r for r in recs if r.get("round") == rnd]
+
+    def mine(r, lib, fabric, tool, metric):
+        return (r.get("lib") == lib and r.get("fabric") == fabric and
+                r.get("tool") == tool and r.get("metric") == metric)
 
     def rate(lib, fabric, inflight, mode="busy", payload=0):
         return one([r["rpc_per_s_window_median"] for r in rr
-                    if r.get("lib") == lib and r.get("fabric") == fabric and
-                    r.get("tool") == "hg_rate" and r.get("metric") == "rate"
-                    and r.get("inflight") == inflight and
+                    if mine(r, lib, fabric, "hg_rate", "rate") and
+                    r.get("inflight") == inflight and
                     r.get("mode") == mode and
                     r.get("payload", 0) == payload])
 
     def lat(lib, fabric):
         return one([r["median_us"] for r in rr
-                    if r.get("lib") == lib and r.get("fabric") == fabric and
-                    r.get("tool") == "hg_rate" and
-                    r.get("metric") == "latency" and r.get("mode") == "busy"
-                    and r.get("payload", 0) == 0])
+                    if mine(r, lib, fabric, "hg_rate", "latency") and
+                    r.get("mode") == "busy" and r.get("payload", 0) == 0])
 
-    def pull(lib, fabric, size):
-        return one([r["MBps"] for r in rr
-                    if r.get("lib") == lib and r.get("fabric") == fabric and
-                    r.get("tool") == "hg_bw" and r.get("metric") == "pull" and
-                    r.get("size") == size])
+    def pull(lib, fabric, size, key="MBps"):
+        return one([r[key] for r in rr
+                    if mine(r, lib, fabric, "hg_bw", "pull") and
+                    r.get("size") == size and key in r])
+
+    def pull_median(lib, fabric, size):
+        return pull(lib, fabric, size, key="us_median")
 
     def floor(fabric, metric, key, **kw):
         src = stream_floor(rr) if metric == "stream" else rr
         return one([r[key] for r in src
                     if r.get("lib") == "floor" and r.get("fabric") == fabric
-                    and r.get("metric") == metric and
+                    and r.get("metric") == metric and key in r and
                     all(r.get(k) == v for k, v in kw.items())])
 
     def sweep(lib):
@@ -225,14 +230,15 @@ def per_round(recs, rnd):
         out = {}
         for r in rr:
             spec = r.get("payload_spec")
-            if (r.get("lib") == lib and r.get("fabric") == "shm" and
-                    r.get("tool") == "hg_rate" and r.get("metric") == "rate"
-                    and r.get("inflight") == 16 and r.get("mode") == "busy"
+            if (mine(r, lib, "shm", "hg_rate", "rate") and
+                    r.get("inflight") == 16 and r.get("mode") == "busy"
                     and spec is not None and not spec.startswith("eager+")):
                 out[spec] = r["rpc_per_s_window_median"]
         return out
 
-    return rate, lat, pull, floor, sweep
+    return types.SimpleNamespace(rate=rate, lat=lat, pull=pull,
+                                 pull_median=pull_median, floor=floor,
+                                 sweep=sweep)
 
 
 def ratio_of(a, b):
@@ -248,15 +254,11 @@ def targets_table(recs):
     rows = []  # (label, [value per round], format, test or None)
     cols = {rnd: per_round(recs, rnd) for rnd in rounds}
 
-    def add(label, fn, form, test):
-        rows.append((label, [fn(*cols[rnd]) for rnd in rounds], form, test))
+    def add(label, fn, form, test=None):
+        rows.append((label, [fn(cols[rnd]) for rnd in rounds], form, test))
 
-    def kept_2k(rate, lat, pull, floor, sweep):
-        return ratio_of(rate("qs", "shm", 16, payload=2048),
-                        rate("qs", "shm", 16))
-
-    def sm_min_ratio(rate, lat, pull, floor, sweep):
-        ours, theirs = sweep("qs"), sweep("mercury")
+    def sm_min_ratio(m):
+        ours, theirs = m.sweep("qs"), m.sweep("mercury")
         common = [s for s in ours if s in theirs and theirs[s]]
         if not common:
             return None
@@ -265,49 +267,54 @@ def targets_table(recs):
     pct = "{:.0%}"
     times = "{:.2f}x"
     add("sm: a 2 KiB input keeps >= 80% of the empty rate, 16 in flight",
-        kept_2k, pct, lambda v: v >= 0.80)
+        lambda m: ratio_of(m.rate("qs", "shm", 16, payload=2048),
+                           m.rate("qs", "shm", 16)),
+        pct, lambda v: v >= 0.80)
     add("  floor: floor_shm, 2 KiB messages/s, 16 unacknowledged",
-        lambda rate, lat, pull, floor, sweep:
-        floor("shm", "msgrate", "msg_per_s", payload=2048),
-        "{:,.0f}/s", None)
+        lambda m: m.floor("shm", "msgrate", "msg_per_s", payload=2048),
+        "{:,.0f}/s")
     add("sm >= 2x Mercury's na+sm at every swept size up to the eager "
         "limit (the least ratio)", sm_min_ratio, times, lambda v: v >= 2.0)
     for size, name in ((1 << 20, "1 MiB"), (16 << 20, "16 MiB")):
         add(f"sm pull {name} >= 1.1x Mercury's na+sm",
-            lambda rate, lat, pull, floor, sweep, size=size:
-            ratio_of(pull("qs", "shm", size), pull("mercury", "shm", size)),
+            lambda m, size=size: ratio_of(m.pull("qs", "shm", size),
+                                          m.pull("mercury", "shm", size)),
             times, lambda v: v >= 1.1)
         add(f"  floor: memcpy, {name}",
-            lambda rate, lat, pull, floor, sweep, size=size:
-            floor("shm", "memcpy", "median_mbs", size=size),
-            "{:,.0f} MB/s", None)
+            lambda m, size=size: m.floor("shm", "memcpy", "median_mbs",
+                                         size=size),
+            "{:,.0f} MB/s")
     for size, name in ((1 << 20, "1 MiB"), (16 << 20, "16 MiB")):
         add(f"native tcp pull {name} >= 1.1x Mercury's ofi+tcp",
-            lambda rate, lat, pull, floor, sweep, size=size:
-            ratio_of(pull("native", "tcp", size),
-                     pull("mercury", "tcp", size)),
+            lambda m, size=size: ratio_of(m.pull("native", "tcp", size),
+                                          m.pull("mercury", "tcp", size)),
             times, lambda v: v >= 1.1)
         add(f"  floor: raw TCP stream, {name}",
-            lambda rate, lat, pull, floor, sweep, size=size:
-            floor("tcp", "stream", "MBps", size=size), "{:,.0f} MB/s", None)
+            lambda m, size=size: m.floor("tcp", "stream", "MBps", size=size),
+            "{:,.0f} MB/s")
+        add(f"  native tcp pull {name}, median transfer",
+            lambda m, size=size: m.pull_median("native", "tcp", size),
+            "{:,.0f} us")
+        add(f"  floor: raw TCP fetch of {name}, median request to last byte",
+            lambda m, size=size: m.floor("tcp", "fetch", "us_median",
+                                         size=size),
+            "{:,.0f} us")
     for mode in ("busy", "wait"):
         for inflight in (1, 16):
             add(f"ofi+tcp rate >= 1.0x Mercury's, {mode}, {inflight} in "
                 "flight",
-                lambda rate, lat, pull, floor, sweep, mode=mode,
-                inflight=inflight:
-                ratio_of(rate("qs", "tcp", inflight, mode),
-                         rate("mercury", "tcp", inflight, mode)),
+                lambda m, mode=mode, inflight=inflight: ratio_of(
+                    m.rate("qs", "tcp", inflight, mode),
+                    m.rate("mercury", "tcp", inflight, mode)),
                 times, lambda v: v >= 1.0)
     add("native tcp busy round trip <= 1.3x the raw TCP ping-pong",
-        lambda rate, lat, pull, floor, sweep:
-        ratio_of(lat("native", "tcp"),
-                 floor("tcp", "pingpong", "median_us", mode="busy")),
+        lambda m: ratio_of(m.lat("native", "tcp"),
+                           m.floor("tcp", "pingpong", "median_us",
+                                   mode="busy")),
         times, lambda v: v <= 1.3)
     add("  floor: raw TCP ping-pong",
-        lambda rate, lat, pull, floor, sweep:
-        floor("tcp", "pingpong", "median_us", mode="busy"), "{:.2f} us",
-        None)
+        lambda m: m.floor("tcp", "pingpong", "median_us", mode="busy"),
+        "{:.2f} us")
     rows = [r for r in rows if any(v is not None for v in r[1])]
     if not rows:
         return

@@ -16,7 +16,12 @@
  *    a reader's buffer it has already touched, and is acknowledged: the
  *    clock starts on a warm connection, without the page faults of a
  *    fresh buffer (hg_bw measures warm buffers too). Busy (both sides spin on
- *    MSG_DONTWAIT, as busy-polling libraries do), then blocking.
+ *    MSG_DONTWAIT, as busy-polling libraries do), then blocking;
+ *  - fetch: what a pull is made of, busy: the peer asks for `size` bytes
+ *    with an 8-byte request and this side answers with one send; the peer
+ *    times each request to its last byte and reports the 10th, 50th and
+ *    90th percentiles. The data goes the way it goes in hg_bw's pulls,
+ *    from this side (--pin's A, the client's CPU) to the peer.
  *
  * The echo / reader side is a thread (--procs 1, the default) or a forked
  * process (--procs 2). --pin A,B puts the measuring side on CPU A and the
@@ -53,11 +58,14 @@ struct opts {
     double max_seconds;
     int procs;
     int cpu_self, cpu_peer; /* --pin A,B; -1: not pinned */
-    bool do_pingpong, do_stream;
+    bool do_pingpong, do_stream, do_fetch;
 };
 
 /* What the peer side is asked to do over one connection. */
-enum peer_job { JOB_ECHO_BUSY, JOB_ECHO_BLOCK, JOB_STREAM };
+enum peer_job { JOB_ECHO_BUSY, JOB_ECHO_BLOCK, JOB_STREAM, JOB_FETCH };
+
+/* A fetch request that ends the run: the peer's percentiles follow. */
+#define FT_FETCH_DONE UINT64_MAX
 
 /* The CPU the peer is pinned to, or -1 (set from --pin before any run). */
 static int ft_peer_cpu = -1;
@@ -87,6 +95,7 @@ struct peer {
     uint64_t chunks;   /* stream: chunks to read                     */
     uint32_t seed;     /* stream: pattern of the last chunk          */
     bool busy;         /* stream: spin on MSG_DONTWAIT               */
+    uint64_t warm;     /* fetch: untimed requests first              */
     double deadline;   /* real-time bound of the peer's whole job    */
     int result;        /* 0, or -1 on an error or a failed check      */
 };
@@ -254,6 +263,55 @@ out:
     free(buf);
 }
 
+/* The puller of a fetch: time each request to the last byte of its
+ * answer, then send FT_FETCH_DONE and the 10th, 50th and 90th percentiles
+ * in microseconds, or a negative median if it failed. */
+static void
+peer_fetch(struct peer *p)
+{
+    char *buf = malloc(p->chunk);
+    double *us = calloc(p->chunks, sizeof(*us));
+    double q[3] = {-1.0, -1.0, -1.0};
+    uint64_t req, n = 0;
+
+    p->result = -1;
+    if (buf == NULL || us == NULL)
+        goto out;
+    memset(buf, 0, p->chunk);
+    for (uint64_t i = 0; i < p->warm + p->chunks; i++) {
+        uint64_t t0 = bu_now_ns();
+
+        req = i;
+        if (send_all(p->fd, &req, sizeof(req)) != 0 ||
+            recv_all(p->fd, buf, p->chunk, true, p->deadline) != 0)
+            goto out;
+        if (i >= p->warm)
+            us[n++] = (double) (bu_now_ns() - t0) / 1e3;
+        if (bu_now_s() > p->deadline - 10.0)
+            break; /* the run's own bound */
+    }
+    if (bu_pattern_check(buf, p->chunk, p->seed) >= 0) {
+        fprintf(stderr,
+                "floor_tcp: fetch of %" PRIu64 " bytes: the last answer is "
+                "corrupt\n",
+                p->chunk);
+        n = 0;
+    }
+    if (n > 0) {
+        q[0] = bu_quantile(us, n, 0.1);
+        q[1] = bu_quantile(us, n, 0.5);
+        q[2] = bu_quantile(us, n, 0.9);
+        p->result = 0;
+    }
+out:
+    req = FT_FETCH_DONE;
+    if (send_all(p->fd, &req, sizeof(req)) != 0 ||
+        send_all(p->fd, q, sizeof(q)) != 0)
+        p->result = -1;
+    free(us);
+    free(buf);
+}
+
 static void *
 peer_main(void *arg)
 {
@@ -265,6 +323,8 @@ peer_main(void *arg)
     }
     if (p->job == JOB_STREAM)
         peer_stream(p);
+    else if (p->job == JOB_FETCH)
+        peer_fetch(p);
     else
         peer_echo(p);
     return NULL;
@@ -482,6 +542,86 @@ stream(const struct opts *o, uint64_t size, uint32_t seed, bool busy)
     return rc;
 }
 
+static int
+fetch(const struct opts *o, uint64_t size, uint32_t seed)
+{
+    struct peer_run r;
+    uint64_t reps = o->bytes_per_size / size, req, served = 0;
+    double q[3] = {-1.0, -1.0, -1.0}, deadline;
+    char *buf, label[32];
+    int fd, rc = 0;
+    struct bu_json j;
+
+    if (reps < o->min_reps)
+        reps = o->min_reps;
+    if (reps > o->max_reps)
+        reps = o->max_reps;
+    memset(&r, 0, sizeof(r));
+    buf = malloc(size);
+    if (buf == NULL || tcp_pair(&fd, &r.peer.fd) != 0) {
+        free(buf);
+        return -1;
+    }
+    bu_pattern_fill(buf, size, seed);
+    deadline = bu_now_s() + o->max_seconds;
+    r.other_fd = fd;
+    r.peer.job = JOB_FETCH;
+    r.peer.chunk = size;
+    r.peer.chunks = reps;
+    r.peer.warm = 2;
+    r.peer.seed = seed;
+    r.peer.deadline = deadline + 10.0;
+    if (peer_start(&r, o->procs) != 0) {
+        close(fd);
+        close(r.peer.fd);
+        free(buf);
+        return -1;
+    }
+    for (;;) {
+        if (recv_all(fd, &req, sizeof(req), true, deadline + 20.0) != 0) {
+            rc = -1;
+            break;
+        }
+        if (req == FT_FETCH_DONE) {
+            if (recv_all(fd, q, sizeof(q), true, deadline + 20.0) != 0 ||
+                !(q[1] > 0.0))
+                rc = -1;
+            break;
+        }
+        if (send_all_mode(fd, buf, size, true, deadline + 20.0) != 0) {
+            rc = -1;
+            break;
+        }
+        served++;
+    }
+    close(fd);
+    if (peer_join(&r) != 0)
+        rc = -1;
+    free(buf);
+    if (rc != 0) {
+        fprintf(stderr, "floor_tcp: fetch of %" PRIu64 " bytes failed\n",
+                size);
+        return rc;
+    }
+    printf("floor_tcp fetch    %8s busy     procs=%d: one request to its "
+           "last byte p10 %8.1f  median %8.1f  p90 %8.1f us  (%9.1f MB/s at "
+           "the median; %" PRIu64 " answers)\n",
+           bu_size_label(size, label, sizeof(label)), o->procs, q[0], q[1],
+           q[2], (double) size / q[1], served);
+    bu_json_begin(&j, "floor_tcp");
+    bu_json_str(&j, "metric", "fetch");
+    bu_json_str(&j, "mode", "busy");
+    bu_json_u64(&j, "procs", (uint64_t) o->procs);
+    bu_json_u64(&j, "size", size);
+    bu_json_u64(&j, "answers", served);
+    bu_json_dbl(&j, "us_p10", q[0]);
+    bu_json_dbl(&j, "us_median", q[1]);
+    bu_json_dbl(&j, "us_p90", q[2]);
+    bu_json_dbl(&j, "MBps_median", (double) size / q[1]);
+    bu_json_end(&j);
+    return 0;
+}
+
 static void
 usage(FILE *f)
 {
@@ -498,7 +638,7 @@ usage(FILE *f)
             "  --procs 1|2        peer on a thread (1) or in a child process "
             "(2)\n"
             "  --pin A,B          this side on CPU A, the peer on CPU B\n"
-            "  --only pingpong|stream\n");
+            "  --only pingpong|stream|fetch\n");
 }
 
 int
@@ -517,6 +657,7 @@ main(int argc, char **argv)
         .cpu_peer = -1,
         .do_pingpong = true,
         .do_stream = true,
+        .do_fetch = true,
     };
     int rc = 0;
 
@@ -563,7 +704,8 @@ main(int argc, char **argv)
         } else if (strcmp(a, "--only") == 0) {
             o.do_pingpong = strcmp(v, "pingpong") == 0;
             o.do_stream = strcmp(v, "stream") == 0;
-            ok = o.do_pingpong || o.do_stream;
+            o.do_fetch = strcmp(v, "fetch") == 0;
+            ok = o.do_pingpong || o.do_stream || o.do_fetch;
         } else {
             ok = false;
         }
@@ -592,5 +734,9 @@ main(int argc, char **argv)
             for (unsigned i = 0; i < o.nsizes; i++)
                 if (stream(&o, o.sizes[i], 0x7a11u + 131u * i, busy) != 0)
                     rc = 1;
+    if (o.do_fetch)
+        for (unsigned i = 0; i < o.nsizes; i++)
+            if (fetch(&o, o.sizes[i], 0xfe7cu + 131u * i) != 0)
+                rc = 1;
     return rc;
 }

@@ -47,7 +47,10 @@ def records():
     for rnd, mbps in ((1, 4500), (2, 3000)):
         recs.append({"lib": "native", "fabric": "tcp", "round": rnd,
                      "tool": "hg_bw", "metric": "pull", "size": 1 << 20,
-                     "MBps": mbps})
+                     "MBps": mbps, "us_median": 240 + 10 * rnd})
+        recs.append({"lib": "floor", "fabric": "tcp", "round": rnd,
+                     "tool": "floor_tcp", "metric": "fetch", "mode": "busy",
+                     "size": 1 << 20, "us_median": 190 + 10 * rnd})
         recs.append({"lib": "mercury", "fabric": "tcp", "round": rnd,
                      "tool": "hg_bw", "metric": "pull", "size": 1 << 20,
                      "MBps": 4000})
@@ -84,6 +87,9 @@ EXPECTED = {
     "native tcp pull 1 MiB >= 1.1x Mercury's ofi+tcp":
         ["1.12x", "0.75x", "1 of 2"],
     "floor: raw TCP stream, 1 MiB": ["3,001 MB/s", "3,002 MB/s", ""],
+    "native tcp pull 1 MiB, median transfer": ["250 us", "260 us", ""],
+    "floor: raw TCP fetch of 1 MiB, median request to last byte":
+        ["200 us", "210 us", ""],
     "ofi+tcp rate >= 1.0x Mercury's, busy, 1 in flight":
         ["1.05x", "-", "1 of 2 (1 not measured)"],
     "native tcp busy round trip <= 1.3x the raw TCP ping-pong":
