@@ -599,8 +599,7 @@ fetch(const struct opts *o, uint64_t size, uint32_t seed)
         rc = -1;
     free(buf);
     if (rc != 0) {
-        fprintf(stderr, "floor_tcp: fetch of %" PRIu64 " bytes failed\n",
-                size);
+        fprintf(stderr, "floor_tcp: fetch of %" PRIu64 " bytes failed\n", size);
         return rc;
     }
     printf("floor_tcp fetch    %8s busy     procs=%d: one request to its "
