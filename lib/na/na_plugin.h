@@ -109,7 +109,7 @@ struct na_op_base {
     na_class_t *na_class;           /* the class that created the op id   */
     na_context_t *context;          /* the context of the current post    */
     atomic_int state;               /* enum na_op_state, and the flag     */
-    STAILQ_ENTRY(na_op_base) entry; /* in context->queue while completed */
+    STAILQ_ENTRY(na_op_base) entry; /* in context->overflow while queued */
     /* A plugin list the op waits on (na_op_list_*), under the lock the
      * plugin guards that list with; list is NULL when on none. */
     TAILQ_ENTRY(na_op_base) link;
@@ -295,6 +295,9 @@ void na_plugin_set_max_segments(na_class_t *na_class, size_t max_segments);
 /* Say whether the class's clock is approximate (see struct na_class). */
 void na_plugin_set_clock_approximate(na_class_t *na_class, bool approximate);
 
+/* Completions a context queues in its ring before the overflow list. */
+#define NA_CQ_RING 8u
+
 /*
  * The core's context: the completion queue lives here; the plugin keeps its
  * per-context state in plugin_context and reads nothing else of it.
@@ -303,8 +306,15 @@ struct na_context {
     na_class_t *na_class;
     void *plugin_context; /* owned by the plugin */
     uint8_t id;
-    pthread_mutex_t lock; /* guards queue; count changes only under it */
-    STAILQ_HEAD(, na_op_base) queue;
+    pthread_mutex_t lock; /* guards the queue; count changes only under it */
+    /* The completion queue, oldest first: the ring (NA_CQ_RING entries,
+     * ring_head to ring_tail), then `overflow`, which is used only while
+     * the ring is full or the overflow not yet drained. NA_Trigger takes
+     * a batch from the ring without walking the ops, so that it can fetch
+     * them all at once. */
+    unsigned int ring_head, ring_tail;
+    struct na_op_base *ring[NA_CQ_RING];
+    STAILQ_HEAD(, na_op_base) overflow;
     /* Entries on queue. Read without the lock (NA_Trigger and
      * NA_Context_get_completion_count look before they lock, so an empty
      * queue costs no lock); written only under it. */

@@ -268,6 +268,86 @@ test_op_lifecycle(void **state)
     assert_int_equal(NA_Finalize(b), NA_SUCCESS);
 }
 
+/* Completion order: each callback writes its op's number here. */
+#define ORDER_OPS 28
+static int order_seen[ORDER_OPS];
+static int order_n;
+
+static void
+order_cb(const struct na_cb_info *info)
+{
+    assert_int_equal(info->ret, NA_CANCELED);
+    if (order_n < ORDER_OPS)
+        order_seen[order_n] = (int) (intptr_t) info->arg;
+    order_n++;
+}
+
+/* Complete ops first..last-1 in that order (a cancel each, polled until
+ * its completion is queued), none triggered. */
+static void
+order_complete(na_class_t *a, na_context_t *ca, na_op_id_t **ops, int first,
+               int last)
+{
+    for (int i = first; i < last; i++) {
+        unsigned int before = NA_Context_get_completion_count(ca);
+
+        assert_int_equal(NA_Cancel(a, ca, ops[i]), NA_SUCCESS);
+        for (int k = 0;
+             k < 1000 && NA_Context_get_completion_count(ca) == before; k++)
+            (void) NA_Poll(a, ca, NULL);
+        assert_int_equal(NA_Context_get_completion_count(ca), before + 1);
+    }
+}
+
+/*
+ * The completion queue is first in, first out across its ring and its
+ * overflow list: 20 completions fill the ring (NA_CQ_RING, 8) and spill
+ * over; 5 more queued after three were triggered must still come after
+ * the rest; and once drained, the ring is used again.
+ */
+static void
+test_completion_order(void **state)
+{
+    (void) state;
+    na_class_t *a = NA_Initialize("sim://order_a", true);
+    assert_non_null(a);
+    na_context_t *ca = NA_Context_create(a);
+    na_op_id_t *ops[ORDER_OPS];
+    static char bufs[ORDER_OPS][16];
+    unsigned int n = 0;
+
+    assert_non_null(ca);
+    order_n = 0;
+    for (int i = 0; i < ORDER_OPS; i++) {
+        ops[i] = NA_Op_create(a, 0);
+        assert_non_null(ops[i]);
+        assert_int_equal(NA_Msg_recv_unexpected(a, ca, order_cb,
+                                                (void *) (intptr_t) i, bufs[i],
+                                                sizeof(bufs[i]), NULL, ops[i]),
+                         NA_SUCCESS);
+    }
+    order_complete(a, ca, ops, 0, 20);
+    assert_int_equal(NA_Trigger(ca, 3, &n), NA_SUCCESS);
+    assert_int_equal(n, 3);
+    order_complete(a, ca, ops, 20, 25);
+    assert_int_equal(NA_Context_get_completion_count(ca), 22);
+    assert_int_equal(NA_Trigger(ca, 100, &n), NA_SUCCESS);
+    assert_int_equal(n, 22);
+    assert_int_equal(NA_Context_get_completion_count(ca), 0);
+    order_complete(a, ca, ops, 25, ORDER_OPS);
+    assert_int_equal(NA_Trigger(ca, 100, &n), NA_SUCCESS);
+    assert_int_equal(n, 3);
+    assert_int_equal(order_n, ORDER_OPS);
+    for (int i = 0; i < ORDER_OPS; i++)
+        assert_int_equal(order_seen[i], i);
+    assert_int_equal(NA_Trigger(ca, 1, NULL), NA_TIMEOUT);
+
+    for (int i = 0; i < ORDER_OPS; i++)
+        assert_int_equal(NA_Op_destroy(a, ops[i]), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(a, ca), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(a), NA_SUCCESS);
+}
+
 int
 main(void)
 {
@@ -278,6 +358,7 @@ main(void)
         cmocka_unit_test(test_plugin_selection),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_op_lifecycle),
+        cmocka_unit_test(test_completion_order),
     };
     return cmocka_run_group_tests_name("na", tests, NULL, NULL);
 }
