@@ -245,6 +245,25 @@ def ratio_of(a, b):
     return a / b if a is not None and b else None
 
 
+def pull_floors(add, fabric, size, name):
+    """The floor rows under a pull target of `fabric`."""
+    if fabric == "shm":
+        add(f"  floor: memcpy, {name}",
+            lambda m: m.floor("shm", "memcpy", "median_mbs", size=size),
+            "{:,.0f} MB/s")
+    else:
+        add(f"  floor: raw TCP stream, {name}",
+            lambda m, size=size: m.floor("tcp", "stream", "MBps", size=size),
+            "{:,.0f} MB/s")
+        add(f"  native tcp pull {name}, median transfer",
+            lambda m, size=size: m.pull_median("native", "tcp", size),
+            "{:,.0f} us")
+        add(f"  floor: raw TCP fetch of {name}, median request to last byte",
+            lambda m, size=size: m.floor("tcp", "fetch", "us_median",
+                                         size=size),
+            "{:,.0f} us")
+
+
 def targets_table(recs):
     """Issue 27's targets round by round (records tagged with "round")."""
     rounds = sorted({r["round"] for r in recs
@@ -275,30 +294,17 @@ def targets_table(recs):
         "{:,.0f}/s")
     add("sm >= 2x Mercury's na+sm at every swept size up to the eager "
         "limit (the least ratio)", sm_min_ratio, times, lambda v: v >= 2.0)
-    for size, name in ((1 << 20, "1 MiB"), (16 << 20, "16 MiB")):
-        add(f"sm pull {name} >= 1.1x Mercury's na+sm",
-            lambda m, size=size: ratio_of(m.pull("qs", "shm", size),
-                                          m.pull("mercury", "shm", size)),
-            times, lambda v: v >= 1.1)
-        add(f"  floor: memcpy, {name}",
-            lambda m, size=size: m.floor("shm", "memcpy", "median_mbs",
-                                         size=size),
-            "{:,.0f} MB/s")
-    for size, name in ((1 << 20, "1 MiB"), (16 << 20, "16 MiB")):
-        add(f"native tcp pull {name} >= 1.1x Mercury's ofi+tcp",
-            lambda m, size=size: ratio_of(m.pull("native", "tcp", size),
-                                          m.pull("mercury", "tcp", size)),
-            times, lambda v: v >= 1.1)
-        add(f"  floor: raw TCP stream, {name}",
-            lambda m, size=size: m.floor("tcp", "stream", "MBps", size=size),
-            "{:,.0f} MB/s")
-        add(f"  native tcp pull {name}, median transfer",
-            lambda m, size=size: m.pull_median("native", "tcp", size),
-            "{:,.0f} us")
-        add(f"  floor: raw TCP fetch of {name}, median request to last byte",
-            lambda m, size=size: m.floor("tcp", "fetch", "us_median",
-                                         size=size),
-            "{:,.0f} us")
+    for lib, fabric, ours, theirs in (("qs", "shm", "sm", "na+sm"),
+                                      ("native", "tcp", "native tcp",
+                                       "ofi+tcp")):
+        for size, name in ((1 << 20, "1 MiB"), (16 << 20, "16 MiB")):
+            add(f"{ours} pull {name} >= 1.1x Mercury's {theirs}",
+                lambda m, lib=lib, fabric=fabric, size=size: ratio_of(
+                    m.pull(lib, fabric, size),
+                    m.pull("mercury", fabric, size)),
+                times, lambda v: v >= 1.1)
+            pull_floors(add, fabric, size, name)
+
     for mode in ("busy", "wait"):
         for inflight in (1, 16):
             add(f"ofi+tcp rate >= 1.0x Mercury's, {mode}, {inflight} in "

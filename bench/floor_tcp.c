@@ -469,11 +469,42 @@ pingpong(const struct opts *o, bool busy)
     return rc;
 }
 
+/* What a stream and a fetch start with: the repetitions --bytes gives
+ * `size` (within --min-reps and --max-reps), a buffer of the seeded
+ * pattern, a connection, and the peer's job, its deadline
+ * (--max-seconds from now, plus 10 s) and its chunk count. The caller
+ * adds what its job needs and calls peer_start(). */
+static int
+bulk_setup(const struct opts *o, uint64_t size, uint32_t seed,
+           enum peer_job job, struct peer_run *r, int *fd, char **buf)
+{
+    uint64_t reps = o->bytes_per_size / size;
+
+    if (reps < o->min_reps)
+        reps = o->min_reps;
+    if (reps > o->max_reps)
+        reps = o->max_reps;
+    memset(r, 0, sizeof(*r));
+    *buf = malloc(size);
+    if (*buf == NULL || tcp_pair(fd, &r->peer.fd) != 0) {
+        free(*buf);
+        return -1;
+    }
+    bu_pattern_fill(*buf, size, seed);
+    r->other_fd = *fd;
+    r->peer.job = job;
+    r->peer.chunk = size;
+    r->peer.chunks = reps;
+    r->peer.seed = seed;
+    r->peer.deadline = bu_now_s() + o->max_seconds + 10.0;
+    return 0;
+}
+
 static int
 stream(const struct opts *o, uint64_t size, uint32_t seed, bool busy)
 {
     struct peer_run r;
-    uint64_t reps = o->bytes_per_size / size;
+    uint64_t reps;
     char *buf, ack = 0;
     double t0, secs, mbps, deadline;
     uint64_t sent = 0;
@@ -481,25 +512,11 @@ stream(const struct opts *o, uint64_t size, uint32_t seed, bool busy)
     char label[32];
     struct bu_json j;
 
-    if (reps < o->min_reps)
-        reps = o->min_reps;
-    if (reps > o->max_reps)
-        reps = o->max_reps;
-    memset(&r, 0, sizeof(r));
-    buf = malloc(size);
-    if (buf == NULL || tcp_pair(&fd, &r.peer.fd) != 0) {
-        free(buf);
+    if (bulk_setup(o, size, seed, JOB_STREAM, &r, &fd, &buf) != 0)
         return -1;
-    }
-    bu_pattern_fill(buf, size, seed);
-    deadline = bu_now_s() + o->max_seconds;
-    r.other_fd = fd;
-    r.peer.job = JOB_STREAM;
-    r.peer.chunk = size;
-    r.peer.chunks = reps;
-    r.peer.seed = seed;
+    reps = r.peer.chunks;
+    deadline = r.peer.deadline - 10.0;
     r.peer.busy = busy;
-    r.peer.deadline = deadline + 10.0;
     if (peer_start(&r, o->procs) != 0) {
         close(fd);
         close(r.peer.fd);
@@ -546,31 +563,16 @@ static int
 fetch(const struct opts *o, uint64_t size, uint32_t seed)
 {
     struct peer_run r;
-    uint64_t reps = o->bytes_per_size / size, req, served = 0;
+    uint64_t req, served = 0;
     double q[3] = {-1.0, -1.0, -1.0}, deadline;
     char *buf, label[32];
     int fd, rc = 0;
     struct bu_json j;
 
-    if (reps < o->min_reps)
-        reps = o->min_reps;
-    if (reps > o->max_reps)
-        reps = o->max_reps;
-    memset(&r, 0, sizeof(r));
-    buf = malloc(size);
-    if (buf == NULL || tcp_pair(&fd, &r.peer.fd) != 0) {
-        free(buf);
+    if (bulk_setup(o, size, seed, JOB_FETCH, &r, &fd, &buf) != 0)
         return -1;
-    }
-    bu_pattern_fill(buf, size, seed);
-    deadline = bu_now_s() + o->max_seconds;
-    r.other_fd = fd;
-    r.peer.job = JOB_FETCH;
-    r.peer.chunk = size;
-    r.peer.chunks = reps;
+    deadline = r.peer.deadline - 10.0;
     r.peer.warm = 2;
-    r.peer.seed = seed;
-    r.peer.deadline = deadline + 10.0;
     if (peer_start(&r, o->procs) != 0) {
         close(fd);
         close(r.peer.fd);
