@@ -184,11 +184,6 @@ def spread_table(recs):
               f"/ {r['us_p90']:.0f} / {r['us_max']:.0f} |")
 
 
-def one(values):
-    """The value of a round: the median of its records (normally one)."""
-    return median(values)
-
-
 def per_round(recs, rnd):
     """The measures of one round, as functions of the library, fabric and
     size: m.rate, m.lat, m.pull, m.pull_median, m.floor, m.sweep."""
@@ -199,19 +194,19 @@ def per_round(recs, rnd):
                 r.get("tool") == tool and r.get("metric") == metric)
 
     def rate(lib, fabric, inflight, mode="busy", payload=0):
-        return one([r["rpc_per_s_window_median"] for r in rr
+        return median([r["rpc_per_s_window_median"] for r in rr
                     if mine(r, lib, fabric, "hg_rate", "rate") and
                     r.get("inflight") == inflight and
                     r.get("mode") == mode and
                     r.get("payload", 0) == payload])
 
     def lat(lib, fabric):
-        return one([r["median_us"] for r in rr
+        return median([r["median_us"] for r in rr
                     if mine(r, lib, fabric, "hg_rate", "latency") and
                     r.get("mode") == "busy" and r.get("payload", 0) == 0])
 
     def pull(lib, fabric, size, key="MBps"):
-        return one([r[key] for r in rr
+        return median([r[key] for r in rr
                     if mine(r, lib, fabric, "hg_bw", "pull") and
                     r.get("size") == size and key in r])
 
@@ -220,7 +215,7 @@ def per_round(recs, rnd):
 
     def floor(fabric, metric, key, **kw):
         src = stream_floor(rr) if metric == "stream" else rr
-        return one([r[key] for r in src
+        return median([r[key] for r in src
                     if r.get("lib") == "floor" and r.get("fabric") == fabric
                     and r.get("metric") == metric and key in r and
                     all(r.get(k) == v for k, v in kw.items())])

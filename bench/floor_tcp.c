@@ -67,9 +67,6 @@ enum peer_job { JOB_ECHO_BUSY, JOB_ECHO_BLOCK, JOB_STREAM, JOB_FETCH };
 /* A fetch request that ends the run: the peer's percentiles follow. */
 #define FT_FETCH_DONE UINT64_MAX
 
-/* The CPU the peer is pinned to, or -1 (set from --pin before any run). */
-static int ft_peer_cpu = -1;
-
 /* Pin the calling thread to `cpu` (nothing when -1). */
 static int
 pin_self(int cpu)
@@ -95,6 +92,7 @@ struct peer {
     uint64_t chunks;   /* stream: chunks to read                     */
     uint32_t seed;     /* stream: pattern of the last chunk          */
     bool busy;         /* stream: spin on MSG_DONTWAIT               */
+    int cpu;           /* --pin's B, or -1                           */
     uint64_t warm;     /* fetch: untimed requests first              */
     double deadline;   /* real-time bound of the peer's whole job    */
     int result;        /* 0, or -1 on an error or a failed check      */
@@ -317,7 +315,7 @@ peer_main(void *arg)
 {
     struct peer *p = arg;
 
-    if (pin_self(ft_peer_cpu) != 0) {
+    if (pin_self(p->cpu) != 0) {
         p->result = -1;
         return NULL;
     }
@@ -400,6 +398,7 @@ pingpong(const struct opts *o, bool busy)
     deadline = bu_now_s() + o->max_seconds;
     r.other_fd = fd;
     r.peer.job = busy ? JOB_ECHO_BUSY : JOB_ECHO_BLOCK;
+    r.peer.cpu = o->cpu_peer;
     r.peer.msg_size = o->msg_size;
     r.peer.deadline = deadline + 5.0;
     if (peer_start(&r, o->procs) != 0) {
@@ -493,6 +492,7 @@ bulk_setup(const struct opts *o, uint64_t size, uint32_t seed,
     bu_pattern_fill(*buf, size, seed);
     r->other_fd = *fd;
     r->peer.job = job;
+    r->peer.cpu = o->cpu_peer;
     r->peer.chunk = size;
     r->peer.chunks = reps;
     r->peer.seed = seed;
@@ -720,7 +720,6 @@ main(int argc, char **argv)
         o.min_reps = o.max_reps;
     /* A peer that dies must not kill us with SIGPIPE; send() reports it. */
     signal(SIGPIPE, SIG_IGN);
-    ft_peer_cpu = o.cpu_peer;
     if (pin_self(o.cpu_self) != 0)
         return 1;
 
