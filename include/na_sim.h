@@ -91,6 +91,15 @@ QS_EXPORT bool na_sim_world_exists(void);
  * NA_Clock_now() on a sim class returns the same value. */
 QS_EXPORT uint64_t na_sim_clock_now(void);
 
+/* How many times, in this process, a thread waiting in a simulated world
+ * stopped waiting for work about to run elsewhere (a ULT queued or
+ * running, a progress thread at work, a completion another thread has not
+ * triggered) because its grace of about 250 ms of real time ran out, and
+ * let the clock move on without it (docs/sim.md, "Computing takes no
+ * virtual time"). A timed call that expires while such work was still
+ * coming shows up here. */
+QS_EXPORT uint64_t na_sim_grace_expiries(void);
+
 /* Run the earliest queued event, advancing the clock to its time.
  * NA_SUCCESS if one ran, NA_TIMEOUT if the queue was empty, NA_NOENTRY. */
 QS_EXPORT na_return_t na_sim_step(void);

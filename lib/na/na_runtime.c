@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 static _Atomic(const struct na_runtime_hooks *) na_runtime_hooks_set;
 
@@ -22,6 +23,36 @@ na_runtime_busy(void)
     const struct na_runtime_hooks *h = atomic_load(&na_runtime_hooks_set);
 
     return h != NULL && h->busy != NULL && h->busy();
+}
+
+static atomic_uint_fast64_t na_runtime_expiries;
+
+bool
+na_runtime_grace_left(struct na_runtime_grace *grace)
+{
+    struct timespec ts;
+    uint64_t now;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    if (grace->last != 0) {
+        uint64_t gap = now - grace->last;
+
+        if (gap > (uint64_t) NA_RUNTIME_GAP_MS * 1000000u)
+            gap = (uint64_t) NA_RUNTIME_GAP_MS * 1000000u;
+        if (grace->spent < (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u &&
+            grace->spent + gap >= (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u)
+            atomic_fetch_add(&na_runtime_expiries, 1);
+        grace->spent += gap;
+    }
+    grace->last = now;
+    return grace->spent < (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u;
+}
+
+uint64_t
+na_runtime_grace_expiries(void)
+{
+    return atomic_load(&na_runtime_expiries);
 }
 
 void

@@ -378,6 +378,7 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
     ctx->pending--;
     ctx->completions++;
     world->completions++;
+    ctx->last_completion = world->completions;
     if (!ctx->ready) {
         ctx->ready = true;
         TAILQ_INSERT_TAIL(&world->ready, ctx, ready_link);
@@ -444,19 +445,65 @@ na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
 /* Real-time waiting is only for worlds driven by several threads: one
  * thread may be about to post what another waits for. */
 static void
-na_sim_note_poller(struct na_sim_world *world)
+na_sim_note_poller(struct na_sim_world *world, struct na_sim_ctx *ctx)
 {
     pthread_t self;
 
-    /* Known already, or only one thread has ever existed. */
-    if (world->multi_threaded || (world->has_poller && QS_SINGLE_THREADED()))
+    /* Only one thread has ever existed: nothing to learn. */
+    if (world->has_poller && QS_SINGLE_THREADED())
         return;
     self = pthread_self();
+    ctx->driver = self;
+    ctx->has_driver = true;
     if (!world->has_poller) {
         world->has_poller = true;
         world->poller = self;
     } else if (!world->multi_threaded && !pthread_equal(world->poller, self))
         world->multi_threaded = true;
+}
+
+/* List (or unlist) the calling thread among the world's waiters, with
+ * the world's completion count when its wait began; a full table lists
+ * nobody more. Returns whether it is listed. */
+static bool
+na_sim_waiting_add(struct na_sim_world *world)
+{
+    struct na_sim_waiter *w;
+
+    if (!world->multi_threaded || world->waiting_count == NA_SIM_WAITING_MAX)
+        return false;
+    w = &world->waiting[world->waiting_count++];
+    w->thread = pthread_self();
+    w->since = world->completions;
+    return true;
+}
+
+static void
+na_sim_waiting_remove(struct na_sim_world *world)
+{
+    pthread_t self = pthread_self();
+
+    for (unsigned int i = 0; i < world->waiting_count; i++)
+        if (pthread_equal(world->waiting[i].thread, self)) {
+            world->waiting[i] = world->waiting[--world->waiting_count];
+            return;
+        }
+}
+
+/* Whether ctx's completions wait for a thread that is itself waiting in
+ * this world (the caller, say) and began that wait after the last of
+ * them: it will not trigger them before its wait ends. (A completion
+ * that came during its wait ends the wait: its driver is about to act.) */
+static bool
+na_sim_driver_waits(const struct na_sim_world *world,
+                    const struct na_sim_ctx *ctx)
+{
+    if (!ctx->has_driver)
+        return false;
+    for (unsigned int i = 0; i < world->waiting_count; i++)
+        if (pthread_equal(world->waiting[i].thread, ctx->driver))
+            return world->waiting[i].since >= ctx->last_completion;
+    return false;
 }
 
 /* NA_Poll never moves the clock: it runs what is due now. Time passes
@@ -470,7 +517,7 @@ na_sim_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
     uint64_t start;
 
     qs_hot_lock_uncounted(&world->lock);
-    na_sim_note_poller(world);
+    na_sim_note_poller(world, ctx);
     na_plugin_set_clock_approximate(na_class, !world->single_driver ||
                                                   world->multi_threaded);
     start = ctx->completions;
@@ -489,11 +536,14 @@ na_sim_poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
  * the world lock held.
  */
 /* Completions queued on contexts other than `self` that nobody has
- * triggered yet. Only contexts that got a completion since they were
- * last seen empty can hold one: the sum is that of every context of the
- * world, at a cost that does not grow with the world. World lock held. */
+ * triggered yet (skip_waiting: less those whose driver waits in this
+ * world, na_sim_driver_waits). Only contexts that got a completion since
+ * they were last seen empty can hold one: the sum is that of every
+ * context of the world, at a cost that does not grow with the world.
+ * World lock held. */
 static uint64_t
-na_sim_pending_elsewhere(struct na_sim_world *world, struct na_sim_ctx *self)
+na_sim_pending_elsewhere(struct na_sim_world *world, struct na_sim_ctx *self,
+                         bool skip_waiting)
 {
     struct na_sim_ctx *ctx, *next;
     uint64_t pending = 0;
@@ -505,7 +555,8 @@ na_sim_pending_elsewhere(struct na_sim_world *world, struct na_sim_ctx *self)
         if (n == 0) {
             TAILQ_REMOVE(&world->queued, ctx, queued_link);
             ctx->queued = false;
-        } else if (ctx != self)
+        } else if (ctx != self &&
+                   !(skip_waiting && na_sim_driver_waits(world, ctx)))
             pending += n;
     }
     return pending;
@@ -514,7 +565,7 @@ na_sim_pending_elsewhere(struct na_sim_world *world, struct na_sim_ctx *self)
 static bool
 na_sim_hold_clock(struct na_sim_world *world, struct na_sim_ctx *self)
 {
-    uint64_t pending = na_sim_pending_elsewhere(world, self), key;
+    uint64_t pending = na_sim_pending_elsewhere(world, self, false), key;
 
     if (pending == 0) {
         self->hold_valid = false;
@@ -559,25 +610,20 @@ na_sim_wait_real(struct na_sim_world *world)
  * Whether the clock must wait for work about to run elsewhere: what the
  * thread runtime says is queued or running (na_runtime.h) and, in a world
  * polled by several threads, completions that another context's thread
- * has not yet triggered (a single-threaded world returns to its driver
- * for those: na_sim_hold_clock). True while there is such work, for at
- * most NA_RUNTIME_GRACE_MS of real time counted from *since (0: none seen
- * yet in this wait).
+ * has not yet triggered, unless that thread waits here too (a
+ * single-threaded world returns to its driver for those:
+ * na_sim_hold_clock). True while there is such work and the
+ * wait's grace lasts (na_runtime_grace_left).
  */
 static bool
 na_sim_others_hold(struct na_sim_world *world, struct na_sim_ctx *self,
-                   uint64_t *since)
+                   struct na_runtime_grace *grace)
 {
-    uint64_t now;
-
     if ((!world->multi_threaded ||
-         na_sim_pending_elsewhere(world, self) == 0) &&
+         na_sim_pending_elsewhere(world, self, true) == 0) &&
         !na_runtime_busy())
         return false;
-    now = na_plugin_clock_monotonic_ns();
-    if (*since == 0)
-        *since = now;
-    return now - *since < (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u;
+    return na_runtime_grace_left(grace);
 }
 
 /*
@@ -594,15 +640,17 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
     struct na_sim_node *node = na_class->plugin_class;
     struct na_sim_world *world = node->world;
     struct na_sim_ctx *ctx = context->plugin_context;
-    uint64_t ctx_start, world_start, deadline, next, busy_since = 0;
+    uint64_t ctx_start, world_start, deadline, next;
+    struct na_runtime_grace grace = {0, 0};
     na_return_t ret;
-    bool may_jump;
+    bool may_jump, listed;
 
     /* This thread waits in the fabric: not work about to run elsewhere
      * for the other waiters (na_sim_others_hold). */
     na_runtime_wait_enter();
     qs_hot_lock_uncounted(&world->lock);
-    na_sim_note_poller(world);
+    na_sim_note_poller(world, ctx);
+    listed = na_sim_waiting_add(world);
     na_plugin_set_clock_approximate(na_class, !world->single_driver ||
                                                   world->multi_threaded);
     ctx_start = ctx->completions;
@@ -641,8 +689,7 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
             /* Nothing is due before the deadline: a jump to it would
              * expire timers that ULTs about to run may still meet, so it
              * waits for them (events due earlier still run). */
-            if (!node->no_block &&
-                na_sim_others_hold(world, ctx, &busy_since)) {
+            if (!node->no_block && na_sim_others_hold(world, ctx, &grace)) {
                 na_sim_wait_real(world);
                 continue;
             }
@@ -652,6 +699,8 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
         may_jump = !world->multi_threaded || node->no_block;
     }
     *count = (unsigned int) (ctx->completions - ctx_start);
+    if (listed)
+        na_sim_waiting_remove(world);
     qs_hot_unlock(&world->lock);
     na_runtime_wait_leave();
     return ret;

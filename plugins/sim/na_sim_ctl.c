@@ -3,6 +3,7 @@
  * global lock, so the world cannot disappear under it, then the world lock.
  */
 #include "na_sim_internal.h"
+#include "na/na_runtime.h"
 #include "util/qs_lock.h"
 
 #include <inttypes.h>
@@ -149,6 +150,12 @@ na_sim_world_exists(void)
     exists = na_sim_world_current() != NULL;
     pthread_mutex_unlock(&na_sim_global_lock);
     return exists;
+}
+
+uint64_t
+na_sim_grace_expiries(void)
+{
+    return na_runtime_grace_expiries();
 }
 
 uint64_t

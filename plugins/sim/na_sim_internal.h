@@ -56,6 +56,7 @@
 #define NA_SIM_DEFAULT_LATENCY_NS 1000
 #define NA_SIM_DEFAULT_BANDWIDTH 10000000000ULL /* 10 GB/s */
 #define NA_SIM_DEFAULT_BACKLOG 256
+#define NA_SIM_WAITING_MAX 32
 
 /* A node name with its length, as addresses and messages carry it, and
  * two hashes of its text computed once when the name is made
@@ -160,6 +161,11 @@ struct na_sim_ctx {
      * empty. */
     bool queued;
     TAILQ_ENTRY(na_sim_ctx) queued_link;
+    /* The thread that last polled this context (has_driver: one has):
+     * the one expected to trigger its completions. */
+    pthread_t driver;
+    bool has_driver;
+    uint64_t last_completion; /* world->completions after its last one */
 };
 TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);
 
@@ -268,6 +274,15 @@ struct na_sim_world {
     bool multi_threaded; /* more than one thread has polled          */
     bool single_driver;  /* na_sim_set_single_driver(true)            */
     pthread_t poller;
+    /* Threads in na_sim_poll_wait() of a multi-threaded world (up to
+     * NA_SIM_WAITING_MAX; one that finds the table full is not listed):
+     * completions their contexts hold cannot be triggered before those
+     * waits end, so no other waiter holds the clock for them. */
+    struct na_sim_waiter {
+        pthread_t thread;
+        uint64_t since; /* world->completions when the wait began */
+    } waiting[NA_SIM_WAITING_MAX];
+    unsigned int waiting_count;
     struct na_sim_node_list nodes;
     /* The same nodes by name: a table of node_buckets chains (a power of
      * two, at least node_count), so that a delivery finds its destination

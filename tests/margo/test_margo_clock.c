@@ -8,7 +8,15 @@
  */
 #include "tm.h"
 
+#include <errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <na_sim.h>
 
 /* Real time a handler computes before it answers: far beyond the 1 ms
  * that a waiter would once wait for a post before jumping to its
@@ -18,7 +26,7 @@
 /* Computes (no yield point, no fabric call) for TC_COMPUTE_MS, then
  * answers tm_add. */
 static void
-tc_slow_add(hg_handle_t h)
+tc_compute_and_answer(hg_handle_t h)
 {
     uint64_t until = tm_real_ns() + TC_COMPUTE_MS * 1000000ull;
     tm_add_in_t in;
@@ -33,13 +41,71 @@ tc_slow_add(hg_handle_t h)
     margo_respond(h, &out);
     margo_destroy(h);
 }
+
+static void
+tc_slow_add(hg_handle_t h)
+{
+    tc_compute_and_answer(h);
+}
 DEFINE_MARGO_RPC_HANDLER(tc_slow_add)
 
-/* A server with one handler thread (and a progress thread or not), a
- * client driven by this thread: a 100 ms call to the slow handler
- * succeeds, and took less than 100 ms of virtual time. */
+/* Real time the whole process is paused (SIGSTOP, then SIGCONT) while
+ * a handler computes: beyond the runtime's grace (NA_RUNTIME_GRACE_MS,
+ * 250 ms). The pause stands for a loaded machine or a sanitizer stopping
+ * every thread at once; it is what this case tests, not a wait for
+ * another thread. */
+#define TC_PAUSE_MS 350
+
+/* Forks a child that pauses this process for TC_PAUSE_MS, then computes
+ * (as tc_slow_add does, and until the child has let the process go on,
+ * so that the pause falls within the compute) and answers. */
 static void
-tc_run(int use_progress_thread)
+tc_paused_add(hg_handle_t h)
+{
+    int done[2];
+    pid_t child;
+    char byte;
+
+    if (pipe(done) != 0) {
+        fprintf(stderr, "tc_paused_add: pipe failed, no pause\n");
+        tc_compute_and_answer(h);
+        return;
+    }
+    child = fork();
+    if (child == 0) {
+        /* Only async-signal-safe calls in the child of a threaded
+         * process. */
+        struct timespec ts = {TC_PAUSE_MS / 1000,
+                              (long) (TC_PAUSE_MS % 1000) * 1000000L};
+        pid_t parent = getppid();
+
+        kill(parent, SIGSTOP);
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+        kill(parent, SIGCONT);
+        _exit(write(done[1], "x", 1) == 1 ? 0 : 1);
+    }
+    close(done[1]);
+    if (child > 0) {
+        /* Block until the child is done: to the runtime, a ULT blocked
+         * outside any wait it knows of computes. */
+        while (read(done[0], &byte, 1) < 0 && errno == EINTR)
+            ;
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+            ;
+    } else
+        fprintf(stderr, "tc_paused_add: fork failed, no pause\n");
+    close(done[0]);
+    tc_compute_and_answer(h);
+}
+DEFINE_MARGO_RPC_HANDLER(tc_paused_add)
+
+/* A server with one handler thread (and a progress thread or not), a
+ * client driven by this thread: `calls` 100 ms calls to the computing
+ * handler (or the one paused in its compute) succeed, each in less than
+ * 100 ms of virtual time, and no waiter's grace ran out. */
+static void
+tc_run(int use_progress_thread, int paused, int calls)
 {
     char addr_str[64];
     margo_instance_id server, client;
@@ -48,20 +114,25 @@ tc_run(int use_progress_thread)
     hg_addr_t addr;
     hg_handle_t h;
     hg_id_t id;
-    uint64_t v0, v1;
+    uint64_t v0, v1, expiries;
 
     if (!tm_is_sim())
         skip();
     tm_addr_for(addr_str, sizeof(addr_str), "clock");
     server = margo_init(addr_str, MARGO_SERVER_MODE, use_progress_thread, 1);
     assert_non_null(server);
-    MARGO_REGISTER(server, "tc_slow_add", tm_add_in_t, tm_add_out_t,
-                   tc_slow_add);
+    if (paused)
+        MARGO_REGISTER(server, "tc_slow_add", tm_add_in_t, tm_add_out_t,
+                       tc_paused_add);
+    else
+        MARGO_REGISTER(server, "tc_slow_add", tm_add_in_t, tm_add_out_t,
+                       tc_slow_add);
     client = margo_init("sim", MARGO_CLIENT_MODE, 0, 0);
     assert_non_null(client);
     id = MARGO_REGISTER(client, "tc_slow_add", tm_add_in_t, tm_add_out_t, NULL);
     addr = tm_lookup_self(client, server);
-    for (int i = 0; i < 3; i++) {
+    expiries = na_sim_grace_expiries();
+    for (int i = 0; i < calls; i++) {
         assert_hg_ok(margo_create(client, addr, id, &h));
         v0 = HG_Clock_now(margo_get_class(client));
         assert_hg_ok(margo_forward_timed(h, &in, 100.0));
@@ -72,6 +143,7 @@ tc_run(int use_progress_thread)
         assert_hg_ok(margo_destroy(h));
         assert_true(v1 - v0 < 100ull * 1000000ull);
     }
+    assert_int_equal(na_sim_grace_expiries(), expiries);
     assert_hg_ok(margo_addr_free(client, addr));
     margo_finalize(client);
     margo_finalize(server);
@@ -81,14 +153,24 @@ static void
 test_handler_thread_computes(void **state)
 {
     (void) state;
-    tc_run(0);
+    tc_run(0, 0, 3);
 }
 
 static void
 test_handler_thread_computes_progress_thread(void **state)
 {
     (void) state;
-    tc_run(1);
+    tc_run(1, 0, 3);
+}
+
+/* The whole process paused for longer than the grace while a handler
+ * computes: the pause counts for one gap of the grace at most
+ * (na_runtime.h), so the call still succeeds (it once expired here). */
+static void
+test_process_paused_progress_thread(void **state)
+{
+    (void) state;
+    tc_run(1, 1, 1);
 }
 
 /* A ULT of another stream that spins until told to stop (a yield loop
@@ -111,7 +193,7 @@ test_spinning_ult_does_not_freeze_time(void **state)
     ABT_xstream xs;
     ABT_pool pool;
     ABT_thread t;
-    uint64_t v0, v1;
+    uint64_t v0, v1, expiries;
 
     (void) state;
     if (!tm_is_sim())
@@ -124,10 +206,13 @@ test_spinning_ult_does_not_freeze_time(void **state)
     assert_int_equal(
         ABT_thread_create(pool, tc_spin, NULL, ABT_THREAD_ATTR_NULL, &t),
         ABT_SUCCESS);
+    expiries = na_sim_grace_expiries();
     v0 = HG_Clock_now(margo_get_class(mid));
     margo_thread_sleep(mid, 50.0);
     v1 = HG_Clock_now(margo_get_class(mid));
     assert_true(v1 - v0 >= 50ull * 1000000ull);
+    /* The sleep ended because its grace ran out. */
+    assert_true(na_sim_grace_expiries() > expiries);
     atomic_store(&tc_stop, 1);
     assert_int_equal(ABT_thread_free(&t), ABT_SUCCESS);
     assert_int_equal(ABT_xstream_join(xs), ABT_SUCCESS);
@@ -141,6 +226,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handler_thread_computes),
         cmocka_unit_test(test_handler_thread_computes_progress_thread),
+        cmocka_unit_test(test_process_paused_progress_thread),
         cmocka_unit_test(test_spinning_ult_does_not_freeze_time),
     };
 
