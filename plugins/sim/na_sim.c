@@ -658,6 +658,15 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
     deadline =
         na_sim_add_sat(na_sim_now(world), (uint64_t) timeout_ms * 1000000U);
     may_jump = !world->multi_threaded || node->no_block;
+    /* NA_Poll_wait() found this context's queue empty, but another thread
+     * may have completed an op here since: waiting now would leave it
+     * untriggered (and hold the others' clock for it) until this wait
+     * ends. */
+    if (NA_Context_get_completion_count(context) > 0) {
+        na_sim_run_due(world);
+        ret = NA_SUCCESS;
+        goto out;
+    }
     for (;;) {
         na_sim_run_due(world);
         if (ctx->completions != ctx_start) {
@@ -698,6 +707,7 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
         na_sim_set_now(world, next);
         may_jump = !world->multi_threaded || node->no_block;
     }
+out:
     *count = (unsigned int) (ctx->completions - ctx_start);
     if (listed)
         na_sim_waiting_remove(world);
