@@ -22,12 +22,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Every connection's socket: no Nagle delay, and a send buffer of
+ * NA_TCP_SNDBUF (na_tcp_internal.h). */
 static void
 na_tcp_sock_setup(int s)
 {
-    int one = 1;
+    int one = 1, sndbuf = NA_TCP_SNDBUF;
 
     (void) setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    (void) setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 }
 
 na_return_t
