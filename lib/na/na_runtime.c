@@ -4,10 +4,10 @@
  * its waits.
  */
 #include "na/na_runtime.h"
+#include "na/na_plugin.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
-#include <time.h>
 
 static _Atomic(const struct na_runtime_hooks *) na_runtime_hooks_set;
 
@@ -30,23 +30,20 @@ static atomic_uint_fast64_t na_runtime_expiries;
 bool
 na_runtime_grace_left(struct na_runtime_grace *grace)
 {
-    struct timespec ts;
-    uint64_t now;
+    const uint64_t limit = (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u;
+    const uint64_t gap_max = (uint64_t) NA_RUNTIME_GAP_MS * 1000000u;
+    uint64_t now = na_plugin_clock_monotonic_ns();
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
     if (grace->last != 0) {
         uint64_t gap = now - grace->last;
+        bool had_left = grace->spent < limit;
 
-        if (gap > (uint64_t) NA_RUNTIME_GAP_MS * 1000000u)
-            gap = (uint64_t) NA_RUNTIME_GAP_MS * 1000000u;
-        if (grace->spent < (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u &&
-            grace->spent + gap >= (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u)
+        grace->spent += gap < gap_max ? gap : gap_max;
+        if (had_left && grace->spent >= limit)
             atomic_fetch_add(&na_runtime_expiries, 1);
-        grace->spent += gap;
     }
     grace->last = now;
-    return grace->spent < (uint64_t) NA_RUNTIME_GRACE_MS * 1000000u;
+    return grace->spent < limit;
 }
 
 uint64_t

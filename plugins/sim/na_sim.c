@@ -443,7 +443,9 @@ na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
  */
 
 /* Real-time waiting is only for worlds driven by several threads: one
- * thread may be about to post what another waits for. */
+ * thread may be about to post what another waits for. Once a second
+ * thread exists, the calling thread is also noted as ctx's driver
+ * (na_sim_driver_waits). */
 static void
 na_sim_note_poller(struct na_sim_world *world, struct na_sim_ctx *ctx)
 {
