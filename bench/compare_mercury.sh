@@ -139,6 +139,20 @@ for t in hg_rate hg_bw; do
         -lm || exit 1
 done
 floor=$build/bench/floor_tcp
+# floor_tcp's connections ask for the send buffer the native plugin asks
+# for (NA_TCP_SNDBUF), so that its fetch bounds the native pulls: under
+# the kernel's tuning the buffer grows to megabytes and a 1 MiB answer is
+# read from lines no longer in the cache (docs/performance.md, "A fixed
+# send buffer for native TCP").
+tcp_sndbuf=$(sed -n 's/^#define NA_TCP_SNDBUF (\(.*\))$/\1/p' \
+    "$src/plugins/tcp/na_tcp_internal.h")
+case "$tcp_sndbuf" in
+*[!0-9\ \*]* | "")
+    echo "compare_mercury: cannot read NA_TCP_SNDBUF from plugins/tcp/na_tcp_internal.h" >&2
+    exit 1
+    ;;
+esac
+tcp_sndbuf=$((tcp_sndbuf))
 floor_shm=$build/bench/floor_shm
 floor_payload=""
 if [ -n "$payload" ]; then
@@ -246,7 +260,7 @@ for r in $(seq "$rounds"); do
     done
     if [ -x "$floor" ] && [ "$tcp_runs" -eq 1 ]; then
         timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
-            ${pin_cli:+--pin 1,0} "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
+            --sndbuf "$tcp_sndbuf" ${pin_cli:+--pin 1,0} "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
             sed "s/^{/{\"lib\":\"floor\",\"fabric\":\"tcp\",\"round\":$round,/" >>"$out/records.jsonl"
     fi
     if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then

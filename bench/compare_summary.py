@@ -240,20 +240,38 @@ def ratio_of(a, b):
     return a / b if a is not None and b else None
 
 
-def pull_floors(add, fabric, size, name):
-    """The floor rows under a pull target of `fabric`."""
+def tcp_sndbuf_note(recs):
+    """How floor_tcp's connections got their send buffer, for the floor
+    rows' labels: the size asked for (--sndbuf, which compare_mercury.sh
+    takes from the native plugin's NA_TCP_SNDBUF), the kernel's tuning,
+    or nothing for records that do not say."""
+    sizes = {r["sndbuf"] for r in recs if r.get("lib") == "floor" and
+             r.get("fabric") == "tcp" and "sndbuf" in r}
+    if not sizes:
+        return ""
+    if sizes == {0}:
+        return " (send buffer: the kernel's tuning)"
+    return " (send buffer asked for: " + ", ".join(
+        f"{v // 1024} KiB" if v else "the kernel's tuning"
+        for v in sorted(sizes)) + ")"
+
+
+def pull_floors(add, fabric, size, name, sndbuf=""):
+    """The floor rows under a pull target of `fabric`; `sndbuf` ends the
+    TCP floors' labels (tcp_sndbuf_note)."""
     if fabric == "shm":
         add(f"  floor: memcpy, {name}",
             lambda m: m.floor("shm", "memcpy", "median_mbs", size=size),
             "{:,.0f} MB/s")
     else:
-        add(f"  floor: raw TCP stream, {name}",
+        add(f"  floor: raw TCP stream, {name}{sndbuf}",
             lambda m, size=size: m.floor("tcp", "stream", "MBps", size=size),
             "{:,.0f} MB/s")
         add(f"  native tcp pull {name}, median transfer",
             lambda m, size=size: m.pull_median("native", "tcp", size),
             "{:,.0f} us")
-        add(f"  floor: raw TCP fetch of {name}, median request to last byte",
+        add(f"  floor: raw TCP fetch of {name}, median request to last "
+            f"byte{sndbuf}",
             lambda m, size=size: m.floor("tcp", "fetch", "us_median",
                                          size=size),
             "{:,.0f} us")
@@ -298,7 +316,7 @@ def targets_table(recs):
                     m.pull(lib, fabric, size),
                     m.pull("mercury", fabric, size)),
                 times, lambda v: v >= 1.1)
-            pull_floors(add, fabric, size, name)
+            pull_floors(add, fabric, size, name, tcp_sndbuf_note(recs))
 
     for mode in ("busy", "wait"):
         for inflight in (1, 16):

@@ -23,6 +23,11 @@
  *    90th percentiles. The data goes the way it goes in hg_bw's pulls,
  *    from this side (--pin's A, the client's CPU) to the peer.
  *
+ * --sndbuf B asks every connection's two ends for a B-byte send buffer
+ * (SO_SNDBUF, which the kernel doubles), as the native tcp plugin does
+ * with NA_TCP_SNDBUF; without it the kernel tunes the buffer and grows it
+ * to megabytes under a stream. Records say which ("sndbuf", 0: tuned).
+ *
  * The echo / reader side is a thread (--procs 1, the default) or a forked
  * process (--procs 2). --pin A,B puts the measuring side on CPU A and the
  * peer on CPU B, as a pinned client and server. Only 127.0.0.1 is used.
@@ -63,6 +68,10 @@ struct opts {
 
 /* What the peer side is asked to do over one connection. */
 enum peer_job { JOB_ECHO_BUSY, JOB_ECHO_BLOCK, JOB_STREAM, JOB_FETCH };
+
+/* --sndbuf: the send buffer every connection asks for; 0 leaves it to the
+ * kernel's tuning. Set once by main before any connection is made. */
+static uint64_t ft_sndbuf;
 
 /* A fetch request that ends the run: the peer's percentiles follow. */
 #define FT_FETCH_DONE UINT64_MAX
@@ -108,7 +117,19 @@ set_nodelay(int fd)
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-/* A connected pair over 127.0.0.1 with TCP_NODELAY on both ends. */
+/* Ask fd for the --sndbuf send buffer (nothing when it is 0). */
+static int
+set_sndbuf(int fd)
+{
+    int size = (int) ft_sndbuf;
+
+    if (ft_sndbuf == 0)
+        return 0;
+    return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+}
+
+/* A connected pair over 127.0.0.1 with TCP_NODELAY on both ends, and the
+ * --sndbuf send buffer when one was asked for. */
 static int
 tcp_pair(int *a, int *b)
 {
@@ -131,7 +152,8 @@ tcp_pair(int *a, int *b)
     if (cfd < 0 || connect(cfd, (struct sockaddr *) &sin, sizeof(sin)) != 0)
         goto fail;
     sfd = accept(lfd, NULL, NULL);
-    if (sfd < 0 || set_nodelay(cfd) != 0 || set_nodelay(sfd) != 0)
+    if (sfd < 0 || set_nodelay(cfd) != 0 || set_nodelay(sfd) != 0 ||
+        set_sndbuf(cfd) != 0 || set_sndbuf(sfd) != 0)
         goto fail;
     close(lfd);
     *a = cfd;
@@ -550,6 +572,7 @@ stream(const struct opts *o, uint64_t size, uint32_t seed, bool busy)
     bu_json_str(&j, "mode", busy ? "busy" : "blocking");
     bu_json_u64(&j, "procs", (uint64_t) o->procs);
     bu_json_u64(&j, "size", size);
+    bu_json_u64(&j, "sndbuf", ft_sndbuf);
     bu_json_u64(&j, "reps", sent);
     bu_json_dbl(&j, "seconds", secs);
     bu_json_dbl(&j, "MBps", mbps);
@@ -614,6 +637,7 @@ fetch(const struct opts *o, uint64_t size, uint32_t seed)
     bu_json_str(&j, "mode", "busy");
     bu_json_u64(&j, "procs", (uint64_t) o->procs);
     bu_json_u64(&j, "size", size);
+    bu_json_u64(&j, "sndbuf", ft_sndbuf);
     bu_json_u64(&j, "answers", served);
     bu_json_dbl(&j, "us_p10", q[0]);
     bu_json_dbl(&j, "us_median", q[1]);
@@ -639,6 +663,8 @@ usage(FILE *f)
             "  --procs 1|2        peer on a thread (1) or in a child process "
             "(2)\n"
             "  --pin A,B          this side on CPU A, the peer on CPU B\n"
+            "  --sndbuf B         every connection's send buffer (default: "
+            "the kernel's tuning)\n"
             "  --only pingpong|stream|fetch\n");
 }
 
@@ -702,6 +728,9 @@ main(int argc, char **argv)
                  a_cpu < CPU_SETSIZE && b_cpu < CPU_SETSIZE;
             o.cpu_self = (int) a_cpu;
             o.cpu_peer = (int) b_cpu;
+        } else if (strcmp(a, "--sndbuf") == 0) {
+            ok = bu_parse_size(v, &ft_sndbuf) && ft_sndbuf > 0 &&
+                 ft_sndbuf <= (64u << 20);
         } else if (strcmp(a, "--only") == 0) {
             o.do_pingpong = strcmp(v, "pingpong") == 0;
             o.do_stream = strcmp(v, "stream") == 0;

@@ -50,14 +50,17 @@ def records():
                      "MBps": mbps, "us_median": 240 + 10 * rnd})
         recs.append({"lib": "floor", "fabric": "tcp", "round": rnd,
                      "tool": "floor_tcp", "metric": "fetch", "mode": "busy",
-                     "size": 1 << 20, "us_median": 190 + 10 * rnd})
+                     "size": 1 << 20, "us_median": 190 + 10 * rnd,
+                     "sndbuf": 512 * 1024})
         recs.append({"lib": "mercury", "fabric": "tcp", "round": rnd,
                      "tool": "hg_bw", "metric": "pull", "size": 1 << 20,
                      "MBps": 4000})
-        # The busy stream is the floor; the blocking one is not read.
+        # The busy stream is the floor; the blocking one is not read. The
+        # floor rows' labels say what send buffer floor_tcp asked for.
         recs.append({"lib": "floor", "fabric": "tcp", "round": rnd,
                      "tool": "floor_tcp", "metric": "stream", "mode": "busy",
-                     "size": 1 << 20, "MBps": 3000 + rnd})
+                     "size": 1 << 20, "MBps": 3000 + rnd,
+                     "sndbuf": 512 * 1024})
         recs.append({"lib": "floor", "fabric": "tcp", "round": rnd,
                      "tool": "floor_tcp", "metric": "stream",
                      "mode": "blocking", "size": 1 << 20, "MBps": 900})
@@ -86,9 +89,11 @@ EXPECTED = {
     "(the least ratio)": ["9.71x", "9.33x", "2 of 2"],
     "native tcp pull 1 MiB >= 1.1x Mercury's ofi+tcp":
         ["1.12x", "0.75x", "1 of 2"],
-    "floor: raw TCP stream, 1 MiB": ["3,001 MB/s", "3,002 MB/s", ""],
+    "floor: raw TCP stream, 1 MiB (send buffer asked for: 512 KiB)":
+        ["3,001 MB/s", "3,002 MB/s", ""],
     "native tcp pull 1 MiB, median transfer": ["250 us", "260 us", ""],
-    "floor: raw TCP fetch of 1 MiB, median request to last byte":
+    "floor: raw TCP fetch of 1 MiB, median request to last byte (send "
+    "buffer asked for: 512 KiB)":
         ["200 us", "210 us", ""],
     "ofi+tcp rate >= 1.0x Mercury's, busy, 1 in flight":
         ["1.05x", "-", "1 of 2 (1 not measured)"],
