@@ -158,9 +158,11 @@ floor_payload=""
 if [ -n "$payload" ]; then
     sweep=(--payload "$payload" --inflight 1,16)
     # floor_shm's payload ping-pong and message rate at the fixed sizes
-    # of the sweep (the eager limits are each library's own).
-    floor_payload=$(echo "$payload" | tr ',' '\n' | grep -v '^0$' |
-        grep -v eager | paste -sd, -)
+    # of the sweep (the eager limits are each library's own), and at 8
+    # bytes: the floor's nearly empty message, against which the summary
+    # prices what carrying 2 KiB costs the floor itself.
+    floor_payload=$( (echo 8; echo "$payload" | tr ',' '\n') |
+        grep -v '^0$' | grep -v eager | awk '!seen[$0]++' | paste -sd, -)
 else
     sweep=(--inflight 16)
 fi

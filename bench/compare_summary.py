@@ -296,6 +296,21 @@ def targets_table(recs):
             return None
         return min(ours[s] / theirs[s] for s in common)
 
+    def sm_share_bound(m):
+        """The most of its empty rate an sm RPC can keep with a 2 KiB
+        input if carrying the 2 KiB costs what it costs floor_shm (the
+        same copy in and out, 16 unacknowledged): empty time / (empty
+        time + the floor's time per 2 KiB message less its time per 8 B
+        message). Above the target's 80%, the target is within reach of
+        the copies; below it, only by copying faster than the floor."""
+        empty = m.rate("qs", "shm", 16)
+        f2k = m.floor("shm", "msgrate", "msg_per_s", payload=2048)
+        f8 = m.floor("shm", "msgrate", "msg_per_s", payload=8)
+        if not empty or not f2k or not f8:
+            return None
+        cost = 1.0 / empty
+        return cost / (cost + max(1.0 / f2k - 1.0 / f8, 0.0))
+
     pct = "{:.0%}"
     times = "{:.2f}x"
     add("sm: a 2 KiB input keeps >= 80% of the empty rate, 16 in flight",
@@ -305,6 +320,12 @@ def targets_table(recs):
     add("  floor: floor_shm, 2 KiB messages/s, 16 unacknowledged",
         lambda m: m.floor("shm", "msgrate", "msg_per_s", payload=2048),
         "{:,.0f}/s")
+    add("  floor: floor_shm, 8 B messages/s, 16 unacknowledged",
+        lambda m: m.floor("shm", "msgrate", "msg_per_s", payload=8),
+        "{:,.0f}/s")
+    add("  bound from those floors: the share an empty RPC at this run's "
+        "rate keeps if 2 KiB adds only the floor's cost of 2 KiB over 8 B",
+        sm_share_bound, pct)
     add("sm >= 2x Mercury's na+sm at every swept size up to the eager "
         "limit (the least ratio)", sm_min_ratio, times, lambda v: v >= 2.0)
     for lib, fabric, ours, theirs in (("qs", "shm", "sm", "na+sm"),

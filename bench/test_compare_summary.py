@@ -43,6 +43,12 @@ def records():
         recs.append({"lib": "floor", "fabric": "shm", "round": rnd,
                      "tool": "floor_shm", "metric": "msgrate",
                      "payload": 2048, "msg_per_s": 2000000 + rnd})
+        # The floor's 8 B messages: 100 ns, then 200 ns each. Against its
+        # 2 KiB ones (500 ns) and the empty rate (1 us per RPC), 2 KiB
+        # may cost 400 ns, then 300: the bound is 1/1.4, then 1/1.3.
+        recs.append({"lib": "floor", "fabric": "shm", "round": rnd,
+                     "tool": "floor_shm", "metric": "msgrate",
+                     "payload": 8, "msg_per_s": 10000000 / rnd})
     # Native pulls of 1 MiB: 1.125x, then 0.75x.
     for rnd, mbps in ((1, 4500), (2, 3000)):
         recs.append({"lib": "native", "fabric": "tcp", "round": rnd,
@@ -85,6 +91,11 @@ EXPECTED = {
         ["85%", "70%", "1 of 2"],
     "floor: floor_shm, 2 KiB messages/s, 16 unacknowledged":
         ["2,000,001/s", "2,000,002/s", ""],
+    "floor: floor_shm, 8 B messages/s, 16 unacknowledged":
+        ["10,000,000/s", "5,000,000/s", ""],
+    "bound from those floors: the share an empty RPC at this run's rate "
+    "keeps if 2 KiB adds only the floor's cost of 2 KiB over 8 B":
+        ["71%", "77%", ""],
     "sm >= 2x Mercury's na+sm at every swept size up to the eager limit "
     "(the least ratio)": ["9.71x", "9.33x", "2 of 2"],
     "native tcp pull 1 MiB >= 1.1x Mercury's ofi+tcp":
