@@ -28,7 +28,12 @@
  * real second), "events_per_s" (trace events per real second),
  * "bytes_per_node" (heap in use after the run, less what was in use before
  * the world, over the node count, from mallinfo2()), "trace_hash", "seed",
- * and the rest of the measurement.
+ * and the rest of the measurement. "anon_huge_bytes" is the process's
+ * anonymous memory on transparent huge pages after the run (AnonHugePages
+ * of /proc/self/smaps_rollup; -1 where it cannot be read): a large world
+ * runs measurably faster when malloc's heap is on huge pages, which glibc
+ * does when asked (GLIBC_TUNABLES=glibc.malloc.hugetlb=1; docs/sim.md,
+ * "Large worlds"), so each record says which heap it had.
  */
 #include "bench_hg.h"
 #include "bench_util.h"
@@ -101,6 +106,7 @@ struct result {
     uint64_t rpcs, errors, events, hash, seed;
     double real_s, cpu_s, sim_s, setup_s, teardown_s;
     double bytes_per_node, setup_bytes_per_node;
+    int64_t huge_bytes; /* AnonHugePages after the run, or -1 */
 };
 
 /* splitmix64, the bench's own stream (the fabric draws from its own). */
@@ -123,6 +129,24 @@ sc_heap_bytes(void)
     struct mallinfo2 mi = mallinfo2();
 
     return (double) mi.uordblks + (double) mi.hblkhd;
+}
+
+/* The process's anonymous memory on transparent huge pages, in bytes, or
+ * -1 when /proc/self/smaps_rollup cannot be read. */
+static int64_t
+sc_huge_bytes(void)
+{
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    long long kb = -1;
+
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "AnonHugePages: %lld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb < 0 ? -1 : (int64_t) kb * 1024;
 }
 
 /* ---- server side ---------------------------------------------------------
@@ -450,6 +474,7 @@ run_world(const struct opts *o, unsigned nodes, struct result *res)
     res->errors = w.errors;
     res->hash = na_sim_trace_hash();
     res->bytes_per_node = (sc_heap_bytes() - heap0) / nodes;
+    res->huge_bytes = sc_huge_bytes();
 out:
     t1 = bu_now_s();
     if (world_teardown(&w) != 0)
@@ -485,13 +510,14 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     printf("sim_scale %u nodes: %9.0f RPC/s real (%.0f per CPU s, %.0f ns "
            "CPU per RPC), %9.0f events/s, %.0f bytes/node  (%" PRIu64
            " RPCs, %.3f real s, %.6f sim s, setup %.1f ms, teardown %.1f ms; "
-           "seed %" PRIu64 " hash %s%s)\n",
+           "seed %" PRIu64 " hash %s%s; %.1f MiB on huge pages)\n",
            nodes, rps, rpc_cpu, ns_per_rpc, eps, r->bytes_per_node, r->rpcs,
            r->real_s, r->sim_s, r->setup_s * 1e3, r->teardown_s * 1e3, r->seed,
            hex,
            run == 0        ? ""
            : same_as_first ? ", same as run 1"
-                           : ", DIFFERS");
+                           : ", DIFFERS",
+           (double) r->huge_bytes / (1024.0 * 1024.0));
     bu_json_begin(&j, "sim_scale");
     bu_json_u64(&j, "nodes", nodes);
     bu_json_u64(&j, "run", run + 1);
@@ -514,6 +540,7 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     bu_json_dbl(&j, "events_per_s", eps);
     bu_json_dbl(&j, "bytes_per_node", r->bytes_per_node);
     bu_json_dbl(&j, "setup_bytes_per_node", r->setup_bytes_per_node);
+    bu_json_i64(&j, "anon_huge_bytes", r->huge_bytes);
     bu_json_dbl(&j, "setup_ms", r->setup_s * 1e3);
     bu_json_dbl(&j, "teardown_ms", r->teardown_s * 1e3);
     bu_json_bool(&j, "deterministic", run == 0 || same_as_first);
