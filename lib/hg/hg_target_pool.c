@@ -67,7 +67,7 @@ hg_handle_free(struct hg_handle *handle)
     NA_Msg_buf_free(na_class, handle->in_buf, handle->in_buf_data);
     NA_Msg_buf_free(na_class, handle->out_buf, handle->out_buf_data);
     pthread_mutex_destroy(&handle->lock);
-    free(handle);
+    qs_free_lines(handle, sizeof(*handle));
 }
 
 /* Under the context lock: a pooled handle, counted live, or NULL. */

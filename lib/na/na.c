@@ -319,7 +319,7 @@ NA_Op_create(na_class_t *na_class, unsigned long flags)
     atomic_init(&base->state, NA_OP_IDLE);
     if (na_class->ops->msg->op_init != NULL &&
         na_class->ops->msg->op_init(na_class, op_id, flags) != NA_SUCCESS) {
-        free(op_id);
+        qs_free_lines(op_id, na_class->ops->msg->op_size);
         return NULL;
     }
     return op_id;
@@ -340,7 +340,7 @@ NA_Op_destroy(na_class_t *na_class, na_op_id_t *op_id)
     }
     if (na_class->ops->msg->op_fini != NULL)
         na_class->ops->msg->op_fini(na_class, op_id);
-    free(op_id);
+    qs_free_lines(op_id, na_class->ops->msg->op_size);
     return NA_SUCCESS;
 }
 

@@ -232,7 +232,7 @@ hg_proc_free(hg_proc_t proc)
     proc_release_buffers(proc, NULL);
     hg_proc_unpin_all(proc);
     free(proc->pins);
-    free(proc);
+    qs_free_lines(proc, sizeof(*proc));
     return HG_SUCCESS;
 }
 

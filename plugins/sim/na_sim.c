@@ -204,7 +204,7 @@ na_sim_initialize(na_class_t *na_class, const struct na_info *info, bool listen)
 unlock_global:
     pthread_mutex_unlock(&na_sim_global_lock);
     if (ret != NA_SUCCESS)
-        free(node);
+        qs_free_lines(node, sizeof(*node));
     return ret;
 }
 
@@ -232,7 +232,7 @@ na_sim_finalize(na_class_t *na_class)
     na_sim_world_unref(world);
     pthread_mutex_unlock(&na_sim_global_lock);
     na_sim_addr_unref(node->source); /* receivers may hold it still */
-    free(node);
+    qs_free_lines(node, sizeof(*node));
     na_class->plugin_class = NULL;
     return NA_SUCCESS;
 }

@@ -39,6 +39,7 @@
 #include "na/na_plugin_util.h"
 #include "na_sim.h"
 
+#include "util/qs_alloc.h"
 #include "util/qs_atomic.h"
 
 #include <stdatomic.h>
@@ -653,7 +654,7 @@ na_sim_addr_unref(na_addr_t addr)
 {
     if (addr != NULL &&
         qs_atomic_fetch_sub(&addr->refcount, 1, memory_order_acq_rel) == 1)
-        free(addr);
+        qs_free_lines(addr, sizeof(*addr));
 }
 
 /* Messages (na_sim_msg.c). */

@@ -1,0 +1,213 @@
+/*
+ * Line-aligned objects carved from chunks (qs_alloc.h). Allocations are
+ * made when a handle, an operation id, a proc or a simulated node or
+ * address is created, not per RPC, so one mutex serves them all.
+ */
+#include "util/qs_alloc.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define QS_LINES_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define QS_LINES_SANITIZED 1
+#endif
+#endif
+#ifndef QS_LINES_SANITIZED
+#define QS_LINES_SANITIZED 0
+#endif
+
+#define QS_LINES_CLASSES (QS_LINES_MAX / QS_LINE)
+#define QS_HUGE_PAGE (2u * 1024u * 1024u)
+
+/* A freed object, linked into the list of its size. */
+struct qs_lines_free {
+    struct qs_lines_free *next;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    struct qs_lines_free *free[QS_LINES_CLASSES + 1]; /* by size in lines */
+    char *cur, *end; /* what is left of the newest chunk */
+    size_t held;     /* bytes of all chunks                */
+    size_t huge;     /* chunks advised to huge pages       */
+} qs_lines = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_once_t qs_lines_once = PTHREAD_ONCE_INIT;
+static bool qs_lines_plain; /* every object its own posix_memalign() */
+
+/* A child forked while another thread held the lock gets it unlocked. */
+static void
+qs_lines_prepare(void)
+{
+    pthread_mutex_lock(&qs_lines.lock);
+}
+
+static void
+qs_lines_release(void)
+{
+    pthread_mutex_unlock(&qs_lines.lock);
+}
+
+static void
+qs_lines_choose(void)
+{
+    const char *env = getenv("QS_LINES");
+
+    (void) pthread_atfork(qs_lines_prepare, qs_lines_release,
+                          qs_lines_release);
+    qs_lines_plain =
+        QS_LINES_SANITIZED || (env != NULL && strcmp(env, "malloc") == 0);
+}
+
+static size_t
+qs_lines_round(size_t size)
+{
+    if (size > SIZE_MAX - (QS_LINE - 1))
+        return 0;
+    return (size + QS_LINE - 1) & ~(size_t) (QS_LINE - 1);
+}
+
+static void *
+qs_lines_own(size_t size)
+{
+    void *mem;
+
+    if (posix_memalign(&mem, QS_LINE, size) != 0)
+        return NULL;
+    return mem;
+}
+
+/* A new chunk for an object of `size` bytes; the rest of the old one is
+ * left unused (less than the largest object). Called with the lock. */
+static bool
+qs_lines_grow(size_t size)
+{
+    size_t len = qs_lines.held < QS_LINES_CHUNK_MIN ? QS_LINES_CHUNK_MIN
+                                                    : qs_lines.held;
+    char *chunk;
+
+    if (len > QS_LINES_CHUNK_MAX)
+        len = QS_LINES_CHUNK_MAX;
+    if (len < size)
+        len = size;
+    chunk = qs_lines_own(len);
+    if (chunk == NULL)
+        return false;
+    if (qs_lines.held >= QS_LINES_HUGE_AFTER) {
+        /* The whole huge pages inside the chunk; advice only. */
+        uintptr_t lo = ((uintptr_t) chunk + QS_HUGE_PAGE - 1) &
+                       ~(uintptr_t) (QS_HUGE_PAGE - 1);
+        uintptr_t hi = ((uintptr_t) chunk + len) &
+                       ~(uintptr_t) (QS_HUGE_PAGE - 1);
+
+        if (hi > lo && madvise((void *) lo, hi - lo, MADV_HUGEPAGE) == 0)
+            qs_lines.huge++;
+    }
+    qs_lines.cur = chunk;
+    qs_lines.end = chunk + len;
+    qs_lines.held += len;
+    return true;
+}
+
+void *
+qs_lines_chunked_alloc(size_t size)
+{
+    struct qs_lines_free *obj;
+    size_t cls;
+
+    size = qs_lines_round(size);
+    if (size == 0)
+        return NULL;
+    if (size > QS_LINES_MAX) {
+        obj = qs_lines_own(size);
+        return obj != NULL ? memset(obj, 0, size) : NULL;
+    }
+    cls = size / QS_LINE;
+    pthread_mutex_lock(&qs_lines.lock);
+    obj = qs_lines.free[cls];
+    if (obj != NULL) {
+        qs_lines.free[cls] = obj->next;
+    } else if ((size_t) (qs_lines.end - qs_lines.cur) >= size ||
+               qs_lines_grow(size)) {
+        obj = (struct qs_lines_free *) (void *) qs_lines.cur;
+        qs_lines.cur += size;
+    }
+    pthread_mutex_unlock(&qs_lines.lock);
+    return obj != NULL ? memset(obj, 0, size) : NULL;
+}
+
+void
+qs_lines_chunked_free(void *p, size_t size)
+{
+    struct qs_lines_free *obj = p;
+    size_t cls;
+
+    if (p == NULL)
+        return;
+    size = qs_lines_round(size);
+    if (size == 0 || size > QS_LINES_MAX) {
+        free(p);
+        return;
+    }
+    cls = size / QS_LINE;
+    pthread_mutex_lock(&qs_lines.lock);
+    obj->next = qs_lines.free[cls];
+    qs_lines.free[cls] = obj;
+    pthread_mutex_unlock(&qs_lines.lock);
+}
+
+void *
+qs_calloc_lines(size_t size)
+{
+    void *mem;
+
+    pthread_once(&qs_lines_once, qs_lines_choose);
+    if (!qs_lines_plain)
+        return qs_lines_chunked_alloc(size);
+    size = qs_lines_round(size);
+    if (size == 0 || (mem = qs_lines_own(size)) == NULL)
+        return NULL;
+    return memset(mem, 0, size);
+}
+
+void
+qs_free_lines(void *p, size_t size)
+{
+    if (p == NULL)
+        return;
+    /* Only an object of qs_calloc_lines() comes here, so the choice has
+     * been made. */
+    if (qs_lines_plain)
+        free(p);
+    else
+        qs_lines_chunked_free(p, size);
+}
+
+size_t
+qs_lines_chunk_bytes(void)
+{
+    size_t n;
+
+    pthread_mutex_lock(&qs_lines.lock);
+    n = qs_lines.held;
+    pthread_mutex_unlock(&qs_lines.lock);
+    return n;
+}
+
+size_t
+qs_lines_huge_chunks(void)
+{
+    size_t n;
+
+    pthread_mutex_lock(&qs_lines.lock);
+    n = qs_lines.huge;
+    pthread_mutex_unlock(&qs_lines.lock);
+    return n;
+}

@@ -1,0 +1,248 @@
+/*
+ * Line-aligned objects from chunks (lib/util/qs_alloc.h, qs_lines.c):
+ * zeroed and on a line, even when reused; a freed object comes back for
+ * the next object of its size and never for another size; objects never
+ * overlap, across chunks and across threads; larger objects are their own
+ * allocations; and past QS_LINES_HUGE_AFTER the chunks are advised to huge
+ * pages where the kernel takes that advice. The chunked allocator is
+ * called directly, so this runs the same in sanitizer builds, where
+ * qs_calloc_lines() itself uses posix_memalign().
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "util/qs_alloc.h"
+
+static bool
+all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return false;
+    return true;
+}
+
+static void
+test_zeroed_and_aligned(void **state)
+{
+    (void) state;
+    for (size_t size = 1; size <= 3 * QS_LINE + 1; size += 37) {
+        unsigned char *p = qs_lines_chunked_alloc(size);
+
+        assert_non_null(p);
+        assert_int_equal((uintptr_t) p % QS_LINE, 0);
+        assert_true(all_zero(p, size));
+        memset(p, 0xa5, size);
+        qs_lines_chunked_free(p, size);
+        /* The same object again (the list of its size), zeroed again. */
+        p = qs_lines_chunked_alloc(size);
+        assert_true(all_zero(p, (size + QS_LINE - 1) & ~(size_t) 63));
+        qs_lines_chunked_free(p, size);
+    }
+    assert_null(qs_lines_chunked_alloc(0));
+    assert_null(qs_lines_chunked_alloc(SIZE_MAX));
+    qs_lines_chunked_free(NULL, 64);
+}
+
+static void
+test_reuse_by_size(void **state)
+{
+    void *a, *b, *c;
+
+    (void) state;
+    a = qs_lines_chunked_alloc(200); /* four lines */
+    assert_non_null(a);
+    qs_lines_chunked_free(a, 200);
+    /* Another size does not get it... */
+    b = qs_lines_chunked_alloc(100); /* two lines */
+    assert_ptr_not_equal(a, b);
+    /* ...the same size in lines does, whatever the exact bytes. */
+    c = qs_lines_chunked_alloc(256);
+    assert_ptr_equal(a, c);
+    qs_lines_chunked_free(b, 100);
+    qs_lines_chunked_free(c, 256);
+}
+
+/* Objects of mixed sizes, well past the first chunks, never overlap: each
+ * holds its own pattern until it is freed. */
+#define MANY 20000
+
+static void
+test_no_overlap_across_chunks(void **state)
+{
+    static unsigned char *obj[MANY];
+    static size_t len[MANY];
+    size_t held0 = qs_lines_chunk_bytes();
+
+    (void) state;
+    for (unsigned i = 0; i < MANY; i++) {
+        len[i] = 1 + (i * 7919u) % 2000u;
+        obj[i] = qs_lines_chunked_alloc(len[i]);
+        assert_non_null(obj[i]);
+        memset(obj[i], (int) (i & 0xff), len[i]);
+    }
+    assert_true(qs_lines_chunk_bytes() > held0);
+    for (unsigned i = 0; i < MANY; i++)
+        for (size_t k = 0; k < len[i]; k++)
+            if (obj[i][k] != (unsigned char) (i & 0xff))
+                fail_msg("object %u byte %zu overwritten", i, k);
+    for (unsigned i = 0; i < MANY; i += 2)
+        qs_lines_chunked_free(obj[i], len[i]);
+    for (unsigned i = 0; i < MANY; i += 2) {
+        obj[i] = qs_lines_chunked_alloc(len[i]);
+        memset(obj[i], (int) (i & 0xff), len[i]);
+    }
+    for (unsigned i = 0; i < MANY; i++) {
+        for (size_t k = 0; k < len[i]; k++)
+            if (obj[i][k] != (unsigned char) (i & 0xff))
+                fail_msg("object %u byte %zu overwritten after reuse", i, k);
+        qs_lines_chunked_free(obj[i], len[i]);
+    }
+}
+
+static void
+test_large_is_own(void **state)
+{
+    size_t held0 = qs_lines_chunk_bytes();
+    unsigned char *p = qs_lines_chunked_alloc(QS_LINES_MAX + 1);
+
+    (void) state;
+    assert_non_null(p);
+    assert_int_equal((uintptr_t) p % QS_LINE, 0);
+    assert_true(all_zero(p, QS_LINES_MAX + 1));
+    /* Not from a chunk: the chunks did not grow for it. */
+    assert_int_equal(qs_lines_chunk_bytes(), held0);
+    qs_lines_chunked_free(p, QS_LINES_MAX + 1);
+}
+
+/* Two threads allocate, fill, check and free at once. */
+#define PER_THREAD 50000
+
+static void *
+hammer(void *arg)
+{
+    unsigned char tag = (unsigned char) (uintptr_t) arg;
+    unsigned char *keep[64] = {0};
+    size_t keep_n[64] = {0};
+
+    for (unsigned i = 0; i < PER_THREAD; i++) {
+        unsigned slot = i % 64;
+        size_t n = 64 + (i % 5) * 64;
+
+        if (keep[slot] != NULL) {
+            for (size_t k = 0; k < keep_n[slot]; k++)
+                if (keep[slot][k] != tag)
+                    return (void *) 1;
+            qs_lines_chunked_free(keep[slot], keep_n[slot]);
+        }
+        keep[slot] = qs_lines_chunked_alloc(n);
+        keep_n[slot] = n;
+        if (keep[slot] == NULL || !all_zero(keep[slot], n))
+            return (void *) 1;
+        memset(keep[slot], tag, n);
+    }
+    for (unsigned slot = 0; slot < 64; slot++)
+        qs_lines_chunked_free(keep[slot], keep_n[slot]);
+    return NULL;
+}
+
+static void
+test_threads(void **state)
+{
+    pthread_t t[2];
+    void *ret[2];
+
+    (void) state;
+    for (uintptr_t i = 0; i < 2; i++)
+        assert_int_equal(
+            pthread_create(&t[i], NULL, hammer, (void *) (0x11 + i)), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pthread_join(t[i], &ret[i]), 0);
+        assert_null(ret[i]);
+    }
+}
+
+/* Whether this kernel takes MADV_HUGEPAGE at all. */
+static bool
+kernel_takes_huge_advice(void)
+{
+    size_t len = 4u << 20;
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uintptr_t lo;
+    bool ok;
+
+    if (m == MAP_FAILED)
+        return false;
+    lo = ((uintptr_t) m + (2u << 20) - 1) & ~(uintptr_t) ((2u << 20) - 1);
+    ok = madvise((void *) lo, 2u << 20, MADV_HUGEPAGE) == 0;
+    munmap(m, len);
+    return ok;
+}
+
+static void
+test_huge_after_threshold(void **state)
+{
+    size_t n = 0;
+    void **objs;
+
+    (void) state;
+    /* Enough objects of 4 KiB to hold twice the threshold. */
+    objs = calloc(2 * QS_LINES_HUGE_AFTER / 4096 + 1, sizeof(*objs));
+    assert_non_null(objs);
+    while (qs_lines_chunk_bytes() < 2 * QS_LINES_HUGE_AFTER) {
+        objs[n] = qs_lines_chunked_alloc(4096);
+        assert_non_null(objs[n]);
+        n++;
+    }
+    if (kernel_takes_huge_advice())
+        assert_true(qs_lines_huge_chunks() > 0);
+    else
+        print_message("kernel refuses MADV_HUGEPAGE: huge chunks not "
+                      "checked\n");
+    for (size_t i = 0; i < n; i++)
+        qs_lines_chunked_free(objs[i], 4096);
+    free(objs);
+}
+
+/* The routed entry points: whichever way the build went, an object is
+ * zeroed, aligned and freed by its size. */
+static void
+test_routed(void **state)
+{
+    unsigned char *p = qs_calloc_lines(100);
+
+    (void) state;
+    assert_non_null(p);
+    assert_int_equal((uintptr_t) p % QS_LINE, 0);
+    assert_true(all_zero(p, 128));
+    qs_free_lines(p, 100);
+    qs_free_lines(NULL, 100);
+    assert_null(qs_calloc_lines(0));
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zeroed_and_aligned),
+        cmocka_unit_test(test_reuse_by_size),
+        cmocka_unit_test(test_no_overlap_across_chunks),
+        cmocka_unit_test(test_large_is_own),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_huge_after_threshold),
+        cmocka_unit_test(test_routed),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
