@@ -3,6 +3,7 @@
  * data, error strings and the leak check at finalize.
  */
 #include "hg/hg_internal.h"
+#include "util/qs_alloc.h"
 #include "na/na_auto_sm.h"
 #include "na_config.h"
 
@@ -227,7 +228,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
     hg_class_t *hg_class;
     na_addr_t self = NA_ADDR_NULL;
 
-    hg_class = calloc(1, sizeof(*hg_class));
+    hg_class = qs_calloc_lines(sizeof(*hg_class));
     if (hg_class == NULL)
         return NULL;
     if (!hg_init_info_from_version(&hg_class->info, version, hg_init_info) ||
@@ -260,7 +261,7 @@ HG_Init_opt2(const char *na_info_string, hg_bool_t na_listen,
 error:
     if (hg_class->own_na_class)
         NA_Finalize(hg_class->core.na_class);
-    free(hg_class);
+    qs_free_lines(hg_class, sizeof(*hg_class));
     return NULL;
 }
 
@@ -337,7 +338,7 @@ HG_Finalize(hg_class_t *hg_class)
     pthread_rwlock_destroy(&hg_class->rpc_lock);
     pthread_mutex_destroy(&hg_class->lock);
     HG_CHECK(hg_check_class_gone(hg_class));
-    free(hg_class);
+    qs_free_lines(hg_class, sizeof(*hg_class));
     return HG_SUCCESS;
 }
 

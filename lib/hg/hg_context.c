@@ -4,6 +4,7 @@
  * (lib/core/hg_core.c).
  */
 #include "hg/hg_internal.h"
+#include "util/qs_alloc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -34,7 +35,7 @@ hg_context_alloc(hg_class_t *hg_class, hg_uint8_t id)
 {
     hg_context_t *context;
 
-    context = calloc(1, sizeof(*context));
+    context = qs_calloc_lines(sizeof(*context));
     if (context == NULL)
         return NULL;
     context->hg_class = hg_class;
@@ -47,7 +48,7 @@ hg_context_alloc(hg_class_t *hg_class, hg_uint8_t id)
     if (hg_bulk_pool_init(&context->core) != HG_SUCCESS) {
         hg_core_fini(&context->core);
         pthread_mutex_destroy(&context->lock);
-        free(context);
+        qs_free_lines(context, sizeof(*context));
         return NULL;
     }
     return context;
@@ -99,7 +100,7 @@ error:
     hg_bulk_pool_fini(&context->core);
     hg_core_fini(&context->core);
     pthread_mutex_destroy(&context->lock);
-    free(context);
+    qs_free_lines(context, sizeof(*context));
     return NULL;
 }
 
@@ -252,7 +253,7 @@ HG_Context_destroy(hg_context_t *context)
     hg_event_fini(context);
     hg_core_fini(&context->core);
     pthread_mutex_destroy(&context->lock);
-    free(context);
+    qs_free_lines(context, sizeof(*context));
     return HG_SUCCESS;
 
 busy:

@@ -153,7 +153,7 @@ NA_Initialize_opt2(const char *info_string, bool listen, unsigned int version,
         ops->check_protocol("tcp;ofi_rxm") == false)
         strcpy(info->protocol_name, "tcp");
 
-    na_class = calloc(1, sizeof(*na_class));
+    na_class = qs_calloc_lines(sizeof(*na_class));
     if (na_class == NULL)
         goto error;
     na_class->ops = ops;
@@ -177,7 +177,7 @@ NA_Initialize_opt2(const char *info_string, bool listen, unsigned int version,
 error:
     if (na_class != NULL)
         free(na_class->protocol_name);
-    free(na_class);
+    qs_free_lines(na_class, sizeof(*na_class));
     free(info);
     return NULL;
 }
@@ -203,7 +203,7 @@ NA_Finalize(na_class_t *na_class)
     pthread_mutex_destroy(&na_class->lock);
     free(na_class->protocol_name);
     na_diag_count(&na_diag.classes, -1);
-    free(na_class);
+    qs_free_lines(na_class, sizeof(*na_class));
     return NA_SUCCESS;
 }
 
@@ -239,7 +239,7 @@ NA_Context_create_id(na_class_t *na_class, uint8_t id)
 
     if (na_class == NULL)
         return NULL;
-    context = calloc(1, sizeof(*context));
+    context = qs_calloc_lines(sizeof(*context));
     if (context == NULL)
         goto fail;
     context->na_class = na_class;
@@ -248,7 +248,7 @@ NA_Context_create_id(na_class_t *na_class, uint8_t id)
     pthread_mutex_init(&context->lock, NULL);
     if (na_class->ops->context->context_size > 0) {
         context->plugin_context =
-            calloc(1, na_class->ops->context->context_size);
+            qs_calloc_lines(na_class->ops->context->context_size);
         if (context->plugin_context == NULL)
             goto free_context;
     }
@@ -263,9 +263,10 @@ NA_Context_create_id(na_class_t *na_class, uint8_t id)
     return context;
 
 free_context:
-    free(context->plugin_context);
+    qs_free_lines(context->plugin_context,
+                  na_class->ops->context->context_size);
     pthread_mutex_destroy(&context->lock);
-    free(context);
+    qs_free_lines(context, sizeof(*context));
 fail:
     qs_log("na", QS_LOG_ERROR, "context creation failed: %s",
            NA_Error_to_string(ret));
@@ -294,8 +295,9 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
     pthread_mutex_destroy(&context->lock);
     na_diag_count(&na_diag.triggered, context->triggered);
     na_diag_count(&na_diag.contexts, -1);
-    free(context->plugin_context);
-    free(context);
+    qs_free_lines(context->plugin_context,
+                  na_class->ops->context->context_size);
+    qs_free_lines(context, sizeof(*context));
     return NA_SUCCESS;
 }
 

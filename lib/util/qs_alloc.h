@@ -4,8 +4,9 @@
  * another and the fields it groups by line stay on those lines.
  * qs_free_lines() releases it, given the size it was allocated with.
  *
- * The objects an RPC touches (HG handles and their procs, NA operation
- * ids, the simulator's nodes and addresses) come from here. Up to
+ * The objects an RPC touches (HG classes, contexts, handles and their
+ * procs, NA classes, contexts and operation ids, the simulator's nodes and
+ * addresses) come from here. Up to
  * QS_LINES_MAX bytes they are carved from chunks that the library takes
  * from malloc and keeps: one chunk holds the objects of many handles and
  * nodes side by side, so a large simulated world touches fewer pages per
@@ -41,7 +42,9 @@
 void *qs_calloc_lines(size_t size);
 
 /* Release an object of qs_calloc_lines(size), with that same size. NULL
- * is ignored. */
+ * is ignored; memory that did not come from qs_calloc_lines() stops the
+ * process with a message (it would otherwise be handed out again as
+ * another object). */
 void qs_free_lines(void *p, size_t size);
 
 /* The chunked allocator itself, whatever the build or the environment

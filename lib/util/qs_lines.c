@@ -4,6 +4,7 @@
  * address is created, not per RPC, so one mutex serves them all.
  */
 #include "util/qs_alloc.h"
+#include "util/qs_log.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -31,12 +32,20 @@ struct qs_lines_free {
     struct qs_lines_free *next;
 };
 
+/* A chunk's extent, kept sorted by address so that a free can check,
+ * by binary search, that its object came from a chunk. */
+struct qs_lines_chunk {
+    uintptr_t lo, hi;
+};
+
 static struct {
     pthread_mutex_t lock;
     struct qs_lines_free *free[QS_LINES_CLASSES + 1]; /* by size in lines */
     char *cur, *end; /* what is left of the newest chunk */
     size_t held;     /* bytes of all chunks                */
     size_t huge;     /* chunks advised to huge pages       */
+    struct qs_lines_chunk *chunks;
+    size_t nchunks, capchunks;
 } qs_lines = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t qs_lines_once = PTHREAD_ONCE_INIT;
@@ -60,8 +69,7 @@ qs_lines_choose(void)
 {
     const char *env = getenv("QS_LINES");
 
-    (void) pthread_atfork(qs_lines_prepare, qs_lines_release,
-                          qs_lines_release);
+    (void) pthread_atfork(qs_lines_prepare, qs_lines_release, qs_lines_release);
     qs_lines_plain =
         QS_LINES_SANITIZED || (env != NULL && strcmp(env, "malloc") == 0);
 }
@@ -84,13 +92,58 @@ qs_lines_own(size_t size)
     return mem;
 }
 
+/* Record a chunk in the sorted table; false when the table cannot grow.
+ * Called with the lock. */
+static bool
+qs_lines_record(char *chunk, size_t len)
+{
+    uintptr_t lo = (uintptr_t) chunk;
+    size_t i;
+
+    if (qs_lines.nchunks == qs_lines.capchunks) {
+        size_t cap = qs_lines.capchunks ? 2 * qs_lines.capchunks : 16;
+        struct qs_lines_chunk *t = realloc(qs_lines.chunks, cap * sizeof(*t));
+
+        if (t == NULL)
+            return false;
+        qs_lines.chunks = t;
+        qs_lines.capchunks = cap;
+    }
+    for (i = qs_lines.nchunks; i > 0 && qs_lines.chunks[i - 1].lo > lo; i--)
+        qs_lines.chunks[i] = qs_lines.chunks[i - 1];
+    qs_lines.chunks[i].lo = lo;
+    qs_lines.chunks[i].hi = lo + len;
+    qs_lines.nchunks++;
+    return true;
+}
+
+/* Whether p is a line of some chunk. Called with the lock. */
+static bool
+qs_lines_owns(const void *p)
+{
+    uintptr_t a = (uintptr_t) p;
+    size_t lo = 0, hi = qs_lines.nchunks;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (a < qs_lines.chunks[mid].lo)
+            hi = mid;
+        else if (a >= qs_lines.chunks[mid].hi)
+            lo = mid + 1;
+        else
+            return (a - qs_lines.chunks[mid].lo) % QS_LINE == 0;
+    }
+    return false;
+}
+
 /* A new chunk for an object of `size` bytes; the rest of the old one is
  * left unused (less than the largest object). Called with the lock. */
 static bool
 qs_lines_grow(size_t size)
 {
-    size_t len = qs_lines.held < QS_LINES_CHUNK_MIN ? QS_LINES_CHUNK_MIN
-                                                    : qs_lines.held;
+    size_t len =
+        qs_lines.held < QS_LINES_CHUNK_MIN ? QS_LINES_CHUNK_MIN : qs_lines.held;
     char *chunk;
 
     if (len > QS_LINES_CHUNK_MAX)
@@ -100,12 +153,16 @@ qs_lines_grow(size_t size)
     chunk = qs_lines_own(len);
     if (chunk == NULL)
         return false;
+    if (!qs_lines_record(chunk, len)) {
+        free(chunk);
+        return false;
+    }
     if (qs_lines.held >= QS_LINES_HUGE_AFTER) {
         /* The whole huge pages inside the chunk; advice only. */
         uintptr_t lo = ((uintptr_t) chunk + QS_HUGE_PAGE - 1) &
                        ~(uintptr_t) (QS_HUGE_PAGE - 1);
-        uintptr_t hi = ((uintptr_t) chunk + len) &
-                       ~(uintptr_t) (QS_HUGE_PAGE - 1);
+        uintptr_t hi =
+            ((uintptr_t) chunk + len) & ~(uintptr_t) (QS_HUGE_PAGE - 1);
 
         if (hi > lo && madvise((void *) lo, hi - lo, MADV_HUGEPAGE) == 0)
             qs_lines.huge++;
@@ -158,6 +215,13 @@ qs_lines_chunked_free(void *p, size_t size)
     }
     cls = size / QS_LINE;
     pthread_mutex_lock(&qs_lines.lock);
+    if (!qs_lines_owns(p)) {
+        /* Memory from elsewhere on a free list would be handed out as an
+         * object later and corrupt whatever owns it: stop here instead. */
+        qs_log("util", QS_LOG_ERROR,
+               "qs_free_lines: %p did not come from qs_calloc_lines()", p);
+        abort();
+    }
     obj->next = qs_lines.free[cls];
     qs_lines.free[cls] = obj;
     pthread_mutex_unlock(&qs_lines.lock);

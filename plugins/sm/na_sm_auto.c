@@ -6,6 +6,7 @@
 #include "na_sm_auto_internal.h"
 
 #include "na_sm_auto.h"
+#include "util/qs_alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,11 +237,11 @@ na_sm_auto_initialize(const char *info_string, const char *sm_info_string,
         return NULL;
     }
     cls = calloc(1, sizeof(*cls));
-    outer = calloc(1, sizeof(*outer));
+    outer = qs_calloc_lines(sizeof(*outer));
     if (cls == NULL || outer == NULL ||
         (outer->protocol_name = strdup(NA_Get_class_protocol(net))) == NULL) {
         free(cls);
-        free(outer);
+        qs_free_lines(outer, sizeof(*outer));
         NA_Finalize(sm);
         NA_Finalize(net);
         return NULL;

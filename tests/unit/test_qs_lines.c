@@ -4,7 +4,8 @@
  * the next object of its size and never for another size; objects never
  * overlap, across chunks and across threads; larger objects are their own
  * allocations; and past QS_LINES_HUGE_AFTER the chunks are advised to huge
- * pages where the kernel takes that advice. The chunked allocator is
+ * pages where the kernel takes that advice; memory from elsewhere is
+ * refused at its free. The chunked allocator is
  * called directly, so this runs the same in sanitizer builds, where
  * qs_calloc_lines() itself uses posix_memalign().
  */
@@ -17,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -215,6 +219,31 @@ test_huge_after_threshold(void **state)
     free(objs);
 }
 
+/* Memory that did not come from a chunk is refused at its free, with a
+ * message and an abort, rather than put on a list and handed out later
+ * as somebody's object. */
+static void
+test_foreign_free_stops(void **state)
+{
+    pid_t pid;
+    int status;
+
+    (void) state;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        void *foreign = NULL;
+
+        if (posix_memalign(&foreign, QS_LINE, 128) != 0)
+            _exit(3);
+        qs_lines_chunked_free(foreign, 128);
+        _exit(0); /* not reached when the check holds */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGABRT);
+}
+
 /* The routed entry points: whichever way the build went, an object is
  * zeroed, aligned and freed by its size. */
 static void
@@ -241,6 +270,7 @@ main(void)
         cmocka_unit_test(test_large_is_own),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_huge_after_threshold),
+        cmocka_unit_test(test_foreign_free_stops),
         cmocka_unit_test(test_routed),
     };
 
