@@ -254,24 +254,26 @@ qs_free_lines(void *p, size_t size)
         qs_lines_chunked_free(p, size);
 }
 
-size_t
-qs_lines_chunk_bytes(void)
+/* One of the counters, read under the lock. */
+static size_t
+qs_lines_read(const size_t *counter)
 {
     size_t n;
 
     pthread_mutex_lock(&qs_lines.lock);
-    n = qs_lines.held;
+    n = *counter;
     pthread_mutex_unlock(&qs_lines.lock);
     return n;
 }
 
 size_t
+qs_lines_chunk_bytes(void)
+{
+    return qs_lines_read(&qs_lines.held);
+}
+
+size_t
 qs_lines_huge_chunks(void)
 {
-    size_t n;
-
-    pthread_mutex_lock(&qs_lines.lock);
-    n = qs_lines.huge;
-    pthread_mutex_unlock(&qs_lines.lock);
-    return n;
+    return qs_lines_read(&qs_lines.huge);
 }
