@@ -17,10 +17,11 @@
  * to malloc before the process exits (they are counted by mallinfo2()
  * like any heap memory). docs/architecture.md, "Memory", says more.
  *
- * Built with AddressSanitizer or ThreadSanitizer, or run with
- * QS_LINES=malloc in the environment (read once, at the first
- * allocation), every object is a posix_memalign() of its own, so that
- * the sanitizers and valgrind see each one's life.
+ * Built with AddressSanitizer or ThreadSanitizer, linked into a program
+ * built with either, run under valgrind, or run with QS_LINES=malloc in
+ * the environment (decided once, at the first allocation), every object
+ * is a posix_memalign() of its own, so that the sanitizers and valgrind
+ * see each one's life.
  */
 #ifndef QS_ALLOC_H
 #define QS_ALLOC_H

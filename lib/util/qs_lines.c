@@ -6,6 +6,7 @@
 #include "util/qs_alloc.h"
 #include "util/qs_log.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,14 +65,37 @@ qs_lines_release(void)
     pthread_mutex_unlock(&qs_lines.lock);
 }
 
+/* Whether the program around the library checks its heap: built with
+ * AddressSanitizer or ThreadSanitizer itself (a sanitized test of a
+ * service linked against this unsanitized library), or run under
+ * valgrind, which preloads its vgpreload_*.so. Then every object is its
+ * own allocation, which those tools can follow. */
+static bool
+qs_lines_checked_program(void)
+{
+    const char *preload = getenv("LD_PRELOAD");
+
+    return dlsym(RTLD_DEFAULT, "__asan_init") != NULL ||
+           dlsym(RTLD_DEFAULT, "__tsan_init") != NULL ||
+           (preload != NULL && strstr(preload, "vgpreload") != NULL);
+}
+
 static void
 qs_lines_choose(void)
 {
     const char *env = getenv("QS_LINES");
+    const char *why = "chunks";
 
     (void) pthread_atfork(qs_lines_prepare, qs_lines_release, qs_lines_release);
-    qs_lines_plain =
-        QS_LINES_SANITIZED || (env != NULL && strcmp(env, "malloc") == 0);
+    if (QS_LINES_SANITIZED)
+        why = "one allocation each (the library is built with a sanitizer)";
+    else if (env != NULL && strcmp(env, "malloc") == 0)
+        why = "one allocation each (QS_LINES=malloc)";
+    else if (qs_lines_checked_program())
+        why = "one allocation each (the program checks its heap: "
+              "AddressSanitizer, ThreadSanitizer or valgrind)";
+    qs_lines_plain = strcmp(why, "chunks") != 0;
+    qs_log("util", QS_LOG_DEBUG, "line-aligned objects: %s", why);
 }
 
 static size_t
