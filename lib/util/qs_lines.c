@@ -28,10 +28,16 @@
 #define QS_LINES_CLASSES (QS_LINES_MAX / QS_LINE)
 #define QS_HUGE_PAGE (2u * 1024u * 1024u)
 
-/* A freed object, linked into the list of its size. */
+/* A freed object, linked into the list of its size, and marked: a
+ * second free of it finds the mark (a live object's bytes match it with
+ * odds of one in 2^64; qs_calloc_lines() zeroes it when the object is
+ * handed out again). */
 struct qs_lines_free {
     struct qs_lines_free *next;
+    uint64_t mark;
 };
+
+#define QS_LINES_FREED 0x71736c696e657321ULL /* "qslines!" */
 
 /* A chunk's extent, kept sorted by address so that a free can check,
  * by binary search, that its object came from a chunk. */
@@ -246,6 +252,12 @@ qs_lines_chunked_free(void *p, size_t size)
                "qs_free_lines: %p did not come from qs_calloc_lines()", p);
         abort();
     }
+    if (obj->mark == QS_LINES_FREED) {
+        /* On a list twice, it would be handed out to two owners. */
+        qs_log("util", QS_LOG_ERROR, "qs_free_lines: %p freed twice", p);
+        abort();
+    }
+    obj->mark = QS_LINES_FREED;
     obj->next = qs_lines.free[cls];
     qs_lines.free[cls] = obj;
     pthread_mutex_unlock(&qs_lines.lock);

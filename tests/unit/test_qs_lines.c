@@ -4,8 +4,8 @@
  * the next object of its size and never for another size; objects never
  * overlap, across chunks and across threads; larger objects are their own
  * allocations; and past QS_LINES_HUGE_AFTER the chunks are advised to huge
- * pages where the kernel takes that advice; memory from elsewhere is
- * refused at its free. The chunked allocator is
+ * pages where the kernel takes that advice; memory from elsewhere, and a
+ * second free of one object, are refused at the free. The chunked allocator is
  * called directly, so this runs the same in sanitizer builds, where
  * qs_calloc_lines() itself uses posix_memalign().
  */
@@ -244,6 +244,31 @@ test_foreign_free_stops(void **state)
     assert_int_equal(WTERMSIG(status), SIGABRT);
 }
 
+/* A second free of the same object is refused the same way: on its
+ * list twice, it would be handed out to two owners. */
+static void
+test_double_free_stops(void **state)
+{
+    pid_t pid;
+    int status;
+
+    (void) state;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        void *p = qs_lines_chunked_alloc(128);
+
+        if (p == NULL)
+            _exit(3);
+        qs_lines_chunked_free(p, 128);
+        qs_lines_chunked_free(p, 128);
+        _exit(0); /* not reached when the check holds */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGABRT);
+}
+
 /* The routed entry points: whichever way the build went, an object is
  * zeroed, aligned and freed by its size. */
 static void
@@ -271,6 +296,7 @@ main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_huge_after_threshold),
         cmocka_unit_test(test_foreign_free_stops),
+        cmocka_unit_test(test_double_free_stops),
         cmocka_unit_test(test_routed),
     };
 
