@@ -219,24 +219,17 @@ test_huge_after_threshold(void **state)
     free(objs);
 }
 
-/* Memory that did not come from a chunk is refused at its free, with a
- * message and an abort, rather than put on a list and handed out later
- * as somebody's object. */
+/* Run `bad` in a child process, which must die of SIGABRT. */
 static void
-test_foreign_free_stops(void **state)
+expect_abort(void (*bad)(void))
 {
     pid_t pid;
     int status;
 
-    (void) state;
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        void *foreign = NULL;
-
-        if (posix_memalign(&foreign, QS_LINE, 128) != 0)
-            _exit(3);
-        qs_lines_chunked_free(foreign, 128);
+        bad();
         _exit(0); /* not reached when the check holds */
     }
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -244,29 +237,43 @@ test_foreign_free_stops(void **state)
     assert_int_equal(WTERMSIG(status), SIGABRT);
 }
 
-/* A second free of the same object is refused the same way: on its
- * list twice, it would be handed out to two owners. */
+static void
+free_foreign(void)
+{
+    void *foreign = NULL;
+
+    if (posix_memalign(&foreign, QS_LINE, 128) != 0)
+        _exit(3);
+    qs_lines_chunked_free(foreign, 128);
+}
+
+static void
+free_twice(void)
+{
+    void *p = qs_lines_chunked_alloc(128);
+
+    if (p == NULL)
+        _exit(3);
+    qs_lines_chunked_free(p, 128);
+    qs_lines_chunked_free(p, 128);
+}
+
+/* Memory that did not come from a chunk is refused at its free, with a
+ * message and an abort, rather than put on a list and handed out later
+ * as somebody's object; so is a second free of the same object, which on
+ * its list twice would be handed out to two owners. */
+static void
+test_foreign_free_stops(void **state)
+{
+    (void) state;
+    expect_abort(free_foreign);
+}
+
 static void
 test_double_free_stops(void **state)
 {
-    pid_t pid;
-    int status;
-
     (void) state;
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        void *p = qs_lines_chunked_alloc(128);
-
-        if (p == NULL)
-            _exit(3);
-        qs_lines_chunked_free(p, 128);
-        qs_lines_chunked_free(p, 128);
-        _exit(0); /* not reached when the check holds */
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status));
-    assert_int_equal(WTERMSIG(status), SIGABRT);
+    expect_abort(free_twice);
 }
 
 /* The routed entry points: whichever way the build went, an object is
