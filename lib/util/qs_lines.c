@@ -1,7 +1,8 @@
 /*
  * Line-aligned objects carved from chunks (qs_alloc.h). Allocations are
- * made when a handle, an operation id, a proc or a simulated node or
- * address is created, not per RPC, so one mutex serves them all.
+ * made when a class, a context, a handle, an operation id, a proc or a
+ * simulated node or address is created, not per RPC, so one mutex serves
+ * them all.
  */
 #include "util/qs_alloc.h"
 #include "util/qs_log.h"
@@ -90,18 +91,22 @@ static void
 qs_lines_choose(void)
 {
     const char *env = getenv("QS_LINES");
-    const char *why = "chunks";
+    const char *why = NULL; /* why each object is its own allocation */
 
     (void) pthread_atfork(qs_lines_prepare, qs_lines_release, qs_lines_release);
     if (QS_LINES_SANITIZED)
-        why = "one allocation each (the library is built with a sanitizer)";
+        why = "the library is built with a sanitizer";
     else if (env != NULL && strcmp(env, "malloc") == 0)
-        why = "one allocation each (QS_LINES=malloc)";
+        why = "QS_LINES=malloc";
     else if (qs_lines_checked_program())
-        why = "one allocation each (the program checks its heap: "
-              "AddressSanitizer, ThreadSanitizer or valgrind)";
-    qs_lines_plain = strcmp(why, "chunks") != 0;
-    qs_log("util", QS_LOG_DEBUG, "line-aligned objects: %s", why);
+        why = "the program checks its heap: AddressSanitizer, "
+              "ThreadSanitizer or valgrind";
+    qs_lines_plain = why != NULL;
+    if (why != NULL)
+        qs_log("util", QS_LOG_DEBUG,
+               "line-aligned objects: one allocation each (%s)", why);
+    else
+        qs_log("util", QS_LOG_DEBUG, "line-aligned objects: chunks");
 }
 
 static size_t
@@ -120,6 +125,15 @@ qs_lines_own(size_t size)
     if (posix_memalign(&mem, QS_LINE, size) != 0)
         return NULL;
     return mem;
+}
+
+/* An object of its own, `size` bytes (whole lines), zeroed. */
+static void *
+qs_lines_own_zeroed(size_t size)
+{
+    void *mem = qs_lines_own(size);
+
+    return mem != NULL ? memset(mem, 0, size) : NULL;
 }
 
 /* Record a chunk in the sorted table; false when the table cannot grow.
@@ -212,10 +226,8 @@ qs_lines_chunked_alloc(size_t size)
     size = qs_lines_round(size);
     if (size == 0)
         return NULL;
-    if (size > QS_LINES_MAX) {
-        obj = qs_lines_own(size);
-        return obj != NULL ? memset(obj, 0, size) : NULL;
-    }
+    if (size > QS_LINES_MAX)
+        return qs_lines_own_zeroed(size);
     cls = size / QS_LINE;
     pthread_mutex_lock(&qs_lines.lock);
     obj = qs_lines.free[cls];
@@ -266,15 +278,11 @@ qs_lines_chunked_free(void *p, size_t size)
 void *
 qs_calloc_lines(size_t size)
 {
-    void *mem;
-
     pthread_once(&qs_lines_once, qs_lines_choose);
     if (!qs_lines_plain)
         return qs_lines_chunked_alloc(size);
     size = qs_lines_round(size);
-    if (size == 0 || (mem = qs_lines_own(size)) == NULL)
-        return NULL;
-    return memset(mem, 0, size);
+    return size != 0 ? qs_lines_own_zeroed(size) : NULL;
 }
 
 void
