@@ -43,9 +43,12 @@
 void *qs_calloc_lines(size_t size);
 
 /* Release an object of qs_calloc_lines(size), with that same size. NULL
- * is ignored; memory that did not come from qs_calloc_lines(), or an
- * object freed twice, stops the process with a message (it would
- * otherwise be handed out again as another object, or to two owners). */
+ * is ignored; memory that did not come from qs_calloc_lines() (or the
+ * inside of an object), an object freed twice, or one freed with another
+ * size than it was allocated with stops the process with a message (it
+ * would otherwise be handed out again as another object, to two owners,
+ * or at the wrong size). The chunks keep two bytes per line for that
+ * check. */
 void qs_free_lines(void *p, size_t size);
 
 /* The chunked allocator itself, whatever the build or the environment

@@ -41,17 +41,24 @@ struct qs_lines_free {
 #define QS_LINES_FREED 0x71736c696e657321ULL /* "qslines!" */
 
 /* A chunk's extent, kept sorted by address so that a free can check,
- * by binary search, that its object came from a chunk. */
+ * by binary search, that its object came from a chunk; and, per line of
+ * the chunk, the size in lines of the object carved at that line (0: no
+ * object starts there), so that a free can check the size it is given.
+ * A line's size never changes once carved: a freed object is reused only
+ * for an object of its own size. */
 struct qs_lines_chunk {
     uintptr_t lo, hi;
+    uint16_t *lines;
 };
 
 static struct {
     pthread_mutex_t lock;
     struct qs_lines_free *free[QS_LINES_CLASSES + 1]; /* by size in lines */
-    char *cur, *end; /* what is left of the newest chunk */
-    size_t held;     /* bytes of all chunks                */
-    size_t huge;     /* chunks advised to huge pages       */
+    char *cur, *end;     /* what is left of the newest chunk */
+    uint16_t *cur_lines; /* the newest chunk's sizes by line     */
+    uintptr_t cur_lo;    /* and its first byte                   */
+    size_t held;         /* bytes of all chunks                */
+    size_t huge;         /* chunks advised to huge pages       */
     struct qs_lines_chunk *chunks;
     size_t nchunks, capchunks;
 } qs_lines = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -136,20 +143,26 @@ qs_lines_own_zeroed(size_t size)
     return mem != NULL ? memset(mem, 0, size) : NULL;
 }
 
-/* Record a chunk in the sorted table; false when the table cannot grow.
- * Called with the lock. */
-static bool
+/* Record a chunk in the sorted table; its sizes by line, or NULL when
+ * there is no memory for them. Called with the lock. */
+static uint16_t *
 qs_lines_record(char *chunk, size_t len)
 {
     uintptr_t lo = (uintptr_t) chunk;
+    uint16_t *lines = calloc(len / QS_LINE, sizeof(*lines));
     size_t i;
+
+    if (lines == NULL)
+        return NULL;
 
     if (qs_lines.nchunks == qs_lines.capchunks) {
         size_t cap = qs_lines.capchunks ? 2 * qs_lines.capchunks : 16;
         struct qs_lines_chunk *t = realloc(qs_lines.chunks, cap * sizeof(*t));
 
-        if (t == NULL)
-            return false;
+        if (t == NULL) {
+            free(lines);
+            return NULL;
+        }
         qs_lines.chunks = t;
         qs_lines.capchunks = cap;
     }
@@ -157,28 +170,32 @@ qs_lines_record(char *chunk, size_t len)
         qs_lines.chunks[i] = qs_lines.chunks[i - 1];
     qs_lines.chunks[i].lo = lo;
     qs_lines.chunks[i].hi = lo + len;
+    qs_lines.chunks[i].lines = lines;
     qs_lines.nchunks++;
-    return true;
+    return lines;
 }
 
-/* Whether p is a line of some chunk. Called with the lock. */
-static bool
-qs_lines_owns(const void *p)
+/* The size entry of the line p if p is a line of some chunk, else NULL.
+ * Called with the lock. */
+static uint16_t *
+qs_lines_entry(const void *p)
 {
     uintptr_t a = (uintptr_t) p;
     size_t lo = 0, hi = qs_lines.nchunks;
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
+        const struct qs_lines_chunk *c = &qs_lines.chunks[mid];
 
-        if (a < qs_lines.chunks[mid].lo)
+        if (a < c->lo)
             hi = mid;
-        else if (a >= qs_lines.chunks[mid].hi)
+        else if (a >= c->hi)
             lo = mid + 1;
         else
-            return (a - qs_lines.chunks[mid].lo) % QS_LINE == 0;
+            return (a - c->lo) % QS_LINE == 0 ? &c->lines[(a - c->lo) / QS_LINE]
+                                              : NULL;
     }
-    return false;
+    return NULL;
 }
 
 /* A new chunk for an object of `size` bytes; the rest of the old one is
@@ -188,6 +205,7 @@ qs_lines_grow(size_t size)
 {
     size_t len =
         qs_lines.held < QS_LINES_CHUNK_MIN ? QS_LINES_CHUNK_MIN : qs_lines.held;
+    uint16_t *lines;
     char *chunk;
 
     if (len > QS_LINES_CHUNK_MAX)
@@ -197,7 +215,8 @@ qs_lines_grow(size_t size)
     chunk = qs_lines_own(len);
     if (chunk == NULL)
         return false;
-    if (!qs_lines_record(chunk, len)) {
+    lines = qs_lines_record(chunk, len);
+    if (lines == NULL) {
         free(chunk);
         return false;
     }
@@ -213,6 +232,8 @@ qs_lines_grow(size_t size)
     }
     qs_lines.cur = chunk;
     qs_lines.end = chunk + len;
+    qs_lines.cur_lines = lines;
+    qs_lines.cur_lo = (uintptr_t) chunk;
     qs_lines.held += len;
     return true;
 }
@@ -236,6 +257,8 @@ qs_lines_chunked_alloc(size_t size)
     } else if ((size_t) (qs_lines.end - qs_lines.cur) >= size ||
                qs_lines_grow(size)) {
         obj = (struct qs_lines_free *) (void *) qs_lines.cur;
+        qs_lines.cur_lines[((uintptr_t) obj - qs_lines.cur_lo) / QS_LINE] =
+            (uint16_t) cls;
         qs_lines.cur += size;
     }
     pthread_mutex_unlock(&qs_lines.lock);
@@ -246,6 +269,7 @@ void
 qs_lines_chunked_free(void *p, size_t size)
 {
     struct qs_lines_free *obj = p;
+    const uint16_t *entry;
     size_t cls;
 
     if (p == NULL)
@@ -257,11 +281,24 @@ qs_lines_chunked_free(void *p, size_t size)
     }
     cls = size / QS_LINE;
     pthread_mutex_lock(&qs_lines.lock);
-    if (!qs_lines_owns(p)) {
-        /* Memory from elsewhere on a free list would be handed out as an
-         * object later and corrupt whatever owns it: stop here instead. */
+    entry = qs_lines_entry(p);
+    if (entry == NULL || *entry == 0) {
+        /* Memory from elsewhere (or the inside of an object) on a free
+         * list would be handed out as an object later and corrupt
+         * whatever owns it: stop here instead. */
         qs_log("util", QS_LOG_ERROR,
-               "qs_free_lines: %p did not come from qs_calloc_lines()", p);
+               entry == NULL
+                   ? "qs_free_lines: %p did not come from qs_calloc_lines()"
+                   : "qs_free_lines: %p is inside an object, not its start",
+               p);
+        abort();
+    }
+    if (*entry != cls) {
+        /* On the list of another size it would be handed out larger
+         * than it is, over its neighbour, or leave lines unused. */
+        qs_log("util", QS_LOG_ERROR,
+               "qs_free_lines: %p freed as %zu bytes, allocated as %zu", p,
+               size, (size_t) *entry * QS_LINE);
         abort();
     }
     if (obj->mark == QS_LINES_FREED) {

@@ -258,10 +258,32 @@ free_twice(void)
     qs_lines_chunked_free(p, 128);
 }
 
+static void
+free_wrong_size(void)
+{
+    void *p = qs_lines_chunked_alloc(128);
+
+    if (p == NULL)
+        _exit(3);
+    qs_lines_chunked_free(p, 192);
+}
+
+static void
+free_inside(void)
+{
+    unsigned char *p = qs_lines_chunked_alloc(256);
+
+    if (p == NULL)
+        _exit(3);
+    qs_lines_chunked_free(p + QS_LINE, 128);
+}
+
 /* Memory that did not come from a chunk is refused at its free, with a
  * message and an abort, rather than put on a list and handed out later
  * as somebody's object; so is a second free of the same object, which on
- * its list twice would be handed out to two owners. */
+ * its list twice would be handed out to two owners, a free with another
+ * size than the object's, which would put it on another size's list, and
+ * a free of a line inside an object. */
 static void
 test_foreign_free_stops(void **state)
 {
@@ -274,6 +296,20 @@ test_double_free_stops(void **state)
 {
     (void) state;
     expect_abort(free_twice);
+}
+
+static void
+test_wrong_size_free_stops(void **state)
+{
+    (void) state;
+    expect_abort(free_wrong_size);
+}
+
+static void
+test_inside_free_stops(void **state)
+{
+    (void) state;
+    expect_abort(free_inside);
 }
 
 /* The routed entry points: whichever way the build went, an object is
@@ -304,6 +340,8 @@ main(void)
         cmocka_unit_test(test_huge_after_threshold),
         cmocka_unit_test(test_foreign_free_stops),
         cmocka_unit_test(test_double_free_stops),
+        cmocka_unit_test(test_wrong_size_free_stops),
+        cmocka_unit_test(test_inside_free_stops),
         cmocka_unit_test(test_routed),
     };
 
