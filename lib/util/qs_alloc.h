@@ -13,9 +13,10 @@
  * RPC, and once the chunks hold QS_LINES_HUGE_AFTER bytes each new chunk
  * asks the kernel for transparent huge pages (madvise; nothing happens
  * where the kernel gives none). A freed object goes on a list of its size
- * and is reused for the next object of that size; chunks are not returned
- * to malloc before the process exits (they are counted by mallinfo2()
- * like any heap memory). docs/architecture.md, "Memory", says more.
+ * and is reused for the next object of that size; a chunk none of whose
+ * objects is handed out goes back to malloc, unless it is the one being
+ * carved (chunks are counted by mallinfo2() like any heap memory).
+ * docs/architecture.md, "Memory", says more.
  *
  * Built with AddressSanitizer or ThreadSanitizer, linked into a program
  * built with either, run under valgrind, or run with QS_LINES=malloc in
@@ -55,8 +56,8 @@ void qs_free_lines(void *p, size_t size);
  * chose for qs_calloc_lines() (for its unit test). */
 void *qs_lines_chunked_alloc(size_t size);
 void qs_lines_chunked_free(void *p, size_t size);
-/* Bytes of chunks taken from malloc so far, and how many of them were
- * advised to huge pages. */
+/* Bytes of the chunks held now, and how many of them were advised to
+ * huge pages. */
 size_t qs_lines_chunk_bytes(void);
 size_t qs_lines_huge_chunks(void);
 

@@ -32,34 +32,35 @@
 /* A freed object, linked into the list of its size, and marked: a
  * second free of it finds the mark (a live object's bytes match it with
  * odds of one in 2^64; qs_calloc_lines() zeroes it when the object is
- * handed out again). */
+ * handed out again). The list is doubly linked so that a chunk being
+ * released can take its objects off in place. */
 struct qs_lines_free {
-    struct qs_lines_free *next;
+    struct qs_lines_free *next, *prev;
     uint64_t mark;
 };
 
 #define QS_LINES_FREED 0x71736c696e657321ULL /* "qslines!" */
 
-/* A chunk's extent, kept sorted by address so that a free can check,
- * by binary search, that its object came from a chunk; and, per line of
- * the chunk, the size in lines of the object carved at that line (0: no
- * object starts there), so that a free can check the size it is given.
- * A line's size never changes once carved: a freed object is reused only
- * for an object of its own size. */
+/* A chunk: its extent; how many of its objects are handed out; whether it
+ * was advised to huge pages; and, per line, the size in lines of the
+ * object carved at that line (0: no object starts there), so that a free
+ * can check the size it is given. A line's size never changes once
+ * carved: a freed object is reused only for an object of its own size. */
 struct qs_lines_chunk {
     uintptr_t lo, hi;
-    uint16_t *lines;
+    size_t live;
+    bool huge;
+    uint16_t lines[];
 };
 
 static struct {
     pthread_mutex_t lock;
     struct qs_lines_free *free[QS_LINES_CLASSES + 1]; /* by size in lines */
-    char *cur, *end;     /* what is left of the newest chunk */
-    uint16_t *cur_lines; /* the newest chunk's sizes by line     */
-    uintptr_t cur_lo;    /* and its first byte                   */
-    size_t held;         /* bytes of all chunks                */
-    size_t huge;         /* chunks advised to huge pages       */
-    struct qs_lines_chunk *chunks;
+    char *cur, *end; /* what is left of the newest chunk */
+    struct qs_lines_chunk *newest;
+    size_t held;                    /* bytes of the chunks held         */
+    size_t huge;                    /* of them advised to huge pages    */
+    struct qs_lines_chunk **chunks; /* sorted by address             */
     size_t nchunks, capchunks;
 } qs_lines = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -143,98 +144,141 @@ qs_lines_own_zeroed(size_t size)
     return mem != NULL ? memset(mem, 0, size) : NULL;
 }
 
-/* Record a chunk in the sorted table; its sizes by line, or NULL when
- * there is no memory for them. Called with the lock. */
-static uint16_t *
-qs_lines_record(char *chunk, size_t len)
+/* Where a chunk starting at lo belongs in the sorted table (the first
+ * entry at or above it), or the chunk holding a, found by binary search.
+ * Called with the lock. */
+static size_t
+qs_lines_index(uintptr_t a)
 {
-    uintptr_t lo = (uintptr_t) chunk;
-    uint16_t *lines = calloc(len / QS_LINE, sizeof(*lines));
+    size_t lo = 0, hi = qs_lines.nchunks;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (a >= qs_lines.chunks[mid]->hi)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The chunk holding p, or NULL. Called with the lock. */
+static struct qs_lines_chunk *
+qs_lines_chunk_of(const void *p)
+{
+    uintptr_t a = (uintptr_t) p;
+    size_t i = qs_lines_index(a);
+
+    return i < qs_lines.nchunks && a >= qs_lines.chunks[i]->lo
+               ? qs_lines.chunks[i]
+               : NULL;
+}
+
+/* Record a chunk of len bytes at mem in the sorted table: its
+ * description, or NULL when there is no memory for it. Called with the
+ * lock. */
+static struct qs_lines_chunk *
+qs_lines_record(char *mem, size_t len)
+{
+    struct qs_lines_chunk *c =
+        calloc(1, sizeof(*c) + len / QS_LINE * sizeof(c->lines[0]));
     size_t i;
 
-    if (lines == NULL)
+    if (c == NULL)
         return NULL;
-
     if (qs_lines.nchunks == qs_lines.capchunks) {
         size_t cap = qs_lines.capchunks ? 2 * qs_lines.capchunks : 16;
-        struct qs_lines_chunk *t = realloc(qs_lines.chunks, cap * sizeof(*t));
+        struct qs_lines_chunk **t = realloc(qs_lines.chunks, cap * sizeof(*t));
 
         if (t == NULL) {
-            free(lines);
+            free(c);
             return NULL;
         }
         qs_lines.chunks = t;
         qs_lines.capchunks = cap;
     }
-    for (i = qs_lines.nchunks; i > 0 && qs_lines.chunks[i - 1].lo > lo; i--)
-        qs_lines.chunks[i] = qs_lines.chunks[i - 1];
-    qs_lines.chunks[i].lo = lo;
-    qs_lines.chunks[i].hi = lo + len;
-    qs_lines.chunks[i].lines = lines;
+    c->lo = (uintptr_t) mem;
+    c->hi = c->lo + len;
+    i = qs_lines_index(c->lo);
+    memmove(&qs_lines.chunks[i + 1], &qs_lines.chunks[i],
+            (qs_lines.nchunks - i) * sizeof(qs_lines.chunks[0]));
+    qs_lines.chunks[i] = c;
     qs_lines.nchunks++;
-    return lines;
+    return c;
 }
 
-/* The size entry of the line p if p is a line of some chunk, else NULL.
- * Called with the lock. */
-static uint16_t *
-qs_lines_entry(const void *p)
+static void
+qs_lines_unlink(struct qs_lines_free *obj, size_t cls)
 {
-    uintptr_t a = (uintptr_t) p;
-    size_t lo = 0, hi = qs_lines.nchunks;
+    if (obj->prev != NULL)
+        obj->prev->next = obj->next;
+    else
+        qs_lines.free[cls] = obj->next;
+    if (obj->next != NULL)
+        obj->next->prev = obj->prev;
+}
 
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct qs_lines_chunk *c = &qs_lines.chunks[mid];
+/* A chunk none of whose objects is handed out, and that is not the one
+ * being carved, goes back to malloc: its objects leave their lists first.
+ * Called with the lock. */
+static void
+qs_lines_drop(struct qs_lines_chunk *c)
+{
+    size_t n = (c->hi - c->lo) / QS_LINE, i = qs_lines_index(c->lo);
 
-        if (a < c->lo)
-            hi = mid;
-        else if (a >= c->hi)
-            lo = mid + 1;
-        else
-            return (a - c->lo) % QS_LINE == 0 ? &c->lines[(a - c->lo) / QS_LINE]
-                                              : NULL;
-    }
-    return NULL;
+    for (size_t l = 0; l < n; l += c->lines[l] ? c->lines[l] : 1)
+        if (c->lines[l] != 0)
+            qs_lines_unlink(
+                (struct qs_lines_free *) (void *) (c->lo + l * QS_LINE),
+                c->lines[l]);
+    memmove(&qs_lines.chunks[i], &qs_lines.chunks[i + 1],
+            (qs_lines.nchunks - i - 1) * sizeof(qs_lines.chunks[0]));
+    qs_lines.nchunks--;
+    qs_lines.held -= c->hi - c->lo;
+    qs_lines.huge -= c->huge;
+    free((void *) c->lo);
+    free(c);
 }
 
 /* A new chunk for an object of `size` bytes; the rest of the old one is
- * left unused (less than the largest object). Called with the lock. */
+ * left unused (less than the largest object), and the old one goes if
+ * nothing in it is handed out. Called with the lock. */
 static bool
 qs_lines_grow(size_t size)
 {
     size_t len =
         qs_lines.held < QS_LINES_CHUNK_MIN ? QS_LINES_CHUNK_MIN : qs_lines.held;
-    uint16_t *lines;
-    char *chunk;
+    struct qs_lines_chunk *c, *old = qs_lines.newest;
+    char *mem;
 
     if (len > QS_LINES_CHUNK_MAX)
         len = QS_LINES_CHUNK_MAX;
     if (len < size)
         len = size;
-    chunk = qs_lines_own(len);
-    if (chunk == NULL)
+    mem = qs_lines_own(len);
+    if (mem == NULL)
         return false;
-    lines = qs_lines_record(chunk, len);
-    if (lines == NULL) {
-        free(chunk);
+    c = qs_lines_record(mem, len);
+    if (c == NULL) {
+        free(mem);
         return false;
     }
     if (qs_lines.held >= QS_LINES_HUGE_AFTER) {
         /* The whole huge pages inside the chunk; advice only. */
-        uintptr_t lo = ((uintptr_t) chunk + QS_HUGE_PAGE - 1) &
-                       ~(uintptr_t) (QS_HUGE_PAGE - 1);
-        uintptr_t hi =
-            ((uintptr_t) chunk + len) & ~(uintptr_t) (QS_HUGE_PAGE - 1);
+        uintptr_t lo =
+            (c->lo + QS_HUGE_PAGE - 1) & ~(uintptr_t) (QS_HUGE_PAGE - 1);
+        uintptr_t hi = c->hi & ~(uintptr_t) (QS_HUGE_PAGE - 1);
 
-        if (hi > lo && madvise((void *) lo, hi - lo, MADV_HUGEPAGE) == 0)
-            qs_lines.huge++;
+        c->huge = hi > lo && madvise((void *) lo, hi - lo, MADV_HUGEPAGE) == 0;
+        qs_lines.huge += c->huge;
     }
-    qs_lines.cur = chunk;
-    qs_lines.end = chunk + len;
-    qs_lines.cur_lines = lines;
-    qs_lines.cur_lo = (uintptr_t) chunk;
+    qs_lines.cur = mem;
+    qs_lines.end = mem + len;
+    qs_lines.newest = c;
     qs_lines.held += len;
+    if (old != NULL && old->live == 0)
+        qs_lines_drop(old);
     return true;
 }
 
@@ -253,12 +297,15 @@ qs_lines_chunked_alloc(size_t size)
     pthread_mutex_lock(&qs_lines.lock);
     obj = qs_lines.free[cls];
     if (obj != NULL) {
-        qs_lines.free[cls] = obj->next;
+        qs_lines_unlink(obj, cls);
+        qs_lines_chunk_of(obj)->live++;
     } else if ((size_t) (qs_lines.end - qs_lines.cur) >= size ||
                qs_lines_grow(size)) {
+        struct qs_lines_chunk *c = qs_lines.newest;
+
         obj = (struct qs_lines_free *) (void *) qs_lines.cur;
-        qs_lines.cur_lines[((uintptr_t) obj - qs_lines.cur_lo) / QS_LINE] =
-            (uint16_t) cls;
+        c->lines[((uintptr_t) obj - c->lo) / QS_LINE] = (uint16_t) cls;
+        c->live++;
         qs_lines.cur += size;
     }
     pthread_mutex_unlock(&qs_lines.lock);
@@ -269,7 +316,8 @@ void
 qs_lines_chunked_free(void *p, size_t size)
 {
     struct qs_lines_free *obj = p;
-    const uint16_t *entry;
+    struct qs_lines_chunk *c;
+    const uint16_t *entry = NULL;
     size_t cls;
 
     if (p == NULL)
@@ -281,7 +329,9 @@ qs_lines_chunked_free(void *p, size_t size)
     }
     cls = size / QS_LINE;
     pthread_mutex_lock(&qs_lines.lock);
-    entry = qs_lines_entry(p);
+    c = qs_lines_chunk_of(p);
+    if (c != NULL && ((uintptr_t) p - c->lo) % QS_LINE == 0)
+        entry = &c->lines[((uintptr_t) p - c->lo) / QS_LINE];
     if (entry == NULL || *entry == 0) {
         /* Memory from elsewhere (or the inside of an object) on a free
          * list would be handed out as an object later and corrupt
@@ -307,8 +357,13 @@ qs_lines_chunked_free(void *p, size_t size)
         abort();
     }
     obj->mark = QS_LINES_FREED;
+    obj->prev = NULL;
     obj->next = qs_lines.free[cls];
+    if (obj->next != NULL)
+        obj->next->prev = obj;
     qs_lines.free[cls] = obj;
+    if (--c->live == 0 && c != qs_lines.newest)
+        qs_lines_drop(c);
     pthread_mutex_unlock(&qs_lines.lock);
 }
 

@@ -219,6 +219,39 @@ test_huge_after_threshold(void **state)
     free(objs);
 }
 
+/* A chunk none of whose objects is handed out goes back to malloc, except
+ * the one being carved: after a burst is freed, at most that one is held
+ * beyond what was held before it (each chunk is at most as large as all
+ * before it together, so it is at most half the peak). */
+static void
+test_empty_chunks_returned(void **state)
+{
+    size_t held0 = qs_lines_chunk_bytes(), target = 4 * held0 + (4u << 20);
+    size_t n = 0, peak;
+    void **objs, *p;
+
+    (void) state;
+    objs = calloc(target / 4096 + 1, sizeof(*objs));
+    assert_non_null(objs);
+    while (qs_lines_chunk_bytes() < target) {
+        objs[n] = qs_lines_chunked_alloc(4096);
+        assert_non_null(objs[n]);
+        memset(objs[n], 0x5a, 4096);
+        n++;
+    }
+    peak = qs_lines_chunk_bytes();
+    for (size_t i = 0; i < n; i++)
+        qs_lines_chunked_free(objs[i], 4096);
+    free(objs);
+    assert_true(qs_lines_chunk_bytes() <= held0 + peak / 2);
+    /* The lists hold nothing of the chunks returned: objects handed out
+     * now are whole and zeroed. */
+    p = qs_lines_chunked_alloc(4096);
+    assert_non_null(p);
+    assert_true(all_zero(p, 4096));
+    qs_lines_chunked_free(p, 4096);
+}
+
 /* Run `bad` in a child process, which must die of SIGABRT. */
 static void
 expect_abort(void (*bad)(void))
@@ -338,6 +371,7 @@ main(void)
         cmocka_unit_test(test_large_is_own),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_huge_after_threshold),
+        cmocka_unit_test(test_empty_chunks_returned),
         cmocka_unit_test(test_foreign_free_stops),
         cmocka_unit_test(test_double_free_stops),
         cmocka_unit_test(test_wrong_size_free_stops),
