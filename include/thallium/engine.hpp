@@ -5,7 +5,10 @@
  * Lifetime, as in Thallium: copies of an engine share it, and when the
  * last copy made by the program goes away a server engine waits for
  * finalize (a server's main() may end right after its define() calls) and
- * a client engine finalizes. finalize() from inside a handler only asks for
+ * a client engine finalizes. A server engine whose last copy goes while an
+ * exception unwinds the stack (a failed check in a test, say) finalizes
+ * instead, as current Thallium's does in every case: nobody is left to
+ * shut it down. finalize() from inside a handler only asks for
  * the shutdown; the thread waiting for finalize (the server's destructor,
  * or wait_for_finalize()) performs it. Engines the layer hands out
  * (request, provider and archive get_engine()) are references that never
@@ -16,6 +19,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -81,6 +85,18 @@ wait_for_finalize(engine_state &s)
     mark_finalized(s);
 }
 
+/* Whether an exception is propagating through the caller. */
+inline bool
+unwinding()
+{
+#if defined(__cpp_lib_uncaught_exceptions) &&                                  \
+    __cpp_lib_uncaught_exceptions >= 201411L
+    return std::uncaught_exceptions() > 0;
+#else
+    return std::uncaught_exception();
+#endif
+}
+
 /* The shared token of the program's own copies of an engine. */
 struct engine_life {
     engine_life(std::shared_ptr<engine_state> s, bool is_server)
@@ -95,7 +111,7 @@ struct engine_life {
     {
         if (state->finalized.load())
             return;
-        if (server)
+        if (server && !unwinding())
             wait_for_finalize(*state);
         else if (handler_depth() == 0)
             finalize_now(*state);

@@ -1,7 +1,8 @@
 /*
  * Engine lifecycle and the Margo services behind it, on sim: finalize and
  * pre-finalize callbacks (order, owners, top/pop), a server engine whose
- * destructor waits until a peer shuts it down remotely, a client engine
+ * destructor waits until a peer shuts it down remotely (and finalizes
+ * when an exception unwinds it), a client engine
  * finalized by its destructor, timers and thread::sleep in virtual time,
  * a custom logger, a JSON configuration, handler and progress threads,
  * and the synchronisation types.
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -35,6 +37,26 @@ callbacks()
     CHECK_EQ(order, "CPBA");
     CHECK(!static_cast<bool>(e));
     CHECK_THROWS(tl::exception, e.self(), CHECK_EQ(e.code(), HG_CANCELED));
+}
+
+/* A server engine whose last copy goes while an exception unwinds (a
+ * failed check in a service's test) finalizes: waiting for a remote
+ * shutdown would hang the program. */
+static void
+server_unwound()
+{
+    tl::endpoint kept;
+    bool caught = false;
+    try {
+        tl::engine s("sim://lc-unwound", THALLIUM_SERVER_MODE);
+        s.define("ping", [](const tl::request &req) { req.respond(1); });
+        kept = s.self();
+        throw std::runtime_error("a check failed");
+    } catch (const std::runtime_error &) {
+        caught = true;
+    }
+    CHECK(caught);
+    CHECK(!static_cast<bool>(kept.get_engine()));
 }
 
 static void
@@ -262,6 +284,7 @@ main()
 {
     callbacks();
     destructors_and_remote_shutdown();
+    server_unwound();
     timers_and_sleep();
     logging();
     config_and_threads();
