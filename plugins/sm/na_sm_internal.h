@@ -77,6 +77,9 @@ extern atomic_uint na_sm_fence_word __attribute__((visibility("hidden")));
  * record header, 40 of HG's) then costs one wait for the other core, not
  * two (docs/plugin-sm.md). */
 #define NA_SM_SPIN_PREFETCH 4u
+/* Most lines a producer takes for writing, after a push, where its next
+ * record will go (na_sm_ring_push; docs/plugin-sm.md). */
+#define NA_SM_PUSH_AHEAD_MAX 64u
 
 /* Payload limits: the default, and the largest a class may ask for. */
 #define NA_SM_DEFAULT_MSG_SIZE 4096
