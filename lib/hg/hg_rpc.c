@@ -42,7 +42,9 @@ hg_rpc_op_done(struct hg_handle *handle, hg_return_t ret)
             handle->discard || (handle->is_target && handle->callback == NULL);
         if (silent)
             handle->active = false;
-        probing = hg_probe_busy(&handle->probe);
+        /* Only an origin probes its target: a target handle's probe
+         * fields, a line of their own, stay untouched. */
+        probing = !handle->is_target && hg_probe_busy(&handle->probe);
     }
     qs_hot_unlock(&handle->lock);
     if (step == HG_OPGROUP_DONE)
@@ -55,7 +57,8 @@ static void
 hg_rpc_finish(struct hg_handle *handle, bool silent, bool probing)
 {
     hg_core_timer_disarm(&handle->timer);
-    hg_probe_stop(handle, probing);
+    if (!handle->is_target)
+        hg_probe_stop(handle, probing);
     /* The peer is done with the bulk handles the arguments named. */
     hg_proc_unpin_all(handle->is_target ? handle->out_proc : handle->in_proc);
     if (silent) {
