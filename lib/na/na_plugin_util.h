@@ -240,7 +240,8 @@ void na_plugin_addr_insert(struct na_plugin_addr_list *list,
                            pthread_mutex_t *lock, struct na_addr *addr);
 void na_plugin_addr_ref(struct na_addr *addr);
 /* Drop a reference; the last one takes the address off its list and
- * frees it. The first with the class lock held, the second takes it. */
+ * frees it. The first with the class lock held; the second takes it only
+ * for the last reference. */
 void na_plugin_addr_unref_locked(struct na_addr *addr);
 void na_plugin_addr_unref(struct na_addr *addr);
 /* Free what is left on list, whatever its references (the class goes
