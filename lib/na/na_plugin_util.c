@@ -366,18 +366,10 @@ na_plugin_addr_unref(struct na_addr *addr)
      * and a lookup that finds it there holds the same lock, so the count
      * seen here can only fall to 1, never to 0. A target's handle drops
      * its request's source this way on every RPC. */
-    if (QS_SINGLE_THREADED()) {
-        if (r > 1) {
-            atomic_store_explicit(&head->refcount, r - 1, memory_order_relaxed);
+    while (r > 1)
+        if (qs_atomic_cas_uint(&head->refcount, &r, r - 1, memory_order_release,
+                               memory_order_relaxed))
             return;
-        }
-    } else {
-        while (r > 1)
-            if (atomic_compare_exchange_weak_explicit(
-                    &head->refcount, &r, r - 1, memory_order_release,
-                    memory_order_relaxed))
-                return;
-    }
     lock = head->lock; /* the address may be gone after the unref */
     pthread_mutex_lock(lock);
     na_plugin_addr_unref_locked(addr);

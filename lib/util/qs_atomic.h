@@ -75,23 +75,30 @@ QS_ATOMIC_RMW_DEFINE(ullong, atomic_ullong, unsigned long long)
              : qs_atomic_sub_ulong, atomic_ullong *                            \
              : qs_atomic_sub_ullong)(obj, arg, order)
 
-/* atomic_compare_exchange_strong_explicit() on an int. */
-static inline bool
-qs_atomic_cas_int(atomic_int *p, int *expected, int desired,
-                  memory_order success, memory_order failure)
-{
-    if (QS_SINGLE_THREADED()) {
-        int cur = atomic_load_explicit(p, memory_order_relaxed);
-
-        if (cur != *expected) {
-            *expected = cur;
-            return false;
-        }
-        atomic_store_explicit(p, desired, memory_order_relaxed);
-        return true;
+/* atomic_compare_exchange_strong_explicit() on an int (qs_atomic_cas_int)
+ * and on an unsigned int (qs_atomic_cas_uint). */
+#define QS_ATOMIC_CAS_DEFINE(name, atype, vtype)                               \
+    static inline bool qs_atomic_cas_##name(                                   \
+        atype *p, vtype *expected, vtype desired, memory_order success,        \
+        memory_order failure)                                                  \
+    {                                                                          \
+        if (QS_SINGLE_THREADED()) {                                            \
+            vtype cur = atomic_load_explicit(p, memory_order_relaxed);         \
+                                                                               \
+            if (cur != *expected) {                                            \
+                *expected = cur;                                               \
+                return false;                                                  \
+            }                                                                  \
+            atomic_store_explicit(p, desired, memory_order_relaxed);           \
+            return true;                                                       \
+        }                                                                      \
+        return atomic_compare_exchange_strong_explicit(p, expected, desired,   \
+                                                       success, failure);      \
     }
-    return atomic_compare_exchange_strong_explicit(p, expected, desired,
-                                                   success, failure);
-}
+
+QS_ATOMIC_CAS_DEFINE(int, atomic_int, int)
+QS_ATOMIC_CAS_DEFINE(uint, atomic_uint, unsigned int)
+
+#undef QS_ATOMIC_CAS_DEFINE
 
 #endif /* QS_ATOMIC_H */
