@@ -59,6 +59,13 @@ na_sm_prefetch_write(const uint8_t *p)
 #endif
 }
 
+/* What na_sm_push_ahead() asks for, from inside the window, lies in the
+ * ring. */
+_Static_assert(NA_SM_RING_WINDOW + NA_SM_PUSH_AHEAD_MAX * NA_SM_REC_ALIGN <=
+                   NA_SM_RING_SIZE,
+               "the lines asked for ahead, from inside the window, are in "
+               "the ring");
+
 /* After a push of `rec` bytes at tail: take for writing the lines a
  * record of the same size would take next (at the window's start once
  * past it, where the next push most likely wraps). The consumer read
@@ -78,8 +85,6 @@ na_sm_push_ahead(struct na_sm_ring *r, uint64_t tail, uint64_t head, size_t rec)
         off = 0;
     if (lines > NA_SM_PUSH_AHEAD_MAX)
         lines = NA_SM_PUSH_AHEAD_MAX;
-    if (lines > (NA_SM_RING_SIZE - off) / NA_SM_REC_ALIGN)
-        lines = (NA_SM_RING_SIZE - off) / NA_SM_REC_ALIGN;
     for (size_t l = 0; l < lines; l++)
         na_sm_prefetch_write(r->data + off + l * NA_SM_REC_ALIGN);
 }
