@@ -144,9 +144,9 @@ qs_lines_own_zeroed(size_t size)
     return mem != NULL ? memset(mem, 0, size) : NULL;
 }
 
-/* Where a chunk starting at lo belongs in the sorted table (the first
- * entry at or above it), or the chunk holding a, found by binary search.
- * Called with the lock. */
+/* The index of the first chunk in the sorted table that ends above a:
+ * the chunk holding a if there is one, else where a chunk starting at a
+ * belongs. Binary search, called with the lock. */
 static size_t
 qs_lines_index(uintptr_t a)
 {
