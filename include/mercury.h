@@ -506,6 +506,10 @@ struct hg_stats {
     uint64_t probes_answered;    /* liveness probes answered             */
     uint64_t watchdog_wakeups;   /* wake-ups of the probe-answering thread */
     uint64_t watchdog_drives;    /* contexts it progressed (none was)    */
+    /* The process's hot-path bias (docs/architecture.md, "Liveness"):
+     * 0 never held, 1 held by the one thread that started the watchdog,
+     * 2 being revoked, 3 revoked (another thread came to the hot path). */
+    uint64_t hot_path_bias;
 };
 /* Copy the class's counters into *stats. HG_INVALID_ARG for NULL
  * arguments. */

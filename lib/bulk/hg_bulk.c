@@ -73,6 +73,7 @@ HG_Bulk_create(hg_class_t *hg_class, hg_uint32_t count, void **buf_ptrs,
     hg_size_t total = 0, alloc_size = 0;
     hg_return_t ret = HG_SUCCESS;
 
+    qs_bias_gate();
     if (hg_class == NULL || count == 0 || buf_sizes == NULL || handle == NULL ||
         (flags & HG_BULK_READWRITE) == 0 ||
         (flags & ~(HG_BULK_READWRITE | HG_BULK_NO_EAGER)) != 0)
@@ -150,6 +151,7 @@ hg_bulk_create_internal(hg_class_t *hg_class, void *buf, hg_size_t size,
 hg_return_t
 HG_Bulk_free(hg_bulk_t handle)
 {
+    qs_bias_gate();
     if (handle == HG_BULK_NULL)
         return HG_SUCCESS;
     if (qs_atomic_fetch_sub(&handle->refcount, 1, memory_order_acq_rel) == 1)
@@ -160,6 +162,7 @@ HG_Bulk_free(hg_bulk_t handle)
 hg_return_t
 HG_Bulk_ref_incr(hg_bulk_t handle)
 {
+    qs_bias_gate();
     if (handle == HG_BULK_NULL)
         return HG_INVALID_ARG;
     qs_atomic_fetch_add(&handle->refcount, 1, memory_order_relaxed);
@@ -211,6 +214,7 @@ HG_Bulk_bind(hg_bulk_t handle, hg_context_t *context)
 {
     hg_return_t ret;
 
+    qs_bias_gate();
     if (handle == HG_BULK_NULL || context == NULL || handle->remote ||
         hg_core_of(context)->hg_class != handle->hg_class)
         return HG_INVALID_ARG;

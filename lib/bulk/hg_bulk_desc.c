@@ -155,6 +155,7 @@ HG_Bulk_deserialize(hg_class_t *hg_class, hg_bulk_t *handle, const void *buf,
     struct hg_bulk *bulk;
     hg_return_t ret = HG_PROTOCOL_ERROR;
 
+    qs_bias_gate();
     /* Checked before the cursor's end is computed: an offset applied to
      * a null pointer is undefined, even when nothing is read. */
     if (hg_class == NULL || handle == NULL || buf == NULL)

@@ -484,6 +484,7 @@ HG_Bulk_transfer_timed(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
     struct hg_bulk_xfer *bulk_op = NULL;
     hg_return_t ret;
 
+    qs_bias_gate();
     ret = hg_bulk_transfer_start(
         context, callback, arg, NULL, NULL, op, origin_addr,
         origin_handle ? origin_handle->context_id : 0, origin_handle,
@@ -515,6 +516,7 @@ HG_Bulk_transfer_id(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
     struct hg_bulk_xfer *bulk_op = NULL;
     hg_return_t ret;
 
+    qs_bias_gate();
     ret = hg_bulk_transfer_start(context, callback, arg, NULL, NULL, op,
                                  origin_addr, origin_id, origin_handle,
                                  origin_offset, local_handle, local_offset,

@@ -47,6 +47,7 @@ HG_Addr_lookup2(hg_class_t *hg_class, const char *name, hg_addr_t *addr)
     const char *sm_part;
     char net_part[256];
 
+    qs_bias_gate();
     if (hg_class == NULL || name == NULL || addr == NULL)
         return HG_INVALID_ARG;
     /* An auto_sm peer prints "<network address>#na+sm://...": a class
@@ -80,6 +81,7 @@ HG_Addr_lookup1(hg_context_t *context, hg_cb_t callback, void *arg,
 {
     struct hg_lookup_op *op;
 
+    qs_bias_gate();
     if (context == NULL || name == NULL)
         return HG_INVALID_ARG;
     op = calloc(1, sizeof(*op));
@@ -124,6 +126,7 @@ hg_addr_lookup_trigger(struct hg_completion *comp)
 hg_return_t
 HG_Addr_set_remove(hg_class_t *hg_class, hg_addr_t addr)
 {
+    qs_bias_gate();
     if (hg_class == NULL || addr == HG_ADDR_NULL)
         return HG_INVALID_ARG;
     return hg_from_na(NA_Addr_set_remove(hg_core_class_of(hg_class)->na_class,
@@ -133,6 +136,7 @@ HG_Addr_set_remove(hg_class_t *hg_class, hg_addr_t addr)
 hg_return_t
 HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr)
 {
+    qs_bias_gate();
     if (hg_class == NULL)
         return HG_INVALID_ARG;
     if (addr == HG_ADDR_NULL)
@@ -152,6 +156,7 @@ HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr)
 hg_return_t
 HG_Addr_self(hg_class_t *hg_class, hg_addr_t *addr)
 {
+    qs_bias_gate();
     if (hg_class == NULL || addr == NULL)
         return HG_INVALID_ARG;
     return HG_Addr_dup(hg_class, hg_core_class_of(hg_class)->self_addr, addr);
@@ -162,6 +167,7 @@ HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr, hg_addr_t *new_addr)
 {
     na_addr_t na_addr = NA_ADDR_NULL;
 
+    qs_bias_gate();
     if (hg_class == NULL || addr == HG_ADDR_NULL || new_addr == NULL)
         return HG_INVALID_ARG;
     /* A handle's embedded address dies with the handle, so its duplicate

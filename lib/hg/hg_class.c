@@ -303,6 +303,7 @@ HG_Finalize(hg_class_t *hg_class)
 {
     unsigned int contexts, addrs, bulks;
 
+    qs_bias_gate();
     if (hg_class == NULL)
         return HG_SUCCESS;
     contexts = atomic_load(&hg_class->n_contexts);
@@ -434,6 +435,7 @@ HG_Class_get_stats(const hg_class_t *hg_class, struct hg_stats *stats)
     stats->probes_answered = hg_class->stats.probes_answered;
     stats->watchdog_wakeups = hg_class->stats.watchdog_wakeups;
     stats->watchdog_drives = hg_class->stats.watchdog_drives;
+    stats->hot_path_bias = (uint64_t) qs_bias_state();
     return HG_SUCCESS;
 }
 
@@ -547,6 +549,7 @@ HG_Register_name(hg_class_t *hg_class, const char *func_name,
 {
     hg_id_t id;
 
+    qs_bias_gate();
     if (hg_class == NULL || func_name == NULL)
         return 0;
     id = hg_rpc_hash_name(func_name);
@@ -560,6 +563,7 @@ hg_return_t
 HG_Register(hg_class_t *hg_class, hg_id_t id, hg_proc_cb_t in_proc_cb,
             hg_proc_cb_t out_proc_cb, hg_rpc_cb_t rpc_cb)
 {
+    qs_bias_gate();
     if (hg_class == NULL || id == 0)
         return HG_INVALID_ARG;
     return hg_register(hg_class, id, NULL, in_proc_cb, out_proc_cb, rpc_cb);
@@ -570,6 +574,7 @@ HG_Deregister(hg_class_t *hg_class, hg_id_t id)
 {
     struct hg_rpc **slot, *rpc;
 
+    qs_bias_gate();
     if (hg_class == NULL)
         return HG_INVALID_ARG;
     qs_rwlock_wrlock(&hg_class->rpc_lock);

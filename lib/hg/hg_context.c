@@ -59,6 +59,7 @@ HG_Context_create_id(hg_class_t *hg_class, hg_uint8_t id)
 {
     hg_context_t *context;
 
+    qs_bias_gate();
     if (hg_class == NULL)
         return NULL;
     context = hg_context_alloc(hg_class, id);
@@ -221,6 +222,7 @@ HG_Context_destroy(hg_context_t *context)
     hg_class_t *hg_class;
     struct hg_handle *handle;
 
+    qs_bias_gate();
     if (context == NULL)
         return HG_INVALID_ARG;
     hg_class = context->hg_class;
@@ -323,6 +325,7 @@ HG_Progress(hg_context_t *context, unsigned int timeout_ms)
     struct hg_watch *w;
     hg_return_t ret;
 
+    qs_bias_gate();
     if (context == NULL)
         return HG_INVALID_ARG;
     /* The watchdog leaves alone a context someone progresses. */
@@ -339,6 +342,7 @@ hg_return_t
 HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
            unsigned int max_count, unsigned int *actual_count)
 {
+    qs_bias_gate();
     if (context == NULL)
         return HG_INVALID_ARG;
     return hg_core_trigger(&context->core, timeout_ms, max_count, actual_count);

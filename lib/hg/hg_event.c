@@ -173,6 +173,7 @@ HG_Event_progress(hg_context_t *context, unsigned int *count_p)
 {
     hg_return_t ret;
 
+    qs_bias_gate();
     if (context == NULL)
         return HG_INVALID_ARG;
     hg_event_drain(context);
@@ -193,6 +194,7 @@ HG_Event_trigger(hg_context_t *context, unsigned int max_count,
 {
     unsigned int done = 0;
 
+    qs_bias_gate();
     if (context == NULL)
         return HG_INVALID_ARG;
     if (max_count > 0)

@@ -389,6 +389,7 @@ HG_Forward_timed(hg_handle_t handle, hg_cb_t callback, void *arg,
     bool loopback;
     hg_return_t ret;
 
+    qs_bias_gate();
     if (handle == HG_HANDLE_NULL || handle->is_target)
         return HG_INVALID_ARG;
     hg_class = handle->ctx->hg_class;

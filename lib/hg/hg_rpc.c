@@ -126,6 +126,7 @@ HG_Cancel(hg_handle_t handle)
 {
     bool loopback;
 
+    qs_bias_gate();
     if (handle == HG_HANDLE_NULL)
         return HG_INVALID_ARG;
     qs_hot_lock(&handle->lock);

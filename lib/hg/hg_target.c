@@ -483,6 +483,7 @@ hg_rpc_respond(hg_handle_t handle, hg_cb_t callback, void *arg,
 hg_return_t
 HG_Respond(hg_handle_t handle, hg_cb_t callback, void *arg, void *out_struct)
 {
+    qs_bias_gate();
     return hg_rpc_respond(handle, callback, arg, out_struct, HG_SUCCESS);
 }
 

@@ -26,6 +26,9 @@ hg_watchdog_drive(hg_context_t *context)
 {
     na_class_t *na_class = context->hg_class->core.na_class;
 
+    /* From here this thread touches what the program's thread may be
+     * touching without locks: end the bias first (util/qs_bias.h). */
+    qs_bias_gate();
     NA_Poll(na_class, context->core.na_context, NULL);
     NA_Trigger(context->core.na_context, UINT32_MAX, NULL);
 }
@@ -36,7 +39,10 @@ hg_watchdog_drive(hg_context_t *context)
 static void
 hg_watchdog_pass(hg_class_t *hg_class, struct hg_watchdog *wd)
 {
-    qs_mutex_lock(&hg_class->lock);
+    /* Not qs_mutex_lock(), which would end the bias: the class lock is
+     * never skipped, and until it drives a context this thread reads only
+     * the array, its flags and the counters. */
+    pthread_mutex_lock(&hg_class->lock);
     for (unsigned int id = 0; id < 256; id++) {
         hg_context_t *context = hg_class->contexts[id];
         struct hg_watch *w;
@@ -72,7 +78,7 @@ hg_watchdog_main(void *arg)
     struct hg_watchdog *wd = hg_class->watchdog;
 
     hg_watchdog_self = true;
-    qs_mutex_lock(&wd->lock);
+    pthread_mutex_lock(&wd->lock);
     while (!wd->stop) {
         struct timespec ts;
 
@@ -92,7 +98,7 @@ hg_watchdog_main(void *arg)
         atomic_fetch_add_explicit(&hg_class->stats.watchdog_wakeups, 1,
                                   memory_order_relaxed);
         hg_watchdog_pass(hg_class, wd);
-        qs_mutex_lock(&wd->lock);
+        pthread_mutex_lock(&wd->lock);
     }
     pthread_mutex_unlock(&wd->lock);
     return NULL;
@@ -135,6 +141,9 @@ hg_watchdog_start(hg_class_t *hg_class)
     pthread_condattr_destroy(&attr);
     pthread_cond_init(&wd->idle, NULL);
     hg_class->watchdog = wd;
+    /* A program with one thread keeps its hot path free of locks while
+     * this thread only watches (util/qs_bias.h). */
+    (void) qs_bias_grant();
     if (pthread_create(&wd->thread, NULL, hg_watchdog_main, hg_class) != 0) {
         qs_log("hg", QS_LOG_WARNING,
                "could not start the probe-answering thread: probes are "

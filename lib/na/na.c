@@ -187,6 +187,7 @@ NA_Finalize(na_class_t *na_class)
 {
     na_return_t ret;
 
+    qs_bias_gate();
     if (na_class == NULL)
         return NA_SUCCESS;
     pthread_mutex_lock(&na_class->lock);
@@ -237,6 +238,7 @@ NA_Context_create_id(na_class_t *na_class, uint8_t id)
     na_context_t *context;
     na_return_t ret = NA_NOMEM;
 
+    qs_bias_gate();
     if (na_class == NULL)
         return NULL;
     context = qs_calloc_lines(sizeof(*context));
@@ -278,6 +280,7 @@ NA_Context_destroy(na_class_t *na_class, na_context_t *context)
 {
     na_return_t ret;
 
+    qs_bias_gate();
     if (na_class == NULL || context == NULL || context->na_class != na_class)
         return NA_INVALID_ARG;
     if (atomic_load(&context->count) > 0) {
@@ -307,6 +310,7 @@ NA_Op_create(na_class_t *na_class, unsigned long flags)
     na_op_id_t *op_id;
     struct na_op_base *base;
 
+    qs_bias_gate();
     if (na_class == NULL)
         return NULL;
     /* On a cache line of its own: the base's completion fields (info,
@@ -330,6 +334,7 @@ NA_Op_create(na_class_t *na_class, unsigned long flags)
 na_return_t
 NA_Op_destroy(na_class_t *na_class, na_op_id_t *op_id)
 {
+    qs_bias_gate();
     if (na_class == NULL)
         return NA_INVALID_ARG;
     if (op_id == NULL)
@@ -351,6 +356,7 @@ NA_Op_destroy(na_class_t *na_class, na_op_id_t *op_id)
 na_return_t
 NA_Addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
 {
+    qs_bias_gate();
     if (na_class == NULL || name == NULL || addr == NULL)
         return NA_INVALID_ARG;
     if (na_addr_lookup_check(na_class, name) != NA_SUCCESS)
@@ -361,6 +367,7 @@ NA_Addr_lookup(na_class_t *na_class, const char *name, na_addr_t *addr)
 void
 NA_Addr_free(na_class_t *na_class, na_addr_t addr)
 {
+    qs_bias_gate();
     if (na_class != NULL && addr != NA_ADDR_NULL)
         na_class->ops->addr->free(na_class, addr);
 }
@@ -368,6 +375,7 @@ NA_Addr_free(na_class_t *na_class, na_addr_t addr)
 na_return_t
 NA_Addr_set_remove(na_class_t *na_class, na_addr_t addr)
 {
+    qs_bias_gate();
     if (na_class == NULL || addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
     if (na_class->ops->addr->is_self(na_class, addr))
@@ -380,6 +388,7 @@ NA_Addr_set_remove(na_class_t *na_class, na_addr_t addr)
 na_return_t
 NA_Addr_self(na_class_t *na_class, na_addr_t *addr)
 {
+    qs_bias_gate();
     if (na_class == NULL || addr == NULL)
         return NA_INVALID_ARG;
     return na_class->ops->addr->self(na_class, addr);
@@ -388,6 +397,7 @@ NA_Addr_self(na_class_t *na_class, na_addr_t *addr)
 na_return_t
 NA_Addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
 {
+    qs_bias_gate();
     if (na_class == NULL || addr == NA_ADDR_NULL || new_addr == NULL)
         return NA_INVALID_ARG;
     return na_class->ops->addr->dup(na_class, addr, new_addr);
@@ -447,6 +457,7 @@ na_return_t
 NA_Addr_deserialize(na_class_t *na_class, na_addr_t *addr, const void *buf,
                     size_t buf_size)
 {
+    qs_bias_gate();
     if (na_class == NULL || addr == NULL || (buf == NULL && buf_size > 0))
         return NA_INVALID_ARG;
     return na_class->ops->addr->codec->deserialize(na_class, addr, buf,
@@ -513,6 +524,7 @@ void *
 NA_Msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
                  void **plugin_data)
 {
+    qs_bias_gate();
     if (na_class == NULL || buf_size == 0 || plugin_data == NULL)
         return NULL;
     if (na_class->ops->msg->buf_alloc == NULL)
@@ -524,6 +536,7 @@ NA_Msg_buf_alloc(na_class_t *na_class, size_t buf_size, unsigned long flags,
 na_return_t
 NA_Msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
 {
+    qs_bias_gate();
     if (na_class == NULL)
         return NA_INVALID_ARG;
     if (buf == NULL)
@@ -615,6 +628,7 @@ NA_Msg_send_unexpected(na_class_t *na_class, na_context_t *context,
                        size_t buf_size, void *plugin_data, na_addr_t dest_addr,
                        uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
 {
+    qs_bias_gate();
     return na_msg_send(false, na_class, context, callback, arg, buf, buf_size,
                        plugin_data, dest_addr, dest_id, tag, op_id);
 }
@@ -624,6 +638,7 @@ NA_Msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
                        na_cb_t callback, void *arg, void *buf, size_t buf_size,
                        void *plugin_data, na_op_id_t *op_id)
 {
+    qs_bias_gate();
     if (!na_post_args_ok(na_class, context, op_id) || buf == NULL ||
         buf_size == 0)
         return NA_INVALID_ARG;
@@ -644,6 +659,7 @@ NA_Msg_send_expected(na_class_t *na_class, na_context_t *context,
                      size_t buf_size, void *plugin_data, na_addr_t dest_addr,
                      uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
 {
+    qs_bias_gate();
     return na_msg_send(true, na_class, context, callback, arg, buf, buf_size,
                        plugin_data, dest_addr, dest_id, tag, op_id);
 }
@@ -654,6 +670,7 @@ NA_Msg_recv_expected(na_class_t *na_class, na_context_t *context,
                      void *plugin_data, na_addr_t source_addr,
                      uint8_t source_id, na_tag_t tag, na_op_id_t *op_id)
 {
+    qs_bias_gate();
     if (!na_post_args_ok(na_class, context, op_id) ||
         (buf == NULL && buf_size > 0) || source_addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
@@ -686,6 +703,7 @@ na_return_t
 NA_Mem_handle_create(na_class_t *na_class, void *buf, size_t buf_size,
                      unsigned long flags, na_mem_handle_t *mem_handle)
 {
+    qs_bias_gate();
     if (na_class == NULL || mem_handle == NULL ||
         (buf == NULL && buf_size > 0) || !na_mem_flags_ok(flags))
         return NA_INVALID_ARG;
@@ -698,6 +716,7 @@ NA_Mem_handle_create_segments(na_class_t *na_class, struct na_segment *segments,
                               size_t segment_count, unsigned long flags,
                               na_mem_handle_t *mem_handle)
 {
+    qs_bias_gate();
     if (na_class == NULL || mem_handle == NULL || segments == NULL ||
         segment_count == 0 || !na_mem_flags_ok(flags))
         return NA_INVALID_ARG;
@@ -710,6 +729,7 @@ NA_Mem_handle_create_segments(na_class_t *na_class, struct na_segment *segments,
 void
 NA_Mem_handle_free(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
+    qs_bias_gate();
     if (na_class != NULL && mem_handle != NA_MEM_HANDLE_NULL)
         na_class->ops->mem->handle_free(na_class, mem_handle);
 }
@@ -718,6 +738,7 @@ na_return_t
 NA_Mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
                 enum na_mem_type mem_type, uint64_t device)
 {
+    qs_bias_gate();
     if (na_class == NULL || mem_handle == NA_MEM_HANDLE_NULL)
         return NA_INVALID_ARG;
     if (mem_type != NA_MEM_TYPE_HOST && mem_type != NA_MEM_TYPE_UNKNOWN)
@@ -729,6 +750,7 @@ NA_Mem_register(na_class_t *na_class, na_mem_handle_t mem_handle,
 na_return_t
 NA_Mem_deregister(na_class_t *na_class, na_mem_handle_t mem_handle)
 {
+    qs_bias_gate();
     if (na_class == NULL || mem_handle == NA_MEM_HANDLE_NULL)
         return NA_INVALID_ARG;
     return na_class->ops->mem->mem_deregister(na_class, mem_handle);
@@ -761,6 +783,7 @@ na_return_t
 NA_Mem_handle_deserialize(na_class_t *na_class, na_mem_handle_t *mem_handle,
                           const void *buf, size_t buf_size)
 {
+    qs_bias_gate();
     if (na_class == NULL || mem_handle == NULL || (buf == NULL && buf_size > 0))
         return NA_INVALID_ARG;
     return na_class->ops->mem->handle_deserialize(na_class, mem_handle, buf,
@@ -802,6 +825,7 @@ NA_Put(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
 {
+    qs_bias_gate();
     return na_rma(true, na_class, context, callback, arg, local_mem_handle,
                   local_offset, remote_mem_handle, remote_offset, data_size,
                   remote_addr, remote_id, op_id);
@@ -814,6 +838,7 @@ NA_Get(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
 {
+    qs_bias_gate();
     return na_rma(false, na_class, context, callback, arg, local_mem_handle,
                   local_offset, remote_mem_handle, remote_offset, data_size,
                   remote_addr, remote_id, op_id);
@@ -835,6 +860,7 @@ NA_Poll(na_class_t *na_class, na_context_t *context, unsigned int *count)
     unsigned int n = 0;
     na_return_t ret;
 
+    qs_bias_gate();
     if (na_class == NULL || context == NULL || context->na_class != na_class)
         return NA_INVALID_ARG;
     ret = na_class->ops->context->poll(na_class, context, &n);
@@ -850,6 +876,7 @@ NA_Poll_wait(na_class_t *na_class, na_context_t *context,
     unsigned int n = 0;
     na_return_t ret;
 
+    qs_bias_gate();
     if (na_class == NULL || context == NULL || context->na_class != na_class)
         return NA_INVALID_ARG;
     /* Completions already queued need no waiting, only triggering. */
@@ -934,6 +961,7 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
 {
     unsigned int done = 0;
 
+    qs_bias_gate();
     if (context == NULL)
         return NA_INVALID_ARG;
     /* An empty queue is seen without the lock: a completion queued after
@@ -1010,6 +1038,7 @@ NA_Cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op_id)
     struct na_op_base *base;
     int s;
 
+    qs_bias_gate();
     if (!na_post_args_ok(na_class, context, op_id))
         return NA_INVALID_ARG;
     base = na_op_base(op_id);

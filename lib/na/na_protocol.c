@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/qs_bias.h"
+
 /* Every protocol name some plugin of this library accepts, in the order
  * the list reports them. ("tcp;ofi_rxm" is an alias of ofi's "tcp".) */
 static const char *const na_protocol_names[] = {
@@ -112,6 +114,7 @@ NA_Get_protocol_info(const char *info_string,
 bool
 NA_Poll_try_wait(na_class_t *na_class, na_context_t *context)
 {
+    qs_bias_gate();
     if (na_class == NULL || context == NULL || context->na_class != na_class)
         return false;
     /* Completions waiting for NA_Trigger() are work to do now: blocking

@@ -11,9 +11,11 @@
  * instead. glibc 2.32 and later keeps __libc_single_threaded true until
  * the process creates its first thread, and pthread_create() clears it
  * before the new thread runs: a plain load and store made while it is
- * true happen before anything the new thread does. Elsewhere the helpers
- * always make the locked instruction. The same test guards libstdc++'s
- * shared_ptr counts.
+ * true happen before anything the new thread does. The thread that holds
+ * the bias of util/qs_bias.h does the same inside a skipped section, so
+ * that a revoker waits for it. Elsewhere the helpers always make the
+ * locked instruction. The same test of __libc_single_threaded guards
+ * libstdc++'s shared_ptr counts.
  *
  * Every access still goes through atomic_load_explicit() and
  * atomic_store_explicit(), so the objects stay _Atomic and ThreadSanitizer
@@ -26,21 +28,42 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#if defined(__GLIBC__) &&                                                      \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-#include <sys/single_threaded.h>
-#define QS_SINGLE_THREADED() (__libc_single_threaded != 0)
-#else
-#define QS_SINGLE_THREADED() false
-#endif
+#include "util/qs_bias.h"
+
+/* How a read-modify-write is made: QS_PLAIN without threads, QS_PLAIN_BIASED
+ * by the bias's owner inside a skipped section opened for it (closed by
+ * qs_atomic_plain_end()), QS_LOCKED otherwise. */
+enum { QS_LOCKED = 0, QS_PLAIN = 1, QS_PLAIN_BIASED = 2 };
+
+static inline int
+qs_atomic_plain_begin(void)
+{
+    if (QS_SINGLE_THREADED())
+        return QS_PLAIN;
+    if (!qs_bias_owner_tls) {
+        qs_bias_gate();
+        return QS_LOCKED;
+    }
+    return qs_hot_skip_acquire() ? QS_PLAIN_BIASED : QS_LOCKED;
+}
+
+static inline void
+qs_atomic_plain_end(int how)
+{
+    if (how == QS_PLAIN_BIASED)
+        qs_hot_skip_release();
+}
 
 #define QS_ATOMIC_RMW_DEFINE(name, atype, vtype)                               \
     static inline vtype qs_atomic_add_##name(atype *p, vtype v,                \
                                              memory_order order)               \
     {                                                                          \
-        if (QS_SINGLE_THREADED()) {                                            \
+        int how = qs_atomic_plain_begin();                                     \
+                                                                               \
+        if (how != QS_LOCKED) {                                                \
             vtype old = atomic_load_explicit(p, memory_order_relaxed);         \
             atomic_store_explicit(p, (vtype) (old + v), memory_order_relaxed); \
+            qs_atomic_plain_end(how);                                          \
             return old;                                                        \
         }                                                                      \
         return atomic_fetch_add_explicit(p, v, order);                         \
@@ -48,9 +71,12 @@
     static inline vtype qs_atomic_sub_##name(atype *p, vtype v,                \
                                              memory_order order)               \
     {                                                                          \
-        if (QS_SINGLE_THREADED()) {                                            \
+        int how = qs_atomic_plain_begin();                                     \
+                                                                               \
+        if (how != QS_LOCKED) {                                                \
             vtype old = atomic_load_explicit(p, memory_order_relaxed);         \
             atomic_store_explicit(p, (vtype) (old - v), memory_order_relaxed); \
+            qs_atomic_plain_end(how);                                          \
             return old;                                                        \
         }                                                                      \
         return atomic_fetch_sub_explicit(p, v, order);                         \
@@ -82,15 +108,18 @@ QS_ATOMIC_RMW_DEFINE(ullong, atomic_ullong, unsigned long long)
         atype *p, vtype *expected, vtype desired, memory_order success,        \
         memory_order failure)                                                  \
     {                                                                          \
-        if (QS_SINGLE_THREADED()) {                                            \
-            vtype cur = atomic_load_explicit(p, memory_order_relaxed);         \
+        int how = qs_atomic_plain_begin();                                     \
                                                                                \
-            if (cur != *expected) {                                            \
+        if (how != QS_LOCKED) {                                                \
+            vtype cur = atomic_load_explicit(p, memory_order_relaxed);         \
+            bool same = cur == *expected;                                      \
+                                                                               \
+            if (same)                                                          \
+                atomic_store_explicit(p, desired, memory_order_relaxed);       \
+            else                                                               \
                 *expected = cur;                                               \
-                return false;                                                  \
-            }                                                                  \
-            atomic_store_explicit(p, desired, memory_order_relaxed);           \
-            return true;                                                       \
+            qs_atomic_plain_end(how);                                          \
+            return same;                                                       \
         }                                                                      \
         return atomic_compare_exchange_strong_explicit(p, expected, desired,   \
                                                        success, failure);      \

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 
 _Thread_local uint64_t qs_lock_count_tls QS_LOCK_TLS_MODEL;
-_Thread_local unsigned int qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
 
 uint64_t
 qs_lock_count(void)

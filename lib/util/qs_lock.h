@@ -14,23 +14,20 @@
 #include <stdint.h>
 
 #include "util/qs_atomic.h"
-
-/* The initial-exec model makes each increment one %fs-relative add: in
- * the shared library the default model calls __tls_get_addr on every
- * acquisition. It and qs_hot_skipped_tls take 12 bytes of the static TLS
- * block, which glibc keeps a surplus of for libraries loaded with dlopen()
- * too. */
-#define QS_LOCK_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#include "util/qs_bias.h"
 
 extern _Thread_local uint64_t qs_lock_count_tls QS_LOCK_TLS_MODEL;
 
 /* Acquisitions made through the wrappers by this thread so far. */
 uint64_t qs_lock_count(void);
 
+/* A thread that is not the bias's owner revokes it first (util/qs_bias.h):
+ * the mutex may guard what the owner's skipped sections touch. */
 static inline void
 qs_mutex_lock(pthread_mutex_t *m)
 {
     qs_lock_count_tls++;
+    qs_bias_gate();
     pthread_mutex_lock(m);
 }
 
@@ -38,6 +35,7 @@ static inline void
 qs_rwlock_rdlock(pthread_rwlock_t *l)
 {
     qs_lock_count_tls++;
+    qs_bias_gate();
     pthread_rwlock_rdlock(l);
 }
 
@@ -45,6 +43,7 @@ static inline void
 qs_rwlock_wrlock(pthread_rwlock_t *l)
 {
     qs_lock_count_tls++;
+    qs_bias_gate();
     pthread_rwlock_wrlock(l);
 }
 
@@ -58,42 +57,15 @@ qs_rwlock_wrlock(pthread_rwlock_t *l)
  * while the lock is skipped, waits on a condition variable with it (the
  * fabric's poll sleeps instead). While the process has never created a
  * thread nobody can contend for them, so these wrappers then skip the
- * mutex (glibc's malloc skips its arena locks the same way);
- * qs_hot_lock() still counts the acquisition. The unlock asks the same
- * question and gets the same answer, because only pthread_create()
- * changes it and no such section calls it. A per-thread count of skipped
- * acquisitions checks that in every build: an unlock that finds threads
- * while a skipped one is outstanding stops the process rather than unlock
- * a mutex nobody locked.
+ * mutex (glibc's malloc skips its arena locks the same way), and so does
+ * the one thread that holds the bias of util/qs_bias.h until another
+ * thread comes to the hot path; qs_hot_lock() still counts the
+ * acquisition. The unlock learns from the per-thread count of skipped
+ * acquisitions whether its lock was skipped. That count also checks the
+ * rule in every build: an unlock that finds threads while a skipped
+ * acquisition is outstanding on a thread that holds no bias stops the
+ * process rather than unlock a mutex nobody locked.
  */
-extern _Thread_local unsigned int qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
-
-/* Says which rule was broken, and aborts. */
-_Noreturn void qs_hot_lock_broken(void);
-
-/* Whether this acquisition is skipped (and counted as skipped). */
-static inline bool
-qs_hot_skip_acquire(void)
-{
-    if (!QS_SINGLE_THREADED())
-        return false;
-    qs_hot_skipped_tls++;
-    return true;
-}
-
-/* Whether this release is of a skipped acquisition. */
-static inline bool
-qs_hot_skip_release(void)
-{
-    if (QS_SINGLE_THREADED()) {
-        qs_hot_skipped_tls--;
-        return true;
-    }
-    if (qs_hot_skipped_tls != 0)
-        qs_hot_lock_broken();
-    return false;
-}
-
 /* For NA and the plugins, whose acquisitions the RPC layers' counter
  * leaves out. */
 static inline void

@@ -597,9 +597,10 @@ na_sim_wait_real(struct na_sim_world *world)
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000;
     }
-    /* Without threads nobody can signal, and na_sim_poll_wait() skipped
-     * the world lock (util/qs_lock.h): the wait is its timeout. */
-    if (QS_SINGLE_THREADED()) {
+    /* na_sim_poll_wait() skipped the world lock (without threads, or on
+     * the thread that holds the hot path's bias, util/qs_bias.h): nobody
+     * signals, and the wait is its timeout. */
+    if (qs_hot_skipping()) {
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
         return;
     }

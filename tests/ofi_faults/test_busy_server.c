@@ -21,11 +21,14 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,14 +48,15 @@
 MERCURY_GEN_PROC(
     ob_out_t,
     ((uint64_t) (probes))((uint64_t) (drives))((uint64_t) (idle_wakeups))(
-        (uint64_t) (idle_drives))((uint64_t) (work))((uint64_t) (foreign)))
+        (uint64_t) (idle_drives))((uint64_t) (work))((uint64_t) (foreign))(
+        (uint64_t) (idle_bias))((uint64_t) (bias)))
 MERCURY_GEN_PROC(ob_in_t, ((uint64_t) (value)))
 
 static struct {
     hg_class_t *cls;
     hg_context_t *ctx;
     pthread_t main;
-    uint64_t idle_wakeups, idle_drives;
+    uint64_t idle_wakeups, idle_drives, idle_bias;
     atomic_uint foreign; /* program callbacks run on another thread */
     atomic_uint creates, frees;
     int done;
@@ -82,6 +86,27 @@ ob_create_cb(hg_handle_t handle, void *arg)
     (void) arg;
     ob_check_thread(&srv.creates);
     return HG_Set_data(handle, &srv, ob_free_data);
+}
+
+/* Whether the server's one thread can hold the hot-path bias here: not
+ * under ThreadSanitizer, with the kernel's private expedited membarrier,
+ * and not turned off (lib/util/qs_bias.h). */
+static bool
+ob_bias_expected(void)
+{
+    const char *env = getenv("QS_HOT_BIAS");
+    long cmds;
+
+#if defined(__SANITIZE_THREAD__)
+    return false;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    return false;
+#endif
+#endif
+    cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
+           !(env != NULL && strcmp(env, "0") == 0);
 }
 
 static int
@@ -126,6 +151,8 @@ ob_busy_cb(hg_handle_t handle)
     out.drives = st.watchdog_drives - st0.watchdog_drives;
     out.idle_wakeups = srv.idle_wakeups;
     out.idle_drives = srv.idle_drives;
+    out.idle_bias = srv.idle_bias;
+    out.bias = st.hot_path_bias;
     out.work = work;
     out.foreign = atomic_load(&srv.foreign);
     HG_Respond(handle, NULL, NULL, &out);
@@ -228,6 +255,7 @@ ob_server(const char *info, int fd)
     }
     srv.idle_wakeups = ob_stats(srv.cls).watchdog_wakeups;
     srv.idle_drives = ob_stats(srv.cls).watchdog_drives;
+    srv.idle_bias = ob_stats(srv.cls).hot_path_bias;
     if (write(fd, addr_str, strlen(addr_str) + 1) < 0)
         return 2;
     close(fd);
@@ -350,13 +378,19 @@ ob_client(const char *info, const char *addr_str)
     ob_call(cls, ctx, addr, busy, 1, &call);
     printf("busy handler: ret %s, %d call(s), %llu probes answered, %llu "
            "watchdog drives, %llu program callbacks on another thread; "
-           "idle: %llu wake-ups, %llu drives\n",
+           "idle: %llu wake-ups, %llu drives; hot-path bias %llu idle, "
+           "%llu after the drives\n",
            HG_Error_to_string(call.ret), call.calls,
            (unsigned long long) call.out.probes,
            (unsigned long long) call.out.drives,
            (unsigned long long) call.out.foreign,
            (unsigned long long) call.out.idle_wakeups,
-           (unsigned long long) call.out.idle_drives);
+           (unsigned long long) call.out.idle_drives,
+           (unsigned long long) call.out.idle_bias,
+           (unsigned long long) call.out.bias);
+    if (!ob_bias_expected())
+        printf("no hot-path bias in this build or kernel "
+               "(docs/architecture.md)\n");
     if (call.calls != 1 || call.ret != HG_SUCCESS)
         failed |= ob_fail("the busy server's plain forward did not succeed");
     else if (call.out.probes < OB_PROBES || call.out.drives == 0)
@@ -366,6 +400,12 @@ ob_client(const char *info, const char *addr_str)
     else if (call.out.idle_wakeups < OB_IDLE_WAKEUPS ||
              call.out.idle_drives != 0)
         failed |= ob_fail("the watchdog drove a context that progressed");
+    /* The server's one thread held the bias while the watchdog only
+     * watched, and the watchdog revoked it before it drove. */
+    else if (ob_bias_expected() &&
+             (call.out.idle_bias != 1 || call.out.bias != 3))
+        failed |= ob_fail("the bias was not held while the watchdog watched, "
+                          "or not revoked when it drove");
     ob_call(cls, ctx, addr, stop, 1, &end);
     if (end.calls != 1 || end.ret != HG_SUCCESS)
         failed |= ob_fail("stop");

@@ -1,0 +1,103 @@
+/* The bias of util/qs_bias.h: granted once, revoked once. */
+#include "util/qs_bias.h"
+
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/qs_log.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define QS_BIAS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define QS_BIAS_TSAN 1
+#endif
+#endif
+
+atomic_uint qs_bias_state_g;
+_Thread_local atomic_uint qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
+_Thread_local bool qs_bias_owner_tls QS_LOCK_TLS_MODEL;
+
+/* The owner's count of skipped sections (its thread-local, read by a
+ * revoker), and the lock that makes revokers one at a time. */
+static atomic_uint *qs_bias_owner_skipped;
+static pthread_mutex_t qs_bias_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+qs_membarrier(int cmd)
+{
+#ifdef SYS_membarrier
+    return (int) syscall(SYS_membarrier, cmd, 0, 0);
+#else
+    (void) cmd;
+    return -1;
+#endif
+}
+
+bool
+qs_bias_grant(void)
+{
+#ifdef QS_BIAS_TSAN
+    return false;
+#else
+    const char *env = getenv("QS_HOT_BIAS");
+
+    if (!QS_SINGLE_THREADED() ||
+        atomic_load_explicit(&qs_bias_state_g, memory_order_relaxed) !=
+            QS_BIAS_NONE ||
+        qs_hot_skipping())
+        return false;
+    if (env != NULL && strcmp(env, "0") == 0)
+        return false;
+    if (qs_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) {
+        qs_log("util", QS_LOG_DEBUG,
+               "no private expedited membarrier: the hot path takes its "
+               "locks once the process has threads");
+        return false;
+    }
+    qs_bias_owner_skipped = &qs_hot_skipped_tls;
+    qs_bias_owner_tls = true;
+    /* No thread but this one yet: pthread_create() orders the rest. */
+    atomic_store_explicit(&qs_bias_state_g, QS_BIAS_HELD,
+                          memory_order_relaxed);
+    return true;
+#endif
+}
+
+void
+qs_bias_revoke(void)
+{
+    pthread_mutex_lock(&qs_bias_lock);
+    if (atomic_load_explicit(&qs_bias_state_g, memory_order_acquire) ==
+        QS_BIAS_HELD) {
+        atomic_store_explicit(&qs_bias_state_g, QS_BIAS_REVOKING,
+                              memory_order_seq_cst);
+        /* Registered in qs_bias_grant(), so this cannot fail short of a
+         * kernel that lost the command: then no order holds. */
+        if (qs_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+            fprintf(stderr, "quicksilver: membarrier() failed while "
+                            "revoking the hot path's bias; stopping\n");
+            abort();
+        }
+        /* The owner's sections are short and never wait on this thread. */
+        while (atomic_load_explicit(qs_bias_owner_skipped,
+                                    memory_order_acquire) != 0)
+            sched_yield();
+        atomic_store_explicit(&qs_bias_state_g, QS_BIAS_REVOKED,
+                              memory_order_release);
+    }
+    pthread_mutex_unlock(&qs_bias_lock);
+}
+
+enum qs_bias_state
+qs_bias_state(void)
+{
+    return (enum qs_bias_state) atomic_load_explicit(&qs_bias_state_g,
+                                                     memory_order_acquire);
+}
