@@ -178,6 +178,7 @@ HG_Bulk_access(hg_bulk_t handle, hg_size_t offset, hg_size_t size,
     hg_size_t seg_off;
     uint32_t i;
 
+    qs_bias_gate();
     if (handle == HG_BULK_NULL)
         return HG_INVALID_ARG;
     /* Nothing asked for: Mercury returns here, before writing any output
@@ -261,6 +262,7 @@ HG_Bulk_create_attr(hg_class_t *hg_class, hg_uint32_t count, void **buf_ptrs,
                     const hg_size_t *buf_sizes, hg_uint8_t flags,
                     const struct hg_bulk_attr *attrs, hg_bulk_t *handle)
 {
+    qs_bias_gate();
     if (attrs == NULL) {
         qs_log("bulk", QS_LOG_ERROR, "HG_Bulk_create_attr: NULL attrs");
         return HG_INVALID_ARG;

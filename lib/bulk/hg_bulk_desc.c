@@ -72,6 +72,7 @@ HG_Bulk_get_serialize_size(hg_bulk_t handle, hg_bool_t request_eager)
     na_class_t *na_class;
     hg_size_t size = HG_BULK_DESC_FIXED;
 
+    qs_bias_gate();
     if (handle == HG_BULK_NULL)
         return 0;
     na_class = hg_core_class_of(handle->hg_class)->na_class;
@@ -97,6 +98,7 @@ HG_Bulk_serialize(void *buf, hg_size_t buf_size, hg_bool_t request_eager,
     bool eager;
     uint8_t flags;
 
+    qs_bias_gate();
     if (buf == NULL || handle == HG_BULK_NULL)
         return HG_INVALID_ARG;
     /* A remote handle has no memory of its own to describe. */

@@ -280,6 +280,7 @@ hg_bulk_op_cancel(struct hg_bulk_xfer *op)
 hg_return_t
 HG_Bulk_cancel(hg_op_id_t op_id)
 {
+    qs_bias_gate();
     if (op_id == HG_OP_ID_NULL || (hg_op_id_t *) op_id == HG_OP_ID_IGNORE)
         return HG_INVALID_ARG;
     hg_bulk_op_cancel((struct hg_bulk_xfer *) op_id);
@@ -532,6 +533,7 @@ HG_Bulk_bind_transfer(hg_context_t *context, hg_bulk_cb_t callback, void *arg,
                       hg_size_t origin_offset, hg_bulk_t local_handle,
                       hg_size_t local_offset, hg_size_t size, hg_op_id_t *op_id)
 {
+    qs_bias_gate();
     if (origin_handle == HG_BULK_NULL || origin_handle->addr == HG_ADDR_NULL)
         return HG_INVALID_ARG;
     return HG_Bulk_transfer_id(context, callback, arg, op, origin_handle->addr,

@@ -186,6 +186,7 @@ HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr, hg_addr_t *new_addr)
 hg_bool_t
 HG_Addr_cmp(hg_class_t *hg_class, hg_addr_t addr1, hg_addr_t addr2)
 {
+    qs_bias_gate();
     if (hg_class == NULL)
         return HG_FALSE;
     if (addr1 == HG_ADDR_NULL || addr2 == HG_ADDR_NULL)
@@ -199,6 +200,7 @@ HG_Addr_is_self(hg_class_t *hg_class, hg_addr_t addr)
 {
     unsigned char state;
 
+    qs_bias_gate();
     if (hg_class == NULL || addr == HG_ADDR_NULL)
         return HG_FALSE;
     /* An address does not change what it names: ask NA (which may lock)
@@ -221,6 +223,7 @@ HG_Addr_to_string(hg_class_t *hg_class, char *buf, hg_size_t *buf_size,
     size_t size;
     na_return_t na_ret;
 
+    qs_bias_gate();
     if (hg_class == NULL || buf_size == NULL || addr == HG_ADDR_NULL)
         return HG_INVALID_ARG;
     size = (size_t) *buf_size;
@@ -233,6 +236,7 @@ HG_Addr_to_string(hg_class_t *hg_class, char *buf, hg_size_t *buf_size,
 hg_size_t
 HG_Addr_get_serialize_size(hg_class_t *hg_class, hg_addr_t addr)
 {
+    qs_bias_gate();
     if (hg_class == NULL || addr == HG_ADDR_NULL)
         return 0;
     return NA_Addr_get_serialize_size(hg_core_class_of(hg_class)->na_class,
@@ -243,6 +247,7 @@ hg_return_t
 HG_Addr_serialize(hg_class_t *hg_class, void *buf, hg_size_t buf_size,
                   hg_addr_t addr)
 {
+    qs_bias_gate();
     if (hg_class == NULL || buf == NULL || addr == HG_ADDR_NULL)
         return HG_INVALID_ARG;
     return hg_from_na(NA_Addr_serialize(hg_core_class_of(hg_class)->na_class,
@@ -255,6 +260,7 @@ HG_Addr_deserialize(hg_class_t *hg_class, hg_addr_t *addr, const void *buf,
 {
     na_addr_t na_addr = NA_ADDR_NULL;
 
+    qs_bias_gate();
     if (hg_class == NULL || addr == NULL || buf == NULL)
         return HG_INVALID_ARG;
     na_return_t na_ret = NA_Addr_deserialize(

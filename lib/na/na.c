@@ -406,6 +406,7 @@ NA_Addr_dup(na_class_t *na_class, na_addr_t addr, na_addr_t *new_addr)
 bool
 NA_Addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
 {
+    qs_bias_gate();
     if (na_class == NULL)
         return false;
     if (addr1 == NA_ADDR_NULL || addr2 == NA_ADDR_NULL)
@@ -418,6 +419,7 @@ NA_Addr_cmp(na_class_t *na_class, na_addr_t addr1, na_addr_t addr2)
 bool
 NA_Addr_is_self(na_class_t *na_class, na_addr_t addr)
 {
+    qs_bias_gate();
     if (na_class == NULL || addr == NA_ADDR_NULL)
         return false;
     return na_class->ops->addr->is_self(na_class, addr);
@@ -427,6 +429,7 @@ na_return_t
 NA_Addr_to_string(na_class_t *na_class, char *buf, size_t *buf_size,
                   na_addr_t addr)
 {
+    qs_bias_gate();
     if (na_class == NULL || buf_size == NULL || addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
     return na_class->ops->addr->codec->to_string(na_class, buf, buf_size, addr);
@@ -437,6 +440,7 @@ NA_Addr_get_serialize_size(na_class_t *na_class, na_addr_t addr)
 {
     size_t size = 0;
 
+    qs_bias_gate();
     if (na_class == NULL || addr == NA_ADDR_NULL)
         return 0;
     (void) na_class->ops->addr->codec->serialize(na_class, NULL, &size, addr);
@@ -447,6 +451,7 @@ na_return_t
 NA_Addr_serialize(na_class_t *na_class, void *buf, size_t buf_size,
                   na_addr_t addr)
 {
+    qs_bias_gate();
     if (na_class == NULL || buf == NULL || addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
     return na_class->ops->addr->codec->serialize(na_class, buf, &buf_size,
@@ -762,6 +767,7 @@ NA_Mem_handle_get_serialize_size(na_class_t *na_class,
 {
     size_t size = 0;
 
+    qs_bias_gate();
     if (na_class == NULL || mem_handle == NA_MEM_HANDLE_NULL)
         return 0;
     (void) na_class->ops->mem->handle_serialize(na_class, NULL, &size,
@@ -773,6 +779,7 @@ na_return_t
 NA_Mem_handle_serialize(na_class_t *na_class, void *buf, size_t buf_size,
                         na_mem_handle_t mem_handle)
 {
+    qs_bias_gate();
     if (na_class == NULL || buf == NULL || mem_handle == NA_MEM_HANDLE_NULL)
         return NA_INVALID_ARG;
     return na_class->ops->mem->handle_serialize(na_class, buf, &buf_size,
@@ -849,6 +856,7 @@ NA_Get(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
 unsigned int
 NA_Context_get_completion_count(na_context_t *context)
 {
+    qs_bias_gate();
     if (context == NULL)
         return 0;
     return atomic_load_explicit(&context->count, memory_order_acquire);
@@ -895,6 +903,7 @@ NA_Poll_wait(na_class_t *na_class, na_context_t *context,
 int
 NA_Poll_get_fd(na_class_t *na_class, na_context_t *context)
 {
+    qs_bias_gate();
     if (na_class == NULL || context == NULL)
         return -1;
     return na_class->ops->context->poll_get_fd(na_class, context);

@@ -64,8 +64,7 @@ qs_bias_grant(void)
     qs_bias_owner_skipped = &qs_hot_skipped_tls;
     qs_bias_owner_tls = true;
     /* No thread but this one yet: pthread_create() orders the rest. */
-    atomic_store_explicit(&qs_bias_state_g, QS_BIAS_HELD,
-                          memory_order_relaxed);
+    atomic_store_explicit(&qs_bias_state_g, QS_BIAS_HELD, memory_order_relaxed);
     return true;
 #endif
 }

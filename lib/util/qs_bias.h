@@ -98,8 +98,8 @@ _Noreturn void qs_hot_lock_broken(void);
 static inline void
 qs_bias_gate(void)
 {
-    unsigned int s = atomic_load_explicit(&qs_bias_state_g,
-                                          memory_order_acquire);
+    unsigned int s =
+        atomic_load_explicit(&qs_bias_state_g, memory_order_acquire);
 
     if (__builtin_expect(s == QS_BIAS_HELD || s == QS_BIAS_REVOKING, 0) &&
         !qs_bias_owner_tls)
@@ -116,8 +116,7 @@ qs_hot_skip_acquire(void)
     if (QS_SINGLE_THREADED() || s != 0) {
         /* Without threads, or nested in a skipped section: nobody else
          * is inside (a revoker waits for the outer section's end). */
-        atomic_store_explicit(&qs_hot_skipped_tls, s + 1,
-                              memory_order_relaxed);
+        atomic_store_explicit(&qs_hot_skipped_tls, s + 1, memory_order_relaxed);
         return true;
     }
     if (!qs_bias_owner_tls) {
@@ -162,8 +161,7 @@ qs_hot_skip_release(void)
 static inline bool
 qs_hot_skipping(void)
 {
-    return atomic_load_explicit(&qs_hot_skipped_tls, memory_order_relaxed) !=
-           0;
+    return atomic_load_explicit(&qs_hot_skipped_tls, memory_order_relaxed) != 0;
 }
 
 #endif /* QS_BIAS_H */
