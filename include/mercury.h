@@ -508,7 +508,8 @@ struct hg_stats {
     uint64_t watchdog_drives;    /* contexts it progressed (none was)    */
     /* The process's hot-path bias (docs/architecture.md, "Liveness"):
      * 0 never held, 1 held by the one thread that started the watchdog,
-     * 2 being revoked, 3 revoked (another thread came to the hot path). */
+     * 2 being taken from it, 3 lent to the watchdog while it drives a
+     * context, 4 revoked for good (another thread came to the hot path). */
     uint64_t hot_path_bias;
 };
 /* Copy the class's counters into *stats. HG_INVALID_ARG for NULL

@@ -26,9 +26,6 @@ hg_watchdog_drive(hg_context_t *context)
 {
     na_class_t *na_class = context->hg_class->core.na_class;
 
-    /* From here this thread touches what the program's thread may be
-     * touching without locks: end the bias first (util/qs_bias.h). */
-    qs_bias_gate();
     NA_Poll(na_class, context->core.na_context, NULL);
     NA_Trigger(context->core.na_context, UINT32_MAX, NULL);
 }
@@ -39,6 +36,8 @@ hg_watchdog_drive(hg_context_t *context)
 static void
 hg_watchdog_pass(hg_class_t *hg_class, struct hg_watchdog *wd)
 {
+    bool lent = false;
+
     /* Not qs_mutex_lock(), which would end the bias: the class lock is
      * never skipped, and until it drives a context this thread reads only
      * the array, its flags and the counters. */
@@ -61,14 +60,20 @@ hg_watchdog_pass(hg_class_t *hg_class, struct hg_watchdog *wd)
         }
         w->busy = true;
         pthread_mutex_unlock(&hg_class->lock);
+        /* From here this thread touches what the program's thread may
+         * touch without locks: borrow the bias first (util/qs_bias.h). */
+        if (!lent)
+            lent = qs_bias_lend();
         hg_watchdog_drive(context);
         atomic_fetch_add_explicit(&hg_class->stats.watchdog_drives, 1,
                                   memory_order_relaxed);
-        qs_mutex_lock(&hg_class->lock);
+        pthread_mutex_lock(&hg_class->lock);
         w->busy = false;
         pthread_cond_broadcast(&wd->idle);
     }
     pthread_mutex_unlock(&hg_class->lock);
+    if (lent)
+        qs_bias_return();
 }
 
 static void *

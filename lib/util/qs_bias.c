@@ -23,11 +23,14 @@
 atomic_uint qs_bias_state_g;
 _Thread_local atomic_uint qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
 _Thread_local bool qs_bias_owner_tls QS_LOCK_TLS_MODEL;
+_Thread_local bool qs_bias_lender_tls QS_LOCK_TLS_MODEL;
 
 /* The owner's count of skipped sections (its thread-local, read by a
- * revoker), and the lock that makes revokers one at a time. */
+ * revoker), the lock that makes revokers and lenders one at a time, and
+ * the threads the bias is lent to (watchdogs of several classes). */
 static atomic_uint *qs_bias_owner_skipped;
 static pthread_mutex_t qs_bias_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int qs_bias_lenders;
 
 static int
 qs_membarrier(int cmd)
@@ -69,28 +72,76 @@ qs_bias_grant(void)
 #endif
 }
 
+/* Take a held bias from its owner: mark it revoking, make every running
+ * thread pass a barrier, and wait until the owner is outside its skipped
+ * sections (qs_bias_lock held). */
+static void
+qs_bias_take(void)
+{
+    atomic_store_explicit(&qs_bias_state_g, QS_BIAS_REVOKING,
+                          memory_order_seq_cst);
+    /* Registered in qs_bias_grant(), so this cannot fail short of a
+     * kernel that lost the command: then no order holds. */
+    if (qs_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+        fprintf(stderr, "quicksilver: membarrier() failed while revoking "
+                        "the hot path's bias; stopping\n");
+        abort();
+    }
+    /* The owner's sections are short and never wait on this thread. */
+    while (atomic_load_explicit(qs_bias_owner_skipped, memory_order_acquire) !=
+           0)
+        sched_yield();
+}
+
 void
 qs_bias_revoke(void)
 {
+    unsigned int s;
+
     pthread_mutex_lock(&qs_bias_lock);
-    if (atomic_load_explicit(&qs_bias_state_g, memory_order_acquire) ==
-        QS_BIAS_HELD) {
-        atomic_store_explicit(&qs_bias_state_g, QS_BIAS_REVOKING,
-                              memory_order_seq_cst);
-        /* Registered in qs_bias_grant(), so this cannot fail short of a
-         * kernel that lost the command: then no order holds. */
-        if (qs_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
-            fprintf(stderr, "quicksilver: membarrier() failed while "
-                            "revoking the hot path's bias; stopping\n");
-            abort();
-        }
-        /* The owner's sections are short and never wait on this thread. */
-        while (atomic_load_explicit(qs_bias_owner_skipped,
-                                    memory_order_acquire) != 0)
-            sched_yield();
+    s = atomic_load_explicit(&qs_bias_state_g, memory_order_acquire);
+    /* A lent bias: its owner takes the locks already. */
+    if (s == QS_BIAS_HELD)
+        qs_bias_take();
+    if (s == QS_BIAS_HELD || s == QS_BIAS_LENT)
         atomic_store_explicit(&qs_bias_state_g, QS_BIAS_REVOKED,
                               memory_order_release);
+    pthread_mutex_unlock(&qs_bias_lock);
+}
+
+bool
+qs_bias_lend(void)
+{
+    unsigned int s;
+    bool lent = false;
+
+    pthread_mutex_lock(&qs_bias_lock);
+    s = atomic_load_explicit(&qs_bias_state_g, memory_order_acquire);
+    if (s == QS_BIAS_HELD) {
+        qs_bias_take();
+        atomic_store_explicit(&qs_bias_state_g, QS_BIAS_LENT,
+                              memory_order_release);
     }
+    if (s == QS_BIAS_HELD || s == QS_BIAS_LENT) {
+        qs_bias_lenders++;
+        qs_bias_lender_tls = true;
+        lent = true;
+    }
+    pthread_mutex_unlock(&qs_bias_lock);
+    return lent;
+}
+
+void
+qs_bias_return(void)
+{
+    pthread_mutex_lock(&qs_bias_lock);
+    qs_bias_lender_tls = false;
+    /* Release: the owner's next skipped section sees what the drive did. */
+    if (--qs_bias_lenders == 0 &&
+        atomic_load_explicit(&qs_bias_state_g, memory_order_relaxed) ==
+            QS_BIAS_LENT)
+        atomic_store_explicit(&qs_bias_state_g, QS_BIAS_HELD,
+                              memory_order_release);
     pthread_mutex_unlock(&qs_bias_lock);
 }
 

@@ -15,10 +15,10 @@
  * watchdog only reads two counters until a handler computes for longer
  * than a quarter probe interval. So before it starts that thread, the only
  * thread of the process takes a bias (qs_bias_grant()): it, the owner,
- * keeps skipping. Any other thread that comes to the hot path, or to an
- * entry of the library that leads there (qs_bias_gate()), first revokes
- * the bias, once and for the rest of the process, and from then on every
- * thread takes the locks:
+ * keeps skipping. Any other thread of the program that comes to the hot
+ * path, or to an entry of the library that leads there (qs_bias_gate()),
+ * first revokes the bias, once and for the rest of the process, and from
+ * then on every thread takes the locks:
  *
  *   owner, skipping a section:  skipped = 1; then reads the state;
  *                               not held: skipped = 0, take the lock
@@ -33,6 +33,13 @@
  * section the owner is inside continues skipped (a nested acquisition
  * inside a skipped one is skipped too, so an unlock knows what its lock
  * did from the count alone); the revoker waits for it to end.
+ *
+ * The watchdog itself only borrows it: before it drives a context (the
+ * program's thread is computing in a handler) it takes the bias the same
+ * way but marks it lent, and gives it back once the drive is over, so a
+ * handler that computes for a while does not cost the program its
+ * lock-free hot path. Any other thread that comes meanwhile ends it for
+ * good.
  *
  * No bias without membarrier (Linux 4.14), under ThreadSanitizer (which
  * cannot see the asymmetric barrier; its builds keep checking the locked
@@ -61,10 +68,11 @@
 #define QS_LOCK_TLS_MODEL __attribute__((tls_model("initial-exec")))
 
 enum qs_bias_state {
-    QS_BIAS_NONE = 0,     /* never held: skip only without threads */
-    QS_BIAS_HELD = 1,     /* the owner skips                       */
-    QS_BIAS_REVOKING = 2, /* a revoker waits for the owner         */
-    QS_BIAS_REVOKED = 3,  /* every thread takes the locks          */
+    QS_BIAS_NONE = 0,     /* never held: skip only without threads   */
+    QS_BIAS_HELD = 1,     /* the owner skips                         */
+    QS_BIAS_REVOKING = 2, /* a revoker or lender waits for the owner */
+    QS_BIAS_LENT = 3,     /* the watchdog drives: all take the locks */
+    QS_BIAS_REVOKED = 4,  /* every thread takes the locks, for good  */
 };
 
 extern atomic_uint qs_bias_state_g;
@@ -72,8 +80,9 @@ extern atomic_uint qs_bias_state_g;
 /* Skipped acquisitions this thread is inside (the owner's is read by a
  * revoker). */
 extern _Thread_local atomic_uint qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
-/* Whether this thread holds the bias. */
+/* Whether this thread holds the bias, or has it lent. */
 extern _Thread_local bool qs_bias_owner_tls QS_LOCK_TLS_MODEL;
+extern _Thread_local bool qs_bias_lender_tls QS_LOCK_TLS_MODEL;
 
 /* By the only thread of the process, before it creates one that must not
  * race with it: take the bias. False (and nothing changes) when the
@@ -82,9 +91,23 @@ extern _Thread_local bool qs_bias_owner_tls QS_LOCK_TLS_MODEL;
  * membarrier, or QS_HOT_BIAS=0. */
 bool qs_bias_grant(void);
 
-/* Revoke a held bias and wait until its owner is outside every skipped
- * section (a thread that is not the owner; the slow path of the gates). */
+/* Revoke a held or lent bias for good, waiting until its owner is outside
+ * every skipped section (a thread that is not the owner; the slow path of
+ * the gates). */
 void qs_bias_revoke(void);
+
+/* The probe-answering watchdog, before it drives a context: take the
+ * bias from its owner as a revoker does, but only until
+ * qs_bias_return(), so that a program whose handler computed for a while
+ * gets its lock-free hot path back. The calling thread's gates do not
+ * revoke meanwhile; another thread's do, for good. False (and nothing to
+ * return) when no bias is held or lent. */
+bool qs_bias_lend(void);
+
+/* After the drive (no lock held, nothing of the hot path touched from
+ * here to the next qs_bias_lend()): give the bias back unless another
+ * thread revoked it meanwhile. */
+void qs_bias_return(void);
 
 /* The state, for tests and the class's diagnostics. */
 enum qs_bias_state qs_bias_state(void);
@@ -101,8 +124,8 @@ qs_bias_gate(void)
     unsigned int s =
         atomic_load_explicit(&qs_bias_state_g, memory_order_acquire);
 
-    if (__builtin_expect(s == QS_BIAS_HELD || s == QS_BIAS_REVOKING, 0) &&
-        !qs_bias_owner_tls)
+    if (__builtin_expect(s - QS_BIAS_HELD <= QS_BIAS_LENT - QS_BIAS_HELD, 0) &&
+        !qs_bias_owner_tls && !qs_bias_lender_tls)
         qs_bias_revoke();
 }
 

@@ -225,6 +225,80 @@ test_revoke_waits(void **state)
     in_child(revoke_waits);
 }
 
+/* The watchdog's way: it borrows the bias to drive, takes the locks
+ * meanwhile without ending the bias, and gives it back; another thread
+ * that comes while it is lent ends it for good. */
+static pthread_barrier_t step;
+
+/* A failed check here ends the child (CHECK's _exit), so the owner is
+ * never left waiting at a barrier. */
+static void *
+lender_thread(void *arg)
+{
+    pthread_barrier_wait(&step); /* 1 */
+    CHECK(qs_bias_lend());
+    CHECK(qs_bias_state() == QS_BIAS_LENT);
+    qs_hot_lock(&m);
+    CHECK(pthread_mutex_trylock(&m) == EBUSY); /* taken for real */
+    qs_hot_unlock(&m);
+    CHECK(qs_bias_state() == QS_BIAS_LENT);
+    pthread_barrier_wait(&step); /* 2: the owner looks */
+    pthread_barrier_wait(&step); /* 3 */
+    qs_bias_return();
+    pthread_barrier_wait(&step); /* 4: the owner looks */
+    pthread_barrier_wait(&step); /* 5 */
+    CHECK(qs_bias_lend());
+    pthread_barrier_wait(&step); /* 6: another thread comes */
+    pthread_barrier_wait(&step); /* 7 */
+    qs_bias_return();
+    return arg;
+}
+
+static void *
+comer_thread(void *arg)
+{
+    qs_hot_lock(&m);
+    qs_hot_unlock(&m);
+    return arg;
+}
+
+static void
+lend_and_return(void)
+{
+    pthread_t l, c;
+    void *ret;
+
+    take_bias();
+    pthread_barrier_init(&step, NULL, 2);
+    CHECK(pthread_create(&l, NULL, lender_thread, NULL) == 0);
+    pthread_barrier_wait(&step); /* 1 */
+    pthread_barrier_wait(&step); /* 2: lent, the owner takes the locks */
+    CHECK(qs_bias_state() == QS_BIAS_LENT);
+    CHECK(!hot_lock_skips(&m));
+    pthread_barrier_wait(&step); /* 3 */
+    pthread_barrier_wait(&step); /* 4: given back, the owner skips again */
+    CHECK(qs_bias_state() == QS_BIAS_HELD);
+    CHECK(hot_lock_skips(&m));
+    pthread_barrier_wait(&step); /* 5 */
+    pthread_barrier_wait(&step); /* 6: lent again, and another comes */
+    CHECK(pthread_create(&c, NULL, comer_thread, NULL) == 0);
+    CHECK(pthread_join(c, NULL) == 0);
+    CHECK(qs_bias_state() == QS_BIAS_REVOKED);
+    pthread_barrier_wait(&step); /* 7 */
+    CHECK(pthread_join(l, &ret) == 0);
+    CHECK(ret == NULL);
+    /* The return did not bring back what the other thread ended. */
+    CHECK(qs_bias_state() == QS_BIAS_REVOKED);
+    CHECK(!hot_lock_skips(&m));
+}
+
+static void
+test_lend_and_return(void **state)
+{
+    (void) state;
+    in_child(lend_and_return);
+}
+
 /* The owner and another thread hammer one counter through the hot path's
  * read-modify-write; the other thread's first one revokes the bias while
  * the owner is at it. Not one update may be lost. */
@@ -279,6 +353,7 @@ main(void)
         cmocka_unit_test(test_held_with_threads),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_revoke_waits),
+        cmocka_unit_test(test_lend_and_return),
         cmocka_unit_test(test_hammer),
     };
 
