@@ -136,7 +136,6 @@ HG_Addr_set_remove(hg_class_t *hg_class, hg_addr_t addr)
 hg_return_t
 HG_Addr_free(hg_class_t *hg_class, hg_addr_t addr)
 {
-    qs_bias_gate();
     if (hg_class == NULL)
         return HG_INVALID_ARG;
     if (addr == HG_ADDR_NULL)
@@ -167,7 +166,6 @@ HG_Addr_dup(hg_class_t *hg_class, hg_addr_t addr, hg_addr_t *new_addr)
 {
     na_addr_t na_addr = NA_ADDR_NULL;
 
-    qs_bias_gate();
     if (hg_class == NULL || addr == HG_ADDR_NULL || new_addr == NULL)
         return HG_INVALID_ARG;
     /* A handle's embedded address dies with the handle, so its duplicate
@@ -200,7 +198,6 @@ HG_Addr_is_self(hg_class_t *hg_class, hg_addr_t addr)
 {
     unsigned char state;
 
-    qs_bias_gate();
     if (hg_class == NULL || addr == HG_ADDR_NULL)
         return HG_FALSE;
     /* An address does not change what it names: ask NA (which may lock)

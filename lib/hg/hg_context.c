@@ -325,7 +325,6 @@ HG_Progress(hg_context_t *context, unsigned int timeout_ms)
     struct hg_watch *w;
     hg_return_t ret;
 
-    qs_bias_gate();
     if (context == NULL)
         return HG_INVALID_ARG;
     /* The watchdog leaves alone a context someone progresses. */
@@ -342,7 +341,6 @@ hg_return_t
 HG_Trigger(hg_context_t *context, unsigned int timeout_ms,
            unsigned int max_count, unsigned int *actual_count)
 {
-    qs_bias_gate();
     if (context == NULL)
         return HG_INVALID_ARG;
     return hg_core_trigger(&context->core, timeout_ms, max_count, actual_count);

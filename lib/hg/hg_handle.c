@@ -16,7 +16,6 @@ HG_Create(hg_context_t *context, hg_addr_t addr, hg_id_t id,
     struct hg_handle *handle;
     hg_return_t ret;
 
-    qs_bias_gate();
     if (context == NULL || addr == HG_ADDR_NULL || handle_p == NULL)
         return HG_INVALID_ARG;
     rpc = hg_rpc_lookup(context->hg_class, id);
@@ -71,7 +70,6 @@ HG_Get_output_payload_size(hg_handle_t handle)
 hg_return_t
 HG_Destroy(hg_handle_t handle)
 {
-    qs_bias_gate();
     if (handle == HG_HANDLE_NULL)
         return HG_INVALID_ARG;
     if (qs_atomic_fetch_sub(&handle->refcount, 1, memory_order_acq_rel) == 1)
@@ -82,7 +80,6 @@ HG_Destroy(hg_handle_t handle)
 hg_return_t
 HG_Ref_incr(hg_handle_t handle)
 {
-    qs_bias_gate();
     if (handle == HG_HANDLE_NULL)
         return HG_INVALID_ARG;
     qs_atomic_fetch_add(&handle->refcount, 1, memory_order_relaxed);
@@ -198,7 +195,6 @@ HG_Get_input(hg_handle_t handle, void *in_struct)
     void *buf;
     hg_size_t size;
 
-    qs_bias_gate();
     if (handle == HG_HANDLE_NULL || in_struct == NULL || !handle->is_target)
         return HG_INVALID_ARG;
     if (handle->rpc == NULL)
@@ -220,7 +216,6 @@ HG_Get_input(hg_handle_t handle, void *in_struct)
 hg_return_t
 HG_Free_input(hg_handle_t handle, void *in_struct)
 {
-    qs_bias_gate();
     if (handle == HG_HANDLE_NULL || in_struct == NULL || !handle->is_target)
         return HG_INVALID_ARG;
     if (handle->rpc == NULL)
@@ -235,7 +230,6 @@ HG_Get_output(hg_handle_t handle, void *out_struct)
     void *buf;
     hg_size_t size;
 
-    qs_bias_gate();
     if (handle == HG_HANDLE_NULL || out_struct == NULL || handle->is_target)
         return HG_INVALID_ARG;
     if (handle->rpc == NULL)
@@ -249,7 +243,6 @@ HG_Get_output(hg_handle_t handle, void *out_struct)
 hg_return_t
 HG_Free_output(hg_handle_t handle, void *out_struct)
 {
-    qs_bias_gate();
     if (handle == HG_HANDLE_NULL || out_struct == NULL || handle->is_target)
         return HG_INVALID_ARG;
     if (handle->rpc == NULL)

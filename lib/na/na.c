@@ -633,7 +633,6 @@ NA_Msg_send_unexpected(na_class_t *na_class, na_context_t *context,
                        size_t buf_size, void *plugin_data, na_addr_t dest_addr,
                        uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
 {
-    qs_bias_gate();
     return na_msg_send(false, na_class, context, callback, arg, buf, buf_size,
                        plugin_data, dest_addr, dest_id, tag, op_id);
 }
@@ -643,7 +642,6 @@ NA_Msg_recv_unexpected(na_class_t *na_class, na_context_t *context,
                        na_cb_t callback, void *arg, void *buf, size_t buf_size,
                        void *plugin_data, na_op_id_t *op_id)
 {
-    qs_bias_gate();
     if (!na_post_args_ok(na_class, context, op_id) || buf == NULL ||
         buf_size == 0)
         return NA_INVALID_ARG;
@@ -664,7 +662,6 @@ NA_Msg_send_expected(na_class_t *na_class, na_context_t *context,
                      size_t buf_size, void *plugin_data, na_addr_t dest_addr,
                      uint8_t dest_id, na_tag_t tag, na_op_id_t *op_id)
 {
-    qs_bias_gate();
     return na_msg_send(true, na_class, context, callback, arg, buf, buf_size,
                        plugin_data, dest_addr, dest_id, tag, op_id);
 }
@@ -675,7 +672,6 @@ NA_Msg_recv_expected(na_class_t *na_class, na_context_t *context,
                      void *plugin_data, na_addr_t source_addr,
                      uint8_t source_id, na_tag_t tag, na_op_id_t *op_id)
 {
-    qs_bias_gate();
     if (!na_post_args_ok(na_class, context, op_id) ||
         (buf == NULL && buf_size > 0) || source_addr == NA_ADDR_NULL)
         return NA_INVALID_ARG;
@@ -832,7 +828,6 @@ NA_Put(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
 {
-    qs_bias_gate();
     return na_rma(true, na_class, context, callback, arg, local_mem_handle,
                   local_offset, remote_mem_handle, remote_offset, data_size,
                   remote_addr, remote_id, op_id);
@@ -845,7 +840,6 @@ NA_Get(na_class_t *na_class, na_context_t *context, na_cb_t callback, void *arg,
        size_t data_size, na_addr_t remote_addr, uint8_t remote_id,
        na_op_id_t *op_id)
 {
-    qs_bias_gate();
     return na_rma(false, na_class, context, callback, arg, local_mem_handle,
                   local_offset, remote_mem_handle, remote_offset, data_size,
                   remote_addr, remote_id, op_id);
@@ -970,7 +964,6 @@ NA_Trigger(na_context_t *context, unsigned int max_count,
 {
     unsigned int done = 0;
 
-    qs_bias_gate();
     if (context == NULL)
         return NA_INVALID_ARG;
     /* An empty queue is seen without the lock: a completion queued after

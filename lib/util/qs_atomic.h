@@ -35,7 +35,11 @@
  * qs_atomic_plain_end()), QS_LOCKED otherwise. */
 enum { QS_LOCKED = 0, QS_PLAIN = 1, QS_PLAIN_BIASED = 2 };
 
-static inline int
+/* Always inlined, like the helpers below: out of line, a call per
+ * read-modify-write costs a one-thread program more than it saves. */
+#define QS_ATOMIC_INLINE static inline __attribute__((always_inline))
+
+QS_ATOMIC_INLINE int
 qs_atomic_plain_begin(void)
 {
     if (QS_SINGLE_THREADED())
@@ -47,7 +51,7 @@ qs_atomic_plain_begin(void)
     return qs_hot_skip_acquire() ? QS_PLAIN_BIASED : QS_LOCKED;
 }
 
-static inline void
+QS_ATOMIC_INLINE void
 qs_atomic_plain_end(int how)
 {
     if (how == QS_PLAIN_BIASED)
@@ -55,8 +59,8 @@ qs_atomic_plain_end(int how)
 }
 
 #define QS_ATOMIC_RMW_DEFINE(name, atype, vtype)                               \
-    static inline vtype qs_atomic_add_##name(atype *p, vtype v,                \
-                                             memory_order order)               \
+    QS_ATOMIC_INLINE vtype qs_atomic_add_##name(atype *p, vtype v,             \
+                                                memory_order order)            \
     {                                                                          \
         int how = qs_atomic_plain_begin();                                     \
                                                                                \
@@ -68,8 +72,8 @@ qs_atomic_plain_end(int how)
         }                                                                      \
         return atomic_fetch_add_explicit(p, v, order);                         \
     }                                                                          \
-    static inline vtype qs_atomic_sub_##name(atype *p, vtype v,                \
-                                             memory_order order)               \
+    QS_ATOMIC_INLINE vtype qs_atomic_sub_##name(atype *p, vtype v,             \
+                                                memory_order order)            \
     {                                                                          \
         int how = qs_atomic_plain_begin();                                     \
                                                                                \
@@ -104,7 +108,7 @@ QS_ATOMIC_RMW_DEFINE(ullong, atomic_ullong, unsigned long long)
 /* atomic_compare_exchange_strong_explicit() on an int (qs_atomic_cas_int)
  * and on an unsigned int (qs_atomic_cas_uint). */
 #define QS_ATOMIC_CAS_DEFINE(name, atype, vtype)                               \
-    static inline bool qs_atomic_cas_##name(                                   \
+    QS_ATOMIC_INLINE bool qs_atomic_cas_##name(                                \
         atype *p, vtype *expected, vtype desired, memory_order success,        \
         memory_order failure)                                                  \
     {                                                                          \

@@ -21,14 +21,13 @@
 #endif
 
 atomic_uint qs_bias_state_g;
-_Thread_local atomic_uint qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
+_Thread_local unsigned int qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
+atomic_uint qs_bias_depth_g;
 _Thread_local bool qs_bias_owner_tls QS_LOCK_TLS_MODEL;
 _Thread_local bool qs_bias_lender_tls QS_LOCK_TLS_MODEL;
 
-/* The owner's count of skipped sections (its thread-local, read by a
- * revoker), the lock that makes revokers and lenders one at a time, and
- * the threads the bias is lent to (watchdogs of several classes). */
-static atomic_uint *qs_bias_owner_skipped;
+/* The lock that makes revokers and lenders one at a time, and the
+ * threads the bias is lent to (watchdogs of several classes). */
 static pthread_mutex_t qs_bias_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int qs_bias_lenders;
 
@@ -64,7 +63,6 @@ qs_bias_grant(void)
                "locks once the process has threads");
         return false;
     }
-    qs_bias_owner_skipped = &qs_hot_skipped_tls;
     qs_bias_owner_tls = true;
     /* No thread but this one yet: pthread_create() orders the rest. */
     atomic_store_explicit(&qs_bias_state_g, QS_BIAS_HELD, memory_order_relaxed);
@@ -88,8 +86,7 @@ qs_bias_take(void)
         abort();
     }
     /* The owner's sections are short and never wait on this thread. */
-    while (atomic_load_explicit(qs_bias_owner_skipped, memory_order_acquire) !=
-           0)
+    while (atomic_load_explicit(&qs_bias_depth_g, memory_order_acquire) != 0)
         sched_yield();
 }
 

@@ -77,9 +77,11 @@ enum qs_bias_state {
 
 extern atomic_uint qs_bias_state_g;
 
-/* Skipped acquisitions this thread is inside (the owner's is read by a
- * revoker). */
-extern _Thread_local atomic_uint qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
+/* Skipped acquisitions this thread is inside while the process has one
+ * thread (a plain counter: one %fs-relative add), and the owner's while
+ * it holds the bias (read by a revoker). */
+extern _Thread_local unsigned int qs_hot_skipped_tls QS_LOCK_TLS_MODEL;
+extern atomic_uint qs_bias_depth_g;
 /* Whether this thread holds the bias, or has it lent. */
 extern _Thread_local bool qs_bias_owner_tls QS_LOCK_TLS_MODEL;
 extern _Thread_local bool qs_bias_lender_tls QS_LOCK_TLS_MODEL;
@@ -116,8 +118,16 @@ enum qs_bias_state qs_bias_state(void);
 _Noreturn void qs_hot_lock_broken(void);
 
 /* At an entry of the library that a thread other than the owner may take
- * first (the public progress, trigger and operation calls, the lock
- * wrappers, the watchdog before it drives): revoke a held bias. */
+ * first (HG's forward, respond, cancel, context, lookup, registration
+ * and bulk calls, NA's contexts, addresses, memory handles, polls and
+ * cancels, the lock wrappers): revoke a held bias. The entries an RPC
+ * takes many times have none of their own where the first thing they
+ * touch goes through a gated helper: NA's posts and NA_Trigger() (the
+ * operation's state, the context's queue), HG_Progress() and HG_Trigger()
+ * (the context's counters, the completion queue), HG_Create() (the RPC
+ * table), HG_Destroy(), HG_Ref_incr() and HG's address references (the
+ * counts); nor have HG's argument (de)serializations, which touch only
+ * the caller's handle. */
 static inline void
 qs_bias_gate(void)
 {
@@ -129,53 +139,70 @@ qs_bias_gate(void)
         qs_bias_revoke();
 }
 
+/* The owner's side of an acquisition: skipped while the bias is held
+ * (the whole section, nested ones included, once it is). */
+static inline bool
+qs_bias_owner_acquire(void)
+{
+    unsigned int d =
+        atomic_load_explicit(&qs_bias_depth_g, memory_order_relaxed);
+
+    if (d != 0) {
+        /* Nested in a skipped section: a revoker waits for its end. */
+        atomic_store_explicit(&qs_bias_depth_g, d + 1, memory_order_relaxed);
+        return true;
+    }
+    atomic_store_explicit(&qs_bias_depth_g, 1, memory_order_relaxed);
+    /* Only the compiler must keep the store before the load: the
+     * revoker's membarrier() orders them on the processor. */
+    atomic_signal_fence(memory_order_seq_cst);
+    d = atomic_load_explicit(&qs_bias_state_g, memory_order_acquire);
+    if (d == QS_BIAS_HELD)
+        return true;
+    atomic_store_explicit(&qs_bias_depth_g, 0, memory_order_relaxed);
+    /* Revoked for good: take the short way from now on. */
+    if (d == QS_BIAS_REVOKED)
+        qs_bias_owner_tls = false;
+    return false;
+}
+
 /* Whether this acquisition is skipped (and counted as skipped). */
 static inline bool
 qs_hot_skip_acquire(void)
 {
-    unsigned int s =
-        atomic_load_explicit(&qs_hot_skipped_tls, memory_order_relaxed);
-
-    if (QS_SINGLE_THREADED() || s != 0) {
-        /* Without threads, or nested in a skipped section: nobody else
-         * is inside (a revoker waits for the outer section's end). */
-        atomic_store_explicit(&qs_hot_skipped_tls, s + 1, memory_order_relaxed);
+    if (QS_SINGLE_THREADED()) {
+        qs_hot_skipped_tls++;
         return true;
     }
     if (!qs_bias_owner_tls) {
         qs_bias_gate();
         return false;
     }
-    atomic_store_explicit(&qs_hot_skipped_tls, 1, memory_order_relaxed);
-    /* Only the compiler must keep the store before the load: the
-     * revoker's membarrier() orders them on the processor. */
-    atomic_signal_fence(memory_order_seq_cst);
-    s = atomic_load_explicit(&qs_bias_state_g, memory_order_acquire);
-    if (s == QS_BIAS_HELD)
-        return true;
-    atomic_store_explicit(&qs_hot_skipped_tls, 0, memory_order_relaxed);
-    /* Revoked for good: take the short way from now on. */
-    if (s == QS_BIAS_REVOKED)
-        qs_bias_owner_tls = false;
-    return false;
+    return qs_bias_owner_acquire();
 }
 
 /* Whether this release is of a skipped acquisition. */
 static inline bool
 qs_hot_skip_release(void)
 {
-    unsigned int s =
-        atomic_load_explicit(&qs_hot_skipped_tls, memory_order_relaxed);
+    unsigned int d;
 
-    if (s == 0)
-        return false;
-    /* A skipped section on a thread that neither is alone nor holds the
-     * bias: a thread was created inside it, and another may be inside
-     * the same section now. */
-    if (!QS_SINGLE_THREADED() && !qs_bias_owner_tls)
+    /* Without threads every acquisition was skipped. */
+    if (QS_SINGLE_THREADED()) {
+        qs_hot_skipped_tls--;
+        return true;
+    }
+    /* Skipped without threads, and threads now: one was created inside
+     * the section, and may be inside it too. */
+    if (qs_hot_skipped_tls != 0)
         qs_hot_lock_broken();
+    if (!qs_bias_owner_tls)
+        return false;
+    d = atomic_load_explicit(&qs_bias_depth_g, memory_order_relaxed);
+    if (d == 0)
+        return false;
     /* Release: a revoker that sees 0 sees the section's stores. */
-    atomic_store_explicit(&qs_hot_skipped_tls, s - 1, memory_order_release);
+    atomic_store_explicit(&qs_bias_depth_g, d - 1, memory_order_release);
     return true;
 }
 
@@ -184,7 +211,9 @@ qs_hot_skip_release(void)
 static inline bool
 qs_hot_skipping(void)
 {
-    return atomic_load_explicit(&qs_hot_skipped_tls, memory_order_relaxed) != 0;
+    return qs_hot_skipped_tls != 0 ||
+           (qs_bias_owner_tls &&
+            atomic_load_explicit(&qs_bias_depth_g, memory_order_relaxed) != 0);
 }
 
 #endif /* QS_BIAS_H */
