@@ -1,6 +1,7 @@
 /* The bias of util/qs_bias.h: granted once, revoked once. */
 #include "util/qs_bias.h"
 
+#include <dlfcn.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
@@ -49,6 +50,7 @@ qs_bias_grant(void)
     return false;
 #else
     const char *env = getenv("QS_HOT_BIAS");
+    const char *preload = getenv("LD_PRELOAD");
 
     if (!QS_SINGLE_THREADED() ||
         atomic_load_explicit(&qs_bias_state_g, memory_order_relaxed) !=
@@ -57,6 +59,16 @@ qs_bias_grant(void)
         return false;
     if (env != NULL && strcmp(env, "0") == 0)
         return false;
+    /* A race detector around the library (a ThreadSanitizer program, or
+     * valgrind's helgrind and DRD, which preload vgpreload_*.so) cannot
+     * see the asymmetric barrier either: it would report the owner's
+     * plain accesses against the locked ones after a revocation. */
+    if (dlsym(RTLD_DEFAULT, "__tsan_init") != NULL ||
+        (preload != NULL && strstr(preload, "vgpreload") != NULL)) {
+        qs_log("util", QS_LOG_DEBUG,
+               "no hot-path bias: a race detector watches the program");
+        return false;
+    }
     if (qs_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) {
         qs_log("util", QS_LOG_DEBUG,
                "no private expedited membarrier: the hot path takes its "

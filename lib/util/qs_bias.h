@@ -43,7 +43,7 @@
  *
  * No bias without membarrier (Linux 4.14), under ThreadSanitizer (which
  * cannot see the asymmetric barrier; its builds keep checking the locked
- * paths), or with QS_HOT_BIAS=0 in the environment.
+ * paths) or valgrind, or with QS_HOT_BIAS=0 in the environment.
  */
 #ifndef QS_BIAS_H
 #define QS_BIAS_H

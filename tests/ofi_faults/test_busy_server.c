@@ -95,6 +95,7 @@ static bool
 ob_bias_expected(void)
 {
     const char *env = getenv("QS_HOT_BIAS");
+    const char *preload = getenv("LD_PRELOAD"); /* valgrind's */
     long cmds;
 
 #if defined(__SANITIZE_THREAD__)
@@ -106,7 +107,8 @@ ob_bias_expected(void)
 #endif
     cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
-           !(env != NULL && strcmp(env, "0") == 0);
+           !(env != NULL && strcmp(env, "0") == 0) &&
+           !(preload != NULL && strstr(preload, "vgpreload") != NULL);
 }
 
 static int

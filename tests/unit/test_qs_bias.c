@@ -366,8 +366,8 @@ main(void)
     if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
         return 1;
     if (WEXITSTATUS(status) == CHILD_NO_BIAS) {
-        printf("no hot-path bias can be taken here (a ThreadSanitizer "
-               "build, no membarrier, or a sanitizer runtime's thread): "
+        printf("no hot-path bias can be taken here (ThreadSanitizer, "
+               "valgrind, no membarrier, or a sanitizer runtime's thread): "
                "skipped\n");
         return CHILD_NO_BIAS;
     }
