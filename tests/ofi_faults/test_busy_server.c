@@ -17,6 +17,7 @@
  */
 #include "mercury.h"
 #include "mercury_macros.h"
+#include "unit/bias_expected.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -27,8 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,29 +85,6 @@ ob_create_cb(hg_handle_t handle, void *arg)
     (void) arg;
     ob_check_thread(&srv.creates);
     return HG_Set_data(handle, &srv, ob_free_data);
-}
-
-/* Whether the server's one thread can hold the hot-path bias here: not
- * under ThreadSanitizer, with the kernel's private expedited membarrier,
- * and not turned off (lib/util/qs_bias.h). */
-static bool
-ob_bias_expected(void)
-{
-    const char *env = getenv("QS_HOT_BIAS");
-    const char *preload = getenv("LD_PRELOAD"); /* valgrind's */
-    long cmds;
-
-#if defined(__SANITIZE_THREAD__)
-    return false;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    return false;
-#endif
-#endif
-    cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
-           !(env != NULL && strcmp(env, "0") == 0) &&
-           !(preload != NULL && strstr(preload, "vgpreload") != NULL);
 }
 
 static int
@@ -396,7 +372,7 @@ ob_client(const char *info, const char *addr_str)
            (unsigned long long) call.out.idle_drives,
            (unsigned long long) call.out.idle_bias,
            (unsigned long long) call.out.bias);
-    if (!ob_bias_expected())
+    if (!bias_expected())
         printf("no hot-path bias in this build or kernel "
                "(docs/architecture.md)\n");
     if (call.calls != 1 || call.ret != HG_SUCCESS)
@@ -411,8 +387,8 @@ ob_client(const char *info, const char *addr_str)
     /* The server's one thread held the bias while the watchdog only
      * watched; the watchdog borrowed it to drive (held or lent when the
      * handler looked, never revoked for good). */
-    else if (ob_bias_expected() && (call.out.idle_bias != 1 ||
-                                    (call.out.bias != 1 && call.out.bias != 3)))
+    else if (bias_expected() && (call.out.idle_bias != 1 ||
+                                 (call.out.bias != 1 && call.out.bias != 3)))
         failed |= ob_fail("the bias was not held while the watchdog watched, "
                           "or was revoked for good when it drove");
     ob_call(cls, ctx, addr, stop, 1, &end);
@@ -422,7 +398,7 @@ ob_client(const char *info, const char *addr_str)
         printf("hot-path bias after the busy handler: %llu\n",
                (unsigned long long) end.out.bias);
         /* ... and gave it back. */
-        if (ob_bias_expected() && end.out.bias != 1)
+        if (bias_expected() && end.out.bias != 1)
             failed |= ob_fail("the watchdog did not give the bias back");
     }
     HG_Addr_free(cls, addr);

@@ -12,7 +12,6 @@
  * forked child (a bias is taken once per process), and the rounds start
  * the second thread after different numbers of answers.
  */
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -20,12 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "mercury.h"
 #include "mercury_macros.h"
+#include "unit/bias_expected.h"
 
 MERCURY_GEN_PROC(bias_in_t, ((uint64_t) (x)))
 MERCURY_GEN_PROC(bias_out_t, ((uint64_t) (y)))
@@ -57,27 +56,6 @@ static struct {
     uint64_t next_x, total; /* forwards made, and to make */
     atomic_int stop;
 } b;
-
-/* Whether a bias can be taken here (the library decides the same way). */
-static bool
-bias_expected(void)
-{
-    const char *env = getenv("QS_HOT_BIAS");
-    const char *preload = getenv("LD_PRELOAD"); /* valgrind's */
-    long cmds;
-
-#if defined(__SANITIZE_THREAD__)
-    return false;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    return false;
-#endif
-#endif
-    cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
-           !(env != NULL && strcmp(env, "0") == 0) &&
-           !(preload != NULL && strstr(preload, "vgpreload") != NULL);
-}
 
 static uint64_t
 bias_state(void)
