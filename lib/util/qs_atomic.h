@@ -48,14 +48,14 @@ qs_atomic_plain_begin(void)
         qs_bias_gate();
         return QS_LOCKED;
     }
-    return qs_hot_skip_acquire() ? QS_PLAIN_BIASED : QS_LOCKED;
+    return qs_bias_owner_acquire() ? QS_PLAIN_BIASED : QS_LOCKED;
 }
 
 QS_ATOMIC_INLINE void
 qs_atomic_plain_end(int how)
 {
     if (how == QS_PLAIN_BIASED)
-        qs_hot_skip_release();
+        (void) qs_bias_owner_release();
 }
 
 #define QS_ATOMIC_RMW_DEFINE(name, atype, vtype)                               \

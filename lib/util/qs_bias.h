@@ -89,7 +89,8 @@ extern _Thread_local bool qs_bias_lender_tls QS_LOCK_TLS_MODEL;
 /* By the only thread of the process, before it creates one that must not
  * race with it: take the bias. False (and nothing changes) when the
  * process has threads already, a bias was ever taken, the calling thread
- * is inside a skipped section, the kernel has no private expedited
+ * is inside a skipped section, a race detector watches the program
+ * (ThreadSanitizer, valgrind), the kernel has no private expedited
  * membarrier, or QS_HOT_BIAS=0. */
 bool qs_bias_grant(void);
 
@@ -166,6 +167,20 @@ qs_bias_owner_acquire(void)
     return false;
 }
 
+/* The owner's side of a release: whether its acquisition was skipped. */
+static inline bool
+qs_bias_owner_release(void)
+{
+    unsigned int d =
+        atomic_load_explicit(&qs_bias_depth_g, memory_order_relaxed);
+
+    if (d == 0)
+        return false;
+    /* Release: a revoker that sees 0 sees the section's stores. */
+    atomic_store_explicit(&qs_bias_depth_g, d - 1, memory_order_release);
+    return true;
+}
+
 /* Whether this acquisition is skipped (and counted as skipped). */
 static inline bool
 qs_hot_skip_acquire(void)
@@ -185,8 +200,6 @@ qs_hot_skip_acquire(void)
 static inline bool
 qs_hot_skip_release(void)
 {
-    unsigned int d;
-
     /* Without threads every acquisition was skipped. */
     if (QS_SINGLE_THREADED()) {
         qs_hot_skipped_tls--;
@@ -196,14 +209,7 @@ qs_hot_skip_release(void)
      * the section, and may be inside it too. */
     if (qs_hot_skipped_tls != 0)
         qs_hot_lock_broken();
-    if (!qs_bias_owner_tls)
-        return false;
-    d = atomic_load_explicit(&qs_bias_depth_g, memory_order_relaxed);
-    if (d == 0)
-        return false;
-    /* Release: a revoker that sees 0 sees the section's stores. */
-    atomic_store_explicit(&qs_bias_depth_g, d - 1, memory_order_release);
-    return true;
+    return qs_bias_owner_tls && qs_bias_owner_release();
 }
 
 /* Whether this thread is inside a skipped section (a wait inside one

@@ -60,11 +60,12 @@ qs_rwlock_wrlock(pthread_rwlock_t *l)
  * mutex (glibc's malloc skips its arena locks the same way), and so does
  * the one thread that holds the bias of util/qs_bias.h until another
  * thread comes to the hot path; qs_hot_lock() still counts the
- * acquisition. The unlock learns from the per-thread count of skipped
- * acquisitions whether its lock was skipped. That count also checks the
- * rule in every build: an unlock that finds threads while a skipped
- * acquisition is outstanding on a thread that holds no bias stops the
- * process rather than unlock a mutex nobody locked.
+ * acquisition. The unlock learns from the count of skipped acquisitions
+ * (per thread without threads, the owner's with the bias) whether its
+ * lock was skipped. That count also checks the rule in every build: an
+ * unlock that finds threads while an acquisition skipped without them is
+ * outstanding stops the process rather than unlock a mutex nobody
+ * locked.
  */
 /* For NA and the plugins, whose acquisitions the RPC layers' counter
  * leaves out. */
