@@ -302,10 +302,23 @@ test_lend_and_return(void **state)
 /* The owner and another thread hammer one counter through the hot path's
  * read-modify-write; the other thread's first one revokes the bias while
  * the owner is at it. Not one update may be lost. */
+/* Both threads running before either starts: a barrier's waiter may be
+ * woken milliseconds late on a loaded machine, after the other thread
+ * has finished alone. */
+static atomic_int hammer_running;
+
+static void
+hammer_start(void)
+{
+    atomic_fetch_add(&hammer_running, 1);
+    while (atomic_load(&hammer_running) < 2)
+        ;
+}
+
 static void *
 hammer_thread(void *arg)
 {
-    pthread_barrier_wait(&start);
+    hammer_start();
     for (int i = 0; i < HAMMER_N; i++)
         qs_atomic_fetch_add(&counter, 1, memory_order_relaxed);
     return arg;
@@ -318,9 +331,8 @@ hammer(void)
 
     take_bias();
     atomic_init(&counter, 0);
-    pthread_barrier_init(&start, NULL, 2);
     CHECK(pthread_create(&t, NULL, hammer_thread, NULL) == 0);
-    pthread_barrier_wait(&start);
+    hammer_start();
     for (int i = 0; i < HAMMER_N; i++)
         qs_atomic_fetch_add(&counter, 1, memory_order_relaxed);
     CHECK(pthread_join(t, NULL) == 0);
