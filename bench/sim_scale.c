@@ -30,7 +30,9 @@
  * the world, over the node count, from mallinfo2()), "trace_hash", "seed",
  * and the rest of the measurement. "anon_huge_bytes" is the process's
  * anonymous memory on transparent huge pages after the run (AnonHugePages
- * of /proc/self/smaps_rollup; -1 where it cannot be read): a large world
+ * of /proc/self/smaps_rollup; -1 where it cannot be read), and
+ * "prefetched_events" the fabric's events that ran with its prefetching on
+ * (worlds of 64 nodes or more; docs/sim.md, "Large worlds"). A large world
  * runs measurably faster when malloc's heap is on huge pages, which glibc
  * does when asked (GLIBC_TUNABLES=glibc.malloc.hugetlb=1; docs/sim.md,
  * "Large worlds"), so each record says which heap it had.
@@ -104,6 +106,7 @@ struct world {
 
 struct result {
     uint64_t rpcs, errors, events, hash, seed;
+    uint64_t prefetched; /* events run with the fabric prefetching */
     double real_s, cpu_s, sim_s, setup_s, teardown_s;
     double bytes_per_node, setup_bytes_per_node;
     int64_t huge_bytes; /* AnonHugePages after the run, or -1 */
@@ -439,7 +442,7 @@ run_world(const struct opts *o, unsigned nodes, struct result *res)
 {
     struct world w = {0};
     double heap0, t0, t1, cpu0;
-    uint64_t v0, ev0;
+    uint64_t v0, ev0, pf0;
     int rc = 0;
 
     memset(res, 0, sizeof(*res));
@@ -465,11 +468,13 @@ run_world(const struct opts *o, unsigned nodes, struct result *res)
     cpu0 = bu_cpu_s();
     v0 = na_sim_clock_now();
     ev0 = na_sim_trace_count();
+    pf0 = na_sim_prefetched_events();
     run_timed(&w, o->rpcs, o->max_seconds, res->seed);
     res->real_s = bu_now_s() - t1;
     res->cpu_s = bu_cpu_s() - cpu0;
     res->sim_s = (double) (na_sim_clock_now() - v0) / 1e9;
     res->events = na_sim_trace_count() - ev0;
+    res->prefetched = na_sim_prefetched_events() - pf0;
     res->rpcs = w.done;
     res->errors = w.errors;
     res->hash = na_sim_trace_hash();
@@ -531,6 +536,7 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     bu_json_u64(&j, "callers",
                 o->callers != 0 && o->callers < nodes ? o->callers : nodes);
     bu_json_u64(&j, "events", r->events);
+    bu_json_u64(&j, "prefetched_events", r->prefetched);
     bu_json_dbl(&j, "real_s", r->real_s);
     bu_json_dbl(&j, "cpu_s", r->cpu_s);
     bu_json_dbl(&j, "sim_s", r->sim_s);

@@ -269,6 +269,11 @@ QS_EXPORT uint64_t na_sim_trace_hash(void);
 /* Number of trace lines so far (kept or not). 0 when there is no world. */
 QS_EXPORT uint64_t na_sim_trace_count(void);
 
+/* Number of events the world ran with prefetching on (NA_SIM_PREFETCH_ENV):
+ * 0 in a world of fewer than 64 nodes, unless QS_SIM_PREFETCH=1, and when
+ * there is no world. */
+QS_EXPORT uint64_t na_sim_prefetched_events(void);
+
 /* Write the kept trace lines to stream, preceded by a comment line with
  * the seed and followed by one with the hash. NA_NOENTRY, NA_IO_ERROR. */
 QS_EXPORT na_return_t na_sim_trace_dump(FILE *stream);
@@ -296,6 +301,14 @@ QS_EXPORT na_return_t na_sim_trace_dump(FILE *stream);
  * qs-sweep --vtimeout S sets it for every run. Unset: no bound. */
 #define NA_SIM_HANG_ENV "QS_SIM_HANG_S"
 #define NA_SIM_HANG_EXIT 124
+
+/* In a world of 64 nodes or more, the fabric prefetches what its next
+ * events and its next ready contexts will touch: such a world outgrows
+ * the cache, and its state would otherwise be fetched one miss at a time.
+ * A prefetch never changes what runs, nor the trace. QS_SIM_PREFETCH=1
+ * prefetches in every world and 0 in none (read when the world is
+ * created); a test forces it on to check that it changes nothing. */
+#define NA_SIM_PREFETCH_ENV "QS_SIM_PREFETCH"
 
 #ifdef __cplusplus
 }

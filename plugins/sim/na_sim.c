@@ -381,7 +381,15 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
     ctx->last_completion = world->completions;
     if (!ctx->ready) {
         ctx->ready = true;
+        ctx->hint_len = 0;
         TAILQ_INSERT_TAIL(&world->ready, ctx, ready_link);
+    }
+    if (ctx->hint_len < NA_SIM_CTX_HINTS && na_sim_prefetching(world)) {
+        const void **h = ctx->hint[ctx->hint_len++];
+
+        h[0] = op;
+        h[1] = op->base.info.arg;
+        h[2] = inbound && ret == NA_SUCCESS ? op->buf : NULL;
     }
     if (!ctx->queued) {
         ctx->queued = true;

@@ -226,6 +226,29 @@ na_sim_run_until_idle(uint64_t *ran)
     return NA_SUCCESS;
 }
 
+/* The caller progresses the context it was handed now, and `next` after
+ * it. In a world too large for the cache each context's state is cold by
+ * then, so the next one's noted addresses are asked for now (it was itself
+ * asked for a context ago), and the one after it, whose hints come next
+ * time. */
+static inline void
+na_sim_ready_prefetch(const struct na_sim_ctx *next)
+{
+    const struct na_sim_ctx *after;
+
+    if (next == NULL)
+        return;
+    __builtin_prefetch(next->node);
+    __builtin_prefetch(next->na_context);
+    for (unsigned int i = 0; i < next->hint_len; i++)
+        for (unsigned int j = 0; j < 3; j++)
+            __builtin_prefetch(next->hint[i][j]);
+    after = TAILQ_NEXT(next, ready_link);
+    if (after != NULL)
+        for (size_t off = 0; off < sizeof(*after); off += 64)
+            __builtin_prefetch((const char *) after + off);
+}
+
 na_return_t
 na_sim_ready_next(char *name, size_t size, uint8_t *id)
 {
@@ -244,6 +267,8 @@ na_sim_ready_next(char *name, size_t size, uint8_t *id)
             TAILQ_REMOVE(&world->ready, ctx, ready_link);
             ctx->ready = false;
             ret = NA_SUCCESS;
+            if (na_sim_prefetching(world))
+                na_sim_ready_prefetch(TAILQ_FIRST(&world->ready));
         }
     });
     return ret;
@@ -331,9 +356,16 @@ na_sim_trace_enable(bool enable)
     return NA_SUCCESS;
 }
 
-/* The current world's trace line count or trace hash; 0 without a world. */
+/* A count of the current world (its trace lines, its trace hash, its
+ * events run with prefetching); 0 without a world. */
+enum na_sim_stat {
+    NA_SIM_STAT_LINES,
+    NA_SIM_STAT_HASH,
+    NA_SIM_STAT_PREFETCHED
+};
+
 static uint64_t
-na_sim_trace_stat(bool lines)
+na_sim_world_stat(enum na_sim_stat which)
 {
     struct na_sim_world *world;
     uint64_t value = 0;
@@ -342,7 +374,9 @@ na_sim_trace_stat(bool lines)
     world = na_sim_world_current();
     if (world != NULL) {
         pthread_mutex_lock(&world->lock);
-        value = lines ? world->trace_lines : world->trace_hash;
+        value = which == NA_SIM_STAT_LINES  ? world->trace_lines
+                : which == NA_SIM_STAT_HASH ? world->trace_hash
+                                            : world->prefetched;
         pthread_mutex_unlock(&world->lock);
     }
     pthread_mutex_unlock(&na_sim_global_lock);
@@ -352,13 +386,19 @@ na_sim_trace_stat(bool lines)
 uint64_t
 na_sim_trace_hash(void)
 {
-    return na_sim_trace_stat(false);
+    return na_sim_world_stat(NA_SIM_STAT_HASH);
 }
 
 uint64_t
 na_sim_trace_count(void)
 {
-    return na_sim_trace_stat(true);
+    return na_sim_world_stat(NA_SIM_STAT_LINES);
+}
+
+uint64_t
+na_sim_prefetched_events(void)
+{
+    return na_sim_world_stat(NA_SIM_STAT_PREFETCHED);
 }
 
 na_return_t

@@ -135,6 +135,14 @@ struct na_op_id {
      * backlog, or an op its crashed node froze. */
 };
 
+/* Worlds of at least this many nodes outgrow the cache: the plugin then
+ * prefetches what the next events and the next ready contexts will touch
+ * (na_sim_event_prefetch(), na_sim_ready_prefetch()). Smaller worlds stay
+ * in the cache and skip the work. A hint never changes what runs.
+ * QS_SIM_PREFETCH moves the bound (world->prefetch_from). */
+#define NA_SIM_PREFETCH_NODES 64
+#define NA_SIM_CTX_HINTS 4
+
 /* Per-context state: receive lists and queued messages. */
 struct na_sim_ctx {
     TAILQ_ENTRY(na_sim_ctx) link; /* in node->contexts, creation order */
@@ -167,6 +175,14 @@ struct na_sim_ctx {
     pthread_t driver;
     bool has_driver;
     uint64_t last_completion; /* world->completions after its last one */
+    /* What the context's latest completions will have their callbacks
+     * read first (the op, its callback's argument, a receive's bytes),
+     * noted when they completed: na_sim_ready_next() prefetches them for
+     * the context after the one it hands out. Addresses only, never
+     * followed: by the time they are used they may be stale, and a
+     * prefetch of a stale address is harmless. */
+    const void *hint[NA_SIM_CTX_HINTS][3];
+    unsigned int hint_len;
 };
 TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);
 
@@ -337,6 +353,10 @@ struct na_sim_world {
     size_t trace_len, trace_cap;
     int trace_fd;           /* QS_SIM_TRACE_OUT, written line by line, or -1 */
     uint64_t hang_after_ns; /* QS_SIM_HANG_S; 0: no bound            */
+    /* Prefetch while node_count is at least this (QS_SIM_PREFETCH: 0
+     * always, SIZE_MAX never, else NA_SIM_PREFETCH_NODES). */
+    size_t prefetch_from;
+    uint64_t prefetched; /* events run with prefetching */
     struct na_sim_kind_memo trace_kinds[1 << NA_SIM_KIND_MEMO_BITS];
     /* T(kind) of the per-operation lines, by operation type ("post:<op>")
      * and by type and return code ("done:<op>:<ret>"); 0 until a line
@@ -755,3 +775,10 @@ void na_sim_put_u64(unsigned char *p, uint64_t v);
 uint64_t na_sim_get_u64(const unsigned char *p);
 
 #endif /* NA_SIM_INTERNAL_H */
+
+/* Whether the world prefetches for its next events and contexts. */
+static inline bool
+na_sim_prefetching(const struct na_sim_world *world)
+{
+    return world->node_count >= world->prefetch_from;
+}

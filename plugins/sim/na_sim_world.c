@@ -152,6 +152,26 @@ na_sim_hang_from_env(void)
     return (uint64_t) (s * 1e9) + 1;
 }
 
+/* QS_SIM_PREFETCH: "1" prefetches in every world, "0" in none; unset or
+ * empty, from NA_SIM_PREFETCH_NODES nodes. Anything else is reported once
+ * and left at the default. */
+static size_t
+na_sim_prefetch_from_env(void)
+{
+    const char *env = getenv(NA_SIM_PREFETCH_ENV);
+
+    if (env == NULL || *env == '\0')
+        return NA_SIM_PREFETCH_NODES;
+    if (strcmp(env, "1") == 0)
+        return 0;
+    if (strcmp(env, "0") == 0)
+        return SIZE_MAX;
+    qs_log("sim", QS_LOG_ERROR,
+           "%s=\"%s\" is neither 0 nor 1: prefetching from %d nodes",
+           NA_SIM_PREFETCH_ENV, env, NA_SIM_PREFETCH_NODES);
+    return NA_SIM_PREFETCH_NODES;
+}
+
 /* The clock passed QS_SIM_HANG_S: say so on stderr and in the trace, and
  * end the process with NA_SIM_HANG_EXIT (qs-sweep counts it as a hang).
  * Called with the world lock held; nothing is cleaned up, as for a run
@@ -198,6 +218,7 @@ na_sim_world_create(struct na_sim_world **out)
     world->backlog_limit = NA_SIM_DEFAULT_BACKLOG;
     world->trace_fd = -1;
     world->hang_after_ns = na_sim_hang_from_env();
+    world->prefetch_from = na_sim_prefetch_from_env();
     na_sim_world_reset_state(world, na_sim_seed_next());
     na_sim_trace_out_open(world);
     ret = na_sim_faults_from_env(world);
@@ -563,6 +584,78 @@ na_sim_dispatch(struct na_sim_world *world, const struct na_sim_event *ev)
     }
 }
 
+/* The event k places after the next one in the next one's lane, or NULL:
+ * a guess at what runs soon, for prefetching only. */
+static inline const struct na_sim_event *
+na_sim_event_peek(const struct na_sim_world *world, size_t k)
+{
+    const struct na_sim_lane *lane;
+
+    if (world->events == 0)
+        return NULL;
+    if (world->first_from == NA_SIM_LANES)
+        return k == 0 ? &world->heap[0] : NULL;
+    lane = &world->lanes[world->first_from];
+    return k < lane->len ? na_sim_lane_at(lane, k) : NULL;
+}
+
+static inline void
+na_sim_prefetch_lines(const void *p, size_t lines)
+{
+    for (size_t i = 0; i < lines; i++)
+        __builtin_prefetch((const char *) p + 64 * i);
+}
+
+/*
+ * In a world too large for the cache, every event's first touches of its
+ * op, its destination and their contexts miss. The events soon to run are
+ * known, so their chains are fetched a level per event ahead: the op three
+ * events ahead, its address, node and buffer two ahead, the destination
+ * node one ahead, and its first context and posted receive just before
+ * the event runs. Only pointers of live objects are followed (an op in the
+ * queue holds its peer; a memo is read only while its epoch is current);
+ * everything else is a hint, never a load.
+ */
+static inline __attribute__((always_inline)) void
+na_sim_event_prefetch(struct na_sim_world *world, const struct na_sim_event *ev)
+{
+    const struct na_sim_event *e;
+    const struct na_sim_node *dst;
+    const struct na_op_id *op;
+
+    if ((e = na_sim_event_peek(world, 2)) != NULL && e->op != NULL)
+        na_sim_prefetch_lines(e->op, (sizeof(*e->op) + 63) / 64);
+    if ((e = na_sim_event_peek(world, 1)) != NULL && (op = e->op) != NULL) {
+        __builtin_prefetch(op->node);
+        __builtin_prefetch(op->ctx);
+        if (e->kind == NA_SIM_EV_MSG) {
+            __builtin_prefetch(op->peer);
+            __builtin_prefetch(op->buf);
+        }
+    }
+    if ((e = na_sim_event_peek(world, 0)) != NULL && (op = e->op) != NULL &&
+        e->kind == NA_SIM_EV_MSG && op->peer->world == world &&
+        op->peer->memo_epoch == world->node_epoch &&
+        (dst = op->peer->memo_node) != NULL)
+        __builtin_prefetch(dst);
+    if ((op = ev->op) != NULL && ev->kind == NA_SIM_EV_MSG &&
+        op->peer->world == world && op->peer->memo_epoch == world->node_epoch &&
+        (dst = op->peer->memo_node) != NULL) {
+        const struct na_sim_ctx *ctx = TAILQ_FIRST(&dst->contexts);
+
+        if (ctx != NULL) {
+            const struct na_op_id *recv =
+                op->type == NA_CB_SEND_UNEXPECTED
+                    ? na_op_list_first(&ctx->unexpected_recvs)
+                    : na_op_list_first(&ctx->expected_recvs);
+
+            __builtin_prefetch(ctx);
+            if (recv != NULL)
+                na_sim_prefetch_lines(recv, (sizeof(*recv) + 63) / 64);
+        }
+    }
+}
+
 /* Take the next event (world->events > 0), advance the clock to it and
  * run it. */
 static void
@@ -570,6 +663,10 @@ na_sim_event_run(struct na_sim_world *world)
 {
     struct na_sim_event ev = na_sim_event_take(world);
 
+    if (na_sim_prefetching(world)) {
+        na_sim_event_prefetch(world, &ev);
+        world->prefetched++;
+    }
     na_sim_set_now(world, ev.time);
     na_sim_dispatch(world, &ev);
 }

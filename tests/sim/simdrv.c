@@ -24,6 +24,7 @@ typedef struct {
 #define SD_BLOB_MAX ((uint64_t) 16 << 20)
 
 uint64_t sd_last_hash;
+uint64_t sd_last_prefetched;
 
 static hg_return_t
 hg_proc_sd_blob_t(hg_proc_t proc, void *arg)
@@ -676,6 +677,7 @@ sd_close(struct sd_world *w)
     w->final_hash = na_sim_trace_hash();
     w->final_lines = na_sim_trace_count();
     sd_last_hash = w->final_hash;
+    sd_last_prefetched = na_sim_prefetched_events();
     assert_int_equal(na_sim_world_release(), NA_SUCCESS);
     assert_false(na_sim_world_exists());
 }

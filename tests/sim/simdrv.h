@@ -123,6 +123,8 @@ void sd_close(struct sd_world *w);
 
 /* The trace hash of the world the last sd_close() tore down. */
 extern uint64_t sd_last_hash;
+/* The events that world ran with prefetching on (na_sim_prefetched_events). */
+extern uint64_t sd_last_prefetched;
 
 /* Start operations. Each returns the op (its calls stay 0 if the start
  * itself failed; then ret holds the synchronous error and calls is set to

@@ -385,6 +385,8 @@ test_recorded(void **state)
     FILE *f;
     char line[128];
     int checked = 0, wrong = 0;
+    const char *prefetch = getenv(NA_SIM_PREFETCH_ENV);
+    unsigned long long prefetched = 0;
 
     (void) state;
     if (sw_hash_file == NULL)
@@ -418,6 +420,7 @@ test_recorded(void **state)
         sw_running = 1;
         got = sw_run(seed, &n);
         sw_running = 0;
+        prefetched += sd_last_prefetched;
         checked++;
         if (got != want) {
             wrong++;
@@ -427,9 +430,15 @@ test_recorded(void **state)
         }
     }
     fclose(f);
-    printf("[   INFO   ] %d recorded seeds checked, %d differ\n", checked,
-           wrong);
+    printf("[   INFO   ] %d recorded seeds checked, %d differ, %llu events "
+           "prefetched\n",
+           checked, wrong, prefetched);
     assert_true(checked > 0);
+    /* Forced on (QS_SIM_PREFETCH=1), prefetching must have run, and
+     * changed no hash. */
+    if (prefetch != NULL && strcmp(prefetch, "1") == 0 && prefetched == 0)
+        fail_msg("%s=1, yet no event ran with prefetching",
+                 NA_SIM_PREFETCH_ENV);
     if (wrong > 0)
         fail_msg("%d recorded hash(es) differ: a draw happens in a "
                  "different order, or the behaviour changed (then "
