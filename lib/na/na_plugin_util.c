@@ -3,11 +3,13 @@
  * epoll wait fd (see na_plugin_util.h).
  */
 #include "na/na_plugin_util.h"
+#include "util/qs_alloc.h"
 #include "util/qs_atomic.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -280,19 +282,28 @@ na_plugin_recv_fill(struct na_op_base *base, na_cb_type_t type, void *buf,
     return ret;
 }
 
+/* A message buffer is carved by line (util/qs_alloc.h) after one line
+ * that keeps its size, which the free needs and the API does not pass:
+ * a handle's two buffers then sit in the chunks beside its other
+ * objects, on huge pages once the chunks are large, instead of in 4 KiB
+ * pages of the heap that a large simulated world touches one walk each. */
 void *
 na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                         unsigned long flags, void **plugin_data)
 {
-    void *p = NULL;
+    size_t *head;
 
     (void) na_class;
     (void) flags;
     if (plugin_data != NULL)
         *plugin_data = NULL;
-    if (posix_memalign(&p, 64, buf_size ? buf_size : 1) != 0)
+    if (buf_size > SIZE_MAX - 2 * QS_LINE)
         return NULL;
-    return p;
+    head = qs_calloc_lines(QS_LINE + (buf_size ? buf_size : 1));
+    if (head == NULL)
+        return NULL;
+    *head = buf_size ? buf_size : 1;
+    return (char *) head + QS_LINE;
 }
 
 na_return_t
@@ -313,9 +324,14 @@ na_plugin_addr_string_out(const char *str, char *buf, size_t *buf_size)
 void
 na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data)
 {
+    size_t *head;
+
     (void) na_class;
     (void) plugin_data;
-    free(buf);
+    if (buf == NULL)
+        return;
+    head = (size_t *) (void *) ((char *) buf - QS_LINE);
+    qs_free_lines(head, QS_LINE + *head);
 }
 
 static struct na_plugin_addr *

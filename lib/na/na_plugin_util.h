@@ -249,8 +249,9 @@ void na_plugin_addr_unref(struct na_addr *addr);
 void na_plugin_addr_list_clear(struct na_plugin_addr_list *list);
 
 /* Message buffers that need no registration: what the core uses when a
- * plugin leaves buf_alloc and buf_free NULL (plain 64-byte-aligned
- * memory, plugin_data NULL). */
+ * plugin leaves buf_alloc and buf_free NULL (64-byte-aligned memory,
+ * zeroed, plugin_data NULL). They are carved by line (util/qs_alloc.h)
+ * after a line that keeps their size, for the free. */
 void *na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                               unsigned long flags, void **plugin_data);
 void na_plugin_msg_buf_free(na_class_t *na_class, void *buf, void *plugin_data);
