@@ -6,6 +6,7 @@
  * Guarded by the context lock (struct hg_context).
  */
 #include "hg/hg_internal.h"
+#include "na/na_hint.h"
 #include "util/qs_alloc.h"
 
 #include <stdlib.h>
@@ -45,6 +46,12 @@ hg_handle_alloc(hg_context_t *context)
     }
     hg_proc_set_handle(handle->in_proc, handle);
     hg_proc_set_handle(handle->out_proc, handle);
+    /* Each completion of the handle's operations reads one of its procs
+     * soon after the handle itself (a respond's or a forward's end
+     * releases its pins, a request is decoded from in_proc). */
+    na_op_set_hints(handle->send_op, handle->in_proc, handle->out_proc);
+    na_op_set_hints(handle->recv_op, handle->in_proc, handle->out_proc);
+    na_op_set_hints(handle->ack_op, handle->in_proc, handle->out_proc);
     atomic_fetch_add(&hg_class->stats.handles_allocated, 1);
     return handle;
 }

@@ -8,6 +8,7 @@
  */
 #include "na/na_internal.h"
 #include "na/na_clock.h"
+#include "na/na_hint.h"
 #include "na/na_plugin_util.h"
 #include "util/qs_alloc.h"
 #include "util/qs_atomic.h"
@@ -329,6 +330,15 @@ NA_Op_create(na_class_t *na_class, unsigned long flags)
         return NULL;
     }
     return op_id;
+}
+
+void
+na_op_set_hints(na_op_id_t *op_id, const void *a, const void *b)
+{
+    if (op_id != NULL) {
+        na_op_base(op_id)->hint[0] = a;
+        na_op_base(op_id)->hint[1] = b;
+    }
 }
 
 na_return_t

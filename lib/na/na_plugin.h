@@ -114,6 +114,9 @@ struct na_op_base {
      * plugin guards that list with; list is NULL when on none. */
     TAILQ_ENTRY(na_op_base) link;
     struct na_op_list *list;
+    /* What the callback reads first besides info.arg (na_op_set_hints(),
+     * na_hint.h): prefetched with it, never followed. */
+    const void *hint[2];
 };
 
 /* The op's base, from the op id a plugin defines (base first). */

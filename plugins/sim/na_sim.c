@@ -390,6 +390,8 @@ na_sim_op_complete(struct na_sim_world *world, struct na_op_id *op,
         h[0] = op;
         h[1] = op->base.info.arg;
         h[2] = inbound && ret == NA_SUCCESS ? op->buf : NULL;
+        h[3] = op->base.hint[0];
+        h[4] = op->base.hint[1];
     }
     if (!ctx->queued) {
         ctx->queued = true;

@@ -241,8 +241,9 @@ na_sim_ready_prefetch(const struct na_sim_ctx *next)
     __builtin_prefetch(next->node);
     __builtin_prefetch(next->na_context);
     for (unsigned int i = 0; i < next->hint_len; i++)
-        for (unsigned int j = 0; j < 3; j++)
-            __builtin_prefetch(next->hint[i][j]);
+        for (unsigned int j = 0; j < NA_SIM_OP_HINTS; j++)
+            if (next->hint[i][j] != NULL) /* NULL: a walk that finds nothing */
+                __builtin_prefetch(next->hint[i][j]);
     after = TAILQ_NEXT(next, ready_link);
     if (after != NULL)
         for (size_t off = 0; off < sizeof(*after); off += 64)

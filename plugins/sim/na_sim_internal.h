@@ -142,6 +142,7 @@ struct na_op_id {
  * QS_SIM_PREFETCH moves the bound (world->prefetch_from). */
 #define NA_SIM_PREFETCH_NODES 64
 #define NA_SIM_CTX_HINTS 4
+#define NA_SIM_OP_HINTS 5 /* op, argument, bytes, the op's two hints */
 
 /* Per-context state: receive lists and queued messages. */
 struct na_sim_ctx {
@@ -176,12 +177,12 @@ struct na_sim_ctx {
     bool has_driver;
     uint64_t last_completion; /* world->completions after its last one */
     /* What the context's latest completions will have their callbacks
-     * read first (the op, its callback's argument, a receive's bytes),
-     * noted when they completed: na_sim_ready_next() prefetches them for
-     * the context after the one it hands out. Addresses only, never
-     * followed: by the time they are used they may be stale, and a
-     * prefetch of a stale address is harmless. */
-    const void *hint[NA_SIM_CTX_HINTS][3];
+     * read first (the op, its callback's argument, a receive's bytes and
+     * the op's hints from the layer above), noted when they completed:
+     * na_sim_ready_next() prefetches them for the context after the one it
+     * hands out. Addresses only, never followed: by the time they are used they
+     * may be stale, and a prefetch of a stale address is harmless. */
+    const void *hint[NA_SIM_CTX_HINTS][NA_SIM_OP_HINTS];
     unsigned int hint_len;
 };
 TAILQ_HEAD(na_sim_ctx_list, na_sim_ctx);

@@ -630,7 +630,8 @@ na_sim_event_prefetch(struct na_sim_world *world, const struct na_sim_event *ev)
         __builtin_prefetch(op->ctx);
         if (e->kind == NA_SIM_EV_MSG) {
             __builtin_prefetch(op->peer);
-            __builtin_prefetch(op->buf);
+            if (op->buf != NULL) /* NULL: a page walk that finds nothing */
+                __builtin_prefetch(op->buf);
         }
     }
     if ((e = na_sim_event_peek(world, 0)) != NULL && (op = e->op) != NULL &&
