@@ -606,15 +606,48 @@ na_sim_prefetch_lines(const void *p, size_t lines)
         __builtin_prefetch((const char *) p + 64 * i);
 }
 
+/* The node a message event is for, while its address's memo is current
+ * (otherwise NULL: only a search would tell, and a hint does not search). */
+static inline const struct na_sim_node *
+na_sim_event_dst(const struct na_sim_world *world, const struct na_sim_event *e)
+{
+    const struct na_addr *peer;
+
+    if (e == NULL || e->op == NULL || e->kind != NA_SIM_EV_MSG)
+        return NULL;
+    peer = e->op->peer;
+    return peer->world == world && peer->memo_epoch == world->node_epoch
+               ? peer->memo_node
+               : NULL;
+}
+
+/* The posted receive a message event would look at first, or NULL. */
+static inline const struct na_op_id *
+na_sim_event_recv(const struct na_sim_world *world,
+                  const struct na_sim_event *e)
+{
+    const struct na_sim_node *dst = na_sim_event_dst(world, e);
+    const struct na_sim_ctx *ctx = dst ? TAILQ_FIRST(&dst->contexts) : NULL;
+
+    if (ctx == NULL)
+        return NULL;
+    return e->op->type == NA_CB_SEND_UNEXPECTED
+               ? na_op_list_first(&ctx->unexpected_recvs)
+               : na_op_list_first(&ctx->expected_recvs);
+}
+
 /*
  * In a world too large for the cache, every event's first touches of its
  * op, its destination and their contexts miss. The events soon to run are
- * known, so their chains are fetched a level per event ahead: the op three
- * events ahead, its address, node and buffer two ahead, the destination
- * node one ahead, and its first context and posted receive just before
- * the event runs. Only pointers of live objects are followed (an op in the
- * queue holds its peer; a memo is read only while its epoch is current);
- * everything else is a hint, never a load.
+ * known, so their chains are fetched a level per event ahead: the op five
+ * events ahead; its address, node, context and buffer four ahead; the
+ * destination node three ahead; its first context two ahead; the posted
+ * receive the message will meet first one ahead; and for the event about
+ * to run, that receive's buffer and the link of the receive after it,
+ * which the delivery rewrites. Only pointers of live objects are followed (an
+ * op in the queue holds its peer; a memo is read only while its epoch is
+ * current; nodes, contexts and posted receives are the world's, under its
+ * lock); everything else is a hint, never a load.
  */
 static inline __attribute__((always_inline)) void
 na_sim_event_prefetch(struct na_sim_world *world, const struct na_sim_event *ev)
@@ -623,9 +656,9 @@ na_sim_event_prefetch(struct na_sim_world *world, const struct na_sim_event *ev)
     const struct na_sim_node *dst;
     const struct na_op_id *op;
 
-    if ((e = na_sim_event_peek(world, 2)) != NULL && e->op != NULL)
+    if ((e = na_sim_event_peek(world, 4)) != NULL && e->op != NULL)
         na_sim_prefetch_lines(e->op, (sizeof(*e->op) + 63) / 64);
-    if ((e = na_sim_event_peek(world, 1)) != NULL && (op = e->op) != NULL) {
+    if ((e = na_sim_event_peek(world, 3)) != NULL && (op = e->op) != NULL) {
         __builtin_prefetch(op->node);
         __builtin_prefetch(op->ctx);
         if (e->kind == NA_SIM_EV_MSG) {
@@ -634,26 +667,21 @@ na_sim_event_prefetch(struct na_sim_world *world, const struct na_sim_event *ev)
                 __builtin_prefetch(op->buf);
         }
     }
-    if ((e = na_sim_event_peek(world, 0)) != NULL && (op = e->op) != NULL &&
-        e->kind == NA_SIM_EV_MSG && op->peer->world == world &&
-        op->peer->memo_epoch == world->node_epoch &&
-        (dst = op->peer->memo_node) != NULL)
+    if ((dst = na_sim_event_dst(world, na_sim_event_peek(world, 2))) != NULL)
         __builtin_prefetch(dst);
-    if ((op = ev->op) != NULL && ev->kind == NA_SIM_EV_MSG &&
-        op->peer->world == world && op->peer->memo_epoch == world->node_epoch &&
-        (dst = op->peer->memo_node) != NULL) {
-        const struct na_sim_ctx *ctx = TAILQ_FIRST(&dst->contexts);
+    if ((dst = na_sim_event_dst(world, na_sim_event_peek(world, 1))) != NULL &&
+        TAILQ_FIRST(&dst->contexts) != NULL)
+        na_sim_prefetch_lines(TAILQ_FIRST(&dst->contexts),
+                              (sizeof(struct na_sim_ctx) + 63) / 64);
+    if ((op = na_sim_event_recv(world, na_sim_event_peek(world, 0))) != NULL)
+        na_sim_prefetch_lines(op, (sizeof(*op) + 63) / 64);
+    if ((op = na_sim_event_recv(world, ev)) != NULL) {
+        const struct na_op_id *next = na_op_list_next((na_op_id_t *) op);
 
-        if (ctx != NULL) {
-            const struct na_op_id *recv =
-                op->type == NA_CB_SEND_UNEXPECTED
-                    ? na_op_list_first(&ctx->unexpected_recvs)
-                    : na_op_list_first(&ctx->expected_recvs);
-
-            __builtin_prefetch(ctx);
-            if (recv != NULL)
-                na_sim_prefetch_lines(recv, (sizeof(*recv) + 63) / 64);
-        }
+        if (op->buf != NULL)
+            __builtin_prefetch(op->buf);
+        if (next != NULL)
+            __builtin_prefetch(&next->base.link);
     }
 }
 
