@@ -291,18 +291,19 @@ void *
 na_plugin_msg_buf_alloc(na_class_t *na_class, size_t buf_size,
                         unsigned long flags, void **plugin_data)
 {
+    size_t size = buf_size ? buf_size : 1;
     size_t *head;
 
     (void) na_class;
     (void) flags;
     if (plugin_data != NULL)
         *plugin_data = NULL;
-    if (buf_size > SIZE_MAX - 2 * QS_LINE)
+    if (size > SIZE_MAX - 2 * QS_LINE)
         return NULL;
-    head = qs_calloc_lines(QS_LINE + (buf_size ? buf_size : 1));
+    head = qs_calloc_lines(QS_LINE + size);
     if (head == NULL)
         return NULL;
-    *head = buf_size ? buf_size : 1;
+    *head = size;
     return (char *) head + QS_LINE;
 }
 

@@ -1,7 +1,7 @@
 /* The bias of util/qs_bias.h: granted once, revoked once. */
 #include "util/qs_bias.h"
+#include "util/qs_tools.h"
 
-#include <dlfcn.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
@@ -50,7 +50,6 @@ qs_bias_grant(void)
     return false;
 #else
     const char *env = getenv("QS_HOT_BIAS");
-    const char *preload = getenv("LD_PRELOAD");
 
     if (!QS_SINGLE_THREADED() ||
         atomic_load_explicit(&qs_bias_state_g, memory_order_relaxed) !=
@@ -63,8 +62,7 @@ qs_bias_grant(void)
      * valgrind's helgrind and DRD, which preload vgpreload_*.so) cannot
      * see the asymmetric barrier either: it would report the owner's
      * plain accesses against the locked ones after a revocation. */
-    if (dlsym(RTLD_DEFAULT, "__tsan_init") != NULL ||
-        (preload != NULL && strstr(preload, "vgpreload") != NULL)) {
+    if (qs_checked_program(QS_TOOL_TSAN | QS_TOOL_VALGRIND)) {
         qs_log("util", QS_LOG_DEBUG,
                "no hot-path bias: a race detector watches the program");
         return false;

@@ -147,6 +147,7 @@ qs_bias_owner_acquire(void)
 {
     unsigned int d =
         atomic_load_explicit(&qs_bias_depth_g, memory_order_relaxed);
+    unsigned int s;
 
     if (d != 0) {
         /* Nested in a skipped section: a revoker waits for its end. */
@@ -157,12 +158,12 @@ qs_bias_owner_acquire(void)
     /* Only the compiler must keep the store before the load: the
      * revoker's membarrier() orders them on the processor. */
     atomic_signal_fence(memory_order_seq_cst);
-    d = atomic_load_explicit(&qs_bias_state_g, memory_order_acquire);
-    if (d == QS_BIAS_HELD)
+    s = atomic_load_explicit(&qs_bias_state_g, memory_order_acquire);
+    if (s == QS_BIAS_HELD)
         return true;
     atomic_store_explicit(&qs_bias_depth_g, 0, memory_order_relaxed);
     /* Revoked for good: take the short way from now on. */
-    if (d == QS_BIAS_REVOKED)
+    if (s == QS_BIAS_REVOKED)
         qs_bias_owner_tls = false;
     return false;
 }

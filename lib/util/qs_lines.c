@@ -6,8 +6,8 @@
  */
 #include "util/qs_alloc.h"
 #include "util/qs_log.h"
+#include "util/qs_tools.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,21 +80,6 @@ qs_lines_release(void)
     pthread_mutex_unlock(&qs_lines.lock);
 }
 
-/* Whether the program around the library checks its heap: built with
- * AddressSanitizer or ThreadSanitizer itself (a sanitized test of a
- * service linked against this unsanitized library), or run under
- * valgrind, which preloads its vgpreload_*.so. Then every object is its
- * own allocation, which those tools can follow. */
-static bool
-qs_lines_checked_program(void)
-{
-    const char *preload = getenv("LD_PRELOAD");
-
-    return dlsym(RTLD_DEFAULT, "__asan_init") != NULL ||
-           dlsym(RTLD_DEFAULT, "__tsan_init") != NULL ||
-           (preload != NULL && strstr(preload, "vgpreload") != NULL);
-}
-
 static void
 qs_lines_choose(void)
 {
@@ -106,7 +91,10 @@ qs_lines_choose(void)
         why = "the library is built with a sanitizer";
     else if (env != NULL && strcmp(env, "malloc") == 0)
         why = "QS_LINES=malloc";
-    else if (qs_lines_checked_program())
+    /* The program checks its heap (a sanitized test of a service linked
+     * against this unsanitized library, or valgrind): every object is
+     * its own allocation, which those tools can follow. */
+    else if (qs_checked_program(QS_TOOL_ASAN | QS_TOOL_TSAN | QS_TOOL_VALGRIND))
         why = "the program checks its heap: AddressSanitizer, "
               "ThreadSanitizer or valgrind";
     qs_lines_plain = why != NULL;
