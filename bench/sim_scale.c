@@ -254,7 +254,8 @@ node_init(struct world *w, unsigned i)
     n->id =
         MERCURY_REGISTER(n->cls, "qs_sim_scale", sc_in_t, sc_out_t, sc_handler);
     n->slots = calloc(w->o->inflight, sizeof(*n->slots));
-    if (n->ctx == NULL || n->id == 0 || n->slots == NULL) {
+    if (n->ctx == NULL || n->id == 0 || n->slots == NULL ||
+        na_sim_node_set_data(name, n) != NA_SUCCESS) {
         fprintf(stderr, "sim_scale: node %s: set-up failed\n", name);
         return -1;
     }
@@ -355,19 +356,6 @@ world_teardown(struct world *w)
     return rc;
 }
 
-/* The node a ready context belongs to, from its name "sc<i>". */
-static struct node *
-sc_node_of(struct world *w, const char *name)
-{
-    unsigned long i;
-    char *end;
-
-    if (strncmp(name, SC_NAME_PREFIX, sizeof(SC_NAME_PREFIX) - 1) != 0)
-        return NULL;
-    i = strtoul(name + sizeof(SC_NAME_PREFIX) - 1, &end, 10);
-    return *end == '\0' && i < w->n ? &w->nodes[i] : NULL;
-}
-
 /*
  * Progress the contexts with work, in the fabric's order; when none has
  * any, run the next event. With no event queued either, the RPCs still
@@ -377,14 +365,13 @@ sc_node_of(struct world *w, const char *name)
 static void
 drive(struct world *w)
 {
-    char name[64];
+    void *data;
     uint8_t id;
 
-    if (na_sim_ready_next(name, sizeof(name), &id) == NA_SUCCESS) {
-        struct node *n = sc_node_of(w, name);
-
-        if (n != NULL)
-            node_progress(n);
+    /* Each node's record was attached to its node (node_init()). */
+    if (na_sim_ready_next_data(&data, &id) == NA_SUCCESS) {
+        if (data != NULL)
+            node_progress(data);
         return;
     }
     if (na_sim_step() != NA_SUCCESS)

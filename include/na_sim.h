@@ -131,6 +131,23 @@ QS_EXPORT na_return_t na_sim_run_until_idle(uint64_t *ran);
 QS_EXPORT na_return_t na_sim_ready_next(char *name, size_t size, uint8_t *id);
 
 /*
+ * The same, for a driver that keeps a record of its own per node: instead
+ * of the node's name, *data receives the pointer last given to the node
+ * with na_sim_node_set_data() (NULL if none), so the driver finds its
+ * record without copying and parsing a name on every call.
+ * NA_SUCCESS; NA_NOENTRY when the list is empty or there is no world;
+ * NA_INVALID_ARG for a NULL data or id.
+ */
+QS_EXPORT na_return_t na_sim_ready_next_data(void **data, uint8_t *id);
+
+/* Attach a pointer of the caller's to the node of that name ("n1" or
+ * "sim://n1"), for na_sim_ready_next_data(). It stays with the node across
+ * crashes and restarts and goes with it when its class is finalized.
+ * NA_SUCCESS; NA_NOENTRY when no such node or no world exists;
+ * NA_INVALID_ARG for a NULL or malformed name. */
+QS_EXPORT na_return_t na_sim_node_set_data(const char *name, void *data);
+
+/*
  * Links and queues.
  */
 

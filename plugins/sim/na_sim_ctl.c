@@ -250,6 +250,16 @@ na_sim_ready_prefetch(const struct na_sim_ctx *next)
             __builtin_prefetch((const char *) after + off);
 }
 
+/* Take the first context off the ready list (world locked). */
+static inline void
+na_sim_ready_take(struct na_sim_world *world, struct na_sim_ctx *ctx)
+{
+    TAILQ_REMOVE(&world->ready, ctx, ready_link);
+    ctx->ready = false;
+    if (na_sim_prefetching(world))
+        na_sim_ready_prefetch(TAILQ_FIRST(&world->ready));
+}
+
 na_return_t
 na_sim_ready_next(char *name, size_t size, uint8_t *id)
 {
@@ -265,11 +275,47 @@ na_sim_ready_next(char *name, size_t size, uint8_t *id)
         else if (ctx != NULL) {
             memcpy(name, ctx->node->name.str, ctx->node->name.len + 1u);
             *id = ctx->id;
-            TAILQ_REMOVE(&world->ready, ctx, ready_link);
-            ctx->ready = false;
+            na_sim_ready_take(world, ctx);
             ret = NA_SUCCESS;
-            if (na_sim_prefetching(world))
-                na_sim_ready_prefetch(TAILQ_FIRST(&world->ready));
+        }
+    });
+    return ret;
+}
+
+na_return_t
+na_sim_ready_next_data(void **data, uint8_t *id)
+{
+    na_return_t ret = NA_NOENTRY;
+
+    if (data == NULL || id == NULL)
+        return NA_INVALID_ARG;
+    NA_SIM_WITH_WORLD_HOT(world, {
+        struct na_sim_ctx *ctx = TAILQ_FIRST(&world->ready);
+
+        if (ctx != NULL) {
+            *data = ctx->node->data;
+            *id = ctx->id;
+            na_sim_ready_take(world, ctx);
+            ret = NA_SUCCESS;
+        }
+    });
+    return ret;
+}
+
+na_return_t
+na_sim_node_set_data(const char *name, void *data)
+{
+    struct na_sim_name n;
+    na_return_t ret = NA_NOENTRY;
+
+    if (name == NULL || !na_sim_name_from_string(name, &n))
+        return NA_INVALID_ARG;
+    NA_SIM_WITH_WORLD(world, {
+        struct na_sim_node *node = na_sim_node_find(world, &n);
+
+        if (node != NULL) {
+            node->data = data;
+            ret = NA_SUCCESS;
         }
     });
     return ret;

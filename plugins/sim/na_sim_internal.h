@@ -210,6 +210,7 @@ struct na_sim_node {
      * current incarnation, made on first use and shared (reference
      * counted) by every receive it completes: no allocation per message. */
     na_addr_t source;
+    void *data; /* the driver's, na_sim_node_set_data() */
 };
 TAILQ_HEAD(na_sim_node_list, na_sim_node);
 

@@ -131,6 +131,55 @@ test_ready_next(void **state)
     pair_close(&p);
 }
 
+/* na_sim_ready_next_data() hands out the same list, with the pointer the
+ * driver attached to each node instead of its name. */
+static void
+test_ready_next_data(void **state)
+{
+    struct pair p;
+    struct na_result s = {0}, r = {0};
+    char buf[16], name[64];
+    int alpha_rec, beta_rec;
+    void *data = &data;
+    uint8_t id = 7;
+
+    (void) state;
+    pair_open(&p);
+    na_op_id_t *send = NA_Op_create(p.a, 0), *recv = NA_Op_create(p.b, 0);
+
+    assert_int_equal(na_sim_ready_next_data(NULL, &id), NA_INVALID_ARG);
+    assert_int_equal(na_sim_ready_next_data(&data, NULL), NA_INVALID_ARG);
+    assert_int_equal(na_sim_node_set_data(NULL, &alpha_rec), NA_INVALID_ARG);
+    assert_int_equal(na_sim_node_set_data("gamma", &alpha_rec), NA_NOENTRY);
+    assert_int_equal(na_sim_node_set_data("sim://alpha", &alpha_rec),
+                     NA_SUCCESS);
+    assert_int_equal(na_sim_node_set_data("beta", &beta_rec), NA_SUCCESS);
+    while (na_sim_ready_next(name, sizeof(name), &id) == NA_SUCCESS)
+        ;
+    assert_int_equal(NA_Msg_recv_unexpected(p.b, p.cb, na_record_cb, &r, buf,
+                                            sizeof(buf), NULL, recv),
+                     NA_SUCCESS);
+    send_unexpected(&p, send, &s, "ready", 6, 1);
+    assert_int_equal(na_sim_ready_next_data(&data, &id), NA_NOENTRY);
+    assert_int_equal(na_sim_run_until_idle(NULL), NA_SUCCESS);
+    /* The receive completes first, then the send. */
+    assert_int_equal(na_sim_ready_next_data(&data, &id), NA_SUCCESS);
+    assert_ptr_equal(data, &beta_rec);
+    assert_int_equal(id, 0);
+    assert_int_equal(na_sim_ready_next_data(&data, &id), NA_SUCCESS);
+    assert_ptr_equal(data, &alpha_rec);
+    assert_int_equal(na_sim_ready_next_data(&data, &id), NA_NOENTRY);
+    NA_Trigger(p.ca, 16, NULL);
+    NA_Trigger(p.cb, 16, NULL);
+    assert_int_equal(s.calls, 1);
+    assert_int_equal(r.calls, 1);
+    NA_Addr_free(p.b, r.source);
+
+    NA_Op_destroy(p.a, send);
+    NA_Op_destroy(p.b, recv);
+    pair_close(&p);
+}
+
 static void
 test_backlog_fail(void **state)
 {
@@ -976,6 +1025,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_early_expected_and_backlog,
                                         test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_ready_next, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_ready_next_data, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_backlog_fail, test_setup,
                                         test_teardown),
