@@ -196,6 +196,8 @@ struct na_sim_node {
      * and these (with a short name) share one line. */
     struct na_sim_node *hash_next; /* in world->node_table's bucket    */
     struct na_sim_world *world;
+    void *data; /* the driver's (na_sim_node_set_data()), read with the
+                 * name by na_sim_ready_next*() */
     uint64_t incarnation; /* unique in the world, never reused        */
     bool no_block;        /* NA_NO_BLOCK: never wait on real time      */
     bool crashed;         /* its operations are held back until restart */
@@ -210,7 +212,6 @@ struct na_sim_node {
      * current incarnation, made on first use and shared (reference
      * counted) by every receive it completes: no allocation per message. */
     na_addr_t source;
-    void *data; /* the driver's, na_sim_node_set_data() */
 };
 TAILQ_HEAD(na_sim_node_list, na_sim_node);
 
