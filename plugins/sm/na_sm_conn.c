@@ -121,6 +121,7 @@ na_sm_conn_new(struct na_sm_class *cls, int sock, bool connector)
     c->cls = cls;
     c->sock = sock;
     c->connector = connector;
+    c->rx_spin_lines = NA_SM_SPIN_PREFETCH;
     if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
         c->pid = cred.pid;
     na_op_list_init(&c->tx_wait);

@@ -77,6 +77,10 @@ extern atomic_uint na_sm_fence_word __attribute__((visibility("hidden")));
  * record header, 40 of HG's) then costs one wait for the other core, not
  * two (docs/plugin-sm.md). */
 #define NA_SM_SPIN_PREFETCH 4u
+/* A consumer that last read a record longer than the mark's line and
+ * NA_SM_SPIN_PREFETCH more prefetches nothing while it spins: a producer
+ * that writes many lines would have the first of them taken from it
+ * again and again while it writes them (docs/plugin-sm.md). */
 /* Most lines a producer takes for writing, after a push, where its next
  * record will go (na_sm_ring_push; docs/plugin-sm.md). */
 #define NA_SM_PUSH_AHEAD_MAX 64u
@@ -226,6 +230,10 @@ struct na_sm_conn {
     struct na_sm_ring *tx, *rx;
     uint64_t rx_head;      /* consumed up to here (lock held) */
     uint64_t rx_published; /* the head the producer has been shown */
+    /* Lines after the mark a consumer finding no record prefetches:
+     * NA_SM_SPIN_PREFETCH while the last record read fitted in them, else
+     * none (na_sm_ring_drain). */
+    uint8_t rx_spin_lines;
     const struct na_sm_reg_entry *peer_regs; /* NA_SM_REG_MAX entries */
     struct na_op_list tx_wait;               /* sends waiting for ring room */
     struct na_op_list rma_wait;              /* RMA waiting for the handshake */

@@ -263,7 +263,7 @@ na_sm_ring_drain(struct na_sm_conn *conn, bool publish)
              * the mark is seen (NA_SM_SPIN_PREFETCH). */
             if (off + NA_SM_REC_ALIGN * (NA_SM_SPIN_PREFETCH + 1) <=
                 NA_SM_RING_SIZE)
-                for (size_t l = 1; l <= NA_SM_SPIN_PREFETCH; l++)
+                for (size_t l = 1; l <= conn->rx_spin_lines; l++)
                     __builtin_prefetch(r->data + off + NA_SM_REC_ALIGN * l, 0,
                                        3);
             break;
@@ -302,6 +302,10 @@ na_sm_ring_drain(struct na_sm_conn *conn, bool publish)
         }
         head += rec;
         any = true;
+        conn->rx_spin_lines =
+            rec <= NA_SM_REC_ALIGN * (NA_SM_SPIN_PREFETCH + 1)
+                ? NA_SM_SPIN_PREFETCH
+                : 0;
     }
     conn->rx_head = head;
     if (publish || head - conn->rx_published > NA_SM_RING_SIZE / 4)
