@@ -302,10 +302,9 @@ na_sm_ring_drain(struct na_sm_conn *conn, bool publish)
         }
         head += rec;
         any = true;
-        conn->rx_spin_lines =
-            rec <= NA_SM_REC_ALIGN * (NA_SM_SPIN_PREFETCH + 1)
-                ? NA_SM_SPIN_PREFETCH
-                : 0;
+        conn->rx_spin_lines = rec <= NA_SM_REC_ALIGN * (NA_SM_SPIN_PREFETCH + 1)
+                                  ? NA_SM_SPIN_PREFETCH
+                                  : 0;
     }
     conn->rx_head = head;
     if (publish || head - conn->rx_published > NA_SM_RING_SIZE / 4)
