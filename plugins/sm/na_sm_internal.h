@@ -75,12 +75,10 @@ extern atomic_uint na_sm_fence_word __attribute__((visibility("hidden")));
 /* Lines after the next record's mark that a consumer finding no record
  * prefetches: a request with up to about 250 bytes of input (24 bytes of
  * record header, 40 of HG's) then costs one wait for the other core, not
- * two (docs/plugin-sm.md). */
+ * two (docs/plugin-sm.md). Only while the last record read fitted in
+ * them (na_sm_conn.rx_spin_lines): a producer writing a larger record
+ * would have its first lines taken from it again and again. */
 #define NA_SM_SPIN_PREFETCH 4u
-/* A consumer that last read a record longer than the mark's line and
- * NA_SM_SPIN_PREFETCH more prefetches nothing while it spins: a producer
- * that writes many lines would have the first of them taken from it
- * again and again while it writes them (docs/plugin-sm.md). */
 /* Most lines a producer takes for writing, after a push, where its next
  * record will go (na_sm_ring_push; docs/plugin-sm.md). */
 #define NA_SM_PUSH_AHEAD_MAX 64u
