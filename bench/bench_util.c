@@ -4,6 +4,7 @@
 #include "bench_util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -375,6 +376,36 @@ bu_write_line_file(const char *path, const char *text)
     }
     if (rename(tmp, path) != 0) {
         unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+bool
+bu_parse_pin(const char *s, int *a, int *b)
+{
+    unsigned x, y;
+    char end;
+
+    if (sscanf(s, "%u,%u%c", &x, &y, &end) != 2 || x >= CPU_SETSIZE ||
+        y >= CPU_SETSIZE)
+        return false;
+    *a = (int) x;
+    *b = (int) y;
+    return true;
+}
+
+int
+bu_pin_self(int cpu, const char *tool)
+{
+    cpu_set_t set;
+
+    if (cpu < 0)
+        return 0;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+        fprintf(stderr, "%s: cannot pin to CPU %d\n", tool, cpu);
         return -1;
     }
     return 0;

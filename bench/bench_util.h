@@ -35,6 +35,13 @@ double bu_load1(void);
 double bu_quantile(const double *v, size_t n, double q);
 double bu_mean(const double *v, size_t n);
 
+/* --pin's "A,B": two CPU numbers, each below CPU_SETSIZE; false otherwise. */
+bool bu_parse_pin(const char *s, int *a, int *b);
+
+/* Pin the calling thread to `cpu` (nothing when cpu < 0); 0, or -1 after
+ * printing "TOOL: cannot pin to CPU N" to stderr. */
+int bu_pin_self(int cpu, const char *tool);
+
 /* Strict decimal (or 0x hexadecimal) parsing; false on junk or overflow. */
 bool bu_parse_u64(const char *s, uint64_t *out);
 bool bu_parse_double(const char *s, double *out);

@@ -24,6 +24,13 @@
 #     floor_shm unless --tcp-only (a shared cache line's ping-pong, memcpy
 #     and process_vm_readv).
 # The load average is recorded at the start and after every round.
+# With --pin, each shared-memory run is framed by two state probes
+# (floor_shm --probe: one cache line's round trip between CPUs 1 and 0),
+# recorded in its lines as "cpu_line_us_before" and "_after", and
+# floor_shm's message runs carry the same: a guest's two CPUs move between
+# the host's cores (here 0.09 us on one core, 0.14 us on two that share a
+# cache, 0.5 us apart), and the summary sets a floor beside RPCs only when
+# both ran with the CPUs in one place.
 # Server and client are two processes unless --one-process. Rates are the
 # median window of each run (see hg_rate.c); then the median over rounds.
 # Every record carries its round, and a last table gives issue 27's
@@ -175,6 +182,14 @@ else
     bw_args=(--bytes 256M --max-seconds 5)
 fi
 
+# line_probe: the round trip of one cache line between CPUs 1 and 0 now,
+# in us (floor_shm --probe), or nothing without floor_shm.
+line_probe() {
+    [ -x "$floor_shm" ] || return 0
+    "${rt[@]}" "$floor_shm" --probe --pin 1,0 2>>"$log" |
+        sed -n 's/^{.*"median_us":\([0-9.e+-]*\).*/\1/p'
+}
+
 # run_pair TOOL LIB INFO ARGS...: one measurement, JSON lines tagged with
 # the library, the fabric and the round ($round) appended to
 # $out/records.jsonl.
@@ -189,6 +204,10 @@ run_pair() {
     # The native plugin runs our binaries.
     [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"
+    local line_before="" line_after=""
+    # A pinned shared-memory run is framed by two state probes: where the
+    # guest's CPUs were, before it and after (floor_shm --probe).
+    [ "$fabric" = shm ] && [ "${#pin_cli[@]}" -gt 0 ] && line_before=$(line_probe)
     if [ "$procs" -eq 2 ]; then
         timeout 300 "${rtp[@]}" "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode "$run_mode" \
             --server-seconds 240 "$info" >>"$log" 2>&1 &
@@ -203,11 +222,13 @@ run_pair() {
             return 1
         fi
         timeout 300 "${rtp[@]}" "${pin_cli[@]}" "$bin" --client "$(cat "$addr")" --mode "$run_mode" "$@" \
-            "$info" 2>>"$log" | tee -a "$log" | grep '^{' |
-            sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",\"round\":$round,/" \
-                >>"$out/records.jsonl"
+            "$info" 2>>"$log" | tee -a "$log" | grep '^{' >"$out/run.$$"
         rc=${PIPESTATUS[0]}
         wait "$spid" 2>/dev/null
+        [ -n "$line_before" ] && line_after=$(line_probe)
+        sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",\"round\":$round,${line_before:+\"cpu_line_us_before\":$line_before,\"cpu_line_us_after\":$line_after,}/" \
+            "$out/run.$$" >>"$out/records.jsonl"
+        rm -f "$out/run.$$"
     else
         timeout 300 "${rtp[@]}" "$bin" --mode busy --driver thread "$@" "$info" \
             2>>"$log" | tee -a "$log" | grep '^{' |
@@ -267,6 +288,7 @@ for r in $(seq "$rounds"); do
     fi
     if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then
         timeout 300 "${rt[@]}" "$floor_shm" --sizes 2K,64K,1M,16M "${bw_args[@]}" \
+            ${pin_cli:+--pin 1,0} \
             ${floor_payload:+--payload "$floor_payload"} \
             2>>"$log" | tee -a "$log" | grep '^{' |
             sed "s/^{/{\"lib\":\"floor\",\"fabric\":\"shm\",\"round\":$round,/" >>"$out/records.jsonl"

@@ -220,6 +220,15 @@ def per_round(recs, rnd):
                     and r.get("metric") == metric and key in r and
                     all(r.get(k) == v for k, v in kw.items())])
 
+    def lines(lib, fabric, tool, metric, **kw):
+        """The state probes (floor_shm --probe, in us) around the runs of
+        lib on fabric with that tool and metric: before and after each."""
+        return [r[k] for r in rr
+                if mine(r, lib, fabric, tool, metric) and
+                all(r.get(x) == v for x, v in kw.items())
+                for k in ("cpu_line_us_before", "cpu_line_us_after")
+                if k in r]
+
     def sweep(lib):
         """spec -> rate with 16 in flight, the specs up to the eager limit."""
         out = {}
@@ -233,7 +242,35 @@ def per_round(recs, rnd):
 
     return types.SimpleNamespace(rate=rate, lat=lat, pull=pull,
                                  pull_median=pull_median, floor=floor,
-                                 sweep=sweep)
+                                 sweep=sweep, lines=lines)
+
+
+# Two state probes name one place of the guest's CPUs when they are within
+# this factor of each other (places measured here: 0.09, 0.14, 0.5 us).
+SAME_PLACE = 1.3
+
+
+def one_place(*groups):
+    """True when every group has probes and all of them are within
+    SAME_PLACE of each other: the runs they frame had the CPUs in one
+    place throughout (as far as their ends tell)."""
+    vals = [v for g in groups for v in g]
+    if not vals or any(not g for g in groups) or min(vals) <= 0:
+        return False
+    return max(vals) / min(vals) <= SAME_PLACE
+
+
+def places(m):
+    """The probes of the sm runs and the floor, for the targets' table."""
+    cells = []
+    for name, g in (("ours", m.lines("qs", "shm", "hg_rate", "rate")),
+                    ("Mercury", m.lines("mercury", "shm", "hg_rate",
+                                        "rate")),
+                    ("floor", m.lines("floor", "shm", "floor_shm",
+                                      "msgrate"))):
+        if g:
+            cells.append(f"{name} {min(g):.2f}-{max(g):.2f}")
+    return ", ".join(cells) if cells else None
 
 
 def ratio_of(a, b):
@@ -308,6 +345,15 @@ def targets_table(recs):
         f8 = m.floor("shm", "msgrate", "msg_per_s", payload=8)
         if not empty or not f2k or not f8:
             return None
+        # Records with state probes are paired only when the CPUs were in
+        # one place for the RPCs and for both floors; a floor measured
+        # with the CPUs on one core prices nothing measured across two.
+        probed = (m.lines("qs", "shm", "hg_rate", "rate"),
+                  m.lines("floor", "shm", "floor_shm", "msgrate",
+                          payload=2048),
+                  m.lines("floor", "shm", "floor_shm", "msgrate", payload=8))
+        if any(probed) and not one_place(*probed):
+            return None
         cost = 1.0 / empty
         return cost / (cost + max(1.0 / f2k - 1.0 / f8, 0.0))
 
@@ -326,6 +372,10 @@ def targets_table(recs):
     add("  bound from those floors: the share an empty RPC at this run's "
         "rate keeps if 2 KiB adds only the floor's cost of 2 KiB over 8 B",
         sm_share_bound, pct)
+    add("  the CPUs' place: one line's round trip between them (us), "
+        "lowest-highest of the probes before and after the sm runs and the "
+        "floor's message runs (no bound where they differ by more than "
+        f"{SAME_PLACE}x)", places, "{}")
     add("sm >= 2x Mercury's na+sm at every swept size up to the eager "
         "limit (the least ratio)", sm_min_ratio, times, lambda v: v >= 2.0)
     for lib, fabric, ours, theirs in (("qs", "shm", "sm", "na+sm"),

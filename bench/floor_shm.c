@@ -14,8 +14,9 @@
  *   an RPC with an empty response).
  * - msgrate (with --payload): a stream of messages of that size from one
  *   process to the other through a ring of line-aligned slots, at most 16
- *   unacknowledged, each copied in and out as above; messages per second.
- *   The floor under "16 in flight" with that input.
+ *   unacknowledged, each copied in and out as above; messages per second
+ *   of the median of 16 windows, after --warmup messages. The floor under
+ *   "16 in flight" with that input.
  * - memcpy: one process copies between two private buffers, per size.
  * - cma: the parent pulls from its child with process_vm_readv, per size
  *   (the copy na+sm's RMA makes).
@@ -23,6 +24,15 @@
  *   record does from 512 KiB on: the parent pulls the first half while
  *   its child, busy-polling a shared word, pushes the second half with
  *   process_vm_writev; a copy ends when both halves are in.
+ * - probe (--probe, alone): the one-line ping-pong's median over 5,000
+ *   round trips, a few milliseconds: where the guest's two CPUs are at
+ *   the moment (line_probe below). msgrate runs it before and after
+ *   itself and records both ("cpu_line_us_before", "_after"), and
+ *   compare_mercury.sh does the same around each pinned RPC run, so a
+ *   floor is set beside RPCs only when both ran with the CPUs in one
+ *   place.
+ * --pin A,B runs the measuring process on CPU A and the forked one on CPU
+ * B (as hg_rate's pinned client and server).
  * Every measurement prints a human line and a JSON line, like the other
  * tools. Loops are bounded by count and by --max-seconds.
  */
@@ -48,6 +58,8 @@ struct opts {
     uint64_t payloads[MAX_SIZES];
     unsigned npayloads;
     double max_seconds;
+    int cpu_self, cpu_peer; /* --pin A,B; -1: not pinned */
+    bool probe;             /* --probe: the state probe alone     */
 };
 
 struct shared {
@@ -62,6 +74,21 @@ struct shared {
 #define PAYLOAD_MAX (64u << 10)
 #define MSG_RING (1u << 20)
 #define MSG_WINDOW 16u
+#define MSG_WINDOWS 16u
+
+/* The offset of the next record of `rec` bytes at stream position *pos,
+ * which skips the ring's end when the record would not fit before it. */
+static size_t
+msg_ring_off(uint64_t *pos, size_t rec)
+{
+    size_t off = *pos % MSG_RING;
+
+    if (off + rec > MSG_RING) {
+        *pos += MSG_RING - off;
+        off = 0;
+    }
+    return off;
+}
 
 static uint64_t
 max_payload(const struct opts *o)
@@ -77,7 +104,8 @@ static void
 usage(void)
 {
     fprintf(stderr, "usage: floor_shm [--iters N] [--warmup N] [--sizes "
-                    "LIST] [--bytes B] [--max-seconds S] [--payload LIST]\n");
+                    "LIST] [--bytes B] [--max-seconds S] [--payload LIST] "
+                    "[--pin A,B] [--probe]\n");
     exit(2);
 }
 
@@ -89,15 +117,25 @@ parse(int argc, char **argv, struct opts *o)
     o->bytes = 256ull << 20;
     o->max_seconds = 5;
     o->nsizes = 0;
+    o->cpu_self = -1;
+    o->cpu_peer = -1;
+    o->probe = false;
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
+        if (strcmp(a, "--probe") == 0) {
+            o->probe = true;
+            i--; /* takes no value */
+            continue;
+        }
         if (strcmp(a, "--iters") == 0 && ok)
             ok = bu_parse_u64(v, &o->iters);
         else if (strcmp(a, "--warmup") == 0 && ok)
             ok = bu_parse_u64(v, &o->warmup);
         else if (strcmp(a, "--bytes") == 0 && ok)
             ok = bu_parse_size(v, &o->bytes);
+        else if (strcmp(a, "--pin") == 0 && ok)
+            ok = bu_parse_pin(v, &o->cpu_self, &o->cpu_peer);
         else if (strcmp(a, "--max-seconds") == 0 && ok)
             ok = bu_parse_double(v, &o->max_seconds);
         else if (strcmp(a, "--sizes") == 0 && ok)
@@ -118,16 +156,23 @@ parse(int argc, char **argv, struct opts *o)
     }
 }
 
-static void
-pingpong(const struct opts *o, uint64_t payload)
+/*
+ * The ping-pong: `iters` timed round trips after `warmup` untimed ones;
+ * returns the median round trip in us. Prints its lines as `metric`
+ * ("pingpong", or "probe" for --probe), or nothing when metric is NULL.
+ */
+static double
+pingpong(const struct opts *o, uint64_t payload, uint64_t iters,
+         uint64_t warmup, const char *metric)
 {
     size_t map = sizeof(struct shared) + PAYLOAD_MAX;
     struct shared *s = mmap(NULL, map, PROT_READ | PROT_WRITE,
                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     uint8_t *slot = (uint8_t *) (s + 1);
     uint8_t *mine = calloc(1, PAYLOAD_MAX);
-    double *samples = malloc(o->iters * sizeof(*samples));
-    uint64_t total = o->warmup + o->iters, n = 0;
+    double *samples = malloc(iters * sizeof(*samples));
+    uint64_t total = warmup + iters, n = 0;
+    double median;
     double end = bu_now_s() + o->max_seconds;
     struct bu_json j;
     pid_t pid;
@@ -138,6 +183,8 @@ pingpong(const struct opts *o, uint64_t payload)
     pid = fork();
     if (pid == 0) {
         uint64_t seen = 0;
+
+        (void) bu_pin_self(o->cpu_peer, "floor_shm"); /* checked in main */
         while (!atomic_load(&s->stop)) {
             uint64_t p = atomic_load_explicit(&s->ping, memory_order_acquire);
             if (p != seen) {
@@ -159,35 +206,53 @@ pingpong(const struct opts *o, uint64_t payload)
         atomic_store_explicit(&s->ping, i, memory_order_release);
         while (atomic_load_explicit(&s->pong, memory_order_acquire) != i)
             ;
-        if (i > o->warmup)
+        if (i > warmup)
             samples[n++] = (double) (bu_now_ns() - t0) / 1000.0;
-        if (i == o->warmup || (i < o->warmup && bu_now_s() > end)) {
+        if (i == warmup || (i < warmup && bu_now_s() > end)) {
             end = bu_now_s() + o->max_seconds;
-            i = o->warmup;
+            i = warmup;
         } else if ((i & 1023) == 0 && bu_now_s() > end) {
             break;
         }
     }
     atomic_store(&s->stop, 1);
     waitpid(pid, NULL, 0);
-    printf("floor_shm pingpong busy procs=2 payload=%-6" PRIu64
-           ": round trip median %8.2f us  p99 %8.2f us  min %8.2f us  (%" PRIu64
-           " round trips)\n",
-           payload, bu_quantile(samples, n, 0.5), bu_quantile(samples, n, 0.99),
-           bu_quantile(samples, n, 0), n);
-    bu_json_begin(&j, "floor_shm");
-    bu_json_str(&j, "metric", "pingpong");
-    bu_json_str(&j, "mode", "busy");
-    bu_json_u64(&j, "procs", 2);
-    bu_json_u64(&j, "payload", payload);
-    bu_json_u64(&j, "iters", n);
-    bu_json_dbl(&j, "median_us", bu_quantile(samples, n, 0.5));
-    bu_json_dbl(&j, "p99_us", bu_quantile(samples, n, 0.99));
-    bu_json_dbl(&j, "min_us", bu_quantile(samples, n, 0));
-    bu_json_end(&j);
+    median = bu_quantile(samples, n, 0.5);
+    if (metric != NULL) {
+        printf("floor_shm %s busy procs=2 payload=%-6" PRIu64
+               ": round trip median %8.2f us  p99 %8.2f us  min %8.2f us  "
+               "(%" PRIu64 " round trips)\n",
+               metric, payload, median, bu_quantile(samples, n, 0.99),
+               bu_quantile(samples, n, 0), n);
+        bu_json_begin(&j, "floor_shm");
+        bu_json_str(&j, "metric", metric);
+        bu_json_str(&j, "mode", "busy");
+        bu_json_u64(&j, "procs", 2);
+        bu_json_u64(&j, "payload", payload);
+        bu_json_u64(&j, "iters", n);
+        bu_json_dbl(&j, "median_us", median);
+        bu_json_dbl(&j, "p99_us", bu_quantile(samples, n, 0.99));
+        bu_json_dbl(&j, "min_us", bu_quantile(samples, n, 0));
+        bu_json_end(&j);
+    }
     free(samples);
     free(mine);
     munmap(s, map);
+    return median;
+}
+
+/* The state probe: a short ping-pong of one line between the two
+ * processes. A guest's two CPUs move between the host's cores while it
+ * runs, and this round trip tells where they are (here: 0.09 us on one
+ * core's two threads, 0.14 us on two cores that share a cache, 0.5 us
+ * apart); copying between them costs accordingly. */
+#define PROBE_ITERS 5000u
+#define PROBE_WARMUP 1000u
+
+static double
+line_probe(const struct opts *o, const char *metric)
+{
+    return pingpong(o, 0, PROBE_ITERS, PROBE_WARMUP, metric);
 }
 
 /* The ring of the msgrate floor: the consumer's count of messages read,
@@ -195,10 +260,44 @@ pingpong(const struct opts *o, uint64_t payload)
 struct msg_ring {
     _Atomic uint64_t head;
     _Atomic uint64_t total; /* lowered when the time bound cuts the run */
-    uint8_t pad[48];
+    _Atomic int ready;      /* the consumer runs (on its CPU)          */
+    uint8_t pad[44];
     uint8_t data[MSG_RING];
 };
 
+/* The consumer of msgrate: takes r->total messages (or fewer, when the
+ * producer lowers it) and exits. */
+static void
+msgrate_consumer(const struct opts *o, struct msg_ring *r, size_t rec,
+                 uint64_t payload, uint8_t *mine)
+{
+    uint64_t pos = 0;
+
+    (void) bu_pin_self(o->cpu_peer, "floor_shm"); /* checked in main */
+    atomic_store(&r->ready, 1);
+    for (uint64_t i = 0; i < atomic_load(&r->total); i++) {
+        size_t off = msg_ring_off(&pos, rec);
+        _Atomic uint64_t *mark = (_Atomic uint64_t *) (void *) (r->data + off);
+
+        while (atomic_load_explicit(mark, memory_order_acquire) != pos)
+            if (i >= atomic_load(&r->total))
+                _exit(0);
+        memcpy(mine, r->data + off + 64, payload);
+        pos += rec;
+        atomic_store_explicit(&r->head, i + 1, memory_order_release);
+    }
+    _exit(0);
+}
+
+/*
+ * The msgrate floor. The consumer is forked and the producer waits until it
+ * runs, then sends o->warmup messages untimed: a forked child starts on its
+ * parent's CPU, and until the scheduler moves it the two share one CPU
+ * (a run of 100,000 2 KiB messages timed from the fork measured 0.8 M/s
+ * where a longer one measured 3 to 4 M/s). The timed messages are cut in
+ * MSG_WINDOWS equal windows; the rate is the median window's, as
+ * hg_rate's is, with the whole run's beside it.
+ */
 static void
 msgrate(const struct opts *o, uint64_t payload)
 {
@@ -206,78 +305,100 @@ msgrate(const struct opts *o, uint64_t payload)
     struct msg_ring *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     uint8_t *mine = malloc(payload);
-    uint64_t count = o->iters, tail = 0, t0, t1;
-    double secs;
+    uint64_t count = o->iters, total = o->warmup + o->iters, tail = 0;
+    uint64_t win = o->iters / MSG_WINDOWS, t[MSG_WINDOWS + 1] = {0};
+    uint64_t first = UINT64_MAX, tend;
+    double rates[MSG_WINDOWS], secs, end, line_before, line_after;
+    unsigned nwin = 0;
+    bool cut = false;
     struct bu_json j;
     pid_t pid;
 
     if (r == MAP_FAILED || mine == NULL)
         exit(1);
+    line_before = line_probe(o, NULL);
     memset(r, 0xff, sizeof(*r));
     atomic_store(&r->head, 0);
-    atomic_store(&r->total, count);
+    atomic_store(&r->total, total);
+    atomic_store(&r->ready, 0);
     pid = fork();
-    if (pid == 0) {
-        uint64_t pos = 0;
-        for (uint64_t i = 0; i < atomic_load(&r->total); i++) {
-            size_t off = pos % MSG_RING;
-            _Atomic uint64_t *mark;
-
-            if (off + rec > MSG_RING) {
-                pos += MSG_RING - off;
-                off = 0;
-            }
-            mark = (_Atomic uint64_t *) (void *) (r->data + off);
-            while (atomic_load_explicit(mark, memory_order_acquire) != pos)
-                if (i >= atomic_load(&r->total))
-                    _exit(0);
-            memcpy(mine, r->data + off + 64, payload);
-            pos += rec;
-            atomic_store_explicit(&r->head, i + 1, memory_order_release);
-        }
-        _exit(0);
-    }
+    if (pid == 0)
+        msgrate_consumer(o, r, rec, payload, mine);
     memset(mine, 7, payload);
-    t0 = bu_now_ns();
-    for (uint64_t i = 0; i < count; i++) {
-        size_t off = tail % MSG_RING;
+    while (!atomic_load(&r->ready))
+        ;
+    end = bu_now_s() + o->max_seconds;
+    for (uint64_t i = 0; i < total; i++) {
+        size_t off;
 
-        if ((i & 1023) == 1023 &&
-            (double) (bu_now_ns() - t0) / 1e9 > o->max_seconds) {
-            count = i;
-            atomic_store(&r->total, count);
+        if (first == UINT64_MAX &&
+            (i == o->warmup || ((i & 1023) == 1023 && bu_now_s() > end))) {
+            /* The timed part starts here (the warm-up is time-bounded too). */
+            first = i;
+            total = i + count;
+            atomic_store(&r->total, total);
+            t[0] = bu_now_ns();
+            end = bu_now_s() + o->max_seconds;
+        } else if (first != UINT64_MAX && win != 0 && (i - first) % win == 0 &&
+                   nwin + 1 < MSG_WINDOWS) {
+            t[++nwin] = bu_now_ns();
+        } else if (first != UINT64_MAX && (i & 1023) == 1023 &&
+                   bu_now_s() > end) {
+            /* The time bound: the messages sent so far are the run, and
+             * the windows that ended before it. */
+            count = i - first;
+            total = i;
+            atomic_store(&r->total, total);
+            cut = true;
             break;
         }
         while (i - atomic_load_explicit(&r->head, memory_order_acquire) >=
                MSG_WINDOW)
             ;
-        if (off + rec > MSG_RING) {
-            tail += MSG_RING - off;
-            off = 0;
-        }
+        off = msg_ring_off(&tail, rec);
         memcpy(r->data + off + 64, mine, payload);
         atomic_store_explicit((_Atomic uint64_t *) (void *) (r->data + off),
                               tail, memory_order_release);
         tail += rec;
     }
-    while (atomic_load_explicit(&r->head, memory_order_acquire) < count)
+    while (atomic_load_explicit(&r->head, memory_order_acquire) < total)
         ;
-    t1 = bu_now_ns();
+    tend = bu_now_ns();
+    if (!cut && win != 0)
+        t[++nwin] = tend;
+    secs = (double) (tend - t[0]) / 1e9;
     waitpid(pid, NULL, 0);
-    secs = (double) (t1 - t0) / 1e9;
-    printf("floor_shm msgrate busy procs=2 payload=%-6" PRIu64
-           ": %10.0f messages/s, %u unacknowledged at most (%" PRIu64
-           " messages in %.3f s)\n",
-           payload, (double) count / secs, MSG_WINDOW, count, secs);
-    bu_json_begin(&j, "floor_shm");
-    bu_json_str(&j, "metric", "msgrate");
-    bu_json_str(&j, "mode", "busy");
-    bu_json_u64(&j, "procs", 2);
-    bu_json_u64(&j, "payload", payload);
-    bu_json_u64(&j, "window", MSG_WINDOW);
-    bu_json_u64(&j, "count", count);
-    bu_json_dbl(&j, "msg_per_s", (double) count / secs);
-    bu_json_end(&j);
+    line_after = line_probe(o, NULL);
+    for (unsigned k = 0; k < nwin; k++) {
+        /* The last window of a whole run also has the remainder. */
+        uint64_t msgs =
+            !cut && k + 1 == nwin ? count - (uint64_t) k * win : win;
+
+        rates[k] = (double) msgs / ((double) (t[k + 1] - t[k] + 1) / 1e9);
+    }
+    {
+        double rate =
+            nwin > 0 ? bu_quantile(rates, nwin, 0.5) : (double) count / secs;
+
+        printf("floor_shm msgrate busy procs=2 payload=%-6" PRIu64
+               ": %10.0f messages/s, %u unacknowledged at most (median of %u "
+               "windows; %" PRIu64 " messages in %.3f s: %.0f/s)\n",
+               payload, rate, MSG_WINDOW, nwin, count, secs,
+               (double) count / secs);
+        bu_json_begin(&j, "floor_shm");
+        bu_json_str(&j, "metric", "msgrate");
+        bu_json_str(&j, "mode", "busy");
+        bu_json_u64(&j, "procs", 2);
+        bu_json_u64(&j, "payload", payload);
+        bu_json_u64(&j, "window", MSG_WINDOW);
+        bu_json_u64(&j, "count", count);
+        bu_json_u64(&j, "windows", nwin);
+        bu_json_dbl(&j, "msg_per_s", rate);
+        bu_json_dbl(&j, "msg_per_s_whole", (double) count / secs);
+        bu_json_dbl(&j, "cpu_line_us_before", line_before);
+        bu_json_dbl(&j, "cpu_line_us_after", line_after);
+        bu_json_end(&j);
+    }
     free(mine);
     munmap(r, sizeof(*r));
 }
@@ -400,9 +521,18 @@ main(int argc, char **argv)
     pid_t pid;
 
     parse(argc, argv, &o);
-    pingpong(&o, 0);
+    /* Both CPUs are tried here, the peer's first, so that a forked
+     * process's own pinning cannot fail. */
+    if (bu_pin_self(o.cpu_peer, "floor_shm") != 0 ||
+        bu_pin_self(o.cpu_self, "floor_shm") != 0)
+        return 1;
+    if (o.probe) {
+        line_probe(&o, "probe");
+        return 0;
+    }
+    pingpong(&o, 0, o.iters, o.warmup, "pingpong");
     for (unsigned i = 0; i < o.npayloads; i++) {
-        pingpong(&o, o.payloads[i]);
+        pingpong(&o, o.payloads[i], o.iters, o.warmup, "pingpong");
         msgrate(&o, o.payloads[i]);
     }
     for (unsigned i = 0; i < o.nsizes; i++)
@@ -416,6 +546,7 @@ main(int argc, char **argv)
     /* The child keeps the same buffer at the same address (fork). */
     pid = fork();
     if (pid == 0) {
+        (void) bu_pin_self(o.cpu_peer, "floor_shm"); /* checked above */
         pause();
         _exit(0);
     }
@@ -431,8 +562,10 @@ main(int argc, char **argv)
         atomic_init(&c->seq, 0);
         atomic_init(&c->ack, 0);
         pid = fork();
-        if (pid == 0)
+        if (pid == 0) {
+            (void) bu_pin_self(o.cpu_peer, "floor_shm"); /* checked above */
             split_child(c, src);
+        }
         for (unsigned i = 0; i < o.nsizes; i++)
             copy_bw(&o, o.sizes[i], COPY_CMA2, pid, c, src);
         c->size = 0;

@@ -76,23 +76,6 @@ static uint64_t ft_sndbuf;
 /* A fetch request that ends the run: the peer's percentiles follow. */
 #define FT_FETCH_DONE UINT64_MAX
 
-/* Pin the calling thread to `cpu` (nothing when -1). */
-static int
-pin_self(int cpu)
-{
-    cpu_set_t set;
-
-    if (cpu < 0)
-        return 0;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
-        fprintf(stderr, "floor_tcp: cannot pin to CPU %d\n", cpu);
-        return -1;
-    }
-    return 0;
-}
-
 struct peer {
     int fd;
     enum peer_job job;
@@ -337,7 +320,7 @@ peer_main(void *arg)
 {
     struct peer *p = arg;
 
-    if (pin_self(p->cpu) != 0) {
+    if (bu_pin_self(p->cpu, "floor_tcp") != 0) {
         p->result = -1;
         return NULL;
     }
@@ -721,13 +704,7 @@ main(int argc, char **argv)
             ok = bu_parse_u64(v, &procs) && (procs == 1 || procs == 2);
             o.procs = (int) procs;
         } else if (strcmp(a, "--pin") == 0) {
-            unsigned a_cpu, b_cpu;
-            char end;
-
-            ok = sscanf(v, "%u,%u%c", &a_cpu, &b_cpu, &end) == 2 &&
-                 a_cpu < CPU_SETSIZE && b_cpu < CPU_SETSIZE;
-            o.cpu_self = (int) a_cpu;
-            o.cpu_peer = (int) b_cpu;
+            ok = bu_parse_pin(v, &o.cpu_self, &o.cpu_peer);
         } else if (strcmp(a, "--sndbuf") == 0) {
             ok = bu_parse_size(v, &ft_sndbuf) && ft_sndbuf > 0 &&
                  ft_sndbuf <= (64u << 20);
@@ -749,7 +726,7 @@ main(int argc, char **argv)
         o.min_reps = o.max_reps;
     /* A peer that dies must not kill us with SIGPIPE; send() reports it. */
     signal(SIGPIPE, SIG_IGN);
-    if (pin_self(o.cpu_self) != 0)
+    if (bu_pin_self(o.cpu_self, "floor_tcp") != 0)
         return 1;
 
     if (o.do_pingpong) {
