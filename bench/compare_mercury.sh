@@ -24,13 +24,14 @@
 #     floor_shm unless --tcp-only (a shared cache line's ping-pong, memcpy
 #     and process_vm_readv).
 # The load average is recorded at the start and after every round.
-# With --pin, each shared-memory run is framed by two state probes
+# With --pin, each run (and floor_tcp's) is framed by two state probes
 # (floor_shm --probe: one cache line's round trip between CPUs 1 and 0),
 # recorded in its lines as "cpu_line_us_before" and "_after", and
 # floor_shm's message runs carry the same: a guest's two CPUs move between
 # the host's cores (here 0.09 us on one core, 0.14 us on two that share a
-# cache, 0.5 us apart), and the summary sets a floor beside RPCs only when
-# both ran with the CPUs in one place.
+# cache, 0.5 us apart). The summary sets a floor beside RPCs only when
+# both ran with the CPUs in one place, and a target's round in which they
+# moved is shown but not counted.
 # Server and client are two processes unless --one-process. Rates are the
 # median window of each run (see hg_rate.c); then the median over rounds.
 # Every record carries its round, and a last table gives issue 27's
@@ -205,9 +206,9 @@ run_pair() {
     [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"
     local line_before="" line_after=""
-    # A pinned shared-memory run is framed by two state probes: where the
-    # guest's CPUs were, before it and after (floor_shm --probe).
-    [ "$fabric" = shm ] && [ "${#pin_cli[@]}" -gt 0 ] && line_before=$(line_probe)
+    # A pinned run is framed by two state probes: where the guest's CPUs
+    # were, before it and after (floor_shm --probe).
+    [ "${#pin_cli[@]}" -gt 0 ] && line_before=$(line_probe)
     if [ "$procs" -eq 2 ]; then
         timeout 300 "${rtp[@]}" "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode "$run_mode" \
             --server-seconds 240 "$info" >>"$log" 2>&1 &
@@ -282,9 +283,14 @@ for r in $(seq "$rounds"); do
                 --sizes 64K,1M,16M
     done
     if [ -x "$floor" ] && [ "$tcp_runs" -eq 1 ]; then
+        line_before="" line_after=""
+        [ "${#pin_cli[@]}" -gt 0 ] && line_before=$(line_probe)
         timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
-            --sndbuf "$tcp_sndbuf" ${pin_cli:+--pin 1,0} "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' |
-            sed "s/^{/{\"lib\":\"floor\",\"fabric\":\"tcp\",\"round\":$round,/" >>"$out/records.jsonl"
+            --sndbuf "$tcp_sndbuf" ${pin_cli:+--pin 1,0} "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' >"$out/run.$$"
+        [ -n "$line_before" ] && line_after=$(line_probe)
+        sed "s/^{/{\"lib\":\"floor\",\"fabric\":\"tcp\",\"round\":$round,${line_before:+\"cpu_line_us_before\":$line_before,\"cpu_line_us_after\":$line_after,}/" \
+            "$out/run.$$" >>"$out/records.jsonl"
+        rm -f "$out/run.$$"
     fi
     if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then
         timeout 300 "${rt[@]}" "$floor_shm" --sizes 2K,64K,1M,16M "${bw_args[@]}" \

@@ -260,6 +260,13 @@ def one_place(*groups):
     return max(vals) / min(vals) <= SAME_PLACE
 
 
+def moved_cpus(groups):
+    """True when the runs behind a value all carry state probes and the
+    probes do not name one place: the value compares runs made with the
+    CPUs in different places (or a run during which they moved)."""
+    return all(groups) and not one_place(*groups)
+
+
 def places(m):
     """The probes of the sm runs and the floor, for the targets' table."""
     cells = []
@@ -320,11 +327,19 @@ def targets_table(recs):
                      if isinstance(r.get("round"), int)})
     if not rounds:
         return
-    rows = []  # (label, [value per round], format, test or None)
+    # (label, [value per round], format, test or None, [moved per round])
+    rows = []
     cols = {rnd: per_round(recs, rnd) for rnd in rounds}
 
-    def add(label, fn, form, test=None):
-        rows.append((label, [fn(cols[rnd]) for rnd in rounds], form, test))
+    def add(label, fn, form, test=None, where=None):
+        """where(m): the groups of state probes of the runs a round's
+        value comes from; when every group has probes and they name more
+        than one place of the CPUs, the round's value is marked and its
+        verdict not counted."""
+        moved = [where is not None and moved_cpus(where(cols[rnd]))
+                 for rnd in rounds]
+        rows.append((label, [fn(cols[rnd]) for rnd in rounds], form, test,
+                     moved))
 
     def sm_min_ratio(m):
         ours, theirs = m.sweep("qs"), m.sweep("mercury")
@@ -362,7 +377,8 @@ def targets_table(recs):
     add("sm: a 2 KiB input keeps >= 80% of the empty rate, 16 in flight",
         lambda m: ratio_of(m.rate("qs", "shm", 16, payload=2048),
                            m.rate("qs", "shm", 16)),
-        pct, lambda v: v >= 0.80)
+        pct, lambda v: v >= 0.80,
+        lambda m: (m.lines("qs", "shm", "hg_rate", "rate"),))
     add("  floor: floor_shm, 2 KiB messages/s, 16 unacknowledged",
         lambda m: m.floor("shm", "msgrate", "msg_per_s", payload=2048),
         "{:,.0f}/s")
@@ -377,7 +393,9 @@ def targets_table(recs):
         "floor's message runs (no bound where they differ by more than "
         f"{SAME_PLACE}x)", places, "{}")
     add("sm >= 2x Mercury's na+sm at every swept size up to the eager "
-        "limit (the least ratio)", sm_min_ratio, times, lambda v: v >= 2.0)
+        "limit (the least ratio)", sm_min_ratio, times, lambda v: v >= 2.0,
+        lambda m: (m.lines("qs", "shm", "hg_rate", "rate"),
+                   m.lines("mercury", "shm", "hg_rate", "rate")))
     for lib, fabric, ours, theirs in (("qs", "shm", "sm", "na+sm"),
                                       ("native", "tcp", "native tcp",
                                        "ofi+tcp")):
@@ -386,7 +404,11 @@ def targets_table(recs):
                 lambda m, lib=lib, fabric=fabric, size=size: ratio_of(
                     m.pull(lib, fabric, size),
                     m.pull("mercury", fabric, size)),
-                times, lambda v: v >= 1.1)
+                times, lambda v: v >= 1.1,
+                lambda m, lib=lib, fabric=fabric, size=size: (
+                    m.lines(lib, fabric, "hg_bw", "pull", size=size),
+                    m.lines("mercury", fabric, "hg_bw", "pull",
+                            size=size)))
             pull_floors(add, fabric, size, name, tcp_sndbuf_note(recs))
 
     for mode in ("busy", "wait"):
@@ -396,12 +418,19 @@ def targets_table(recs):
                 lambda m, mode=mode, inflight=inflight: ratio_of(
                     m.rate("qs", "tcp", inflight, mode),
                     m.rate("mercury", "tcp", inflight, mode)),
-                times, lambda v: v >= 1.0)
+                times, lambda v: v >= 1.0,
+                lambda m, mode=mode, inflight=inflight: tuple(
+                    m.lines(lib, "tcp", "hg_rate", "rate", mode=mode,
+                            inflight=inflight)
+                    for lib in ("qs", "mercury")))
     add("native tcp busy round trip <= 1.3x the raw TCP ping-pong",
         lambda m: ratio_of(m.lat("native", "tcp"),
                            m.floor("tcp", "pingpong", "median_us",
                                    mode="busy")),
-        times, lambda v: v <= 1.3)
+        times, lambda v: v <= 1.3,
+        lambda m: (m.lines("native", "tcp", "hg_rate", "latency"),
+                   m.lines("floor", "tcp", "floor_tcp", "pingpong",
+                           mode="busy")))
     add("  floor: raw TCP ping-pong",
         lambda m: m.floor("tcp", "pingpong", "median_us", mode="busy"),
         "{:.2f} us")
@@ -415,16 +444,26 @@ def targets_table(recs):
     print("| target | " + " | ".join(f"round {r}" for r in rounds) +
           " | met |")
     print("|---" * (len(rounds) + 2) + "|")
-    for label, values, form, test in rows:
-        cells = [form.format(v) if v is not None else "-" for v in values]
+    for label, values, form, test, moved in rows:
+        cells = [(form.format(v) + (" (CPUs moved)" if mv else ""))
+                 if v is not None else "-" for v, mv in zip(values, moved)]
         if test is None:
             met = ""
         else:
-            got = [v for v in values if v is not None]
+            got = [v for v, mv in zip(values, moved)
+                   if v is not None and not mv]
+            n_moved = sum(1 for v, mv in zip(values, moved)
+                          if v is not None and mv)
             n_met = sum(1 for v in got if test(v))
             met = f"{n_met} of {len(values)}"
-            if len(got) < len(values):
-                met += f" ({len(values) - len(got)} not measured)"
+            notes = []
+            missing = sum(1 for v in values if v is None)
+            if missing:
+                notes.append(f"{missing} not measured")
+            if n_moved:
+                notes.append(f"{n_moved} not counted: the CPUs moved")
+            if notes:
+                met += " (" + "; ".join(notes) + ")"
         print(f"| {label} | " + " | ".join(cells) + f" | {met} |")
 
 
