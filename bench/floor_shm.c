@@ -129,7 +129,7 @@ parse(int argc, char **argv, struct opts *o)
             continue;
         }
         if (strcmp(a, "--iters") == 0 && ok)
-            ok = bu_parse_u64(v, &o->iters);
+            ok = bu_parse_u64(v, &o->iters) && o->iters > 0;
         else if (strcmp(a, "--warmup") == 0 && ok)
             ok = bu_parse_u64(v, &o->warmup);
         else if (strcmp(a, "--bytes") == 0 && ok)
@@ -181,6 +181,10 @@ pingpong(const struct opts *o, uint64_t payload, uint64_t iters,
         exit(1);
     memset(s, 0, map);
     pid = fork();
+    if (pid < 0) {
+        perror("floor_shm: fork");
+        exit(1);
+    }
     if (pid == 0) {
         uint64_t seen = 0;
 
@@ -322,6 +326,10 @@ msgrate(const struct opts *o, uint64_t payload)
     atomic_store(&r->total, total);
     atomic_store(&r->ready, 0);
     pid = fork();
+    if (pid < 0) {
+        perror("floor_shm: fork");
+        exit(1);
+    }
     if (pid == 0)
         msgrate_consumer(o, r, rec, payload, mine);
     memset(mine, 7, payload);
@@ -545,6 +553,10 @@ main(int argc, char **argv)
         copy_bw(&o, o.sizes[i], COPY_MEMCPY, 0, NULL, src);
     /* The child keeps the same buffer at the same address (fork). */
     pid = fork();
+    if (pid < 0) {
+        perror("floor_shm: fork");
+        return 1;
+    }
     if (pid == 0) {
         (void) bu_pin_self(o.cpu_peer, "floor_shm"); /* checked above */
         pause();
@@ -562,6 +574,10 @@ main(int argc, char **argv)
         atomic_init(&c->seq, 0);
         atomic_init(&c->ack, 0);
         pid = fork();
+        if (pid < 0) {
+            perror("floor_shm: fork");
+            return 1;
+        }
         if (pid == 0) {
             (void) bu_pin_self(o.cpu_peer, "floor_shm"); /* checked above */
             split_child(c, src);
