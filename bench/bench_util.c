@@ -4,9 +4,9 @@
 #include "bench_util.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <inttypes.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -191,6 +191,18 @@ line_probe() {
         sed -n 's/^{.*"median_us":\([0-9.e+-]*\).*/\1/p'
 }
 
+# tag_records LIB FABRIC [BEFORE AFTER]: the JSON lines on stdin tagged
+# with the library, the fabric, the round ($round) and, when both are
+# given, the state probes around their run; appended to
+# $out/records.jsonl.
+tag_records() {
+    local probes=""
+    [ -n "${3:-}" ] && [ -n "${4:-}" ] &&
+        probes="\"cpu_line_us_before\":$3,\"cpu_line_us_after\":$4,"
+    sed "s/^{/{\"lib\":\"$1\",\"fabric\":\"$2\",\"round\":$round,$probes/" \
+        >>"$out/records.jsonl"
+}
+
 # run_pair TOOL LIB INFO ARGS...: one measurement, JSON lines tagged with
 # the library, the fabric and the round ($round) appended to
 # $out/records.jsonl.
@@ -205,11 +217,11 @@ run_pair() {
     # The native plugin runs our binaries.
     [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"
-    local line_before="" line_after=""
-    # A pinned run is framed by two state probes: where the guest's CPUs
-    # were, before it and after (floor_shm --probe).
-    [ "${#pin_cli[@]}" -gt 0 ] && line_before=$(line_probe)
     if [ "$procs" -eq 2 ]; then
+        local line_before="" line_after=""
+        # A pinned run is framed by two state probes: where the guest's
+        # CPUs were, before it and after (floor_shm --probe).
+        [ "${#pin_cli[@]}" -gt 0 ] && line_before=$(line_probe)
         timeout 300 "${rtp[@]}" "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode "$run_mode" \
             --server-seconds 240 "$info" >>"$log" 2>&1 &
         spid=$!
@@ -227,14 +239,11 @@ run_pair() {
         rc=${PIPESTATUS[0]}
         wait "$spid" 2>/dev/null
         [ -n "$line_before" ] && line_after=$(line_probe)
-        sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",\"round\":$round,${line_before:+\"cpu_line_us_before\":$line_before,\"cpu_line_us_after\":$line_after,}/" \
-            "$out/run.$$" >>"$out/records.jsonl"
+        tag_records "$which" "$fabric" "$line_before" "$line_after" <"$out/run.$$"
         rm -f "$out/run.$$"
     else
         timeout 300 "${rtp[@]}" "$bin" --mode busy --driver thread "$@" "$info" \
-            2>>"$log" | tee -a "$log" | grep '^{' |
-            sed "s/^{/{\"lib\":\"$which\",\"fabric\":\"$fabric\",\"round\":$round,/" \
-                >>"$out/records.jsonl"
+            2>>"$log" | tee -a "$log" | grep '^{' | tag_records "$which" "$fabric"
         rc=${PIPESTATUS[0]}
     fi
     return "$rc"
@@ -288,16 +297,14 @@ for r in $(seq "$rounds"); do
         timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
             --sndbuf "$tcp_sndbuf" ${pin_cli:+--pin 1,0} "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' >"$out/run.$$"
         [ -n "$line_before" ] && line_after=$(line_probe)
-        sed "s/^{/{\"lib\":\"floor\",\"fabric\":\"tcp\",\"round\":$round,${line_before:+\"cpu_line_us_before\":$line_before,\"cpu_line_us_after\":$line_after,}/" \
-            "$out/run.$$" >>"$out/records.jsonl"
+        tag_records floor tcp "$line_before" "$line_after" <"$out/run.$$"
         rm -f "$out/run.$$"
     fi
     if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then
         timeout 300 "${rt[@]}" "$floor_shm" --sizes 2K,64K,1M,16M "${bw_args[@]}" \
             ${pin_cli:+--pin 1,0} \
             ${floor_payload:+--payload "$floor_payload"} \
-            2>>"$log" | tee -a "$log" | grep '^{' |
-            sed "s/^{/{\"lib\":\"floor\",\"fabric\":\"shm\",\"round\":$round,/" >>"$out/records.jsonl"
+            2>>"$log" | tee -a "$log" | grep '^{' | tag_records floor shm
     fi
     uptime >>"$out/load.txt"
 done

@@ -367,7 +367,7 @@ def targets_table(recs):
                   m.lines("floor", "shm", "floor_shm", "msgrate",
                           payload=2048),
                   m.lines("floor", "shm", "floor_shm", "msgrate", payload=8))
-        if any(probed) and not one_place(*probed):
+        if moved_cpus(probed):
             return None
         cost = 1.0 / empty
         return cost / (cost + max(1.0 / f2k - 1.0 / f8, 0.0))

@@ -295,12 +295,11 @@ msgrate_consumer(const struct opts *o, struct msg_ring *r, size_t rec,
 
 /*
  * The msgrate floor. The consumer is forked and the producer waits until it
- * runs, then sends o->warmup messages untimed: a forked child starts on its
- * parent's CPU, and until the scheduler moves it the two share one CPU
- * (a run of 100,000 2 KiB messages timed from the fork measured 0.8 M/s
- * where a longer one measured 3 to 4 M/s). The timed messages are cut in
- * MSG_WINDOWS equal windows; the rate is the median window's, as
- * hg_rate's is, with the whole run's beside it.
+ * runs, then sends o->warmup messages untimed, so that neither the fork nor
+ * a cold ring is in the timed part. The timed messages are cut in
+ * MSG_WINDOWS equal windows; the rate is the median window's, as hg_rate's
+ * is, with the whole run's beside it. What the rate mostly follows is where
+ * the two CPUs are, which the probes before and after record.
  */
 static void
 msgrate(const struct opts *o, uint64_t payload)
