@@ -348,29 +348,31 @@ def targets_table(recs):
             return None
         return min(ours[s] / theirs[s] for s in common)
 
-    def sm_share_bound(m):
+    def sm_share_ceiling(m):
         """The most of its empty rate an sm RPC can keep with a 2 KiB
-        input if carrying the 2 KiB costs what it costs floor_shm (the
-        same copy in and out, 16 unacknowledged): empty time / (empty
-        time + the floor's time per 2 KiB message less its time per 8 B
-        message). Above the target's 80%, the target is within reach of
-        the copies; below it, only by copying faster than the floor."""
+        input: a 2 KiB RPC moves 2 KiB from one process to the other, 16
+        in flight, so it runs no faster than floor_shm moves 2 KiB
+        messages with 16 unacknowledged; that rate over the empty RPC
+        rate. Below the target's 80%, the target is out of reach in that
+        round. When the RPCs ran faster than the floor, the floor is no
+        floor, and the cell says so instead of bounding anything."""
         empty = m.rate("qs", "shm", 16)
+        kept = m.rate("qs", "shm", 16, payload=2048)
         f2k = m.floor("shm", "msgrate", "msg_per_s", payload=2048)
-        f8 = m.floor("shm", "msgrate", "msg_per_s", payload=8)
-        if not empty or not f2k or not f8:
+        if not empty or not f2k:
             return None
         # Records with state probes are paired only when the CPUs were in
-        # one place for the RPCs and for both floors; a floor measured
-        # with the CPUs on one core prices nothing measured across two.
+        # one place for the RPCs and for the floor; a floor measured with
+        # the CPUs on one core prices nothing measured across two.
         probed = (m.lines("qs", "shm", "hg_rate", "rate"),
                   m.lines("floor", "shm", "floor_shm", "msgrate",
-                          payload=2048),
-                  m.lines("floor", "shm", "floor_shm", "msgrate", payload=8))
+                          payload=2048))
         if moved_cpus(probed):
             return None
-        cost = 1.0 / empty
-        return cost / (cost + max(1.0 / f2k - 1.0 / f8, 0.0))
+        ceiling = f"{min(f2k / empty, 1.0):.0%}"
+        if kept is not None and kept > f2k:
+            return ceiling + " (the 2 KiB RPCs ran faster than this floor)"
+        return ceiling
 
     pct = "{:.0%}"
     times = "{:.2f}x"
@@ -385,12 +387,12 @@ def targets_table(recs):
     add("  floor: floor_shm, 8 B messages/s, 16 unacknowledged",
         lambda m: m.floor("shm", "msgrate", "msg_per_s", payload=8),
         "{:,.0f}/s")
-    add("  bound from those floors: the share an empty RPC at this run's "
-        "rate keeps if 2 KiB adds only the floor's cost of 2 KiB over 8 B",
-        sm_share_bound, pct)
+    add("  ceiling from the floor: the share kept by 2 KiB RPCs at the "
+        "floor's rate of 2 KiB messages (that rate / the empty RPC rate)",
+        sm_share_ceiling, "{}")
     add("  the CPUs' place: one line's round trip between them (us), "
         "lowest-highest of the probes before and after the sm runs and the "
-        "floor's message runs (no bound where they differ by more than "
+        "floor's message runs (no ceiling where they differ by more than "
         f"{SAME_PLACE}x)", places, "{}")
     add("sm >= 2x Mercury's na+sm at every swept size up to the eager "
         "limit (the least ratio)", sm_min_ratio, times, lambda v: v >= 2.0,
