@@ -25,13 +25,16 @@
 #     and process_vm_readv).
 # The load average is recorded at the start and after every round.
 # With --pin, each run (and floor_tcp's) is framed by two state probes
-# (floor_shm --probe: one cache line's round trip between CPUs 1 and 0),
-# recorded in its lines as "cpu_line_us_before" and "_after", and
-# floor_shm's message runs carry the same: a guest's two CPUs move between
-# the host's cores (here 0.09 us on one core, 0.14 us on two that share a
-# cache, 0.5 us apart). The summary sets a floor beside RPCs only when
-# both ran with the CPUs in one place, and a target's round in which they
-# moved is shown but not counted.
+# (floor_shm --probe: one cache line's round trip between CPUs 1 and 0,
+# and the slower CPU's 2 KiB copy in cache), recorded in its lines as
+# "cpu_line_us_before" and "_after", "cpu_copy_ns_before" and "_after",
+# and floor_shm's message runs carry the same: a guest's two CPUs move
+# between the host's cores (here 0.09 us on one core, 0.14 us on two that
+# share a cache, 0.5 us apart), and one slows while the host runs
+# something else beside it. The summary sets a floor beside RPCs only
+# when both ran with the CPUs in one place and neither slowed, and a
+# target's round in which they moved or one slowed is shown but not
+# counted.
 # Server and client are two processes unless --one-process. Rates are the
 # median window of each run (see hg_rate.c); then the median over rounds.
 # Every record carries its round, and a last table gives issue 27's
@@ -183,22 +186,28 @@ else
     bw_args=(--bytes 256M --max-seconds 5)
 fi
 
-# line_probe: the round trip of one cache line between CPUs 1 and 0 now,
-# in us (floor_shm --probe), or nothing without floor_shm.
+# line_probe: the state of CPUs 1 and 0 now (floor_shm --probe): the
+# round trip of one cache line between them in us, then the slower one's
+# 2 KiB copy in cache in ns; nothing without floor_shm.
 line_probe() {
     [ -x "$floor_shm" ] || return 0
     "${rt[@]}" "$floor_shm" --probe --pin 1,0 2>>"$log" |
-        sed -n 's/^{.*"median_us":\([0-9.e+-]*\).*/\1/p'
+        sed -n 's/^{.*"median_us":\([0-9.e+-]*\).*"copy_ns":\([0-9.e+-]*\).*/\1 \2/p'
 }
 
 # tag_records LIB FABRIC [BEFORE AFTER]: the JSON lines on stdin tagged
 # with the library, the fabric, the round ($round) and, when both are
-# given, the state probes around their run; appended to
-# $out/records.jsonl.
+# given, the state probes around their run (line_probe's two numbers
+# each); appended to $out/records.jsonl.
 tag_records() {
-    local probes=""
-    [ -n "${3:-}" ] && [ -n "${4:-}" ] &&
-        probes="\"cpu_line_us_before\":$3,\"cpu_line_us_after\":$4,"
+    local probes="" lb cb la ca
+    if [ -n "${3:-}" ] && [ -n "${4:-}" ]; then
+        read -r lb cb <<<"$3"
+        read -r la ca <<<"$4"
+        probes="\"cpu_line_us_before\":$lb,\"cpu_line_us_after\":$la,"
+        [ -n "$cb" ] && [ -n "$ca" ] &&
+            probes="$probes\"cpu_copy_ns_before\":$cb,\"cpu_copy_ns_after\":$ca,"
+    fi
     sed "s/^{/{\"lib\":\"$1\",\"fabric\":\"$2\",\"round\":$round,$probes/" \
         >>"$out/records.jsonl"
 }

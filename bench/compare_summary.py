@@ -221,13 +221,18 @@ def per_round(recs, rnd):
                     all(r.get(k) == v for k, v in kw.items())])
 
     def lines(lib, fabric, tool, metric, **kw):
-        """The state probes (floor_shm --probe, in us) around the runs of
-        lib on fabric with that tool and metric: before and after each."""
-        return [r[k] for r in rr
-                if mine(r, lib, fabric, tool, metric) and
-                all(r.get(x) == v for x, v in kw.items())
-                for k in ("cpu_line_us_before", "cpu_line_us_after")
-                if k in r]
+        """The state probes (floor_shm --probe) around the runs of lib on
+        fabric with that tool and metric, before and after each: the
+        line's round trips in us, and the slower CPU's copy in ns as
+        .copies."""
+        runs = [r for r in rr if mine(r, lib, fabric, tool, metric) and
+                all(r.get(x) == v for x, v in kw.items())]
+        return Probes([r[k] for r in runs
+                       for k in ("cpu_line_us_before", "cpu_line_us_after")
+                       if k in r],
+                      [r[k] for r in runs
+                       for k in ("cpu_copy_ns_before", "cpu_copy_ns_after")
+                       if k in r])
 
     def sweep(lib):
         """spec -> rate with 16 in flight, the specs up to the eager limit."""
@@ -245,9 +250,24 @@ def per_round(recs, rnd):
                                  sweep=sweep, lines=lines)
 
 
+class Probes(list):
+    """The line round trips of some runs' state probes (the list) and the
+    slower CPU's 2 KiB copy at the same moments (.copies, ns)."""
+
+    def __init__(self, lines, copies):
+        super().__init__(lines)
+        self.copies = copies
+
+
 # Two state probes name one place of the guest's CPUs when they are within
 # this factor of each other (places measured here: 0.09, 0.14, 0.5 us).
 SAME_PLACE = 1.3
+# A CPU ran slowed when its copy took more than this factor of the fastest
+# copy of the whole set of records: a guest's CPU slows while the host runs
+# something else on its core's other thread, at no change of place (the
+# copy varies by about 5% otherwise; a slowed CPU took 14% to 45% more,
+# and 2 KiB RPCs then ran 1.3 M/s instead of 1.75 M/s, session 29).
+SAME_SPEED = 1.1
 
 
 def one_place(*groups):
@@ -267,16 +287,51 @@ def moved_cpus(groups):
     return all(groups) and not one_place(*groups)
 
 
+def slowed_cpus(groups, fastest):
+    """True when a copy probe around the runs behind a value took more
+    than SAME_SPEED times `fastest` (the set's fastest copy): a CPU ran
+    slowed, at one end of a run at least."""
+    copies = [c for g in groups for c in getattr(g, "copies", [])]
+    return bool(fastest) and any(c > SAME_SPEED * fastest for c in copies)
+
+
+def cpu_state(groups, fastest):
+    """What makes a value measured with the CPUs in different states not
+    count: "moved", "slowed" or None."""
+    if moved_cpus(groups):
+        return "moved"
+    if slowed_cpus(groups, fastest):
+        return "slowed"
+    return None
+
+
+def fastest_copy(recs):
+    """The fastest copy probe of the whole set of records (ns), or None."""
+    copies = [r[k] for r in recs
+              for k in ("cpu_copy_ns_before", "cpu_copy_ns_after") if k in r]
+    return min(copies) if copies else None
+
+
+def sm_probe_groups(m):
+    """The state probes of the sm runs and of the floor's message runs."""
+    return (("ours", m.lines("qs", "shm", "hg_rate", "rate")),
+            ("Mercury", m.lines("mercury", "shm", "hg_rate", "rate")),
+            ("floor", m.lines("floor", "shm", "floor_shm", "msgrate")))
+
+
 def places(m):
-    """The probes of the sm runs and the floor, for the targets' table."""
-    cells = []
-    for name, g in (("ours", m.lines("qs", "shm", "hg_rate", "rate")),
-                    ("Mercury", m.lines("mercury", "shm", "hg_rate",
-                                        "rate")),
-                    ("floor", m.lines("floor", "shm", "floor_shm",
-                                      "msgrate"))):
-        if g:
-            cells.append(f"{name} {min(g):.2f}-{max(g):.2f}")
+    """The line probes of the sm runs and the floor, for the targets'
+    table."""
+    cells = [f"{name} {min(g):.2f}-{max(g):.2f}"
+             for name, g in sm_probe_groups(m) if g]
+    return ", ".join(cells) if cells else None
+
+
+def speeds(m):
+    """The copy probes of the sm runs and the floor, for the targets'
+    table."""
+    cells = [f"{name} {min(g.copies):.1f}-{max(g.copies):.1f}"
+             for name, g in sm_probe_groups(m) if g.copies]
     return ", ".join(cells) if cells else None
 
 
@@ -327,19 +382,21 @@ def targets_table(recs):
                      if isinstance(r.get("round"), int)})
     if not rounds:
         return
-    # (label, [value per round], format, test or None, [moved per round])
+    # (label, [value per round], format, test or None, [state per round])
     rows = []
     cols = {rnd: per_round(recs, rnd) for rnd in rounds}
+    fastest = fastest_copy(recs)
 
     def add(label, fn, form, test=None, where=None):
         """where(m): the groups of state probes of the runs a round's
         value comes from; when every group has probes and they name more
-        than one place of the CPUs, the round's value is marked and its
-        verdict not counted."""
-        moved = [where is not None and moved_cpus(where(cols[rnd]))
-                 for rnd in rounds]
+        than one place of the CPUs, or a copy probe among them found a CPU
+        slowed, the round's value is marked and its verdict not
+        counted."""
+        state = [cpu_state(where(cols[rnd]), fastest)
+                 if where is not None else None for rnd in rounds]
         rows.append((label, [fn(cols[rnd]) for rnd in rounds], form, test,
-                     moved))
+                     state))
 
     def sm_min_ratio(m):
         ours, theirs = m.sweep("qs"), m.sweep("mercury")
@@ -367,7 +424,7 @@ def targets_table(recs):
         probed = (m.lines("qs", "shm", "hg_rate", "rate"),
                   m.lines("floor", "shm", "floor_shm", "msgrate",
                           payload=2048))
-        if moved_cpus(probed):
+        if cpu_state(probed, fastest) is not None:
             return None
         ceiling = f"{min(f2k / empty, 1.0):.0%}"
         if kept is not None and kept > f2k:
@@ -394,6 +451,10 @@ def targets_table(recs):
         "lowest-highest of the probes before and after the sm runs and the "
         "floor's message runs (no ceiling where they differ by more than "
         f"{SAME_PLACE}x)", places, "{}")
+    add("  the CPUs' speed: the slower CPU's 2 KiB copy in cache (ns), "
+        "lowest-highest of the same probes (no ceiling, and no verdict "
+        "counted, where one is more than "
+        f"{SAME_SPEED}x the fastest of the whole set)", speeds, "{}")
     add("sm >= 2x Mercury's na+sm at every swept size up to the eager "
         "limit (the least ratio)", sm_min_ratio, times, lambda v: v >= 2.0,
         lambda m: (m.lines("qs", "shm", "hg_rate", "rate"),
@@ -446,24 +507,27 @@ def targets_table(recs):
     print("| target | " + " | ".join(f"round {r}" for r in rounds) +
           " | met |")
     print("|---" * (len(rounds) + 2) + "|")
-    for label, values, form, test, moved in rows:
-        cells = [(form.format(v) + (" (CPUs moved)" if mv else ""))
-                 if v is not None else "-" for v, mv in zip(values, moved)]
+    marks = {"moved": " (CPUs moved)", "slowed": " (a CPU slowed)"}
+    reasons = {"moved": "the CPUs moved", "slowed": "a CPU slowed"}
+    for label, values, form, test, state in rows:
+        cells = [(form.format(v) + marks.get(st, ""))
+                 if v is not None else "-" for v, st in zip(values, state)]
         if test is None:
             met = ""
         else:
-            got = [v for v, mv in zip(values, moved)
-                   if v is not None and not mv]
-            n_moved = sum(1 for v, mv in zip(values, moved)
-                          if v is not None and mv)
+            got = [v for v, st in zip(values, state)
+                   if v is not None and st is None]
             n_met = sum(1 for v in got if test(v))
             met = f"{n_met} of {len(values)}"
             notes = []
             missing = sum(1 for v in values if v is None)
             if missing:
                 notes.append(f"{missing} not measured")
-            if n_moved:
-                notes.append(f"{n_moved} not counted: the CPUs moved")
+            for st in ("moved", "slowed"):
+                n = sum(1 for v, s in zip(values, state)
+                        if v is not None and s == st)
+                if n:
+                    notes.append(f"{n} not counted: {reasons[st]}")
             if notes:
                 met += " (" + "; ".join(notes) + ")"
         print(f"| {label} | " + " | ".join(cells) + f" | {met} |")

@@ -31,11 +31,13 @@
  *   process_vm_writev; a copy ends when both halves are in.
  * - probe (--probe, alone): the one-line ping-pong's median over 5,000
  *   round trips, a few milliseconds: where the guest's two CPUs are at
- *   the moment (line_probe below). msgrate runs it before and after
- *   itself and records both ("cpu_line_us_before", "_after"), and
+ *   the moment (line_probe below); then each CPU's copy of 2 KiB in
+ *   cache: whether one runs slowed (copy_probe below). msgrate runs both
+ *   before and after itself and records them ("cpu_line_us_before",
+ *   "_after"; "cpu_copy_ns_before", "_after", the slower CPU's), and
  *   compare_mercury.sh does the same around each pinned RPC run, so a
  *   floor is set beside RPCs only when both ran with the CPUs in one
- *   place.
+ *   place and neither slowed.
  * --pin A,B runs the measuring process on CPU A and the forked one on CPU
  * B (as hg_rate's pinned client and server).
  * Every measurement prints a human line and a JSON line, like the other
@@ -294,6 +296,50 @@ line_probe(const struct opts *o, const char *metric)
     return pingpong(o, 0, PROBE_ITERS, PROBE_WARMUP, metric);
 }
 
+/* The speed probe: ns per copy of 2 KiB between two buffers that stay in
+ * the first-level cache, on CPU `cpu` (-1: where this process runs),
+ * the median of COPY_PROBE_REPS timings of COPY_PROBE_COPIES copies. A
+ * guest's CPU also slows down while the host runs something else on its
+ * core's other thread (or lowers its clock), with no change of place:
+ * a copy then costs more, and a run's rates follow. The process is put
+ * back on o->cpu_self afterwards. */
+#define COPY_PROBE_BYTES 2048u
+#define COPY_PROBE_COPIES 512u
+#define COPY_PROBE_REPS 15u
+
+static double
+copy_probe(const struct opts *o, int cpu)
+{
+    static _Alignas(64) uint8_t a[COPY_PROBE_BYTES], b[COPY_PROBE_BYTES];
+    double t[COPY_PROBE_REPS];
+
+    (void) bu_pin_self(cpu, "floor_shm"); /* both checked in main */
+    memset(a, 7, sizeof(a));
+    for (unsigned r = 0; r < COPY_PROBE_REPS; r++) {
+        uint64_t t0 = bu_now_ns();
+
+        for (unsigned i = 0; i < COPY_PROBE_COPIES; i++) {
+            memcpy(i & 1 ? a : b, i & 1 ? b : a, COPY_PROBE_BYTES);
+            /* The copies are used: none may be left out. */
+            __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
+        }
+        t[r] = (double) (bu_now_ns() - t0) / COPY_PROBE_COPIES;
+    }
+    (void) bu_pin_self(o->cpu_self, "floor_shm");
+    return bu_quantile(t, COPY_PROBE_REPS, 0.5);
+}
+
+/* The slower of the two pinned CPUs by copy_probe (the one CPU this
+ * process runs on when unpinned). */
+static double
+copy_probe_slowest(const struct opts *o)
+{
+    double self = copy_probe(o, o->cpu_self);
+    double peer = o->cpu_peer >= 0 ? copy_probe(o, o->cpu_peer) : self;
+
+    return self > peer ? self : peer;
+}
+
 /* The ring of the msgrate floor: the consumer's count of messages read,
  * then the slots, each a header line whose `mark` is written last. */
 struct msg_ring {
@@ -350,6 +396,7 @@ msgrate(const struct opts *o, uint64_t payload)
     uint64_t win = o->iters / MSG_WINDOWS, t[MSG_WINDOWS + 1] = {0};
     uint64_t first = UINT64_MAX, tend;
     double rates[MSG_WINDOWS], secs, end, line_before, line_after;
+    double copy_before, copy_after;
     unsigned nwin = 0;
     bool cut = false;
     struct bu_json j;
@@ -358,6 +405,7 @@ msgrate(const struct opts *o, uint64_t payload)
     if (r == MAP_FAILED || mine == NULL)
         exit(1);
     line_before = line_probe(o, NULL);
+    copy_before = copy_probe_slowest(o);
     memset(r, 0xff, sizeof(*r));
     atomic_store(&r->head, 0);
     atomic_store(&r->total, total);
@@ -424,6 +472,7 @@ msgrate(const struct opts *o, uint64_t payload)
     secs = (double) (tend - t[0]) / 1e9;
     waitpid(pid, NULL, 0);
     line_after = line_probe(o, NULL);
+    copy_after = copy_probe_slowest(o);
     for (unsigned k = 0; k < nwin; k++) {
         /* The last window of a whole run also has the remainder. */
         uint64_t msgs =
@@ -452,6 +501,8 @@ msgrate(const struct opts *o, uint64_t payload)
         bu_json_dbl(&j, "msg_per_s_whole", (double) count / secs);
         bu_json_dbl(&j, "cpu_line_us_before", line_before);
         bu_json_dbl(&j, "cpu_line_us_after", line_after);
+        bu_json_dbl(&j, "cpu_copy_ns_before", copy_before);
+        bu_json_dbl(&j, "cpu_copy_ns_after", copy_after);
         bu_json_end(&j);
     }
     free(mine);
@@ -582,7 +633,25 @@ main(int argc, char **argv)
         bu_pin_self(o.cpu_self, "floor_shm") != 0)
         return 1;
     if (o.probe) {
-        line_probe(&o, "probe");
+        double line = line_probe(&o, NULL);
+        double self = copy_probe(&o, o.cpu_self);
+        double peer = o.cpu_peer >= 0 ? copy_probe(&o, o.cpu_peer) : self;
+        struct bu_json j;
+
+        printf("floor_shm probe busy procs=2: line round trip median %.3f "
+               "us; a 2 KiB copy in cache %.1f ns here, %.1f ns on the "
+               "peer's CPU\n",
+               line, self, peer);
+        bu_json_begin(&j, "floor_shm");
+        bu_json_str(&j, "metric", "probe");
+        bu_json_str(&j, "mode", "busy");
+        bu_json_u64(&j, "procs", 2);
+        bu_json_u64(&j, "iters", PROBE_ITERS);
+        bu_json_dbl(&j, "median_us", line);
+        bu_json_dbl(&j, "copy_ns_self", self);
+        bu_json_dbl(&j, "copy_ns_peer", peer);
+        bu_json_dbl(&j, "copy_ns", self > peer ? self : peer);
+        bu_json_end(&j);
         return 0;
     }
     pingpong(&o, 0, o.iters, o.warmup, "pingpong");
