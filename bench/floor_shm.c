@@ -193,6 +193,16 @@ parse(int argc, char **argv, struct opts *o)
     }
 }
 
+/* The head of a record of two busy processes: tool, metric, mode, procs. */
+static void
+json_two_busy(struct bu_json *j, const char *metric)
+{
+    bu_json_begin(j, "floor_shm");
+    bu_json_str(j, "metric", metric);
+    bu_json_str(j, "mode", "busy");
+    bu_json_u64(j, "procs", 2);
+}
+
 /*
  * The ping-pong: `iters` timed round trips after `warmup` untimed ones;
  * returns the median round trip in us. Prints its lines as `metric`
@@ -265,10 +275,7 @@ pingpong(const struct opts *o, uint64_t payload, uint64_t iters,
                "(%" PRIu64 " round trips)\n",
                metric, payload, median, bu_quantile(samples, n, 0.99),
                bu_quantile(samples, n, 0), n);
-        bu_json_begin(&j, "floor_shm");
-        bu_json_str(&j, "metric", metric);
-        bu_json_str(&j, "mode", "busy");
-        bu_json_u64(&j, "procs", 2);
+        json_two_busy(&j, metric);
         bu_json_u64(&j, "payload", payload);
         bu_json_u64(&j, "iters", n);
         bu_json_dbl(&j, "median_us", median);
@@ -338,6 +345,27 @@ copy_probe_slowest(const struct opts *o)
     double peer = o->cpu_peer >= 0 ? copy_probe(o, o->cpu_peer) : self;
 
     return self > peer ? self : peer;
+}
+
+/* --probe: the line's round trip, then each CPU's copy, in one record. */
+static void
+state_probe(const struct opts *o)
+{
+    double line = line_probe(o, NULL);
+    double self = copy_probe(o, o->cpu_self);
+    double peer = o->cpu_peer >= 0 ? copy_probe(o, o->cpu_peer) : self;
+    struct bu_json j;
+
+    printf("floor_shm probe busy procs=2: line round trip median %.3f us; a "
+           "2 KiB copy in cache %.1f ns here, %.1f ns on the peer's CPU\n",
+           line, self, peer);
+    json_two_busy(&j, "probe");
+    bu_json_u64(&j, "iters", PROBE_ITERS);
+    bu_json_dbl(&j, "median_us", line);
+    bu_json_dbl(&j, "copy_ns_self", self);
+    bu_json_dbl(&j, "copy_ns_peer", peer);
+    bu_json_dbl(&j, "copy_ns", self > peer ? self : peer);
+    bu_json_end(&j);
 }
 
 /* The ring of the msgrate floor: the consumer's count of messages read,
@@ -489,10 +517,7 @@ msgrate(const struct opts *o, uint64_t payload)
                "windows; %" PRIu64 " messages in %.3f s: %.0f/s)\n",
                payload, rate, MSG_WINDOW, nwin, count, secs,
                (double) count / secs);
-        bu_json_begin(&j, "floor_shm");
-        bu_json_str(&j, "metric", "msgrate");
-        bu_json_str(&j, "mode", "busy");
-        bu_json_u64(&j, "procs", 2);
+        json_two_busy(&j, "msgrate");
         bu_json_u64(&j, "payload", payload);
         bu_json_u64(&j, "window", MSG_WINDOW);
         bu_json_u64(&j, "count", count);
@@ -633,25 +658,7 @@ main(int argc, char **argv)
         bu_pin_self(o.cpu_self, "floor_shm") != 0)
         return 1;
     if (o.probe) {
-        double line = line_probe(&o, NULL);
-        double self = copy_probe(&o, o.cpu_self);
-        double peer = o.cpu_peer >= 0 ? copy_probe(&o, o.cpu_peer) : self;
-        struct bu_json j;
-
-        printf("floor_shm probe busy procs=2: line round trip median %.3f "
-               "us; a 2 KiB copy in cache %.1f ns here, %.1f ns on the "
-               "peer's CPU\n",
-               line, self, peer);
-        bu_json_begin(&j, "floor_shm");
-        bu_json_str(&j, "metric", "probe");
-        bu_json_str(&j, "mode", "busy");
-        bu_json_u64(&j, "procs", 2);
-        bu_json_u64(&j, "iters", PROBE_ITERS);
-        bu_json_dbl(&j, "median_us", line);
-        bu_json_dbl(&j, "copy_ns_self", self);
-        bu_json_dbl(&j, "copy_ns_peer", peer);
-        bu_json_dbl(&j, "copy_ns", self > peer ? self : peer);
-        bu_json_end(&j);
+        state_probe(&o);
         return 0;
     }
     pingpong(&o, 0, o.iters, o.warmup, "pingpong");
