@@ -356,9 +356,15 @@ state_probe(const struct opts *o)
     double peer = o->cpu_peer >= 0 ? copy_probe(o, o->cpu_peer) : self;
     struct bu_json j;
 
-    printf("floor_shm probe busy procs=2: line round trip median %.3f us; a "
-           "2 KiB copy in cache %.1f ns here, %.1f ns on the peer's CPU\n",
-           line, self, peer);
+    if (o->cpu_peer >= 0)
+        printf("floor_shm probe busy procs=2: line round trip median %.3f "
+               "us; a 2 KiB copy in cache %.1f ns on CPU %d, %.1f ns on CPU "
+               "%d\n",
+               line, self, o->cpu_self, peer, o->cpu_peer);
+    else
+        printf("floor_shm probe busy procs=2: line round trip median %.3f "
+               "us; a 2 KiB copy in cache %.1f ns (unpinned)\n",
+               line, self);
     json_two_busy(&j, "probe");
     bu_json_u64(&j, "iters", PROBE_ITERS);
     bu_json_dbl(&j, "median_us", line);
