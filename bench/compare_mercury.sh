@@ -186,10 +186,10 @@ else
     bw_args=(--bytes 256M --max-seconds 5)
 fi
 
-# line_probe: the state of CPUs 1 and 0 now (floor_shm --probe): the
+# state_probe: the state of CPUs 1 and 0 now (floor_shm --probe): the
 # round trip of one cache line between them in us, then the slower one's
 # 2 KiB copy in cache in ns; nothing without floor_shm.
-line_probe() {
+state_probe() {
     [ -x "$floor_shm" ] || return 0
     "${rt[@]}" "$floor_shm" --probe --pin 1,0 2>>"$log" |
         sed -n 's/^{.*"median_us":\([0-9.e+-]*\).*"copy_ns":\([0-9.e+-]*\).*/\1 \2/p'
@@ -197,7 +197,7 @@ line_probe() {
 
 # tag_records LIB FABRIC [BEFORE AFTER]: the JSON lines on stdin tagged
 # with the library, the fabric, the round ($round) and, when both are
-# given, the state probes around their run (line_probe's two numbers
+# given, the state probes around their run (state_probe's two numbers
 # each); appended to $out/records.jsonl.
 tag_records() {
     local probes="" lb cb la ca
@@ -227,10 +227,10 @@ run_pair() {
     [ "$which" = native ] && bin=$out/bin/$tool.qs
     rm -f "$addr"
     if [ "$procs" -eq 2 ]; then
-        local line_before="" line_after=""
+        local probe_before="" probe_after=""
         # A pinned run is framed by two state probes: where the guest's
         # CPUs were, before it and after (floor_shm --probe).
-        [ "${#pin_cli[@]}" -gt 0 ] && line_before=$(line_probe)
+        [ "${#pin_cli[@]}" -gt 0 ] && probe_before=$(state_probe)
         timeout 300 "${rtp[@]}" "${pin_srv[@]}" "$bin" --server --addr-file "$addr" --mode "$run_mode" \
             --server-seconds 240 "$info" >>"$log" 2>&1 &
         spid=$!
@@ -247,8 +247,8 @@ run_pair() {
             "$info" 2>>"$log" | tee -a "$log" | grep '^{' >"$out/run.$$"
         rc=${PIPESTATUS[0]}
         wait "$spid" 2>/dev/null
-        [ -n "$line_before" ] && line_after=$(line_probe)
-        tag_records "$which" "$fabric" "$line_before" "$line_after" <"$out/run.$$"
+        [ -n "$probe_before" ] && probe_after=$(state_probe)
+        tag_records "$which" "$fabric" "$probe_before" "$probe_after" <"$out/run.$$"
         rm -f "$out/run.$$"
     else
         timeout 300 "${rtp[@]}" "$bin" --mode busy --driver thread "$@" "$info" \
@@ -301,12 +301,12 @@ for r in $(seq "$rounds"); do
                 --sizes 64K,1M,16M
     done
     if [ -x "$floor" ] && [ "$tcp_runs" -eq 1 ]; then
-        line_before="" line_after=""
-        [ "${#pin_cli[@]}" -gt 0 ] && line_before=$(line_probe)
+        probe_before="" probe_after=""
+        [ "${#pin_cli[@]}" -gt 0 ] && probe_before=$(state_probe)
         timeout 300 "$floor" --procs "$procs" --sizes 64K,1M,16M \
             --sndbuf "$tcp_sndbuf" ${pin_cli:+--pin 1,0} "${bw_args[@]}" 2>>"$log" | tee -a "$log" | grep '^{' >"$out/run.$$"
-        [ -n "$line_before" ] && line_after=$(line_probe)
-        tag_records floor tcp "$line_before" "$line_after" <"$out/run.$$"
+        [ -n "$probe_before" ] && probe_after=$(state_probe)
+        tag_records floor tcp "$probe_before" "$probe_after" <"$out/run.$$"
         rm -f "$out/run.$$"
     fi
     if [ -x "$floor_shm" ] && [ "$shm_runs" -eq 1 ]; then
