@@ -118,15 +118,20 @@ def test_targets(build, names):
     """The build targets whose programs the ctest cases NAMES run: every
     argument of a case's command that is a program in BUILD and has a
     target of the same name. None when a case is unknown, runs no such
-    program, or the build is not a Makefile one (then build everything).
+    program, or the build lists no targets (then build everything).
     Building these (and, through them, the library) instead of the whole
     tree is what makes --quick quick: a planted bug in the library
-    otherwise relinks every program of the build, twice."""
+    otherwise relinks every program of the build, twice. BUILD may be a
+    make or a Ninja tree."""
     rc, out = run(["cmake", "--build", build, "--target", "help"], ROOT)
     if rc != 0:
         return None
+    # make lists a target as "... name", Ninja as "name: rule".
     known = {l[4:].split(" ")[0] for l in out.splitlines()
              if l.startswith("... ")}
+    known |= {m.group(1) for m in
+              (re.match(r"([\w.+-]+): \S", l) for l in out.splitlines())
+              if m}
     rc, out = run(["ctest", "--test-dir", build, "--show-only=json-v1"],
                   ROOT)
     if rc != 0:
