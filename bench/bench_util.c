@@ -87,6 +87,30 @@ bu_quantile(const double *v, size_t n, double q)
     return result;
 }
 
+#define COPY_PROBE_BYTES 2048u
+#define COPY_PROBE_COPIES 512u
+#define COPY_PROBE_REPS 15u
+
+double
+bu_copy_probe_ns(void)
+{
+    static _Alignas(64) uint8_t a[COPY_PROBE_BYTES], b[COPY_PROBE_BYTES];
+    double t[COPY_PROBE_REPS];
+
+    memset(a, 7, sizeof(a));
+    for (unsigned r = 0; r < COPY_PROBE_REPS; r++) {
+        uint64_t t0 = bu_now_ns();
+
+        for (unsigned i = 0; i < COPY_PROBE_COPIES; i++) {
+            memcpy(i & 1 ? a : b, i & 1 ? b : a, COPY_PROBE_BYTES);
+            /* The copies are used: none may be left out. */
+            __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
+        }
+        t[r] = (double) (bu_now_ns() - t0) / COPY_PROBE_COPIES;
+    }
+    return bu_quantile(t, COPY_PROBE_REPS, 0.5);
+}
+
 double
 bu_mean(const double *v, size_t n)
 {

@@ -306,37 +306,17 @@ line_probe(const struct opts *o, const char *metric)
     return pingpong(o, 0, PROBE_ITERS, PROBE_WARMUP, metric);
 }
 
-/* The speed probe: ns per copy of 2 KiB between two buffers that stay in
- * the first-level cache, on CPU `cpu` (-1: where this process runs),
- * the median of COPY_PROBE_REPS timings of COPY_PROBE_COPIES copies. A
- * guest's CPU also slows down while the host runs something else on its
- * core's other thread (or lowers its clock), with no change of place:
- * a copy then costs more, and a run's rates follow. The process is put
- * back on o->cpu_self afterwards. */
-#define COPY_PROBE_BYTES 2048u
-#define COPY_PROBE_COPIES 512u
-#define COPY_PROBE_REPS 15u
-
+/* The speed probe (bu_copy_probe_ns) on CPU `cpu` (-1: where this
+ * process runs); the process is put back on o->cpu_self afterwards. */
 static double
 copy_probe(const struct opts *o, int cpu)
 {
-    static _Alignas(64) uint8_t a[COPY_PROBE_BYTES], b[COPY_PROBE_BYTES];
-    double t[COPY_PROBE_REPS];
+    double ns;
 
     (void) bu_pin_self(cpu, "floor_shm"); /* both checked in main */
-    memset(a, 7, sizeof(a));
-    for (unsigned r = 0; r < COPY_PROBE_REPS; r++) {
-        uint64_t t0 = bu_now_ns();
-
-        for (unsigned i = 0; i < COPY_PROBE_COPIES; i++) {
-            memcpy(i & 1 ? a : b, i & 1 ? b : a, COPY_PROBE_BYTES);
-            /* The copies are used: none may be left out. */
-            __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
-        }
-        t[r] = (double) (bu_now_ns() - t0) / COPY_PROBE_COPIES;
-    }
+    ns = bu_copy_probe_ns();
     (void) bu_pin_self(o->cpu_self, "floor_shm");
-    return bu_quantile(t, COPY_PROBE_REPS, 0.5);
+    return ns;
 }
 
 /* copy_probe on this process's CPU and on the peer's; unpinned, the one

@@ -36,6 +36,14 @@
  * runs measurably faster when malloc's heap is on huge pages, which glibc
  * does when asked (GLIBC_TUNABLES=glibc.malloc.hugetlb=1; docs/sim.md,
  * "Large worlds"), so each record says which heap it had.
+ *
+ * The CPU's speed is probed before and after each timed run (a 2 KiB copy
+ * in cache, bu_copy_probe_ns(): "cpu_copy_ns_before", "cpu_copy_ns_after"),
+ * and after the last world one "sim_scale_growth" record per later world
+ * gives its CPU per RPC over the first world's, with "same_speed" false
+ * when the four probes around the two runs differ by more than 1.1x: a
+ * guest's CPU that slows between two worlds would otherwise pass for the
+ * library's growth with the number of nodes.
  */
 #include "bench_hg.h"
 #include "bench_util.h"
@@ -110,6 +118,7 @@ struct result {
     double real_s, cpu_s, sim_s, setup_s, teardown_s;
     double bytes_per_node, setup_bytes_per_node;
     int64_t huge_bytes; /* AnonHugePages after the run, or -1 */
+    double copy_ns_before, copy_ns_after; /* bu_copy_probe_ns() */
 };
 
 /* splitmix64, the bench's own stream (the fabric draws from its own). */
@@ -451,14 +460,16 @@ run_world(const struct opts *o, unsigned nodes, struct result *res)
     /* Untimed: the nodes' handle pools grow to what the load needs, and
      * the memory is touched once, before the measurement. */
     run_phase(&w, o->warmup * nodes, o->max_seconds, res->seed);
-    t1 = bu_now_s();
-    cpu0 = bu_cpu_s();
     v0 = na_sim_clock_now();
     ev0 = na_sim_trace_count();
     pf0 = na_sim_prefetched_events();
+    res->copy_ns_before = bu_copy_probe_ns();
+    t1 = bu_now_s();
+    cpu0 = bu_cpu_s();
     run_timed(&w, o->rpcs, o->max_seconds, res->seed);
     res->real_s = bu_now_s() - t1;
     res->cpu_s = bu_cpu_s() - cpu0;
+    res->copy_ns_after = bu_copy_probe_ns();
     res->sim_s = (double) (na_sim_clock_now() - v0) / 1e9;
     res->events = na_sim_trace_count() - ev0;
     res->prefetched = na_sim_prefetched_events() - pf0;
@@ -502,14 +513,16 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     printf("sim_scale %u nodes: %9.0f RPC/s real (%.0f per CPU s, %.0f ns "
            "CPU per RPC), %9.0f events/s, %.0f bytes/node  (%" PRIu64
            " RPCs, %.3f real s, %.6f sim s, setup %.1f ms, teardown %.1f ms; "
-           "seed %" PRIu64 " hash %s%s; %.1f MiB on huge pages)\n",
+           "seed %" PRIu64 " hash %s%s; %.1f MiB on huge pages; a 2 KiB copy "
+           "in cache %.1f ns before, %.1f ns after)\n",
            nodes, rps, rpc_cpu, ns_per_rpc, eps, r->bytes_per_node, r->rpcs,
            r->real_s, r->sim_s, r->setup_s * 1e3, r->teardown_s * 1e3, r->seed,
            hex,
            run == 0        ? ""
            : same_as_first ? ", same as run 1"
                            : ", DIFFERS",
-           (double) r->huge_bytes / (1024.0 * 1024.0));
+           (double) r->huge_bytes / (1024.0 * 1024.0), r->copy_ns_before,
+           r->copy_ns_after);
     bu_json_begin(&j, "sim_scale");
     bu_json_u64(&j, "nodes", nodes);
     bu_json_u64(&j, "run", run + 1);
@@ -536,8 +549,58 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     bu_json_i64(&j, "anon_huge_bytes", r->huge_bytes);
     bu_json_dbl(&j, "setup_ms", r->setup_s * 1e3);
     bu_json_dbl(&j, "teardown_ms", r->teardown_s * 1e3);
+    bu_json_dbl(&j, "cpu_copy_ns_before", r->copy_ns_before);
+    bu_json_dbl(&j, "cpu_copy_ns_after", r->copy_ns_after);
     bu_json_bool(&j, "deterministic", run == 0 || same_as_first);
     bu_json_end(&j);
+}
+
+/* Two probes within this factor of each other find the CPU at one speed
+ * (the spread of bu_copy_probe_ns() at one speed is a few percent; a
+ * slowed CPU's copy takes 1.2x to 2x as long). */
+#define SC_SAME_SPEED 1.1
+
+/* After the worlds: each one's CPU per RPC against the first world's, and
+ * whether the CPU ran at one speed around both (their four probes). A
+ * ratio of two runs at different speeds is not the library's growth, and
+ * the line says so instead of letting the ratio pass for it. */
+static void
+report_growth(const struct opts *o, const struct result *first)
+{
+    double base = first[0].rpcs > 0
+                      ? first[0].cpu_s * 1e9 / (double) first[0].rpcs
+                      : 0.0;
+
+    for (unsigned k = 1; k < o->nworlds; k++) {
+        const struct result *r = &first[k];
+        double ns = r->rpcs > 0 ? r->cpu_s * 1e9 / (double) r->rpcs : 0.0;
+        double p[4] = {first[0].copy_ns_before, first[0].copy_ns_after,
+                       r->copy_ns_before, r->copy_ns_after};
+        double lo = p[0], hi = p[0], ratio = base > 0 ? ns / base : 0.0;
+        bool same;
+        struct bu_json j;
+
+        for (unsigned i = 1; i < 4; i++) {
+            lo = p[i] < lo ? p[i] : lo;
+            hi = p[i] > hi ? p[i] : hi;
+        }
+        same = lo > 0 && hi <= SC_SAME_SPEED * lo;
+        printf("sim_scale growth: %u nodes cost %.2fx the CPU per RPC of %u "
+               "nodes (a 2 KiB copy in cache took %.1f to %.1f ns around "
+               "the two runs: %s)\n",
+               o->nodes[k], ratio, o->nodes[0], lo, hi,
+               same ? "one speed"
+                    : "the CPU's speed changed, so the ratio mixes two "
+                      "speeds and is not the library's growth");
+        bu_json_begin(&j, "sim_scale_growth");
+        bu_json_u64(&j, "from_nodes", o->nodes[0]);
+        bu_json_u64(&j, "to_nodes", o->nodes[k]);
+        bu_json_dbl(&j, "cost_ratio", ratio);
+        bu_json_dbl(&j, "copy_ns_min", lo);
+        bu_json_dbl(&j, "copy_ns_max", hi);
+        bu_json_bool(&j, "same_speed", same);
+        bu_json_end(&j);
+    }
 }
 
 static void
@@ -625,6 +688,8 @@ main(int argc, char **argv)
         fprintf(stderr, "sim_scale: a simulated world already exists\n");
         return 1;
     }
+    struct result first[SC_MAX_WORLDS];
+
     for (unsigned k = 0; k < o.nworlds && rc == 0; k++) {
         uint64_t first_hash = 0;
 
@@ -636,8 +701,10 @@ main(int argc, char **argv)
                 rc = 1;
                 break;
             }
-            if (run == 0)
+            if (run == 0) {
                 first_hash = r.hash;
+                first[k] = r;
+            }
             same = r.hash == first_hash;
             report(&o, o.nodes[k], &r, run, same);
             if (!same) {
@@ -649,5 +716,7 @@ main(int argc, char **argv)
             }
         }
     }
+    if (rc == 0)
+        report_growth(&o, first);
     return rc;
 }
