@@ -567,9 +567,8 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
 static void
 report_growth(const struct opts *o, const struct result *first)
 {
-    double base = first[0].rpcs > 0
-                      ? first[0].cpu_s * 1e9 / (double) first[0].rpcs
-                      : 0.0;
+    double base =
+        first[0].rpcs > 0 ? first[0].cpu_s * 1e9 / (double) first[0].rpcs : 0.0;
 
     for (unsigned k = 1; k < o->nworlds; k++) {
         const struct result *r = &first[k];
