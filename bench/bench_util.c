@@ -111,6 +111,17 @@ bu_copy_probe_ns(void)
     return bu_quantile(t, COPY_PROBE_REPS, 0.5);
 }
 
+bool
+bu_one_speed(const double *p, size_t n, double *lo, double *hi)
+{
+    *lo = *hi = n > 0 ? p[0] : 0.0;
+    for (size_t i = 1; i < n; i++) {
+        *lo = p[i] < *lo ? p[i] : *lo;
+        *hi = p[i] > *hi ? p[i] : *hi;
+    }
+    return n > 0 && *lo > 0 && *hi <= BU_SAME_SPEED * *lo;
+}
+
 double
 bu_mean(const double *v, size_t n)
 {

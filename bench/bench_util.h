@@ -46,6 +46,16 @@ double bu_mean(const double *v, size_t n);
  */
 double bu_copy_probe_ns(void);
 
+/* Two copy probes this far apart or less find a CPU at one speed (the
+ * spread at one speed is a few percent; a slowed CPU's copy takes 1.2x to
+ * 2x as long). compare_summary.py's SAME_SPEED is the same factor. */
+#define BU_SAME_SPEED 1.1
+
+/* Whether the n copy probes p[] (ns) found the CPU at one speed: all
+ * positive and the largest at most BU_SAME_SPEED times the smallest.
+ * *lo and *hi get the smallest and the largest (0 for n == 0). */
+bool bu_one_speed(const double *p, size_t n, double *lo, double *hi);
+
 /* --pin's "A,B": two CPU numbers, each below CPU_SETSIZE; false otherwise. */
 bool bu_parse_pin(const char *s, int *a, int *b);
 

@@ -555,11 +555,6 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     bu_json_end(&j);
 }
 
-/* Two probes within this factor of each other find the CPU at one speed
- * (the spread of bu_copy_probe_ns() at one speed is a few percent; a
- * slowed CPU's copy takes 1.2x to 2x as long). */
-#define SC_SAME_SPEED 1.1
-
 /* After the worlds: each one's CPU per RPC against the first world's, and
  * whether the CPU ran at one speed around both (their four probes). A
  * ratio of two runs at different speeds is not the library's growth, and
@@ -575,15 +570,10 @@ report_growth(const struct opts *o, const struct result *first)
         double ns = r->rpcs > 0 ? r->cpu_s * 1e9 / (double) r->rpcs : 0.0;
         double p[4] = {first[0].copy_ns_before, first[0].copy_ns_after,
                        r->copy_ns_before, r->copy_ns_after};
-        double lo = p[0], hi = p[0], ratio = base > 0 ? ns / base : 0.0;
-        bool same;
+        double lo, hi, ratio = base > 0 ? ns / base : 0.0;
+        bool same = bu_one_speed(p, 4, &lo, &hi);
         struct bu_json j;
 
-        for (unsigned i = 1; i < 4; i++) {
-            lo = p[i] < lo ? p[i] : lo;
-            hi = p[i] > hi ? p[i] : hi;
-        }
-        same = lo > 0 && hi <= SC_SAME_SPEED * lo;
         printf("sim_scale growth: %u nodes cost %.2fx the CPU per RPC of %u "
                "nodes (a 2 KiB copy in cache took %.1f to %.1f ns around "
                "the two runs: %s)\n",
