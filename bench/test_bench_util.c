@@ -23,8 +23,8 @@ check(bool ok, const char *what)
 }
 
 static void
-one_speed(const double *p, size_t n, bool want, double want_lo,
-          double want_hi, const char *what)
+one_speed(const double *p, size_t n, bool want, double want_lo, double want_hi,
+          const char *what)
 {
     double lo = -1, hi = -1;
     bool got = bu_one_speed(p, n, &lo, &hi);
