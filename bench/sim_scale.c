@@ -497,6 +497,13 @@ out:
     return rc;
 }
 
+/* A world's CPU time per round trip, in ns (0 with none). */
+static double
+cpu_ns_per_rpc(const struct result *r)
+{
+    return r->rpcs > 0 ? r->cpu_s * 1e9 / (double) r->rpcs : 0.0;
+}
+
 static void
 report(const struct opts *o, unsigned nodes, const struct result *r,
        unsigned run, bool same_as_first)
@@ -504,7 +511,7 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
     double rps = r->real_s > 0 ? (double) r->rpcs / r->real_s : 0.0;
     double rpc_cpu = r->cpu_s > 0 ? (double) r->rpcs / r->cpu_s : 0.0;
     double eps = r->real_s > 0 ? (double) r->events / r->real_s : 0.0;
-    double ns_per_rpc = r->rpcs > 0 ? r->cpu_s * 1e9 / (double) r->rpcs : 0.0;
+    double ns_per_rpc = cpu_ns_per_rpc(r);
     unsigned peers = o->peers < nodes - 1 ? (unsigned) o->peers : nodes - 1;
     struct bu_json j;
     char hex[20];
@@ -562,12 +569,11 @@ report(const struct opts *o, unsigned nodes, const struct result *r,
 static void
 report_growth(const struct opts *o, const struct result *first)
 {
-    double base =
-        first[0].rpcs > 0 ? first[0].cpu_s * 1e9 / (double) first[0].rpcs : 0.0;
+    double base = cpu_ns_per_rpc(&first[0]);
 
     for (unsigned k = 1; k < o->nworlds; k++) {
         const struct result *r = &first[k];
-        double ns = r->rpcs > 0 ? r->cpu_s * 1e9 / (double) r->rpcs : 0.0;
+        double ns = cpu_ns_per_rpc(r);
         double p[4] = {first[0].copy_ns_before, first[0].copy_ns_after,
                        r->copy_ns_before, r->copy_ns_after};
         double lo, hi, ratio = base > 0 ? ns / base : 0.0;
