@@ -456,6 +456,13 @@ void na_sim_trace_op(struct na_sim_world *world, uint64_t time, uint64_t seq,
                      const char *kind, const char *kind2, const char *kind3,
                      const char *src, const char *dst, size_t size,
                      na_tag_t tag);
+/* rotl(x, r) of the trace hash's line words, 0 < r < 64. */
+static inline uint64_t
+na_sim_rotl(uint64_t x, unsigned int r)
+{
+    return x << r | x >> (64 - r);
+}
+
 /* mix(h, w) of the trace hash (na_sim_trace.c gives the definition). */
 static inline uint64_t
 na_sim_hash_word(uint64_t h, uint64_t w)
@@ -496,22 +503,20 @@ void na_sim_trace_names_emit(struct na_sim_world *world, uint64_t time,
                              const struct na_sim_name *dst, size_t size,
                              na_tag_t tag);
 
-/* One line into the world's trace hash: the seven mixes of the definition
- * (na_sim_trace.c), over T(kind), T(src) and T(dst) already computed. */
+/* One line into the world's trace hash: its two words, each mixed in
+ * (the definition is in na_sim_trace.c), over T(kind), T(src) and T(dst)
+ * already computed. */
 static inline void
 na_sim_trace_fold(struct na_sim_world *world, uint64_t time, uint64_t seq,
                   uint64_t t_kind, uint64_t t_src, uint64_t t_dst, size_t size,
                   na_tag_t tag)
 {
-    uint64_t h;
+    uint64_t a = time ^ na_sim_rotl(seq, 32) ^ na_sim_rotl(size, 16) ^
+                 na_sim_rotl(tag, 48);
+    uint64_t b = t_kind ^ na_sim_rotl(t_src, 21) ^ na_sim_rotl(t_dst, 42);
 
-    h = na_sim_hash_word(world->trace_hash, time);
-    h = na_sim_hash_word(h, seq);
-    h = na_sim_hash_word(h, t_kind);
-    h = na_sim_hash_word(h, t_src);
-    h = na_sim_hash_word(h, t_dst);
-    h = na_sim_hash_word(h, size);
-    world->trace_hash = na_sim_hash_word(h, tag);
+    world->trace_hash =
+        na_sim_hash_word(na_sim_hash_word(world->trace_hash, a), b);
     world->trace_lines++;
 }
 
@@ -536,7 +541,7 @@ na_sim_trace_names_mix(struct na_sim_world *world, uint64_t time, uint64_t seq,
 /* The same line with the ends given as sealed names (NULL: "*"), whose
  * hashes are not computed again: the form of the per-operation events.
  * Inline, as three of them run per message: a kind in its home slot of the
- * memo and no line to keep cost seven mixes and no call. */
+ * memo and no line to keep cost two mixes and no call. */
 static inline void
 na_sim_trace_names(struct na_sim_world *world, uint64_t time, uint64_t seq,
                    const char *kind, const char *kind2, const char *kind3,

@@ -120,10 +120,17 @@ registered(na_class_t *na_class, void *buf, size_t len, unsigned long flags)
 /*
  * The trace hash recomputed from dumped lines, written from its definition
  * in docs/sim.md rather than from the plugin's code: per line, the words
- * time, seq, T(kind), T(src), T(dst), size and tag are mixed into h, where
+ * time ^ rotl(seq, 32) ^ rotl(size, 16) ^ rotl(tag, 48) and
+ * T(kind) ^ rotl(T(src), 21) ^ rotl(T(dst), 42) are mixed into h, where
  * T(text) mixes the text's zero-padded 8-byte little-endian words into its
  * length and mixing a word w into x is y = (x ^ w) * M, x = y ^ (y >> 32).
  */
+static uint64_t
+rehash_rotl(uint64_t x, unsigned int r)
+{
+    return (x << r) | (x >> (64 - r));
+}
+
 static uint64_t
 rehash_word(uint64_t h, uint64_t w)
 {
@@ -172,12 +179,13 @@ trace_rehash(const char *dump, size_t len, uint64_t *lines)
             flen[i] = (size_t) (sp - q);
             q = sp + 1;
         }
-        h = rehash_word(h, strtoull(field[0], NULL, 10));
-        h = rehash_word(h, strtoull(field[1], NULL, 10));
-        for (int i = 2; i < 5; i++)
-            h = rehash_word(h, rehash_text(field[i], flen[i]));
-        h = rehash_word(h, strtoull(field[5], NULL, 10));
-        h = rehash_word(h, strtoull(field[6], NULL, 10));
+        h = rehash_word(h, strtoull(field[0], NULL, 10) ^
+                               rehash_rotl(strtoull(field[1], NULL, 10), 32) ^
+                               rehash_rotl(strtoull(field[5], NULL, 10), 16) ^
+                               rehash_rotl(strtoull(field[6], NULL, 10), 48));
+        h = rehash_word(h, rehash_text(field[2], flen[2]) ^
+                               rehash_rotl(rehash_text(field[3], flen[3]), 21) ^
+                               rehash_rotl(rehash_text(field[4], flen[4]), 42));
         (*lines)++;
         p = eol + 1;
     }
