@@ -149,16 +149,18 @@ hg_handle_get(hg_context_t *context)
 {
     struct hg_handle *handle;
 
-    qs_mutex_lock(&context->lock);
+    /* The hot-lock wrappers, as in hg_handle_put(): a process with one
+     * thread skips the mutex. */
+    qs_hot_lock(&context->lock);
     handle = hg_handle_pool_take(context);
-    pthread_mutex_unlock(&context->lock);
+    qs_hot_unlock(&context->lock);
     if (handle == NULL) {
         handle = hg_handle_alloc(context);
         if (handle == NULL)
             return NULL;
-        qs_mutex_lock(&context->lock);
+        qs_hot_lock(&context->lock);
         context->n_live_handles++;
-        pthread_mutex_unlock(&context->lock);
+        qs_hot_unlock(&context->lock);
     }
     hg_handle_reset(handle);
     return handle;
