@@ -31,6 +31,7 @@ else()
 endif()
 
 include(${CMAKE_CURRENT_LIST_DIR}/QsTestEnv.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/QsOneThread.cmake)
 
 set(QS_TIMEOUT_FILE ${PROJECT_SOURCE_DIR}/tests/timeouts.txt)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
@@ -62,7 +63,8 @@ function(add_test)
   # as a literal.
   cmake_language(EVAL CODE
     "cmake_language(DEFER CALL qs_apply_test_timeout [[${name}]])
-     cmake_language(DEFER CALL qs_apply_test_env [[${name}]])")
+     cmake_language(DEFER CALL qs_apply_test_env [[${name}]])
+     cmake_language(DEFER CALL qs_apply_one_thread [[${name}]])")
   # And its verdict rules (cmake/QsTestVerdict.cmake).
   cmake_language(EVAL CODE
     "cmake_language(DEFER CALL qs_apply_test_verdict [[${name}]])")
