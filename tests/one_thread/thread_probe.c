@@ -12,11 +12,12 @@ run(void *arg)
 int
 main(void)
 {
+    static int token;
     pthread_t t;
     void *ret = NULL;
 
-    if (pthread_create(&t, NULL, run, &t) != 0 || pthread_join(t, &ret) != 0 ||
-        ret != &t) {
+    if (pthread_create(&t, NULL, run, &token) != 0 ||
+        pthread_join(t, &ret) != 0 || ret != &token) {
         fprintf(stderr, "thread_probe: the thread did not run\n");
         return 1;
     }
