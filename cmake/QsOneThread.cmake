@@ -16,6 +16,11 @@
 
 set(QS_ONE_THREAD_FILE ${PROJECT_SOURCE_DIR}/tests/one_thread.txt)
 set(QS_ONE_THREAD_DIR ${PROJECT_BINARY_DIR}/one-thread-records)
+# The shim's file (tests/one_thread/CMakeLists.txt puts it there): the
+# listed cases preload it and one_thread_selftest tries the same file, so
+# a preload that would miss it fails the self-test.
+set(QS_ONE_THREAD_SHIM
+  ${PROJECT_BINARY_DIR}/tests/one_thread/${CMAKE_SHARED_LIBRARY_PREFIX}qs_one_thread_shim${CMAKE_SHARED_LIBRARY_SUFFIX})
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
   ${QS_ONE_THREAD_FILE})
 file(STRINGS ${QS_ONE_THREAD_FILE} qs_one_thread_lines
@@ -38,7 +43,7 @@ function(qs_apply_one_thread name)
   set_property(TEST ${name} APPEND PROPERTY LABELS one_thread)
   if(QS_ONE_THREAD_CHECK)
     set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT
-      "LD_PRELOAD=${PROJECT_BINARY_DIR}/tests/one_thread/${CMAKE_SHARED_LIBRARY_PREFIX}qs_one_thread_shim${CMAKE_SHARED_LIBRARY_SUFFIX}"
+      "LD_PRELOAD=${QS_ONE_THREAD_SHIM}"
       "QS_ONE_THREAD_LOG=${QS_ONE_THREAD_DIR}/${name}.log"
       "QS_ONE_THREAD_ROOT=${PROJECT_BINARY_DIR}")
     set_property(TEST ${name} APPEND PROPERTY FIXTURES_REQUIRED qs_one_thread)

@@ -24,6 +24,13 @@ reset)
 check)
     dir=$2
     found=0
+    # Without the directory the shim could not have written a record (it
+    # aborts the program then): say so rather than pass on nothing.
+    if [ ! -d "$dir" ]; then
+        echo "one_thread_check: FAIL: no $dir: the fixture's setup" \
+            "(one_thread_reset) did not run"
+        exit 1
+    fi
     for f in "$dir"/*.log; do
         [ -s "$f" ] || continue
         found=$((found + 1))
@@ -41,6 +48,7 @@ check)
     ;;
 selftest)
     shim=$2 probe=$(readlink -f "$3") root=$4 dir=$5
+    [ -f "$shim" ] || { echo "one_thread_selftest: FAIL: no shim at $shim"; exit 1; }
     mkdir -p "$dir" || exit 1
     rec="$dir/selftest.record"
     rm -f "$rec"
