@@ -6,13 +6,15 @@
 # Soft-RoCE device on it, mounts the host's / read-only and the build tree
 # read-write over 9p, runs each test command with chroot into the host
 # root, prints "QS_VM_RESULT status=<n>" and powers off. The host reads that
-# line from the serial log: it is the only channel back.
+# line from the serial log: it is the only channel back. A failed setup
+# prints "QS_VM_RESULT status=3 setup=failed" (a test command may exit 3
+# too: cmocka's status is its count of failed tests).
 
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
 result() {
-    echo "QS_VM_RESULT status=$1"
+    echo "QS_VM_RESULT status=$1${2:+ $2}"
     sync
     poweroff -f
     sleep 10
@@ -30,14 +32,14 @@ while read -r mod; do
         # Already built in or loaded as a dependency: not an error.
         grep -q "File exists" /tmp/insmod.err || {
             echo "qs-guest: insmod $mod failed: $(cat /tmp/insmod.err)"
-            result 3
+            result 3 setup=failed
         }
     fi
 done < /qs/modules.list
 
 mkdir -p /host
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose \
-    hostroot /host || { echo "qs-guest: cannot mount the host root"; result 3; }
+    hostroot /host || { echo "qs-guest: cannot mount the host root"; result 3 setup=failed; }
 mount --bind /dev /host/dev
 mount --bind /proc /host/proc
 mount --bind /sys /host/sys
@@ -62,7 +64,7 @@ for tree in "$QS_BUILD_DIR" "$QS_SOURCE_DIR"; do
 done
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 \
     buildtree "/host$QS_BUILD_DIR" ||
-    { echo "qs-guest: cannot mount the build tree"; result 3; }
+    { echo "qs-guest: cannot mount the build tree"; result 3 setup=failed; }
 
 # librdmacm cannot resolve routes over lo, so the device sits on a dummy
 # interface with a real subnet.
@@ -73,7 +75,7 @@ ip addr add 10.11.0.1/24 dev dummy0
 ip link set dummy0 up
 if ! chroot /host rdma link add rxe0 type rxe netdev dummy0; then
     echo "qs-guest: rdma link add rxe0 failed"
-    result 3
+    result 3 setup=failed
 fi
 chroot /host rdma link show
 

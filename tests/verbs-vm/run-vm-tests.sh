@@ -20,7 +20,9 @@
 #
 # Exit status: that of the commands in the guest (the first failing one);
 # 77 (ctest's skip code) when qemu, busybox or the kernel package is not
-# available here, with the reason printed.
+# available here, with the reason printed. A failing run ends by naming
+# each failing command again, with the lines of its output that say what
+# failed (CI logs keep the head and the tail of a long output).
 #
 # The kernel package is fetched with apt-get download into
 # DIR/verbs-vm/kernel and reused by later runs; it is never committed.
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
     --kvm) use_kvm=1; shift ;;
     --timeout) vm_timeout=$2; shift 2 ;;
     --) shift; tests+=("$@"); break ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) tests+=("$1"); shift ;;
     esac
 done
@@ -202,8 +204,24 @@ if [ -z "$status" ]; then
     [ "$qemu_rc" = 124 ] && die "the guest did not finish within $vm_timeout s"
     die "the guest stopped without reporting a result (see $serial)"
 fi
-if [ "$status" = 3 ]; then
+if tr -d '\r' <"$serial" | grep -q 'QS_VM_RESULT status=[0-9]* setup=failed'; then
     die "guest setup failed (modules, 9p mounts or rxe0): see $serial"
 fi
 log "guest tests exit status $status"
+# A failure's details sit in the middle of a long log, which CI shows only
+# in part: repeat, at the end, each failing command with the lines of its
+# output that name what failed.
+if [ "$status" != 0 ]; then
+    tr -d '\r' <"$serial" | awk '
+        /^qs-guest: \[[0-9]+\] / && !/exit status/ { cmd = $0; n = 0; next }
+        /FAILED|ERROR|error:|Assert|assert|Sanitizer|Timeout|timed out|[Ss]egmentation/ {
+            keep[++n] = $0; next }
+        /^qs-guest: \[[0-9]+\] exit status/ {
+            if ($0 !~ /exit status 0 /) {
+                print "verbs-vm: failed: " cmd; print "verbs-vm:   " $0
+                for (i = (n > 30 ? n - 29 : 1); i <= n; i++) print "verbs-vm:   " keep[i]
+            }
+            n = 0
+        }'
+fi
 exit "$status"
