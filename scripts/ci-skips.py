@@ -7,7 +7,9 @@ JUNIT_XML is ctest's --output-junit file, BUILD_DIR the build it ran (its
 `ctest --show-only=json-v1` gives each case's labels). Prints every case
 that did not run (a SKIP_RETURN_CODE exit or a case ctest could not start)
 with the last line of its output, which says why, and the cmocka cases
-reported "[  SKIPPED ]" inside cases that passed.
+reported "[  SKIPPED ]" inside cases that ran. Then, for each case that
+failed, the last lines of its output: CI logs keep the head and the tail
+of a stage's output, and a failure's details sit in its middle.
 
 --require (default: the environment's QS_REQUIRE) is a list of labels and
 case names separated by ';' or ','. Exits 1 if a case that carries one of
@@ -24,6 +26,9 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+
+# How many lines of a failed case's output are repeated.
+TAIL_LINES = 25
 
 
 def labels_of(build):
@@ -49,7 +54,7 @@ def main():
     a = ap.parse_args()
     required = [r for r in re.split(r"[;,]", a.require) if r]
     labels = labels_of(a.build)
-    skipped, ran, partial = [], set(), []
+    skipped, ran, partial, failed = [], set(), [], []
     for tc in ET.parse(a.junit).getroot().iter("testcase"):
         name = tc.get("name")
         out = tc.findtext("system-out") or ""
@@ -57,6 +62,8 @@ def main():
             skipped.append((name, reason(out)))
             continue
         ran.add(name)
+        if tc.get("status") == "fail" or tc.find("failure") is not None:
+            failed.append((name, out))
         # cmocka names a skipped case when it skips and again in its
         # summary ("[  SKIPPED ] 1 test(s), listed below:", then the names).
         cases = []
@@ -76,8 +83,13 @@ def main():
     for name, case in partial:
         inside.setdefault(case, []).append(name)
     for case, names in inside.items():
-        print(f"  cmocka case {case} skipped inside {len(names)} passing "
-              f"case(s): {', '.join(names)}")
+        print(f"  cmocka case {case} skipped inside {len(names)} "
+              f"case(s) that ran: {', '.join(names)}")
+    for name, out in failed:
+        lines = [ln.rstrip() for ln in out.splitlines() if ln.strip()]
+        print(f"ci-skips {stage}: {name} failed; the last lines of its output:")
+        for ln in lines[-TAIL_LINES:]:
+            print(f"  | {ln}")
     bad = []
     for name, why in skipped:
         mine = labels.get(name, set())
