@@ -16,7 +16,9 @@
 # Other environment: QS_VM_CMD_TIMEOUT (per command, default 300 s),
 # QS_VERBS_INFO (passed to the tests), QS_VM_QEMU (the qemu binary),
 # QS_VM_KERNEL_DIR (where the kernel package is kept and unpacked; default
-# DIR/verbs-vm/kernel, so another build tree can share one download).
+# DIR/verbs-vm/kernel, so another build tree can share one download),
+# QS_VM_WORK_DIR (the initramfs and serial log; default DIR/verbs-vm, so a
+# second guest can run beside ctest's without sharing its files).
 #
 # Exit status: that of the commands in the guest (the first failing one);
 # 77 (ctest's skip code) when qemu, busybox or the kernel package is not
@@ -44,7 +46,7 @@ while [ $# -gt 0 ]; do
     --kvm) use_kvm=1; shift ;;
     --timeout) vm_timeout=$2; shift 2 ;;
     --) shift; tests+=("$@"); break ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) tests+=("$1"); shift ;;
     esac
 done
@@ -93,7 +95,7 @@ command -v rdma >/dev/null || skip "the rdma tool (package iproute2) is needed i
     ls /usr/lib/*/libibverbs/librxe-* >/dev/null 2>&1 ||
     skip "the rxe provider (package ibverbs-providers) is not installed"
 
-work="$build_dir/verbs-vm"
+work=${QS_VM_WORK_DIR:-$build_dir/verbs-vm}
 kdir=${QS_VM_KERNEL_DIR:-$work/kernel}
 mkdir -p "$kdir"
 
