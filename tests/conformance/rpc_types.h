@@ -118,7 +118,7 @@ MERCURY_GEN_PROC(
     ((uint64_t) (handled))((uint64_t) (add_calls))((uint32_t) (held))(
         (uint32_t) (oneway_received))((int32_t) (oneway_respond_ret))(
         (uint32_t) (last_oneway_token))((uint32_t) (bulk_cb_duplicates))(
-        (uint32_t) (respond_errors)))
+        (uint32_t) (respond_errors))((uint32_t) (responds_pending)))
 
 MERCURY_GEN_PROC(ct_sum_in_t, ((int32_t) (n))((hg_bulk_t) (bulk)))
 

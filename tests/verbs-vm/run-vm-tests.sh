@@ -215,15 +215,22 @@ log "guest tests exit status $status"
 # output that name what failed.
 if [ "$status" != 0 ]; then
     tr -d '\r' <"$serial" | awk '
-        /^qs-guest: \[[0-9]+\] / && !/exit status/ { cmd = $0; n = 0; next }
-        /FAILED|ERROR|error:|Assert|assert|Sanitizer|Timeout|timed out|[Ss]egmentation/ {
-            keep[++n] = $0; next }
+        function show(from, to, arr,   i) {
+            for (i = (from < 1 ? 1 : from); i <= to; i++) print "verbs-vm:   " arr[i]
+        }
+        /^qs-guest: \[[0-9]+\] / && !/exit status/ { cmd = $0; n = 0; m = 0; next }
         /^qs-guest: \[[0-9]+\] exit status/ {
             if ($0 !~ /exit status 0 /) {
                 print "verbs-vm: failed: " cmd; print "verbs-vm:   " $0
-                for (i = (n > 30 ? n - 29 : 1); i <= n; i++) print "verbs-vm:   " keep[i]
+                print "verbs-vm:   lines that name an error:"
+                show(m - 14, m, hit)
+                print "verbs-vm:   the last lines:"
+                show(n - 11, n, all)
             }
-            n = 0
-        }'
+            n = 0; m = 0; next
+        }
+        { all[++n] = $0 }
+        /FAILED|ERROR|error:|Assert|assert|Sanitizer|Timeout|timed out|[Ss]egmentation|not clean|exit [1-9]/ {
+            hit[++m] = $0 }'
 fi
 exit "$status"
