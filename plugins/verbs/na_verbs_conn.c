@@ -568,7 +568,11 @@ na_verbs_conn_fail(struct na_verbs_conn *conn, na_return_t ret, const char *why)
 {
     struct na_verbs_class *cls = conn->cls;
     struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
-    bool had_work = !na_op_list_empty(&conn->pending) || conn->sq_used > 0;
+    /* Work of the user's: a queued op, or a posted request other than the
+     * credit return (a peer that closes while one is in flight has simply
+     * left; that is not worth an error line). */
+    bool had_work = !na_op_list_empty(&conn->pending) ||
+                    conn->sq_used > (conn->ctrl_inflight ? 1u : 0u);
     char ipstr[INET_ADDRSTRLEN];
 
     if (conn->state == NA_VERBS_CONN_CLOSING)
@@ -785,6 +789,9 @@ na_verbs_handle_event(struct na_verbs_class *cls,
         na_verbs_conn_fail(conn, NA_HOSTUNREACH, "connection error");
         break;
     case RDMA_CM_EVENT_DISCONNECTED:
+        /* Reap what already completed first: a send the peer acknowledged
+         * before it closed is done, not work the close interrupts. */
+        (void) na_verbs_cq_progress(cls);
         na_verbs_conn_fail(conn, NA_HOSTUNREACH, "peer disconnected");
         break;
     default:

@@ -341,6 +341,8 @@ void na_verbs_rma_done(struct na_verbs_conn *conn, struct na_verbs_wr *wr,
 /* na_verbs_progress.c. */
 na_return_t na_verbs_progress_init(struct na_verbs_class *cls);
 void na_verbs_progress_fini(struct na_verbs_class *cls);
+/* Drain the completion queue once, up to a bound (class lock held). */
+int na_verbs_cq_progress(struct na_verbs_class *cls);
 /* Wake threads sleeping in poll_wait (class lock held). */
 void na_verbs_wake(struct na_verbs_class *cls);
 

@@ -98,8 +98,9 @@ na_verbs_wc_dispatch(const struct ibv_wc *wc)
     }
 }
 
-/* Drain the CQ, up to a bound. Returns the number of completions seen. */
-static int
+/* Drain the CQ, up to a bound (class lock held). Returns the number of
+ * completions seen. */
+int
 na_verbs_cq_progress(struct na_verbs_class *cls)
 {
     struct ibv_wc wc[NA_VERBS_WC_BATCH];
