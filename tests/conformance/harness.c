@@ -508,6 +508,46 @@ settle_responds(struct ct_env *env, char *err, size_t err_size)
     return 0;
 }
 
+/* One call of the server's stats RPC, without asserting (env_destroy
+ * reports through err). -1 on any failure, with err set. */
+static int
+stats_call(struct ct_env *env, ct_stats_out_t *stats, char *err,
+           size_t err_size)
+{
+    struct ct_op op = {0};
+    ct_stats_out_t out;
+    uint64_t waited;
+    hg_handle_t h;
+    hg_return_t ret;
+
+    op.out = &out;
+    op.env = env;
+    op.out_ret = HG_OTHER_ERROR;
+    ret = HG_Create(env->client_ctx, env->server_addr, env->ids.stats, &h);
+    if (ret == HG_SUCCESS) {
+        ret = HG_Forward(h, ct_op_cb, &op, NULL);
+        if (ret == HG_SUCCESS) {
+            /* A forward that never completes leaves the env abandoned,
+             * with its handle: its callback points into this frame. */
+            if (drive_until(env, &op.calls, 1, CT_WAIT_MS, &waited, err,
+                            err_size) != 0)
+                return -1;
+            ret = op.ret != HG_SUCCESS ? op.ret : op.out_ret;
+            if (ret == HG_SUCCESS) {
+                *stats = out; /* scalars only */
+                ret = HG_Free_output(h, &out);
+            }
+        }
+        (void) HG_Destroy(h);
+    }
+    if (ret != HG_SUCCESS) {
+        snprintf(err, err_size, "the stats call to the server: %s",
+                 HG_Error_to_string(ret));
+        return -1;
+    }
+    return 0;
+}
+
 /*
  * Two processes: ask the server, before this class goes, until every
  * respond it counts has run its callback (rpc_server.c, stats_handler:
@@ -522,54 +562,22 @@ static int
 settle_remote_responds(struct ct_env *env, char *err, size_t err_size)
 {
     const uint64_t start = harness_now_ns(env);
+    ct_stats_out_t st;
+    unsigned ran;
 
     if (!env->remote || env->server_addr == HG_ADDR_NULL ||
         env->client_ctx == NULL)
         return 0;
     for (;;) {
-        ct_stats_out_t st;
-        struct ct_op op = {0};
-        uint32_t pending = 0;
-        uint64_t waited;
-        unsigned ran;
-        hg_handle_t h;
-        hg_return_t ret;
-
-        op.out = &st;
-        op.env = env;
-        op.out_ret = HG_OTHER_ERROR;
-        ret = HG_Create(env->client_ctx, env->server_addr, env->ids.stats, &h);
-        if (ret != HG_SUCCESS) {
-            snprintf(err, err_size, "HG_Create(stats): %s",
-                     HG_Error_to_string(ret));
+        if (stats_call(env, &st, err, err_size) != 0)
             return -1;
-        }
-        ret = HG_Forward(h, ct_op_cb, &op, NULL);
-        if (ret == HG_SUCCESS) {
-            /* A forward that never completes leaves the env abandoned,
-             * with its handle: its callback points into this frame. */
-            if (drive_until(env, &op.calls, 1, CT_WAIT_MS, &waited, err,
-                            err_size) != 0)
-                return -1;
-            ret = op.ret != HG_SUCCESS ? op.ret : op.out_ret;
-            if (ret == HG_SUCCESS) {
-                pending = st.responds_pending;
-                (void) HG_Free_output(h, &st);
-            }
-        }
-        (void) HG_Destroy(h);
-        if (ret != HG_SUCCESS) {
-            snprintf(err, err_size, "the stats call to the server: %s",
-                     HG_Error_to_string(ret));
-            return -1;
-        }
-        if (pending == 0)
+        if (st.responds_pending == 0)
             return 0;
         if (harness_now_ns(env) - start > (uint64_t) CT_WAIT_MS * 1000000ULL) {
             snprintf(err, err_size,
                      "the server still has %u respond(s) without a callback "
                      "after %u ms",
-                     pending, CT_WAIT_MS);
+                     st.responds_pending, CT_WAIT_MS);
             return -1;
         }
         if (drive_round(env, 1, &ran, err, err_size) != 0)
@@ -893,16 +901,10 @@ ct_forward_null_ok(struct ct_env *env)
 void
 ct_server_stats(struct ct_env *env, ct_stats_out_t *stats)
 {
-    hg_handle_t h;
-    struct ct_op op = {0};
+    char err[256];
 
-    op.out = stats;
-    assert_hg_ok(
-        HG_Create(env->client_ctx, env->server_addr, env->ids.stats, &h));
-    assert_hg_ok(ct_forward_wait(env, h, NULL, &op));
-    assert_hg_ok(op.out_ret);
-    assert_hg_ok(HG_Free_output(h, stats)); /* scalars only: still readable */
-    assert_hg_ok(HG_Destroy(h));
+    if (stats_call(env, stats, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
 }
 
 uint32_t

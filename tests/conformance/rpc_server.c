@@ -55,9 +55,6 @@ struct ct_server {
     uint32_t respond_errors;
     int responds_posted; /* HG_Respond calls that returned HG_SUCCESS */
     int responds_done;   /* ... whose callback has run                */
-    /* Replies to the stats call that completed with an error: not counted
-     * above (see stats_handler). */
-    uint32_t stats_respond_errors;
     struct ct_xfer *xfers;
     int shutdown_requested;
 };
@@ -93,20 +90,41 @@ respond_cb(const struct hg_cb_info *info)
     return HG_SUCCESS;
 }
 
-/* Respond and drop the handler's reference; a failed respond is counted so
- * a client can see it through CT_RPC_STATS. */
-static void
-respond_and_destroy(struct ct_server *s, hg_handle_t handle, void *out)
+/* The stats call's reply: not a counted respond (see stats_handler). */
+static hg_return_t
+stats_respond_cb(const struct hg_cb_info *info)
 {
-    hg_return_t ret = HG_Respond(handle, respond_cb, s, out);
+    if (info->ret != HG_SUCCESS)
+        fprintf(stderr,
+                "ct server: the reply to a stats call completed with %s (not "
+                "counted: the client may have left as soon as it held it)\n",
+                HG_Error_to_string(info->ret));
+    return HG_SUCCESS;
+}
 
-    if (ret == HG_SUCCESS)
-        s->responds_posted++;
-    else {
+/* Respond and drop the handler's reference; a failed respond is counted so
+ * a client can see it through CT_RPC_STATS. A respond through respond_cb
+ * is counted in responds_posted until its callback runs. */
+static void
+respond_with_and_destroy(struct ct_server *s, hg_handle_t handle, void *out,
+                         hg_cb_t cb)
+{
+    hg_return_t ret = HG_Respond(handle, cb, s, out);
+
+    if (ret == HG_SUCCESS) {
+        if (cb == respond_cb)
+            s->responds_posted++;
+    } else {
         fprintf(stderr, "ct server: HG_Respond: %s\n", HG_Error_to_string(ret));
         s->respond_errors++;
     }
     HG_Destroy(handle);
+}
+
+static void
+respond_and_destroy(struct ct_server *s, hg_handle_t handle, void *out)
+{
+    respond_with_and_destroy(s, handle, out, respond_cb);
 }
 
 /* Decode a request's input. On failure the handle is destroyed, since the
@@ -282,22 +300,6 @@ release_handler(hg_handle_t handle)
     return HG_SUCCESS;
 }
 
-/* The stats call's reply: its callback is not a counted respond. */
-static hg_return_t
-stats_respond_cb(const struct hg_cb_info *info)
-{
-    struct ct_server *s = (struct ct_server *) info->arg;
-
-    if (info->ret != HG_SUCCESS) {
-        s->stats_respond_errors++;
-        fprintf(stderr,
-                "ct server: the reply to a stats call completed with %s (not "
-                "counted: the client may have left as soon as it held it)\n",
-                HG_Error_to_string(info->ret));
-    }
-    return HG_SUCCESS;
-}
-
 /*
  * The stats call is also how a client in another process learns that every
  * counted respond has run its callback before it finalizes its class
@@ -315,7 +317,6 @@ stats_handler(hg_handle_t handle)
 {
     struct ct_server *s = server_of(handle);
     ct_stats_out_t out;
-    hg_return_t ret;
 
     s->handled++;
     out.handled = s->handled;
@@ -327,13 +328,7 @@ stats_handler(hg_handle_t handle)
     out.bulk_cb_duplicates = s->bulk_cb_duplicates;
     out.respond_errors = s->respond_errors;
     out.responds_pending = (uint32_t) (s->responds_posted - s->responds_done);
-    ret = HG_Respond(handle, stats_respond_cb, s, &out);
-    if (ret != HG_SUCCESS) {
-        fprintf(stderr, "ct server: HG_Respond (stats): %s\n",
-                HG_Error_to_string(ret));
-        s->respond_errors++;
-    }
-    HG_Destroy(handle);
+    respond_with_and_destroy(s, handle, &out, stats_respond_cb);
     return HG_SUCCESS;
 }
 
