@@ -8,7 +8,10 @@
  * still run), or once its grace runs out (na_runtime_grace_left): a
  * thread that never stops running must not freeze the clock. wait_enter and
  * wait_leave bracket each wait in the fabric, so that the runtime does
- * not count a thread waiting there as about to act.
+ * not count a thread waiting there as about to act. The fabric calls them
+ * with its lock held, once it knows the thread polls it and before it
+ * unlists it, so that no waiter sees the thread idle and unknown; like
+ * busy, they must not block or call into the fabric.
  */
 #ifndef NA_RUNTIME_H
 #define NA_RUNTIME_H

@@ -658,11 +658,16 @@ na_sim_poll_wait(na_class_t *na_class, na_context_t *context,
     na_return_t ret;
     bool may_jump, listed;
 
-    /* This thread waits in the fabric: not work about to run elsewhere
-     * for the other waiters (na_sim_others_hold). */
-    na_runtime_wait_enter();
     qs_hot_lock_uncounted(&world->lock);
     na_sim_note_poller(world, ctx);
+    /* This thread waits in the fabric: not work about to run elsewhere
+     * for the other waiters (na_sim_others_hold). Said only once the
+     * world knows this thread polls, under its lock: a thread seen idle
+     * before it was noted left a world not yet multi-threaded to a
+     * waiter that holds the clock for nobody, and the clock jumped to
+     * that waiter's deadline while this thread was about to trigger what
+     * the waiter waited for (a progress thread's first wait). */
+    na_runtime_wait_enter();
     listed = na_sim_waiting_add(world);
     na_plugin_set_clock_approximate(na_class, !world->single_driver ||
                                                   world->multi_threaded);
@@ -724,8 +729,9 @@ out:
     *count = (unsigned int) (ctx->completions - ctx_start);
     if (listed)
         na_sim_waiting_remove(world);
-    qs_hot_unlock(&world->lock);
+    /* Back at work before another waiter can see this thread unlisted. */
     na_runtime_wait_leave();
+    qs_hot_unlock(&world->lock);
     return ret;
 }
 
