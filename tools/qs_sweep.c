@@ -58,6 +58,11 @@ qs_usage(FILE *f)
           "  --faults PROFILE the same fault profile for every seed\n"
           "  --swarm          a fault profile drawn from each seed\n"
           "  --swarm-nodes K  nodes the drawn profiles name (default 2)\n"
+          "  --swarm-without KIND[,KIND...]\n"
+          "                   leave these faults out of the drawn profiles\n"
+          "                   (loss, dup, trunc, send_err, rma_err, partial,\n"
+          "                   revoke, again, rnr, reorder, jitter, partition,\n"
+          "                   crash); each seed's other faults stay as drawn\n"
           "  --jobs J         runs at once (default: the online CPUs)\n"
           "  --timeout S      seconds before a run counts as hung (60)\n"
           "  --vtimeout S     virtual seconds before a run counts as hung\n"
@@ -72,6 +77,115 @@ qs_usage(FILE *f)
           "  --keep           keep the files of passing runs too\n"
           "  --quiet          no progress line\n",
           f);
+}
+
+/* The faults --swarm-without may leave out of a drawn profile: the
+ * world's probabilities and jitter (keys of its "world:" rule), network
+ * partitions ("partition:" rules) and crashes ("node:" rules). */
+static const char *const qs_fault_kinds[] = {
+    "loss",  "dup", "trunc",   "send_err", "rma_err",   "partial", "revoke",
+    "again", "rnr", "reorder", "jitter",   "partition", "crash"};
+#define QS_FAULT_KINDS (sizeof(qs_fault_kinds) / sizeof(qs_fault_kinds[0]))
+
+static int
+qs_fault_kind(const char *name, size_t len)
+{
+    for (size_t k = 0; k < QS_FAULT_KINDS; k++)
+        if (strlen(qs_fault_kinds[k]) == len &&
+            memcmp(qs_fault_kinds[k], name, len) == 0)
+            return (int) k;
+    return -1;
+}
+
+/* "dup,crash" to a set of bits; -1 on an unknown or empty kind. */
+static int
+qs_parse_without(const char *arg, unsigned *mask)
+{
+    const char *p = arg;
+
+    *mask = 0;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        int k = qs_fault_kind(p, len);
+
+        if (k < 0) {
+            fprintf(stderr,
+                    "qs-sweep: --swarm-without %s: unknown fault '%.*s' (see "
+                    "--help)\n",
+                    arg, (int) len, p);
+            return -1;
+        }
+        *mask |= 1u << k;
+        if (p[len] == '\0')
+            return 0;
+        p += len + 1;
+    }
+}
+
+/* Whether one rule of a drawn profile (a "world:" rule's item, or a whole
+ * ';'-separated rule) is a fault that `mask` leaves out. */
+static bool
+qs_dropped(const char *item, size_t len, bool world_item, unsigned mask)
+{
+    int k;
+
+    if (world_item)
+        k = qs_fault_kind(item, strcspn(item, "="));
+    else if (len >= 10 && memcmp(item, "partition:", 10) == 0)
+        k = qs_fault_kind("partition", 9);
+    else if (len >= 5 && memcmp(item, "node:", 5) == 0)
+        k = qs_fault_kind("crash", 5);
+    else
+        k = -1;
+    return k >= 0 && (mask & (1u << k)) != 0;
+}
+
+/* Rewrite a profile of na_sim_fault_draw() in place without the faults
+ * of `mask`: its draws are made first, so the faults kept are those the
+ * seed draws without the option. A profile left with nothing but the
+ * world's backlog rule keeps it (the backlog is the fabric's, not a
+ * fault). */
+static void
+qs_profile_without(char *profile, unsigned mask)
+{
+    char out[512];
+    size_t n = 0;
+    const char *p = profile;
+
+    if (mask == 0 || profile[0] == '\0')
+        return;
+    while (*p != '\0') {
+        size_t len = strcspn(p, ";");
+        bool world = len >= 6 && memcmp(p, "world:", 6) == 0;
+
+        if (world) {
+            const char *q = p + 6, *end = p + len;
+            size_t start = n;
+
+            n += (size_t) snprintf(out + n, sizeof(out) - n, "%s",
+                                   n > 0 ? ";world:" : "world:");
+            while (q < end) {
+                size_t ilen = strcspn(q, ",;");
+
+                if (!qs_dropped(q, ilen, true, mask))
+                    n += (size_t) snprintf(
+                        out + n, sizeof(out) - n, "%s%.*s",
+                        n > start + 6 + (start > 0) ? "," : "", (int) ilen, q);
+                q += ilen;
+                if (*q == ',')
+                    q++;
+            }
+        } else if (!qs_dropped(p, len, false, mask)) {
+            n += (size_t) snprintf(out + n, sizeof(out) - n, "%s%.*s",
+                                   n > 0 ? ";" : "", (int) len, p);
+        }
+        if (n >= sizeof(out))
+            return; /* cannot happen: the result is never longer */
+        p += len;
+        if (*p == ';')
+            p++;
+    }
+    memcpy(profile, out, n + 1);
 }
 
 static int
@@ -141,8 +255,11 @@ qs_parse(int argc, char **argv, struct qs_opts *o)
                 }
             } else if (strcmp(a, "--faults") == 0)
                 o->faults = v;
-            else if (strcmp(a, "--jobs") == 0 ||
-                     strcmp(a, "--swarm-nodes") == 0) {
+            else if (strcmp(a, "--swarm-without") == 0) {
+                if (qs_parse_without(v, &o->swarm_without) != 0)
+                    return -1;
+            } else if (strcmp(a, "--jobs") == 0 ||
+                       strcmp(a, "--swarm-nodes") == 0) {
                 unsigned long n = strtoul(v, &end, 10);
 
                 if (*end != '\0' || n == 0 || n > 1000 || v[0] == '-') {
@@ -189,6 +306,10 @@ qs_parse(int argc, char **argv, struct qs_opts *o)
     o->argv = argv + i + 1;
     if (o->swarm && o->faults != NULL) {
         fprintf(stderr, "qs-sweep: --faults and --swarm exclude each other\n");
+        return -1;
+    }
+    if (o->swarm_without != 0 && !o->swarm) {
+        fprintf(stderr, "qs-sweep: --swarm-without needs --swarm\n");
         return -1;
     }
     if (o->faults != NULL) {
@@ -399,8 +520,10 @@ main(int argc, char **argv)
         char buf[512] = "";
 
         seeds[i].seed = o.first + i;
-        if (o.swarm)
+        if (o.swarm) {
             na_sim_fault_draw(seeds[i].seed, o.swarm_nodes, buf, sizeof(buf));
+            qs_profile_without(buf, o.swarm_without);
+        }
         seeds[i].profile = strdup(o.faults != NULL ? o.faults : buf);
         if (seeds[i].profile == NULL) {
             fprintf(stderr, "qs-sweep: out of memory\n");
@@ -488,11 +611,19 @@ main(int argc, char **argv)
         cpu = (double) ru.ru_utime.tv_sec + (double) ru.ru_stime.tv_sec +
               ((double) ru.ru_utime.tv_usec + (double) ru.ru_stime.tv_usec) *
                   1e-6;
-        printf("seeds %llu to %llu%s%s, %u jobs, %.2f s (%.1f seeds/s), "
+        char without[160] = "";
+
+        for (size_t k = 0, n = 0; k < QS_FAULT_KINDS && n < sizeof(without);
+             k++)
+            if (o.swarm_without & (1u << k))
+                n += (size_t) snprintf(without + n, sizeof(without) - n, "%s%s",
+                                       n > 0 ? "," : " without ",
+                                       qs_fault_kinds[k]);
+        printf("seeds %llu to %llu%s%s%s, %u jobs, %.2f s (%.1f seeds/s), "
                "runs used %.1f%% of %ld cores\n",
                (unsigned long long) o.first,
                (unsigned long long) (o.first + o.count - 1),
-               o.swarm ? ", swarm profiles" : "",
+               o.swarm ? ", swarm profiles" : "", without,
                o.determinism ? ", each run twice" : "", o.jobs, dt,
                dt > 0 ? (double) t.done / dt : 0.0,
                dt > 0 && cores > 0 ? 100.0 * cpu / (dt * (double) cores) : 0.0,

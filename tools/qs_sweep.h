@@ -40,6 +40,7 @@ struct qs_opts {
     const char *faults; /* NULL: none */
     bool swarm;
     unsigned swarm_nodes;
+    unsigned swarm_without; /* bits of qs_fault_kinds[] dropped from draws */
     unsigned jobs;
     double timeout_s;
     const char *vtimeout; /* QS_SIM_HANG_S for the runs; NULL: none */

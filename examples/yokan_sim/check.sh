@@ -4,7 +4,10 @@
 #          must give the same trace hash
 #   sweep  qs-sweep --swarm over the seeds in YK_SIM_SEEDS (1:100), with
 #          YK_SIM_LATE_OK=1: a call held past its deadline by a handler
-#          nested on its stack is counted, not failed (docs/testing-your-
+#          nested on its stack is counted, not failed; and without the
+#          dup fault: Yokan's client hands its back-RPCs a pointer to a
+#          stack frame, which a duplicated request's second handler calls
+#          back into after the call returned (docs/testing-your-
 #          service.md, "A second example: Yokan")
 # With an empty YK_SIM (no QS_YOKAN_PREFIX at configure time) both skip,
 # exit 77, and say why.
@@ -34,7 +37,8 @@ run)
     echo "yokan_sim: seed 7 under '$profile' replays: hash $a"
     ;;
 sweep)
-    YK_SIM_LATE_OK=1 "$sweep" --seeds "${YK_SIM_SEEDS:-1:100}" --swarm --vtimeout 600 \
+    YK_SIM_LATE_OK=1 "$sweep" --seeds "${YK_SIM_SEEDS:-1:100}" --swarm \
+        --swarm-without dup --vtimeout 600 \
         --jobs 2 --quiet --out sweep -- "$yk" || fail "the sweep"
     ;;
 *)

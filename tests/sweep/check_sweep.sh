@@ -145,6 +145,27 @@ swarm)
     line=$(sed -n 's/^  replay: \(QS_SIM_SEED=7 .*\)/\1/p' report.txt)
     (eval "$line") >replay.txt 2>&1 && fail "replay of seed 7 passed"
     grep -q "planted failure: seed 7" replay.txt || fail "replay did not reproduce"
+    # --swarm-without: the faults it names are gone from every drawn
+    # profile, and the rest of each seed's profile is as drawn. A program
+    # that always fails shows every profile in its replay line.
+    profiles() {
+        sed -n "s/^  replay: QS_SIM_SEED=\([0-9]*\) QS_SIM_FAULTS=\(.*\) QS_NA_INFO=.*/\1 \2/p" \
+            report.txt | tr -d "'" | sort -n
+    }
+    run --swarm --seeds 1:60 --jobs 2 -- /bin/sh -c 'exit 1'
+    profiles >drawn.txt
+    grep -q "dup=" drawn.txt && grep -q ";node:" drawn.txt ||
+        fail "no drawn profile has both a dup and a crash to leave out"
+    run --swarm --swarm-without dup,crash --seeds 1:60 --jobs 2 -- /bin/sh -c 'exit 1'
+    has "swarm profiles without dup,crash"
+    profiles >without.txt
+    grep "dup=\|node:" without.txt && fail "--swarm-without dup,crash left them in"
+    sed 's/,dup=[0-9.]*//; s/;node:[^;]*//' drawn.txt >want.txt
+    cmp -s want.txt without.txt ||
+        fail "--swarm-without changed more than it left out: $(diff want.txt without.txt)"
+    run --swarm --swarm-without dupe -- "$prog" pass
+    [ "$(status)" = 2 ] || fail "an unknown fault kind: exit status $(status), want 2"
+    has "unknown fault 'dupe'"
     ;;
 *)
     fail "unknown case" ;;
