@@ -3,7 +3,8 @@
  * fabric, in parallel, each run bounded in time, and report every seed
  * that failed or hung with the line that replays it.
  *
- *   qs-sweep [--seeds A:N] [--faults PROFILE | --swarm] [--jobs J]
+ *   qs-sweep [--seeds A:N] [--faults PROFILE | --swarm
+ *            [--swarm-nodes K] [--swarm-without KIND,...]] [--jobs J]
  *            [--timeout S] [--vtimeout S] [--junit FILE] [--out DIR]
  *            [--info STR]
  *            [--determinism] [--check] [--keep] [--quiet]
