@@ -8,9 +8,11 @@
 
 #include "na/na_runtime.h"
 #include "util/qs_alloc.h"
+#include "util/qs_bias.h"
 #include "util/qs_lock.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -452,10 +454,61 @@ na_sim_cancel(na_class_t *na_class, na_context_t *context, na_op_id_t *op)
  * Progress.
  */
 
+/* The world this thread has polled (its uid; 0: none). A key's
+ * destructor tells that world when the thread exits. */
+static __thread uint64_t na_sim_polled_uid QS_LOCK_TLS_MODEL;
+static pthread_key_t na_sim_poller_key;
+static pthread_once_t na_sim_poller_once = PTHREAD_ONCE_INIT;
+static bool na_sim_poller_key_ok;
+
+/* A thread that polled a world exits: one live poller fewer, if that
+ * world still exists (the global lock, then the world's). */
+static void
+na_sim_poller_exit(void *arg)
+{
+    uint64_t uid = (uint64_t) (uintptr_t) arg;
+    struct na_sim_world *world;
+
+    pthread_mutex_lock(&na_sim_global_lock);
+    world = na_sim_world_current();
+    if (world != NULL && world->uid == uid) {
+        pthread_mutex_lock(&world->lock);
+        if (world->live_pollers > 0)
+            world->live_pollers--;
+        pthread_mutex_unlock(&world->lock);
+    }
+    pthread_mutex_unlock(&na_sim_global_lock);
+}
+
+static void
+na_sim_poller_key_make(void)
+{
+    na_sim_poller_key_ok =
+        pthread_key_create(&na_sim_poller_key, na_sim_poller_exit) == 0;
+}
+
+/* Count the calling thread among the world's live pollers, once. Without
+ * a key (none left) it is counted but never uncounted: the world then
+ * stays multi-threaded, as it always did. */
+static void
+na_sim_poller_count(struct na_sim_world *world)
+{
+    if (na_sim_polled_uid == world->uid)
+        return;
+    pthread_once(&na_sim_poller_once, na_sim_poller_key_make);
+    na_sim_polled_uid = world->uid;
+    world->live_pollers++;
+    if (na_sim_poller_key_ok)
+        (void) pthread_setspecific(na_sim_poller_key,
+                                   (void *) (uintptr_t) world->uid);
+}
+
 /* Real-time waiting is only for worlds driven by several threads: one
  * thread may be about to post what another waits for. Once a second
  * thread exists, the calling thread is also noted as ctx's driver
- * (na_sim_driver_waits). */
+ * (na_sim_driver_waits). A world whose other pollers have all exited
+ * (helper threads a program joined) is driven by one thread again, and
+ * its waits no longer wait on real time. */
 static void
 na_sim_note_poller(struct na_sim_world *world, struct na_sim_ctx *ctx)
 {
@@ -467,11 +520,17 @@ na_sim_note_poller(struct na_sim_world *world, struct na_sim_ctx *ctx)
     self = pthread_self();
     ctx->driver = self;
     ctx->has_driver = true;
+    na_sim_poller_count(world);
     if (!world->has_poller) {
         world->has_poller = true;
         world->poller = self;
-    } else if (!world->multi_threaded && !pthread_equal(world->poller, self))
-        world->multi_threaded = true;
+    } else if (!world->multi_threaded) {
+        if (!pthread_equal(world->poller, self))
+            world->multi_threaded = true;
+    } else if (world->live_pollers == 1) {
+        world->multi_threaded = false;
+        world->poller = self;
+    }
 }
 
 /* List (or unlist) the calling thread among the world's waiters, with

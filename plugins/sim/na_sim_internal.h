@@ -291,8 +291,10 @@ struct na_sim_world {
     uint64_t completions; /* completions queued anywhere, ever        */
     unsigned int waiters; /* threads blocked on cond                  */
     bool has_poller;
-    bool multi_threaded; /* more than one thread has polled          */
-    bool single_driver;  /* na_sim_set_single_driver(true)            */
+    bool multi_threaded;       /* more than one live thread has polled     */
+    unsigned int live_pollers; /* threads that polled and have not exited */
+    uint64_t uid;       /* unique in the process: the world a thread polled */
+    bool single_driver; /* na_sim_set_single_driver(true)            */
     pthread_t poller;
     /* Threads in na_sim_poll_wait() of a multi-threaded world (up to
      * NA_SIM_WAITING_MAX; one that finds the table full is not listed):

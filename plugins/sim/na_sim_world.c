@@ -16,6 +16,7 @@ pthread_mutex_t na_sim_global_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Guarded by na_sim_global_lock. */
 static struct na_sim_world *na_sim_world_g;
+static uint64_t na_sim_world_uid_g;
 static bool na_sim_seed_explicit_g;
 static uint64_t na_sim_seed_g;
 
@@ -217,6 +218,7 @@ na_sim_world_create(struct na_sim_world **out)
     world->link_default.bandwidth = NA_SIM_DEFAULT_BANDWIDTH;
     world->backlog_limit = NA_SIM_DEFAULT_BACKLOG;
     world->trace_fd = -1;
+    world->uid = ++na_sim_world_uid_g;
     world->hang_after_ns = na_sim_hang_from_env();
     world->prefetch_from = na_sim_prefetch_from_env();
     na_sim_world_reset_state(world, na_sim_seed_next());

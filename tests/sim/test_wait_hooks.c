@@ -16,6 +16,9 @@
  * The check is structural, so that it fails on every run: the hooks,
  * called on a thread polling the world for the first time, look at the
  * world's state and at whether its lock is held.
+ *
+ * And the count of pollers goes both ways: a world whose other pollers
+ * have exited is driven by one thread again.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +26,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -160,11 +164,104 @@ test_second_poller_noted_before_idle(void **state)
     assert_int_equal(NA_Finalize(server), NA_SUCCESS);
 }
 
+/* A helper thread that polls the world once, then waits (alive) until
+ * told to exit. */
+struct wh_helper {
+    na_class_t *na;
+    na_context_t *ctx;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool polled, go;
+};
+
+static void *
+wh_helper_main(void *arg)
+{
+    struct wh_helper *h = arg;
+    unsigned int count = 0;
+
+    (void) NA_Poll(h->na, h->ctx, &count);
+    pthread_mutex_lock(&h->lock);
+    h->polled = true;
+    pthread_cond_broadcast(&h->cond);
+    while (!h->go)
+        pthread_cond_wait(&h->cond, &h->lock);
+    pthread_mutex_unlock(&h->lock);
+    return NULL;
+}
+
+/* A world whose second poller has exited is driven by one thread again:
+ * its waits stop waiting on real time (a program's joined helper
+ * threads once left every later wait of the world 1 ms of real time
+ * first, so that long virtual waits ran at about real time). While the
+ * helper lives, the world stays multi-threaded. */
+static void
+test_exited_poller_leaves_one_thread(void **state)
+{
+    na_class_t *client, *server;
+    na_context_t *cctx, *sctx;
+    struct na_sim_world *world;
+    struct wh_helper h;
+    unsigned int count = 0;
+    pthread_t t;
+
+    (void) state;
+    client = NA_Initialize("sim://wh-client", true);
+    server = NA_Initialize("sim://wh-server", true);
+    assert_non_null(client);
+    assert_non_null(server);
+    cctx = NA_Context_create(client);
+    sctx = NA_Context_create(server);
+    assert_non_null(cctx);
+    assert_non_null(sctx);
+    world = ((struct na_sim_node *) server->plugin_class)->world;
+    assert_int_equal(NA_Poll(client, cctx, &count), NA_SUCCESS);
+    assert_false(world->multi_threaded);
+
+    memset(&h, 0, sizeof(h));
+    h.na = server;
+    h.ctx = sctx;
+    pthread_mutex_init(&h.lock, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    assert_int_equal(pthread_create(&t, NULL, wh_helper_main, &h), 0);
+    pthread_mutex_lock(&h.lock);
+    while (!h.polled)
+        pthread_cond_wait(&h.cond, &h.lock);
+    pthread_mutex_unlock(&h.lock);
+
+    /* The helper polled and lives: two pollers. */
+    assert_int_equal(NA_Poll(client, cctx, &count), NA_SUCCESS);
+    assert_true(world->multi_threaded);
+    assert_int_equal(world->live_pollers, 2);
+
+    pthread_mutex_lock(&h.lock);
+    h.go = true;
+    pthread_cond_broadcast(&h.cond);
+    pthread_mutex_unlock(&h.lock);
+    assert_int_equal(pthread_join(t, NULL), 0);
+
+    /* It exited: the next poll finds one live poller. */
+    assert_int_equal(world->live_pollers, 1);
+    assert_int_equal(NA_Poll(client, cctx, &count), NA_SUCCESS);
+    assert_false(world->multi_threaded);
+    /* And this thread alone polling the other context changes nothing. */
+    assert_int_equal(NA_Poll(server, sctx, &count), NA_SUCCESS);
+    assert_false(world->multi_threaded);
+
+    pthread_cond_destroy(&h.cond);
+    pthread_mutex_destroy(&h.lock);
+    assert_int_equal(NA_Context_destroy(client, cctx), NA_SUCCESS);
+    assert_int_equal(NA_Context_destroy(server, sctx), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(client), NA_SUCCESS);
+    assert_int_equal(NA_Finalize(server), NA_SUCCESS);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_poller_noted_before_idle),
+        cmocka_unit_test(test_exited_poller_leaves_one_thread),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
