@@ -123,68 +123,56 @@ qs_parse_without(const char *arg, unsigned *mask)
     }
 }
 
-/* Whether one rule of a drawn profile (a "world:" rule's item, or a whole
- * ';'-separated rule) is a fault that `mask` leaves out. */
+/* Whether `mask` leaves out the fault named by the len bytes at name. */
 static bool
-qs_dropped(const char *item, size_t len, bool world_item, unsigned mask)
+qs_left_out(const char *name, size_t len, unsigned mask)
 {
-    int k;
+    int k = qs_fault_kind(name, len);
 
-    if (world_item)
-        k = qs_fault_kind(item, strcspn(item, "="));
-    else if (len >= 10 && memcmp(item, "partition:", 10) == 0)
-        k = qs_fault_kind("partition", 9);
-    else if (len >= 5 && memcmp(item, "node:", 5) == 0)
-        k = qs_fault_kind("crash", 5);
-    else
-        k = -1;
     return k >= 0 && (mask & (1u << k)) != 0;
 }
 
 /* Rewrite a profile of na_sim_fault_draw() in place without the faults
  * of `mask`: its draws are made first, so the faults kept are those the
- * seed draws without the option. A profile left with nothing but the
- * world's backlog rule keeps it (the backlog is the fabric's, not a
- * fault). */
+ * seed draws without the option. The world's backlog and when_full items
+ * always stay (the backlog is the fabric's, not a fault); a "partition:"
+ * rule is the fault partition, a "node:" rule (a crash and its restart)
+ * the fault crash. Nothing is added, so the result fits where the
+ * profile was. */
 static void
 qs_profile_without(char *profile, unsigned mask)
 {
-    char out[512];
+    char out[512] = "";
     size_t n = 0;
     const char *p = profile;
 
-    if (mask == 0 || profile[0] == '\0')
+    if (mask == 0 || strlen(profile) >= sizeof(out))
         return;
     while (*p != '\0') {
         size_t len = strcspn(p, ";");
-        bool world = len >= 6 && memcmp(p, "world:", 6) == 0;
+        const char *sep = n > 0 ? ";" : "";
 
-        if (world) {
-            const char *q = p + 6, *end = p + len;
-            size_t start = n;
+        if (strncmp(p, "world:", 6) == 0) {
+            const char *q = p + 6, *end = p + len, *comma = "";
 
-            n += (size_t) snprintf(out + n, sizeof(out) - n, "%s",
-                                   n > 0 ? ";world:" : "world:");
+            n += (size_t) sprintf(out + n, "%sworld:", sep);
             while (q < end) {
                 size_t ilen = strcspn(q, ",;");
 
-                if (!qs_dropped(q, ilen, true, mask))
-                    n += (size_t) snprintf(
-                        out + n, sizeof(out) - n, "%s%.*s",
-                        n > start + 6 + (start > 0) ? "," : "", (int) ilen, q);
-                q += ilen;
-                if (*q == ',')
-                    q++;
+                if (!qs_left_out(q, strcspn(q, "="), mask)) {
+                    n += (size_t) sprintf(out + n, "%s%.*s", comma, (int) ilen,
+                                          q);
+                    comma = ",";
+                }
+                q += ilen + (q[ilen] == ',');
             }
-        } else if (!qs_dropped(p, len, false, mask)) {
-            n += (size_t) snprintf(out + n, sizeof(out) - n, "%s%.*s",
-                                   n > 0 ? ";" : "", (int) len, p);
+        } else if (!(strncmp(p, "partition:", 10) == 0 &&
+                     qs_left_out("partition", 9, mask)) &&
+                   !(strncmp(p, "node:", 5) == 0 &&
+                     qs_left_out("crash", 5, mask))) {
+            n += (size_t) sprintf(out + n, "%s%.*s", sep, (int) len, p);
         }
-        if (n >= sizeof(out))
-            return; /* cannot happen: the result is never longer */
-        p += len;
-        if (*p == ';')
-            p++;
+        p += len + (p[len] == ';');
     }
     memcpy(profile, out, n + 1);
 }
