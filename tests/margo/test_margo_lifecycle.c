@@ -150,35 +150,223 @@ test_remote_shutdown(void **state)
 
 /*
  * Once margo_shutdown_remote_instance() has returned 0, the target answers
- * no RPC: here its handler runs in its own thread, so without the refusal
- * a call made at once could still be served before that thread finalizes.
- * Repeated, since only a later scheduling opens that window.
+ * no RPC. The handler that accepted the request is held between its answer
+ * and its margo_finalize(), where the refusal must already hold: the
+ * server's one handler stream is kept by a ULT ("hold") that waits, on a
+ * plain condition variable, for the client's next call to end, and that
+ * call's RPC is registered on a pool of the test's own stream, which the
+ * hold leaves free. Without the refusal, that call is served (3) in every
+ * round.
+ *
+ * The order is fixed beforehand, with no timing in it: a "gate" ULT keeps
+ * the handler stream until the shutdown handler is queued behind it, the
+ * hold is queued behind the handler, and the server's progress thread is
+ * stopped in a completion callback of the test's (tl_progress_stop). Then
+ * the gate lets go. The handler answers and waits for the send to
+ * complete, which only the stopped progress thread can report, so it gives
+ * up the stream; the hold takes it, checks in the server's debug log that
+ * the handler has not reached margo_finalize(), and lets the progress
+ * thread go on. The handler resumes only once the hold ends.
  */
+struct tl_hold {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool gate_running, gate_open, call_done;
+    bool progress_stopped, progress_open;
+    atomic_bool finalize_logged; /* the handler reached margo_finalize() */
+    bool held;                   /* the hold ran before that             */
+    margo_instance_id client;
+    hg_addr_t addr;
+    hg_id_t cid;
+    int shutdown_ret;
+    hg_return_t call_ret;
+    int32_t sum;
+};
+
+static void
+tl_hold_log(void *uargs, const char *message)
+{
+    struct tl_hold *s = uargs;
+
+    if (strstr(message, "margo_finalize: requested") != NULL)
+        atomic_store(&s->finalize_logged, true);
+}
+
+static void
+tl_hold_signal(struct tl_hold *s, bool *flag)
+{
+    pthread_mutex_lock(&s->lock);
+    *flag = true;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void
+tl_hold_await(struct tl_hold *s, const bool *flag)
+{
+    pthread_mutex_lock(&s->lock);
+    while (!*flag)
+        pthread_cond_wait(&s->cond, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void
+tl_gate_ult(void *arg)
+{
+    struct tl_hold *s = arg;
+
+    tl_hold_signal(s, &s->gate_running);
+    tl_hold_await(s, &s->gate_open);
+}
+
+static void
+tl_hold_ult(void *arg)
+{
+    struct tl_hold *s = arg;
+
+    s->held = !atomic_load(&s->finalize_logged);
+    tl_hold_signal(s, &s->progress_open);
+    tl_hold_await(s, &s->call_done);
+}
+
+/* A completion callback, so it runs where the server's progress is made,
+ * its progress thread, and keeps that thread until the hold runs. */
+static hg_return_t
+tl_progress_gate_cb(const struct hg_cb_info *info)
+{
+    struct tl_hold *s = info->arg;
+
+    tl_hold_signal(s, &s->progress_stopped);
+    tl_hold_await(s, &s->progress_open);
+    return HG_SUCCESS;
+}
+
+/* Stop the server's progress thread: a local bulk copy whose callback
+ * keeps it (tl_progress_gate_cb). */
+static void
+tl_progress_stop(struct tl_hold *s, margo_instance_id server, hg_bulk_t bulk[2])
+{
+    static char bytes[2][8];
+    hg_class_t *cls = margo_get_class(server);
+    hg_addr_t self;
+
+    for (int i = 0; i < 2; i++) {
+        void *ptr = bytes[i];
+        hg_size_t size = sizeof(bytes[i]);
+
+        assert_hg_ok(
+            HG_Bulk_create(cls, 1, &ptr, &size, HG_BULK_READWRITE, &bulk[i]));
+    }
+    assert_hg_ok(HG_Addr_self(cls, &self));
+    assert_hg_ok(HG_Bulk_transfer(
+        margo_get_context(server), tl_progress_gate_cb, s, HG_BULK_PUSH, self,
+        bulk[0], 0, bulk[1], 0, sizeof(bytes[0]), HG_OP_ID_IGNORE));
+    assert_hg_ok(HG_Addr_free(cls, self));
+    tl_hold_await(s, &s->progress_stopped);
+}
+
+static void *
+tl_hold_client(void *arg)
+{
+    struct tl_hold *s = arg;
+    tm_add_in_t in = {1, 2};
+    tm_add_out_t out;
+    hg_handle_t h;
+
+    s->shutdown_ret = margo_shutdown_remote_instance(s->client, s->addr);
+    s->call_ret = margo_create(s->client, s->addr, s->cid, &h);
+    if (s->call_ret == HG_SUCCESS) {
+        s->call_ret = margo_forward_timed(h, &in, 5000);
+        if (s->call_ret == HG_SUCCESS &&
+            margo_get_output(h, &out) == HG_SUCCESS) {
+            s->sum = out.sum;
+            margo_free_output(h, &out);
+        }
+        margo_destroy(h);
+    }
+    tl_hold_signal(s, &s->call_done);
+    return NULL;
+}
+
 static void
 test_remote_shutdown_refuses_after(void **state)
 {
     margo_instance_id client = tl_init("rsa-c", MARGO_CLIENT_MODE, 0, 0);
     hg_id_t cid =
         MARGO_REGISTER(client, "tm_add", tm_add_in_t, tm_add_out_t, NULL);
+    int rounds;
+    ABT_pool side;
+    ABT_xstream side_xs;
 
     (void) state;
-    for (int i = 0; i < 20; i++) {
+    /* A stream of the test's own for tm_add, which the hold leaves free. */
+    assert_int_equal(ABT_pool_create_basic(ABT_POOL_FIFO_WAIT,
+                                           ABT_POOL_ACCESS_MPMC, ABT_TRUE,
+                                           &side),
+                     ABT_SUCCESS);
+    assert_int_equal(ABT_xstream_create_basic(ABT_SCHED_BASIC_WAIT, 1, &side,
+                                              ABT_SCHED_CONFIG_NULL, &side_xs),
+                     ABT_SUCCESS);
+    for (rounds = 0; rounds < 3; rounds++) {
+        struct tl_hold s = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                            .cond = PTHREAD_COND_INITIALIZER,
+                            .client = client,
+                            .cid = cid};
+        struct margo_logger logger = {.uargs = &s, .debug = tl_hold_log};
         margo_instance_id server = tl_init("rsa-s", MARGO_SERVER_MODE, 1, 1);
-        hg_addr_t addr;
-        hg_handle_t h;
-        tm_add_in_t in = {1, 2};
+        ABT_pool handlers;
+        ABT_thread gate, hold;
+        hg_bulk_t bulk[2];
+        pthread_t caller;
+        size_t queued = 0;
 
-        MARGO_REGISTER(server, "tm_add", tm_add_in_t, tm_add_out_t, tm_add);
+        atomic_init(&s.finalize_logged, false);
+        assert_int_equal(margo_get_handler_pool(server, &handlers), 0);
+        assert_int_not_equal(
+            MARGO_REGISTER_PROVIDER(server, "tm_add", tm_add_in_t, tm_add_out_t,
+                                    tm_add, MARGO_DEFAULT_PROVIDER_ID, side),
+            0);
+        assert_int_equal(margo_set_logger(server, &logger), 0);
+        assert_int_equal(margo_set_log_level(server, MARGO_LOG_DEBUG), 0);
         margo_enable_remote_shutdown(server);
-        addr = tm_lookup_self(client, server);
-        assert_int_equal(tm_call_add(client, addr, cid, 1, 2), 3);
-        assert_int_equal(margo_shutdown_remote_instance(client, addr), 0);
-        assert_hg_ok(margo_create(client, addr, cid, &h));
-        assert_int_equal(margo_forward_timed(h, &in, 5000), HG_CANCELED);
-        assert_hg_ok(margo_destroy(h));
+        s.addr = tm_lookup_self(client, server);
+
+        assert_int_equal(ABT_thread_create(handlers, tl_gate_ult, &s,
+                                           ABT_THREAD_ATTR_NULL, &gate),
+                         ABT_SUCCESS);
+        tl_hold_await(&s, &s.gate_running);
+        assert_int_equal(pthread_create(&caller, NULL, tl_hold_client, &s), 0);
+        while (queued == 0) {
+            assert_int_equal(ABT_pool_get_size(handlers, &queued), ABT_SUCCESS);
+            if (queued == 0)
+                sched_yield();
+        }
+        assert_int_equal(ABT_thread_create(handlers, tl_hold_ult, &s,
+                                           ABT_THREAD_ATTR_NULL, &hold),
+                         ABT_SUCCESS);
+        tl_progress_stop(&s, server, bulk);
+        tl_hold_signal(&s, &s.gate_open);
+        assert_int_equal(pthread_join(caller, NULL), 0);
+        assert_int_equal(ABT_thread_free(&gate), ABT_SUCCESS);
+        assert_int_equal(ABT_thread_free(&hold), ABT_SUCCESS);
+        assert_hg_ok(HG_Bulk_free(bulk[0]));
+        assert_hg_ok(HG_Bulk_free(bulk[1]));
+
+        assert_int_equal(s.shutdown_ret, 0);
+        if (!s.held)
+            fail_msg("round %d: the shutdown handler reached margo_finalize "
+                     "before the hold took its stream",
+                     rounds);
+        if (s.call_ret != HG_CANCELED)
+            fail_msg("round %d: the call after an accepted shutdown "
+                     "returned %s (sum %d), not HG_CANCELED",
+                     rounds, HG_Error_to_string(s.call_ret), (int) s.sum);
         margo_wait_for_finalize(server);
-        assert_hg_ok(margo_addr_free(client, addr));
+        assert_hg_ok(margo_addr_free(client, s.addr));
     }
+    /* Before the client goes: Margo's last instance ends Argobots. */
+    assert_int_equal(ABT_xstream_join(side_xs), ABT_SUCCESS);
+    assert_int_equal(ABT_xstream_free(&side_xs), ABT_SUCCESS);
     margo_finalize(client);
 }
 
