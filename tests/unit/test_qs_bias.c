@@ -122,6 +122,14 @@ held_with_threads(void)
     pthread_barrier_wait(&start);
     CHECK(!QS_SINGLE_THREADED());
     CHECK(hot_lock_skips(&m));
+    /* The owner's plain read-modify-writes sit in a skipped section a
+     * revoker waits for, never bare. */
+    {
+        int how = qs_atomic_plain_begin();
+
+        CHECK(how == QS_PLAIN_BIASED);
+        qs_atomic_plain_end(how);
+    }
     atomic_init(&u, 5);
     CHECK(qs_atomic_fetch_add(&u, 2, memory_order_relaxed) == 5);
     CHECK(atomic_load(&u) == 7);
