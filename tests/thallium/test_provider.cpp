@@ -7,6 +7,8 @@
 #include "tl_test.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,12 +25,14 @@ class store : public tl::provider<store>
         define("store_put", &store::put);
         define("store_get", &store::get);
         define("store_count", &store::count);
-        define("store_touch", &store::touch);
+        m_touch = define("store_touch", &store::touch);
         define("store_whoami", &store::whoami);
         define("store_ignored", &store::ignored, tl::ignore_return_value());
         define("store_weights", &store::weights);
     }
     std::atomic<int> touched{0};
+    /* What define() returned for the void method: one-way. */
+    tl::remote_procedure m_touch;
 
   private:
     /* Answers through the request. */
@@ -106,6 +110,22 @@ define_server(tl::engine &server)
         g_stores[1] = nullptr;
         req.respond();
     });
+    /* The provider's own handle of its void method sends and returns:
+     * made from a handler on the server, to the server itself, it must
+     * not wait for an answer (the bound only ends a wait that should not
+     * be there; false then). */
+    server.define("touch_self", [&server](const tl::request &req) {
+        bool one_way = true;
+        try {
+            g_stores[0]
+                ->m_touch.on(tl::provider_handle(server.self(), 1))
+                .timed(std::chrono::seconds(5), 0);
+        } catch (const tl::exception &e) {
+            std::fprintf(stderr, "touch_self: %s\n", e.what());
+            one_way = false;
+        }
+        req.respond(one_way);
+    });
     g_named = new named(server, 3);
     /* A second provider with the id of one that has an identity. */
     CHECK_THROWS(tl::exception, named(server, 3), CHECK_EQ(e.code(), HG_EXIST));
@@ -156,6 +176,7 @@ run_client(tl::engine &client, const tl::endpoint &server, bool sim)
     for (int i = 0; i < 1000 && seen != 10; i++)
         seen = client.define("touched").on(server)(1);
     CHECK_EQ(seen, 10);
+    CHECK(client.define("touch_self").on(server)().as<bool>());
 
     CHECK_EQ(client.define("store_whoami").on(p2)().as<int>(), 2002);
     CHECK_EQ(client.define("store_ignored").on(p1)().as<int>(), 7);
