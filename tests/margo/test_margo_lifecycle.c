@@ -330,6 +330,7 @@ test_remote_shutdown_refuses_after(void **state)
         assert_int_equal(margo_set_log_level(server, MARGO_LOG_DEBUG), 0);
         margo_enable_remote_shutdown(server);
         s.addr = tm_lookup_self(client, server);
+        assert_int_equal(tm_call_add(client, s.addr, cid, 1, 2), 3);
 
         assert_int_equal(ABT_thread_create(handlers, tl_gate_ult, &s,
                                            ABT_THREAD_ATTR_NULL, &gate),
