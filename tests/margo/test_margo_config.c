@@ -148,6 +148,10 @@ test_bad_configurations(void **state)
         "{\"mercury\": {\"auto_sm\": \"yes\"}}",
         "{\"mercury\": {\"no_probe\": \"yes\"}}",
         "{\"mercury\": {\"probe_interval_ms\": 3600001}}",
+        /* Unsigned fields (docs/margo.md): a negative count or bound. */
+        "{\"handle_cache_size\": -1}",
+        "{\"progress_timeout_ub_msec\": -100}",
+        "{\"mercury\": {\"request_post_init\": -4}}",
         "{\"mercury\": {\"sm_info_string\": 5}}",
         "{\"argobots\": {\"pools\": [{\"name\": \"p\", \"kind\": \"lifo\"}]}}",
         "{\"progress_pool\": true}",

@@ -6,6 +6,8 @@
  */
 #include "tm.h"
 
+#include <na_sim.h>
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -519,6 +521,12 @@ tl_timed_add(hg_handle_t h)
 }
 DEFINE_MARGO_RPC_HANDLER(tl_timed_add)
 
+/*
+ * The 5 s deadline of both respond forms is 5 s of the fabric's clock. On
+ * the simulator every link takes 20 ms one way while the calls run, and a
+ * send completes when it is delivered: each response needs 20 ms, which a
+ * deadline read in the wrong unit (5 ms) would not give it.
+ */
 static void
 test_respond_timed(void **state)
 {
@@ -526,16 +534,42 @@ test_respond_timed(void **state)
     margo_instance_id client = tl_init("rt-c", MARGO_CLIENT_MODE, 0, 0);
     hg_id_t id = MARGO_REGISTER(server, "tl_timed_add", tm_add_in_t,
                                 tm_add_out_t, tl_timed_add);
+    struct na_sim_link fast = {0, 0}, slow;
     hg_addr_t addr;
 
     (void) state;
     MARGO_REGISTER(client, "tl_timed_add", tm_add_in_t, tm_add_out_t, NULL);
     addr = tm_lookup_self(client, server);
-    for (int i = 0; i < 4; i++) {
-        tl_respond_ret = HG_OTHER_ERROR;
-        assert_int_equal(tm_call_add(client, addr, id, i, 1), i + 1);
-        assert_hg_ok(tl_respond_ret);
+    if (tm_is_sim()) {
+        /* Two names no node has: their link is the default one. */
+        assert_int_equal(na_sim_get_link("rt-none-a", "rt-none-b", &fast),
+                         NA_SUCCESS);
+        slow = fast;
+        slow.latency_ns = UINT64_C(20000000);
+        assert_int_equal(na_sim_set_link_default(&slow), NA_SUCCESS);
     }
+    for (int i = 0; i < 4; i++) {
+        uint64_t start = tm_is_sim() ? na_sim_clock_now() : 0;
+
+        tm_add_in_t in = {i, 1};
+        tm_add_out_t out;
+        hg_handle_t h;
+
+        tl_respond_ret = HG_OTHER_ERROR;
+        /* Bounded, so that a response the server gave up on fails the
+         * case at once rather than leaving the call waiting. */
+        assert_hg_ok(margo_create(client, addr, id, &h));
+        assert_hg_ok(margo_forward_timed(h, &in, 10000));
+        assert_hg_ok(margo_get_output(h, &out));
+        assert_int_equal(out.sum, i + 1);
+        assert_hg_ok(margo_free_output(h, &out));
+        assert_hg_ok(margo_destroy(h));
+        assert_hg_ok(tl_respond_ret);
+        if (tm_is_sim()) /* the request and the response each took 20 ms */
+            assert_true(na_sim_clock_now() - start >= UINT64_C(40000000));
+    }
+    if (tm_is_sim())
+        assert_int_equal(na_sim_set_link_default(&fast), NA_SUCCESS);
     assert_hg_ok(margo_addr_free(client, addr));
     margo_finalize(client);
     margo_finalize(server);
