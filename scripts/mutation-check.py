@@ -114,6 +114,25 @@ def run(cmd, cwd, timeout=None):
     return p.returncode, out
 
 
+def build_tests(build):
+    """The ctest cases BUILD defines, each with its command, or None when
+    ctest cannot list them."""
+    rc, out = run(["ctest", "--test-dir", build, "--show-only=json-v1"],
+                  ROOT)
+    if rc != 0:
+        return None
+    return {t["name"]: t.get("command", [])
+            for t in json.loads(out).get("tests", [])}
+
+
+def present_by(entry, cases):
+    """The tests an entry names (by:) that this build defines: a case
+    another build type adds (an unsanitized build's ASan program, say)
+    is not there to run."""
+    return [n for n in entry.get("by", "").split(",")
+            if n and n in cases]
+
+
 def test_targets(build, names):
     """The build targets whose programs the ctest cases NAMES run: every
     argument of a case's command that is a program in BUILD and has a
@@ -132,12 +151,9 @@ def test_targets(build, names):
     known |= {m.group(1) for m in
               (re.match(r"([\w.+-]+): \S", l) for l in out.splitlines())
               if m}
-    rc, out = run(["ctest", "--test-dir", build, "--show-only=json-v1"],
-                  ROOT)
-    if rc != 0:
+    commands = build_tests(build)
+    if commands is None:
         return None
-    commands = {t["name"]: t.get("command", [])
-                for t in json.loads(out).get("tests", [])}
     prefix = os.path.realpath(build) + os.sep
     targets = set()
     for name in names:
@@ -173,26 +189,38 @@ def main():
     if args.only:
         names = set(args.only.split(","))
         entries = [e for e in entries if e["name"] in names]
-    if args.sample and args.quick:
-        # A rotating sample guards what is caught: entries with "by".
-        entries = [e for e in entries if e.get("by")]
-    if args.sample:
-        entries = random.Random(args.seed).sample(
-            entries, min(args.sample, len(entries)))
     if not os.path.exists(os.path.join(args.build, "CMakeCache.txt")):
         rc, out = run(["cmake", "-S", ROOT, "-B", args.build,
                        "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                        "-DQS_SANITIZE=address"], ROOT)
         if rc != 0:
             sys.exit(out)
+    cases = build_tests(args.build) if args.quick else {}
+    if cases is None:
+        sys.exit("ctest cannot list the cases of " + args.build)
+    if args.sample and args.quick:
+        # A rotating sample guards what is caught: entries with "by", of
+        # which this build runs at least one.
+        entries = [e for e in entries if present_by(e, cases)]
+    if args.sample:
+        entries = random.Random(args.seed).sample(
+            entries, min(args.sample, len(entries)))
     build = ["cmake", "--build", args.build, "-j%d" % args.jobs]
     rc, out = run(build, ROOT)
     if rc != 0:
         sys.exit("the unmutated tree does not build:\n" + out)
 
     caught, survivors, invalid, equivalent = [], [], [], []
+    absent = []
     full_rebuild = False
     for e in entries:
+        by = present_by(e, cases) if args.quick else []
+        if args.quick and e.get("by") and not by:
+            # Running none of its tests would pass for a survivor.
+            absent.append(e)
+            print("%-26s NOT RUN (this build has none of %s)" % (
+                e["name"], e["by"]), flush=True)
+            continue
         path = os.path.join(ROOT, e["file"])
         with open(path) as f:
             original = f.read()
@@ -207,8 +235,8 @@ def main():
         # them again once the file is restored, so that no program is left
         # holding this bug when the next entry's tests run.
         targets = None
-        if args.quick and e.get("by"):
-            targets = test_targets(args.build, e["by"].split(","))
+        if by:
+            targets = test_targets(args.build, by)
         entry_build = build
         if targets is not None:
             entry_build = build + ["--target"] + targets
@@ -223,8 +251,8 @@ def main():
                 print("%-26s INVALID (does not build)" % e["name"],
                       flush=True)
                 continue
-            if args.quick and e.get("by"):
-                select = ["-R", "^(%s)$" % "|".join(e["by"].split(","))]
+            if by:
+                select = ["-R", "^(%s)$" % "|".join(by)]
             else:
                 select = ["-L", args.labels, "-LE", args.exclude,
                           "-E", args.exclude_tests]
@@ -235,15 +263,15 @@ def main():
             # TIMEOUT seconds per round of JOBS cases have passed has hung
             # on the bug.
             limit = None
-            if args.quick and e.get("by"):
-                rounds = -(-len(e["by"].split(",")) // args.jobs)
+            if by:
+                rounds = -(-len(by) // args.jobs)
                 limit = args.timeout * rounds
             rc, out = run(["ctest", "--test-dir", args.build] + select +
                           ["--timeout", str(args.timeout),
                            "--stop-on-failure", "-j%d" % args.jobs], ROOT,
                           timeout=limit)
             if rc is None:
-                out += "\n\t0 - %s (limit of %d s)\n" % (e["by"], limit)
+                out += "\n\t0 - %s (limit of %d s)\n" % (",".join(by), limit)
         finally:
             with open(path, "w") as f:
                 f.write(original)
@@ -275,6 +303,9 @@ def main():
           "counted: no test can tell them from the original)" % (
               len(caught), total, 100.0 * len(caught) / total if total else 0,
               len(invalid), len(equivalent)))
+    if absent:
+        print("not run, their tests not in this build: %d (%s)" % (
+            len(absent), ",".join(e["name"] for e in absent)))
     for e, lineno in survivors:
         print("\nsurvivor %s: %s\n  %s:%d\n  - %s\n  + %s" % (
             e["name"], e["what"], e["file"], lineno, e["old"], e["new"]))
