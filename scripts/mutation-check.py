@@ -21,7 +21,10 @@ and those that build and install a project of their own (--exclude-tests).
 scripts/mutation-sample.sh). --quick runs, for an entry that names them
 ("by:", the tests that caught it when the whole labels ran), only those
 tests, building only the library and the programs those tests run: quick,
-and still a failure if they stop catching it.
+and still a failure if they stop catching it. An entry none of whose tests
+the build defines (a case only another build type adds) is reported NOT RUN
+and left out of the figure, and --sample draws only entries the build can
+run.
 
 An entry may say "equivalent: <why>": a change no test can tell from the
 original (a guard that another guard repeats). It is still planted; if it

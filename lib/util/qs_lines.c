@@ -8,6 +8,7 @@
 #include "util/qs_log.h"
 #include "util/qs_tools.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -66,6 +67,9 @@ static struct {
 
 static pthread_once_t qs_lines_once = PTHREAD_ONCE_INIT;
 static bool qs_lines_plain; /* every object its own posix_memalign() */
+/* ... from an allocator that knows each object's size exactly (a
+ * sanitizer's or valgrind's, not glibc's, which may give more). */
+static bool qs_lines_exact;
 
 /* A child forked while another thread held the lock gets it unlocked. */
 static void
@@ -98,6 +102,7 @@ qs_lines_choose(void)
         why = "the program checks its heap: AddressSanitizer, "
               "ThreadSanitizer or valgrind";
     qs_lines_plain = why != NULL;
+    qs_lines_exact = why != NULL && strcmp(why, "QS_LINES=malloc") != 0;
     if (why != NULL)
         qs_log("util", QS_LOG_DEBUG,
                "line-aligned objects: one allocation each (%s)", why);
@@ -365,6 +370,26 @@ qs_calloc_lines(size_t size)
     return size != 0 ? qs_lines_own_zeroed(size) : NULL;
 }
 
+/* An object of its own freed as another size than it was allocated: the
+ * chunks stop the process for that (qs_lines_chunked_free()), and so does
+ * this mode, which is the one sanitized builds and checked programs run.
+ * Their allocators report the size they gave exactly; glibc's may report
+ * more (a page-rounded mapping), so there only a size larger than the
+ * object is caught. */
+static void
+qs_lines_plain_check(void *p, size_t size)
+{
+    size_t rounded = qs_lines_round(size), usable = malloc_usable_size(p);
+
+    if (rounded != 0 && usable >= rounded &&
+        (!qs_lines_exact || usable == rounded))
+        return;
+    qs_log("util", QS_LOG_ERROR,
+           "qs_free_lines: %p freed as %zu bytes, allocated as %zu", p, rounded,
+           usable);
+    abort();
+}
+
 void
 qs_free_lines(void *p, size_t size)
 {
@@ -372,9 +397,10 @@ qs_free_lines(void *p, size_t size)
         return;
     /* Only an object of qs_calloc_lines() comes here, so the choice has
      * been made. */
-    if (qs_lines_plain)
+    if (qs_lines_plain) {
+        qs_lines_plain_check(p, size);
         free(p);
-    else
+    } else
         qs_lines_chunked_free(p, size);
 }
 

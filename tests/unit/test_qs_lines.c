@@ -345,6 +345,37 @@ test_inside_free_stops(void **state)
     expect_abort(free_inside);
 }
 
+static void
+routed_free_smaller(void)
+{
+    void *p = qs_calloc_lines(192);
+
+    if (p == NULL)
+        _exit(3);
+    qs_free_lines(p, 128); /* without a size line, as a header would be */
+}
+
+static void
+routed_free_larger(void)
+{
+    void *p = qs_calloc_lines(128);
+
+    if (p == NULL)
+        _exit(3);
+    qs_free_lines(p, 192);
+}
+
+/* Whichever way the build went (chunks, or each object its own allocation
+ * under a sanitizer), an object freed as a size other than its own stops
+ * the process: smaller and larger, by one line. */
+static void
+test_routed_wrong_size_stops(void **state)
+{
+    (void) state;
+    expect_abort(routed_free_smaller);
+    expect_abort(routed_free_larger);
+}
+
 /* The routed entry points: whichever way the build went, an object is
  * zeroed, aligned and freed by its size. */
 static void
@@ -377,6 +408,7 @@ main(void)
         cmocka_unit_test(test_wrong_size_free_stops),
         cmocka_unit_test(test_inside_free_stops),
         cmocka_unit_test(test_routed),
+        cmocka_unit_test(test_routed_wrong_size_stops),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
