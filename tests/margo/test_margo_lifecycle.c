@@ -118,6 +118,82 @@ test_prefinalize_sends_rpc(void **state)
     margo_finalize(server);
 }
 
+/*
+ * A handler queued but never started when its instance finalizes does not
+ * run, and its origin is answered at once with HG_CANCELED rather than
+ * left to its deadline. The server runs handlers in its callers' context
+ * (no handler stream, no progress thread), so a request it takes in stays
+ * queued until one of its threads waits in a Margo call. The test takes
+ * the request in by driving the server's HG context itself (and the
+ * client's, which a real fabric needs to send) until Margo's RPC callback
+ * has run, before margo_finalize(): a request arriving once finalize has
+ * begun is refused at the door instead (the refusal, not this drop). The
+ * teardown then drops the queued handler. Without the answer the client's
+ * call would end only when the liveness probe finds the server gone
+ * (HG_HOSTUNREACH after 1 s on the simulator) or at its 5 s bound.
+ */
+struct tl_queued {
+    margo_instance_id server, client;
+    unsigned int triggered;
+};
+static int tl_queued_ran;
+
+static void
+tl_queued_add(hg_handle_t h)
+{
+    tl_queued_ran = 1;
+    margo_destroy(h);
+}
+DEFINE_MARGO_RPC_HANDLER(tl_queued_add)
+
+static void
+tl_take_in(void *arg)
+{
+    struct tl_queued *q = arg;
+    hg_context_t *ctx = margo_get_context(q->server);
+    hg_context_t *client_ctx = margo_get_context(q->client);
+
+    for (int i = 0; i < 1000 && q->triggered == 0; i++) {
+        unsigned int n = 0;
+
+        /* A real fabric's client sends only as its own context progresses
+         * (its callbacks wait for the client's margo_wait()). */
+        (void) HG_Progress(client_ctx, 0);
+        (void) HG_Progress(ctx, 10);
+        if (HG_Trigger(ctx, 0, 1, &n) == HG_SUCCESS)
+            q->triggered += n;
+    }
+}
+
+static void
+test_finalize_answers_queued(void **state)
+{
+    margo_instance_id server = tl_init("fq-s", MARGO_SERVER_MODE, 0, 0);
+    margo_instance_id client = tl_init("fq-c", MARGO_CLIENT_MODE, 0, 0);
+    hg_id_t id = MARGO_REGISTER(server, "tl_queued_add", tm_add_in_t,
+                                tm_add_out_t, tl_queued_add);
+    struct tl_queued q = {server, client, 0};
+    tm_add_in_t in = {1, 2};
+    margo_request req;
+    hg_handle_t h;
+    hg_addr_t addr;
+
+    (void) state;
+    tl_queued_ran = 0;
+    MARGO_REGISTER(client, "tl_queued_add", tm_add_in_t, tm_add_out_t, NULL);
+    addr = tm_lookup_self(client, server);
+    assert_hg_ok(margo_create(client, addr, id, &h));
+    assert_hg_ok(margo_iforward_timed(h, &in, 5000, &req));
+    tl_take_in(&q);
+    assert_int_equal(q.triggered, 1); /* the request was taken in */
+    margo_finalize(server);
+    assert_int_equal(tl_queued_ran, 0);
+    assert_int_equal(margo_wait(req), HG_CANCELED);
+    assert_hg_ok(margo_destroy(h));
+    assert_hg_ok(margo_addr_free(client, addr));
+    margo_finalize(client);
+}
+
 static int tl_server_done;
 static void
 tl_set_done(void *arg)
@@ -701,6 +777,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_finalize_callbacks),
         cmocka_unit_test(test_prefinalize_sends_rpc),
+        cmocka_unit_test(test_finalize_answers_queued),
         cmocka_unit_test(test_remote_shutdown),
         cmocka_unit_test(test_remote_shutdown_refuses_after),
         cmocka_unit_test(test_refcount),
