@@ -117,6 +117,30 @@ def run(cmd, cwd, timeout=None):
     return p.returncode, out
 
 
+def kill_leftovers(build):
+    """Kill the processes still running a program of BUILD: a planted bug
+    can leave a test's children behind (qs-sweep runs each seed in a
+    process group of its own, which killing ctest's group on a time limit
+    does not reach), and a busy one would load every entry after it.
+    Returns their command lines."""
+    prefix = os.path.realpath(build) + os.sep
+    left = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            exe = os.path.realpath("/proc/%s/exe" % pid)
+            if not exe.startswith(prefix):
+                continue
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            os.kill(int(pid), signal.SIGKILL)
+            left.append(cmd.strip())
+        except (OSError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+    return left
+
+
 def build_tests(build):
     """The ctest cases BUILD defines, each with its command, or None when
     ctest cannot list them."""
@@ -283,6 +307,10 @@ def main():
                 if rc_restore != 0:
                     sys.exit("the restored tree does not build:\n" +
                              out_restore)
+        left = kill_leftovers(args.build)
+        if left:
+            print("%-26s left %d process(es) running, killed: %s" % (
+                e["name"], len(left), "; ".join(left[:3])), flush=True)
         failed = [l.split("-", 1)[1].strip().split(" ")[0]
                   for l in out.splitlines() if l.startswith("\t")
                   and " - " in l]
