@@ -88,13 +88,16 @@ static void
 qs_lines_choose(void)
 {
     const char *env = getenv("QS_LINES");
-    const char *why = NULL; /* why each object is its own allocation */
+    const char *why = NULL;  /* why each object is its own allocation */
+    bool glibc_heap = false; /* ... from glibc's malloc, not a tool's */
 
     (void) pthread_atfork(qs_lines_prepare, qs_lines_release, qs_lines_release);
     if (QS_LINES_SANITIZED)
         why = "the library is built with a sanitizer";
-    else if (env != NULL && strcmp(env, "malloc") == 0)
+    else if (env != NULL && strcmp(env, "malloc") == 0) {
         why = "QS_LINES=malloc";
+        glibc_heap = true;
+    }
     /* The program checks its heap (a sanitized test of a service linked
      * against this unsanitized library, or valgrind): every object is
      * its own allocation, which those tools can follow. */
@@ -102,7 +105,7 @@ qs_lines_choose(void)
         why = "the program checks its heap: AddressSanitizer, "
               "ThreadSanitizer or valgrind";
     qs_lines_plain = why != NULL;
-    qs_lines_exact = why != NULL && strcmp(why, "QS_LINES=malloc") != 0;
+    qs_lines_exact = why != NULL && !glibc_heap;
     if (why != NULL)
         qs_log("util", QS_LOG_DEBUG,
                "line-aligned objects: one allocation each (%s)", why);

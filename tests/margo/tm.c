@@ -148,13 +148,20 @@ int32_t
 tm_call_add(margo_instance_id client, hg_addr_t addr, hg_id_t id, int32_t a,
             int32_t b)
 {
+    return tm_call_add_timed(client, addr, id, a, b, 0);
+}
+
+int32_t
+tm_call_add_timed(margo_instance_id client, hg_addr_t addr, hg_id_t id,
+                  int32_t a, int32_t b, double timeout_ms)
+{
     tm_add_in_t in = {a, b};
     tm_add_out_t out;
     hg_handle_t h;
     int32_t sum;
 
     assert_hg_ok(margo_create(client, addr, id, &h));
-    assert_hg_ok(margo_forward(h, &in));
+    assert_hg_ok(margo_forward_timed(h, &in, timeout_ms));
     assert_hg_ok(margo_get_output(h, &out));
     sum = out.sum;
     assert_hg_ok(margo_free_output(h, &out));

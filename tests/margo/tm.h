@@ -68,6 +68,9 @@ void tm_sum_with(hg_handle_t h, tm_pull_fn pull);
 /* Forward tm_add / tm_sum through `id` and return the result. */
 int32_t tm_call_add(margo_instance_id client, hg_addr_t addr, hg_id_t id,
                     int32_t a, int32_t b);
+/* The same bounded at timeout_ms (0: no bound, as margo_forward()). */
+int32_t tm_call_add_timed(margo_instance_id client, hg_addr_t addr, hg_id_t id,
+                          int32_t a, int32_t b, double timeout_ms);
 int32_t tm_call_sum(margo_instance_id client, hg_addr_t addr, hg_id_t id);
 /* The tutorial's ten values add up to this. */
 #define TM_SUM 36
