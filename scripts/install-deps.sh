@@ -7,7 +7,7 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(build-essential cmake pkg-config clang libcmocka-dev lcov
       libfabric-dev libfabric-bin libibverbs-dev librdmacm-dev
       libjson-c-dev libcereal-dev gcovr doxygen g++ clang-format
-      ninja-build)
+      ninja-build valgrind)
 if [ "${QS_DEPS_VM:-1}" = 1 ]; then
   pkgs+=(qemu-system-x86 busybox-static rdma-core ibverbs-providers
          ibverbs-utils iproute2 kmod xz-utils cpio)

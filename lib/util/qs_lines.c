@@ -67,8 +67,8 @@ static struct {
 
 static pthread_once_t qs_lines_once = PTHREAD_ONCE_INIT;
 static bool qs_lines_plain; /* every object its own posix_memalign() */
-/* ... from an allocator that knows each object's size exactly (a
- * sanitizer's or valgrind's, not glibc's, which may give more). */
+/* ... from an allocator that reports each object's size exactly (a
+ * sanitizer's or valgrind's memcheck, not glibc's, which gives more). */
 static bool qs_lines_exact;
 
 /* A child forked while another thread held the lock gets it unlocked. */
@@ -84,28 +84,43 @@ qs_lines_release(void)
     pthread_mutex_unlock(&qs_lines.lock);
 }
 
+/* Whether the allocator reports the size of an aligned object as asked,
+ * asked once: a sanitizer's and memcheck's do; glibc's adds its header's
+ * spare word, so an object of 3 lines reads as 200 bytes there. */
+static bool
+qs_lines_sizes_exact(void)
+{
+    void *mem;
+    bool exact;
+
+    if (posix_memalign(&mem, QS_LINE, 3 * QS_LINE) != 0)
+        return false;
+    exact = malloc_usable_size(mem) == 3 * QS_LINE;
+    free(mem);
+    return exact;
+}
+
 static void
 qs_lines_choose(void)
 {
     const char *env = getenv("QS_LINES");
-    const char *why = NULL;  /* why each object is its own allocation */
-    bool glibc_heap = false; /* ... from glibc's malloc, not a tool's */
+    const char *why = NULL; /* why each object is its own allocation */
 
     (void) pthread_atfork(qs_lines_prepare, qs_lines_release, qs_lines_release);
     if (QS_LINES_SANITIZED)
         why = "the library is built with a sanitizer";
-    else if (env != NULL && strcmp(env, "malloc") == 0) {
+    else if (env != NULL && strcmp(env, "malloc") == 0)
         why = "QS_LINES=malloc";
-        glibc_heap = true;
-    }
     /* The program checks its heap (a sanitized test of a service linked
-     * against this unsanitized library, or valgrind): every object is
-     * its own allocation, which those tools can follow. */
+     * against this unsanitized library, or valgrind's memcheck, helgrind
+     * or DRD): every object is its own allocation, which those tools can
+     * follow. Under callgrind or cachegrind the chunks stay, as a
+     * profile should see them. */
     else if (qs_checked_program(QS_TOOL_ASAN | QS_TOOL_TSAN | QS_TOOL_VALGRIND))
         why = "the program checks its heap: AddressSanitizer, "
               "ThreadSanitizer or valgrind";
     qs_lines_plain = why != NULL;
-    qs_lines_exact = why != NULL && !glibc_heap;
+    qs_lines_exact = why != NULL && qs_lines_sizes_exact();
     if (why != NULL)
         qs_log("util", QS_LOG_DEBUG,
                "line-aligned objects: one allocation each (%s)", why);
@@ -376,8 +391,8 @@ qs_calloc_lines(size_t size)
 /* An object of its own freed as another size than it was allocated: the
  * chunks stop the process for that (qs_lines_chunked_free()), and so does
  * this mode, which is the one sanitized builds and checked programs run.
- * Their allocators report the size they gave exactly; glibc's may report
- * more (a page-rounded mapping), so there only a size larger than the
+ * Their allocators report the size they gave exactly; glibc's reports
+ * more (qs_lines_sizes_exact()), so there only a size larger than the
  * object is caught. */
 static void
 qs_lines_plain_check(void *p, size_t size)

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "util/qs_alloc.h"
+#include "util/qs_tools.h"
 
 static bool
 all_zero(const unsigned char *p, size_t n)
@@ -392,6 +393,31 @@ test_routed(void **state)
     assert_null(qs_calloc_lines(0));
 }
 
+/* Which valgrind tools lay the objects out one allocation each: those
+ * that replace malloc to watch the heap or threads, not the profilers,
+ * which preload valgrind's core only (and under which the exact size check
+ * of a glibc heap once stopped every program at its first free). */
+static void
+test_valgrind_tools(void **state)
+{
+    (void) state;
+    assert_false(qs_valgrind_checks(NULL));
+    assert_false(qs_valgrind_checks(""));
+    assert_false(qs_valgrind_checks("/usr/lib/libfoo.so"));
+    /* callgrind, cachegrind */
+    assert_false(qs_valgrind_checks(
+        "/usr/libexec/valgrind/vgpreload_core-amd64-linux.so"));
+    /* memcheck, helgrind, DRD: the tool's own after the core's */
+    assert_true(qs_valgrind_checks(
+        "/usr/libexec/valgrind/vgpreload_core-amd64-linux.so:"
+        "/usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so"));
+    assert_true(qs_valgrind_checks(
+        "/usr/libexec/valgrind/vgpreload_core-amd64-linux.so:"
+        "/usr/libexec/valgrind/vgpreload_helgrind-amd64-linux.so"));
+    assert_true(qs_valgrind_checks("/opt/vg/vgpreload_drd-arm64-linux.so:/opt/"
+                                   "vg/vgpreload_core-arm64-linux.so"));
+}
+
 int
 main(void)
 {
@@ -409,6 +435,7 @@ main(void)
         cmocka_unit_test(test_inside_free_stops),
         cmocka_unit_test(test_routed),
         cmocka_unit_test(test_routed_wrong_size_stops),
+        cmocka_unit_test(test_valgrind_tools),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
