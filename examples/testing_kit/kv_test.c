@@ -48,15 +48,21 @@ kv_value(int k, int v)
     return s;
 }
 
-/* Whether s is a whole value written for key k (any version). */
+/* Whether the len bytes at s are a whole value written for key k (any
+ * version). They need not end in a NUL: the header is parsed from a copy
+ * that does. */
 static bool
 kv_plausible(const char *s, size_t len, int k)
 {
-    int kk, v, n = 0;
-    char *want;
+    int kk, v, n = 0, fields;
+    char *head = strndup(s, len < 32 ? len : 32), *want;
     bool ok;
 
-    if (sscanf(s, "k%d:v%d:%n", &kk, &v, &n) != 2 || kk != k || n == 0)
+    if (head == NULL)
+        return false;
+    fields = sscanf(head, "k%d:v%d:%n", &kk, &v, &n);
+    free(head);
+    if (fields != 2 || kk != k || n == 0)
         return false;
     want = kv_value(k, v);
     ok = strlen(want) == len && memcmp(want, s, len) == 0;
