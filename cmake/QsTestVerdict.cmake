@@ -56,6 +56,24 @@ function(qs_add_expect_test)
     COMMAND ${QS_EXPECT_WRAPPER} ${E_EXPECT} ${cmd} ${E_COMMAND})
 endfunction()
 
+# qs_add_valgrind_test(NAME name [EXPECT regex] COMMAND arg...)
+# A ctest case that runs valgrind with the given arguments (through
+# qs_add_expect_test when EXPECT is given), or, where valgrind is not
+# installed, a case that skips and says so.
+function(qs_add_valgrind_test)
+  cmake_parse_arguments(V "" "NAME;EXPECT" "COMMAND" ${ARGN})
+  find_program(QS_VALGRIND valgrind)
+  if(NOT QS_VALGRIND)
+    add_test(NAME ${V_NAME} COMMAND sh -c
+      "echo 'valgrind is not installed (scripts/install-deps.sh installs it)' && exit 77")
+  elseif(V_EXPECT)
+    qs_add_expect_test(NAME ${V_NAME} EXPECT "${V_EXPECT}"
+      COMMAND ${QS_VALGRIND} ${V_COMMAND})
+  else()
+    add_test(NAME ${V_NAME} COMMAND ${QS_VALGRIND} ${V_COMMAND})
+  endif()
+endfunction()
+
 function(qs_apply_test_verdict name)
   get_test_property(${name} PASS_REGULAR_EXPRESSION pass_re)
   if(pass_re)

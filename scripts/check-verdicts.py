@@ -9,7 +9,10 @@ if a case
   - lacks SKIP_RETURN_CODE 77, the suite's skip code;
   - lacks the sanitizer report patterns in FAIL_REGULAR_EXPRESSION;
   - lacks ASAN_OPTIONS, UBSAN_OPTIONS or TSAN_OPTIONS with halt_on_error=1
-    in its ENVIRONMENT.
+    in its ENVIRONMENT;
+  - runs `sh -c SCRIPT` with its skip's `exit 77` in an argument after
+    SCRIPT: a `;` in a CMake string splits the script there, so sh runs
+    only the part before it and the case passes instead of skipping.
 cmake/QsTestVerdict.cmake sets all of these; this check catches a case
 added around it (the ctest case verdict_check, label lint).
 """
@@ -41,6 +44,15 @@ def main():
         if SANITIZER_RE not in props.get("FAIL_REGULAR_EXPRESSION", []):
             problems.append(f"{name}: no sanitizer report patterns in "
                             "FAIL_REGULAR_EXPRESSION")
+        cmd = t.get("command", [])
+        for i, arg in enumerate(cmd[:-2]):
+            if (arg.endswith("/sh") or arg == "sh") and cmd[i + 1] == "-c" \
+                    and any("exit 77" in a for a in cmd[i + 3:]) \
+                    and "exit 77" not in cmd[i + 2]:
+                problems.append(f"{name}: sh -c runs {cmd[i + 2]!r} and its "
+                                "'exit 77' is a separate argument (a ';' in "
+                                "the CMake string split it): the case passes "
+                                "instead of skipping")
         env = {}
         for kv in props.get("ENVIRONMENT", []):
             k, _, v = kv.partition("=")
