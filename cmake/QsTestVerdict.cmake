@@ -57,9 +57,10 @@ function(qs_add_expect_test)
 endfunction()
 
 # qs_add_valgrind_test(NAME name [EXPECT regex] COMMAND arg...)
-# A ctest case that runs valgrind with the given arguments (through
-# qs_add_expect_test when EXPECT is given), or, where valgrind is not
-# installed, a case that skips and says so.
+# A ctest case that runs `valgrind -q --error-exitcode=99 arg...` (through
+# qs_add_expect_test when EXPECT is given), so that any error the tool
+# reports fails it, or, where valgrind is not installed, a case that skips
+# and says so.
 function(qs_add_valgrind_test)
   cmake_parse_arguments(V "" "NAME;EXPECT" "COMMAND" ${ARGN})
   find_program(QS_VALGRIND valgrind)
@@ -68,9 +69,10 @@ function(qs_add_valgrind_test)
       "echo 'valgrind is not installed (scripts/install-deps.sh installs it)' && exit 77")
   elseif(V_EXPECT)
     qs_add_expect_test(NAME ${V_NAME} EXPECT "${V_EXPECT}"
-      COMMAND ${QS_VALGRIND} ${V_COMMAND})
+      COMMAND ${QS_VALGRIND} -q --error-exitcode=99 ${V_COMMAND})
   else()
-    add_test(NAME ${V_NAME} COMMAND ${QS_VALGRIND} ${V_COMMAND})
+    add_test(NAME ${V_NAME}
+      COMMAND ${QS_VALGRIND} -q --error-exitcode=99 ${V_COMMAND})
   endif()
 endfunction()
 
