@@ -12,6 +12,7 @@
 #include "conformance/buf.h"
 #include "conformance/harness.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -844,6 +845,98 @@ test_transfer_unreachable(void **state)
     harness_finish(env);
 }
 
+/*
+ * A pull from a peer that is alive but never progresses, with a deadline.
+ * Where the transport needs the target's progress to serve it (native tcp
+ * emulates RMA on the stream; na+sm and libfabric's tcp and shm providers
+ * first need the target to take the connection), nothing but the deadline
+ * ends the transfer: it must call back once with HG_TIMEOUT, soon after
+ * the deadline, and leave the local buffer untouched. Where it is served
+ * without the target (the simulated fabric's one-sided RMA, libfabric's
+ * sockets provider and its own progress thread) it may instead succeed;
+ * then every byte must have arrived. The case prints which it was.
+ */
+static void
+test_transfer_deadline_silent_peer(void **state)
+{
+    struct ct_env *env = (struct ct_env *) *state;
+    struct ct_buf mem, local;
+    hg_class_t *silent;
+    hg_context_t *silent_ctx;
+    hg_bulk_t exposed, remote, lbulk;
+    hg_addr_t self, peer;
+    struct ct_op op = {0};
+    hg_size_t ser_size, str_size = 0;
+    uint64_t waited_ms;
+    void *ser;
+    char name[128], *str;
+
+    harness_class_name(env, "silent", name, sizeof(name));
+    silent = HG_Init(name, HG_TRUE);
+    assert_non_null(silent);
+    silent_ctx = HG_Context_create(silent); /* never progressed */
+    assert_non_null(silent_ctx);
+    assert_hg_ok(HG_Addr_self(silent, &self));
+    assert_hg_ok(HG_Addr_to_string(silent, NULL, &str_size, self));
+    str = malloc((size_t) str_size);
+    assert_non_null(str);
+    assert_hg_ok(HG_Addr_to_string(silent, str, &str_size, self));
+    assert_hg_ok(HG_Addr_lookup(env->client, str, &peer));
+    free(str);
+
+    assert_int_equal(ct_buf_alloc(&mem, CT_LAYOUT_CONTIG, 64 * KiB), 0);
+    ct_buf_fill_pattern(&mem, 5);
+    assert_hg_ok(HG_Bulk_create(silent, 1, mem.ptrs, mem.sizes,
+                                HG_BULK_READ_ONLY | HG_BULK_NO_EAGER,
+                                &exposed));
+    ser_size = HG_Bulk_get_serialize_size(exposed, HG_FALSE);
+    assert_true(ser_size > 0);
+    ser = malloc((size_t) ser_size);
+    assert_non_null(ser);
+    assert_hg_ok(HG_Bulk_serialize(ser, ser_size, HG_FALSE, exposed));
+    assert_hg_ok(HG_Bulk_deserialize(env->client, &remote, ser, ser_size));
+    free(ser);
+
+    assert_int_equal(ct_buf_alloc(&local, CT_LAYOUT_CONTIG, 64 * KiB), 0);
+    ct_buf_fill(&local, CT_SENTINEL_TARGET);
+    assert_hg_ok(HG_Bulk_create(env->client, 1, local.ptrs, local.sizes,
+                                HG_BULK_WRITE_ONLY, &lbulk));
+    op.env = env;
+    assert_hg_ok(HG_Bulk_transfer_timed(env->client_ctx, ct_op_cb, &op,
+                                        HG_BULK_PULL, peer, remote, 0, lbulk, 0,
+                                        64 * KiB, 200, HG_OP_ID_IGNORE));
+    waited_ms = harness_run_until(env, &op.calls, CT_WAIT_MS);
+    assert_int_equal(op.type, HG_CB_BULK);
+    ct_assert_once(env, &op);
+    if (op.ret == HG_SUCCESS) {
+        assert_true(ct_buf_check_image(&local, CT_SENTINEL_TARGET, 5, 0, 0,
+                                       64 * KiB, NULL) == 0);
+    } else {
+        assert_hg_ret(op.ret, HG_TIMEOUT);
+        /* The deadline ended it, not a failure of the link or a bound of
+         * the transport's own. */
+        if (waited_ms < 100 || waited_ms > 10000)
+            fail_msg("the 200 ms pull ended with HG_TIMEOUT after %" PRIu64
+                     " ms",
+                     waited_ms);
+        assert_true(ct_buf_count_not(&local, CT_SENTINEL_TARGET) == 0);
+    }
+    fprintf(stderr,
+            "silent peer: the pull ended with %s after %" PRIu64 " ms\n",
+            HG_Error_to_string(op.ret), waited_ms);
+
+    assert_hg_ok(HG_Bulk_free(lbulk));
+    assert_hg_ok(HG_Bulk_free(remote));
+    assert_hg_ok(HG_Bulk_free(exposed));
+    assert_hg_ok(HG_Addr_free(env->client, peer));
+    assert_hg_ok(HG_Addr_free(silent, self));
+    assert_hg_ok(HG_Context_destroy(silent_ctx));
+    assert_hg_ok(HG_Finalize(silent));
+    ct_buf_free(&local);
+    ct_buf_free(&mem);
+    harness_finish(env);
+}
+
 /* ---- large RPC arguments (overflow through bulk) ------------------------ */
 
 static void
@@ -1322,6 +1415,7 @@ main(int argc, char **argv)
         CT_TEST(test_timed_transfer),
         CT_TEST(test_transfer_timeout),
         CT_TEST(test_transfer_unreachable),
+        CT_TEST(test_transfer_deadline_silent_peer),
         CT_TEST(test_overflow_1mib),
         CT_TEST(test_eager_mode),
         CT_TEST_OPTS(test_eager_off, &no_eager_opts),
