@@ -784,6 +784,27 @@ test_transfer_timeout(void **state)
     harness_finish(env);
 }
 
+/* mem exposed read-only on class `owner` (*exposed), and the descriptor as
+ * class `to` gets it from a peer (*remote). HG_BULK_NO_EAGER, so the data
+ * is not embedded: a pull from embedded data needs no peer. */
+static void
+expose_remote(hg_class_t *owner, hg_class_t *to, struct ct_buf *mem,
+              hg_bulk_t *exposed, hg_bulk_t *remote)
+{
+    hg_size_t ser_size;
+    void *ser;
+
+    assert_hg_ok(HG_Bulk_create(owner, 1, mem->ptrs, mem->sizes,
+                                HG_BULK_READ_ONLY | HG_BULK_NO_EAGER, exposed));
+    ser_size = HG_Bulk_get_serialize_size(*exposed, HG_FALSE);
+    assert_true(ser_size > 0);
+    ser = malloc((size_t) ser_size);
+    assert_non_null(ser);
+    assert_hg_ok(HG_Bulk_serialize(ser, ser_size, HG_FALSE, *exposed));
+    assert_hg_ok(HG_Bulk_deserialize(to, remote, ser, ser_size));
+    free(ser);
+}
+
 /* A transfer to a peer that does not exist: exactly one callback, with an
  * error or HG_TIMEOUT (or a refusal at the post), never success. */
 static void
@@ -794,28 +815,15 @@ test_transfer_unreachable(void **state)
     hg_bulk_t exposed, remote, lbulk;
     hg_addr_t nobody;
     struct ct_op op = {0};
-    hg_size_t ser_size;
     hg_return_t ret;
-    void *ser;
     char name[128];
 
     harness_unreachable_name(env, name, sizeof(name));
     assert_hg_ok(HG_Addr_lookup(env->client, name, &nobody));
 
-    /* A descriptor as a peer would send it; HG_BULK_NO_EAGER so the data
-     * is not embedded (a pull from embedded data needs no peer). */
     assert_int_equal(ct_buf_alloc(&mem, CT_LAYOUT_CONTIG, 4096), 0);
     ct_buf_fill_pattern(&mem, 3);
-    assert_hg_ok(HG_Bulk_create(env->client, 1, mem.ptrs, mem.sizes,
-                                HG_BULK_READ_ONLY | HG_BULK_NO_EAGER,
-                                &exposed));
-    ser_size = HG_Bulk_get_serialize_size(exposed, HG_FALSE);
-    assert_true(ser_size > 0);
-    ser = malloc((size_t) ser_size);
-    assert_non_null(ser);
-    assert_hg_ok(HG_Bulk_serialize(ser, ser_size, HG_FALSE, exposed));
-    assert_hg_ok(HG_Bulk_deserialize(env->client, &remote, ser, ser_size));
-    free(ser);
+    expose_remote(env->client, env->client, &mem, &exposed, &remote);
 
     assert_int_equal(ct_buf_alloc(&local, CT_LAYOUT_CONTIG, 4096), 0);
     ct_buf_fill(&local, CT_SENTINEL_TARGET);
@@ -866,9 +874,8 @@ test_transfer_deadline_silent_peer(void **state)
     hg_bulk_t exposed, remote, lbulk;
     hg_addr_t self, peer;
     struct ct_op op = {0};
-    hg_size_t ser_size, str_size = 0;
+    hg_size_t str_size = 0;
     uint64_t waited_ms;
-    void *ser;
     char name[128], *str;
 
     harness_class_name(env, "silent", name, sizeof(name));
@@ -886,16 +893,7 @@ test_transfer_deadline_silent_peer(void **state)
 
     assert_int_equal(ct_buf_alloc(&mem, CT_LAYOUT_CONTIG, 64 * KiB), 0);
     ct_buf_fill_pattern(&mem, 5);
-    assert_hg_ok(HG_Bulk_create(silent, 1, mem.ptrs, mem.sizes,
-                                HG_BULK_READ_ONLY | HG_BULK_NO_EAGER,
-                                &exposed));
-    ser_size = HG_Bulk_get_serialize_size(exposed, HG_FALSE);
-    assert_true(ser_size > 0);
-    ser = malloc((size_t) ser_size);
-    assert_non_null(ser);
-    assert_hg_ok(HG_Bulk_serialize(ser, ser_size, HG_FALSE, exposed));
-    assert_hg_ok(HG_Bulk_deserialize(env->client, &remote, ser, ser_size));
-    free(ser);
+    expose_remote(silent, env->client, &mem, &exposed, &remote);
 
     assert_int_equal(ct_buf_alloc(&local, CT_LAYOUT_CONTIG, 64 * KiB), 0);
     ct_buf_fill(&local, CT_SENTINEL_TARGET);
